@@ -1,0 +1,46 @@
+// CPU kernels the model runner calls. Each is implemented once per
+// instruction set (kernels/cpu/*_scalar.cpp, *_avx2.cpp, *_avx512.cpp,
+// *_neon.cpp) and chosen at run time by dispatch.cpp, so one build runs on
+// any machine of its architecture.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "model/ggml_type.h"
+#include "util/thread_pool.h"
+
+namespace vllm::kernels {
+
+// A weight matrix as stored in the file: `rows` rows of `cols` elements,
+// each row a run of quantization blocks (`row_bytes` bytes). Never expanded
+// to float in memory.
+struct QuantMatrix {
+    GgmlType type = GgmlType::F32;
+    const uint8_t* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    size_t row_bytes = 0;
+};
+
+// y[t * w.rows + r] = sum_c x[t * w.cols + c] * W[r, c] for every token t in
+// [0, n_tokens) and row r, parallelised over `pool`. Quantized weights may
+// quantize the activations to 8 bits per block (as llama.cpp does).
+void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
+
+// Rows [row_begin, row_end) only, for one token, on the calling thread:
+// y[r - row_begin] = dot(W[r], x). For callers that split work themselves.
+void matvec_rows(const QuantMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
+
+// Expands n elements (a multiple of the type's block size) of one row.
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+
+// Dense float helpers for attention and norms.
+float dot_f32(const float* a, const float* b, int64_t n);
+void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
+
+// The instruction set in use: "avx512", "avx2", "neon" or "scalar".
+// VLLM_CPP_ISA=scalar|avx2|avx512|neon forces a lower one (for tests);
+// a value the CPU cannot run is ignored.
+const char* active_isa();
+
+}  // namespace vllm::kernels

@@ -1,0 +1,88 @@
+// The tokenizer facade: built from GGUF metadata, it turns text into token
+// ids (special tokens in the text are single tokens) and ids back into
+// bytes. Byte-level BPE (`tokenizer.ggml.model == "gpt2"`) with the
+// pre-tokenizer that `tokenizer.ggml.pre` names.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vllm {
+
+class GgufFile;
+
+// Token types as GGUF stores them (llama.cpp's llama_token_type).
+enum class TokenType : int32_t {
+    UNDEFINED = 0, NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6,
+};
+
+struct TokenizerData {
+    std::string model;                 // tokenizer.ggml.model
+    std::string pre;                   // tokenizer.ggml.pre ("" = default)
+    std::vector<std::string> tokens;   // tokenizer.ggml.tokens
+    std::vector<int32_t> token_types;  // tokenizer.ggml.token_type (may be empty)
+    std::vector<std::string> merges;   // tokenizer.ggml.merges ("a b")
+    int32_t bos_id = -1;
+    int32_t eos_id = -1;
+    int32_t eot_id = -1;
+    int32_t eom_id = -1;
+    int32_t unk_id = -1;
+    int32_t pad_id = -1;
+    bool add_bos = false;
+    bool add_eos = false;
+
+    // Reads the tokenizer.ggml.* keys; MODEL_LOAD error when they are
+    // missing or malformed.
+    static TokenizerData from_gguf(const GgufFile& file);
+};
+
+class Tokenizer {
+public:
+    virtual ~Tokenizer() = default;
+
+    // MODEL_LOAD error for a model or pre-tokenizer this engine lacks,
+    // naming it.
+    static std::unique_ptr<Tokenizer> create(const TokenizerData& data);
+
+    // add_special: prepend BOS / append EOS as the model's add_bos/add_eos
+    // say. parse_special: control and user-defined token texts in `text`
+    // become single tokens.
+    virtual std::vector<int32_t> encode(const std::string& text, bool add_special,
+                                        bool parse_special) const = 0;
+
+    // The raw bytes a token stands for (byte-level symbols mapped back to
+    // bytes). Control tokens give "" when skip_special, else their text.
+    virtual std::string token_bytes(int32_t id, bool skip_special) const = 0;
+
+    int32_t vocab_size() const { return static_cast<int32_t>(data_.tokens.size()); }
+    int32_t bos_id() const { return data_.bos_id; }
+    int32_t eos_id() const { return data_.eos_id; }
+    // End-of-generation: EOS, EOT or EOM.
+    bool is_eog(int32_t id) const;
+    const TokenizerData& data() const { return data_; }
+
+protected:
+    explicit Tokenizer(TokenizerData data) : data_(std::move(data)) {}
+    TokenizerData data_;
+};
+
+// Turns a stream of token ids into text deltas that never split a UTF-8
+// code point: bytes of an incomplete sequence wait for the next token.
+// Invalid sequences (which a byte-level model can emit) become U+FFFD.
+class IncrementalDetokenizer {
+public:
+    IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special = true)
+        : tokenizer_(tokenizer), skip_special_(skip_special) {}
+    // Text completed by this token (may be "").
+    std::string push(int32_t token);
+    // Whatever is still pending at the end, repaired to valid UTF-8.
+    std::string flush();
+
+private:
+    const Tokenizer& tokenizer_;
+    bool skip_special_;
+    std::string pending_;
+};
+
+}  // namespace vllm

@@ -1,0 +1,156 @@
+/*
+ * vllm.h: the vllm.cpp C ABI, version 10.
+ *
+ * The one copy of the contract between libvllm and its clients (the vllm_cpp
+ * cffi module, Rust/Go/C hosts). Field order and types are binding: foreign
+ * clients lay the structs out from their own copy of this header. Additive
+ * entry points go after the v10 surface; v10 structs and signatures never
+ * change.
+ *
+ * Ownership, for every function:
+ *   - strings passed in are borrowed for the call only; the library copies
+ *     what it keeps;
+ *   - `char*` returned through out-parameters (completion text, chat JSON)
+ *     are owned by the caller: release them with vllm_string_free or
+ *     vllm_completion_free;
+ *   - `const char*` returns (finish_reason, vllm_last_error, vllm_version,
+ *     vllm_request_error) are owned by the library.
+ *
+ * Errors: every entry point catches everything internally and returns a
+ * vllm_status; on a non-OK status vllm_last_error() (thread-local) says why.
+ * NOTE: this file is parsed by cffi's cdef (build_ffi.py strips the
+ * preprocessor lines), so keep declarations plain C.
+ */
+#ifndef VLLM_H
+#define VLLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define VLLM_API __declspec(dllexport)
+#else
+#define VLLM_API __attribute__((visibility("default")))
+#endif
+
+#define VLLM_ABI_VERSION 10
+
+typedef enum vllm_status {
+    VLLM_OK = 0,
+    VLLM_ERR_INVALID_ARGUMENT = 1,
+    VLLM_ERR_MODEL_LOAD = 2,
+    VLLM_ERR_RUNTIME = 3,
+    VLLM_ERR_UNKNOWN = 4
+} vllm_status;
+
+/* The whole stack: tokenizer, weights, KV cache, scheduler. Thread-safe. */
+typedef struct vllm_engine vllm_engine;
+/* One non-blocking request. The engine must outlive it. */
+typedef struct vllm_request vllm_request;
+
+typedef struct vllm_model_params {
+    const char* model_path;            /* GGUF file or HF model directory; required */
+    const char* tokenizer_config_path; /* NULL: <model_dir>/tokenizer_config.json */
+    int32_t block_size;                /* <= 0: engine default */
+    int32_t num_blocks;                /* <= 0: sized from a memory budget */
+    int32_t max_model_len;             /* <= 0: the model's context length */
+    int32_t max_num_seqs;              /* <= 0: engine default */
+    const char* tool_parser;           /* NULL/"": detect from the chat template */
+    const char* reasoning_parser;      /* NULL/"": detect; "none": disabled */
+    const char* speculative_config;    /* JSON; NULL/"": off */
+    int32_t enable_prefix_caching;     /* 0 default, 1 on, 2 off */
+    int32_t max_num_batched_tokens;    /* <= 0: engine default */
+    const char* scheduling_policy;     /* "fcfs" (default), "priority", "lpm" */
+    const char* kv_transfer_config;    /* JSON; NULL/"": no connector */
+    int32_t enable_jump_forward;       /* 0 default (env VT_ENABLE_JUMP_FORWARD), 1 on, 2 off */
+} vllm_model_params;
+
+/* Called once per decode step with the ids generated so far (borrowed) and
+ * the request's mutable logits row. Must not throw. */
+typedef void (*vllm_logits_processor)(const int32_t* token_ids, int32_t n_token_ids,
+                                      float* logits, int32_t vocab_size, void* user_data);
+
+typedef struct vllm_sampling_params {
+    float temperature;                 /* <= 1e-5: greedy (1.0) */
+    float top_p;                       /* (0, 1] (1.0) */
+    int32_t top_k;                     /* 0 or -1: all tokens (0) */
+    float min_p;                       /* [0, 1] (0) */
+    int32_t max_tokens;                /* <= 0: unbounded up to max_model_len (16) */
+    uint64_t seed;                     /* used when has_seed != 0 */
+    int32_t has_seed;
+    float presence_penalty;
+    float frequency_penalty;
+    float repetition_penalty;          /* must be > 0 (1.0) */
+    int32_t min_tokens;                /* EOS and stop strings ignored before this many tokens */
+    int32_t ignore_eos;
+    const char* const* stop;           /* stop strings; text stops before the match */
+    int32_t n_stop;
+    const char* structured_json;       /* JSON Schema */
+    const char* structured_regex;
+    const char* const* structured_choice;
+    int32_t n_structured_choice;
+    const char* structured_grammar;    /* GBNF, llama.cpp dialect */
+    int32_t structured_json_object;
+    vllm_logits_processor logits_processor;
+    void* logits_processor_user_data;
+} vllm_sampling_params;
+
+typedef struct vllm_completion {
+    char* text;                 /* caller frees (vllm_completion_free) */
+    const char* finish_reason;  /* library-owned; NULL if unfinished */
+    int32_t prompt_tokens;
+    int32_t completion_tokens;
+} vllm_completion;
+
+/* delta_text is borrowed for the call and never splits a UTF-8 code point.
+ * Return false to stop (abort) the request. */
+typedef bool (*vllm_token_callback)(const char* delta_text, bool finished, void* user_data);
+
+VLLM_API vllm_model_params vllm_model_params_default(void);
+VLLM_API vllm_sampling_params vllm_sampling_params_default(void);
+
+/* On failure *out stays NULL. */
+VLLM_API vllm_status vllm_engine_load(const vllm_model_params* params, vllm_engine** out);
+/* NULL is a no-op; every request handle must be freed first. */
+VLLM_API void vllm_engine_free(vllm_engine* engine);
+
+/* Blocking. On error *out is zeroed. */
+VLLM_API vllm_status vllm_complete(vllm_engine* engine, const char* prompt,
+                                   const vllm_sampling_params* params, vllm_completion* out);
+/* Blocking streaming through cb. */
+VLLM_API vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt,
+                                          const vllm_sampling_params* params,
+                                          vllm_token_callback cb, void* user_data);
+
+VLLM_API vllm_status vllm_request_submit(vllm_engine* engine, const char* prompt,
+                                         const vllm_sampling_params* params,
+                                         vllm_token_callback cb, void* user_data,
+                                         vllm_request** out);
+VLLM_API vllm_status vllm_request_cancel(vllm_request* request);
+VLLM_API vllm_status vllm_request_wait(vllm_request* request);
+VLLM_API bool vllm_request_done(const vllm_request* request);
+VLLM_API const char* vllm_request_error(const vllm_request* request);
+VLLM_API void vllm_request_free(vllm_request* request);
+
+/* OpenAI chat: request JSON in, chat.completion JSON out (caller frees). */
+VLLM_API vllm_status vllm_chat(vllm_engine* engine, const char* request_json,
+                               char** out_response_json);
+VLLM_API vllm_status vllm_chat_stream(vllm_engine* engine, const char* request_json,
+                                      vllm_token_callback cb, void* user_data);
+
+VLLM_API void vllm_string_free(char* s);
+VLLM_API void vllm_completion_free(vllm_completion* completion);
+
+VLLM_API const char* vllm_last_error(void);
+VLLM_API const char* vllm_version(void);
+VLLM_API int32_t vllm_abi_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VLLM_H */
