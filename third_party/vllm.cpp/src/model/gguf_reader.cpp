@@ -59,7 +59,7 @@ private:
     void (*fail_)(const GgufFile&, const std::string&);
 };
 
-void fail_for(const GgufFile& file, const std::string& why) {
+[[noreturn]] void fail_for(const GgufFile& file, const std::string& why) {
     throw_model_load("cannot load GGUF file '" + file.path() + "': " + why);
 }
 

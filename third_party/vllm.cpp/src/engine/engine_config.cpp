@@ -1,0 +1,61 @@
+#include "engine/engine_config.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+
+bool is_set(const char* s) { return s != nullptr && s[0] != '\0'; }
+
+// The effective jump-forward switch: the env var, when set, overrides.
+bool jump_forward_on(int32_t field) {
+    if (const char* env = std::getenv("VT_ENABLE_JUMP_FORWARD")) {
+        if (std::strcmp(env, "1") == 0 || std::strcmp(env, "true") == 0 || std::strcmp(env, "on") == 0) return true;
+        if (std::strcmp(env, "0") == 0 || std::strcmp(env, "false") == 0 || std::strcmp(env, "off") == 0) return false;
+    }
+    return field == 1;
+}
+
+}  // namespace
+
+EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
+    if (!is_set(p.model_path)) throw_invalid_argument("model_path is required (got NULL or \"\")");
+    if (p.enable_prefix_caching < 0 || p.enable_prefix_caching > 2)
+        throw_invalid_argument("enable_prefix_caching must be 0 (default), 1 (on) or 2 (off); got " +
+                               std::to_string(p.enable_prefix_caching));
+    if (p.enable_jump_forward < 0 || p.enable_jump_forward > 2)
+        throw_invalid_argument("enable_jump_forward must be 0 (default), 1 (on) or 2 (off); got " +
+                               std::to_string(p.enable_jump_forward));
+    if (is_set(p.scheduling_policy)) {
+        const std::string policy = p.scheduling_policy;
+        if (policy == "priority" || policy == "lpm")
+            throw_invalid_argument("scheduling_policy '" + policy + "' is not implemented yet in this engine (only 'fcfs')");
+        if (policy != "fcfs")
+            throw_invalid_argument("unknown scheduling_policy '" + policy + "' (expected 'fcfs', 'priority' or 'lpm')");
+    }
+    // Features of later issues: refused by name, never ignored.
+    if (p.enable_prefix_caching == 1) throw_invalid_argument("prefix caching (enable_prefix_caching=1) is not implemented yet in this engine");
+    if (is_set(p.speculative_config)) throw_invalid_argument("speculative decoding (speculative_config) is not implemented yet in this engine");
+    if (is_set(p.kv_transfer_config)) throw_invalid_argument("KV transfer (kv_transfer_config) is not implemented yet in this engine");
+    if (jump_forward_on(p.enable_jump_forward))
+        throw_invalid_argument("jump-forward decoding (enable_jump_forward / VT_ENABLE_JUMP_FORWARD) is not implemented yet in this engine");
+
+    EngineConfig c;
+    c.model_path = p.model_path;
+    c.block_size = p.block_size > 0 ? p.block_size : kDefaultBlockSize;
+    c.num_blocks = p.num_blocks > 0 ? p.num_blocks : 0;
+    c.max_model_len = p.max_model_len > 0 ? p.max_model_len : 0;
+    c.max_num_seqs = p.max_num_seqs > 0 ? p.max_num_seqs : kDefaultMaxNumSeqs;
+    c.max_num_batched_tokens = p.max_num_batched_tokens > 0 ? p.max_num_batched_tokens : kDefaultMaxNumBatchedTokens;
+    if (c.block_size > 1024) throw_invalid_argument("block_size must be at most 1024 (got " + std::to_string(c.block_size) + ")");
+    if (c.max_num_batched_tokens < c.max_num_seqs)
+        throw_invalid_argument("max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
+                               ") must not be below max_num_seqs (" + std::to_string(c.max_num_seqs) + ")");
+    return c;
+}
+
+}  // namespace vllm

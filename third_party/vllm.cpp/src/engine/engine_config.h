@@ -1,0 +1,28 @@
+// The engine's load-time options: vllm_model_params validated, defaults
+// resolved. Features of later issues are refused here by name.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "vllm.h"
+
+namespace vllm {
+
+struct EngineConfig {
+    std::string model_path;
+    int block_size = 0;              // 0: kDefaultBlockSize
+    int num_blocks = 0;              // 0: from the memory budget
+    int max_model_len = 0;           // 0: the model's context length
+    int max_num_seqs = 0;            // 0: kDefaultMaxNumSeqs
+    int max_num_batched_tokens = 0;  // 0: kDefaultMaxNumBatchedTokens
+
+    static constexpr int kDefaultBlockSize = 16;
+    static constexpr int kDefaultMaxNumSeqs = 8;
+    static constexpr int kDefaultMaxNumBatchedTokens = 2048;
+    // KV budget when num_blocks is unset: VLLM_CPP_KV_CACHE_MB or this.
+    static constexpr int64_t kDefaultKvCacheMb = 1024;
+
+    static EngineConfig from_c(const vllm_model_params& params);
+};
+
+}  // namespace vllm

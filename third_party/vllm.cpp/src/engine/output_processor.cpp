@@ -1,0 +1,58 @@
+#include "engine/output_processor.h"
+
+#include <algorithm>
+
+namespace vllm {
+
+OutputProcessor::OutputProcessor(const Tokenizer& tokenizer, const SamplingConfig& config)
+    : tokenizer_(tokenizer), config_(config), detokenizer_(tokenizer) {
+    for (const std::string& s : config.stop) max_stop_len_ = std::max(max_stop_len_, s.size());
+}
+
+std::string OutputProcessor::release_all() {
+    std::string out = std::move(held_) + detokenizer_.flush();
+    held_.clear();
+    return out;
+}
+
+OutputProcessor::Update OutputProcessor::push(int32_t token, int32_t n, bool at_length_limit) {
+    Update u;
+    // EOS is masked before min_tokens by the engine; with ignore_eos it is
+    // just another (textless) token.
+    if (tokenizer_.is_eog(token) && !config_.ignore_eos) {
+        u.delta = release_all();
+        u.finish_reason = finish_reason::kStop;
+        return u;
+    }
+    held_ += detokenizer_.push(token);
+
+    // Every stop match not seen yet ends in this token's text, so it lies
+    // inside held_ (which keeps the last max_stop_len - 1 released bytes' worth).
+    if (n > config_.min_tokens && max_stop_len_ > 0) {
+        size_t first = std::string::npos;
+        for (const std::string& s : config_.stop) first = std::min(first, held_.find(s));
+        if (first != std::string::npos) {
+            u.delta = held_.substr(0, first);
+            held_.clear();
+            u.finish_reason = finish_reason::kStop;
+            return u;
+        }
+    }
+    if (at_length_limit) {
+        u.delta = release_all();
+        u.finish_reason = finish_reason::kLength;
+        return u;
+    }
+    // Release all but a tail that could still begin a stop string, cut at a
+    // code point boundary.
+    size_t keep = max_stop_len_ > 0 ? max_stop_len_ - 1 : 0;
+    if (held_.size() > keep) {
+        size_t cut = held_.size() - keep;
+        while (cut > 0 && (static_cast<unsigned char>(held_[cut]) & 0xC0) == 0x80) --cut;
+        u.delta = held_.substr(0, cut);
+        held_.erase(0, cut);
+    }
+    return u;
+}
+
+}  // namespace vllm

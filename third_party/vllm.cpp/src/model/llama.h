@@ -1,0 +1,51 @@
+// The Llama-family decoder forward (Llama, SmolLM2, Mistral; Qwen2's qkv
+// bias and Qwen3's q/k norm as flags). One call runs a batch that mixes
+// sequences in prefill and in decode: matmuls see all tokens at once,
+// attention reads each sequence's K/V through its block table.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/kv_cache.h"
+#include "model/model_config.h"
+#include "model/weights.h"
+#include "util/thread_pool.h"
+
+namespace vllm {
+
+// One sequence's slice of a forward batch.
+struct SequenceSlice {
+    const int32_t* tokens = nullptr;     // the new tokens to run
+    int n_tokens = 0;
+    int start_pos = 0;                   // position of tokens[0]; K/V of [0, start_pos) is cached
+    const int32_t* block_table = nullptr;  // covers positions [0, start_pos + n_tokens)
+    bool want_logits = false;            // logits of the slice's last token
+};
+
+class LlamaModel {
+public:
+    LlamaModel(ModelConfig config, ModelWeights weights);
+
+    const ModelConfig& config() const { return config_; }
+
+    // Runs the batch, writing the new K/V into `cache`. `logits` receives one
+    // row of vocab_size floats per slice with want_logits, in batch order.
+    // Not reentrant (scratch buffers are members): the engine step owns it.
+    void forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
+                 std::vector<float>& logits);
+
+private:
+    void attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool);
+    void rope(float* vectors, int n_heads, ThreadPool& pool);
+
+    ModelConfig config_;
+    ModelWeights weights_;
+    std::vector<float> inv_freq_;  // RoPE frequency per rotated pair
+
+    // Per-forward scratch, sized to the batch.
+    std::vector<int32_t> positions_;
+    std::vector<float> rope_cos_, rope_sin_;  // [tokens][rope_dim / 2]
+    std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
+};
+
+}  // namespace vllm

@@ -1,0 +1,64 @@
+#include "model/model_config.h"
+
+#include "model/gguf_reader.h"
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+
+struct ArchitectureTraits {
+    const char* name;
+    RopeStyle rope_style;
+    bool qkv_bias;
+    bool qk_norm;
+};
+
+// Architectures whose forward is the Llama one with these flags. Mistral
+// GGUFs use the "llama" architecture name.
+const ArchitectureTraits kArchitectures[] = {
+    {"llama", RopeStyle::ADJACENT_PAIRS, false, false},
+    {"mistral", RopeStyle::ADJACENT_PAIRS, false, false},
+    {"qwen2", RopeStyle::HALVES, true, false},
+    {"qwen3", RopeStyle::HALVES, false, true},
+};
+
+}  // namespace
+
+ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
+    ModelConfig c;
+    c.architecture = file.require_string("general.architecture");
+    const ArchitectureTraits* traits = nullptr;
+    for (const ArchitectureTraits& t : kArchitectures)
+        if (c.architecture == t.name) traits = &t;
+    if (traits == nullptr) {
+        std::string supported;
+        for (const ArchitectureTraits& t : kArchitectures) supported += std::string(supported.empty() ? "" : ", ") + t.name;
+        throw_model_load("cannot load '" + file.path() + "': unsupported architecture '" + c.architecture +
+                         "' (supported: " + supported + ")");
+    }
+    c.rope_style = traits->rope_style;
+    c.qkv_bias = traits->qkv_bias;
+    c.qk_norm = traits->qk_norm;
+
+    const std::string a = c.architecture + ".";
+    c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
+    c.dim = static_cast<int>(file.require_int(a + "embedding_length"));
+    c.ffn_dim = static_cast<int>(file.require_int(a + "feed_forward_length"));
+    c.n_heads = static_cast<int>(file.require_int(a + "attention.head_count"));
+    c.n_kv_heads = static_cast<int>(file.get_int(a + "attention.head_count_kv", c.n_heads));
+    c.context_length = static_cast<int>(file.get_int(a + "context_length", 2048));
+    c.rope_theta = static_cast<float>(file.get_float(a + "rope.freq_base", 10000.0));
+    c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
+    if (c.n_layers <= 0 || c.dim <= 0 || c.ffn_dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
+        c.n_heads % c.n_kv_heads != 0 || c.context_length <= 0)
+        throw_model_load("cannot load '" + file.path() + "': inconsistent hyperparameters in the GGUF metadata");
+    c.head_dim = static_cast<int>(file.get_int(a + "attention.key_length", c.dim / c.n_heads));
+    c.rope_dim = static_cast<int>(file.get_int(a + "rope.dimension_count", c.head_dim));
+    if (c.head_dim <= 0 || c.head_dim % 2 != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+        throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
+    // vocab_size comes from the embedding tensor; the metadata key is optional.
+    return c;
+}
+
+}  // namespace vllm

@@ -1,0 +1,102 @@
+#include "model/weights.h"
+
+#include "model/gguf_reader.h"
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+
+class TensorLoader {
+public:
+    explicit TensorLoader(const GgufFile& file) : file_(file) {}
+
+    const GgufTensor* find(const std::string& name) const { return file_.find_tensor(name); }
+
+    // A [rows, cols] matrix (GGUF dims {cols, rows}) in any supported type.
+    kernels::QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
+        const GgufTensor& t = require(name);
+        if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows)
+            fail(name, "has shape " + shape(t) + ", expected [" + std::to_string(cols) + ", " + std::to_string(rows) + "]");
+        const GgmlTypeInfo* info = ggml_type_info(t.type);
+        if (!info->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t.type));
+        kernels::QuantMatrix m;
+        m.type = static_cast<GgmlType>(t.type);
+        m.data = t.data;
+        m.rows = rows;
+        m.cols = cols;
+        m.row_bytes = ggml_row_bytes(m.type, cols);
+        return m;
+    }
+
+    // A vector of n elements, expanded to float.
+    std::vector<float> vector(const std::string& name, int64_t n) const {
+        const GgufTensor& t = require(name);
+        if (t.elements() != n) fail(name, "has " + std::to_string(t.elements()) + " elements, expected " + std::to_string(n));
+        const GgmlTypeInfo* info = ggml_type_info(t.type);
+        if (!info->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t.type));
+        std::vector<float> out(static_cast<size_t>(n));
+        kernels::dequantize_row(static_cast<GgmlType>(t.type), t.data, out.data(), n);
+        return out;
+    }
+
+private:
+    const GgufTensor& require(const std::string& name) const {
+        const GgufTensor* t = file_.find_tensor(name);
+        if (t == nullptr) fail(name, "is missing");
+        return *t;
+    }
+    static std::string shape(const GgufTensor& t) {
+        std::string s = "[";
+        for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
+        return s + "]";
+    }
+    [[noreturn]] void fail(const std::string& name, const std::string& why) const {
+        throw_model_load("cannot load '" + file_.path() + "': tensor '" + name + "' " + why);
+    }
+
+    const GgufFile& file_;
+};
+
+}  // namespace
+
+ModelWeights ModelWeights::from_gguf(const GgufFile& file, ModelConfig& config) {
+    TensorLoader load(file);
+    const GgufTensor* embd = load.find("token_embd.weight");
+    if (embd == nullptr || embd->dims.size() != 2)
+        throw_model_load("cannot load '" + file.path() + "': tensor 'token_embd.weight' is missing or not a matrix");
+    config.vocab_size = static_cast<int>(embd->dims[1]);
+
+    const int64_t dim = config.dim, q_dim = int64_t(config.n_heads) * config.head_dim,
+                  kv_dim = int64_t(config.n_kv_heads) * config.head_dim, ffn = config.ffn_dim;
+    ModelWeights w;
+    w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
+    w.output_norm = load.vector("output_norm.weight", dim);
+    w.output = load.find("output.weight") ? load.matrix("output.weight", config.vocab_size, dim) : w.token_embedding;
+    w.layers.resize(config.n_layers);
+    for (int i = 0; i < config.n_layers; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        LayerWeights& l = w.layers[i];
+        l.attn_norm = load.vector(p + "attn_norm.weight", dim);
+        l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
+        l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
+        l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
+        l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
+        if (config.qkv_bias) {
+            l.bq = load.vector(p + "attn_q.bias", q_dim);
+            l.bk = load.vector(p + "attn_k.bias", kv_dim);
+            l.bv = load.vector(p + "attn_v.bias", kv_dim);
+        }
+        if (config.qk_norm) {
+            l.q_norm = load.vector(p + "attn_q_norm.weight", config.head_dim);
+            l.k_norm = load.vector(p + "attn_k_norm.weight", config.head_dim);
+        }
+        l.ffn_norm = load.vector(p + "ffn_norm.weight", dim);
+        l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
+        l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
+        l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
+    }
+    return w;
+}
+
+}  // namespace vllm

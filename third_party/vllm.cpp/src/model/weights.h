@@ -1,0 +1,34 @@
+// The tensors of a Llama-family decoder as views into the mapped GGUF file.
+// Matrices stay in their stored (quantized) type; small vectors (norms,
+// biases) are copied to float because every step reads them whole.
+#pragma once
+#include <vector>
+
+#include "kernels/cpu/kernels.h"
+#include "model/model_config.h"
+
+namespace vllm {
+
+class GgufFile;
+
+struct LayerWeights {
+    std::vector<float> attn_norm;
+    kernels::QuantMatrix wq, wk, wv, wo;
+    std::vector<float> bq, bk, bv;          // empty unless config.qkv_bias
+    std::vector<float> q_norm, k_norm;      // empty unless config.qk_norm (head_dim each)
+    std::vector<float> ffn_norm;
+    kernels::QuantMatrix w_gate, w_up, w_down;
+};
+
+struct ModelWeights {
+    kernels::QuantMatrix token_embedding;   // [vocab, dim]
+    std::vector<LayerWeights> layers;
+    std::vector<float> output_norm;
+    kernels::QuantMatrix output;            // [vocab, dim]; the embedding when tied
+
+    // Validates every tensor's presence, shape and type against `config`;
+    // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.
+    static ModelWeights from_gguf(const GgufFile& file, ModelConfig& config);
+};
+
+}  // namespace vllm

@@ -1,0 +1,65 @@
+#include "sample/sampling_config.h"
+
+#include <cmath>
+
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+void require(bool ok, const std::string& message) {
+    if (!ok) throw_invalid_argument(message);
+}
+}  // namespace
+
+SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
+    require(std::isfinite(p.temperature) && p.temperature >= 0.0f,
+            "temperature must be a finite number >= 0 (got " + std::to_string(p.temperature) + ")");
+    require(std::isfinite(p.top_p) && p.top_p > 0.0f && p.top_p <= 1.0f,
+            "top_p must be in (0, 1] (got " + std::to_string(p.top_p) + ")");
+    require(p.top_k >= -1, "top_k must be -1, 0 (all tokens) or positive (got " + std::to_string(p.top_k) + ")");
+    require(std::isfinite(p.min_p) && p.min_p >= 0.0f && p.min_p <= 1.0f,
+            "min_p must be in [0, 1] (got " + std::to_string(p.min_p) + ")");
+    require(std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0.0f,
+            "repetition_penalty must be > 0 (got " + std::to_string(p.repetition_penalty) + ")");
+    require(std::isfinite(p.presence_penalty) && p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f,
+            "presence_penalty must be in [-2, 2] (got " + std::to_string(p.presence_penalty) + ")");
+    require(std::isfinite(p.frequency_penalty) && p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f,
+            "frequency_penalty must be in [-2, 2] (got " + std::to_string(p.frequency_penalty) + ")");
+    require(p.min_tokens >= 0, "min_tokens must be >= 0 (got " + std::to_string(p.min_tokens) + ")");
+    require(p.max_tokens <= 0 || p.min_tokens <= p.max_tokens,
+            "min_tokens (" + std::to_string(p.min_tokens) + ") must not exceed max_tokens (" + std::to_string(p.max_tokens) + ")");
+    require(p.n_stop >= 0, "n_stop must be >= 0");
+    require(p.n_stop == 0 || p.stop != nullptr, "stop is NULL but n_stop is " + std::to_string(p.n_stop));
+
+    // Features of later issues: refused by name, never ignored.
+    int n_structured = (p.structured_json != nullptr) + (p.structured_regex != nullptr) +
+                       (p.structured_choice != nullptr || p.n_structured_choice != 0) +
+                       (p.structured_grammar != nullptr) + (p.structured_json_object != 0);
+    require(n_structured <= 1, "at most one structured-output constraint may be set (got " + std::to_string(n_structured) + ")");
+    require(n_structured == 0,
+            "structured output (structured_json/regex/choice/grammar/json_object) is not implemented yet in this engine");
+    require(p.logits_processor == nullptr, "logits_processor is not implemented yet in this engine");
+
+    SamplingConfig c;
+    c.temperature = p.temperature;
+    c.top_p = p.top_p;
+    c.top_k = p.top_k < 0 ? 0 : p.top_k;
+    c.min_p = p.min_p;
+    c.max_tokens = p.max_tokens;
+    c.has_seed = p.has_seed != 0;
+    c.seed = p.seed;
+    c.presence_penalty = p.presence_penalty;
+    c.frequency_penalty = p.frequency_penalty;
+    c.repetition_penalty = p.repetition_penalty;
+    c.min_tokens = p.min_tokens;
+    c.ignore_eos = p.ignore_eos != 0;
+    for (int32_t i = 0; i < p.n_stop; ++i) {
+        require(p.stop[i] != nullptr, "stop[" + std::to_string(i) + "] is NULL");
+        require(p.stop[i][0] != '\0', "stop[" + std::to_string(i) + "] is an empty string");
+        c.stop.emplace_back(p.stop[i]);
+    }
+    return c;
+}
+
+}  // namespace vllm

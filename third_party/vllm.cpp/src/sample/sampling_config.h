@@ -1,0 +1,34 @@
+// Validated sampling options of one request (the engine-side copy of
+// vllm_sampling_params; strings owned here).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vllm.h"
+
+namespace vllm {
+
+struct SamplingConfig {
+    float temperature = 1.0f;
+    float top_p = 1.0f;
+    int32_t top_k = 0;       // <= 0: all tokens
+    float min_p = 0.0f;
+    int32_t max_tokens = 16; // <= 0: up to max_model_len
+    bool has_seed = false;
+    uint64_t seed = 0;
+    float presence_penalty = 0.0f;
+    float frequency_penalty = 0.0f;
+    float repetition_penalty = 1.0f;
+    int32_t min_tokens = 0;
+    bool ignore_eos = false;
+    std::vector<std::string> stop;
+
+    bool greedy() const { return temperature <= 1e-5f; }
+
+    // Validates and copies the C struct; INVALID_ARGUMENT naming the field
+    // for an out-of-range value or a feature not implemented yet.
+    static SamplingConfig from_c(const vllm_sampling_params& params);
+};
+
+}  // namespace vllm
