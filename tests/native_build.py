@@ -1,0 +1,40 @@
+"""Builds the engine's own test programs (third_party/vllm.cpp/tests) once.
+
+The C-ABI test and the C++ unit tests link the engine objects, so they are
+built with CMake from the source tree, in Release like the package, into
+build/native-tests (reused by later runs: CMake rebuilds only what changed).
+"""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENGINE = ROOT / "third_party" / "vllm.cpp"
+BUILD = ROOT / "build" / "native-tests"
+
+
+def _tool(name):
+    """cmake/ninja from PATH or from the running interpreter's environment."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidate = pathlib.Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else None
+
+
+def build_native_tests():
+    """Configures and builds every test program; returns the build directory."""
+    cmake = _tool("cmake")
+    if cmake is None:
+        raise RuntimeError("cmake is needed to build the native tests (pip install cmake)")
+    configure = [cmake, "-S", str(ENGINE), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release", "-DVLLM_BUILD_TESTS=ON"]
+    ninja = _tool("ninja")
+    if ninja and not (BUILD / "CMakeCache.txt").exists():
+        configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
+    subprocess.run(configure, check=True, stdout=subprocess.DEVNULL)
+    jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+    subprocess.run([cmake, "--build", str(BUILD), "-j", jobs], check=True, stdout=subprocess.DEVNULL)
+    return BUILD

@@ -1,0 +1,124 @@
+// A probe into the model forward for the reference tests
+// (tests/test_correctness.py): runs token ids through the real weights,
+// KV cache and kernels, bypassing tokenizer and sampler so results compare
+// id for id with the float reference.
+//
+//   model_probe MODEL greedy N CHUNK   stdin: one prompt per line (ids);
+//                                      stdout: N greedy ids per line
+//   model_probe MODEL logits OUT CHUNK stdin: one line of ids; writes the
+//                                      logits row after every position as
+//                                      raw float32 [n_ids, vocab] to OUT
+// CHUNK is the prefill chunk size, so chunked prefill is exercised too.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/kv_cache.h"
+#include "model/gguf_reader.h"
+#include "model/llama.h"
+#include "util/error.h"
+
+namespace {
+
+std::vector<int32_t> parse_ids(const std::string& line) {
+    std::vector<int32_t> ids;
+    std::istringstream in(line);
+    int32_t id;
+    while (in >> id) ids.push_back(id);
+    return ids;
+}
+
+struct Probe {
+    vllm::LlamaModel& model;
+    vllm::KVCache& cache;
+    vllm::ThreadPool& pool;
+    std::vector<int32_t> table;
+
+    // Runs `tokens` at positions [start, start + n) in chunks, returning the
+    // logits of the last token.
+    std::vector<float> run(const std::vector<int32_t>& tokens, int start, int chunk) {
+        std::vector<float> logits;
+        for (size_t done = 0; done < tokens.size();) {
+            const int n = static_cast<int>(std::min<size_t>(chunk, tokens.size() - done));
+            vllm::SequenceSlice s;
+            s.tokens = tokens.data() + done;
+            s.n_tokens = n;
+            s.start_pos = start + static_cast<int>(done);
+            s.block_table = table.data();
+            s.want_logits = done + n == tokens.size();
+            model.forward({s}, cache, pool, logits);
+            done += n;
+        }
+        return logits;
+    }
+};
+
+int32_t argmax(const std::vector<float>& v) {
+    return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        std::fprintf(stderr, "usage: model_probe MODEL greedy N CHUNK | model_probe MODEL logits OUT CHUNK\n");
+        return 2;
+    }
+    try {
+        vllm::GgufFile file(argv[1]);
+        vllm::ModelConfig config = vllm::ModelConfig::from_gguf(file);
+        vllm::ModelWeights weights = vllm::ModelWeights::from_gguf(file, config);
+        vllm::LlamaModel model(config, std::move(weights));
+        const int block_size = 16, num_blocks = 64;
+        vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks);
+        vllm::ThreadPool pool;
+        Probe probe{model, cache, pool, {}};
+        for (int b = 0; b < num_blocks; ++b) probe.table.push_back(num_blocks - 1 - b);  // non-trivial block order
+        const std::string mode = argv[2];
+        const int chunk = std::stoi(argv[4]);
+        std::string line;
+        if (mode == "greedy") {
+            const int n = std::stoi(argv[3]);
+            while (std::getline(std::cin, line)) {
+                std::vector<int32_t> ids = parse_ids(line);
+                if (ids.empty()) continue;
+                std::vector<float> logits = probe.run(ids, 0, chunk);
+                int pos = static_cast<int>(ids.size());
+                for (int i = 0; i < n; ++i) {
+                    const int32_t next = argmax(logits);
+                    std::printf("%s%d", i ? " " : "", next);
+                    if (i + 1 < n) logits = probe.run({next}, pos++, 1);
+                }
+                std::printf("\n");
+                std::fflush(stdout);
+            }
+        } else if (mode == "logits") {
+            std::getline(std::cin, line);
+            std::vector<int32_t> ids = parse_ids(line);
+            std::FILE* out = std::fopen(argv[3], "wb");
+            if (out == nullptr) throw std::runtime_error("cannot write " + std::string(argv[3]));
+            // The first `chunk` ids go in as one prefill; every later id is a decode step.
+            const size_t first = std::min<size_t>(chunk, ids.size());
+            std::vector<float> logits;
+            for (size_t i = 0; i < ids.size(); ++i) {
+                if (i + 1 < first) continue;
+                if (i + 1 == first)
+                    logits = probe.run(std::vector<int32_t>(ids.begin(), ids.begin() + first), 0, chunk);
+                else
+                    logits = probe.run({ids[i]}, static_cast<int>(i), 1);
+                std::fwrite(logits.data(), sizeof(float), logits.size(), out);
+            }
+            std::fclose(out);
+        } else {
+            std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+            return 2;
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "model_probe: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * C-ABI conformance test: a plain C11 client of libvllm, as a foreign host
+ * would be. Usage: test_c_abi [model.gguf]. Without a model only the
+ * model-free checks run. Prints "N passed, M failed"; exit status 1 on any
+ * failure. A crash anywhere is a failure of the contract ("never crash").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vllm.h"
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond, what)                                                        \
+    do {                                                                         \
+        if (cond) {                                                              \
+            ++passed;                                                            \
+        } else {                                                                 \
+            ++failed;                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, \
+                    what, vllm_last_error());                                    \
+        }                                                                        \
+    } while (0)
+
+/* An error must come with a non-empty message. */
+#define CHECK_STATUS(expr, expected, what)                                        \
+    do {                                                                          \
+        vllm_status st_ = (expr);                                                 \
+        CHECK(st_ == (expected), what);                                           \
+        if (st_ != VLLM_OK) CHECK(vllm_last_error()[0] != '\0', what " (message)"); \
+    } while (0)
+
+static bool count_cb(const char* delta, bool finished, void* user_data) {
+    (void)delta;
+    (void)finished;
+    ++*(int*)user_data;
+    return true;
+}
+
+struct collect {
+    char text[8192];
+    int finished_calls;
+    int calls;
+    int stop_after; /* return false on this call (1-based); 0: never */
+};
+
+static bool collect_cb(const char* delta, bool finished, void* user_data) {
+    struct collect* c = (struct collect*)user_data;
+    ++c->calls;
+    if (finished) ++c->finished_calls;
+    strncat(c->text, delta, sizeof c->text - strlen(c->text) - 1);
+    return c->stop_after == 0 || c->calls < c->stop_after;
+}
+
+static void test_without_model(void) {
+    CHECK(vllm_abi_version() == 10, "abi version is 10");
+    CHECK(vllm_version() != NULL && vllm_version()[0] != '\0', "version string");
+    CHECK(vllm_last_error() != NULL, "last error never NULL");
+
+    vllm_model_params mp = vllm_model_params_default();
+    CHECK(mp.model_path == NULL && mp.block_size == 0 && mp.enable_prefix_caching == 0, "model params defaults");
+    vllm_sampling_params sp = vllm_sampling_params_default();
+    CHECK(sp.temperature == 1.0f && sp.top_p == 1.0f && sp.top_k == 0 && sp.max_tokens == 16 &&
+              sp.repetition_penalty == 1.0f && sp.stop == NULL && sp.logits_processor == NULL,
+          "sampling params defaults");
+
+    vllm_engine* engine = (vllm_engine*)0x1;
+    CHECK_STATUS(vllm_engine_load(NULL, &engine), VLLM_ERR_INVALID_ARGUMENT, "load(NULL params)");
+    CHECK(engine == NULL, "load failure leaves *out NULL");
+    CHECK_STATUS(vllm_engine_load(&mp, NULL), VLLM_ERR_INVALID_ARGUMENT, "load(NULL out)");
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_ERR_INVALID_ARGUMENT, "load(NULL model_path)");
+    mp.model_path = "/nonexistent/model.gguf";
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_ERR_MODEL_LOAD, "load(missing file)");
+    CHECK(strstr(vllm_last_error(), "/nonexistent/model.gguf") != NULL, "load error names the path");
+    mp.enable_prefix_caching = 7;
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_ERR_INVALID_ARGUMENT, "enable_prefix_caching out of range");
+    mp.enable_prefix_caching = 0;
+    mp.scheduling_policy = "random";
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_ERR_INVALID_ARGUMENT, "unknown scheduling policy");
+    mp.scheduling_policy = NULL;
+
+    vllm_completion c;
+    memset(&c, 0x5a, sizeof c);
+    CHECK_STATUS(vllm_complete(NULL, "hi", &sp, &c), VLLM_ERR_INVALID_ARGUMENT, "complete(NULL engine)");
+    CHECK(c.text == NULL && c.finish_reason == NULL, "complete error zeroes out");
+    CHECK_STATUS(vllm_complete(NULL, "hi", &sp, NULL), VLLM_ERR_INVALID_ARGUMENT, "complete(NULL out)");
+    int calls = 0;
+    CHECK_STATUS(vllm_complete_stream(NULL, "hi", &sp, count_cb, &calls), VLLM_ERR_INVALID_ARGUMENT,
+                 "complete_stream(NULL engine)");
+    CHECK(calls == 0, "no callback on error");
+    vllm_request* req = (vllm_request*)0x1;
+    CHECK_STATUS(vllm_request_submit(NULL, "hi", &sp, count_cb, NULL, &req), VLLM_ERR_INVALID_ARGUMENT,
+                 "submit(NULL engine)");
+    CHECK(req == NULL, "submit failure leaves *out NULL");
+    CHECK_STATUS(vllm_request_cancel(NULL), VLLM_ERR_INVALID_ARGUMENT, "cancel(NULL)");
+    CHECK_STATUS(vllm_request_wait(NULL), VLLM_ERR_INVALID_ARGUMENT, "wait(NULL)");
+    CHECK(vllm_request_done(NULL) == false, "done(NULL) is false");
+    CHECK(vllm_request_error(NULL) != NULL, "request_error(NULL) is not NULL");
+    vllm_request_free(NULL);
+    char* json = (char*)0x1;
+    CHECK_STATUS(vllm_chat(NULL, "{}", &json), VLLM_ERR_INVALID_ARGUMENT, "chat(NULL engine)");
+    CHECK(json == NULL, "chat failure leaves *out NULL");
+    CHECK_STATUS(vllm_chat_stream(NULL, "{}", count_cb, NULL), VLLM_ERR_INVALID_ARGUMENT, "chat_stream(NULL engine)");
+    vllm_engine_free(NULL);
+    vllm_string_free(NULL);
+    vllm_completion_free(NULL);
+}
+
+static void test_with_model(const char* path) {
+    vllm_model_params mp = vllm_model_params_default();
+    mp.model_path = path;
+    mp.max_model_len = 256;
+    vllm_engine* engine = NULL;
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_OK, "load model");
+    if (engine == NULL) return;
+
+    vllm_sampling_params sp = vllm_sampling_params_default();
+    sp.temperature = 0.0f;
+    sp.max_tokens = 12;
+    vllm_completion c;
+    CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "complete");
+    CHECK(vllm_last_error()[0] == '\0', "last error empty after success");
+    CHECK(c.text != NULL && c.text[0] != '\0', "complete produced text");
+    CHECK(c.finish_reason != NULL, "finish reason set");
+    CHECK(c.prompt_tokens > 0 && c.completion_tokens > 0 && c.completion_tokens <= 12, "token counts");
+
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    CHECK_STATUS(vllm_complete_stream(engine, "The capital of France is", &sp, collect_cb, &col), VLLM_OK,
+                 "complete_stream");
+    CHECK(c.text != NULL && strcmp(col.text, c.text) == 0, "stream deltas concatenate to the completion");
+    CHECK(col.finished_calls == 1, "exactly one terminal call");
+    vllm_completion_free(&c);
+    CHECK(c.text == NULL, "completion_free zeroes");
+
+    memset(&col, 0, sizeof col);
+    col.stop_after = 2;
+    CHECK_STATUS(vllm_complete_stream(engine, "Once upon a time", &sp, collect_cb, &col), VLLM_OK,
+                 "stream stopped by callback returns OK");
+    CHECK(col.calls == 2 && col.finished_calls == 0, "no call after the callback returned false");
+
+    /* Bad input: each refused with INVALID_ARGUMENT, engine still usable. */
+    CHECK_STATUS(vllm_complete(engine, NULL, &sp, &c), VLLM_ERR_INVALID_ARGUMENT, "NULL prompt");
+    CHECK_STATUS(vllm_complete(engine, "hi", NULL, &c), VLLM_ERR_INVALID_ARGUMENT, "NULL params");
+    CHECK_STATUS(vllm_complete_stream(engine, "hi", &sp, NULL, NULL), VLLM_ERR_INVALID_ARGUMENT, "NULL callback");
+    CHECK_STATUS(vllm_complete(engine, "", &sp, &c), VLLM_ERR_INVALID_ARGUMENT, "empty prompt");
+    CHECK_STATUS(vllm_complete(engine, "\xff\xfe bad utf-8", &sp, &c), VLLM_ERR_INVALID_ARGUMENT, "invalid UTF-8 prompt");
+    vllm_sampling_params bad = sp;
+    bad.repetition_penalty = 0.0f;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "repetition_penalty 0");
+    bad = sp;
+    bad.repetition_penalty = -1.0f;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "repetition_penalty < 0");
+    bad = sp;
+    bad.top_p = 0.0f;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "top_p 0");
+    bad.top_p = 1.5f;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "top_p > 1");
+    bad = sp;
+    bad.min_p = -0.1f;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "min_p < 0");
+    bad.min_p = 1.1f;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "min_p > 1");
+    bad = sp;
+    bad.top_k = -2;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "top_k < -1");
+    bad = sp;
+    bad.n_stop = 2;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "n_stop without stop");
+    bad = sp;
+    bad.structured_regex = "[a-z]+";
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "structured output refused");
+    CHECK(strstr(vllm_last_error(), "structured") != NULL, "refusal names the feature");
+
+    /* A prompt longer than max_model_len (256 tokens). */
+    char long_prompt[4096];
+    long_prompt[0] = '\0';
+    for (int i = 0; i < 300; ++i) strcat(long_prompt, " cat");
+    CHECK_STATUS(vllm_complete(engine, long_prompt, &sp, &c), VLLM_ERR_INVALID_ARGUMENT, "prompt over max_model_len");
+    CHECK(strstr(vllm_last_error(), "max_model_len") != NULL, "error names max_model_len");
+
+    vllm_request* req = NULL;
+    CHECK_STATUS(vllm_request_submit(engine, "hi", &sp, count_cb, NULL, &req), VLLM_ERR_INVALID_ARGUMENT,
+                 "submit refused until non-blocking requests land");
+    char* json = NULL;
+    CHECK_STATUS(vllm_chat(engine, "{\"messages\": []}", &json), VLLM_ERR_INVALID_ARGUMENT, "chat refused");
+
+    CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "engine usable after errors");
+    vllm_completion_free(&c);
+    vllm_engine_free(engine);
+}
+
+int main(int argc, char** argv) {
+    test_without_model();
+    if (argc > 1) test_with_model(argv[1]);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
