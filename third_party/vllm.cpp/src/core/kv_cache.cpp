@@ -6,8 +6,8 @@ KVCache::KVCache(int n_layers, int n_kv_heads, int head_dim, int block_size, int
     : block_size_(block_size),
       num_blocks_(num_blocks),
       token_stride_(size_t(n_kv_heads) * head_dim),
-      keys_(size_t(n_layers) * num_blocks * block_size * token_stride_),
-      values_(keys_.size()) {}
+      keys_(new float[size_t(n_layers) * num_blocks * block_size * token_stride_]),
+      values_(new float[size_t(n_layers) * num_blocks * block_size * token_stride_]) {}
 
 size_t KVCache::bytes_per_token(int n_layers, int n_kv_heads, int head_dim) {
     return size_t(2) * n_layers * n_kv_heads * head_dim * sizeof(float);

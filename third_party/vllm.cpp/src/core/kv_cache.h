@@ -5,7 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace vllm {
 
@@ -20,19 +20,26 @@ public:
     float* key(int layer, int32_t block, int slot) { return base(keys_, layer, block, slot); }
     float* value(int layer, int32_t block, int slot) { return base(values_, layer, block, slot); }
 
+    // Base of a layer's K (or V) blocks: [num_blocks][block_size][n_kv_heads * head_dim].
+    const float* layer_keys(int layer) const { return keys_.get() + size_t(layer) * layer_stride(); }
+    const float* layer_values(int layer) const { return values_.get() + size_t(layer) * layer_stride(); }
+
     // Bytes one token takes across all layers (K and V), for sizing.
     static size_t bytes_per_token(int n_layers, int n_kv_heads, int head_dim);
 
 private:
-    float* base(std::vector<float>& store, int layer, int32_t block, int slot) {
-        return store.data() + ((size_t(layer) * num_blocks_ + size_t(block)) * block_size_ + slot) * token_stride_;
+    size_t layer_stride() const { return size_t(num_blocks_) * block_size_ * token_stride_; }
+    float* base(const std::unique_ptr<float[]>& store, int layer, int32_t block, int slot) {
+        return store.get() + size_t(layer) * layer_stride() + (size_t(block) * block_size_ + slot) * token_stride_;
     }
 
     int block_size_;
     int num_blocks_;
     size_t token_stride_;
-    std::vector<float> keys_;
-    std::vector<float> values_;
+    // Left uninitialised: pages are only touched (and committed) as blocks
+    // are written, so an auto-sized cache costs what is used.
+    std::unique_ptr<float[]> keys_;
+    std::unique_ptr<float[]> values_;
 };
 
 }  // namespace vllm

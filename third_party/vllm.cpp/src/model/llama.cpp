@@ -1,5 +1,7 @@
 #include "model/llama.h"
 
+#include "kernels/cpu/ops.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,16 +9,24 @@ namespace vllm {
 
 namespace {
 
-void rms_norm(const float* x, const float* weight, float* out, int n, float eps) {
-    float sum = kernels::dot_f32(x, x, n);
-    float scale = 1.0f / std::sqrt(sum / n + eps);
-    for (int i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
-}
-
 void add_bias(float* rows, const std::vector<float>& bias, int64_t n_rows) {
     const size_t n = bias.size();
     for (int64_t r = 0; r < n_rows; ++r)
         for (size_t i = 0; i < n; ++i) rows[r * n + i] += bias[i];
+}
+
+// RMS-normalises each of n_rows rows of `dim` floats, in parallel.
+void rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows, int64_t dim, float eps,
+                   ThreadPool& pool) {
+    pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) kernels::rms_norm(x + r * dim, weight, out + r * dim, dim, eps);
+    });
+}
+
+void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool) {
+    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) x[i] += y[i];
+    });
 }
 
 }  // namespace
@@ -52,55 +62,48 @@ void LlamaModel::rope(float* vectors, int n_heads, ThreadPool& pool) {
 }
 
 void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool) {
-    const int hd = config_.head_dim, n_heads = config_.n_heads, group = config_.n_heads / config_.n_kv_heads;
+    const int hd = config_.head_dim, group = config_.n_heads / config_.n_kv_heads;
     const int kv_dim = config_.n_kv_heads * hd, bs = cache.block_size();
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-
-    // Which slice each batch token belongs to, for the parallel loop.
-    std::vector<int> token_slice;
-    token_slice.reserve(positions_.size());
-    for (size_t s = 0; s < batch.size(); ++s) token_slice.insert(token_slice.end(), batch[s].n_tokens, static_cast<int>(s));
 
     // Store this step's K/V first: a token attends to every earlier token of
     // its sequence, including those in this very batch.
-    for (size_t t = 0; t < positions_.size(); ++t) {
-        const SequenceSlice& sl = batch[token_slice[t]];
-        const int pos = positions_[t];
-        const int32_t block = sl.block_table[pos / bs];
-        std::copy_n(&k_[t * kv_dim], kv_dim, cache.key(layer, block, pos % bs));
-        std::copy_n(&v_[t * kv_dim], kv_dim, cache.value(layer, block, pos % bs));
+    struct Tile {
+        const int32_t* block_table;
+        int64_t t_begin, t_end;
+        int kv_head;
+    };
+    std::vector<Tile> tiles;
+    const int64_t tokens_per_tile = std::max(1, kernels::kAttentionMaxQueries / group);
+    int64_t t0 = 0;
+    for (const SequenceSlice& sl : batch) {
+        for (int i = 0; i < sl.n_tokens; ++i) {
+            const int pos = sl.start_pos + i;
+            const int32_t block = sl.block_table[pos / bs];
+            std::copy_n(&k_[(t0 + i) * kv_dim], kv_dim, cache.key(layer, block, pos % bs));
+            std::copy_n(&v_[(t0 + i) * kv_dim], kv_dim, cache.value(layer, block, pos % bs));
+        }
+        for (int64_t t = t0; t < t0 + sl.n_tokens; t += tokens_per_tile)
+            for (int h = 0; h < config_.n_kv_heads; ++h)
+                tiles.push_back({sl.block_table, t, std::min<int64_t>(t + tokens_per_tile, t0 + sl.n_tokens), h});
+        t0 += sl.n_tokens;
     }
 
-    const int64_t items = static_cast<int64_t>(positions_.size()) * n_heads;
-    pool.parallel_for(items, [&](int64_t begin, int64_t end) {
-        std::vector<float> scores;
-        for (int64_t i = begin; i < end; ++i) {
-            const int64_t t = i / n_heads;
-            const int h = static_cast<int>(i % n_heads);
-            const int kv_off = (h / group) * hd;
-            const SequenceSlice& sl = batch[token_slice[t]];
-            const int n_ctx = positions_[t] + 1;
-            const float* q = &q_[(t * n_heads + h) * hd];
-            scores.resize(n_ctx);
-            float max_score = -INFINITY;
-            for (int j = 0; j < n_ctx; ++j) {
-                const float* key = cache.key(layer, sl.block_table[j / bs], j % bs) + kv_off;
-                scores[j] = kernels::dot_f32(q, key, hd) * scale;
-                max_score = std::max(max_score, scores[j]);
-            }
-            float total = 0.0f;
-            for (int j = 0; j < n_ctx; ++j) {
-                scores[j] = std::exp(scores[j] - max_score);
-                total += scores[j];
-            }
-            float* out = &attn_[(t * n_heads + h) * hd];
-            std::fill_n(out, hd, 0.0f);
-            const float inv_total = 1.0f / total;
-            for (int j = 0; j < n_ctx; ++j) {
-                const float* value = cache.value(layer, sl.block_table[j / bs], j % bs) + kv_off;
-                kernels::axpy_f32(scores[j] * inv_total, value, out, hd);
-            }
-        }
+    kernels::PagedAttention a;
+    a.q = q_.data();
+    a.out = attn_.data();
+    a.positions = positions_.data();
+    a.k_cache = cache.layer_keys(layer);
+    a.v_cache = cache.layer_values(layer);
+    a.block_size = bs;
+    a.n_heads = config_.n_heads;
+    a.n_kv_heads = config_.n_kv_heads;
+    a.head_dim = hd;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // Later tiles see longer contexts: hand them out interleaved so each
+    // thread gets a similar share of the work.
+    pool.run([&](int index, int n_threads) {
+        for (size_t i = index; i < tiles.size(); i += n_threads)
+            kernels::attention_tile(a, tiles[i].block_table, tiles[i].t_begin, tiles[i].t_end, tiles[i].kv_head);
     });
 }
 
@@ -142,7 +145,7 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
 
     for (int l = 0; l < c.n_layers; ++l) {
         const LayerWeights& w = weights_.layers[l];
-        for (int64_t t = 0; t < T; ++t) rms_norm(&x_[t * dim], w.attn_norm.data(), &xn_[t * dim], dim, c.rms_eps);
+        rms_norm_rows(x_.data(), w.attn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul(w.wq, xn_.data(), T, q_.data(), pool);
         kernels::matmul(w.wk, xn_.data(), T, k_.data(), pool);
         kernels::matmul(w.wv, xn_.data(), T, v_.data(), pool);
@@ -152,25 +155,24 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
             add_bias(v_.data(), w.bv, T);
         }
         if (c.qk_norm) {
-            for (int64_t i = 0; i < T * c.n_heads; ++i) rms_norm(&q_[i * hd], w.q_norm.data(), &q_[i * hd], hd, c.rms_eps);
-            for (int64_t i = 0; i < T * c.n_kv_heads; ++i) rms_norm(&k_[i * hd], w.k_norm.data(), &k_[i * hd], hd, c.rms_eps);
+            rms_norm_rows(q_.data(), w.q_norm.data(), q_.data(), T * c.n_heads, hd, c.rms_eps, pool);
+            rms_norm_rows(k_.data(), w.k_norm.data(), k_.data(), T * c.n_kv_heads, hd, c.rms_eps, pool);
         }
         rope(q_.data(), c.n_heads, pool);
         rope(k_.data(), c.n_kv_heads, pool);
         attention(batch, l, cache, pool);
         // Residual adds go through xn_ as the matmul output.
         kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
-        for (int64_t i = 0; i < T * dim; ++i) x_[i] += xn_[i];
+        add_in_place(x_.data(), xn_.data(), T * dim, pool);
 
-        for (int64_t t = 0; t < T; ++t) rms_norm(&x_[t * dim], w.ffn_norm.data(), &xn_[t * dim], dim, c.rms_eps);
+        rms_norm_rows(x_.data(), w.ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul(w.w_gate, xn_.data(), T, gate_.data(), pool);
         kernels::matmul(w.w_up, xn_.data(), T, up_.data(), pool);
-        for (int64_t i = 0; i < T * c.ffn_dim; ++i) {
-            const float g = gate_[i];
-            gate_[i] = g / (1.0f + std::exp(-g)) * up_[i];  // SiLU(gate) * up
-        }
+        pool.parallel_for(T * c.ffn_dim, [&](int64_t begin, int64_t end) {
+            kernels::silu_mul(&gate_[begin], &up_[begin], end - begin);
+        });
         kernels::matmul(w.w_down, gate_.data(), T, xn_.data(), pool);
-        for (int64_t i = 0; i < T * dim; ++i) x_[i] += xn_[i];
+        add_in_place(x_.data(), xn_.data(), T * dim, pool);
     }
 
     // Final norm and output projection only for the rows whose logits are wanted.
@@ -180,7 +182,7 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
         row += s.n_tokens;
         if (!s.want_logits) continue;
         last.resize((n_out + 1) * dim);
-        rms_norm(&x_[(row - 1) * dim], weights_.output_norm.data(), &last[n_out * dim], dim, c.rms_eps);
+        kernels::rms_norm(&x_[(row - 1) * dim], weights_.output_norm.data(), &last[n_out * dim], dim, c.rms_eps);
         ++n_out;
     }
     logits.resize(n_out * c.vocab_size);

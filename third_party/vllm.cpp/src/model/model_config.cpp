@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 
+#include "kernels/cpu/ops.h"
 #include "model/gguf_reader.h"
 #include "util/error.h"
 
@@ -55,7 +56,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
         throw_model_load("cannot load '" + file.path() + "': inconsistent hyperparameters in the GGUF metadata");
     c.head_dim = static_cast<int>(file.get_int(a + "attention.key_length", c.dim / c.n_heads));
     c.rope_dim = static_cast<int>(file.get_int(a + "rope.dimension_count", c.head_dim));
-    if (c.head_dim <= 0 || c.head_dim % 2 != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+    if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim || c.head_dim % 2 != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
     // vocab_size comes from the embedding tensor; the metadata key is optional.
     return c;

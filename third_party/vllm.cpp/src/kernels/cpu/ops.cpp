@@ -1,0 +1,57 @@
+// Run-time choice among the per-ISA builds of ops.h's kernels, following
+// the matmul kernels' choice (kernels::active_isa()).
+#include "kernels/cpu/ops.h"
+
+#include <cstring>
+
+#include "kernels/cpu/kernels.h"
+
+namespace vllm::kernels {
+
+#define VLLM_DECLARE_OPS(ns)                                                                      \
+    namespace ns {                                                                                \
+    void attention_tile(const PagedAttention&, const int32_t*, int64_t, int64_t, int);            \
+    void silu_mul(float*, const float*, int64_t);                                                 \
+    void rms_norm(const float*, const float*, float*, int64_t, float);                            \
+    }
+VLLM_DECLARE_OPS(scalar)
+#ifdef VLLM_HAVE_X86_KERNELS
+VLLM_DECLARE_OPS(avx2)
+VLLM_DECLARE_OPS(avx512)
+#endif
+#undef VLLM_DECLARE_OPS
+
+namespace {
+
+struct OpsTable {
+    decltype(&scalar::attention_tile) attention_tile;
+    decltype(&scalar::silu_mul) silu_mul;
+    decltype(&scalar::rms_norm) rms_norm;
+};
+
+const OpsTable& ops() {
+    static const OpsTable table = [] {
+#ifdef VLLM_HAVE_X86_KERNELS
+        const char* isa = active_isa();
+        if (std::strcmp(isa, "avx512") == 0) return OpsTable{avx512::attention_tile, avx512::silu_mul, avx512::rms_norm};
+        if (std::strcmp(isa, "avx2") == 0) return OpsTable{avx2::attention_tile, avx2::silu_mul, avx2::rms_norm};
+#endif
+        return OpsTable{scalar::attention_tile, scalar::silu_mul, scalar::rms_norm};
+    }();
+    return table;
+}
+
+}  // namespace
+
+void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t t_begin, int64_t t_end,
+                    int kv_head) {
+    ops().attention_tile(a, block_table, t_begin, t_end, kv_head);
+}
+
+void silu_mul(float* gate, const float* up, int64_t n) { ops().silu_mul(gate, up, n); }
+
+void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps) {
+    ops().rms_norm(x, weight, out, n, eps);
+}
+
+}  // namespace vllm::kernels
