@@ -1,0 +1,215 @@
+"""Build of vllm-cpp: libvllm (CMake) first, then the cffi extension against it.
+
+``build_ext`` configures and builds the CMake target ``vllm`` of
+``third_party/vllm.cpp`` (Release, -O3, no engine tests), copies
+``libvllm.so`` into the package next to where the extension goes, and then
+lets cffi build ``vllm_cpp._vllm_ffi`` (from ``build_ffi.py``), linked with an
+rpath of ``$ORIGIN``. Works for ``pip install .``, ``pip install -e .`` and
+``pip wheel .``.
+
+Environment:
+  CMAKE_BUILD_PARALLEL_LEVEL  build jobs (default 2)
+  VLLM_CPP_SANITIZE=1         -DVLLM_SANITIZE=ON (ASan/UBSan; Python then
+                              needs LD_PRELOAD of libasan to import the module)
+  VLLM_CPP_CMAKE_ARGS         extra arguments for the CMake configure step
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.sdist import sdist
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+ENGINE_DIR = os.path.join(ROOT, "third_party", "vllm.cpp")
+PACKAGE = "vllm_cpp"
+
+if sys.platform == "darwin":
+    LIB_NAME = "libvllm.dylib"
+elif sys.platform.startswith("win"):
+    LIB_NAME = "vllm.dll"
+else:
+    LIB_NAME = "libvllm.so"
+
+
+def _cmake_executable():
+    try:
+        import cmake  # the PyPI package (a build requirement)
+
+        candidate = os.path.join(cmake.CMAKE_BIN_DIR, "cmake")
+        if os.path.isfile(candidate) or os.path.isfile(candidate + ".exe"):
+            return candidate
+    except Exception:  # noqa: BLE001 - fall back to PATH
+        pass
+    found = shutil.which("cmake")
+    if not found:
+        sys.exit("vllm-cpp: cmake not found (pip installs it as a build requirement; "
+                 "with --no-build-isolation install `cmake` first)")
+    return found
+
+
+def _ninja_executable():
+    try:
+        import ninja  # the PyPI package (a build requirement)
+
+        candidate = os.path.join(ninja.BIN_DIR, "ninja")
+        if os.path.isfile(candidate) or os.path.isfile(candidate + ".exe"):
+            return candidate
+    except Exception:  # noqa: BLE001 - fall back to PATH
+        pass
+    return shutil.which("ninja")
+
+
+def _jobs():
+    value = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "").strip()
+    try:
+        jobs = int(value) if value else 2
+    except ValueError:
+        jobs = 2
+    return max(1, jobs)
+
+
+def _truthy(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "on", "yes", "true")
+
+
+class BuildExt(build_ext):
+    """Builds libvllm with CMake before the cffi extension."""
+
+    def run(self):
+        lib_path = self._build_libvllm()
+        dest_dir = os.path.join(os.path.abspath(self.build_lib), PACKAGE)
+        self._copy_lib(lib_path, dest_dir)
+        self._libvllm_build_copy = os.path.join(dest_dir, LIB_NAME)
+        for ext in self.extensions:
+            # Link against the copy in the package dir: exactly what the
+            # extension will find through its $ORIGIN rpath at run time.
+            ext.library_dirs = [dest_dir] + [d for d in ext.library_dirs
+                                             if os.path.abspath(d) != dest_dir]
+        super().run()
+
+    # -- CMake -------------------------------------------------------------
+    def _build_libvllm(self):
+        cmake = _cmake_executable()
+        ninja = _ninja_executable()
+        generator = "Ninja" if ninja else "Unix Makefiles"
+        sanitize = _truthy("VLLM_CPP_SANITIZE")
+        variant = "ninja" if ninja else "make"
+        if sanitize:
+            variant += "-sanitize"
+        # A fixed directory under build/ (not build_temp, which editable
+        # installs make a fresh temporary one): rebuilds are incremental.
+        build_dir = os.path.join(ROOT, "build", "libvllm-" + variant)
+
+        args = [
+            cmake, "-S", ENGINE_DIR, "-B", build_dir, "-G", generator,
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG",
+            "-DCMAKE_C_FLAGS_RELEASE=-O3 -DNDEBUG",
+            "-DVLLM_BUILD_TESTS=OFF",
+            "-DVLLM_SANITIZE=%s" % ("ON" if sanitize else "OFF"),
+            "-DVLLM_INCLUDE_DIR=%s" % os.path.join(ROOT, PACKAGE, "include"),
+        ]
+        if ninja:
+            # Always name the ninja in use: a cached one may have been in a
+            # temporary build environment that is gone by now.
+            args.append("-DCMAKE_MAKE_PROGRAM=%s" % ninja)
+        args += shlex.split(os.environ.get("VLLM_CPP_CMAKE_ARGS", ""))
+
+        cache = os.path.join(build_dir, "CMakeCache.txt")
+        if os.path.exists(cache) and not self._cache_matches(cache):
+            shutil.rmtree(build_dir, ignore_errors=True)
+        os.makedirs(build_dir, exist_ok=True)
+        try:
+            self._run(args)
+        except subprocess.CalledProcessError:
+            # A stale cache (moved checkout, other compiler): start clean once.
+            shutil.rmtree(build_dir, ignore_errors=True)
+            os.makedirs(build_dir, exist_ok=True)
+            self._run(args)
+        self._run([cmake, "--build", build_dir, "--target", "vllm",
+                   "--config", "Release", "--parallel", str(_jobs())])
+
+        for root, _dirs, files in os.walk(build_dir):
+            if LIB_NAME in files:
+                return os.path.join(root, LIB_NAME)
+        raise RuntimeError("vllm-cpp: CMake finished but %s is not in %s" % (LIB_NAME, build_dir))
+
+    @staticmethod
+    def _cache_matches(cache):
+        try:
+            with open(cache, "r", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                        home = line.split("=", 1)[1].strip()
+                        return os.path.realpath(home) == os.path.realpath(ENGINE_DIR)
+        except OSError:
+            return False
+        return False
+
+    def _run(self, args):
+        print("vllm-cpp: " + " ".join(shlex.quote(a) for a in args), flush=True)
+        subprocess.check_call(args, cwd=ROOT)
+
+    # -- placing libvllm next to the extension --------------------------------
+    def _copy_lib(self, src, dest_dir):
+        os.makedirs(dest_dir, exist_ok=True)
+        dest = os.path.join(dest_dir, LIB_NAME)
+        if os.path.abspath(src) != os.path.abspath(dest):
+            tmp = dest + ".tmp"
+            shutil.copy2(src, tmp)
+            os.replace(tmp, dest)  # never rewrite a library a process has mapped
+
+    def copy_extensions_to_source(self):
+        # In-place / editable builds: the extension is copied into the source
+        # package, so libvllm must go there too.
+        super().copy_extensions_to_source()
+        build_py = self.get_finalized_command("build_py")
+        self._copy_lib(self._libvllm_build_copy, os.path.abspath(build_py.get_package_dir(PACKAGE)))
+
+    def get_outputs(self):
+        outputs = list(super().get_outputs())
+        outputs.append(os.path.join(self.build_lib, PACKAGE, LIB_NAME))
+        return outputs
+
+    def get_output_mapping(self):
+        base = getattr(super(), "get_output_mapping", None)
+        mapping = dict(base() or {}) if base else {}
+        if self.inplace:
+            build_py = self.get_finalized_command("build_py")
+            mapping[os.path.join(self.build_lib, PACKAGE, LIB_NAME)] = os.path.join(
+                build_py.get_package_dir(PACKAGE), LIB_NAME)
+        return mapping
+
+
+class SDist(sdist):
+    """Source distributions carry the engine sources and the cffi builder, so
+    a wheel can be built from them."""
+
+    EXTRA_DIRS = ("third_party/vllm.cpp", "vllm_cpp/include", "examples", "tests")
+    EXTRA_FILES = ("build_ffi.py", "CMakeLists.txt", "README.md", "pyproject.toml", "setup.py")
+    SKIP_DIRS = {"build", ".git", "__pycache__"}
+
+    def add_defaults(self):
+        super().add_defaults()
+        for name in self.EXTRA_FILES:
+            if os.path.isfile(os.path.join(ROOT, name)):
+                self.filelist.append(name)
+        for top in self.EXTRA_DIRS:
+            for root, dirs, files in os.walk(os.path.join(ROOT, top)):
+                dirs[:] = sorted(d for d in dirs
+                                 if d not in self.SKIP_DIRS and not d.startswith("build"))
+                for f in sorted(files):
+                    if f.endswith((".pyc", ".so", ".o")):
+                        continue
+                    self.filelist.append(os.path.relpath(os.path.join(root, f), ROOT))
+
+
+setup(
+    cffi_modules=["build_ffi.py:ffibuilder"],
+    cmdclass={"build_ext": BuildExt, "sdist": SDist},
+)

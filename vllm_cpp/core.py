@@ -1,0 +1,1004 @@
+"""Engine, its options, sampling parameters and results.
+
+Everything here converts Python values to the C ABI (``vllm.h``) and back;
+the engine itself is native. Values the ABI cannot carry are refused here
+(:class:`InvalidConfigurationError`) before any native call; everything
+else, including features the engine does not implement yet, is for the
+engine to accept or refuse (:class:`InvalidArgumentError` with its message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import json
+import numbers
+import operator
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import (
+    Any,
+    AsyncIterator,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from . import _ffi
+from ._ffi import INT32_MAX, INT32_MIN, UINT64_MAX, decode_cstr, encode_str, ffi, lib
+from .errors import (
+    InvalidArgumentError,
+    InvalidConfigurationError,
+)
+from .streaming import (
+    LOGITS_TRAMPOLINE,
+    TOKEN_TRAMPOLINE,
+    LogitsSink,
+    Request,
+    StreamEvent,
+    StreamOutcome,
+    TokenSink,
+    _Lifetime,
+    aiterate_request,
+    await_request,
+    iterate_on_thread,
+    raise_callback_error,
+)
+
+__all__ = [
+    "Toggle",
+    "SchedulerPolicy",
+    "FinishReason",
+    "StructuredOutput",
+    "SamplingParams",
+    "Completion",
+    "EngineBuilder",
+    "Engine",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+StreamCallback = Callable[[StreamEvent], Any]
+
+
+class Toggle(enum.IntEnum):
+    """A tri-state engine switch: the engine's default, on, or off."""
+
+    DEFAULT = 0
+    ON = 1
+    OFF = 2
+
+
+class SchedulerPolicy(str, enum.Enum):
+    """Scheduling policy: first come first served, (priority, arrival) order,
+    or longest cached prefix first."""
+
+    FCFS = "fcfs"
+    PRIORITY = "priority"
+    LPM = "lpm"
+
+
+class FinishReason(str, enum.Enum):
+    """Why a completion finished. Compares equal to the native string."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    ABORT = "abort"
+    ERROR = "error"
+    REPETITION = "repetition"
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def parse(cls, value: Optional[str]) -> Union["FinishReason", str, None]:
+        """The member for a native reason, the plain string for a reason this
+        version does not know, ``None`` for none."""
+        if value is None:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            return value
+
+
+# --------------------------------------------------------------------------
+# Value checks shared by the option and parameter conversions.
+
+
+def _int_in(value: Any, name: str, lo: int, hi: int) -> int:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)
+    except TypeError:
+        raise InvalidConfigurationError(
+            "%s must be an int, not %s" % (name, type(value).__name__)
+        ) from None
+    if not lo <= value <= hi:
+        raise InvalidConfigurationError(
+            "%s=%d is out of range [%d, %d]" % (name, value, lo, hi)
+        )
+    return value
+
+
+def _int32(value: Any, name: str) -> int:
+    return _int_in(value, name, INT32_MIN, INT32_MAX)
+
+
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidConfigurationError(
+            "%s must be a number, not %s" % (name, type(value).__name__)
+        )
+    return float(value)
+
+
+def _opt_str(value: Any, name: str) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidConfigurationError(
+            "%s must be a str, not %s" % (name, type(value).__name__)
+        )
+    encode_str(value, name)
+    return value
+
+
+def _opt_json(value: Any, name: str) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _opt_str(value, name)
+    if isinstance(value, dict):
+        try:
+            text = json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise InvalidConfigurationError(
+                "%s is not JSON-serializable: %s" % (name, exc)
+            ) from None
+        return _opt_str(text, name)
+    raise InvalidConfigurationError(
+        "%s must be a JSON str or a dict, not %s" % (name, type(value).__name__)
+    )
+
+
+def _toggle(value: Any, name: str) -> Toggle:
+    if value is None:
+        return Toggle.DEFAULT
+    if isinstance(value, Toggle):
+        return value
+    if isinstance(value, bool):
+        return Toggle.ON if value else Toggle.OFF
+    if isinstance(value, str):
+        try:
+            return Toggle[value.upper()]
+        except KeyError:
+            pass
+    elif isinstance(value, numbers.Integral):
+        try:
+            return Toggle(int(value))
+        except ValueError:
+            pass
+    raise InvalidConfigurationError(
+        "%s must be a Toggle (DEFAULT, ON, OFF), not %r" % (name, value)
+    )
+
+
+def _scheduler(value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, SchedulerPolicy):
+        return value.value
+    if isinstance(value, str):
+        # Unknown names are the engine's to refuse (InvalidArgumentError).
+        return _opt_str(value, "scheduler")
+    raise InvalidConfigurationError(
+        "scheduler must be a SchedulerPolicy or str, not %s" % type(value).__name__
+    )
+
+
+# --------------------------------------------------------------------------
+# Engine options.
+
+#: Option names accepted by Engine.load and EngineBuilder, in vllm_model_params order.
+ENGINE_OPTIONS = (
+    "tokenizer_config_path",
+    "block_size",
+    "num_blocks",
+    "max_model_len",
+    "max_num_seqs",
+    "tool_parser",
+    "reasoning_parser",
+    "speculative_config",
+    "prefix_caching",
+    "max_num_batched_tokens",
+    "scheduler",
+    "kv_transfer_config",
+    "jump_forward",
+)
+
+_INT_OPTIONS = ("block_size", "num_blocks", "max_model_len", "max_num_seqs",
+                "max_num_batched_tokens")
+
+
+def _normalize_options(options: Dict[str, Any]) -> Dict[str, Any]:
+    """Validate engine options; returns the set ones, normalized."""
+    unknown = sorted(set(options) - set(ENGINE_OPTIONS))
+    if unknown:
+        raise TypeError("unknown engine option(s): %s (known: %s)"
+                        % (", ".join(unknown), ", ".join(ENGINE_OPTIONS)))
+    out: Dict[str, Any] = {}
+    for name in ENGINE_OPTIONS:
+        value = options.get(name)
+        if value is None:
+            continue
+        if name in _INT_OPTIONS:
+            out[name] = _int32(value, name)
+        elif name == "tokenizer_config_path":
+            if not isinstance(value, str):
+                try:
+                    value = os.fspath(value)
+                except TypeError:
+                    raise InvalidConfigurationError(
+                        "tokenizer_config_path must be a str or os.PathLike, not %s"
+                        % type(value).__name__
+                    ) from None
+                if isinstance(value, bytes):
+                    value = os.fsdecode(value)
+            out[name] = _opt_str(value, name)
+        elif name in ("tool_parser", "reasoning_parser"):
+            out[name] = _opt_str(value, name)
+        elif name in ("speculative_config", "kv_transfer_config"):
+            out[name] = _opt_json(value, name)
+        elif name in ("prefix_caching", "jump_forward"):
+            out[name] = _toggle(value, name)
+        elif name == "scheduler":
+            policy = _scheduler(value)
+            try:
+                out[name] = SchedulerPolicy(policy)
+            except ValueError:
+                out[name] = policy
+    return out
+
+
+def _model_path(model_path: Any) -> str:
+    if isinstance(model_path, bytes):
+        model_path = os.fsdecode(model_path)
+    if not isinstance(model_path, str):
+        try:
+            model_path = os.fspath(model_path)
+        except TypeError:
+            raise InvalidConfigurationError(
+                "model_path must be a str or os.PathLike, not %s" % type(model_path).__name__
+            ) from None
+        if isinstance(model_path, bytes):
+            model_path = os.fsdecode(model_path)
+    encode_str(model_path, "model_path")
+    return model_path
+
+
+def native_model_params(model_path: PathLike, options: Dict[str, Any]):
+    """The ``vllm_model_params*`` for a model path and normalized options,
+    plus the buffers it points into (keep both alive for the call)."""
+    keep: List[Any] = []
+
+    def cstr(value: Optional[str], name: str):
+        if value is None:
+            return ffi.NULL
+        buf = ffi.new("char[]", encode_str(value, name))
+        keep.append(buf)
+        return buf
+
+    p = ffi.new("vllm_model_params*")
+    p[0] = lib.vllm_model_params_default()
+    p.model_path = cstr(_model_path(model_path), "model_path")
+    o = options
+    if "tokenizer_config_path" in o:
+        p.tokenizer_config_path = cstr(o["tokenizer_config_path"], "tokenizer_config_path")
+    for name in _INT_OPTIONS:
+        if name in o:
+            setattr(p, name, o[name])
+    if "tool_parser" in o:
+        p.tool_parser = cstr(o["tool_parser"], "tool_parser")
+    if "reasoning_parser" in o:
+        p.reasoning_parser = cstr(o["reasoning_parser"], "reasoning_parser")
+    if "speculative_config" in o:
+        p.speculative_config = cstr(o["speculative_config"], "speculative_config")
+    if "prefix_caching" in o:
+        p.enable_prefix_caching = int(o["prefix_caching"])
+    if "scheduler" in o:
+        sched = o["scheduler"]
+        p.scheduling_policy = cstr(sched.value if isinstance(sched, SchedulerPolicy) else sched,
+                                   "scheduler")
+    if "kv_transfer_config" in o:
+        p.kv_transfer_config = cstr(o["kv_transfer_config"], "kv_transfer_config")
+    if "jump_forward" in o:
+        p.enable_jump_forward = int(o["jump_forward"])
+    return p, keep
+
+
+# --------------------------------------------------------------------------
+# Sampling.
+
+
+@dataclass(frozen=True)
+class StructuredOutput:
+    """A constraint on the generated text. Build it with one of the class
+    methods; at most one constraint applies to a request."""
+
+    kind: str
+    value: Union[str, Tuple[str, ...], None] = None
+
+    _KINDS = ("json_schema", "regex", "choice", "grammar", "json_object")
+
+    def __post_init__(self):
+        if self.kind not in self._KINDS:
+            raise InvalidConfigurationError(
+                "structured output kind must be one of %s, not %r" % (self._KINDS, self.kind)
+            )
+        name = "structured_output.%s" % self.kind
+        if self.kind == "json_object":
+            if self.value is not None:
+                raise InvalidConfigurationError("json_object takes no value")
+        elif self.kind == "choice":
+            if isinstance(self.value, str) or not isinstance(self.value, Iterable):
+                raise InvalidConfigurationError("choice must be a sequence of str")
+            choices = tuple(self.value)
+            if not choices:
+                raise InvalidConfigurationError("choice must not be empty")
+            for c in choices:
+                _opt_str(c, name)
+            object.__setattr__(self, "value", choices)
+        elif self.kind == "json_schema" and isinstance(self.value, dict):
+            object.__setattr__(self, "value", _opt_json(self.value, name))
+        else:
+            if not isinstance(self.value, str):
+                raise InvalidConfigurationError(
+                    "%s must be a str, not %s" % (name, type(self.value).__name__)
+                )
+            _opt_str(self.value, name)
+
+    @classmethod
+    def json_schema(cls, schema: Union[str, Dict[str, Any]]) -> "StructuredOutput":
+        """Output that validates against a JSON Schema (str or dict)."""
+        return cls("json_schema", schema)
+
+    @classmethod
+    def regex(cls, pattern: str) -> "StructuredOutput":
+        """Output that matches a regular expression as a whole."""
+        return cls("regex", pattern)
+
+    @classmethod
+    def choice(cls, choices: Sequence[str]) -> "StructuredOutput":
+        """Output that is exactly one of ``choices`` (non-empty)."""
+        return cls("choice", tuple(choices) if not isinstance(choices, str) else choices)
+
+    @classmethod
+    def grammar(cls, gbnf: str) -> "StructuredOutput":
+        """Output that a GBNF grammar (llama.cpp dialect) accepts."""
+        return cls("grammar", gbnf)
+
+    @classmethod
+    def json_object(cls) -> "StructuredOutput":
+        """Output that is any JSON object."""
+        return cls("json_object")
+
+
+LogitsProcessor = Callable[[Sequence[int], Any], None]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample one completion; mirrors ``vllm_sampling_params``.
+
+    Defaults are the native ones. ``max_tokens=None`` is unbounded (up to
+    ``max_model_len``); ``0`` or a negative value is refused. ``seed=None``
+    is unseeded. ``stop`` takes a str or a sequence of str. A
+    ``logits_processor`` is a callable ``f(token_ids, logits) -> None`` that
+    edits ``logits`` (a float32 numpy view when numpy is installed, else a
+    ``memoryview``; valid only during the call) in place; it needs a bounded
+    ``max_tokens``. Range checks beyond what the ABI can carry (top_p in
+    (0, 1], ...) are done by the engine (:class:`InvalidArgumentError`).
+    """
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float = 0.0
+    max_tokens: Optional[int] = 16
+    seed: Optional[int] = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    repetition_penalty: float = 1.0
+    min_tokens: int = 0
+    ignore_eos: bool = False
+    stop: Tuple[str, ...] = ()
+    structured_output: Optional[StructuredOutput] = None
+    logits_processor: Optional[LogitsProcessor] = field(default=None, compare=True)
+
+    def __post_init__(self):
+        set_ = functools.partial(object.__setattr__, self)
+        for name in ("temperature", "top_p", "min_p", "presence_penalty",
+                     "frequency_penalty", "repetition_penalty"):
+            set_(name, _real(getattr(self, name), name))
+        set_("top_k", _int32(self.top_k, "top_k"))
+        if self.max_tokens is not None:
+            n = _int32(self.max_tokens, "max_tokens")
+            if n <= 0:
+                raise InvalidConfigurationError(
+                    "max_tokens=%d: must be >= 1 (use max_tokens=None for unbounded)" % n
+                )
+            set_("max_tokens", n)
+        if self.seed is not None:
+            set_("seed", _int_in(self.seed, "seed", 0, UINT64_MAX))
+        set_("min_tokens", _int_in(self.min_tokens, "min_tokens", 0, INT32_MAX))
+        if not isinstance(self.ignore_eos, (bool, int)) or self.ignore_eos not in (0, 1):
+            raise InvalidConfigurationError("ignore_eos must be a bool")
+        set_("ignore_eos", bool(self.ignore_eos))
+        stop = self.stop
+        if stop is None:
+            stop = ()
+        elif isinstance(stop, str):
+            stop = (stop,)
+        elif isinstance(stop, Iterable):
+            stop = tuple(stop)
+        else:
+            raise InvalidConfigurationError(
+                "stop must be a str or a sequence of str, not %s" % type(stop).__name__
+            )
+        if len(stop) > INT32_MAX:
+            raise InvalidConfigurationError("too many stop strings")
+        for s in stop:
+            _opt_str(s, "stop")
+        set_("stop", stop)
+        if self.structured_output is not None and not isinstance(
+            self.structured_output, StructuredOutput
+        ):
+            raise InvalidConfigurationError(
+                "structured_output must be a StructuredOutput, not %s"
+                % type(self.structured_output).__name__
+            )
+        if self.logits_processor is not None:
+            if not callable(self.logits_processor):
+                raise InvalidConfigurationError("logits_processor must be callable")
+            if self.max_tokens is None:
+                raise InvalidConfigurationError(
+                    "a logits_processor needs a bounded max_tokens (got max_tokens=None)"
+                )
+
+    @classmethod
+    def greedy(cls, **overrides: Any) -> "SamplingParams":
+        """Greedy decoding (``temperature=0.0``) plus any other fields."""
+        values: Dict[str, Any] = {"temperature": 0.0}
+        values.update(overrides)
+        return cls(**values)
+
+
+class _NativeSampling:
+    """A ``vllm_sampling_params*`` for one native call, with the buffers and
+    callback handles it points to. ``close()`` releases the handles; for a
+    submitted request the Request takes them over instead."""
+
+    def __init__(self, params: SamplingParams):
+        if not isinstance(params, SamplingParams):
+            raise InvalidConfigurationError(
+                "params must be SamplingParams, not %s" % type(params).__name__
+            )
+        self.keep: List[Any] = []
+        self.handles: List[Any] = []
+        self.logits: Optional[LogitsSink] = None
+        p = ffi.new("vllm_sampling_params*")
+        p[0] = lib.vllm_sampling_params_default()
+        p.temperature = params.temperature
+        p.top_p = params.top_p
+        p.top_k = params.top_k
+        p.min_p = params.min_p
+        p.max_tokens = 0 if params.max_tokens is None else params.max_tokens
+        if params.seed is not None:
+            p.seed = params.seed
+            p.has_seed = 1
+        else:
+            p.seed = 0
+            p.has_seed = 0
+        p.presence_penalty = params.presence_penalty
+        p.frequency_penalty = params.frequency_penalty
+        p.repetition_penalty = params.repetition_penalty
+        p.min_tokens = params.min_tokens
+        p.ignore_eos = 1 if params.ignore_eos else 0
+        if params.stop:
+            p.stop = self._str_array(params.stop, "stop")
+            p.n_stop = len(params.stop)
+        so = params.structured_output
+        if so is not None:
+            name = "structured_output.%s" % so.kind
+            if so.kind == "json_schema":
+                p.structured_json = self._cstr(so.value, name)
+            elif so.kind == "regex":
+                p.structured_regex = self._cstr(so.value, name)
+            elif so.kind == "choice":
+                p.structured_choice = self._str_array(so.value, name)
+                p.n_structured_choice = len(so.value)
+            elif so.kind == "grammar":
+                p.structured_grammar = self._cstr(so.value, name)
+            elif so.kind == "json_object":
+                p.structured_json_object = 1
+        if params.logits_processor is not None:
+            self.logits = LogitsSink(params.logits_processor)
+            handle = _ffi.handles.register(self.logits)
+            self.handles.append(handle)
+            p.logits_processor = LOGITS_TRAMPOLINE
+            p.logits_processor_user_data = handle
+        self.ptr = p
+
+    def _cstr(self, text: str, name: str):
+        buf = ffi.new("char[]", encode_str(text, name))
+        self.keep.append(buf)
+        return buf
+
+    def _str_array(self, items: Sequence[str], name: str):
+        bufs = [self._cstr(s, name) for s in items]
+        arr = ffi.new("const char*[]", bufs)
+        self.keep.append(arr)
+        return arr
+
+    def close(self) -> None:
+        for h in self.handles:
+            _ffi.handles.release(h)
+        self.handles = []
+
+    def __enter__(self) -> "_NativeSampling":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def native_sampling_params(params: SamplingParams):
+    """The native struct for ``params`` (for inspection and tests); the
+    returned object keeps its buffers alive. Use ``.ptr``."""
+    return _NativeSampling(params)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The result of ``Engine.complete``."""
+
+    text: str
+    finish_reason: Union[FinishReason, str, None]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+# --------------------------------------------------------------------------
+# The engine.
+
+
+class EngineBuilder:
+    """Fluent form of :meth:`Engine.load`: one method per option, same names.
+
+    ``Engine.builder(path).num_blocks(64).max_model_len(256).load()``
+    """
+
+    def __init__(self, model_path: PathLike):
+        self._model_path = model_path
+        self._options: Dict[str, Any] = {}
+
+    def _set(self, name: str, value: Any) -> "EngineBuilder":
+        self._options[name] = value
+        return self
+
+    @property
+    def model_path(self) -> PathLike:
+        return self._model_path
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The options set so far, validated and normalized like Engine.load does."""
+        return _normalize_options(dict(self._options))
+
+    def tokenizer_config_path(self, path: Optional[PathLike]) -> "EngineBuilder":
+        """Override for tokenizer_config.json (HF directories only)."""
+        return self._set("tokenizer_config_path", path)
+
+    def block_size(self, n: Optional[int]) -> "EngineBuilder":
+        """Tokens per KV block (<= 0 or None: engine default)."""
+        return self._set("block_size", n)
+
+    def num_blocks(self, n: Optional[int]) -> "EngineBuilder":
+        """KV block count (<= 0 or None: sized from a memory budget)."""
+        return self._set("num_blocks", n)
+
+    def max_model_len(self, n: Optional[int]) -> "EngineBuilder":
+        """Longest sequence (<= 0 or None: the model's context length)."""
+        return self._set("max_model_len", n)
+
+    def max_num_seqs(self, n: Optional[int]) -> "EngineBuilder":
+        """Most sequences scheduled at once (None: engine default)."""
+        return self._set("max_num_seqs", n)
+
+    def tool_parser(self, name: Optional[str]) -> "EngineBuilder":
+        """Tool-call parser for chat (None: detect from the chat template)."""
+        return self._set("tool_parser", name)
+
+    def reasoning_parser(self, name: Optional[str]) -> "EngineBuilder":
+        """Reasoning parser (None: detect; "none": disabled)."""
+        return self._set("reasoning_parser", name)
+
+    def speculative_config(self, config: Union[str, Dict[str, Any], None]) -> "EngineBuilder":
+        """Speculative decoding config as vLLM's --speculative-config (str or dict)."""
+        return self._set("speculative_config", config)
+
+    def prefix_caching(self, toggle: Optional[Toggle]) -> "EngineBuilder":
+        """Prefix caching: Toggle.DEFAULT, ON or OFF."""
+        return self._set("prefix_caching", toggle)
+
+    def max_num_batched_tokens(self, n: Optional[int]) -> "EngineBuilder":
+        """Per-step token budget (chunked prefill; None: engine default)."""
+        return self._set("max_num_batched_tokens", n)
+
+    def scheduler(self, policy: Union[SchedulerPolicy, str, None]) -> "EngineBuilder":
+        """Scheduling policy (SchedulerPolicy.FCFS, PRIORITY, LPM)."""
+        return self._set("scheduler", policy)
+
+    def kv_transfer_config(self, config: Union[str, Dict[str, Any], None]) -> "EngineBuilder":
+        """KV connector config as vLLM's --kv-transfer-config (str or dict)."""
+        return self._set("kv_transfer_config", config)
+
+    def jump_forward(self, toggle: Optional[Toggle]) -> "EngineBuilder":
+        """Jump-forward decoding for structured output: Toggle.DEFAULT, ON or OFF."""
+        return self._set("jump_forward", toggle)
+
+    def load(self) -> "Engine":
+        """Load the engine with these options (see :meth:`Engine.load`)."""
+        return Engine.load(self._model_path, **self._options)
+
+    def __repr__(self) -> str:
+        return "EngineBuilder(%r, %r)" % (self._model_path, self._options)
+
+
+def _free_engine(ptr) -> None:
+    lib.vllm_engine_free(ptr)
+
+
+class Engine:
+    """A loaded model with its KV cache and scheduler (``vllm_engine``).
+
+    Create it with :meth:`load` or :meth:`builder`. One engine is safe to
+    share between threads; concurrent calls are batched by the native
+    scheduler. ``close()`` or ``with Engine.load(...) as engine:`` release it
+    deterministically (close waits for no call: the native handle is freed
+    when the last call in flight and the last live :class:`Request` are
+    done); otherwise an ``ffi.gc`` finalizer does.
+    """
+
+    def __init__(self, ptr, model_path: str, options: Dict[str, Any]):
+        self._ptr = ptr
+        self._model_path = model_path
+        self._options = options
+        self._lifetime = _Lifetime(functools.partial(_free_engine, ptr), "engine")
+        lifetime = self._lifetime
+        # The finalizer closes the lifetime; the native free waits for the
+        # calls in flight and the live requests.
+        self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
+        self._requests: "weakref.WeakSet[Request]" = weakref.WeakSet()
+        self._requests_lock = threading.Lock()
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def load(
+        cls,
+        model_path: PathLike,
+        *,
+        tokenizer_config_path: Optional[PathLike] = None,
+        block_size: Optional[int] = None,
+        num_blocks: Optional[int] = None,
+        max_model_len: Optional[int] = None,
+        max_num_seqs: Optional[int] = None,
+        tool_parser: Optional[str] = None,
+        reasoning_parser: Optional[str] = None,
+        speculative_config: Union[str, Dict[str, Any], None] = None,
+        prefix_caching: Optional[Toggle] = None,
+        max_num_batched_tokens: Optional[int] = None,
+        scheduler: Union[SchedulerPolicy, str, None] = None,
+        kv_transfer_config: Union[str, Dict[str, Any], None] = None,
+        jump_forward: Optional[Toggle] = None,
+    ) -> "Engine":
+        """Load a model: a GGUF file or a Hugging Face model directory.
+
+        Every option left at ``None`` takes the native default (see
+        ``vllm_model_params`` in the C ABI). Raises :class:`AbiMismatchError`
+        (checked first), ``TypeError`` for an unknown option,
+        :class:`InvalidConfigurationError` for a value the ABI cannot carry,
+        :class:`ModelLoadError` (path and reason in the message) and
+        :class:`InvalidArgumentError` from the engine.
+        """
+        _ffi.check_abi()
+        options = _normalize_options({
+            "tokenizer_config_path": tokenizer_config_path,
+            "block_size": block_size,
+            "num_blocks": num_blocks,
+            "max_model_len": max_model_len,
+            "max_num_seqs": max_num_seqs,
+            "tool_parser": tool_parser,
+            "reasoning_parser": reasoning_parser,
+            "speculative_config": speculative_config,
+            "prefix_caching": prefix_caching,
+            "max_num_batched_tokens": max_num_batched_tokens,
+            "scheduler": scheduler,
+            "kv_transfer_config": kv_transfer_config,
+            "jump_forward": jump_forward,
+        })
+        path = _model_path(model_path)
+        params, keep = native_model_params(path, options)
+        out = ffi.new("vllm_engine**")
+        status = lib.vllm_engine_load(params, out)
+        del keep
+        if status != 0:
+            if out[0] != ffi.NULL:  # the ABI says it stays NULL; be safe anyway
+                lib.vllm_engine_free(out[0])
+            _ffi.check(status)
+        if out[0] == ffi.NULL:
+            raise _ffi.error_for_status(4, "vllm_engine_load returned OK but no engine")
+        return cls(out[0], path, options)
+
+    @classmethod
+    def builder(cls, model_path: PathLike) -> EngineBuilder:
+        """A fluent :class:`EngineBuilder` for ``model_path``."""
+        return EngineBuilder(model_path)
+
+    # -- state -------------------------------------------------------------
+    @property
+    def model_path(self) -> str:
+        return self._model_path
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The options the engine was loaded with (those that were set)."""
+        return dict(self._options)
+
+    @property
+    def closed(self) -> bool:
+        return self._lifetime.closed
+
+    @contextlib.contextmanager
+    def _use(self):
+        self._lifetime.acquire()
+        try:
+            yield self._ptr
+        finally:
+            self._lifetime.release()
+
+    def close(self) -> None:
+        """Release the engine: live requests are closed first; the native
+        handle is freed once calls still in flight on other threads return.
+        Idempotent."""
+        with self._requests_lock:
+            requests = list(self._requests)
+        for req in requests:
+            req.close()
+        self._lifetime.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<vllm_cpp.Engine %r%s>" % (self._model_path, " closed" if self.closed else "")
+
+    # -- completion --------------------------------------------------------
+    def complete(self, prompt: str, params: Optional[SamplingParams] = None) -> Completion:
+        """Blocking completion of ``prompt`` (default params: the native
+        defaults, e.g. ``max_tokens=16``)."""
+        prompt_b = encode_str(prompt, "prompt")
+        params = SamplingParams() if params is None else params
+        with _NativeSampling(params) as native, self._use() as h:
+            out = ffi.new("vllm_completion*")
+            status = lib.vllm_complete(h, prompt_b, native.ptr, out)
+            try:
+                if native.logits is not None:
+                    native.logits.raise_if_failed()
+                _ffi.check(status)
+                text = decode_cstr(out.text, "text") or ""
+                reason = FinishReason.parse(decode_cstr(out.finish_reason, "finish_reason"))
+                return Completion(text, reason, int(out.prompt_tokens),
+                                  int(out.completion_tokens))
+            finally:
+                lib.vllm_completion_free(out)
+
+    def _stream_call(self, native_fn, first_arg: bytes, native: Optional[_NativeSampling],
+                     callback: StreamCallback) -> StreamOutcome:
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        sink = TokenSink(callback, native.logits if native is not None else None)
+        handle = _ffi.handles.register(sink)
+        try:
+            with self._use() as h:
+                if native is not None:
+                    status = native_fn(h, first_arg, native.ptr, TOKEN_TRAMPOLINE, handle)
+                else:
+                    status = native_fn(h, first_arg, TOKEN_TRAMPOLINE, handle)
+        finally:
+            _ffi.handles.release(handle)
+        raise_callback_error(sink)
+        if native is not None and native.logits is not None:
+            native.logits.raise_if_failed()
+        _ffi.check(status)
+        return StreamOutcome(stopped_by_callback=sink.stopped)
+
+    def complete_stream(self, prompt: str, params: Optional[SamplingParams],
+                        callback: StreamCallback) -> StreamOutcome:
+        """Blocking streaming completion: ``callback(StreamEvent)`` is called
+        with each delta, then once with ``finished=True`` when the request
+        finishes by itself. Returning ``StreamControl.STOP`` (or False) stops
+        the request. An exception from the callback aborts the request and is
+        re-raised here unchanged; the engine stays usable."""
+        prompt_b = encode_str(prompt, "prompt")
+        params = SamplingParams() if params is None else params
+        with _NativeSampling(params) as native:
+            return self._stream_call(lib.vllm_complete_stream, prompt_b, native, callback)
+
+    def stream(self, prompt: str, params: Optional[SamplingParams] = None) -> Iterator[str]:
+        """Generator of the text deltas of a completion. Breaking out of it
+        (or closing it) cancels the request promptly."""
+        encode_str(prompt, "prompt")
+        params = SamplingParams() if params is None else params
+        _NativeSampling(params).close()  # surface conversion errors now
+        return iterate_on_thread(lambda cb: self.complete_stream(prompt, params, cb))
+
+    # -- chat --------------------------------------------------------------
+    def chat_json(self, request: str) -> str:
+        """OpenAI ``/v1/chat/completions`` request JSON in, ``chat.completion``
+        JSON out."""
+        request_b = encode_str(request, "request_json")
+        out = ffi.new("char**")
+        with self._use() as h:
+            status = lib.vllm_chat(h, request_b, out)
+        try:
+            _ffi.check(status)
+            return decode_cstr(out[0], "response_json") or ""
+        finally:
+            lib.vllm_string_free(out[0])
+
+    def chat(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """OpenAI chat completion: request dict in, ``chat.completion`` dict out."""
+        return json.loads(self.chat_json(_request_json(request)))
+
+    def chat_stream_json(self, request: str, callback: StreamCallback) -> StreamOutcome:
+        """Streaming chat: each event's ``delta`` is one ``chat.completion.chunk``
+        JSON object; the terminal event has ``finished=True`` and ``""``."""
+        request_b = encode_str(request, "request_json")
+        return self._stream_call(lib.vllm_chat_stream, request_b, None, callback)
+
+    def chat_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+        """Generator of ``chat.completion.chunk`` dicts; closing it cancels."""
+        text = _request_json(request)
+        encode_str(text, "request_json")
+        return iterate_on_thread(lambda cb: self.chat_stream_json(text, cb), json.loads)
+
+    # -- non-blocking requests --------------------------------------------
+    def submit(self, prompt: str, params: Optional[SamplingParams],
+               callback: StreamCallback, *, priority: Optional[int] = None) -> Request:
+        """Start a completion and return at once; ``callback`` runs on a
+        native delivery thread. See :class:`Request`.
+
+        ``priority`` (lower runs first with ``SchedulerPolicy.PRIORITY``) has
+        no slot in ``vllm_request_submit`` of C ABI v10; a non-zero value is
+        refused (:class:`InvalidArgumentError`) until the engine gains one.
+        """
+        prompt_b = encode_str(prompt, "prompt")
+        params = SamplingParams() if params is None else params
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        if priority is not None:
+            priority = _int32(priority, "priority")
+            if priority != 0:
+                raise InvalidArgumentError(
+                    "priority for completion requests is not supported: "
+                    "vllm_request_submit (C ABI v10) has no priority field"
+                )
+        native = _NativeSampling(params)
+        sink = TokenSink(callback, native.logits)
+        handle = _ffi.handles.register(sink)
+        handles = [handle] + native.handles
+        native.handles = []
+        out = ffi.new("vllm_request**")
+        self._lifetime.acquire()  # held by the request until it is freed
+        try:
+            status = lib.vllm_request_submit(self._ptr, prompt_b, native.ptr,
+                                             TOKEN_TRAMPOLINE, handle, out)
+            if status != 0 or out[0] == ffi.NULL:
+                message = _ffi.last_error()
+                if out[0] != ffi.NULL:
+                    lib.vllm_request_free(out[0])
+                raise _ffi.error_for_status(status if status != 0 else 4,
+                                            message or "vllm_request_submit returned no request")
+        except BaseException:
+            for h in handles:
+                _ffi.handles.release(h)
+            self._lifetime.release()
+            raise
+        request = Request(self, out[0], sink, native.logits, handles)
+        with self._requests_lock:
+            self._requests.add(request)
+        return request
+
+    # -- async -------------------------------------------------------------
+    async def acomplete(self, prompt: str, params: Optional[SamplingParams] = None) -> str:
+        """The completion text, built on :meth:`submit` without blocking the
+        event loop; cancelling the awaiting task cancels the request.
+
+        Returns the text only: the non-blocking C ABI path reports no finish
+        reason or token counts (use :meth:`complete` for a :class:`Completion`).
+        """
+        parts: List[str] = []
+
+        def on_event(event: StreamEvent):
+            parts.append(event.delta)
+
+        request = self.submit(prompt, params, on_event)
+        await await_request(request)
+        return "".join(parts)
+
+    def astream(self, prompt: str, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
+        """Async generator of text deltas, built on :meth:`submit`; leaving it
+        early or cancelling the task cancels the request."""
+        encode_str(prompt, "prompt")
+        return aiterate_request(lambda cb: self.submit(prompt, params, cb))
+
+    async def achat(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """:meth:`chat` on a worker thread (C ABI v10 has no non-blocking chat
+        entry point, so cancelling the task does not stop the native call)."""
+        import asyncio
+
+        text = _request_json(request)
+        loop = asyncio.get_running_loop()
+        return json.loads(await loop.run_in_executor(None, self.chat_json, text))
+
+    async def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
+        """Async generator of chunk dicts. The blocking streaming chat runs on
+        a worker thread; leaving the generator early or cancelling the task
+        stops the native request at its next chunk."""
+        import asyncio
+
+        text = _request_json(request)
+        encode_str(text, "request_json")
+        loop = asyncio.get_running_loop()
+        items: "asyncio.Queue[Tuple[int, Any]]" = asyncio.Queue()
+        stop = threading.Event()
+
+        def on_event(event: StreamEvent):
+            if stop.is_set():
+                return False
+            if event.delta:
+                loop.call_soon_threadsafe(items.put_nowait, (0, event.delta))
+            return True
+
+        worker = loop.run_in_executor(None, self.chat_stream_json, text, on_event)
+        worker.add_done_callback(lambda _f: items.put_nowait((1, None)))
+        try:
+            while True:
+                kind, value = await items.get()
+                if kind != 0:
+                    break
+                yield json.loads(value)
+            await worker
+        finally:
+            stop.set()
+
+
+def _request_json(request: Any) -> str:
+    if isinstance(request, str):
+        return request
+    try:
+        return json.dumps(request)
+    except (TypeError, ValueError) as exc:
+        raise InvalidConfigurationError("chat request is not JSON-serializable: %s" % exc) from None

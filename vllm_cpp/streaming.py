@@ -1,0 +1,582 @@
+"""Callbacks from native code: stream events, the trampolines, ``Request``,
+and the generator / async adapters built on them.
+
+Native code calls back through two ``extern "Python"`` trampolines declared in
+``build_ffi.py``. Their ``void* user_data`` is an ``ffi.new_handle`` of a sink
+object; the handle is kept alive in :data:`vllm_cpp._ffi.handles` for as long
+as native code may use it (the blocking call, or the life of a request
+handle). A sink never lets an exception reach the C boundary: it records it,
+returns ``false`` (which aborts the request natively) and the Python side
+re-raises it once the native call has returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import functools
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional
+
+from . import _ffi
+from ._ffi import decode_cstr, ffi, lib
+from .errors import (
+    CallbackError,
+    EngineClosedError,
+    LogitsProcessorError,
+    RequestCallbackThreadError,
+    error_for_status,
+)
+
+__all__ = [
+    "StreamControl",
+    "StreamEvent",
+    "StreamOutcome",
+    "RequestOutcome",
+    "Request",
+]
+
+
+class StreamControl(enum.Enum):
+    """What a stream callback returns: go on, or stop (abort) the request.
+
+    ``True`` and ``None`` also mean CONTINUE; ``False`` means STOP.
+    """
+
+    CONTINUE = "continue"
+    STOP = "stop"
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One callback: the text produced by an engine step (``delta``, never
+    splitting a code point), or the terminal event (``finished=True``, delta
+    possibly ``""``)."""
+
+    delta: str
+    finished: bool
+
+
+@dataclass(frozen=True)
+class StreamOutcome:
+    """How a blocking stream ended. ``stopped_by_callback`` is True when the
+    callback returned STOP before the terminal event (returning STOP on the
+    terminal event itself is a natural finish)."""
+
+    stopped_by_callback: bool
+
+
+class RequestOutcome(enum.Enum):
+    """How a non-blocking request ended (``Request.wait()``)."""
+
+    COMPLETED = "completed"
+    STOPPED_BY_CALLBACK = "stopped_by_callback"
+    CANCELLED = "cancelled"
+
+
+# --------------------------------------------------------------------------
+# Life-time bookkeeping shared by Engine and Request.
+
+
+class _Lifetime:
+    """A native handle that several threads may be using while someone closes it.
+
+    ``acquire()``/``release()`` bracket every use of the handle; ``close()``
+    marks it closed and runs ``free`` at once when nobody uses it, otherwise
+    when the last user releases it. No use-after-free, no waiting in close.
+    """
+
+    def __init__(self, free: Callable[[], None], what: str):
+        self._lock = threading.Lock()
+        self._users = 0
+        self._closed = False
+        self._freed = False
+        self._free = free
+        self._what = what
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def acquire(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise EngineClosedError("%s is closed" % self._what)
+            self._users += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            run = self._closed and self._users == 0 and not self._freed
+            if run:
+                self._freed = True
+        if run:
+            self._free()
+
+    def close(self) -> bool:
+        """Mark closed; free now if unused. Returns False if already closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._closed = True
+            run = self._users == 0 and not self._freed
+            if run:
+                self._freed = True
+        if run:
+            self._free()
+        return True
+
+
+# --------------------------------------------------------------------------
+# Sinks: the Python objects behind user_data.
+
+
+def _is_continue(result: Any) -> Optional[bool]:
+    if result is None or result is True or result is StreamControl.CONTINUE:
+        return True
+    if result is False or result is StreamControl.STOP:
+        return False
+    return None
+
+
+class TokenSink:
+    """Receives ``vllm_token_callback`` calls for one request and forwards
+    them to a Python callable as :class:`StreamEvent`s."""
+
+    def __init__(self, callback: Callable[[StreamEvent], Any], logits=None):
+        self.callback = callback
+        self.logits = logits            # LogitsSink of the same request, if any
+        self.error: Optional[BaseException] = None
+        self.stopped = False            # STOP before the terminal event
+        self.stop_returned = False      # STOP at any event
+        self.terminal = False           # the finished event arrived
+        self.done = False               # we told native to stop, or it finished
+        self.thread_id: Optional[int] = None
+
+    def on_token(self, delta_ptr, finished: bool) -> bool:
+        self.thread_id = threading.get_ident()
+        if self.done:
+            return False
+        try:
+            if self.logits is not None and self.logits.error is not None:
+                # The logits processor failed: finish the request.
+                self.done = True
+                return False
+            delta = decode_cstr(delta_ptr, "delta") or ""
+            finished = bool(finished)
+            if finished:
+                self.terminal = True
+            result = self.callback(StreamEvent(delta, finished))
+            go_on = _is_continue(result)
+            if go_on is None:
+                raise TypeError(
+                    "stream callback must return StreamControl, bool or None, not %s"
+                    % type(result).__name__
+                )
+            if finished:
+                self.done = True
+            if not go_on:
+                self.stop_returned = True
+                if not finished:
+                    self.stopped = True
+                self.done = True
+                return False
+            return True
+        except BaseException as exc:  # noqa: BLE001 - re-raised after the native call
+            self.error = exc
+            self.done = True
+            return False
+
+
+_numpy = None
+_numpy_checked = False
+
+
+def _float_view(logits_ptr, vocab_size: int):
+    """A writable, zero-copy view of the native logits row."""
+    global _numpy, _numpy_checked
+    if not _numpy_checked:
+        try:
+            import numpy
+
+            _numpy = numpy
+        except ImportError:
+            _numpy = None
+        _numpy_checked = True
+    buf = ffi.buffer(logits_ptr, vocab_size * ffi.sizeof("float"))
+    if _numpy is not None:
+        return _numpy.frombuffer(buf, dtype=_numpy.float32)
+    return memoryview(buf).cast("f")
+
+
+class LogitsSink:
+    """Runs a Python logits processor for one request.
+
+    After the processor raised once it is not called again; the request is
+    finished (streams: at the next delivery; blocking ``complete``: at its
+    bounded ``max_tokens``) and the error is re-raised as
+    :class:`LogitsProcessorError`.
+    """
+
+    def __init__(self, processor: Callable[..., Any]):
+        self.processor = processor
+        self.error: Optional[BaseException] = None
+
+    def run(self, ids_ptr, n_ids: int, logits_ptr, vocab_size: int) -> None:
+        if self.error is not None:
+            return
+        try:
+            ids = ffi.unpack(ids_ptr, n_ids) if n_ids > 0 else []
+            self.processor(ids, _float_view(logits_ptr, vocab_size))
+        except BaseException as exc:  # noqa: BLE001 - re-raised after the native call
+            self.error = exc
+
+    def raise_if_failed(self) -> None:
+        if self.error is not None:
+            err = self.error
+            raise LogitsProcessorError(
+                "logits processor raised %s: %s" % (type(err).__name__, err)
+            ) from err
+
+
+def _token_onerror(exc_type, exc_value, tb):
+    # Only reached if the sink itself could not be found: stop the request.
+    return False
+
+
+def _logits_onerror(exc_type, exc_value, tb):
+    return None
+
+
+@ffi.def_extern(onerror=_token_onerror)
+def _vllm_token_trampoline(delta_text, finished, user_data):
+    return ffi.from_handle(user_data).on_token(delta_text, finished)
+
+
+@ffi.def_extern(onerror=_logits_onerror)
+def _vllm_logits_trampoline(token_ids, n_token_ids, logits, vocab_size, user_data):
+    ffi.from_handle(user_data).run(token_ids, n_token_ids, logits, vocab_size)
+
+
+TOKEN_TRAMPOLINE = lib._vllm_token_trampoline
+LOGITS_TRAMPOLINE = lib._vllm_logits_trampoline
+
+
+def raise_callback_error(sink: TokenSink) -> None:
+    """Re-raise, unchanged, what a blocking call's callback raised."""
+    if sink.error is not None:
+        err = sink.error
+        sink.error = None  # break the frame <-> exception cycle
+        raise err
+
+
+# --------------------------------------------------------------------------
+# A reaper thread for teardown that cannot run where it was requested (a
+# request closed or finalized from its own delivery thread).
+
+_reaper_lock = threading.Lock()
+_reaper_queue: "queue.Queue[Callable[[], None]]" = queue.Queue()
+_reaper_thread: Optional[threading.Thread] = None
+
+
+def _reaper_main() -> None:
+    while True:
+        job = _reaper_queue.get()
+        try:
+            job()
+        except Exception:  # noqa: BLE001 - teardown must go on
+            pass
+
+
+def defer_to_reaper(job: Callable[[], None]) -> None:
+    global _reaper_thread
+    with _reaper_lock:
+        if _reaper_thread is None or not _reaper_thread.is_alive():
+            _reaper_thread = threading.Thread(
+                target=_reaper_main, name="vllm-cpp-reaper", daemon=True
+            )
+            _reaper_thread.start()
+    _reaper_queue.put(job)
+
+
+# --------------------------------------------------------------------------
+# Non-blocking requests.
+
+
+def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime) -> None:
+    """Free a native request handle, then release its Python callback objects
+    and its hold on the engine. Never runs on the request's own delivery
+    thread (that would join itself): from there it goes to the reaper."""
+    if sink.thread_id == threading.get_ident():
+        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime))
+        return
+    lib.vllm_request_free(ptr)
+    for h in handles:
+        _ffi.handles.release(h)
+    del handles[:]
+    engine_lifetime.release()
+
+
+class Request:
+    """A non-blocking request made by ``Engine.submit``.
+
+    Callbacks run on a native delivery thread. ``wait()`` blocks until
+    delivery finished and says how the request ended; ``cancel()`` aborts it
+    (idempotent); ``close()`` (or the context manager, or the ``ffi.gc``
+    finalizer) cancels, joins delivery, frees the native handle, and only
+    then releases the Python callback. The request keeps its engine alive.
+    Teardown asked for from the request's own callback is deferred to a
+    reaper thread.
+    """
+
+    def __init__(self, engine, ptr, sink: TokenSink, logits: Optional[LogitsSink],
+                 handles: list):
+        # `engine._lifetime` was acquired by Engine.submit for this request;
+        # _free_request releases it after the native handle is gone.
+        self._engine = engine  # keeps the Engine object alive
+        self._ptr = ptr
+        self._sink = sink
+        self._logits = logits
+        self._lifetime = _Lifetime(
+            functools.partial(_free_request, ptr, sink, handles, engine._lifetime), "request"
+        )
+        # The finalizer only closes the lifetime: the free itself waits for
+        # any thread still inside wait()/cancel() on this handle.
+        lifetime = self._lifetime
+        self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
+        self._cancel_requested = False
+        self._result: Optional[RequestOutcome] = None
+        self._error: Optional[BaseException] = None
+        self._waited = False
+
+    def _on_own_thread(self) -> bool:
+        return self._sink.thread_id is not None and self._sink.thread_id == threading.get_ident()
+
+    # -- public ------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._lifetime.closed
+
+    def is_done(self) -> bool:
+        """True once delivery has finished (non-blocking)."""
+        if self._waited:
+            return True
+        try:
+            self._lifetime.acquire()
+        except EngineClosedError:
+            return True
+        try:
+            return bool(lib.vllm_request_done(self._ptr))
+        finally:
+            self._lifetime.release()
+
+    def cancel(self) -> None:
+        """Abort the request; idempotent, a finished request stays as it is."""
+        try:
+            self._lifetime.acquire()
+        except EngineClosedError:
+            return
+        try:
+            self._cancel_requested = True
+            _ffi.check(lib.vllm_request_cancel(self._ptr))
+        finally:
+            self._lifetime.release()
+
+    def native_error(self) -> Optional[str]:
+        """The native error text of the request, or None (running / no error)."""
+        self._lifetime.acquire()
+        try:
+            text = decode_cstr(lib.vllm_request_error(self._ptr), "request_error")
+        finally:
+            self._lifetime.release()
+        return text or None
+
+    def wait(self, timeout: Optional[float] = None) -> RequestOutcome:
+        """Block until delivery finished; return how the request ended.
+
+        Raises ``TimeoutError`` after ``timeout`` seconds (the request stays
+        live), :class:`CallbackError` (every time) when the callback raised,
+        :class:`LogitsProcessorError` when the logits processor raised, the
+        mapped native error when the request failed, and
+        :class:`RequestCallbackThreadError` from the request's own callback.
+        """
+        if self._on_own_thread():
+            raise RequestCallbackThreadError(
+                "Request.wait() called from the request's own callback thread"
+            )
+        if not self._waited:
+            self._lifetime.acquire()
+            try:
+                if timeout is not None:
+                    deadline = time.monotonic() + max(0.0, timeout)
+                    delay = 0.0005
+                    while not lib.vllm_request_done(self._ptr):
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise TimeoutError("request still running after %gs" % timeout)
+                        time.sleep(min(delay, left))
+                        delay = min(delay * 2, 0.02)
+                status = lib.vllm_request_wait(self._ptr)
+                message = _ffi.last_error() if status != 0 else ""
+            finally:
+                self._lifetime.release()
+            self._settle(int(status), message)
+        return self._outcome()
+
+    def _settle(self, status: int, message: str) -> None:
+        if self._waited:
+            return
+        sink = self._sink
+        if sink.error is not None:
+            err = CallbackError(
+                "request callback raised %s: %s" % (type(sink.error).__name__, sink.error)
+            )
+            err.__cause__ = sink.error
+            self._error = err
+        elif self._logits is not None and self._logits.error is not None:
+            err = LogitsProcessorError(
+                "logits processor raised %s: %s"
+                % (type(self._logits.error).__name__, self._logits.error)
+            )
+            err.__cause__ = self._logits.error
+            self._error = err
+        elif status != 0:
+            self._error = error_for_status(status, message)
+        elif sink.stop_returned:
+            self._result = RequestOutcome.STOPPED_BY_CALLBACK
+        elif self._cancel_requested and not sink.terminal:
+            self._result = RequestOutcome.CANCELLED
+        else:
+            self._result = RequestOutcome.COMPLETED
+        self._waited = True
+
+    def _outcome(self) -> RequestOutcome:
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+    def close(self) -> None:
+        """Cancel if needed, join delivery, free the native handle, release
+        the callback. From the request's own callback this is deferred to a
+        reaper thread."""
+        self._lifetime.close()
+
+    def __enter__(self) -> "Request":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else ("done" if self._waited else "live")
+        return "<vllm_cpp.Request %s>" % state
+
+
+# --------------------------------------------------------------------------
+# Generator adapter: a blocking streaming call on a worker thread.
+
+_DELTA, _DONE, _ERROR = 0, 1, 2
+
+
+def iterate_on_thread(run: Callable[[Callable[[StreamEvent], Any]], Any],
+                      convert: Callable[[str], Any] = lambda s: s,
+                      name: str = "vllm-cpp-stream") -> Iterator[Any]:
+    """Generator over the non-empty deltas of ``run(callback)``, which is
+    started on a worker thread at the first ``next()``.
+
+    Closing the generator (``break``, ``close()``, garbage collection) makes
+    the callback return False, so the native request is aborted at its next
+    delivery; the generator then joins the worker, so the request is over
+    when ``close()`` returns. Errors of the call re-raise from ``next()``.
+    """
+    items: "queue.Queue[tuple]" = queue.Queue()
+    cancelled = threading.Event()
+
+    def on_event(event: StreamEvent):
+        if cancelled.is_set():
+            return False
+        if event.delta:
+            items.put((_DELTA, event.delta))
+        return not cancelled.is_set()
+
+    def worker():
+        try:
+            run(on_event)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            items.put((_ERROR, exc))
+        else:
+            items.put((_DONE, None))
+
+    thread = threading.Thread(target=worker, name=name, daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == _DELTA:
+                yield convert(value)
+            elif kind == _DONE:
+                return
+            else:
+                raise value
+    finally:
+        cancelled.set()
+        if thread is not threading.current_thread():
+            thread.join()
+
+
+# --------------------------------------------------------------------------
+# Async adapters on top of Request.
+
+
+async def await_request(request: Request) -> RequestOutcome:
+    """Wait for ``request`` without blocking the event loop; cancelling the
+    awaiting task cancels the native request. The request is closed after."""
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(None, request.wait)
+    except asyncio.CancelledError:
+        request.cancel()
+        raise
+    finally:
+        loop.run_in_executor(None, request.close)
+
+
+async def aiterate_request(submit: Callable[[Callable[[StreamEvent], Any]], Request],
+                           convert: Callable[[str], Any] = lambda s: s):
+    """Async generator over the non-empty deltas of a submitted request.
+
+    Leaving the generator early (``break``, ``aclose()``, task cancellation)
+    cancels the native request.
+    """
+    loop = asyncio.get_running_loop()
+    items: "asyncio.Queue[tuple]" = asyncio.Queue()
+    stop = threading.Event()
+
+    def on_event(event: StreamEvent):
+        if stop.is_set():
+            return False
+        if event.delta:
+            loop.call_soon_threadsafe(items.put_nowait, (_DELTA, event.delta))
+        return True
+
+    request = submit(on_event)
+    waiter = loop.run_in_executor(None, request.wait)
+    waiter.add_done_callback(lambda _f: items.put_nowait((_DONE, None)))
+    try:
+        while True:
+            kind, value = await items.get()
+            if kind == _DELTA:
+                yield convert(value)
+            else:
+                break
+        # Deltas queued before the waiter finished were delivered first.
+        await waiter  # raises the request's error, if any
+    finally:
+        if not waiter.done():
+            stop.set()
+            request.cancel()
+        loop.run_in_executor(None, request.close)
