@@ -194,8 +194,9 @@ class SDist(sdist):
     EXTRA_FILES = ("build_ffi.py", "CMakeLists.txt", "README.md", "pyproject.toml", "setup.py")
     SKIP_DIRS = {"build", ".git", "__pycache__"}
 
-    def add_defaults(self):
-        super().add_defaults()
+    def make_distribution(self):
+        # setuptools builds the file list in egg_info (not through this
+        # class's add_defaults), so extend it right before it is used.
         for name in self.EXTRA_FILES:
             if os.path.isfile(os.path.join(ROOT, name)):
                 self.filelist.append(name)
@@ -207,6 +208,9 @@ class SDist(sdist):
                     if f.endswith((".pyc", ".so", ".o")):
                         continue
                     self.filelist.append(os.path.relpath(os.path.join(root, f), ROOT))
+        self.filelist.sort()
+        self.filelist.remove_duplicates()
+        super().make_distribution()
 
 
 setup(
