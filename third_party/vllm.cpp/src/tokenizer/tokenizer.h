@@ -46,25 +46,34 @@ public:
     static std::unique_ptr<Tokenizer> create(const TokenizerData& data);
 
     // add_special: prepend BOS / append EOS as the model's add_bos/add_eos
-    // say. parse_special: control and user-defined token texts in `text`
-    // become single tokens.
+    // say. parse_special: control (and unknown) token texts in `text`
+    // become single tokens; user-defined token texts always do, as in
+    // llama.cpp.
     virtual std::vector<int32_t> encode(const std::string& text, bool add_special,
                                         bool parse_special) const = 0;
 
     // The raw bytes a token stands for (byte-level symbols mapped back to
-    // bytes). Control tokens give "" when skip_special, else their text.
+    // bytes). Control (and unknown) tokens give "" when skip_special, else
+    // their text; user-defined tokens give their text. INVALID_ARGUMENT
+    // error for an id outside the vocabulary.
     virtual std::string token_bytes(int32_t id, bool skip_special) const = 0;
 
     int32_t vocab_size() const { return static_cast<int32_t>(data_.tokens.size()); }
     int32_t bos_id() const { return data_.bos_id; }
     int32_t eos_id() const { return data_.eos_id; }
-    // End-of-generation: EOS, EOT or EOM.
+    // End-of-generation: EOS, EOT, EOM, or a token whose text llama.cpp
+    // knows as an end-of-turn marker (<|im_end|>, <|endoftext|>, ...).
     bool is_eog(int32_t id) const;
     const TokenizerData& data() const { return data_; }
 
 protected:
-    explicit Tokenizer(TokenizerData data) : data_(std::move(data)) {}
+    // Fills in token types (NORMAL when the GGUF has none), makes the
+    // end-of-turn markers CONTROL as llama.cpp does, and finds the EOG set.
+    explicit Tokenizer(TokenizerData data);
     TokenizerData data_;
+
+private:
+    std::vector<int32_t> eog_ids_;  // sorted
 };
 
 // Turns a stream of token ids into text deltas that never split a UTF-8

@@ -1,0 +1,52 @@
+// TokenizerData::from_gguf: the tokenizer.ggml.* metadata.
+#include "model/gguf_reader.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/tokenizer.h"
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+
+// A special token id; ids outside the vocabulary are ignored (-1), as
+// llama.cpp ignores them with a warning.
+int32_t read_token_id(const GgufFile& file, const char* key, size_t n_tokens) {
+    const int64_t id = file.get_int(key, -1);
+    return id >= 0 && static_cast<uint64_t>(id) < n_tokens ? static_cast<int32_t>(id) : -1;
+}
+
+}  // namespace
+
+TokenizerData TokenizerData::from_gguf(const GgufFile& file) {
+    TokenizerData d;
+    d.model = file.require_string("tokenizer.ggml.model");
+    d.pre = file.get_string("tokenizer.ggml.pre", "");
+    d.tokens = file.get_string_array("tokenizer.ggml.tokens");
+    if (d.tokens.empty()) throw_model_load("'" + file.path() + "' has no tokenizer.ggml.tokens");
+    const size_t n = d.tokens.size();
+
+    const std::vector<int64_t> types = file.get_int_array("tokenizer.ggml.token_type");
+    if (!types.empty() && types.size() < n) {
+        throw_model_load("'" + file.path() + "': tokenizer.ggml.token_type has " + std::to_string(types.size()) +
+                         " entries for " + std::to_string(n) + " tokens");
+    }
+    d.token_types.assign(types.begin(), types.begin() + (types.empty() ? 0 : n));
+
+    d.merges = file.get_string_array("tokenizer.ggml.merges");
+    d.bos_id = read_token_id(file, "tokenizer.ggml.bos_token_id", n);
+    d.eos_id = read_token_id(file, "tokenizer.ggml.eos_token_id", n);
+    d.eot_id = read_token_id(file, "tokenizer.ggml.eot_token_id", n);
+    d.eom_id = read_token_id(file, "tokenizer.ggml.eom_token_id", n);
+    d.unk_id = read_token_id(file, "tokenizer.ggml.unknown_token_id", n);
+    d.pad_id = read_token_id(file, "tokenizer.ggml.padding_token_id", n);
+
+    // Without the key, llama.cpp lets the pre-tokenizer decide (llama3
+    // models add BOS).
+    PreTokenizerSpec spec;
+    const bool known_pre = find_pretokenizer(d.pre, spec);
+    d.add_bos = file.get_bool("tokenizer.ggml.add_bos_token", known_pre && spec.add_bos_default);
+    d.add_eos = file.get_bool("tokenizer.ggml.add_eos_token", false);
+    return d;
+}
+
+}  // namespace vllm

@@ -1,0 +1,174 @@
+#include "tokenizer/unicode.h"
+
+#include <algorithm>
+#include <array>
+
+namespace vllm {
+
+namespace {
+
+constexpr uint32_t kBmpSize = 0x10000;
+
+// Classes of the Basic Multilingual Plane spread into a flat table: nearly
+// all text lives there, and a lookup per code point must be cheap.
+const std::vector<uint8_t>& bmp_classes() {
+    static const std::vector<uint8_t> table = [] {
+        std::vector<uint8_t> t(kBmpSize, 0);
+        for (size_t i = 0; i < kCodepointRangeCount; ++i) {
+            const CodepointRange& r = kCodepointRanges[i];
+            for (uint32_t c = r.first; c <= r.last && c < kBmpSize; ++c) t[c] = r.cls;
+        }
+        return t;
+    }();
+    return table;
+}
+
+struct ByteAlphabet {
+    std::array<uint32_t, 256> to_cpt{};
+    std::array<int16_t, 512> to_byte{};  // every symbol is below U+0200
+};
+
+const ByteAlphabet& byte_alphabet() {
+    static const ByteAlphabet alphabet = [] {
+        ByteAlphabet a;
+        a.to_byte.fill(-1);
+        // Printable Latin-1 bytes stand for themselves; the rest (controls,
+        // space, DEL, NBSP, soft hyphen) are moved to U+0100 onwards in
+        // byte order.
+        auto printable = [](int b) {
+            return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        };
+        uint32_t next = 0x100;
+        for (int b = 0; b < 256; ++b) {
+            const uint32_t cpt = printable(b) ? static_cast<uint32_t>(b) : next++;
+            a.to_cpt[b] = cpt;
+            a.to_byte[cpt] = static_cast<int16_t>(b);
+        }
+        return a;
+    }();
+    return alphabet;
+}
+
+bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+}  // namespace
+
+uint8_t codepoint_class(uint32_t cpt) {
+    if (cpt < kBmpSize) return bmp_classes()[cpt];
+    const CodepointRange* end = kCodepointRanges + kCodepointRangeCount;
+    const CodepointRange* it = std::upper_bound(
+        kCodepointRanges, end, cpt, [](uint32_t c, const CodepointRange& r) { return c < r.first; });
+    if (it == kCodepointRanges) return 0;
+    --it;
+    return cpt <= it->last ? it->cls : 0;
+}
+
+void decode_utf8_lenient(const std::string& text, std::vector<uint32_t>& cpts) {
+    cpts.clear();
+    cpts.reserve(text.size());
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    size_t i = 0;
+    while (i < n) {
+        const unsigned char b0 = s[i];
+        size_t len = 0;
+        uint32_t cpt = 0;
+        if (b0 < 0x80) {
+            len = 1;
+            cpt = b0;
+        } else if ((b0 & 0xE0) == 0xC0) {
+            len = 2;
+            cpt = b0 & 0x1F;
+        } else if ((b0 & 0xF0) == 0xE0) {
+            len = 3;
+            cpt = b0 & 0x0F;
+        } else if ((b0 & 0xF8) == 0xF0) {
+            len = 4;
+            cpt = b0 & 0x07;
+        }
+        // len == 0: a stray continuation byte or an 0xF8.. lead.
+        bool ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; ++k) {
+            if (!is_continuation(s[i + k])) ok = false;
+            cpt = (cpt << 6) | (s[i + k] & 0x3F);
+        }
+        if (!ok) {
+            cpts.push_back(kReplacementChar);
+            i += 1;
+            continue;
+        }
+        cpts.push_back(cpt <= 0x10FFFF ? cpt : kReplacementChar);
+        i += len;
+    }
+}
+
+void append_utf8(uint32_t cpt, std::string& out) {
+    if (cpt < 0x80) {
+        out.push_back(static_cast<char>(cpt));
+    } else if (cpt < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cpt >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
+    } else if (cpt < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cpt >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
+    } else {
+        out.push_back(static_cast<char>(0xF0 | (cpt >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cpt >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
+    }
+}
+
+uint32_t byte_to_codepoint(uint8_t byte) { return byte_alphabet().to_cpt[byte]; }
+
+int codepoint_to_byte(uint32_t cpt) {
+    return cpt < byte_alphabet().to_byte.size() ? byte_alphabet().to_byte[cpt] : -1;
+}
+
+Utf8Step utf8_step(const char* str, size_t n) {
+    const auto* s = reinterpret_cast<const unsigned char*>(str);
+    const unsigned char b0 = s[0];
+    if (b0 < 0x80) return {Utf8Status::VALID, 1};
+    size_t len = 0;
+    // The allowed range of the second byte excludes overlong forms,
+    // surrogates and code points past U+10FFFF (Unicode table 3-7).
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        len = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        len = 3;
+        if (b0 == 0xE0) lo = 0xA0;
+        if (b0 == 0xED) hi = 0x9F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        len = 4;
+        if (b0 == 0xF0) lo = 0x90;
+        if (b0 == 0xF4) hi = 0x8F;
+    } else {
+        return {Utf8Status::INVALID, 1};
+    }
+    for (size_t k = 1; k < len; ++k) {
+        if (k >= n) return {Utf8Status::INCOMPLETE, n};
+        const unsigned char c = s[k];
+        const bool in_range = k == 1 ? (c >= lo && c <= hi) : is_continuation(c);
+        if (!in_range) return {Utf8Status::INVALID, k};
+    }
+    return {Utf8Status::VALID, len};
+}
+
+size_t append_repaired_utf8(const char* s, size_t n, bool final, std::string& out) {
+    size_t i = 0;
+    while (i < n) {
+        const Utf8Step step = utf8_step(s + i, n - i);
+        if (step.status == Utf8Status::INCOMPLETE && !final) break;
+        if (step.status == Utf8Status::VALID) {
+            out.append(s + i, step.length);
+        } else {
+            append_utf8(kReplacementChar, out);
+        }
+        i += step.length;
+    }
+    return i;
+}
+
+}  // namespace vllm
