@@ -72,7 +72,7 @@ def test_enums():
     assert [int(t) for t in Toggle] == [0, 1, 2]
     assert [p.value for p in SchedulerPolicy] == ["fcfs", "priority", "lpm"]
     assert {r.name for r in FinishReason} == {"STOP", "LENGTH", "ABORT", "ERROR", "REPETITION", "UNKNOWN"}
-    assert FinishReason.STOP == "stop"
+    assert FinishReason.STOP == "stop" and str(FinishReason.STOP) == "stop" and f"{FinishReason.LENGTH}" == "length"
     assert FinishReason.parse("length") is FinishReason.LENGTH
     assert FinishReason.parse("something_new") == "something_new"
     assert not isinstance(FinishReason.parse("something_new"), FinishReason)

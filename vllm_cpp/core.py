@@ -85,6 +85,9 @@ class SchedulerPolicy(str, enum.Enum):
     PRIORITY = "priority"
     LPM = "lpm"
 
+    def __str__(self) -> str:
+        return self.value
+
 
 class FinishReason(str, enum.Enum):
     """Why a completion finished. Compares equal to the native string."""
@@ -95,6 +98,9 @@ class FinishReason(str, enum.Enum):
     ERROR = "error"
     REPETITION = "repetition"
     UNKNOWN = "unknown"
+
+    def __str__(self) -> str:
+        return self.value
 
     @classmethod
     def parse(cls, value: Optional[str]) -> Union["FinishReason", str, None]:

@@ -351,6 +351,7 @@ class Request:
         self._result: Optional[RequestOutcome] = None
         self._error: Optional[BaseException] = None
         self._waited = False
+        self._settle_lock = threading.Lock()
 
     def _on_own_thread(self) -> bool:
         return self._sink.thread_id is not None and self._sink.thread_id == threading.get_ident()
@@ -427,8 +428,11 @@ class Request:
         return self._outcome()
 
     def _settle(self, status: int, message: str) -> None:
-        if self._waited:
-            return
+        with self._settle_lock:
+            if not self._waited:
+                self._settle_locked(status, message)
+
+    def _settle_locked(self, status: int, message: str) -> None:
         sink = self._sink
         if sink.error is not None:
             err = CallbackError(
