@@ -35,8 +35,13 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
     const int pairs = config_.rope_dim / 2;
     inv_freq_.resize(pairs);
-    for (int i = 0; i < pairs; ++i)
-        inv_freq_[i] = static_cast<float>(std::pow(double(config_.rope_theta), -2.0 * i / config_.rope_dim));
+    // theta_i = freq_scale * base^(-2i / rope_dim) / rope_freqs[i] (llama.cpp's
+    // rope with freq_factors and linear scaling).
+    for (int i = 0; i < pairs; ++i) {
+        double f = config_.rope_freq_scale * std::pow(double(config_.rope_theta), -2.0 * i / config_.rope_dim);
+        if (!weights_.rope_freqs.empty()) f /= weights_.rope_freqs[i];
+        inv_freq_[i] = static_cast<float>(f);
+    }
 }
 
 void LlamaModel::rope(float* vectors, int n_heads, ThreadPool& pool) {

@@ -56,6 +56,24 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
         throw_model_load("cannot load '" + file.path() + "': inconsistent hyperparameters in the GGUF metadata");
     c.head_dim = static_cast<int>(file.get_int(a + "attention.key_length", c.dim / c.n_heads));
     c.rope_dim = static_cast<int>(file.get_int(a + "rope.dimension_count", c.head_dim));
+    // The KV cache and attention use head_dim for values too.
+    const int64_t value_length = file.get_int(a + "attention.value_length", c.head_dim);
+    if (value_length != c.head_dim)
+        throw_model_load("cannot load '" + file.path() + "': attention.value_length " + std::to_string(value_length) +
+                         " differs from the key length " + std::to_string(c.head_dim) + " (unsupported)");
+    // RoPE scaling: only linear is implemented; the others change the
+    // angles (and attention scale) in ways this forward does not model, so
+    // loading such a model would silently give wrong results.
+    const std::string scaling = file.get_string(a + "rope.scaling.type", "none");
+    if (scaling == "linear") {
+        const double factor = file.get_float(a + "rope.scaling.factor", 1.0);
+        if (!(factor > 0.0))
+            throw_model_load("cannot load '" + file.path() + "': rope.scaling.factor must be positive");
+        c.rope_freq_scale = static_cast<float>(1.0 / factor);
+    } else if (scaling != "none" && !scaling.empty()) {
+        throw_model_load("cannot load '" + file.path() + "': unsupported RoPE scaling '" + scaling +
+                         "' (rope.scaling.type; supported: none, linear)");
+    }
     if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim || c.head_dim % 2 != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
     // vocab_size comes from the embedding tensor; the metadata key is optional.

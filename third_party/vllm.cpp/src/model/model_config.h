@@ -25,6 +25,9 @@ struct ModelConfig {
     int context_length = 0;
     int rope_dim = 0;       // leading dims of each head that RoPE rotates
     float rope_theta = 10000.0f;
+    // Linear RoPE scaling ("rope.scaling.type" = "linear"): every angle is
+    // multiplied by 1 / rope.scaling.factor. 1 when the model has none.
+    float rope_freq_scale = 1.0f;
     float rms_eps = 1e-5f;
     RopeStyle rope_style = RopeStyle::ADJACENT_PAIRS;
     bool qkv_bias = false;  // Qwen2

@@ -73,6 +73,12 @@ ModelWeights ModelWeights::from_gguf(const GgufFile& file, ModelConfig& config) 
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
     w.output_norm = load.vector("output_norm.weight", dim);
     w.output = load.find("output.weight") ? load.matrix("output.weight", config.vocab_size, dim) : w.token_embedding;
+    if (load.find("rope_freqs.weight")) {
+        w.rope_freqs = load.vector("rope_freqs.weight", config.rope_dim / 2);
+        for (float f : w.rope_freqs)
+            if (!(f > 0.0f))
+                throw_model_load("cannot load '" + file.path() + "': tensor 'rope_freqs.weight' has a non-positive factor");
+    }
     w.layers.resize(config.n_layers);
     for (int i = 0; i < config.n_layers; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";

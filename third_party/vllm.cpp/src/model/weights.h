@@ -25,6 +25,9 @@ struct ModelWeights {
     std::vector<LayerWeights> layers;
     std::vector<float> output_norm;
     kernels::QuantMatrix output;            // [vocab, dim]; the embedding when tied
+    // Optional per-pair RoPE frequency divisors (rope_freqs.weight, rope_dim / 2
+    // floats; Llama 3.1+ "llama3" RoPE scaling). Empty when absent.
+    std::vector<float> rope_freqs;
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.
