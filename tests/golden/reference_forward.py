@@ -1,5 +1,10 @@
 """Plain numpy reference implementation of the Llama forward pass.
 
+Besides ``llama`` it runs the family members the engine runs with the same
+forward: ``mistral`` (identical to llama), ``qwen2`` (q/k/v biases, NEOX
+RoPE) and ``qwen3`` (per-head RMS norm of q and k before RoPE, NEOX RoPE);
+see "Family members" below.
+
 This is the "float reference" that the engine's golden tests are built
 against.  It reads the very same GGUF file as the engine, dequantizes every
 tensor to float with ``gguf.quants.dequantize`` and then runs the textbook
@@ -27,6 +32,26 @@ Conventions that matter (they are the llama.cpp ones, which the engine follows):
   (consecutive query heads share one KV head, as in ggml's broadcast matmul).
 * Output matrix.  ``output.weight`` when present, else ``token_embd.weight``.
 
+Family members (``general.architecture``):
+
+* ``llama``, ``mistral``: as above.
+* ``qwen2``: optional ``attn_{q,k,v}.bias`` added after the projections (any
+  architecture's biases are used when present); RoPE in ggml's NEOX mode
+  (mode 2): the pairs are (x[i], x[i + n_rot/2]), same angles.
+* ``qwen3``: NEOX RoPE, and before it every head of q and of k is
+  RMS-normalised over its head_dim elements and multiplied by
+  ``blk.N.attn_q_norm.weight`` / ``attn_k_norm.weight`` (same epsilon as the
+  block norms).  Qwen3's ``attention.key_length`` (head_dim) need not be
+  n_embd / n_head.
+
+Optional activation quantization (``act_quant=True``, off by default): the
+input rows of every matmul whose weight is Q4_0/Q4_1/Q8_0 (blocks of 32) or
+Q4_K/Q5_K/Q6_K (blocks of 256) are first rounded the way llama.cpp and the
+engine quantize them for an integer dot product: per block d = amax / 127
+(float32), q = rint(x / d), x' = q * d.  With it the reference reproduces
+that rounding instead of the float result, which isolates the remaining
+engine differences (summation order, online softmax) from the 8-bit error.
+
 Usage::
 
     import reference_forward as rf
@@ -43,10 +68,38 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from gguf import GGUFReader
+from gguf import GGMLQuantizationType, GGUFReader
 from gguf.quants import dequantize
 
-__all__ = ["ReferenceModel", "KVCache", "load", "logits_for"]
+__all__ = ["ReferenceModel", "KVCache", "load", "logits_for", "ARCHITECTURES", "quantize_activations"]
+
+#: general.architecture -> RoPE pairing ("normal": adjacent pairs, "neox": halves)
+ARCHITECTURES = {"llama": "normal", "mistral": "normal", "qwen2": "neox", "qwen3": "neox"}
+
+# Activation block length of the integer dot product for each quantized type.
+_ACT_BLOCK = {
+    GGMLQuantizationType.Q4_0: 32,
+    GGMLQuantizationType.Q4_1: 32,
+    GGMLQuantizationType.Q8_0: 32,
+    GGMLQuantizationType.Q4_K: 256,
+    GGMLQuantizationType.Q5_K: 256,
+    GGMLQuantizationType.Q6_K: 256,
+}
+
+
+def quantize_activations(x: np.ndarray, block: int) -> np.ndarray:
+    """Rows of ``x`` rounded to 8 bits per ``block`` elements (symmetric,
+    d = amax / 127 in float32, q = round-half-even(x / d)), back as floats."""
+    x32 = np.asarray(x, dtype=np.float32)
+    if x32.shape[-1] % block:
+        raise ValueError("row length is not a multiple of the activation block")
+    b = x32.reshape(x32.shape[:-1] + (x32.shape[-1] // block, block))
+    amax = np.abs(b).max(axis=-1, keepdims=True)
+    d = amax / np.float32(127.0)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d != 0, np.float32(1.0) / d, np.float32(0.0)).astype(np.float32)
+    q = np.rint(b * inv)
+    return (q * d).reshape(x32.shape).astype(x.dtype, copy=False)
 
 
 def _field_value(reader: GGUFReader, key: str, default=None):
@@ -66,13 +119,16 @@ class KVCache:
 
 
 class ReferenceModel:
-    def __init__(self, path: str, dtype=np.float32):
+    def __init__(self, path: str, dtype=np.float32, act_quant: bool = False):
         self.path = str(path)
         self.dtype = np.dtype(dtype)
+        self.act_quant = bool(act_quant)
         reader = GGUFReader(self.path)
         arch = _field_value(reader, "general.architecture")
-        if arch != "llama":
-            raise ValueError(f"reference_forward only implements llama, got {arch!r}")
+        if arch not in ARCHITECTURES:
+            raise ValueError(f"reference_forward implements {sorted(ARCHITECTURES)}, got {arch!r}")
+        self.arch = arch
+        self.rope_neox = ARCHITECTURES[arch] == "neox"
         p = arch + "."
 
         def meta(key, default=None):
@@ -101,6 +157,8 @@ class ReferenceModel:
             raise ValueError("bad rope.dimension_count")
 
         tensors = {t.name: t for t in reader.tensors}
+        # stored type of every tensor (for act_quant)
+        self.tensor_types = {name: GGMLQuantizationType(int(t.tensor_type)) for name, t in tensors.items()}
 
         def get(name):
             t = tensors[name]
@@ -117,6 +175,7 @@ class ReferenceModel:
         out = get_opt("output.weight")
         self.tied_output = out is None
         self.output = self.tok_embd if out is None else out  # [vocab, n_embd]
+        self.output_type = self.tensor_types["token_embd.weight" if out is None else "output.weight"]
         # optional per-frequency divisors (llama 3.1 style rope_freqs)
         self.rope_freqs = get_opt("rope_freqs.weight")
 
@@ -138,6 +197,15 @@ class ReferenceModel:
                     w_gate=get(b + "ffn_gate.weight"),
                     w_up=get(b + "ffn_up.weight"),
                     w_down=get(b + "ffn_down.weight"),
+                    q_norm=get_opt(b + "attn_q_norm.weight"),
+                    k_norm=get_opt(b + "attn_k_norm.weight"),
+                    types={
+                        key: self.tensor_types[b + name + ".weight"]
+                        for key, name in (
+                            ("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"), ("wo", "attn_output"),
+                            ("w_gate", "ffn_gate"), ("w_up", "ffn_up"), ("w_down", "ffn_down"),
+                        )
+                    },
                 )
             )
         # inverse frequencies for the adjacent-pair rotation, computed in float64
@@ -153,12 +221,25 @@ class ReferenceModel:
         ms = np.mean(x64 * x64, axis=-1, keepdims=True)
         return (x64 / np.sqrt(ms + self.eps)).astype(self.dtype) * w
 
+    def _matmul(self, x, w, wtype):
+        """x @ w^T, with x rounded to 8 bits first when act_quant and w is quantized."""
+        if self.act_quant and wtype in _ACT_BLOCK:
+            x = quantize_activations(x, _ACT_BLOCK[wtype])
+        return x @ w.T
+
     def _rope(self, x, positions):
-        """x: [n_tok, n_heads, head_dim]; rotates adjacent pairs in place-copy."""
+        """x: [n_tok, n_heads, head_dim]; rotates adjacent pairs (NEOX: halves) in a copy."""
         ang = np.asarray(positions, dtype=np.float64)[:, None] * self._inv_freq[None, :]
         cos = np.cos(ang).astype(self.dtype)[:, None, :]  # [n_tok, 1, n_rot/2]
         sin = np.sin(ang).astype(self.dtype)[:, None, :]
         out = x.copy()
+        if self.rope_neox:
+            half = self.n_rot // 2
+            x0 = x[..., 0:half]
+            x1 = x[..., half : self.n_rot]
+            out[..., 0:half] = x0 * cos - x1 * sin
+            out[..., half : self.n_rot] = x0 * sin + x1 * cos
+            return out
         x0 = x[..., 0 : self.n_rot : 2]
         x1 = x[..., 1 : self.n_rot : 2]
         out[..., 0 : self.n_rot : 2] = x0 * cos - x1 * sin
@@ -203,17 +284,29 @@ class ReferenceModel:
         x = self.tok_embd[tokens].copy()  # [n, n_embd]
         for li, L in enumerate(self.layers):
             h = self._rms_norm(x, L["attn_norm"])
-            q = h @ L["wq"].T
-            k = h @ L["wk"].T
-            v = h @ L["wv"].T
+            T = L["types"]
+            if self.act_quant:
+                q = self._matmul(h, L["wq"], T["wq"])
+                k = self._matmul(h, L["wk"], T["wk"])
+                v = self._matmul(h, L["wv"], T["wv"])
+            else:
+                q = h @ L["wq"].T
+                k = h @ L["wk"].T
+                v = h @ L["wv"].T
             if L["bq"] is not None:
                 q = q + L["bq"]
             if L["bk"] is not None:
                 k = k + L["bk"]
             if L["bv"] is not None:
                 v = v + L["bv"]
-            q = self._rope(q.reshape(n, self.n_head, self.head_dim), pos)
-            k = self._rope(k.reshape(n, self.n_head_kv, self.head_dim), pos)
+            q = q.reshape(n, self.n_head, self.head_dim)
+            k = k.reshape(n, self.n_head_kv, self.head_dim)
+            if L["q_norm"] is not None:  # qwen3: per-head RMS norm before RoPE
+                q = self._rms_norm(q, L["q_norm"])
+            if L["k_norm"] is not None:
+                k = self._rms_norm(k, L["k_norm"])
+            q = self._rope(q, pos)
+            k = self._rope(k, pos)
             v = v.reshape(n, self.n_head_kv, self.head_dim_v)
             K = np.concatenate([cache.k[li], k], axis=0)  # [n_tot, n_head_kv, hd]
             V = np.concatenate([cache.v[li], v], axis=0)
@@ -229,20 +322,27 @@ class ReferenceModel:
             Vt = V.transpose(1, 0, 2)  # [n_head_kv, n_tot, hd_v]
             a = p @ Vt[:, None, :, :]  # [kv, g, n, hd_v]
             a = a.transpose(2, 0, 1, 3).reshape(n, self.n_head * self.head_dim_v)
-            o = a @ L["wo"].T
+            o = self._matmul(a, L["wo"], T["wo"]) if self.act_quant else a @ L["wo"].T
             if L["bo"] is not None:
                 o = o + L["bo"]
             x = x + o
 
             h = self._rms_norm(x, L["ffn_norm"])
-            g = h @ L["w_gate"].T
-            u = h @ L["w_up"].T
-            x = x + (self._silu(g) * u) @ L["w_down"].T
+            if self.act_quant:
+                g = self._matmul(h, L["w_gate"], T["w_gate"])
+                u = self._matmul(h, L["w_up"], T["w_up"])
+                x = x + self._matmul(self._silu(g) * u, L["w_down"], T["w_down"])
+            else:
+                g = h @ L["w_gate"].T
+                u = h @ L["w_up"].T
+                x = x + (self._silu(g) * u) @ L["w_down"].T
         cache.n_past = n_tot
 
         if not all_logits:
             x = x[-1:]
         h = self._rms_norm(x, self.output_norm)
+        if self.act_quant:
+            return self._matmul(h, self.output, self.output_type)
         return h @ self.output.T
 
     def logits_for(self, tokens) -> np.ndarray:
@@ -271,10 +371,10 @@ class ReferenceModel:
 _default: ReferenceModel | None = None
 
 
-def load(path: str, dtype=np.float32) -> ReferenceModel:
-    """Load a GGUF Llama model; it also becomes the default for ``logits_for``."""
+def load(path: str, dtype=np.float32, act_quant: bool = False) -> ReferenceModel:
+    """Load a GGUF Llama-family model; it also becomes the default for ``logits_for``."""
     global _default
-    _default = ReferenceModel(path, dtype=dtype)
+    _default = ReferenceModel(path, dtype=dtype, act_quant=act_quant)
     return _default
 
 
