@@ -1,0 +1,125 @@
+// How a matmul's activation rows are presented to the dot products. The
+// quantized weight types take the activations quantized once per matmul to
+// 8 bits (symmetric, q = round(x / d) with d = amax / 127, so q is never
+// -128 and sign tricks stay exact):
+//
+//   Q8x32  (for Q4_0, Q4_1, Q8_0): per 32 elements a float scale d and
+//          s = d * sum(q), the latter carrying Q4_1's min term. Laid out
+//          per row as qs[nb2 * 32] | d[nb16] | s[nb16], with the block
+//          count nb rounded up to even (nb2: the SIMD kernels take blocks
+//          in pairs) and to 16 (nb16: they read 16 scales at once). Pad
+//          blocks are zeros (q = 0, d = s = 0), so they add nothing.
+//   Q8x256 (for the K-quants): per 256 elements a float scale d and the
+//          sums of q over each 16 elements (bsums), for the K-quants' mins
+//          and offsets. Laid out as qs[n] | d[n / 256] | bsums[n / 16].
+//
+// The float types (F32, F16, BF16) take the float rows as they are. Rows
+// are padded to 64 bytes so every row starts on a cache line.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "model/ggml_type.h"
+
+namespace vllm::kernels {
+
+enum class ActKind { F32, Q8x32, Q8x256 };
+
+static inline ActKind act_kind(GgmlType type) {
+    switch (type) {
+        case GgmlType::Q4_0:
+        case GgmlType::Q4_1:
+        case GgmlType::Q8_0: return ActKind::Q8x32;
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K: return ActKind::Q8x256;
+        default: return ActKind::F32;
+    }
+}
+
+static inline size_t round_up_64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
+
+static inline int64_t q8x32_blocks_padded(int64_t cols) { return (cols / 32 + 1) & ~int64_t{1}; }
+static inline int64_t q8x32_scales_padded(int64_t cols) { return (cols / 32 + 15) & ~int64_t{15}; }
+
+// Bytes per activation row of `cols` elements in the given layout.
+static inline size_t act_row_bytes(ActKind kind, int64_t cols) {
+    switch (kind) {
+        case ActKind::Q8x32:
+            return round_up_64(static_cast<size_t>(q8x32_blocks_padded(cols)) * 32 +
+                               static_cast<size_t>(q8x32_scales_padded(cols)) * 2 * sizeof(float));
+        case ActKind::Q8x256:
+            return round_up_64(static_cast<size_t>(cols) + static_cast<size_t>(cols / 256) * 4 +
+                               static_cast<size_t>(cols / 16) * 2);
+        case ActKind::F32: break;
+    }
+    return static_cast<size_t>(cols) * sizeof(float);
+}
+
+// The 8-bit scale of a run of activations whose largest magnitude is amax,
+// and its inverse. Every build computes it with this one function, so all
+// quantize identically.
+struct Q8Scale {
+    float d;
+    float inv;
+};
+
+static inline Q8Scale q8_scale(float amax) {
+    const float d = amax / 127.0f;
+    return {d, d != 0.0f ? 1.0f / d : 0.0f};
+}
+
+// Byte offsets of the parts of a row after qs (which starts at 0).
+struct Q8x32Offsets {
+    size_t d, s;
+};
+struct Q8x256Offsets {
+    size_t d, bsums;
+};
+
+static inline Q8x32Offsets q8x32_offsets(int64_t cols) {
+    const size_t qs_bytes = static_cast<size_t>(q8x32_blocks_padded(cols)) * 32;
+    return {qs_bytes, qs_bytes + static_cast<size_t>(q8x32_scales_padded(cols)) * sizeof(float)};
+}
+
+// Writes the pad blocks of a Q8x32 row (the quantizers fill the rest).
+static inline void q8x32_zero_pads(uint8_t* row, int64_t cols) {
+    const Q8x32Offsets o = q8x32_offsets(cols);
+    const int64_t nb = cols / 32;
+    const int64_t pads = q8x32_scales_padded(cols) - nb;
+    std::memset(row + nb * 32, 0, o.d - static_cast<size_t>(nb) * 32);
+    std::memset(row + o.d + nb * sizeof(float), 0, static_cast<size_t>(pads) * sizeof(float));
+    std::memset(row + o.s + nb * sizeof(float), 0, static_cast<size_t>(pads) * sizeof(float));
+}
+
+static inline Q8x256Offsets q8x256_offsets(int64_t cols) {
+    const size_t n = static_cast<size_t>(cols);
+    return {n, n + n / 256 * sizeof(float)};
+}
+
+struct Q8x32Row {
+    const int8_t* qs;
+    const float* d;
+    const float* s;
+};
+
+struct Q8x256Row {
+    const int8_t* qs;
+    const float* d;
+    const int16_t* bsums;
+};
+
+static inline Q8x32Row q8x32_row(const uint8_t* row, int64_t cols) {
+    const Q8x32Offsets o = q8x32_offsets(cols);
+    return {reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + o.d),
+            reinterpret_cast<const float*>(row + o.s)};
+}
+
+static inline Q8x256Row q8x256_row(const uint8_t* row, int64_t cols) {
+    const Q8x256Offsets o = q8x256_offsets(cols);
+    return {reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + o.d),
+            reinterpret_cast<const int16_t*>(row + o.bsums)};
+}
+
+}  // namespace vllm::kernels

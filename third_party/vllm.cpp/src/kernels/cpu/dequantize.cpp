@@ -1,0 +1,108 @@
+// dequantize_row: the reference expansion of every supported type, written
+// to match ggml's (and gguf-py's) arithmetic so results agree bit for bit.
+// Used for embedding lookups and by the tests; matmuls never expand rows.
+#include <string>
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/quant_blocks.h"
+#include "util/error.h"
+
+namespace vllm::kernels {
+
+namespace {
+
+void dequantize_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int l = 0; l < kQK / 2; ++l) {
+            y[l] = d * static_cast<float>((b[i].qs[l] & 0x0f) - 8);
+            y[l + kQK / 2] = d * static_cast<float>((b[i].qs[l] >> 4) - 8);
+        }
+    }
+}
+
+void dequantize_q4_1(const BlockQ4_1* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = fp16_to_fp32(b[i].d);
+        const float m = fp16_to_fp32(b[i].m);
+        for (int l = 0; l < kQK / 2; ++l) {
+            y[l] = d * static_cast<float>(b[i].qs[l] & 0x0f) + m;
+            y[l + kQK / 2] = d * static_cast<float>(b[i].qs[l] >> 4) + m;
+        }
+    }
+}
+
+void dequantize_q8_0(const BlockQ8_0* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(b[i].qs[l]);
+    }
+}
+
+// Q4_K and Q5_K share everything but the fifth bit (qh == nullptr: none).
+void dequantize_k4_or_k5(uint16_t d16, uint16_t dmin16, const uint8_t* scales, const uint8_t* qh,
+                         const uint8_t* qs, float* y) {
+    const float d = fp16_to_fp32(d16);
+    const float dmin = fp16_to_fp32(dmin16);
+    for (int j = 0; j < 8; ++j) {
+        uint8_t sc, m;
+        k_scale_min(scales, j, &sc, &m);
+        const float scale = d * static_cast<float>(sc);
+        const float min = dmin * static_cast<float>(m);
+        const uint8_t* q = qs + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        for (int l = 0; l < 32; ++l) {
+            int v = (q[l] >> shift) & 0x0f;
+            if (qh) v |= ((qh[l] >> j) & 1) << 4;
+            y[32 * j + l] = scale * static_cast<float>(v) - min;
+        }
+    }
+}
+
+void dequantize_q6_k(const BlockQ6_K* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQKK) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int e = 0; e < kQKK; ++e) {
+            const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+            const uint8_t lo = b[i].ql[64 * h + 32 * (k & 1) + l];
+            const int low4 = k < 2 ? (lo & 0x0f) : (lo >> 4);
+            const int high2 = (b[i].qh[32 * h + l] >> (2 * k)) & 3;
+            y[e] = d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>((low4 | (high2 << 4)) - 32);
+        }
+    }
+}
+
+}  // namespace
+
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
+    const auto* p = static_cast<const uint8_t*>(src);
+    switch (type) {
+        case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+        case GgmlType::F16:
+        case GgmlType::BF16: {
+            const auto* h = static_cast<const uint16_t*>(src);
+            for (int64_t i = 0; i < n; ++i) dst[i] = type == GgmlType::F16 ? fp16_to_fp32(h[i]) : bf16_to_fp32(h[i]);
+            return;
+        }
+        case GgmlType::Q4_0: dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK); return;
+        case GgmlType::Q4_1: dequantize_q4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK); return;
+        case GgmlType::Q8_0: dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK); return;
+        case GgmlType::Q4_K:
+            for (int64_t i = 0; i < n / kQKK; ++i) {
+                const auto& b = reinterpret_cast<const BlockQ4_K*>(p)[i];
+                dequantize_k4_or_k5(b.d, b.dmin, b.scales, nullptr, b.qs, dst + i * kQKK);
+            }
+            return;
+        case GgmlType::Q5_K:
+            for (int64_t i = 0; i < n / kQKK; ++i) {
+                const auto& b = reinterpret_cast<const BlockQ5_K*>(p)[i];
+                dequantize_k4_or_k5(b.d, b.dmin, b.scales, b.qh, b.qs, dst + i * kQKK);
+            }
+            return;
+        case GgmlType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, n / kQKK); return;
+        default: break;
+    }
+    throw_invalid_argument("dequantize_row: unsupported type " + ggml_type_name(static_cast<uint32_t>(type)));
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,87 @@
+// Picks the kernel build for this CPU once, at first use: the best one the
+// CPU runs, or a lower one named by VLLM_CPP_ISA (for tests and
+// comparisons). The SIMD builds are only called after the check, since
+// their code may use instructions this CPU lacks.
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cpu/isa.h"
+
+namespace vllm::kernels {
+
+namespace {
+
+enum Level { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+int cpu_level() {
+#ifdef VLLM_HAVE_X86_KERNELS
+    __builtin_cpu_init();
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                      __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
+    if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vnni"))
+        return kAvx512;
+    if (avx2) return kAvx2;
+#endif
+    return kScalar;
+}
+
+int level_named(const char* name) {
+    if (std::strcmp(name, "scalar") == 0) return kScalar;
+    if (std::strcmp(name, "avx2") == 0) return kAvx2;
+    if (std::strcmp(name, "avx512") == 0) return kAvx512;
+    return -1;
+}
+
+const IsaKernels& kernels_at(int level) {
+#ifdef VLLM_HAVE_X86_KERNELS
+    if (level == kAvx512) return avx512_kernels();
+    if (level == kAvx2) return avx2_kernels();
+#endif
+    (void)level;
+    return scalar_kernels();
+}
+
+}  // namespace
+
+const IsaKernels* find_isa(const char* name) {
+    const int level = level_named(name);
+    if (level < 0 || level > cpu_level()) return nullptr;
+    return &kernels_at(level);
+}
+
+const IsaKernels& active_kernels() {
+    static const IsaKernels& kernels = [] () -> const IsaKernels& {
+        int level = cpu_level();
+        if (const char* env = std::getenv("VLLM_CPP_ISA")) {
+            const int wanted = level_named(env);
+            if (wanted >= 0 && wanted < level) level = wanted;
+        }
+        return kernels_at(level);
+    }();
+    return kernels;
+}
+
+const char* active_isa() { return active_kernels().name; }
+
+int kernel_slot(GgmlType type) {
+    switch (type) {
+        case GgmlType::F32: return kSlotF32;
+        case GgmlType::F16: return kSlotF16;
+        case GgmlType::BF16: return kSlotBF16;
+        case GgmlType::Q4_0: return kSlotQ4_0;
+        case GgmlType::Q4_1: return kSlotQ4_1;
+        case GgmlType::Q8_0: return kSlotQ8_0;
+        case GgmlType::Q4_K: return kSlotQ4_K;
+        case GgmlType::Q5_K: return kSlotQ5_K;
+        case GgmlType::Q6_K: return kSlotQ6_K;
+        default: return -1;
+    }
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) { return active_kernels().dot_f32(a, b, n); }
+
+void axpy_f32(float a, const float* x, float* y, int64_t n) { active_kernels().axpy_f32(a, x, y, n); }
+
+}  // namespace vllm::kernels

@@ -1,0 +1,63 @@
+// The table of kernels one instruction-set build provides, and how
+// dispatch.cpp and matmul.cpp reach them. Internal to kernels/cpu (and the
+// kernel tests, which compare every build on the machine with the scalar
+// one).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/kernels.h"
+
+namespace vllm::kernels {
+
+// A block of a matmul: weight rows [row_begin, row_end) times activation
+// rows [tok_begin, tok_end), in the activation layout of the weight type
+// (act_layout.h). Writes y[t * y_stride + r].
+struct GemmArgs {
+    const uint8_t* w;
+    size_t w_stride;  // bytes per weight row
+    int64_t cols;
+    int64_t row_begin, row_end;
+    const uint8_t* x;
+    size_t x_stride;  // bytes per activation row
+    int64_t tok_begin, tok_end;
+    float* y;
+    int64_t y_stride;
+};
+
+using GemmFn = void (*)(const GemmArgs&);
+using QuantizeFn = void (*)(const float* x, int64_t n, uint8_t* out);
+
+// The weight types with kernels, in table order.
+enum KernelSlot { kSlotF32, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ8_0, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kNumSlots };
+
+// The slot of `type`, or -1 when the type has no kernels.
+int kernel_slot(GgmlType type);
+
+struct IsaKernels {
+    const char* name;
+    QuantizeFn quantize_q8x32;
+    QuantizeFn quantize_q8x256;
+    GemmFn gemm[kNumSlots];
+    float (*dot_f32)(const float* a, const float* b, int64_t n);
+    void (*axpy_f32)(float a, const float* x, float* y, int64_t n);
+};
+
+const IsaKernels& scalar_kernels();
+#ifdef VLLM_HAVE_X86_KERNELS
+const IsaKernels& avx2_kernels();
+const IsaKernels& avx512_kernels();
+#endif
+
+// The build named `name` ("scalar", "avx2", "avx512") when this machine
+// can run it, else nullptr.
+const IsaKernels* find_isa(const char* name);
+
+// The build active_isa() names.
+const IsaKernels& active_kernels();
+
+// matmul() on a given build.
+void matmul_with(const IsaKernels& isa, const QuantMatrix& w, const float* x, int64_t n_tokens, float* y,
+                 ThreadPool& pool);
+
+}  // namespace vllm::kernels

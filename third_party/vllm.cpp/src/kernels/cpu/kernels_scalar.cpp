@@ -1,0 +1,220 @@
+// The scalar build: plain C++ reference implementations of every kernel.
+// It runs on any CPU and is what the SIMD builds are tested against, so it
+// favours clarity: one dot product per (row, token), block by block, in
+// the same integer-then-scale arithmetic the SIMD kernels use.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/act_layout.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace vllm::kernels {
+
+namespace {
+
+// Quantizes n values to q = round(x / d); stores d and sum(q).
+void quantize_run(const float* x, int n, int8_t* q, float* d, int* sum) {
+    float amax = 0.0f;
+    for (int i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+    const Q8Scale scale = q8_scale(amax);
+    *sum = 0;
+    for (int i = 0; i < n; ++i) {
+        q[i] = static_cast<int8_t>(std::lrint(x[i] * scale.inv));
+        *sum += q[i];
+    }
+    *d = scale.d;
+}
+
+void quantize_q8x32(const float* x, int64_t n, uint8_t* out) {
+    const Q8x32Offsets o = q8x32_offsets(n);
+    auto* qs = reinterpret_cast<int8_t*>(out);
+    auto* d = reinterpret_cast<float*>(out + o.d);
+    auto* s = reinterpret_cast<float*>(out + o.s);
+    const int64_t nb = n / kQK;
+    for (int64_t b = 0; b < nb; ++b) {
+        int sum;
+        quantize_run(x + b * kQK, kQK, qs + b * kQK, &d[b], &sum);
+        s[b] = d[b] * static_cast<float>(sum);
+    }
+    q8x32_zero_pads(out, n);
+}
+
+void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
+    const Q8x256Offsets o = q8x256_offsets(n);
+    auto* qs = reinterpret_cast<int8_t*>(out);
+    auto* d = reinterpret_cast<float*>(out + o.d);
+    auto* bsums = reinterpret_cast<int16_t*>(out + o.bsums);
+    for (int64_t b = 0; b < n / kQKK; ++b) {
+        int sum;
+        quantize_run(x + b * kQKK, kQKK, qs + b * kQKK, &d[b], &sum);
+        for (int g = 0; g < kQKK / 16; ++g) {
+            int gs = 0;
+            for (int l = 0; l < 16; ++l) gs += qs[b * kQKK + 16 * g + l];
+            bsums[b * 16 + g] = static_cast<int16_t>(gs);
+        }
+    }
+}
+
+// --- dot products of one weight row with one activation row --------------
+
+float dot_q4_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQK; ++i) {
+        const int8_t* xq = x.qs + i * kQK;
+        int isum = 0;
+        for (int l = 0; l < kQK / 2; ++l)
+            isum += ((b[i].qs[l] & 0x0f) - 8) * xq[l] + ((b[i].qs[l] >> 4) - 8) * xq[l + kQK / 2];
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+    }
+    return acc;
+}
+
+float dot_q4_1(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ4_1*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQK; ++i) {
+        const int8_t* xq = x.qs + i * kQK;
+        int isum = 0;
+        for (int l = 0; l < kQK / 2; ++l) isum += (b[i].qs[l] & 0x0f) * xq[l] + (b[i].qs[l] >> 4) * xq[l + kQK / 2];
+        // sum_l (d q_l + m) x_l = d dx isum + m * (dx sum_l xq_l)
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum) + fp16_to_fp32(b[i].m) * x.s[i];
+    }
+    return acc;
+}
+
+float dot_q8_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQK; ++i) {
+        int isum = 0;
+        for (int l = 0; l < kQK; ++l) isum += b[i].qs[l] * x.qs[i * kQK + l];
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+    }
+    return acc;
+}
+
+// Q4_K and Q5_K (qh == nullptr for Q4_K) for one super-block:
+// d dx sum_j sc_j (q . x)_j - dmin dx sum_j m_j sum(x)_j.
+float dot_k4_or_k5_block(uint16_t d16, uint16_t dmin16, const uint8_t* scales, const uint8_t* qh,
+                         const uint8_t* qs, const int8_t* xq, const int16_t* bsums, float dx) {
+    int isum = 0, msum = 0;
+    for (int j = 0; j < 8; ++j) {
+        uint8_t sc, m;
+        k_scale_min(scales, j, &sc, &m);
+        const uint8_t* q = qs + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        int s = 0;
+        for (int l = 0; l < 32; ++l) {
+            int v = (q[l] >> shift) & 0x0f;
+            if (qh) v |= ((qh[l] >> j) & 1) << 4;
+            s += v * xq[32 * j + l];
+        }
+        isum += sc * s;
+        msum += m * (bsums[2 * j] + bsums[2 * j + 1]);
+    }
+    return fp16_to_fp32(d16) * dx * static_cast<float>(isum) - fp16_to_fp32(dmin16) * dx * static_cast<float>(msum);
+}
+
+float dot_q4_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ4_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i)
+        acc += dot_k4_or_k5_block(b[i].d, b[i].dmin, b[i].scales, nullptr, b[i].qs, x.qs + i * kQKK, x.bsums + i * 16,
+                                  x.d[i]);
+    return acc;
+}
+
+float dot_q5_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ5_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i)
+        acc += dot_k4_or_k5_block(b[i].d, b[i].dmin, b[i].scales, b[i].qh, b[i].qs, x.qs + i * kQKK, x.bsums + i * 16,
+                                  x.d[i]);
+    return acc;
+}
+
+float dot_q6_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const int8_t* xq = x.qs + i * kQKK;
+        int isum = 0;
+        for (int g = 0; g < 16; ++g) {
+            int s = 0;
+            for (int e = 16 * g; e < 16 * g + 16; ++e) {
+                const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+                const uint8_t lo = b[i].ql[64 * h + 32 * (k & 1) + l];
+                const int low4 = k < 2 ? (lo & 0x0f) : (lo >> 4);
+                const int high2 = (b[i].qh[32 * h + l] >> (2 * k)) & 3;
+                s += ((low4 | (high2 << 4)) - 32) * xq[e];
+            }
+            isum += b[i].scales[g] * s;
+        }
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+    }
+    return acc;
+}
+
+template <float (*Convert)(uint16_t)>
+float dot_half(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* h = reinterpret_cast<const uint16_t*>(w);
+    const auto* x = reinterpret_cast<const float*>(xrow);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols; ++i) acc += Convert(h[i]) * x[i];
+    return acc;
+}
+
+float dense_dot(const float* a, const float* b, int64_t n) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
+    return acc;
+}
+
+float dot_f32_rows(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dense_dot(reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(xrow), cols);
+}
+
+void dense_axpy(float a, const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+template <float (*Dot)(const uint8_t*, const uint8_t*, int64_t)>
+void gemm(const GemmArgs& g) {
+    for (int64_t t = g.tok_begin; t < g.tok_end; ++t)
+        for (int64_t r = g.row_begin; r < g.row_end; ++r)
+            g.y[t * g.y_stride + r] = Dot(g.w + r * g.w_stride, g.x + t * g.x_stride, g.cols);
+}
+
+}  // namespace
+
+const IsaKernels& scalar_kernels() {
+    static const IsaKernels k = [] {
+        IsaKernels t{};
+        t.name = "scalar";
+        t.quantize_q8x32 = quantize_q8x32;
+        t.quantize_q8x256 = quantize_q8x256;
+        t.gemm[kSlotF32] = gemm<dot_f32_rows>;
+        t.gemm[kSlotF16] = gemm<dot_half<fp16_to_fp32>>;
+        t.gemm[kSlotBF16] = gemm<dot_half<bf16_to_fp32>>;
+        t.gemm[kSlotQ4_0] = gemm<dot_q4_0>;
+        t.gemm[kSlotQ4_1] = gemm<dot_q4_1>;
+        t.gemm[kSlotQ8_0] = gemm<dot_q8_0>;
+        t.gemm[kSlotQ4_K] = gemm<dot_q4_k>;
+        t.gemm[kSlotQ5_K] = gemm<dot_q5_k>;
+        t.gemm[kSlotQ6_K] = gemm<dot_q6_k>;
+        t.dot_f32 = dense_dot;
+        t.axpy_f32 = dense_axpy;
+        return t;
+    }();
+    return k;
+}
+
+}  // namespace vllm::kernels

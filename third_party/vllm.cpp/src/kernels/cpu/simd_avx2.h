@@ -1,0 +1,176 @@
+// The vector layer of simd_avx512.h for AVX2 + FMA + F16C: a kernel step's
+// 64 elements are a pair of 256-bit registers (lo = elements 0..31, hi =
+// 32..63), and integer dot products use maddubs / madd in place of VNNI.
+// Include only from *_avx2.cpp.
+#pragma once
+#include "kernels/cpu/simd_x86.h"
+
+namespace vllm::kernels {
+namespace {
+
+struct Avx2 {
+    static constexpr const char* kName = "avx2";
+    // 16 registers: a 2 x 2 tile keeps its 4 accumulators and the operands
+    // of a step (two registers each) without spilling.
+    static constexpr int kTileRows = 2;
+    static constexpr int kTileTokens = 2;
+    static constexpr int kFloats = 16;
+
+    struct I {
+        __m256i lo, hi;
+    };
+    struct F {
+        __m256 lo, hi;
+    };
+    using Acc = __m256;  // both halves of an F fold into one accumulator
+
+    // --- bytes --------------------------------------------------------------
+    static I zero() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
+    static I set1_8(int8_t v) { return {_mm256_set1_epi8(v), _mm256_set1_epi8(v)}; }
+    static I load(const void* p) { return {loadu_256(p), loadu_256(static_cast<const uint8_t*>(p) + 32)}; }
+    static I load_half(const void* p) { return {loadu_256(p), _mm256_setzero_si256()}; }
+    static I load_2x32(const void* a, const void* b) { return {loadu_256(a), loadu_256(b)}; }
+    static I and_(I a, I b) { return {_mm256_and_si256(a.lo, b.lo), _mm256_and_si256(a.hi, b.hi)}; }
+    static I or_(I a, I b) { return {_mm256_or_si256(a.lo, b.lo), _mm256_or_si256(a.hi, b.hi)}; }
+    static I add32(I a, I b) { return {_mm256_add_epi32(a.lo, b.lo), _mm256_add_epi32(a.hi, b.hi)}; }
+    static I sub32(I a, I b) { return {_mm256_sub_epi32(a.lo, b.lo), _mm256_sub_epi32(a.hi, b.hi)}; }
+    template <int N>
+    static I srl16(I a) {
+        return {_mm256_srli_epi16(a.lo, N), _mm256_srli_epi16(a.hi, N)};
+    }
+    static I nibbles_2x16(const void* a, const void* b) { return {nibbles_16(a), nibbles_16(b)}; }
+    static I nibbles_32(const void* p) {
+        const __m256i q = loadu_256(p);
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+        return {_mm256_and_si256(q, mask), _mm256_and_si256(_mm256_srli_epi16(q, 4), mask)};
+    }
+    template <int A, int B>
+    static I dup32_shift(const void* p) {
+        const __m256i q = loadu_256(p);
+        return {shift16<A>(q), shift16<B>(q)};
+    }
+
+    // --- integer dot products -------------------------------------------------
+    // maddubs saturates its int16 pair sums, so u must stay below 128 (the
+    // quantized weights here are at most 63).
+    static I dot_u8(I acc, I u, I s) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        return {_mm256_add_epi32(acc.lo, _mm256_madd_epi16(_mm256_maddubs_epi16(u.lo, s.lo), ones)),
+                _mm256_add_epi32(acc.hi, _mm256_madd_epi16(_mm256_maddubs_epi16(u.hi, s.hi), ones))};
+    }
+    static I madd_u8_i16(I acc, I u, I s, I sc) {
+        return {_mm256_add_epi32(acc.lo, _mm256_madd_epi16(_mm256_maddubs_epi16(u.lo, s.lo), sc.lo)),
+                _mm256_add_epi32(acc.hi, _mm256_madd_epi16(_mm256_maddubs_epi16(u.hi, s.hi), sc.hi))};
+    }
+    static I madd_i16(I acc, I a, I b) {
+        return {_mm256_add_epi32(acc.lo, _mm256_madd_epi16(a.lo, b.lo)),
+                _mm256_add_epi32(acc.hi, _mm256_madd_epi16(a.hi, b.hi))};
+    }
+
+    // Signed x signed: |w| * (x with w's sign), which maddubs sums without
+    // saturating since the activations never reach -128.
+    struct S8W {
+        I abs, sign;
+    };
+    struct S8X {
+        I x;
+    };
+    static S8W s8_weights(I w) { return {{_mm256_abs_epi8(w.lo), _mm256_abs_epi8(w.hi)}, w}; }
+    static S8X s8_acts(I x) { return {x}; }
+    static I dot_s8(const S8W& w, const S8X& x) {
+        const I signed_x = {_mm256_sign_epi8(x.x.lo, w.sign.lo), _mm256_sign_epi8(x.x.hi, w.sign.hi)};
+        return dot_u8(zero(), w.abs, signed_x);
+    }
+
+    // --- int16 scales (see simd_avx512.h) ----------------------------------------
+    static I set1_16(int16_t v) { return {_mm256_set1_epi16(v), _mm256_set1_epi16(v)}; }
+    static I mullo16(I a, I b) { return {_mm256_mullo_epi16(a.lo, b.lo), _mm256_mullo_epi16(a.hi, b.hi)}; }
+    static I u8x16_to_i16(uint64_t lo, uint64_t hi) {
+        return {_mm256_cvtepu8_epi16(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo))),
+                _mm256_setzero_si256()};
+    }
+    static I i8x16_to_i16(const int8_t* p) { return {_mm256_cvtepi8_epi16(loadu_128(p)), _mm256_setzero_si256()}; }
+    template <int N, int First>
+    static I spread16(I v) {
+        static_assert(N == 2 || N == 4, "2 or 4 scales per step");
+        if constexpr (N == 2)
+            return {_mm256_broadcastw_epi16(lane16<First>(v.lo)), _mm256_broadcastw_epi16(lane16<First + 1>(v.lo))};
+        else
+            return {_mm256_setr_m128i(lane16<First>(v.lo), lane16<First + 1>(v.lo)),
+                    _mm256_setr_m128i(lane16<First + 2>(v.lo), lane16<First + 3>(v.lo))};
+    }
+    // Lane K of v in all 8 lanes.
+    template <int K>
+    static __m128i lane16(__m256i v) {
+        return _mm_set1_epi16(static_cast<short>(_mm256_extract_epi16(v, K)));
+    }
+    template <int First>
+    static I pairs16(I v) {
+        static_assert(First == 0 || First == 8, "a 128-bit half of the 16 lanes");
+        const __m128i half = First == 0 ? _mm256_castsi256_si128(v.lo) : _mm256_extracti128_si256(v.lo, 1);
+        return {_mm256_setr_m128i(_mm_unpacklo_epi16(half, half), _mm_unpackhi_epi16(half, half)), _mm256_setzero_si256()};
+    }
+
+    // --- floats ----------------------------------------------------------------
+    static float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+    static F cvt(I v) { return {_mm256_cvtepi32_ps(v.lo), _mm256_cvtepi32_ps(v.hi)}; }
+    static F set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+    static F mul(F a, F b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+    static F bcast2(const float* p) { return {_mm256_broadcast_ss(p), _mm256_broadcast_ss(p + 1)}; }
+    static F f16_pair(const uint16_t* a, const uint16_t* b) {
+        return {_mm256_cvtph_ps(broadcast_16(a)), _mm256_cvtph_ps(broadcast_16(b))};
+    }
+    static void store_pair(float* p, F v) {
+        p[0] = _mm256_cvtss_f32(v.lo);
+        p[1] = _mm256_cvtss_f32(v.hi);
+    }
+    static F load_f32(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+    static F load_f16(const uint16_t* p) { return {_mm256_cvtph_ps(loadu_128(p)), _mm256_cvtph_ps(loadu_128(p + 8))}; }
+    static F load_bf16(const uint16_t* p) {
+        const auto widen = [](__m128i h) {
+            return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+        };
+        return {widen(loadu_128(p)), widen(loadu_128(p + 8))};
+    }
+    static void store_f32(float* p, F v) {
+        _mm256_storeu_ps(p, v.lo);
+        _mm256_storeu_ps(p + 8, v.hi);
+    }
+    static F fma_f(F a, F b, F c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
+
+    static Acc acc_zero() { return _mm256_setzero_ps(); }
+    static Acc fma(F a, F b, Acc c) { return _mm256_fmadd_ps(a.hi, b.hi, _mm256_fmadd_ps(a.lo, b.lo, c)); }
+    static Acc acc_add(Acc a, Acc b) { return _mm256_add_ps(a, b); }
+    static float hsum(Acc a) { return hsum_256(a); }
+
+    // --- activation quantization ------------------------------------------------
+    static F abs(F v) {
+        const __m256 mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+        return {_mm256_and_ps(v.lo, mask), _mm256_and_ps(v.hi, mask)};
+    }
+    static F max(F a, F b) { return {_mm256_max_ps(a.lo, b.lo), _mm256_max_ps(a.hi, b.hi)}; }
+    static float hmax(F v) {
+        const __m256 m8 = _mm256_max_ps(v.lo, v.hi);
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        return _mm_cvtss_f32(m);
+    }
+    static I round_i32(F v) { return {_mm256_cvtps_epi32(v.lo), _mm256_cvtps_epi32(v.hi)}; }
+    static void store_i8(int8_t* p, I v) {
+        // packs works within 128-bit lanes; the permute restores element order.
+        const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v.lo, v.hi), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128i b8 = _mm_packs_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), b8);
+    }
+    static int hsum_i32(I v) {
+        const __m256i s8 = _mm256_add_epi32(v.lo, v.hi);
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+        return _mm_cvtsi128_si32(s);
+    }
+};
+
+}  // namespace
+}  // namespace vllm::kernels

@@ -1,0 +1,400 @@
+// The SIMD kernels, written once against a vector layer V and instantiated
+// by kernels_avx2.cpp and kernels_avx512.cpp:
+//
+// - tiles: R weight rows x T tokens at a time, so each step's decoded
+//   weights (the expensive part: nibble unpacking, scale conversion) are
+//   reused for T tokens and each activation load for R rows;
+// - gemm: walks a block of rows x tokens in such tiles (edge tiles are
+//   smaller instantiations of the same code);
+// - the activation quantizers, dot_f32 and axpy_f32.
+//
+// Include only from *_avx2.cpp / *_avx512.cpp (internal linkage).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/cpu/act_layout.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/cpu/simd_formats.h"
+
+namespace vllm::kernels {
+namespace {
+
+struct Tile {
+    const uint8_t* x;  // first activation row
+    size_t x_stride;
+    int64_t cols;
+    float* y;  // y for the first (token, row)
+    int64_t y_stride;
+};
+
+template <class Fn, int... S>
+inline void for_each_step(Fn&& fn, std::integer_sequence<int, S...>) {
+    (fn(std::integral_constant<int, S>{}), ...);
+}
+
+// Weight rows are read R at a time, in lockstep: R interleaved streams that
+// the hardware prefetchers follow poorly (a GEMV over a Q8_0 matrix in DRAM
+// ran at a third of the speed of reading one row at a time). So direct
+// reads prefetch, into L2, the same bytes kPrefetchTiles row tiles on.
+constexpr int64_t kPrefetchTiles = 8;
+
+// Prefetches [base + offset, + bytes). The address may lie past the
+// matrix (prefetches never fault), so it is formed as an integer.
+inline void prefetch_span(const uint8_t* base, int64_t offset, int64_t bytes) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(offset);
+    for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(p + off), 0, 2);
+}
+
+// One step of a super-block format's decoded weights and scales.
+template <class V>
+struct KStep {
+    typename V::I q, sc;
+};
+
+// --- where a tile's decoded weights come from ----------------------------------
+// flat(r, s): step s of row r (flat formats); row(r, sb) and step<S>(row,
+// r, sb): a super-block's scales and its step S (super-block formats);
+// raw(r): row r as stored; with kSeparateMins, row_mins(r): the per-block
+// mins of kMins formats, zero-padded to q8x32_scales_padded(cols).
+
+struct TileRows {
+    const uint8_t* w;  // first row
+    size_t stride;
+    int64_t cols;
+
+    const uint8_t* raw(int r) const { return w + r * stride; }
+};
+
+// Decoding the R rows as the tile goes: for token blocks too small to
+// reuse decoded weights.
+template <class V, class Fmt, int R>
+struct DirectWeights : TileRows {
+    static constexpr bool kSeparateMins = false;
+    auto flat(int r, int64_t s) const {
+        prefetch_span(w, (r + kPrefetchTiles * R) * stride + s * Fmt::kStepBytes, Fmt::kStepBytes);
+        return Fmt::load_w(raw(r), s, cols);
+    }
+    auto row(int r, int64_t sb) const {
+        using Block = typename Fmt::Block;
+        prefetch_span(w, (r + kPrefetchTiles * R) * stride + sb * sizeof(Block), sizeof(Block));
+        return Fmt::row(raw(r), sb);
+    }
+    template <int S, class Row>
+    KStep<V> step(const Row& row, int /*r*/, int64_t /*sb*/) const {
+        return {Fmt::template weights<S>(row), V::template spread16<Fmt::kScalesPerStep, S * Fmt::kScalesPerStep>(row.scales)};
+    }
+};
+
+// The R rows decoded once into a panel (the calling thread's scratch), for
+// tiles of many tokens: decoding (nibble unpacking, scale conversion) is
+// then paid once per row tile instead of once per token tile. Layout:
+// flat: W[steps][R], then for kMins formats float mins[R][nb16];
+// super-block: Row[sbs][R], then KStep[sbs][4][R].
+template <class V, class Fmt, int R>
+struct PanelWeights : TileRows {
+    static constexpr int kSteps = kQKK / 64;  // per super-block
+    static constexpr bool kSeparateMins = true;
+    const uint8_t* data;
+
+    static size_t rows_bytes(int64_t cols) {
+        return round_up_64(static_cast<size_t>(cols / kQKK) * R * sizeof(typename Fmt::Row));
+    }
+    static size_t w_bytes(int64_t cols) { return static_cast<size_t>(Fmt::steps(cols)) * R * sizeof(typename Fmt::W); }
+    static size_t bytes(int64_t cols) {
+        if constexpr (Fmt::kSuperBlock) return rows_bytes(cols) + static_cast<size_t>(cols / kQKK) * kSteps * R * sizeof(KStep<V>);
+        else if constexpr (Fmt::kMins) return w_bytes(cols) + R * q8x32_scales_padded(cols) * sizeof(float);
+        else return w_bytes(cols);
+    }
+    static void fill(uint8_t* data, const DirectWeights<V, Fmt, R>& src, int64_t cols) {
+        if constexpr (Fmt::kSuperBlock) {
+            auto* rows = reinterpret_cast<typename Fmt::Row*>(data);
+            auto* steps = reinterpret_cast<KStep<V>*>(data + rows_bytes(cols));
+            for (int64_t sb = 0; sb < cols / kQKK; ++sb)
+                for (int r = 0; r < R; ++r) {
+                    const typename Fmt::Row& row = rows[sb * R + r] = src.row(r, sb);
+                    for_each_step([&](auto step) {
+                        constexpr int S = decltype(step)::value;
+                        steps[(sb * kSteps + S) * R + r] = src.template step<S>(row, r, sb);
+                    }, std::make_integer_sequence<int, kSteps>{});
+                }
+        } else {
+            auto* w = reinterpret_cast<typename Fmt::W*>(data);
+            for (int64_t s = 0; s < Fmt::steps(cols); ++s)
+                for (int r = 0; r < R; ++r) w[s * R + r] = src.flat(r, s);
+            if constexpr (Fmt::kMins) {
+                // W::m holds blocks 2s and 2s + 1 in lanes 0 and 8. (With an
+                // odd block count, the duplicate of the last block lands in
+                // a pad slot, where the activations' s is 0.)
+                const int64_t n16 = q8x32_scales_padded(cols);
+                auto* mins = reinterpret_cast<float*>(data + w_bytes(cols));
+                for (int r = 0; r < R; ++r) {
+                    float* m = mins + r * n16;
+                    for (int64_t s = 0; s < Fmt::steps(cols); ++s) V::store_pair(m + 2 * s, w[s * R + r].m);
+                    for (int64_t i = 2 * Fmt::steps(cols); i < n16; ++i) m[i] = 0.0f;
+                }
+            }
+        }
+    }
+
+    const float* row_mins(int r) const {
+        return reinterpret_cast<const float*>(data + w_bytes(cols)) + r * q8x32_scales_padded(cols);
+    }
+    const auto& flat(int r, int64_t s) const { return reinterpret_cast<const typename Fmt::W*>(data)[s * R + r]; }
+    const auto& row(int r, int64_t sb) const { return reinterpret_cast<const typename Fmt::Row*>(data)[sb * R + r]; }
+    template <int S, class Row>
+    const KStep<V>& step(const Row& /*row*/, int r, int64_t sb) const {
+        return reinterpret_cast<const KStep<V>*>(data + rows_bytes(cols))[(sb * kSteps + S) * R + r];
+    }
+};
+
+// The calling thread's panel memory, kept between calls, 64-byte aligned.
+inline uint8_t* panel_buffer(size_t bytes) {
+    struct Buffer {
+        uint8_t* data = nullptr;
+        size_t size = 0;
+        ~Buffer() { delete[] data; }
+    };
+    thread_local Buffer buffer;
+    if (buffer.size < bytes) {
+        delete[] buffer.data;
+        buffer.data = new uint8_t[bytes + 64];
+        buffer.size = bytes;
+    }
+    const auto address = reinterpret_cast<uintptr_t>(buffer.data);
+    return buffer.data + (64 - address % 64) % 64;
+}
+
+// --- tiles: R rows x T tokens ---------------------------------------------------
+
+template <class V, class Fmt, int R, int T, class Weights>
+void tile_flat(const Tile& a, const Weights& weights) {
+    constexpr bool kSeparateMins = Fmt::kMins && Weights::kSeparateMins;
+    typename Fmt::XRow x[T];
+    for (int t = 0; t < T; ++t) x[t] = Fmt::x_row(a.x + t * a.x_stride, a.cols);
+    typename V::Acc acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = V::acc_zero();
+
+    const int64_t steps = Fmt::steps(a.cols);
+    for (int64_t s = 0; s < steps; ++s) {
+        typename Fmt::W w[R];
+        for (int r = 0; r < R; ++r) w[r] = weights.flat(r, s);
+        for (int t = 0; t < T; ++t) {
+            const typename Fmt::X xs = Fmt::load_x(x[t], s);
+            for (int r = 0; r < R; ++r) {
+                if constexpr (kSeparateMins) Fmt::madd_without_min(acc[r][t], w[r], xs);
+                else Fmt::madd(acc[r][t], w[r], xs);
+            }
+        }
+    }
+    if constexpr (kSeparateMins) {
+        for (int64_t b = 0; b < q8x32_scales_padded(a.cols); b += 16)
+            for (int t = 0; t < T; ++t) {
+                const typename V::F s = V::load_f32(x[t].s + b);
+                for (int r = 0; r < R; ++r) acc[r][t] = V::fma(V::load_f32(weights.row_mins(r) + b), s, acc[r][t]);
+            }
+    }
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < R; ++r) a.y[t * a.y_stride + r] = V::hsum(acc[r][t]) + Fmt::tail(weights.raw(r), x[t], a.cols);
+}
+
+template <class V, class Fmt, int R, int T, class Weights>
+void tile_superblock(const Tile& a, const Weights& weights) {
+    using I = typename V::I;
+    Q8x256Row x[T];
+    for (int t = 0; t < T; ++t) x[t] = q8x256_row(a.x + t * a.x_stride, a.cols);
+    typename V::Acc acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = V::acc_zero();
+
+    for (int64_t sb = 0; sb < a.cols / kQKK; ++sb) {
+        typename Fmt::Row rows[R];
+        for (int r = 0; r < R; ++r) rows[r] = weights.row(r, sb);
+        I isum[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) isum[r][t] = V::zero();
+
+        for_each_step(
+            [&](auto step) {
+                constexpr int S = decltype(step)::value;
+                KStep<V> k[R];
+                for (int r = 0; r < R; ++r) k[r] = weights.template step<S>(rows[r], r, sb);
+                for (int t = 0; t < T; ++t) {
+                    const I xq = V::load(x[t].qs + sb * kQKK + 64 * S);
+                    for (int r = 0; r < R; ++r) isum[r][t] = V::madd_u8_i16(isum[r][t], k[r].q, xq, k[r].sc);
+                }
+            },
+            std::make_integer_sequence<int, kQKK / 64>{});
+
+        for (int t = 0; t < T; ++t) {
+            const I bsums = V::load_half(x[t].bsums + sb * 16);
+            const typename V::F dx = V::set1(x[t].d[sb]);
+            for (int r = 0; r < R; ++r) {
+                if constexpr (Fmt::kFloatMins) {
+                    acc[r][t] = V::fma(V::cvt(isum[r][t]), V::mul(rows[r].d, dx), acc[r][t]);
+                    const I mins = V::madd_i16(V::zero(), bsums, rows[r].corr);
+                    acc[r][t] = V::fma(V::cvt(mins), V::mul(rows[r].dmin, dx), acc[r][t]);
+                } else {
+                    const I total = V::madd_i16(isum[r][t], bsums, rows[r].corr);
+                    acc[r][t] = V::fma(V::cvt(total), V::mul(rows[r].d, dx), acc[r][t]);
+                }
+            }
+        }
+    }
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < R; ++r) a.y[t * a.y_stride + r] = V::hsum(acc[r][t]);
+}
+
+// --- gemm: a block of rows x tokens in tiles ---------------------------------------
+
+template <class V, class Fmt>
+struct Gemm {
+    static constexpr int kR = V::kTileRows;
+    static constexpr int kT = V::kTileTokens;
+
+    template <int R, int T, class Weights>
+    static void tile(const Tile& a, const Weights& w) {
+        if constexpr (Fmt::kSuperBlock) tile_superblock<V, Fmt, R, T>(a, w);
+        else tile_flat<V, Fmt, R, T>(a, w);
+    }
+
+    // The R-row tile for n (1..kT) tokens.
+    template <int R, class Weights, int... Ts>
+    static auto tile_for(int n, std::integer_sequence<int, Ts...>) {
+        using Fn = void (*)(const Tile&, const Weights&);
+        static constexpr Fn fns[] = {&tile<R, Ts + 1, Weights>...};
+        return fns[n - 1];
+    }
+
+    template <int R, class Weights>
+    static void token_tiles(const GemmArgs& g, int64_t r, const Weights& w) {
+        Tile a{nullptr, g.x_stride, g.cols, nullptr, g.y_stride};
+        for (int64_t t = g.tok_begin; t < g.tok_end; t += kT) {
+            const int n = static_cast<int>(g.tok_end - t < kT ? g.tok_end - t : kT);
+            a.x = g.x + t * g.x_stride;
+            a.y = g.y + t * g.y_stride + r;
+            tile_for<R, Weights>(n, std::make_integer_sequence<int, kT>{})(a, w);
+        }
+    }
+
+    template <int R>
+    static void row_tile(const GemmArgs& g, int64_t r, uint8_t* panel) {
+        const DirectWeights<V, Fmt, R> direct{{g.w + r * g.w_stride, g.w_stride, g.cols}};
+        if (panel) {
+            PanelWeights<V, Fmt, R>::fill(panel, direct, g.cols);
+            token_tiles<R>(g, r, PanelWeights<V, Fmt, R>{direct, panel});
+        } else {
+            token_tiles<R>(g, r, direct);
+        }
+    }
+
+    static void run(const GemmArgs& g) {
+        // A panel pays off once a row tile meets more than one token tile.
+        uint8_t* panel =
+            g.tok_end - g.tok_begin > kT ? panel_buffer(PanelWeights<V, Fmt, kR>::bytes(g.cols)) : nullptr;
+        int64_t r = g.row_begin;
+        for (; r + kR <= g.row_end; r += kR) row_tile<kR>(g, r, panel);
+        for (; r < g.row_end; ++r) row_tile<1>(g, r, nullptr);
+    }
+};
+
+// --- activation quantization ----------------------------------------------------
+
+template <class V>
+float abs_max(const float* x, int n) {
+    typename V::F m = V::abs(V::load_f32(x));
+    for (int i = V::kFloats; i < n; i += V::kFloats) m = V::max(m, V::abs(V::load_f32(x + i)));
+    return V::hmax(m);
+}
+
+// Quantizes 16 floats into q; returns them as int32 for the sums.
+template <class V>
+typename V::I quantize_16(const float* x, typename V::F inv, int8_t* q) {
+    static_assert(V::kFloats == 16, "one F per 16 activations");
+    const typename V::I v = V::round_i32(V::mul(V::load_f32(x), inv));
+    V::store_i8(q, v);
+    return v;
+}
+
+template <class V>
+void quantize_q8x32(const float* x, int64_t n, uint8_t* out) {
+    const Q8x32Offsets o = q8x32_offsets(n);
+    auto* qs = reinterpret_cast<int8_t*>(out);
+    auto* d = reinterpret_cast<float*>(out + o.d);
+    auto* s = reinterpret_cast<float*>(out + o.s);
+    const int64_t nb = n / kQK;
+    for (int64_t b = 0; b < nb; ++b) {
+        const float* xb = x + b * kQK;
+        const Q8Scale scale = q8_scale(abs_max<V>(xb, kQK));
+        const typename V::F inv = V::set1(scale.inv);
+        const typename V::I sum = V::add32(quantize_16<V>(xb, inv, qs + b * kQK), quantize_16<V>(xb + 16, inv, qs + b * kQK + 16));
+        d[b] = scale.d;
+        s[b] = scale.d * static_cast<float>(V::hsum_i32(sum));
+    }
+    q8x32_zero_pads(out, n);
+}
+
+template <class V>
+void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
+    const Q8x256Offsets o = q8x256_offsets(n);
+    auto* qs = reinterpret_cast<int8_t*>(out);
+    auto* d = reinterpret_cast<float*>(out + o.d);
+    auto* bsums = reinterpret_cast<int16_t*>(out + o.bsums);
+    for (int64_t b = 0; b < n / kQKK; ++b) {
+        const float* xb = x + b * kQKK;
+        const Q8Scale scale = q8_scale(abs_max<V>(xb, kQKK));
+        const typename V::F inv = V::set1(scale.inv);
+        for (int g = 0; g < kQKK / 16; ++g)
+            bsums[b * 16 + g] = static_cast<int16_t>(V::hsum_i32(quantize_16<V>(xb + 16 * g, inv, qs + b * kQKK + 16 * g)));
+        d[b] = scale.d;
+    }
+}
+
+// --- dense float helpers -----------------------------------------------------------
+
+template <class V>
+float dense_dot(const float* a, const float* b, int64_t n) {
+    constexpr int64_t k = V::kFloats;
+    // Four accumulators hide the FMA latency.
+    typename V::Acc acc[4] = {V::acc_zero(), V::acc_zero(), V::acc_zero(), V::acc_zero()};
+    int64_t i = 0;
+    for (; i + 4 * k <= n; i += 4 * k)
+        for (int j = 0; j < 4; ++j) acc[j] = V::fma(V::load_f32(a + i + j * k), V::load_f32(b + i + j * k), acc[j]);
+    for (; i + k <= n; i += k) acc[0] = V::fma(V::load_f32(a + i), V::load_f32(b + i), acc[0]);
+    float sum = V::hsum(V::acc_add(V::acc_add(acc[0], acc[1]), V::acc_add(acc[2], acc[3])));
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+template <class V>
+void dense_axpy(float a, const float* x, float* y, int64_t n) {
+    const typename V::F av = V::set1(a);
+    int64_t i = 0;
+    for (; i + V::kFloats <= n; i += V::kFloats) V::store_f32(y + i, V::fma_f(av, V::load_f32(x + i), V::load_f32(y + i)));
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+
+template <class V>
+IsaKernels make_isa_kernels() {
+    IsaKernels k{};
+    k.name = V::kName;
+    k.quantize_q8x32 = quantize_q8x32<V>;
+    k.quantize_q8x256 = quantize_q8x256<V>;
+    k.gemm[kSlotF32] = Gemm<V, FloatFormat<V, GgmlType::F32>>::run;
+    k.gemm[kSlotF16] = Gemm<V, FloatFormat<V, GgmlType::F16>>::run;
+    k.gemm[kSlotBF16] = Gemm<V, FloatFormat<V, GgmlType::BF16>>::run;
+    k.gemm[kSlotQ4_0] = Gemm<V, Q4_0Format<V>>::run;
+    k.gemm[kSlotQ4_1] = Gemm<V, Q4_1Format<V>>::run;
+    k.gemm[kSlotQ8_0] = Gemm<V, Q8_0Format<V>>::run;
+    k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
+    k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
+    k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
+    k.dot_f32 = dense_dot<V>;
+    k.axpy_f32 = dense_axpy<V>;
+    return k;
+}
+
+}  // namespace
+}  // namespace vllm::kernels

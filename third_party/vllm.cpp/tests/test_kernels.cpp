@@ -1,0 +1,397 @@
+// Tests of the CPU kernels (kernels/cpu): dequantization against gguf-py's
+// reference values, every SIMD build on this machine against the scalar
+// build, and the scalar build against float math.
+//
+//   test_kernels           run the tests; prints "N passed, M failed"
+//   test_kernels --bench [threads]
+//                          GFLOP/s of the SmolLM2-135M matmul shapes (and
+//                          a few other types) with 2 threads by default,
+//                          for each SIMD build this machine runs
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "data/kernel_cases.h"
+#include "kernels/cpu/act_layout.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/cpu/kernels.h"
+
+using namespace vllm;
+using namespace vllm::kernels;
+
+namespace {
+
+int g_passed = 0;
+int g_failed = 0;
+
+void check(bool ok, const std::string& what) {
+    if (ok) {
+        ++g_passed;
+    } else {
+        ++g_failed;
+        std::printf("FAIL: %s\n", what.c_str());
+    }
+}
+
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
+                           GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+std::string name_of(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)); }
+
+std::vector<const IsaKernels*> available_isas() {
+    std::vector<const IsaKernels*> out;
+    for (const char* name : {"scalar", "avx2", "avx512"})
+        if (const IsaKernels* k = find_isa(name)) out.push_back(k);
+    return out;
+}
+
+// --- random weights -------------------------------------------------------------
+
+// A finite fp16 of magnitude in [2^lo, 2^hi), random sign when `sign`.
+uint16_t random_half(std::mt19937& rng, int lo, int hi, bool sign) {
+    const uint16_t exponent = static_cast<uint16_t>(15 + lo + static_cast<int>(rng() % (hi - lo)));
+    const uint16_t mantissa = static_cast<uint16_t>(rng() & 0x3ff);
+    const uint16_t s = sign && (rng() & 1) ? 0x8000 : 0;
+    return static_cast<uint16_t>(s | (exponent << 10) | mantissa);
+}
+
+void put16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
+
+// Random bytes in the layout of `type`, with the scale fields set to
+// moderate finite values (so no inf / nan, and dot products of order 1).
+std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+    const size_t row_bytes = ggml_row_bytes(type, cols);
+    std::vector<uint8_t> m(row_bytes * rows);
+    for (auto& b : m) b = static_cast<uint8_t>(rng());
+    std::normal_distribution<float> normal(0.0f, 0.5f);
+    const int64_t n = rows * cols;
+    switch (type) {
+        case GgmlType::F32:
+            for (int64_t i = 0; i < n; ++i) {
+                const float v = normal(rng);
+                std::memcpy(&m[4 * i], &v, 4);
+            }
+            break;
+        case GgmlType::F16:
+            for (int64_t i = 0; i < n; ++i) put16(&m[2 * i], random_half(rng, -12, 1, true));  // includes subnormals
+            break;
+        case GgmlType::BF16:
+            for (int64_t i = 0; i < n; ++i) {
+                const float v = normal(rng);
+                uint32_t bits;
+                std::memcpy(&bits, &v, 4);
+                put16(&m[2 * i], static_cast<uint16_t>(bits >> 16));
+            }
+            break;
+        case GgmlType::Q4_0:
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_1: {
+            const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
+            for (size_t off = 0; off < m.size(); off += block) {
+                put16(&m[off], random_half(rng, -8, -4, false));
+                if (type == GgmlType::Q4_1) put16(&m[off + 2], random_half(rng, -5, -1, true));
+            }
+            break;
+        }
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+            for (size_t off = 0; off < m.size(); off += ggml_type_info(static_cast<uint32_t>(type))->block_bytes) {
+                put16(&m[off], random_half(rng, -10, -6, false));
+                put16(&m[off + 2], random_half(rng, -10, -6, false));
+            }
+            break;
+        case GgmlType::Q6_K:
+            for (size_t off = 0; off < m.size(); off += 210) put16(&m[off + 208], random_half(rng, -12, -8, false));
+            break;
+        default: break;
+    }
+    return m;
+}
+
+std::vector<float> random_activations(int64_t n, std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(n);
+    for (auto& v : x) v = normal(rng);
+    // An outlier channel, as real activations have, so block scales differ.
+    for (int64_t i = 5; i < n; i += 97) x[i] *= 20.0f;
+    return x;
+}
+
+QuantMatrix matrix_of(GgmlType type, const std::vector<uint8_t>& data, int64_t rows, int64_t cols) {
+    return {type, data.data(), rows, cols, ggml_row_bytes(type, cols)};
+}
+
+// --- dequantization --------------------------------------------------------------
+
+void test_dequantize() {
+    for (const auto& c : kernel_cases::kCases) {
+        const GgmlType type = static_cast<GgmlType>(c.type);
+        std::vector<float> out(kernel_cases::kElements);
+        dequantize_row(type, c.data, out.data(), kernel_cases::kElements);
+        int mismatches = 0;
+        for (int64_t i = 0; i < kernel_cases::kElements; ++i) {
+            float want;
+            std::memcpy(&want, &c.expected[i], 4);
+            // Same arithmetic as gguf-py, so equal up to FMA contraction
+            // on targets that contract.
+            if (!(std::fabs(out[i] - want) <= 1e-6f * std::max(1.0f, std::fabs(want)))) ++mismatches;
+        }
+        check(mismatches == 0, "dequantize " + name_of(type) + ": " + std::to_string(mismatches) + " mismatches");
+        check(ggml_row_bytes(type, kernel_cases::kElements) == c.bytes, "row bytes of " + name_of(type));
+    }
+}
+
+// --- activation quantizers ---------------------------------------------------------
+
+void test_quantizers() {
+    std::mt19937 rng(7);
+    const IsaKernels& ref = scalar_kernels();
+    for (const IsaKernels* isa : available_isas()) {
+        for (int64_t n : {32, 96, 512, 1536}) {
+            const std::vector<float> x = random_activations(n, rng);
+            for (ActKind kind : {ActKind::Q8x32, ActKind::Q8x256}) {
+                if (kind == ActKind::Q8x256 && n % 256) continue;
+                const size_t bytes = act_row_bytes(kind, n);
+                std::vector<uint8_t> want(bytes, 0xab), got(bytes, 0xab);
+                (kind == ActKind::Q8x32 ? ref.quantize_q8x32 : ref.quantize_q8x256)(x.data(), n, want.data());
+                (kind == ActKind::Q8x32 ? isa->quantize_q8x32 : isa->quantize_q8x256)(x.data(), n, got.data());
+                check(want == got, std::string("quantizer ") + isa->name + (kind == ActKind::Q8x32 ? " q8x32 n=" : " q8x256 n=") +
+                                       std::to_string(n) + " differs from scalar");
+            }
+        }
+    }
+}
+
+// --- matmul ---------------------------------------------------------------------------
+
+struct Shape {
+    int64_t rows, cols, tokens;
+};
+
+// The float-math result and the bound the kernels must meet, per output.
+//
+// Float types: the only error is float summation, bounded by
+// n * 2^-24 * sum|w x| (recursive summation; pairwise orders do better).
+// Quantized types also round each activation to its block's 8-bit grid,
+// an error of at most d/2 per element (d = that block's amax / 127), so
+// |y - y_ref| <= sum_i |w_i| d_i / 2 plus the summation term.
+struct Reference {
+    std::vector<double> y;
+    std::vector<double> bound;      // |scalar build - y| must not exceed this
+    std::vector<double> summation;  // the float summation part of it
+};
+
+Reference reference(GgmlType type, const std::vector<uint8_t>& w, const Shape& s, const std::vector<float>& x) {
+    const size_t row_bytes = ggml_row_bytes(type, s.cols);
+    const ActKind kind = act_kind(type);
+    const int64_t block = kind == ActKind::Q8x32 ? 32 : kind == ActKind::Q8x256 ? 256 : 0;
+    std::vector<float> wrow(s.cols), half_step(s.cols, 0.0f);
+    Reference ref;
+    ref.y.resize(s.rows * s.tokens);
+    ref.bound.resize(s.rows * s.tokens);
+    ref.summation.resize(s.rows * s.tokens);
+    for (int64_t t = 0; t < s.tokens; ++t) {
+        const float* xt = &x[t * s.cols];
+        for (int64_t b = 0; block && b < s.cols; b += block) {
+            float amax = 0.0f;
+            for (int64_t i = b; i < b + block; ++i) amax = std::max(amax, std::fabs(xt[i]));
+            for (int64_t i = b; i < b + block; ++i) half_step[i] = amax / 127.0f / 2.0f;
+        }
+        for (int64_t r = 0; r < s.rows; ++r) {
+            dequantize_row(type, w.data() + r * row_bytes, wrow.data(), s.cols);
+            double sum = 0.0, abs_sum = 0.0, quant = 0.0;
+            for (int64_t i = 0; i < s.cols; ++i) {
+                sum += static_cast<double>(wrow[i]) * xt[i];
+                abs_sum += std::fabs(static_cast<double>(wrow[i]) * xt[i]);
+                quant += std::fabs(wrow[i]) * static_cast<double>(half_step[i]);
+            }
+            const int64_t i = t * s.rows + r;
+            ref.y[i] = sum;
+            ref.summation[i] = (s.cols + 8) * std::ldexp(abs_sum + quant, -24) + 1e-6;
+            ref.bound[i] = quant * 1.0001 + ref.summation[i];
+        }
+    }
+    return ref;
+}
+
+void test_matmul() {
+    std::mt19937 rng(42);
+    ThreadPool pool(2);
+    const IsaKernels& scalar = scalar_kernels();
+    for (GgmlType type : kTypes) {
+        const int64_t blk = ggml_type_info(static_cast<uint32_t>(type))->block_elements;
+        const bool is_float = blk == 1;
+        // Small and odd shapes: partial tiles, an odd count of 32-blocks,
+        // float rows that are not a whole number of vectors, more tokens
+        // than a chunk, and matrices too short to split by rows.
+        const int64_t c_small = is_float ? 7 : blk;
+        const int64_t c_odd = is_float ? 33 : 3 * blk;
+        const int64_t c_wide = is_float ? 576 : blk == 32 ? 576 : 1536;
+        const Shape shapes[] = {{1, c_small, 1}, {3, c_odd, 3}, {17, c_odd, 17}, {5, c_wide, 1},
+                                {64, c_wide, 70}, {3, c_small, 17}, {37, c_odd, 5}};
+        for (const Shape& s : shapes) {
+            const std::string what = name_of(type) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                                     " tokens=" + std::to_string(s.tokens);
+            const std::vector<uint8_t> w = random_matrix(type, s.rows, s.cols, rng);
+            const std::vector<float> x = random_activations(s.cols * s.tokens, rng);
+            const QuantMatrix m = matrix_of(type, w, s.rows, s.cols);
+
+            const Reference ref = reference(type, w, s, x);
+            std::vector<float> want(s.rows * s.tokens);
+            matmul_with(scalar, m, x.data(), s.tokens, want.data(), pool);
+            int bad = 0;
+            for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(want[i] - ref.y[i]) <= ref.bound[i]);
+            check(bad == 0, "scalar vs float math, " + what + ": " + std::to_string(bad) + " outside the bound");
+
+            // The SIMD builds quantize identically and differ from the
+            // scalar one only in float summation order.
+            for (const IsaKernels* isa : available_isas()) {
+                if (isa == &scalar) continue;
+                std::vector<float> got(want.size(), NAN);
+                matmul_with(*isa, m, x.data(), s.tokens, got.data(), pool);
+                int diff = 0;
+                for (size_t i = 0; i < want.size(); ++i) diff += !(std::fabs(got[i] - want[i]) <= 2.0 * ref.summation[i]);
+                check(diff == 0, std::string(isa->name) + " vs scalar, " + what + ": " + std::to_string(diff) + " differ");
+            }
+        }
+    }
+}
+
+// matvec_rows must agree with matmul on the same rows.
+void test_matvec_rows() {
+    std::mt19937 rng(3);
+    ThreadPool pool(1);
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16}) {
+        const int64_t cols = ggml_type_info(static_cast<uint32_t>(type))->block_elements == 256 ? 512 : 96;
+        const int64_t rows = 21;
+        const std::vector<uint8_t> w = random_matrix(type, rows, cols, rng);
+        const std::vector<float> x = random_activations(cols, rng);
+        const QuantMatrix m = matrix_of(type, w, rows, cols);
+        std::vector<float> all(rows), part(rows - 8);
+        matmul(m, x.data(), 1, all.data(), pool);
+        matvec_rows(m, x.data(), 3, rows - 5, part.data());
+        check(std::equal(part.begin(), part.end(), all.begin() + 3), "matvec_rows " + name_of(type));
+    }
+}
+
+void test_dense() {
+    std::mt19937 rng(11);
+    for (const IsaKernels* isa : available_isas()) {
+        for (int64_t n : {0, 1, 15, 16, 17, 100, 1000}) {
+            const std::vector<float> a = random_activations(n, rng), b = random_activations(n, rng);
+            double want = 0.0, mag = 0.0;
+            for (int64_t i = 0; i < n; ++i) {
+                want += static_cast<double>(a[i]) * b[i];
+                mag += std::fabs(static_cast<double>(a[i]) * b[i]);
+            }
+            const float got = isa->dot_f32(a.data(), b.data(), n);
+            check(std::fabs(got - want) <= (n + 1) * std::ldexp(mag, -24) + 1e-6,
+                  std::string("dot_f32 ") + isa->name + " n=" + std::to_string(n));
+
+            std::vector<float> y = b;
+            isa->axpy_f32(0.75f, a.data(), y.data(), n);
+            bool ok = true;
+            for (int64_t i = 0; i < n; ++i) ok &= std::fabs(y[i] - (b[i] + 0.75 * a[i])) <= 1e-6 * (1 + std::fabs(y[i]));
+            check(ok, std::string("axpy_f32 ") + isa->name + " n=" + std::to_string(n));
+        }
+    }
+    const std::vector<float> a = {1.0f, 2.0f, 3.0f};
+    check(dot_f32(a.data(), a.data(), 3) == 14.0f, "dot_f32 (active build)");
+    const std::string isa = active_isa();
+    check(isa == "scalar" || isa == "avx2" || isa == "avx512" || isa == "neon", "active_isa() = " + isa);
+}
+
+void test_errors() {
+    ThreadPool pool(1);
+    const std::vector<uint8_t> w(64);
+    float x[32] = {}, y[1];
+    bool threw = false;
+    try {
+        matmul({GgmlType::Q2_K, w.data(), 1, 256, 84}, x, 1, y, pool);
+    } catch (const std::exception&) {
+        threw = true;
+    }
+    check(threw, "matmul rejects a type without kernels");
+}
+
+// --- benchmark ------------------------------------------------------------------------
+
+// The best of several timed rounds: other processes on the machine only
+// ever make a round slower.
+double seconds_per_call(const std::function<void()>& fn) {
+    using clock = std::chrono::steady_clock;
+    fn();  // warm caches and the pool
+    double best = 1e30;
+    for (int round = 0; round < 5; ++round) {
+        int calls = 0;
+        const auto start = clock::now();
+        double elapsed = 0.0;
+        while (elapsed < 0.1 || calls < 2) {
+            fn();
+            ++calls;
+            elapsed = std::chrono::duration<double>(clock::now() - start).count();
+        }
+        best = std::min(best, elapsed / calls);
+    }
+    return best;
+}
+
+void bench(int threads) {
+    struct Case {
+        GgmlType type;
+        int64_t cols, rows;
+    };
+    const Case cases[] = {{GgmlType::Q4_1, 576, 576},  {GgmlType::Q4_1, 576, 192},  {GgmlType::Q4_1, 576, 1536},
+                          {GgmlType::Q4_1, 1536, 576}, {GgmlType::Q8_0, 576, 49152}, {GgmlType::Q4_0, 576, 1536},
+                          {GgmlType::Q4_K, 1536, 576}, {GgmlType::Q6_K, 1536, 576},  {GgmlType::F16, 576, 576}};
+    ThreadPool pool(threads);
+    std::mt19937 rng(1);
+    std::printf("%d threads\n", threads);
+    std::printf("%-8s %-6s %14s %12s %12s\n", "build", "type", "cols->rows", "GFLOP/s@1", "GFLOP/s@512");
+    for (const IsaKernels* isa : available_isas()) {
+        if (std::strcmp(isa->name, "scalar") == 0) continue;  // minutes, and not what is measured here
+        for (const Case& c : cases) {
+            const std::vector<uint8_t> w = random_matrix(c.type, c.rows, c.cols, rng);
+            const QuantMatrix m = matrix_of(c.type, w, c.rows, c.cols);
+            double gflops[2];
+            int i = 0;
+            for (int64_t tokens : {1, 512}) {
+                const std::vector<float> x = random_activations(c.cols * tokens, rng);
+                std::vector<float> y(c.rows * tokens);
+                const double s = seconds_per_call([&] { matmul_with(*isa, m, x.data(), tokens, y.data(), pool); });
+                gflops[i++] = 2.0 * c.rows * c.cols * tokens / s * 1e-9;
+            }
+            const std::string shape = std::to_string(c.cols) + "->" + std::to_string(c.rows);
+            std::printf("%-8s %-6s %14s %12.1f %12.1f\n", isa->name, name_of(c.type).c_str(), shape.c_str(), gflops[0],
+                        gflops[1]);
+            std::fflush(stdout);
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--bench") {
+        bench(argc > 2 ? std::atoi(argv[2]) : 2);
+        return 0;
+    }
+    std::printf("builds on this machine:");
+    for (const IsaKernels* isa : available_isas()) std::printf(" %s", isa->name);
+    std::printf(" (active: %s)\n", active_isa());
+    test_dequantize();
+    test_quantizers();
+    test_matmul();
+    test_matvec_rows();
+    test_dense();
+    test_errors();
+    std::printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed ? 1 : 0;
+}
