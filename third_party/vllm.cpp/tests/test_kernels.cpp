@@ -229,13 +229,14 @@ void test_matmul() {
         const int64_t blk = ggml_type_info(static_cast<uint32_t>(type))->block_elements;
         const bool is_float = blk == 1;
         // Small and odd shapes: partial tiles, an odd count of 32-blocks,
-        // float rows that are not a whole number of vectors, more tokens
-        // than a chunk, and matrices too short to split by rows.
+        // float rows that are not a whole number of vectors, matrices too
+        // short to split by rows, and rows wide enough that 70 tokens take
+        // several activation chunks.
         const int64_t c_small = is_float ? 7 : blk;
         const int64_t c_odd = is_float ? 33 : 3 * blk;
         const int64_t c_wide = is_float ? 576 : blk == 32 ? 576 : 1536;
-        const Shape shapes[] = {{1, c_small, 1}, {3, c_odd, 3}, {17, c_odd, 17}, {5, c_wide, 1},
-                                {64, c_wide, 70}, {3, c_small, 17}, {37, c_odd, 5}};
+        const Shape shapes[] = {{1, c_small, 1}, {3, c_odd, 3},   {17, c_odd, 17},  {5, c_wide, 1},
+                                {64, c_wide, 70}, {3, c_small, 17}, {37, c_odd, 5}, {10, 4096, 70}};
         for (const Shape& s : shapes) {
             const std::string what = name_of(type) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
                                      " tokens=" + std::to_string(s.tokens);

@@ -2,9 +2,10 @@
 // pool, and cache blocking; the arithmetic is the active build's gemm.
 //
 // Each thread takes a contiguous run of weight rows (or, for matrices too
-// short to share, of tokens) and walks it in chunks of kTokenChunk tokens:
-// a chunk's quantized activations stay in L2 while the thread's rows
-// stream past, and each row tile read is used for every token of the chunk.
+// short to share, of tokens) and walks it in chunks of tokens whose
+// activations fill about kChunkBytes: a chunk stays in L2 while the
+// thread's rows stream past, and each row tile decoded is used for every
+// token of the chunk.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -18,7 +19,8 @@ namespace vllm::kernels {
 
 namespace {
 
-constexpr int64_t kTokenChunk = 64;
+constexpr size_t kChunkBytes = 256 * 1024;
+constexpr int64_t kMaxChunkTokens = 256;
 // Rows go to threads in multiples of this (a multiple of every build's
 // tile height, so only the matrix's last rows fall in narrower tiles).
 constexpr int64_t kRowUnit = 16;
@@ -66,10 +68,12 @@ const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, 
 }
 
 void gemm_in_chunks(GemmFn gemm, GemmArgs g) {
+    // A multiple of 16 tokens, so only the last chunk has a partial tile.
+    const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(kChunkBytes / g.x_stride) / 16 * 16, 16, kMaxChunkTokens);
     const int64_t end = g.tok_end;
-    for (int64_t t = g.tok_begin; t < end; t += kTokenChunk) {
+    for (int64_t t = g.tok_begin; t < end; t += chunk) {
         g.tok_begin = t;
-        g.tok_end = std::min(end, t + kTokenChunk);
+        g.tok_end = std::min(end, t + chunk);
         gemm(g);
     }
 }

@@ -2,6 +2,8 @@
 // written against, for AVX-512 F/BW/VL/DQ/VNNI: one 512-bit register holds
 // the 64 elements of one kernel step. Include only from *_avx512.cpp.
 #pragma once
+#include <utility>
+
 #include "kernels/cpu/simd_x86.h"
 
 namespace vllm::kernels {
@@ -92,18 +94,17 @@ struct Avx512 {
     template <int N, int First>
     static I spread16(I v) {
         static_assert(N == 2 || N == 4, "2 or 4 scales per step");
-        return _mm512_permutexvar_epi16(index16(N == 2 ? 4 : 3, First), v);
+        return _mm512_permutexvar_epi16(index16<N == 2 ? 4 : 3, First>(std::make_integer_sequence<int, 32>{}), v);
     }
     // Lanes First .. First + 7 of v, each twice, in lanes 0..15.
     template <int First>
     static I pairs16(I v) {
-        return _mm512_maskz_permutexvar_epi16(0xffffu, index16(1, First), v);
+        return _mm512_maskz_permutexvar_epi16(0xffffu, index16<1, First>(std::make_integer_sequence<int, 32>{}), v);
     }
-    // The index vector lane >> shift + first.
-    static I index16(int shift, int first) {
-        const I lane = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
-                                        12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-        return _mm512_add_epi16(_mm512_srl_epi16(lane, _mm_cvtsi32_si128(shift)), _mm512_set1_epi16(static_cast<short>(first)));
+    // The constant index vector lane >> Shift + First.
+    template <int Shift, int First, int... Lane>
+    static I index16(std::integer_sequence<int, Lane...>) {
+        return _mm512_set_epi16(static_cast<short>(((31 - Lane) >> Shift) + First)...);
     }
 
     // --- floats ----------------------------------------------------------------

@@ -1,7 +1,7 @@
 // How each weight type's rows are read, written once against the vector
 // layer V (simd_avx2.h, simd_avx512.h) and driven by the tile loops of
-// simd_gemm.h. A kernel step covers 64 elements of a weight row and of an
-// activation row.
+// simd_gemm.h. A step of a tile covers 64 elements of a quantized weight
+// row and its activations (16 of a float row).
 //
 // "Flat" formats (F32, F16, BF16, Q4_0, Q4_1, Q8_0) accumulate each step
 // straight into float accumulators:
@@ -11,7 +11,7 @@
 //   kMins: W::m holds per-block mins a tile may add itself (see Q4_1).
 // Super-block formats (Q4_K, Q5_K, Q6_K) sum four steps in int32 with the
 // sub-block scales, and go to float once per 256 elements:
-//   Row row(row, sb); template <int S> I weights(Row) (step S of 4);
+//   row(row, sb, Row&); template <int S> I weights(Row) (step S of 4);
 //   Row::scales: the int16 sub-block scales, kScalesPerStep of them per step;
 //   Row::corr: 16 int16 factors for the activations' 16-element sums,
 //   either mins scaled by -dmin (kFloatMins) or integer offsets.
@@ -187,9 +187,10 @@ struct KRow {
 
 // Q4_K and Q5_K share the 6-bit scales and mins (k_scale_min), unpacked
 // here four at a time in 32-bit words.
+// (Inlined by force, and filling the caller's KRow: as a call returning
+// it, the scales went through memory, and a GEMV waited on each row's.)
 template <class V, class Block>
-KRow<V, Block> k4_k5_row(const uint8_t* row, int64_t sb) {
-    KRow<V, Block> r;
+[[gnu::always_inline]] inline void k4_k5_row(const uint8_t* row, int64_t sb, KRow<V, Block>& r) {
     r.b = reinterpret_cast<const Block*>(row) + sb;
     r.d = V::set1(fp16_to_fp32(r.b->d));
     r.dmin = V::set1(-fp16_to_fp32(r.b->dmin));
@@ -203,7 +204,6 @@ KRow<V, Block> k4_k5_row(const uint8_t* row, int64_t sb) {
                                                m_lo | static_cast<uint64_t>(m_hi) << 32);  // sc0..7, m0..7
     r.scales = both;
     r.corr = V::template pairs16<8>(both);  // m_j for activation sums 2j and 2j + 1
-    return r;
 }
 
 template <class V>
@@ -214,7 +214,7 @@ struct Q4_KFormat {
     static constexpr bool kFloatMins = true;
     using Block = BlockQ4_K;
     using Row = KRow<V, Block>;
-    static Row row(const uint8_t* p, int64_t sb) { return k4_k5_row<V, Block>(p, sb); }
+    static void row(const uint8_t* p, int64_t sb, Row& r) { k4_k5_row<V, Block>(p, sb, r); }
     template <int S>
     static typename V::I weights(const Row& r) {
         return V::nibbles_32(r.b->qs + 32 * S);
@@ -229,7 +229,7 @@ struct Q5_KFormat {
     static constexpr bool kFloatMins = true;
     using Block = BlockQ5_K;
     using Row = KRow<V, Block>;
-    static Row row(const uint8_t* p, int64_t sb) { return k4_k5_row<V, Block>(p, sb); }
+    static void row(const uint8_t* p, int64_t sb, Row& r) { k4_k5_row<V, Block>(p, sb, r); }
     // Bits 2S and 2S + 1 of qh are the fifth bits of the step's two halves;
     // shifting them to bit 4 and masking gives 16 or 0.
     template <int S>
@@ -249,14 +249,12 @@ struct Q6_KFormat {
     using Row = KRow<V, Block>;
     // q - 32 = q + corr: corr = -32 * the scale of each 16-element group,
     // applied to the activations' group sums in the integer domain.
-    static Row row(const uint8_t* p, int64_t sb) {
-        Row r;
+    [[gnu::always_inline]] static void row(const uint8_t* p, int64_t sb, Row& r) {
         r.b = reinterpret_cast<const BlockQ6_K*>(p) + sb;
         r.d = V::set1(fp16_to_fp32(r.b->d));
         r.dmin = V::set1(0.0f);
         r.scales = V::i8x16_to_i16(r.b->scales);
         r.corr = V::mullo16(r.scales, V::set1_16(-32));
-        return r;
     }
     // Step S = half S / 2, part S % 2: the low (part 0) or high (part 1)
     // nibbles of that half's 64 ql bytes, plus the qh bit pairs 0/2 or 4/6

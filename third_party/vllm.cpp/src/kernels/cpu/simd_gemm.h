@@ -54,8 +54,9 @@ struct KStep {
 };
 
 // --- where a tile's decoded weights come from ----------------------------------
-// flat(r, s): step s of row r (flat formats); row(r, sb) and step<S>(row,
-// r, sb): a super-block's scales and its step S (super-block formats);
+// flat(r, s): step s of row r (flat formats); row(r, sb, storage) and
+// step<S>(row, r, sb): a super-block's scales and its step S (super-block
+// formats);
 // raw(r): row r as stored; with kSeparateMins, row_mins(r): the per-block
 // mins of kMins formats, zero-padded to q8x32_scales_padded(cols).
 
@@ -76,10 +77,12 @@ struct DirectWeights : TileRows {
         prefetch_span(w, (r + kPrefetchTiles * R) * stride + s * Fmt::kStepBytes, Fmt::kStepBytes);
         return Fmt::load_w(raw(r), s, cols);
     }
-    auto row(int r, int64_t sb) const {
+    template <class Row>
+    [[gnu::always_inline]] const Row& row(int r, int64_t sb, Row& storage) const {
         using Block = typename Fmt::Block;
         prefetch_span(w, (r + kPrefetchTiles * R) * stride + sb * sizeof(Block), sizeof(Block));
-        return Fmt::row(raw(r), sb);
+        Fmt::row(raw(r), sb, storage);
+        return storage;
     }
     template <int S, class Row>
     KStep<V> step(const Row& row, int /*r*/, int64_t /*sb*/) const {
@@ -113,7 +116,7 @@ struct PanelWeights : TileRows {
             auto* steps = reinterpret_cast<KStep<V>*>(data + rows_bytes(cols));
             for (int64_t sb = 0; sb < cols / kQKK; ++sb)
                 for (int r = 0; r < R; ++r) {
-                    const typename Fmt::Row& row = rows[sb * R + r] = src.row(r, sb);
+                    const typename Fmt::Row& row = src.row(r, sb, rows[sb * R + r]);
                     for_each_step([&](auto step) {
                         constexpr int S = decltype(step)::value;
                         steps[(sb * kSteps + S) * R + r] = src.template step<S>(row, r, sb);
@@ -142,7 +145,10 @@ struct PanelWeights : TileRows {
         return reinterpret_cast<const float*>(data + w_bytes(cols)) + r * q8x32_scales_padded(cols);
     }
     const auto& flat(int r, int64_t s) const { return reinterpret_cast<const typename Fmt::W*>(data)[s * R + r]; }
-    const auto& row(int r, int64_t sb) const { return reinterpret_cast<const typename Fmt::Row*>(data)[sb * R + r]; }
+    template <class Row>
+    const Row& row(int r, int64_t sb, Row& /*storage*/) const {
+        return reinterpret_cast<const Row*>(data)[sb * R + r];
+    }
     template <int S, class Row>
     const KStep<V>& step(const Row& /*row*/, int r, int64_t sb) const {
         return reinterpret_cast<const KStep<V>*>(data + rows_bytes(cols))[(sb * kSteps + S) * R + r];
@@ -210,8 +216,11 @@ void tile_superblock(const Tile& a, const Weights& weights) {
         for (int t = 0; t < T; ++t) acc[r][t] = V::acc_zero();
 
     for (int64_t sb = 0; sb < a.cols / kQKK; ++sb) {
-        typename Fmt::Row rows[R];
-        for (int r = 0; r < R; ++r) rows[r] = weights.row(r, sb);
+        // Scales read in place from a panel (copying them costs), decoded
+        // into `storage` otherwise.
+        typename Fmt::Row storage[R];
+        const typename Fmt::Row* rows[R];
+        for (int r = 0; r < R; ++r) rows[r] = &weights.row(r, sb, storage[r]);
         I isum[R][T];
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) isum[r][t] = V::zero();
@@ -220,7 +229,7 @@ void tile_superblock(const Tile& a, const Weights& weights) {
             [&](auto step) {
                 constexpr int S = decltype(step)::value;
                 KStep<V> k[R];
-                for (int r = 0; r < R; ++r) k[r] = weights.template step<S>(rows[r], r, sb);
+                for (int r = 0; r < R; ++r) k[r] = weights.template step<S>(*rows[r], r, sb);
                 for (int t = 0; t < T; ++t) {
                     const I xq = V::load(x[t].qs + sb * kQKK + 64 * S);
                     for (int r = 0; r < R; ++r) isum[r][t] = V::madd_u8_i16(isum[r][t], k[r].q, xq, k[r].sc);
@@ -233,12 +242,12 @@ void tile_superblock(const Tile& a, const Weights& weights) {
             const typename V::F dx = V::set1(x[t].d[sb]);
             for (int r = 0; r < R; ++r) {
                 if constexpr (Fmt::kFloatMins) {
-                    acc[r][t] = V::fma(V::cvt(isum[r][t]), V::mul(rows[r].d, dx), acc[r][t]);
-                    const I mins = V::madd_i16(V::zero(), bsums, rows[r].corr);
-                    acc[r][t] = V::fma(V::cvt(mins), V::mul(rows[r].dmin, dx), acc[r][t]);
+                    acc[r][t] = V::fma(V::cvt(isum[r][t]), V::mul(rows[r]->d, dx), acc[r][t]);
+                    const I mins = V::madd_i16(V::zero(), bsums, rows[r]->corr);
+                    acc[r][t] = V::fma(V::cvt(mins), V::mul(rows[r]->dmin, dx), acc[r][t]);
                 } else {
-                    const I total = V::madd_i16(isum[r][t], bsums, rows[r].corr);
-                    acc[r][t] = V::fma(V::cvt(total), V::mul(rows[r].d, dx), acc[r][t]);
+                    const I total = V::madd_i16(isum[r][t], bsums, rows[r]->corr);
+                    acc[r][t] = V::fma(V::cvt(total), V::mul(rows[r]->d, dx), acc[r][t]);
                 }
             }
         }
