@@ -9,8 +9,9 @@ rpath of ``$ORIGIN``. Works for ``pip install .``, ``pip install -e .`` and
 
 Environment:
   CMAKE_BUILD_PARALLEL_LEVEL  build jobs (default 2)
-  VLLM_CPP_SANITIZE=1         -DVLLM_SANITIZE=ON (ASan/UBSan; Python then
-                              needs LD_PRELOAD of libasan to import the module)
+  VLLM_CPP_SANITIZE=1         -DVLLM_SANITIZE=ON (ASan/UBSan, own build tree;
+                              Python then needs libasan and libstdc++ in
+                              LD_PRELOAD, see README.md)
   VLLM_CPP_CMAKE_ARGS         extra arguments for the CMake configure step
 """
 
