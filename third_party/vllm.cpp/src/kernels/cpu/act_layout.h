@@ -7,11 +7,12 @@
 //          s = d * sum(q), the latter carrying Q4_1's min term. Laid out
 //          per row as qs[nb2 * 32] | d[nb16] | s[nb16], with the block
 //          count nb rounded up to even (nb2: the SIMD kernels take blocks
-//          in pairs) and to 16 (nb16: they read 16 scales at once). Pad
+//          in pairs) and to 16 (nb16: they read 16 values at once). Pad
 //          blocks are zeros (q = 0, d = s = 0), so they add nothing.
-//   Q8x256 (for the K-quants): per 256 elements a float scale d and the
-//          sums of q over each 16 elements (bsums), for the K-quants' mins
-//          and offsets. Laid out as qs[n] | d[n / 256] | bsums[n / 16].
+//   Q8x256 (for the K-quants): per 256 elements a float scale d, the sums
+//          of q over each 16 elements (bsums) for the K-quants' mins and
+//          offsets, and again s = d * sum(q) per 32 elements. Laid out as
+//          qs[n] | d[n / 256] | bsums[n / 16] | s[nb16].
 //
 // The float types (F32, F16, BF16) take the float rows as they are. Rows
 // are padded to 64 bytes so every row starts on a cache line.
@@ -41,17 +42,19 @@ static inline ActKind act_kind(GgmlType type) {
 static inline size_t round_up_64(size_t n) { return (n + 63) & ~static_cast<size_t>(63); }
 
 static inline int64_t q8x32_blocks_padded(int64_t cols) { return (cols / 32 + 1) & ~int64_t{1}; }
-static inline int64_t q8x32_scales_padded(int64_t cols) { return (cols / 32 + 15) & ~int64_t{15}; }
+// nb16: the number of 32-element blocks rounded up to 16.
+static inline int64_t blocks32_padded16(int64_t cols) { return (cols / 32 + 15) & ~int64_t{15}; }
 
 // Bytes per activation row of `cols` elements in the given layout.
 static inline size_t act_row_bytes(ActKind kind, int64_t cols) {
     switch (kind) {
         case ActKind::Q8x32:
             return round_up_64(static_cast<size_t>(q8x32_blocks_padded(cols)) * 32 +
-                               static_cast<size_t>(q8x32_scales_padded(cols)) * 2 * sizeof(float));
+                               static_cast<size_t>(blocks32_padded16(cols)) * 2 * sizeof(float));
         case ActKind::Q8x256:
-            return round_up_64(static_cast<size_t>(cols) + static_cast<size_t>(cols / 256) * 4 +
-                               static_cast<size_t>(cols / 16) * 2);
+            return round_up_64(static_cast<size_t>(cols) + static_cast<size_t>(cols / 256) * sizeof(float) +
+                               static_cast<size_t>(cols / 16) * sizeof(int16_t) +
+                               static_cast<size_t>(blocks32_padded16(cols)) * sizeof(float));
         case ActKind::F32: break;
     }
     return static_cast<size_t>(cols) * sizeof(float);
@@ -75,19 +78,19 @@ struct Q8x32Offsets {
     size_t d, s;
 };
 struct Q8x256Offsets {
-    size_t d, bsums;
+    size_t d, bsums, s;
 };
 
 static inline Q8x32Offsets q8x32_offsets(int64_t cols) {
     const size_t qs_bytes = static_cast<size_t>(q8x32_blocks_padded(cols)) * 32;
-    return {qs_bytes, qs_bytes + static_cast<size_t>(q8x32_scales_padded(cols)) * sizeof(float)};
+    return {qs_bytes, qs_bytes + static_cast<size_t>(blocks32_padded16(cols)) * sizeof(float)};
 }
 
 // Writes the pad blocks of a Q8x32 row (the quantizers fill the rest).
 static inline void q8x32_zero_pads(uint8_t* row, int64_t cols) {
     const Q8x32Offsets o = q8x32_offsets(cols);
     const int64_t nb = cols / 32;
-    const int64_t pads = q8x32_scales_padded(cols) - nb;
+    const int64_t pads = blocks32_padded16(cols) - nb;
     std::memset(row + nb * 32, 0, o.d - static_cast<size_t>(nb) * 32);
     std::memset(row + o.d + nb * sizeof(float), 0, static_cast<size_t>(pads) * sizeof(float));
     std::memset(row + o.s + nb * sizeof(float), 0, static_cast<size_t>(pads) * sizeof(float));
@@ -95,7 +98,19 @@ static inline void q8x32_zero_pads(uint8_t* row, int64_t cols) {
 
 static inline Q8x256Offsets q8x256_offsets(int64_t cols) {
     const size_t n = static_cast<size_t>(cols);
-    return {n, n + n / 256 * sizeof(float)};
+    const size_t bsums = n + n / 256 * sizeof(float);
+    return {n, bsums, bsums + n / 16 * sizeof(int16_t)};
+}
+
+// Writes a Q8x256 row's s from its d and bsums (the quantizers fill those),
+// so every build derives them identically.
+static inline void q8x256_fill_sums(uint8_t* row, int64_t cols) {
+    const Q8x256Offsets o = q8x256_offsets(cols);
+    const auto* d = reinterpret_cast<const float*>(row + o.d);
+    const auto* bsums = reinterpret_cast<const int16_t*>(row + o.bsums);
+    auto* s = reinterpret_cast<float*>(row + o.s);
+    for (int64_t b = 0; b < cols / 32; ++b) s[b] = d[b / 8] * static_cast<float>(bsums[2 * b] + bsums[2 * b + 1]);
+    for (int64_t b = cols / 32; b < blocks32_padded16(cols); ++b) s[b] = 0.0f;
 }
 
 struct Q8x32Row {
@@ -108,6 +123,7 @@ struct Q8x256Row {
     const int8_t* qs;
     const float* d;
     const int16_t* bsums;
+    const float* s;
 };
 
 static inline Q8x32Row q8x32_row(const uint8_t* row, int64_t cols) {
@@ -119,7 +135,7 @@ static inline Q8x32Row q8x32_row(const uint8_t* row, int64_t cols) {
 static inline Q8x256Row q8x256_row(const uint8_t* row, int64_t cols) {
     const Q8x256Offsets o = q8x256_offsets(cols);
     return {reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + o.d),
-            reinterpret_cast<const int16_t*>(row + o.bsums)};
+            reinterpret_cast<const int16_t*>(row + o.bsums), reinterpret_cast<const float*>(row + o.s)};
 }
 
 }  // namespace vllm::kernels

@@ -54,6 +54,7 @@ void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
             bsums[b * 16 + g] = static_cast<int16_t>(gs);
         }
     }
+    q8x256_fill_sums(out, n);
 }
 
 // --- dot products of one weight row with one activation row --------------

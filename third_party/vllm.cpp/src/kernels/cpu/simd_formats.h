@@ -7,14 +7,16 @@
 // straight into float accumulators:
 //   XRow x_row(row, cols); int64_t steps(cols); kStepBytes (of a row);
 //   W load_w(row, step, cols); X load_x(xrow, step); madd(acc, W, X);
-//   float tail(row, xrow, cols): elements past the last full step;
-//   kMins: W::m holds per-block mins a tile may add itself (see Q4_1).
+//   float tail(row, xrow, cols): elements past the last full step.
 // Super-block formats (Q4_K, Q5_K, Q6_K) sum four steps in int32 with the
 // sub-block scales, and go to float once per 256 elements:
 //   row(row, sb, Row&); template <int S> I weights(Row) (step S of 4);
 //   Row::scales: the int16 sub-block scales, kScalesPerStep of them per step;
 //   Row::corr: 16 int16 factors for the activations' 16-element sums,
-//   either mins scaled by -dmin (kFloatMins) or integer offsets.
+//   either mins to scale by Row::dmin (kMins) or integer offsets.
+// kMins: the format has a min term, sum over 32-element blocks b of
+// m_b * s_b (s: the activations' d * sum(q)), which tiles over panels add
+// for 16 blocks at once at the end instead of step by step.
 // Include only from *_avx2.cpp / *_avx512.cpp (internal linkage).
 #pragma once
 #include <cstdint>
@@ -110,10 +112,9 @@ struct Q4_0Format : PairedBlocks<V, BlockQ4_0> {
     }
 };
 
-// w = d q + m: sum_b (d dx isum + m s)_b, s = dx sum(xq) from the
-// activations. madd() adds the min term step by step; tiles over panels
-// (simd_gemm.h) instead use madd_without_min() and add sum_b m_b s_b for 16
-// blocks at once at the end, an FMA per step and tile pair less.
+// w = d q + m: sum_b (d dx isum + m s)_b. madd() adds the min term step by
+// step; tiles over panels use madd_without_min() and add it at the end, an
+// FMA per step and tile pair less.
 template <class V>
 struct Q4_1Format : PairedBlocks<V, BlockQ4_1> {
     using Base = PairedBlocks<V, BlockQ4_1>;
@@ -180,7 +181,7 @@ template <class V, class Block>
 struct KRow {
     const Block* b;
     typename V::F d;       // super-block scale, all lanes
-    typename V::F dmin;    // -dmin, all lanes (kFloatMins formats)
+    typename V::F dmin;    // -dmin, all lanes (kMins formats)
     typename V::I scales;  // sub-block scales as int16 in lanes 0..15
     typename V::I corr;    // per 16-element activation sum, int16 in lanes 0..15
 };
@@ -206,12 +207,22 @@ template <class V, class Block>
     r.corr = V::template pairs16<8>(both);  // m_j for activation sums 2j and 2j + 1
 }
 
+// The min term's factors of a Q4_K / Q5_K super-block: -dmin * m_j.
+template <class Block>
+void k4_k5_mins(const Block* b, float* out) {
+    const float dmin = fp16_to_fp32(b->dmin);
+    for (int j = 0; j < 8; ++j) {
+        uint8_t sc, m;
+        k_scale_min(b->scales, j, &sc, &m);
+        out[j] = -dmin * static_cast<float>(m);
+    }
+}
+
 template <class V>
 struct Q4_KFormat {
     static constexpr bool kSuperBlock = true;
-    static constexpr bool kMins = false;
+    static constexpr bool kMins = true;
     static constexpr int kScalesPerStep = 2;
-    static constexpr bool kFloatMins = true;
     using Block = BlockQ4_K;
     using Row = KRow<V, Block>;
     static void row(const uint8_t* p, int64_t sb, Row& r) { k4_k5_row<V, Block>(p, sb, r); }
@@ -224,9 +235,8 @@ struct Q4_KFormat {
 template <class V>
 struct Q5_KFormat {
     static constexpr bool kSuperBlock = true;
-    static constexpr bool kMins = false;
+    static constexpr bool kMins = true;
     static constexpr int kScalesPerStep = 2;
-    static constexpr bool kFloatMins = true;
     using Block = BlockQ5_K;
     using Row = KRow<V, Block>;
     static void row(const uint8_t* p, int64_t sb, Row& r) { k4_k5_row<V, Block>(p, sb, r); }
@@ -244,7 +254,6 @@ struct Q6_KFormat {
     static constexpr bool kSuperBlock = true;
     static constexpr bool kMins = false;
     static constexpr int kScalesPerStep = 4;
-    static constexpr bool kFloatMins = false;
     using Block = BlockQ6_K;
     using Row = KRow<V, Block>;
     // q - 32 = q + corr: corr = -32 * the scale of each 16-element group,

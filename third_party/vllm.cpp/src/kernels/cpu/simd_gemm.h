@@ -57,8 +57,9 @@ struct KStep {
 // flat(r, s): step s of row r (flat formats); row(r, sb, storage) and
 // step<S>(row, r, sb): a super-block's scales and its step S (super-block
 // formats);
-// raw(r): row r as stored; with kSeparateMins, row_mins(r): the per-block
-// mins of kMins formats, zero-padded to q8x32_scales_padded(cols).
+// raw(r): row r as stored; with kSeparateMins, row_mins(r): a kMins
+// format's min factor per 32-element block, zero-padded to
+// blocks32_padded16(cols).
 
 struct TileRows {
     const uint8_t* w;  // first row
@@ -93,8 +94,8 @@ struct DirectWeights : TileRows {
 // The R rows decoded once into a panel (the calling thread's scratch), for
 // tiles of many tokens: decoding (nibble unpacking, scale conversion) is
 // then paid once per row tile instead of once per token tile. Layout:
-// flat: W[steps][R], then for kMins formats float mins[R][nb16];
-// super-block: Row[sbs][R], then KStep[sbs][4][R].
+// flat: W[steps][R]; super-block: Row[sbs][R], then KStep[sbs][4][R];
+// then for kMins formats float mins[R][nb16].
 template <class V, class Fmt, int R>
 struct PanelWeights : TileRows {
     static constexpr int kSteps = kQKK / 64;  // per super-block
@@ -104,13 +105,17 @@ struct PanelWeights : TileRows {
     static size_t rows_bytes(int64_t cols) {
         return round_up_64(static_cast<size_t>(cols / kQKK) * R * sizeof(typename Fmt::Row));
     }
-    static size_t w_bytes(int64_t cols) { return static_cast<size_t>(Fmt::steps(cols)) * R * sizeof(typename Fmt::W); }
-    static size_t bytes(int64_t cols) {
+    // Bytes before the mins.
+    static size_t mins_offset(int64_t cols) {
         if constexpr (Fmt::kSuperBlock) return rows_bytes(cols) + static_cast<size_t>(cols / kQKK) * kSteps * R * sizeof(KStep<V>);
-        else if constexpr (Fmt::kMins) return w_bytes(cols) + R * q8x32_scales_padded(cols) * sizeof(float);
-        else return w_bytes(cols);
+        else return static_cast<size_t>(Fmt::steps(cols)) * R * sizeof(typename Fmt::W);
+    }
+    static size_t bytes(int64_t cols) {
+        return mins_offset(cols) + (Fmt::kMins ? R * blocks32_padded16(cols) * sizeof(float) : 0);
     }
     static void fill(uint8_t* data, const DirectWeights<V, Fmt, R>& src, int64_t cols) {
+        const int64_t n16 = blocks32_padded16(cols);
+        auto* mins = reinterpret_cast<float*>(data + mins_offset(cols));
         if constexpr (Fmt::kSuperBlock) {
             auto* rows = reinterpret_cast<typename Fmt::Row*>(data);
             auto* steps = reinterpret_cast<KStep<V>*>(data + rows_bytes(cols));
@@ -121,28 +126,29 @@ struct PanelWeights : TileRows {
                         constexpr int S = decltype(step)::value;
                         steps[(sb * kSteps + S) * R + r] = src.template step<S>(row, r, sb);
                     }, std::make_integer_sequence<int, kSteps>{});
+                    if constexpr (Fmt::kMins) k4_k5_mins(row.b, mins + r * n16 + sb * 8);
                 }
         } else {
             auto* w = reinterpret_cast<typename Fmt::W*>(data);
             for (int64_t s = 0; s < Fmt::steps(cols); ++s)
                 for (int r = 0; r < R; ++r) w[s * R + r] = src.flat(r, s);
-            if constexpr (Fmt::kMins) {
-                // W::m holds blocks 2s and 2s + 1 in lanes 0 and 8. (With an
-                // odd block count, the duplicate of the last block lands in
-                // a pad slot, where the activations' s is 0.)
-                const int64_t n16 = q8x32_scales_padded(cols);
-                auto* mins = reinterpret_cast<float*>(data + w_bytes(cols));
-                for (int r = 0; r < R; ++r) {
-                    float* m = mins + r * n16;
-                    for (int64_t s = 0; s < Fmt::steps(cols); ++s) V::store_pair(m + 2 * s, w[s * R + r].m);
-                    for (int64_t i = 2 * Fmt::steps(cols); i < n16; ++i) m[i] = 0.0f;
-                }
-            }
+            // W::m holds blocks 2s and 2s + 1 in lanes 0 and 8. (With an odd
+            // block count, the duplicate of the last block lands in a pad
+            // slot, where the activations' s is 0.)
+            if constexpr (Fmt::kMins)
+                for (int r = 0; r < R; ++r)
+                    for (int64_t s = 0; s < Fmt::steps(cols); ++s) V::store_pair(mins + r * n16 + 2 * s, w[s * R + r].m);
+        }
+        if constexpr (Fmt::kMins) {
+            int64_t filled = cols / 32;
+            if constexpr (!Fmt::kSuperBlock) filled = 2 * Fmt::steps(cols);
+            for (int r = 0; r < R; ++r)
+                for (int64_t i = filled; i < n16; ++i) mins[r * n16 + i] = 0.0f;
         }
     }
 
     const float* row_mins(int r) const {
-        return reinterpret_cast<const float*>(data + w_bytes(cols)) + r * q8x32_scales_padded(cols);
+        return reinterpret_cast<const float*>(data + mins_offset(cols)) + r * blocks32_padded16(cols);
     }
     const auto& flat(int r, int64_t s) const { return reinterpret_cast<const typename Fmt::W*>(data)[s * R + r]; }
     template <class Row>
@@ -174,6 +180,17 @@ inline uint8_t* panel_buffer(size_t bytes) {
 
 // --- tiles: R rows x T tokens ---------------------------------------------------
 
+// The min term of kMins formats over panels: sum_b m_b s_b, 16 blocks at a
+// time, into the accumulators (whose lanes are summed at the end anyway).
+template <class V, int R, int T, class Weights, class XRow>
+void add_mins(typename V::Acc (&acc)[R][T], const Weights& weights, const XRow (&x)[T], int64_t cols) {
+    for (int64_t b = 0; b < blocks32_padded16(cols); b += 16)
+        for (int t = 0; t < T; ++t) {
+            const typename V::F s = V::load_f32(x[t].s + b);
+            for (int r = 0; r < R; ++r) acc[r][t] = V::fma(V::load_f32(weights.row_mins(r) + b), s, acc[r][t]);
+        }
+}
+
 template <class V, class Fmt, int R, int T, class Weights>
 void tile_flat(const Tile& a, const Weights& weights) {
     constexpr bool kSeparateMins = Fmt::kMins && Weights::kSeparateMins;
@@ -195,19 +212,14 @@ void tile_flat(const Tile& a, const Weights& weights) {
             }
         }
     }
-    if constexpr (kSeparateMins) {
-        for (int64_t b = 0; b < q8x32_scales_padded(a.cols); b += 16)
-            for (int t = 0; t < T; ++t) {
-                const typename V::F s = V::load_f32(x[t].s + b);
-                for (int r = 0; r < R; ++r) acc[r][t] = V::fma(V::load_f32(weights.row_mins(r) + b), s, acc[r][t]);
-            }
-    }
+    if constexpr (kSeparateMins) add_mins<V>(acc, weights, x, a.cols);
     for (int t = 0; t < T; ++t)
         for (int r = 0; r < R; ++r) a.y[t * a.y_stride + r] = V::hsum(acc[r][t]) + Fmt::tail(weights.raw(r), x[t], a.cols);
 }
 
 template <class V, class Fmt, int R, int T, class Weights>
 void tile_superblock(const Tile& a, const Weights& weights) {
+    constexpr bool kSeparateMins = Fmt::kMins && Weights::kSeparateMins;
     using I = typename V::I;
     Q8x256Row x[T];
     for (int t = 0; t < T; ++t) x[t] = q8x256_row(a.x + t * a.x_stride, a.cols);
@@ -241,10 +253,12 @@ void tile_superblock(const Tile& a, const Weights& weights) {
             const I bsums = V::load_half(x[t].bsums + sb * 16);
             const typename V::F dx = V::set1(x[t].d[sb]);
             for (int r = 0; r < R; ++r) {
-                if constexpr (Fmt::kFloatMins) {
+                if constexpr (Fmt::kMins) {
                     acc[r][t] = V::fma(V::cvt(isum[r][t]), V::mul(rows[r]->d, dx), acc[r][t]);
-                    const I mins = V::madd_i16(V::zero(), bsums, rows[r]->corr);
-                    acc[r][t] = V::fma(V::cvt(mins), V::mul(rows[r]->dmin, dx), acc[r][t]);
+                    if constexpr (!kSeparateMins) {
+                        const I mins = V::madd_i16(V::zero(), bsums, rows[r]->corr);
+                        acc[r][t] = V::fma(V::cvt(mins), V::mul(rows[r]->dmin, dx), acc[r][t]);
+                    }
                 } else {
                     const I total = V::madd_i16(isum[r][t], bsums, rows[r]->corr);
                     acc[r][t] = V::fma(V::cvt(total), V::mul(rows[r]->d, dx), acc[r][t]);
@@ -252,6 +266,7 @@ void tile_superblock(const Tile& a, const Weights& weights) {
             }
         }
     }
+    if constexpr (kSeparateMins) add_mins<V>(acc, weights, x, a.cols);
     for (int t = 0; t < T; ++t)
         for (int r = 0; r < R; ++r) a.y[t * a.y_stride + r] = V::hsum(acc[r][t]);
 }
@@ -359,6 +374,7 @@ void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
             bsums[b * 16 + g] = static_cast<int16_t>(V::hsum_i32(quantize_16<V>(xb + 16 * g, inv, qs + b * kQKK + 16 * g)));
         d[b] = scale.d;
     }
+    q8x256_fill_sums(out, n);
 }
 
 // --- dense float helpers -----------------------------------------------------------
