@@ -1,7 +1,7 @@
 // The AVX2 build of the kernels (compiled with -mavx2 -mfma -mf16c, see
 // CMakeLists.txt). Only call it after dispatch.cpp has checked the CPU.
 #include "kernels/cpu/simd_avx2.h"
-#include "kernels/cpu/simd_gemm.h"
+#include "kernels/cpu/simd_kernels.h"
 
 namespace vllm::kernels {
 

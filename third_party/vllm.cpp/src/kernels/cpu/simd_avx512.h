@@ -1,6 +1,7 @@
-// The vector layer the generic kernels (simd_formats.h, simd_gemm.h) are
-// written against, for AVX-512 F/BW/VL/DQ/VNNI: one 512-bit register holds
-// the 64 elements of one kernel step. Include only from *_avx512.cpp.
+// The vector layer the generic kernels (simd_formats.h, simd_gemm.h,
+// simd_quantize.h, simd_kernels.h) are written against, for AVX-512
+// F/BW/VL/DQ/VNNI: one 512-bit register holds the 64 elements of a
+// quantized step. Include only from *_avx512.cpp.
 #pragma once
 #include <utility>
 
@@ -11,8 +12,8 @@ namespace {
 
 struct Avx512 {
     static constexpr const char* kName = "avx512";
-    // 4 weight rows x 4 tokens: 16 accumulators plus the 4 rows' decoded
-    // weights and scales fit the 32 registers.
+    // 4 weight rows x 4 tokens (16 accumulators) measured best; wider or
+    // taller tiles spill.
     static constexpr int kTileRows = 4;
     static constexpr int kTileTokens = 4;
     static constexpr int kFloats = 16;  // floats per F

@@ -1,12 +1,12 @@
-// The SIMD kernels, written once against a vector layer V and instantiated
-// by kernels_avx2.cpp and kernels_avx512.cpp:
+// The SIMD matmul, written once against a vector layer V (simd_avx2.h,
+// simd_avx512.h) and the weight formats of simd_formats.h:
 //
 // - tiles: R weight rows x T tokens at a time, so each step's decoded
 //   weights (the expensive part: nibble unpacking, scale conversion) are
 //   reused for T tokens and each activation load for R rows;
 // - gemm: walks a block of rows x tokens in such tiles (edge tiles are
-//   smaller instantiations of the same code);
-// - the activation quantizers, dot_f32 and axpy_f32.
+//   smaller instantiations of the same code), decoding each row tile once
+//   into a panel when it meets many tokens.
 //
 // Include only from *_avx2.cpp / *_avx512.cpp (internal linkage).
 #pragma once
@@ -323,103 +323,6 @@ struct Gemm {
         for (; r < g.row_end; ++r) row_tile<1>(g, r, nullptr);
     }
 };
-
-// --- activation quantization ----------------------------------------------------
-
-template <class V>
-float abs_max(const float* x, int n) {
-    typename V::F m = V::abs(V::load_f32(x));
-    for (int i = V::kFloats; i < n; i += V::kFloats) m = V::max(m, V::abs(V::load_f32(x + i)));
-    return V::hmax(m);
-}
-
-// Quantizes 16 floats into q; returns them as int32 for the sums.
-template <class V>
-typename V::I quantize_16(const float* x, typename V::F inv, int8_t* q) {
-    static_assert(V::kFloats == 16, "one F per 16 activations");
-    const typename V::I v = V::round_i32(V::mul(V::load_f32(x), inv));
-    V::store_i8(q, v);
-    return v;
-}
-
-template <class V>
-void quantize_q8x32(const float* x, int64_t n, uint8_t* out) {
-    const Q8x32Offsets o = q8x32_offsets(n);
-    auto* qs = reinterpret_cast<int8_t*>(out);
-    auto* d = reinterpret_cast<float*>(out + o.d);
-    auto* s = reinterpret_cast<float*>(out + o.s);
-    const int64_t nb = n / kQK;
-    for (int64_t b = 0; b < nb; ++b) {
-        const float* xb = x + b * kQK;
-        const Q8Scale scale = q8_scale(abs_max<V>(xb, kQK));
-        const typename V::F inv = V::set1(scale.inv);
-        const typename V::I sum = V::add32(quantize_16<V>(xb, inv, qs + b * kQK), quantize_16<V>(xb + 16, inv, qs + b * kQK + 16));
-        d[b] = scale.d;
-        s[b] = scale.d * static_cast<float>(V::hsum_i32(sum));
-    }
-    q8x32_zero_pads(out, n);
-}
-
-template <class V>
-void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
-    const Q8x256Offsets o = q8x256_offsets(n);
-    auto* qs = reinterpret_cast<int8_t*>(out);
-    auto* d = reinterpret_cast<float*>(out + o.d);
-    auto* bsums = reinterpret_cast<int16_t*>(out + o.bsums);
-    for (int64_t b = 0; b < n / kQKK; ++b) {
-        const float* xb = x + b * kQKK;
-        const Q8Scale scale = q8_scale(abs_max<V>(xb, kQKK));
-        const typename V::F inv = V::set1(scale.inv);
-        for (int g = 0; g < kQKK / 16; ++g)
-            bsums[b * 16 + g] = static_cast<int16_t>(V::hsum_i32(quantize_16<V>(xb + 16 * g, inv, qs + b * kQKK + 16 * g)));
-        d[b] = scale.d;
-    }
-    q8x256_fill_sums(out, n);
-}
-
-// --- dense float helpers -----------------------------------------------------------
-
-template <class V>
-float dense_dot(const float* a, const float* b, int64_t n) {
-    constexpr int64_t k = V::kFloats;
-    // Four accumulators hide the FMA latency.
-    typename V::Acc acc[4] = {V::acc_zero(), V::acc_zero(), V::acc_zero(), V::acc_zero()};
-    int64_t i = 0;
-    for (; i + 4 * k <= n; i += 4 * k)
-        for (int j = 0; j < 4; ++j) acc[j] = V::fma(V::load_f32(a + i + j * k), V::load_f32(b + i + j * k), acc[j]);
-    for (; i + k <= n; i += k) acc[0] = V::fma(V::load_f32(a + i), V::load_f32(b + i), acc[0]);
-    float sum = V::hsum(V::acc_add(V::acc_add(acc[0], acc[1]), V::acc_add(acc[2], acc[3])));
-    for (; i < n; ++i) sum += a[i] * b[i];
-    return sum;
-}
-
-template <class V>
-void dense_axpy(float a, const float* x, float* y, int64_t n) {
-    const typename V::F av = V::set1(a);
-    int64_t i = 0;
-    for (; i + V::kFloats <= n; i += V::kFloats) V::store_f32(y + i, V::fma_f(av, V::load_f32(x + i), V::load_f32(y + i)));
-    for (; i < n; ++i) y[i] += a * x[i];
-}
-
-template <class V>
-IsaKernels make_isa_kernels() {
-    IsaKernels k{};
-    k.name = V::kName;
-    k.quantize_q8x32 = quantize_q8x32<V>;
-    k.quantize_q8x256 = quantize_q8x256<V>;
-    k.gemm[kSlotF32] = Gemm<V, FloatFormat<V, GgmlType::F32>>::run;
-    k.gemm[kSlotF16] = Gemm<V, FloatFormat<V, GgmlType::F16>>::run;
-    k.gemm[kSlotBF16] = Gemm<V, FloatFormat<V, GgmlType::BF16>>::run;
-    k.gemm[kSlotQ4_0] = Gemm<V, Q4_0Format<V>>::run;
-    k.gemm[kSlotQ4_1] = Gemm<V, Q4_1Format<V>>::run;
-    k.gemm[kSlotQ8_0] = Gemm<V, Q8_0Format<V>>::run;
-    k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
-    k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
-    k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
-    k.dot_f32 = dense_dot<V>;
-    k.axpy_f32 = dense_axpy<V>;
-    return k;
-}
 
 }  // namespace
 }  // namespace vllm::kernels

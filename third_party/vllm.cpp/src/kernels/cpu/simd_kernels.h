@@ -1,0 +1,59 @@
+// Everything one SIMD build provides, as an IsaKernels table: the matmul
+// (simd_gemm.h) for every weight format, the activation quantizers
+// (simd_quantize.h) and the dense float helpers below. Included once per
+// build by kernels_avx2.cpp / kernels_avx512.cpp after their vector layer.
+#pragma once
+#include <cstdint>
+
+#include "kernels/cpu/isa.h"
+#include "kernels/cpu/simd_formats.h"
+#include "kernels/cpu/simd_gemm.h"
+#include "kernels/cpu/simd_quantize.h"
+
+namespace vllm::kernels {
+namespace {
+
+template <class V>
+float dense_dot(const float* a, const float* b, int64_t n) {
+    constexpr int64_t k = V::kFloats;
+    // Four accumulators hide the FMA latency.
+    typename V::Acc acc[4] = {V::acc_zero(), V::acc_zero(), V::acc_zero(), V::acc_zero()};
+    int64_t i = 0;
+    for (; i + 4 * k <= n; i += 4 * k)
+        for (int j = 0; j < 4; ++j) acc[j] = V::fma(V::load_f32(a + i + j * k), V::load_f32(b + i + j * k), acc[j]);
+    for (; i + k <= n; i += k) acc[0] = V::fma(V::load_f32(a + i), V::load_f32(b + i), acc[0]);
+    float sum = V::hsum(V::acc_add(V::acc_add(acc[0], acc[1]), V::acc_add(acc[2], acc[3])));
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+template <class V>
+void dense_axpy(float a, const float* x, float* y, int64_t n) {
+    const typename V::F av = V::set1(a);
+    int64_t i = 0;
+    for (; i + V::kFloats <= n; i += V::kFloats) V::store_f32(y + i, V::fma_f(av, V::load_f32(x + i), V::load_f32(y + i)));
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+
+template <class V>
+IsaKernels make_isa_kernels() {
+    IsaKernels k{};
+    k.name = V::kName;
+    k.quantize_q8x32 = quantize_q8x32<V>;
+    k.quantize_q8x256 = quantize_q8x256<V>;
+    k.gemm[kSlotF32] = Gemm<V, FloatFormat<V, GgmlType::F32>>::run;
+    k.gemm[kSlotF16] = Gemm<V, FloatFormat<V, GgmlType::F16>>::run;
+    k.gemm[kSlotBF16] = Gemm<V, FloatFormat<V, GgmlType::BF16>>::run;
+    k.gemm[kSlotQ4_0] = Gemm<V, Q4_0Format<V>>::run;
+    k.gemm[kSlotQ4_1] = Gemm<V, Q4_1Format<V>>::run;
+    k.gemm[kSlotQ8_0] = Gemm<V, Q8_0Format<V>>::run;
+    k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
+    k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
+    k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
+    k.dot_f32 = dense_dot<V>;
+    k.axpy_f32 = dense_axpy<V>;
+    return k;
+}
+
+}  // namespace
+}  // namespace vllm::kernels
