@@ -113,7 +113,6 @@ struct Avx2 {
     }
 
     // --- floats ----------------------------------------------------------------
-    static float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
     static F cvt(I v) { return {_mm256_cvtepi32_ps(v.lo), _mm256_cvtepi32_ps(v.hi)}; }
     static F set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
     static F mul(F a, F b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }

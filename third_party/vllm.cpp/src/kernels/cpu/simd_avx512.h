@@ -109,7 +109,6 @@ struct Avx512 {
     }
 
     // --- floats ----------------------------------------------------------------
-    static float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
     static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
     static F set1(float v) { return _mm512_set1_ps(v); }
     static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
