@@ -1,7 +1,8 @@
 """Side-by-side speed of vllm-cpp and llama.cpp (llama-cpp-python) on one GGUF.
 
-Both engines run in this one process, on the same file, with the same thread
-count, one after the other (never at the same time), and report:
+One invocation runs both engines on the same file with the same thread
+count, one after the other, each in a fresh child process (so neither
+engine's idle worker threads compete with the other's), and reports:
 
 * prompt processing: tokens/s for prefilling a 512-token prompt (best of
   --repeats), measured as the time to the first generated token;
@@ -15,8 +16,11 @@ better for vllm-cpp); BENCHMARKS.md records a run.
 """
 
 import argparse
+import json
 import os
 import platform
+import subprocess
+import sys
 import time
 
 
@@ -84,6 +88,24 @@ def bench_vllm_cpp(model, threads, prompt_text, short_text, repeats, decode_toke
     return t_prefill, decode_tokens / (t_many - t_one)
 
 
+def measure(engine, args):
+    """Runs one engine's measurements (in a child process); returns (pp, tg)."""
+    from llama_cpp import Llama
+
+    vocab = Llama(model_path=args.model, vocab_only=True, verbose=False)
+    tokenize = lambda text: vocab.tokenize(text.encode(), add_bos=False, special=False)  # noqa: E731
+    prompt_ids = make_prompt_ids(tokenize, args.prompt_tokens)
+    short_text = "Once upon a time"
+    if engine == "llamacpp":
+        return bench_llamacpp(args.model, args.threads, prompt_ids, tokenize(short_text), args.repeats,
+                              args.decode_tokens)
+    prompt_text = vocab.detokenize(prompt_ids).decode()
+    assert tokenize(prompt_text) == prompt_ids
+    t_prefill, tg = bench_vllm_cpp(args.model, args.threads, prompt_text, short_text, args.repeats,
+                                   args.decode_tokens)
+    return len(prompt_ids) / t_prefill, tg
+
+
 def main():
     from vllm_cpp.models import smollm2_path
 
@@ -93,26 +115,26 @@ def main():
     parser.add_argument("--prompt-tokens", type=int, default=512)
     parser.add_argument("--decode-tokens", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", choices=["vllm_cpp", "llamacpp"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    model = args.model or smollm2_path()
+    args.model = args.model or smollm2_path()
+    if args.only:
+        print(json.dumps(measure(args.only, args)))
+        return
 
-    from llama_cpp import Llama
+    results = {}
+    for engine in ("llamacpp", "vllm_cpp"):
+        child = subprocess.run([sys.executable, __file__, "--only", engine, "--model", args.model,
+                                "--threads", str(args.threads), "--prompt-tokens", str(args.prompt_tokens),
+                                "--decode-tokens", str(args.decode_tokens), "--repeats", str(args.repeats)],
+                               check=True, capture_output=True, text=True)
+        results[engine] = json.loads(child.stdout.strip().splitlines()[-1])
+    (v_pp, v_tg), (l_pp, l_tg) = results["vllm_cpp"], results["llamacpp"]
 
-    vocab = Llama(model_path=model, vocab_only=True, verbose=False)
-    tokenize = lambda text: vocab.tokenize(text.encode(), add_bos=False, special=False)  # noqa: E731
-    prompt_ids = make_prompt_ids(tokenize, args.prompt_tokens)
-    prompt_text = vocab.detokenize(prompt_ids).decode()
-    short_text = "Once upon a time"
-    short_ids = tokenize(short_text)
-
-    l_pp, l_tg = bench_llamacpp(model, args.threads, prompt_ids, short_ids, args.repeats, args.decode_tokens)
-    v_t_prefill, v_tg = bench_vllm_cpp(model, args.threads, prompt_text, short_text, args.repeats, args.decode_tokens)
-    v_pp = len(tokenize(prompt_text)) / v_t_prefill
-
-    print(f"model: {os.path.basename(model)}; threads: {args.threads}; cpu: {platform.processor() or platform.machine()}")
+    print(f"model: {os.path.basename(args.model)}; threads: {args.threads}; cpu: {platform.processor() or platform.machine()}")
     print("| metric | vllm-cpp | llama.cpp | ratio |")
     print("|---|---|---|---|")
-    print(f"| prompt processing, {len(prompt_ids)}-token prompt (tokens/s) | {v_pp:.1f} | {l_pp:.1f} | {v_pp / l_pp:.2f} |")
+    print(f"| prompt processing, {args.prompt_tokens}-token prompt (tokens/s) | {v_pp:.1f} | {l_pp:.1f} | {v_pp / l_pp:.2f} |")
     print(f"| batch-1 decode, {args.decode_tokens} tokens (tokens/s) | {v_tg:.1f} | {l_tg:.1f} | {v_tg / l_tg:.2f} |")
 
 

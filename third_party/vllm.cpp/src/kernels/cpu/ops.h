@@ -26,7 +26,6 @@ struct PagedAttention {
 // Limits of one attention tile (the kernel keeps a tile on the stack).
 constexpr int kAttentionMaxQueries = 64;     // tokens x query heads per KV head
 constexpr int kAttentionMaxHeadDim = 256;
-constexpr int kAttentionMaxBlockSize = 1024;
 
 // Causal attention for batch tokens [t_begin, t_end) — consecutive
 // positions of one sequence whose blocks are `block_table` — and the query

@@ -72,7 +72,6 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
     float q[kAttentionMaxQueries * kAttentionMaxHeadDim];
     float o[kAttentionMaxQueries * kAttentionMaxHeadDim];
     float m[kAttentionMaxQueries], l[kAttentionMaxQueries];
-    float s[kAttentionMaxBlockSize];
     int32_t pos[kAttentionMaxQueries];
     for (int qi = 0; qi < nq; ++qi) {
         m[qi] = -INFINITY;
@@ -86,33 +85,44 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
             for (int d = 0; d < hd; ++d) q[size_t(qi) * hd + d] = src[d] * a.scale;
             pos[qi] = a.positions[t];
         }
+    // Keys are visited in chunks of kLanes slots, transposed to [dim][slot]
+    // once per chunk so every query's scores for the chunk are kLanes-wide
+    // multiply-adds with no horizontal sums.
     const int last = a.positions[t_end - 1];
-    for (int block_start = 0; block_start <= last; block_start += bs) {
-        const int32_t block = block_table[block_start / bs];
-        const int n_slots = min_of(bs, last + 1 - block_start);
-        const float* kb = a.k_cache + size_t(block) * bs * kv_stride + size_t(kv_head) * hd;
-        const float* vb = a.v_cache + size_t(block) * bs * kv_stride + size_t(kv_head) * hd;
+    float kt[kAttentionMaxHeadDim * kLanes];
+    for (int chunk_start = 0; chunk_start <= last; chunk_start += kLanes) {
+        const int n_keys = min_of(kLanes, last + 1 - chunk_start);
+        const float* values[kLanes];
+        for (int j = 0; j < kLanes; ++j) {
+            const int p = chunk_start + min_of(j, n_keys - 1);  // pad with a real key; masked below
+            const size_t slot = (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+            const float* key = a.k_cache + slot;
+            values[j] = a.v_cache + slot;
+            for (int d = 0; d < hd; ++d) kt[d * kLanes + j] = key[d];
+        }
         for (int qi = 0; qi < nq; ++qi) {
-            // Causal: this query sees slots up to its own position.
-            const int visible = min_of(n_slots, pos[qi] + 1 - block_start);
+            // Causal: this query sees keys up to its own position.
+            const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
             if (visible <= 0) continue;
-            float block_max = -INFINITY;
-            for (int j = 0; j < visible; ++j) {
-                s[j] = dot(&q[size_t(qi) * hd], kb + size_t(j) * kv_stride, hd);
-                block_max = max_of(block_max, s[j]);
-            }
+            float sc[kLanes] = {};
+            const float* qv = &q[size_t(qi) * hd];
+            for (int d = 0; d < hd; ++d)
+                for (int j = 0; j < kLanes; ++j) sc[j] += qv[d] * kt[d * kLanes + j];
+            float chunk_max = -INFINITY;
+            for (int j = 0; j < visible; ++j) chunk_max = max_of(chunk_max, sc[j]);
             float* oq = &o[size_t(qi) * hd];
-            const float new_max = max_of(m[qi], block_max);
+            const float new_max = max_of(m[qi], chunk_max);
             const float correction = fast_exp(m[qi] - new_max);
             if (correction != 1.0f) {
                 scale(correction, oq, hd);
                 l[qi] *= correction;
             }
             m[qi] = new_max;
+            float pr[kLanes];
+            for (int j = 0; j < kLanes; ++j) pr[j] = fast_exp(sc[j] - new_max);
             for (int j = 0; j < visible; ++j) {
-                const float p = fast_exp(s[j] - new_max);
-                l[qi] += p;
-                axpy(p, vb + size_t(j) * kv_stride, oq, hd);
+                l[qi] += pr[j];
+                axpy(pr[j], values[j], oq, hd);
             }
         }
     }

@@ -1,0 +1,50 @@
+"""The engine's own test programs, run from this suite.
+
+test_c_abi is a plain C client of libvllm (NULL pointers into every entry
+point, bad parameters, refusals, a real completion); test_kernels and
+test_tokenizer are C++ unit tests of internals. Each prints
+"N passed, M failed" and exits non-zero on failure.
+"""
+
+import pathlib
+import subprocess
+
+import pytest
+
+from native_build import build_native_tests
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def build():
+    return build_native_tests()
+
+
+def run_program(build, name, *args, env=None):
+    result = subprocess.run([str(build / name), *map(str, args)], capture_output=True, text=True, timeout=500,
+                            env=env)
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert result.returncode == 0, f"{name} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    assert summary.endswith("0 failed"), summary
+    return result
+
+
+@pytest.mark.timeout(900)
+def test_c_abi_without_model(build):
+    run_program(build, "test_c_abi")
+
+
+@pytest.mark.timeout(600)
+def test_c_abi_with_model(build, smollm2_path):
+    run_program(build, "test_c_abi", smollm2_path)
+
+
+@pytest.mark.timeout(600)
+def test_kernels(build):
+    run_program(build, "test_kernels")
+
+
+@pytest.mark.timeout(600)
+def test_tokenizer_against_llamacpp_golden(build, smollm2_path):
+    run_program(build, "test_tokenizer", smollm2_path, GOLDEN / "tokenizer_smollm2.txt")
