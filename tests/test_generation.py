@@ -17,7 +17,9 @@ def engine(smollm2_path):
     with Engine.load(smollm2_path, max_model_len=MAX_MODEL_LEN) as engine:
         yield engine
 
-CHAT = "<|im_start|>user\nSay hello.<|im_end|>\n<|im_start|>assistant\n"
+CHAT = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+# Without its usual system turn SmolLM2 loops on this one ("I'm so glad you're here. ...").
+LOOPING_CHAT = "<|im_start|>user\nSay hello.<|im_end|>\n<|im_start|>assistant\n"
 PROMPTS = [
     "The capital of France is",
     "Once upon a time, in a small village,",
@@ -105,18 +107,15 @@ def _most_common_count(text):
     return counts.most_common(1)[0][1] if counts else 0
 
 
-REPETITIVE = "apple apple apple apple apple apple apple apple"
-
-
 def test_repetition_penalty_reduces_repeats(engine):
-    plain = engine.complete(REPETITIVE, SamplingParams.greedy(max_tokens=24, ignore_eos=True))
-    penalized = engine.complete(REPETITIVE, SamplingParams.greedy(max_tokens=24, ignore_eos=True, repetition_penalty=1.8))
-    assert words(plain.text).count("apple") > words(penalized.text).count("apple")
+    plain = engine.complete(LOOPING_CHAT, SamplingParams.greedy(max_tokens=48, ignore_eos=True))
+    penalized = engine.complete(LOOPING_CHAT, SamplingParams.greedy(max_tokens=48, ignore_eos=True, repetition_penalty=1.5))
+    assert _most_common_count(penalized.text) < _most_common_count(plain.text)
 
 
 @pytest.mark.parametrize("field", ["presence_penalty", "frequency_penalty"])
 def test_presence_and_frequency_penalties_reduce_repeats(engine, field):
-    prompt = "Write the word cat many times: cat cat cat"
+    prompt = LOOPING_CHAT
     plain = engine.complete(prompt, SamplingParams.greedy(max_tokens=32, ignore_eos=True))
     penalized = engine.complete(prompt, SamplingParams.greedy(max_tokens=32, ignore_eos=True, **{field: 2.0}))
     assert _most_common_count(penalized.text) < _most_common_count(plain.text)
@@ -134,7 +133,8 @@ def test_eos_stops_unless_ignored(engine):
 
 def test_min_tokens_defers_eos(engine):
     natural = engine.complete(CHAT, SamplingParams.greedy(max_tokens=64))
-    longer = engine.complete(CHAT, SamplingParams.greedy(max_tokens=64, min_tokens=natural.completion_tokens + 5))
+    longer = engine.complete(CHAT, SamplingParams.greedy(max_tokens=natural.completion_tokens + 20,
+                                                         min_tokens=natural.completion_tokens + 5))
     assert longer.completion_tokens >= natural.completion_tokens + 5
 
 
