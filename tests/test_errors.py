@@ -164,6 +164,38 @@ def test_out_of_range_value_is_refused_by_the_engine(engine):
     assert_usable(engine)
 
 
+@pytest.mark.parametrize("overrides, field", [
+    ({"repetition_penalty": 0.0}, "repetition_penalty"),
+    ({"repetition_penalty": -1.0}, "repetition_penalty"),
+    ({"top_p": 0.0}, "top_p"),
+    ({"top_p": 1.01}, "top_p"),
+    ({"min_p": -0.01}, "min_p"),
+    ({"min_p": 1.5}, "min_p"),
+    ({"top_k": -2}, "top_k"),
+    ({"temperature": -1.0}, "temperature"),
+    ({"min_tokens": 5, "max_tokens": 2}, "min_tokens"),
+    ({"stop": ("",)}, "stop"),
+])
+def test_sampling_values_out_of_range_name_the_field(engine, overrides, field):
+    params = SamplingParams(**{"max_tokens": 2, **overrides})
+    with pytest.raises(InvalidArgumentError) as info:
+        engine.complete("Hi", params)
+    assert field in str(info.value)
+    assert_usable(engine)
+
+
+def test_empty_prompt_is_refused(engine):
+    with pytest.raises(InvalidArgumentError, match="empty"):
+        engine.complete("", SamplingParams.greedy(max_tokens=2))
+    assert_usable(engine)
+
+
+def test_prompt_longer_than_max_model_len_is_refused(engine):
+    with pytest.raises(InvalidArgumentError, match="max_model_len"):
+        engine.complete(" cat" * 2000, SamplingParams.greedy(max_tokens=2))
+    assert_usable(engine)
+
+
 def test_wrong_params_type(engine):
     with pytest.raises(InvalidConfigurationError):
         engine.complete("Hi", {"max_tokens": 2})
