@@ -74,7 +74,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
         throw_model_load("cannot load '" + file.path() + "': unsupported RoPE scaling '" + scaling +
                          "' (rope.scaling.type; supported: none, linear)");
     }
-    if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim || c.head_dim % 2 != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+    if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
+        c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
     // vocab_size comes from the embedding tensor; the metadata key is optional.
     return c;

@@ -26,6 +26,7 @@ struct PagedAttention {
 // Limits of one attention tile (the kernel keeps a tile on the stack).
 constexpr int kAttentionMaxQueries = 64;     // tokens x query heads per KV head
 constexpr int kAttentionMaxHeadDim = 256;
+constexpr int kAttentionHeadDimMultiple = 16;  // head_dim is walked 16 floats at a time
 
 // Causal attention for batch tokens [t_begin, t_end) — consecutive
 // positions of one sequence whose blocks are `block_table` — and the query

@@ -1,7 +1,10 @@
-// The body of ops.h's kernels, written as plain loops that vectorize well
-// (fixed-width lane accumulators instead of reductions, no calls in inner
-// loops). Included by one .cpp per instruction set inside a distinct
-// namespace, so each copy is compiled with that ISA's flags.
+// The body of ops.h's kernels. The attention core is written with GCC/Clang
+// vector extensions (16-float vectors), which every target lowers to its own
+// registers (one AVX-512 register, two AVX2 ones, four SSE/NEON ones), so
+// the same source gives dependable SIMD code on each ISA; the element-wise
+// kernels are plain loops the compiler vectorizes. Included by one .cpp per
+// instruction set inside a distinct namespace, so each copy is compiled
+// with that ISA's flags.
 // Expects VLLM_OPS_NAMESPACE to be defined by the including file.
 // No standard containers or other out-of-line templates here: the linker
 // keeps one copy of each template instantiation, and an AVX-512 copy could
@@ -12,11 +15,15 @@
 
 #include "kernels/cpu/ops.h"
 
+// The vector helpers below are internal (inlined, file-local), so GCC's note
+// that passing 64-byte vectors by value differs between ISAs does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace vllm::kernels::VLLM_OPS_NAMESPACE {
 
 namespace {
 
-constexpr int kLanes = 16;  // accumulator width: one AVX-512 register, two AVX2 ones
+constexpr int kLanes = kAttentionHeadDimMultiple;  // accumulator width: one AVX-512 register, two AVX2 ones
 
 inline float max_of(float a, float b) { return a > b ? a : b; }
 inline int min_of(int a, int b) { return a < b ? a : b; }
@@ -30,14 +37,6 @@ inline float dot(const float* a, const float* b, int n) {
     for (int l = 0; l < kLanes; ++l) sum += acc[l];
     for (; i < n; ++i) sum += a[i] * b[i];
     return sum;
-}
-
-inline void axpy(float s, const float* x, float* y, int n) {
-    for (int i = 0; i < n; ++i) y[i] += s * x[i];
-}
-
-inline void scale(float s, float* y, int n) {
-    for (int i = 0; i < n; ++i) y[i] *= s;
 }
 
 // exp(x) for x <= 0 via 2^(x log2 e): integer part into the exponent bits,
@@ -61,6 +60,45 @@ inline float fast_exp(float x) {
     return p * scale2;
 }
 
+// 16 floats as one value. `VecU` is the same with 4-byte alignment, for
+// loads from cache rows that are not 64-byte aligned.
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+typedef float VecU __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
+typedef int32_t IVec __attribute__((vector_size(kLanes * sizeof(int32_t))));
+
+inline Vec load(const float* p) { return *reinterpret_cast<const VecU*>(p); }
+inline void store(float* p, Vec v) { *reinterpret_cast<VecU*>(p) = v; }
+inline Vec splat(float x) { return Vec{} + x; }
+
+inline float max_lane(Vec v) {
+    float m = v[0];
+    for (int j = 1; j < kLanes; ++j) m = max_of(m, v[j]);
+    return m;
+}
+
+// fast_exp on 16 lanes at once (same polynomial).
+inline Vec fast_exp(Vec x) {
+    x = x < -87.0f ? splat(-87.0f) : x;
+    const Vec t = x * 1.44269504088896341f;
+    IVec ti = __builtin_convertvector(t, IVec);  // truncates toward zero
+    Vec fi = __builtin_convertvector(ti, Vec);
+    const IVec above = fi > t;                   // -1 where truncation rounded up
+    ti += above;
+    fi = __builtin_convertvector(ti, Vec);
+    const Vec f = t - fi;
+    Vec p = splat(1.53533005e-4f);
+    p = p * f + 1.33988122e-3f;
+    p = p * f + 9.61835026e-3f;
+    p = p * f + 5.55041086e-2f;
+    p = p * f + 2.40226507e-1f;
+    p = p * f + 6.93147182e-1f;
+    p = p * f + 1.0f;
+    const IVec bits = (ti + 127) << 23;
+    Vec scale2;
+    std::memcpy(&scale2, &bits, sizeof scale2);
+    return p * scale2;
+}
+
 }  // namespace
 
 void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t t_begin, int64_t t_end,
@@ -70,7 +108,7 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
     // Query vectors of this tile: (token, head-in-group), pre-scaled.
     const int nq = static_cast<int>(t_end - t_begin) * group;
     float q[kAttentionMaxQueries * kAttentionMaxHeadDim];
-    float o[kAttentionMaxQueries * kAttentionMaxHeadDim];
+    alignas(64) float o[kAttentionMaxQueries * kAttentionMaxHeadDim];
     float m[kAttentionMaxQueries], l[kAttentionMaxQueries];
     int32_t pos[kAttentionMaxQueries];
     for (int qi = 0; qi < nq; ++qi) {
@@ -86,10 +124,11 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
             pos[qi] = a.positions[t];
         }
     // Keys are visited in chunks of kLanes slots, transposed to [dim][slot]
-    // once per chunk so every query's scores for the chunk are kLanes-wide
+    // once per chunk so each query's scores for the chunk are vector
     // multiply-adds with no horizontal sums.
     const int last = a.positions[t_end - 1];
-    float kt[kAttentionMaxHeadDim * kLanes];
+    const int hd_vecs = hd / kLanes;
+    Vec kt[kAttentionMaxHeadDim];
     for (int chunk_start = 0; chunk_start <= last; chunk_start += kLanes) {
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
         const float* values[kLanes];
@@ -98,31 +137,51 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
             const size_t slot = (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
             const float* key = a.k_cache + slot;
             values[j] = a.v_cache + slot;
-            for (int d = 0; d < hd; ++d) kt[d * kLanes + j] = key[d];
+            for (int d = 0; d < hd; ++d) kt[d][j] = key[d];
         }
         for (int qi = 0; qi < nq; ++qi) {
             // Causal: this query sees keys up to its own position.
             const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
             if (visible <= 0) continue;
-            float sc[kLanes] = {};
+            // Four partial sums keep four multiply-adds in flight.
             const float* qv = &q[size_t(qi) * hd];
-            for (int d = 0; d < hd; ++d)
-                for (int j = 0; j < kLanes; ++j) sc[j] += qv[d] * kt[d * kLanes + j];
-            float chunk_max = -INFINITY;
-            for (int j = 0; j < visible; ++j) chunk_max = max_of(chunk_max, sc[j]);
-            float* oq = &o[size_t(qi) * hd];
-            const float new_max = max_of(m[qi], chunk_max);
+            Vec s0{}, s1{}, s2{}, s3{};
+            for (int d = 0; d < hd; d += 4) {
+                s0 += qv[d] * kt[d];
+                s1 += qv[d + 1] * kt[d + 1];
+                s2 += qv[d + 2] * kt[d + 2];
+                s3 += qv[d + 3] * kt[d + 3];
+            }
+            Vec sc = (s0 + s1) + (s2 + s3);
+            for (int j = visible; j < kLanes; ++j) sc[j] = -INFINITY;
+            const float new_max = max_of(m[qi], max_lane(sc));
             const float correction = fast_exp(m[qi] - new_max);
+            Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
             if (correction != 1.0f) {
-                scale(correction, oq, hd);
+                for (int c = 0; c < hd_vecs; ++c) oq[c] *= correction;
                 l[qi] *= correction;
             }
             m[qi] = new_max;
-            float pr[kLanes];
-            for (int j = 0; j < kLanes; ++j) pr[j] = fast_exp(sc[j] - new_max);
-            for (int j = 0; j < visible; ++j) {
-                l[qi] += pr[j];
-                axpy(pr[j], values[j], oq, hd);
+            const Vec pr = fast_exp(sc - new_max);
+            for (int j = 0; j < visible; ++j) l[qi] += pr[j];
+            // o += sum_j pr[j] * V[j]: o stays in registers across the keys.
+            // Four vectors of o at a time, so one key's multiply-adds are independent.
+            int c = 0;
+            for (; c + 4 <= hd_vecs; c += 4) {
+                Vec a0 = oq[c], a1 = oq[c + 1], a2 = oq[c + 2], a3 = oq[c + 3];
+                for (int j = 0; j < visible; ++j) {
+                    const float* v = values[j] + c * kLanes;
+                    a0 += pr[j] * load(v);
+                    a1 += pr[j] * load(v + kLanes);
+                    a2 += pr[j] * load(v + 2 * kLanes);
+                    a3 += pr[j] * load(v + 3 * kLanes);
+                }
+                oq[c] = a0, oq[c + 1] = a1, oq[c + 2] = a2, oq[c + 3] = a3;
+            }
+            for (; c < hd_vecs; ++c) {
+                Vec acc = oq[c];
+                for (int j = 0; j < visible; ++j) acc += pr[j] * load(values[j] + c * kLanes);
+                oq[c] = acc;
             }
         }
     }
