@@ -3,6 +3,7 @@ against vllm_cpp.get_include() and linked to vllm_cpp.get_library_path()
 runs and talks to the same libvllm the Python module uses."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -66,3 +67,17 @@ def test_c_program_links_against_the_shipped_library(tmp_path):
     assert "abi=10 " in proc.stdout
     assert "version=%s" % vllm_cpp.library_version() in proc.stdout
     assert str(missing) in proc.stdout  # the native message names the path
+
+
+@pytest.mark.timeout(60)
+def test_library_exports_exactly_the_c_abi():
+    """libvllm's dynamic symbols are the vllm.h entry points, nothing else."""
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm on PATH")
+    out = subprocess.run([nm, "-D", "--defined-only", vllm_cpp.get_library_path()], check=True,
+                         capture_output=True, text=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    header = open(os.path.join(vllm_cpp.get_include(), "vllm.h")).read()
+    declared = set(re.findall(r"\b(vllm_[a-z_]+)\(", header))
+    assert exported == declared
