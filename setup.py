@@ -37,32 +37,17 @@ else:
     LIB_NAME = "libvllm.so"
 
 
-def _cmake_executable():
+def _build_tool(name, bin_dir):
+    """The `name` executable shipped by its PyPI package (a build requirement,
+    whose module exposes its bin directory as `bin_dir`), else from PATH."""
     try:
-        import cmake  # the PyPI package (a build requirement)
-
-        candidate = os.path.join(cmake.CMAKE_BIN_DIR, "cmake")
+        module = __import__(name)
+        candidate = os.path.join(getattr(module, bin_dir), name)
         if os.path.isfile(candidate) or os.path.isfile(candidate + ".exe"):
             return candidate
     except Exception:  # noqa: BLE001 - fall back to PATH
         pass
-    found = shutil.which("cmake")
-    if not found:
-        sys.exit("vllm-cpp: cmake not found (pip installs it as a build requirement; "
-                 "with --no-build-isolation install `cmake` first)")
-    return found
-
-
-def _ninja_executable():
-    try:
-        import ninja  # the PyPI package (a build requirement)
-
-        candidate = os.path.join(ninja.BIN_DIR, "ninja")
-        if os.path.isfile(candidate) or os.path.isfile(candidate + ".exe"):
-            return candidate
-    except Exception:  # noqa: BLE001 - fall back to PATH
-        pass
-    return shutil.which("ninja")
+    return shutil.which(name)
 
 
 def _jobs():
@@ -95,8 +80,11 @@ class BuildExt(build_ext):
 
     # -- CMake -------------------------------------------------------------
     def _build_libvllm(self):
-        cmake = _cmake_executable()
-        ninja = _ninja_executable()
+        cmake = _build_tool("cmake", "CMAKE_BIN_DIR")
+        if not cmake:
+            sys.exit("vllm-cpp: cmake not found (pip installs it as a build requirement; "
+                     "with --no-build-isolation install `cmake` first)")
+        ninja = _build_tool("ninja", "BIN_DIR")
         generator = "Ninja" if ninja else "Unix Makefiles"
         sanitize = _truthy("VLLM_CPP_SANITIZE")
         variant = "ninja" if ninja else "make"
