@@ -72,12 +72,7 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
 
     // Store this step's K/V first: a token attends to every earlier token of
     // its sequence, including those in this very batch.
-    struct Tile {
-        const int32_t* block_table;
-        int64_t t_begin, t_end;
-        int kv_head;
-    };
-    std::vector<Tile> tiles;
+    std::vector<kernels::AttentionTile> tiles;
     const int64_t tokens_per_tile = std::max(1, kernels::kAttentionMaxQueries / group);
     int64_t t0 = 0;
     for (const SequenceSlice& sl : batch) {
@@ -88,8 +83,14 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
             std::copy_n(&v_[(t0 + i) * kv_dim], kv_dim, cache.value(layer, block, pos % bs));
         }
         for (int64_t t = t0; t < t0 + sl.n_tokens; t += tokens_per_tile)
-            for (int h = 0; h < config_.n_kv_heads; ++h)
-                tiles.push_back({sl.block_table, t, std::min<int64_t>(t + tokens_per_tile, t0 + sl.n_tokens), h});
+            for (int h = 0; h < config_.n_kv_heads; ++h) {
+                kernels::AttentionTile tile;
+                tile.block_table = sl.block_table;
+                tile.t_begin = t;
+                tile.t_end = std::min<int64_t>(t + tokens_per_tile, t0 + sl.n_tokens);
+                tile.kv_head = h;
+                tiles.push_back(tile);
+            }
         t0 += sl.n_tokens;
     }
 
@@ -104,12 +105,55 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     a.n_kv_heads = config_.n_kv_heads;
     a.head_dim = hd;
     a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+
+    // Too few tiles to keep every thread busy (decode: one tile per KV head
+    // and sequence): split long key ranges between threads and merge the
+    // partial softmaxes afterwards (flash-decoding).
+    const int threads = pool.size();
+    const int splits = static_cast<int>(std::min<size_t>(4, (2 * threads + tiles.size() - 1) / tiles.size()));
+    struct Split {
+        size_t tile, first_work;
+        int n;
+    };
+    std::vector<kernels::AttentionTile> work;
+    std::vector<int64_t> partial_offset;  // per work item, into `partials`; -1: writes its rows directly
+    std::vector<Split> split_tiles;
+    int64_t partial_floats = 0;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+        const int span = positions_[tiles[i].t_end - 1] + 1;
+        const int n = splits > 1 && span >= kMinKeysPerSplit * splits ? splits : 1;
+        if (n == 1) {
+            work.push_back(tiles[i]);
+            partial_offset.push_back(-1);
+            continue;
+        }
+        split_tiles.push_back({i, work.size(), n});
+        const int chunk = kernels::kAttentionHeadDimMultiple;
+        const int per_split = (span + n * chunk - 1) / (n * chunk) * chunk;
+        for (int k = 0; k < n; ++k) {
+            kernels::AttentionTile part = tiles[i];
+            part.key_begin = k * per_split;
+            part.key_end = std::min(span, (k + 1) * per_split);
+            work.push_back(part);
+            partial_offset.push_back(partial_floats);
+            partial_floats += kernels::attention_partial_floats(a, part);
+        }
+    }
+    std::vector<float> partials(partial_floats);
+    for (size_t w = 0; w < work.size(); ++w)
+        if (partial_offset[w] >= 0) work[w].partial = partials.data() + partial_offset[w];
+
     // Later tiles see longer contexts: hand them out interleaved so each
     // thread gets a similar share of the work.
     pool.run([&](int index, int n_threads) {
-        for (size_t i = index; i < tiles.size(); i += n_threads)
-            kernels::attention_tile(a, tiles[i].block_table, tiles[i].t_begin, tiles[i].t_end, tiles[i].kv_head);
+        for (size_t i = index; i < work.size(); i += n_threads) kernels::attention_tile(a, work[i]);
     });
+
+    for (const Split& split : split_tiles) {
+        std::vector<const float*> parts;
+        for (int k = 0; k < split.n; ++k) parts.push_back(work[split.first_work + k].partial);
+        kernels::merge_attention_partials(a, tiles[split.tile], parts.data(), split.n);
+    }
 }
 
 void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,

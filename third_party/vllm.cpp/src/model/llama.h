@@ -38,6 +38,10 @@ private:
     void attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool);
     void rope(float* vectors, int n_heads, ThreadPool& pool);
 
+    // A split of a tile's keys (flash-decoding) is only worth it when each
+    // split still has this many keys.
+    static constexpr int kMinKeysPerSplit = 128;
+
     ModelConfig config_;
     ModelWeights weights_;
     std::vector<float> inv_freq_;  // RoPE frequency per rotated pair

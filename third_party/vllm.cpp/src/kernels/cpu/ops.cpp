@@ -10,7 +10,7 @@ namespace vllm::kernels {
 
 #define VLLM_DECLARE_OPS(ns)                                                                      \
     namespace ns {                                                                                \
-    void attention_tile(const PagedAttention&, const int32_t*, int64_t, int64_t, int);            \
+    void attention_tile(const PagedAttention&, const AttentionTile&);                             \
     void silu_mul(float*, const float*, int64_t);                                                 \
     void rms_norm(const float*, const float*, float*, int64_t, float);                            \
     }
@@ -18,6 +18,9 @@ VLLM_DECLARE_OPS(scalar)
 #ifdef VLLM_HAVE_X86_KERNELS
 VLLM_DECLARE_OPS(avx2)
 VLLM_DECLARE_OPS(avx512)
+#endif
+#ifdef VLLM_HAVE_NEON_KERNELS
+VLLM_DECLARE_OPS(neon)  // ops_neon.cpp
 #endif
 #undef VLLM_DECLARE_OPS
 
@@ -36,6 +39,9 @@ const OpsTable& ops() {
         if (std::strcmp(isa, "avx512") == 0) return OpsTable{avx512::attention_tile, avx512::silu_mul, avx512::rms_norm};
         if (std::strcmp(isa, "avx2") == 0) return OpsTable{avx2::attention_tile, avx2::silu_mul, avx2::rms_norm};
 #endif
+#ifdef VLLM_HAVE_NEON_KERNELS
+        if (std::strcmp(active_isa(), "neon") == 0) return OpsTable{neon::attention_tile, neon::silu_mul, neon::rms_norm};
+#endif
         return OpsTable{scalar::attention_tile, scalar::silu_mul, scalar::rms_norm};
     }();
     return table;
@@ -43,10 +49,7 @@ const OpsTable& ops() {
 
 }  // namespace
 
-void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t t_begin, int64_t t_end,
-                    int kv_head) {
-    ops().attention_tile(a, block_table, t_begin, t_end, kv_head);
-}
+void attention_tile(const PagedAttention& a, const AttentionTile& tile) { ops().attention_tile(a, tile); }
 
 void silu_mul(float* gate, const float* up, int64_t n) { ops().silu_mul(gate, up, n); }
 

@@ -28,13 +28,36 @@ constexpr int kAttentionMaxQueries = 64;     // tokens x query heads per KV head
 constexpr int kAttentionMaxHeadDim = 256;
 constexpr int kAttentionHeadDimMultiple = 16;  // head_dim is walked 16 floats at a time
 
-// Causal attention for batch tokens [t_begin, t_end) — consecutive
+// One unit of attention work: batch tokens [t_begin, t_end) — consecutive
 // positions of one sequence whose blocks are `block_table` — and the query
 // heads sharing KV head `kv_head` ((t_end - t_begin) x group <=
-// kAttentionMaxQueries). Keys are visited once per tile with an
-// online softmax (no score matrix is materialised).
-void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t t_begin, int64_t t_end,
-                    int kv_head);
+// kAttentionMaxQueries), over the keys at positions [key_begin, key_end)
+// that causality lets each query see.
+struct AttentionTile {
+    const int32_t* block_table = nullptr;
+    int64_t t_begin = 0, t_end = 0;
+    int kv_head = 0;
+    int key_begin = 0;           // a multiple of kAttentionHeadDimMultiple
+    int key_end = 1 << 30;
+    // nullptr: write the normalised rows to PagedAttention::out. Otherwise the
+    // tile covers part of the keys: it writes attention_partial_floats()
+    // floats here for merge_attention_partials.
+    float* partial = nullptr;
+};
+
+// Keys are visited once per tile with an online softmax (no score matrix is
+// materialised).
+void attention_tile(const PagedAttention& a, const AttentionTile& tile);
+
+// Floats a partial result of `tile` takes: per query vector its unnormalised
+// weighted value sum (head_dim), running maximum and weight sum.
+int64_t attention_partial_floats(const PagedAttention& a, const AttentionTile& tile);
+
+// Writes the rows of `tile` (its whole key range) to PagedAttention::out from
+// the partials of n tiles that split that key range between them (flash-
+// decoding: long contexts spread over threads even for one sequence).
+void merge_attention_partials(const PagedAttention& a, const AttentionTile& tile, const float* const* partials,
+                              int n);
 
 // gate[i] = silu(gate[i]) * up[i]
 void silu_mul(float* gate, const float* up, int64_t n);

@@ -101,8 +101,10 @@ inline Vec fast_exp(Vec x) {
 
 }  // namespace
 
-void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t t_begin, int64_t t_end,
-                    int kv_head) {
+void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
+    const int32_t* block_table = tile.block_table;
+    const int64_t t_begin = tile.t_begin, t_end = tile.t_end;
+    const int kv_head = tile.kv_head;
     const int hd = a.head_dim, group = a.n_heads / a.n_kv_heads, bs = a.block_size;
     const int kv_stride = a.n_kv_heads * hd;
     // Query vectors of this tile: (token, head-in-group), pre-scaled.
@@ -126,10 +128,10 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
     // Keys are visited in chunks of kLanes slots, transposed to [dim][slot]
     // once per chunk so each query's scores for the chunk are vector
     // multiply-adds with no horizontal sums.
-    const int last = a.positions[t_end - 1];
+    const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     const int hd_vecs = hd / kLanes;
     Vec kt[kAttentionMaxHeadDim];
-    for (int chunk_start = 0; chunk_start <= last; chunk_start += kLanes) {
+    for (int chunk_start = tile.key_begin; chunk_start <= last; chunk_start += kLanes) {
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
         const float* values[kLanes];
         for (int j = 0; j < kLanes; ++j) {
@@ -184,6 +186,13 @@ void attention_tile(const PagedAttention& a, const int32_t* block_table, int64_t
                 oq[c] = acc;
             }
         }
+    }
+    if (tile.partial != nullptr) {
+        float* out = tile.partial;
+        std::memcpy(out, o, sizeof(float) * size_t(nq) * hd);
+        std::memcpy(out + size_t(nq) * hd, m, sizeof(float) * nq);
+        std::memcpy(out + size_t(nq) * (hd + 1), l, sizeof(float) * nq);
+        return;
     }
     for (int64_t t = t_begin; t < t_end; ++t)
         for (int g = 0; g < group; ++g) {
