@@ -1,11 +1,12 @@
 """The engine's own test programs, run from this suite.
 
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
-point, bad parameters, refusals, a real completion); test_kernels and
-test_tokenizer are C++ unit tests of internals. Each prints
+point, bad parameters, refusals, a real completion); test_kernels,
+test_attention and test_tokenizer are C++ unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
+import os
 import pathlib
 import subprocess
 
@@ -43,6 +44,13 @@ def test_c_abi_with_model(build, smollm2_path):
 @pytest.mark.timeout(600)
 def test_kernels(build):
     run_program(build, "test_kernels")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "avx512"])
+def test_attention_kernel(build, isa):
+    # VLLM_CPP_ISA only lowers the level: on a CPU without the ISA this runs a lower build.
+    run_program(build, "test_attention", env={**os.environ, "VLLM_CPP_ISA": isa})
 
 
 @pytest.mark.timeout(600)
