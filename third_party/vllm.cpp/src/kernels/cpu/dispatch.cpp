@@ -12,6 +12,9 @@ namespace vllm::kernels {
 namespace {
 
 enum Level { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+// AArch64 has one level above scalar. (x86 and ARM builds never meet in
+// one binary: each name is only known where its kernels are compiled.)
+constexpr int kNeon = 1;
 
 int cpu_level() {
 #ifdef VLLM_HAVE_X86_KERNELS
@@ -24,13 +27,22 @@ int cpu_level() {
         return kAvx512;
     if (avx2) return kAvx2;
 #endif
+#ifdef VLLM_HAVE_NEON_KERNELS
+    return kNeon;  // NEON is part of baseline AArch64 (the SDOT variant is picked in kernels_neon.cpp)
+#endif
     return kScalar;
 }
 
 int level_named(const char* name) {
     if (std::strcmp(name, "scalar") == 0) return kScalar;
+#ifdef VLLM_HAVE_NEON_KERNELS
+    // On ARM only "neon" names a level above scalar (the x86 names would
+    // alias its number).
+    if (std::strcmp(name, "neon") == 0) return kNeon;
+#else
     if (std::strcmp(name, "avx2") == 0) return kAvx2;
     if (std::strcmp(name, "avx512") == 0) return kAvx512;
+#endif
     return -1;
 }
 
@@ -38,6 +50,9 @@ const IsaKernels& kernels_at(int level) {
 #ifdef VLLM_HAVE_X86_KERNELS
     if (level == kAvx512) return avx512_kernels();
     if (level == kAvx2) return avx2_kernels();
+#endif
+#ifdef VLLM_HAVE_NEON_KERNELS
+    if (level == kNeon) return neon_kernels();
 #endif
     (void)level;
     return scalar_kernels();

@@ -48,9 +48,15 @@ const IsaKernels& scalar_kernels();
 const IsaKernels& avx2_kernels();
 const IsaKernels& avx512_kernels();
 #endif
+#ifdef VLLM_HAVE_NEON_KERNELS
+// AArch64: the "neon" build (kernels_neon.cpp), which is the SDOT variant
+// (kernels_neon_dotprod.cpp) on CPUs with the dot product extension.
+const IsaKernels& neon_kernels();
+const IsaKernels& neon_dotprod_kernels();  // only via neon_kernels()
+#endif
 
-// The build named `name` ("scalar", "avx2", "avx512") when this machine
-// can run it, else nullptr.
+// The build named `name` ("scalar", "avx2", "avx512", "neon") when this
+// machine can run it, else nullptr.
 const IsaKernels* find_isa(const char* name);
 
 // The build active_isa() names.
