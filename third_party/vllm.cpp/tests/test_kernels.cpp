@@ -47,7 +47,7 @@ std::string name_of(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)
 
 std::vector<const IsaKernels*> available_isas() {
     std::vector<const IsaKernels*> out;
-    for (const char* name : {"scalar", "avx2", "avx512"})
+    for (const char* name : {"scalar", "avx2", "avx512", "neon"})
         if (const IsaKernels* k = find_isa(name)) out.push_back(k);
     return out;
 }
