@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <dirent.h>
 #include <random>
 
 #include "engine/output_processor.h"
@@ -142,8 +141,7 @@ GenerationResult Engine::generate(const std::string& prompt, const SamplingConfi
         // EOS cannot be chosen before min_tokens.
         const bool eos_allowed = static_cast<int>(generated.size()) >= sampling.min_tokens;
         if (!eos_allowed)
-            for (int32_t id = 0; id < vocab; ++id)
-                if (tokenizer_->is_eog(id)) logits[id] = -INFINITY;
+            for (int32_t id : tokenizer_->eog_ids()) logits[id] = -INFINITY;
         const int32_t token = Sampler::sample(sampling, logits.data(), vocab, prompt_ids, generated, rng);
         generated.push_back(token);
         const int32_t n_out = static_cast<int32_t>(generated.size());

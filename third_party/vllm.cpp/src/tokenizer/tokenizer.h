@@ -64,6 +64,8 @@ public:
     // End-of-generation: EOS, EOT, EOM, or a token whose text llama.cpp
     // knows as an end-of-turn marker (<|im_end|>, <|endoftext|>, ...).
     bool is_eog(int32_t id) const;
+    // The end-of-generation ids, sorted.
+    const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
     const TokenizerData& data() const { return data_; }
 
 protected:
