@@ -149,6 +149,31 @@ VLLM_API const char* vllm_last_error(void);
 VLLM_API const char* vllm_version(void);
 VLLM_API int32_t vllm_abi_version(void);
 
+/* ---- Additive entry points (after the v10 surface; v10 clients ignore them) ---- */
+
+/* vllm_request_submit with a caller-chosen scheduling priority: under the
+   "priority" scheduling policy lower values run first (ties in arrival
+   order); other policies ignore it. The v10 entry points submit priority 0.
+   Same ownership and threading rules as vllm_request_submit. */
+VLLM_API vllm_status vllm_request_submit_with_priority(vllm_engine* engine, const char* prompt,
+                                                       const vllm_sampling_params* params,
+                                                       int32_t priority, vllm_token_callback cb,
+                                                       void* user_data, vllm_request** out);
+
+/* The completion of a request whose delivery has finished
+   (vllm_request_done is true): its whole text, finish reason ("abort" when
+   it was cancelled or stopped by its callback), token counts. The text is
+   the caller's (vllm_completion_free). INVALID_ARGUMENT while delivery is
+   still running; the request's own error status when it failed. */
+VLLM_API vllm_status vllm_request_completion(const vllm_request* request, vllm_completion* out);
+
+/* Engine statistics as one JSON object (caller frees with vllm_string_free):
+   running/waiting requests, KV blocks (total, used, free, cached), block
+   size and KV cache bytes, prefix-cache queries and hits (tokens),
+   prompt and generated token totals, preemptions, model steps. A snapshot
+   taken between engine steps. */
+VLLM_API vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json);
+
 #ifdef __cplusplus
 }
 #endif

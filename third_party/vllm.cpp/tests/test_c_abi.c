@@ -4,9 +4,12 @@
  * model-free checks run. Prints "N passed, M failed"; exit status 1 on any
  * failure. A crash anywhere is a failure of the contract ("never crash").
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "vllm.h"
 
@@ -107,6 +110,142 @@ static void test_without_model(void) {
     vllm_completion_free(NULL);
 }
 
+/* A callback that calls back into its own request: wait must be refused,
+   free is deferred to the delivery thread. */
+struct self_call {
+    vllm_request* request;
+    vllm_status wait_status;
+    int freed;
+};
+
+static bool self_call_cb(const char* delta, bool finished, void* user_data) {
+    (void)delta;
+    (void)finished;
+    struct self_call* s = (struct self_call*)user_data;
+    if (s->freed) return true;
+    s->wait_status = vllm_request_wait(s->request);
+    vllm_request_free(s->request);
+    s->freed = 1;
+    return true;
+}
+
+struct thread_job {
+    vllm_engine* engine;
+    const vllm_sampling_params* sp;
+    const char* prompt;
+    struct collect col;
+    vllm_status status;
+};
+
+static void* submit_and_wait(void* arg) {
+    struct thread_job* job = (struct thread_job*)arg;
+    vllm_request* req = NULL;
+    job->status = vllm_request_submit(job->engine, job->prompt, job->sp, collect_cb, &job->col, &req);
+    if (job->status == VLLM_OK) {
+        job->status = vllm_request_wait(req);
+        vllm_request_free(req);
+    }
+    return NULL;
+}
+
+static void test_requests(vllm_engine* engine, const vllm_sampling_params* sp) {
+    vllm_completion alone;
+    CHECK_STATUS(vllm_complete(engine, "Once upon a time", sp, &alone), VLLM_OK, "reference completion");
+
+    /* Submit, wait, done, error, repeated wait, idempotent cancel after the end. */
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    vllm_request* req = NULL;
+    CHECK_STATUS(vllm_request_submit(engine, "Once upon a time", sp, collect_cb, &col, &req), VLLM_OK, "submit");
+    CHECK(req != NULL, "submit hands out a request");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "wait");
+    CHECK(vllm_request_done(req), "done after wait");
+    CHECK(strcmp(vllm_request_error(req), "") == 0, "no error");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "second wait");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "cancel after finish");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "cancel twice");
+    CHECK(col.finished_calls == 1, "one terminal call");
+    CHECK(alone.text != NULL && strcmp(col.text, alone.text) == 0, "request text equals the blocking completion");
+    vllm_completion rc;
+    CHECK_STATUS(vllm_request_completion(req, &rc), VLLM_OK, "request completion");
+    CHECK(rc.text != NULL && strcmp(rc.text, alone.text) == 0 && rc.finish_reason != NULL &&
+              strcmp(rc.finish_reason, alone.finish_reason) == 0 && rc.completion_tokens == alone.completion_tokens &&
+              rc.prompt_tokens == alone.prompt_tokens,
+          "request completion equals the blocking completion");
+    vllm_completion_free(&rc);
+    CHECK_STATUS(vllm_request_completion(NULL, &rc), VLLM_ERR_INVALID_ARGUMENT, "request_completion(NULL)");
+    vllm_request_free(req);
+
+    /* Cancel right away: no terminal call, wait returns OK. */
+    vllm_sampling_params long_sp = *sp;
+    long_sp.max_tokens = 200;
+    long_sp.ignore_eos = 1;
+    memset(&col, 0, sizeof col);
+    CHECK_STATUS(vllm_request_submit(engine, "Count to a thousand:", &long_sp, collect_cb, &col, &req), VLLM_OK,
+                 "submit long");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "cancel");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "cancel is idempotent");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "wait after cancel");
+    CHECK(col.finished_calls == 0, "no terminal call after cancel");
+    CHECK_STATUS(vllm_request_completion(req, &rc), VLLM_OK, "completion of a cancelled request");
+    CHECK(rc.finish_reason != NULL && strcmp(rc.finish_reason, "abort") == 0, "cancelled request finished with abort");
+    vllm_completion_free(&rc);
+    vllm_request_free(req);
+
+    /* Free without wait while running. */
+    CHECK_STATUS(vllm_request_submit(engine, "Count to a thousand:", &long_sp, collect_cb, &col, &req), VLLM_OK,
+                 "submit to free");
+    vllm_request_free(req);
+
+    /* Wait and free from the request's own callback. */
+    struct self_call self;
+    memset(&self, 0, sizeof self);
+    self.wait_status = VLLM_OK;
+    CHECK_STATUS(vllm_request_submit(engine, "Hello", sp, self_call_cb, &self, &self.request), VLLM_OK,
+                 "submit self-calling");
+    for (int i = 0; i < 1000 && !self.freed; ++i) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(self.freed, "callback ran");
+    CHECK(self.wait_status == VLLM_ERR_INVALID_ARGUMENT, "wait from the own callback is refused");
+
+    /* Concurrent submissions from several threads batch together and each
+       gets the text it gets alone (greedy). */
+    enum { N = 4 };
+    pthread_t threads[N];
+    struct thread_job jobs[N];
+    for (int i = 0; i < N; ++i) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].engine = engine;
+        jobs[i].sp = sp;
+        jobs[i].prompt = "Once upon a time";
+        pthread_create(&threads[i], NULL, submit_and_wait, &jobs[i]);
+    }
+    for (int i = 0; i < N; ++i) {
+        pthread_join(threads[i], NULL);
+        CHECK(jobs[i].status == VLLM_OK, "threaded request OK");
+        CHECK(strcmp(jobs[i].col.text, alone.text) == 0, "threaded request text equals the blocking one");
+        if (strcmp(jobs[i].col.text, alone.text) != 0) fprintf(stderr, "[%s] vs [%s]\n", jobs[i].col.text, alone.text);
+    }
+    vllm_completion_free(&alone);
+
+    /* The priority entry point and stats. */
+    CHECK_STATUS(vllm_request_submit_with_priority(engine, "Hi", sp, -3, collect_cb, &col, &req), VLLM_OK,
+                 "submit with priority");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "wait priority request");
+    vllm_request_free(req);
+    char* stats = NULL;
+    CHECK_STATUS(vllm_engine_stats(engine, &stats), VLLM_OK, "stats");
+    CHECK(stats != NULL && strstr(stats, "\"kv_blocks_total\":") != NULL, "stats JSON has kv_blocks_total");
+    vllm_string_free(stats);
+    CHECK_STATUS(vllm_engine_stats(engine, NULL), VLLM_ERR_INVALID_ARGUMENT, "stats(NULL out)");
+    CHECK_STATUS(vllm_engine_stats(NULL, &stats), VLLM_ERR_INVALID_ARGUMENT, "stats(NULL engine)");
+    CHECK_STATUS(vllm_request_submit(engine, "", sp, collect_cb, &col, &req), VLLM_ERR_INVALID_ARGUMENT,
+                 "submit empty prompt");
+    CHECK(req == NULL, "refused submit leaves *out NULL");
+}
+
 static void test_with_model(const char* path) {
     vllm_model_params mp = vllm_model_params_default();
     mp.model_path = path;
@@ -180,9 +319,7 @@ static void test_with_model(const char* path) {
     CHECK_STATUS(vllm_complete(engine, long_prompt, &sp, &c), VLLM_ERR_INVALID_ARGUMENT, "prompt over max_model_len");
     CHECK(strstr(vllm_last_error(), "max_model_len") != NULL, "error names max_model_len");
 
-    vllm_request* req = NULL;
-    CHECK_STATUS(vllm_request_submit(engine, "hi", &sp, count_cb, NULL, &req), VLLM_ERR_INVALID_ARGUMENT,
-                 "submit refused until non-blocking requests land");
+    test_requests(engine, &sp);
     char* json = NULL;
     CHECK_STATUS(vllm_chat(engine, "{\"messages\": []}", &json), VLLM_ERR_INVALID_ARGUMENT, "chat refused");
 

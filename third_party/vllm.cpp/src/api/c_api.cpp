@@ -5,6 +5,10 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <thread>
+#include <condition_variable>
+#include <mutex>
+#include <memory>
 
 #include "engine/engine.h"
 #include "util/error.h"
@@ -14,9 +18,23 @@ struct vllm_engine {
     std::unique_ptr<vllm::Engine> engine;
 };
 
-// No request can be created until non-blocking requests land; the type
-// exists so the request entry points have their ABI shape.
-struct vllm_request {};
+// A non-blocking request: the engine-side stream plus the delivery thread
+// that runs the caller's callback. The engine never sees the callback, so a
+// callback can block or re-enter the library without stalling the engine.
+struct vllm_request {
+    std::shared_ptr<vllm::RequestStream> stream;
+    vllm_token_callback cb = nullptr;
+    void* user_data = nullptr;
+    std::thread delivery;
+    std::thread::id delivery_id;  // set before the thread runs user code
+
+    std::mutex mutex;
+    std::condition_variable delivered_cv;
+    bool delivered = false;          // the delivery thread is done with the callback
+    bool free_from_callback = false; // vllm_request_free ran on the delivery thread
+    vllm_status status = VLLM_OK;    // terminal status, once delivered
+    std::string error;               // its message ("" for OK)
+};
 
 namespace {
 
@@ -102,8 +120,10 @@ vllm_status vllm_complete(vllm_engine* engine, const char* prompt, const vllm_sa
         require_non_null(engine, "engine");
         require_non_null(prompt, "prompt");
         require_non_null(params, "params");
-        vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(*params);
-        vllm::GenerationResult r = engine->engine->generate(prompt, sampling, nullptr);
+        auto stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), 0);
+        stream->wait_engine_done();
+        const vllm::RequestStream::Result r = stream->result();
+        if (r.status != VLLM_OK) throw vllm::Error(r.status, r.error);
         out->text = copy_string(r.text);
         out->finish_reason = r.finish_reason;
         out->prompt_tokens = r.prompt_tokens;
@@ -118,16 +138,61 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
         require_non_null(prompt, "prompt");
         require_non_null(params, "params");
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
-        vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(*params);
-        engine->engine->generate(prompt, sampling, [&](const std::string& delta, bool finished) {
-            return cb(delta.c_str(), finished, user_data);
-        });
+        auto stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), 0);
+        // The calling thread is this request's delivery thread.
+        vllm::RequestStream::Event event;
+        while (stream->next(event)) {
+            if (!cb(event.delta.c_str(), event.finished, user_data)) {
+                stream->cancel();
+                return;  // stopped by the callback: OK
+            }
+        }
+        const vllm::RequestStream::Result r = stream->result();
+        if (r.status != VLLM_OK) throw vllm::Error(r.status, r.error);
     });
 }
 
-vllm_status vllm_request_submit(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
-                                vllm_token_callback cb, void* user_data, vllm_request** out) {
-    (void)user_data;
+namespace {
+
+// The delivery thread: hands each event to the callback until the terminal
+// one, a stop, or a cancel; then publishes the terminal status.
+void deliver(vllm_request* request) {
+    vllm::RequestStream::Event event;
+    bool stopped = false;
+    while (!stopped && request->stream->next(event)) {
+        // false on the terminal event is a natural finish, not a stop.
+        if (!request->cb(event.delta.c_str(), event.finished, request->user_data) && !event.finished) {
+            request->stream->cancel();
+            stopped = true;
+        }
+        if (request->free_from_callback) break;
+    }
+    // The engine lets go of a cancelled request at its next step; waiting
+    // for that makes the request's result final once it reads as done.
+    request->stream->wait_engine_done();
+    const vllm::RequestStream::Result r = request->stream->result();
+    bool self_free;
+    {
+        std::lock_guard<std::mutex> lock(request->mutex);
+        // An engine failure counts when its terminal event was delivered;
+        // a cancelled or stopped request ends OK.
+        if (!stopped && !request->stream->cancel_requested() && r.status != VLLM_OK) {
+            request->status = r.status;
+            request->error = r.error;
+        }
+        request->delivered = true;
+        self_free = request->free_from_callback;
+    }
+    request->delivered_cv.notify_all();
+    if (self_free) {
+        // vllm_request_free was called from the callback: finish it here.
+        request->delivery.detach();
+        delete request;
+    }
+}
+
+vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
+                           int32_t priority, vllm_token_callback cb, void* user_data, vllm_request** out) {
     return guarded([&] {
         if (out != nullptr) *out = nullptr;
         require_non_null(out, "out");
@@ -135,36 +200,109 @@ vllm_status vllm_request_submit(vllm_engine* engine, const char* prompt, const v
         require_non_null(prompt, "prompt");
         require_non_null(params, "params");
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
-        not_implemented("non-blocking requests (vllm_request_submit)");
+        auto request = std::make_unique<vllm_request>();
+        request->cb = cb;
+        request->user_data = user_data;
+        request->stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), priority);
+        vllm_request* raw = request.get();
+        {
+            // delivery_id must be set before the thread can call back.
+            std::lock_guard<std::mutex> lock(raw->mutex);
+            raw->delivery = std::thread([raw] {
+                { std::lock_guard<std::mutex> wait_for_id(raw->mutex); }
+                deliver(raw);
+            });
+            raw->delivery_id = raw->delivery.get_id();
+        }
+        *out = request.release();
     });
+}
+
+bool on_delivery_thread(const vllm_request* request) { return std::this_thread::get_id() == request->delivery_id; }
+
+}  // namespace
+
+vllm_status vllm_request_submit(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
+                                vllm_token_callback cb, void* user_data, vllm_request** out) {
+    return submit_request(engine, prompt, params, 0, cb, user_data, out);
+}
+
+vllm_status vllm_request_submit_with_priority(vllm_engine* engine, const char* prompt,
+                                              const vllm_sampling_params* params, int32_t priority,
+                                              vllm_token_callback cb, void* user_data, vllm_request** out) {
+    return submit_request(engine, prompt, params, priority, cb, user_data, out);
 }
 
 vllm_status vllm_request_cancel(vllm_request* request) {
     return guarded([&] {
         require_non_null(request, "request");
-        not_implemented("non-blocking requests (vllm_request_cancel)");
+        request->stream->cancel();
     });
 }
 
 vllm_status vllm_request_wait(vllm_request* request) {
-    return guarded([&] {
-        require_non_null(request, "request");
-        not_implemented("non-blocking requests (vllm_request_wait)");
-    });
+    g_last_error.clear();
+    if (request == nullptr) return fail(VLLM_ERR_INVALID_ARGUMENT, "request is NULL");
+    if (on_delivery_thread(request))
+        return fail(VLLM_ERR_INVALID_ARGUMENT, "vllm_request_wait must not be called from the request's own callback");
+    std::unique_lock<std::mutex> lock(request->mutex);
+    request->delivered_cv.wait(lock, [&] { return request->delivered; });
+    if (request->status != VLLM_OK) return fail(request->status, request->error);
+    return VLLM_OK;
 }
 
 bool vllm_request_done(const vllm_request* request) {
-    (void)request;  // no request can exist yet; NULL is false by contract
-    return false;
+    if (request == nullptr) return false;
+    std::lock_guard<std::mutex> lock(const_cast<vllm_request*>(request)->mutex);
+    return request->delivered;
 }
 
 const char* vllm_request_error(const vllm_request* request) {
-    (void)request;
-    return "";
+    if (request == nullptr) return "";
+    std::lock_guard<std::mutex> lock(const_cast<vllm_request*>(request)->mutex);
+    return request->delivered ? request->error.c_str() : "";
 }
 
 void vllm_request_free(vllm_request* request) {
-    (void)request;  // vllm_request_submit never hands out a handle yet: nothing to free
+    if (request == nullptr) return;
+    request->stream->cancel();
+    if (on_delivery_thread(request)) {
+        // Called from its own callback: the delivery thread cleans up once
+        // the callback returns (it cannot join itself).
+        std::lock_guard<std::mutex> lock(request->mutex);
+        request->free_from_callback = true;
+        return;
+    }
+    request->delivery.join();
+    delete request;
+}
+
+vllm_status vllm_request_completion(const vllm_request* request, vllm_completion* out) {
+    if (out != nullptr) std::memset(out, 0, sizeof *out);
+    return guarded([&] {
+        require_non_null(request, "request");
+        require_non_null(out, "out");
+        vllm_request* r = const_cast<vllm_request*>(request);
+        {
+            std::lock_guard<std::mutex> lock(r->mutex);
+            if (!r->delivered) vllm::throw_invalid_argument("the request is still running (wait for it first)");
+            if (r->status != VLLM_OK) throw vllm::Error(r->status, r->error);
+        }
+        const vllm::RequestStream::Result result = r->stream->result();
+        out->text = copy_string(result.text);
+        out->finish_reason = result.finish_reason;
+        out->prompt_tokens = result.prompt_tokens;
+        out->completion_tokens = result.completion_tokens;
+    });
+}
+
+vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json) {
+    return guarded([&] {
+        if (out_json != nullptr) *out_json = nullptr;
+        require_non_null(engine, "engine");
+        require_non_null(out_json, "out_json");
+        *out_json = copy_string(engine->engine->stats().to_json());
+    });
 }
 
 vllm_status vllm_chat(vllm_engine* engine, const char* request_json, char** out_response_json) {

@@ -1,26 +1,74 @@
-// Free list of KV blocks. Allocation hands out the lowest free ids first so
-// a run's memory use stays compact. Not thread-safe: the engine step owns it.
+// The KV blocks' bookkeeping: reference counts, the free queue, and the
+// prefix cache's index of full blocks by content.
+//
+// A block with no reference is free. Free blocks wait in one queue in the
+// order they were freed; allocation takes the oldest, so a freed block that
+// still holds cached content (it has a key) survives as long as possible:
+// the queue is the prefix cache's LRU. A cached free block that a new request
+// hits is taken out of the queue again (touch). Not thread-safe: the engine
+// loop owns it.
 #pragma once
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace vllm {
+
+// What a full block holds: the hash of every block before it (the chain) and
+// its own tokens. Two blocks with equal keys hold equal K/V.
+struct BlockKey {
+    uint64_t parent_hash = 0;
+    std::vector<int32_t> tokens;
+
+    uint64_t hash() const;
+    bool operator==(const BlockKey& other) const {
+        return parent_hash == other.parent_hash && tokens == other.tokens;
+    }
+};
 
 class BlockPool {
 public:
     explicit BlockPool(int num_blocks);
 
-    int num_free() const { return static_cast<int>(free_.size()); }
     int num_blocks() const { return num_blocks_; }
+    // Blocks nobody references (cached or not): what allocation can use.
+    int num_free() const { return num_free_; }
+    int num_cached() const { return static_cast<int>(cached_.size()); }
+    bool is_free(int32_t block) const { return in_free_queue_[block]; }
 
-    // -1 when no block is free.
+    // Takes the least recently freed block (evicting its cached content);
+    // -1 when every block is referenced. The block starts with one reference.
     int32_t allocate();
-    void release(int32_t block);
-    void release_all(std::vector<int32_t>& blocks);
+    // One more reference to `block`; a free block leaves the free queue.
+    void touch(int32_t block);
+    // Drops one reference from each block; blocks that reach zero join the
+    // free queue in the given order (callers pass a sequence's blocks tail
+    // first, so its shared head is evicted last).
+    void release(const std::vector<int32_t>& blocks);
+
+    // The cached block holding `key`, or -1.
+    int32_t find_cached(const BlockKey& key, uint64_t hash) const;
+    // Records that `block` (referenced, full) holds `key`. A block already
+    // cached, or a key some other block already holds, is left as it is.
+    void cache(int32_t block, BlockKey key, uint64_t hash);
 
 private:
+    void unlink(int32_t block);
+    void push_back_free(int32_t block);
+    void evict(int32_t block);
+
     int num_blocks_;
-    std::vector<int32_t> free_;  // a stack: back() is the next to hand out
+    int num_free_ = 0;
+    std::vector<int32_t> ref_count_;
+    // The free queue: an intrusive doubly linked list over block ids, so a
+    // cached block can leave it from the middle in O(1). -1 ends it.
+    std::vector<int32_t> prev_, next_;
+    std::vector<bool> in_free_queue_;
+    int32_t head_ = -1, tail_ = -1;
+    // Prefix cache: content hash -> block, and each cached block's key.
+    std::unordered_multimap<uint64_t, int32_t> cached_;
+    std::vector<BlockKey> key_;
+    std::vector<bool> has_key_;
 };
 
 }  // namespace vllm

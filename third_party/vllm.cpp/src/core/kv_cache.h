@@ -24,6 +24,9 @@ public:
     const float* layer_keys(int layer) const { return keys_.get() + size_t(layer) * layer_stride(); }
     const float* layer_values(int layer) const { return values_.get() + size_t(layer) * layer_stride(); }
 
+    // Bytes of K and V storage for all blocks (reserved, touched as used).
+    size_t total_bytes() const { return 2 * size_t(n_layers_) * layer_stride() * sizeof(float); }
+
     // Bytes one token takes across all layers (K and V), for sizing.
     static size_t bytes_per_token(int n_layers, int n_kv_heads, int head_dim);
 
@@ -33,6 +36,7 @@ private:
         return store.get() + size_t(layer) * layer_stride() + (size_t(block) * block_size_ + slot) * token_stride_;
     }
 
+    int n_layers_;
     int block_size_;
     int num_blocks_;
     size_t token_stride_;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <random>
 
 #include "engine/output_processor.h"
 #include "sample/sampler.h"
@@ -73,96 +72,78 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
                                " holds fewer tokens than max_model_len " + std::to_string(max_model_len_) +
                                "; raise num_blocks or lower max_model_len");
     }
-    kv_cache_ = std::make_unique<KVCache>(model_config.n_layers, model_config.n_kv_heads, model_config.head_dim, bs, num_blocks);
-    block_pool_ = std::make_unique<BlockPool>(num_blocks);
     model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(weights));
+    core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, num_blocks, max_model_len_);
+    published_stats_ = core_->stats();
+    loop_thread_ = std::thread([this] { loop(); });
 }
 
-std::vector<int32_t> Engine::tokenize_prompt(const std::string& prompt) const {
+Engine::~Engine() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    loop_thread_.join();
+    for (auto& r : incoming_) r->stream->finish(nullptr, VLLM_ERR_RUNTIME, "the engine was shut down");
+    core_->fail_all(VLLM_ERR_RUNTIME, "the engine was shut down");
+}
+
+std::shared_ptr<RequestStream> Engine::submit(const std::string& prompt, SamplingConfig sampling, int32_t priority) {
     if (!utf8::is_valid(prompt)) throw_invalid_argument("prompt is not valid UTF-8");
-    std::vector<int32_t> ids = tokenizer_->encode(prompt, /*add_special=*/true, /*parse_special=*/true);
-    if (ids.empty()) throw_invalid_argument("prompt is empty (it encodes to no tokens)");
-    if (static_cast<int>(ids.size()) > max_model_len_)
-        throw_invalid_argument("prompt has " + std::to_string(ids.size()) + " tokens, more than max_model_len " +
-                               std::to_string(max_model_len_));
-    return ids;
+    return submit_tokens(tokenizer_->encode(prompt, /*add_special=*/true, /*parse_special=*/true), std::move(sampling),
+                         priority);
 }
 
-GenerationResult Engine::generate(const std::string& prompt, const SamplingConfig& sampling,
-                                  const DeltaCallback& on_delta) {
-    std::vector<int32_t> prompt_ids = tokenize_prompt(prompt);
-    if (generating_thread_.load() == std::this_thread::get_id())
-        throw_invalid_argument("the engine cannot be called from its own stream callback");
-    std::lock_guard<std::mutex> lock(generate_mutex_);
-    generating_thread_.store(std::this_thread::get_id());
-    struct ThreadMark {
-        std::atomic<std::thread::id>& mark;
-        ~ThreadMark() { mark.store(std::thread::id()); }
-    } thread_mark{generating_thread_};
-
-    GenerationResult result;
-    result.prompt_tokens = static_cast<int32_t>(prompt_ids.size());
-    std::mt19937_64 rng(sampling.has_seed ? sampling.seed : std::random_device{}());
-    OutputProcessor output(*tokenizer_, sampling);
-    std::vector<int32_t> generated;
-    std::vector<int32_t> block_table;
-    struct BlockReturn {  // blocks go back to the pool however this ends
-        BlockPool& pool;
-        std::vector<int32_t>& blocks;
-        ~BlockReturn() { pool.release_all(blocks); }
-    } block_return{*block_pool_, block_table};
-
-    const int bs = kv_cache_->block_size();
-    const int vocab = model_->config().vocab_size;
-    std::vector<float> logits;
-    std::vector<int32_t> pending = prompt_ids;  // tokens whose K/V is not cached yet
-    int cached = 0;
-    bool aborted = false;
-
-    while (result.finish_reason == nullptr) {
-        // Prefill in chunks of the token budget; decode one token a step.
-        const int n = std::min<int>(static_cast<int>(pending.size()), config_.max_num_batched_tokens);
-        while (static_cast<int>(block_table.size()) * bs < cached + n) {
-            int32_t b = block_pool_->allocate();
-            if (b < 0) throw_runtime("the KV cache has no free block left");
-            block_table.push_back(b);
-        }
-        SequenceSlice slice;
-        slice.tokens = pending.data();
-        slice.n_tokens = n;
-        slice.start_pos = cached;
-        slice.block_table = block_table.data();
-        slice.want_logits = n == static_cast<int>(pending.size());
-        model_->forward({slice}, *kv_cache_, pool_, logits);
-        cached += n;
-        pending.erase(pending.begin(), pending.begin() + n);
-        if (!slice.want_logits) continue;
-
-        // EOS cannot be chosen before min_tokens.
-        const bool eos_allowed = static_cast<int>(generated.size()) >= sampling.min_tokens;
-        if (!eos_allowed)
-            for (int32_t id : tokenizer_->eog_ids()) logits[id] = -INFINITY;
-        const int32_t token = Sampler::sample(sampling, logits.data(), vocab, prompt_ids, generated, rng);
-        generated.push_back(token);
-        const int32_t n_out = static_cast<int32_t>(generated.size());
-        const bool at_limit = (sampling.max_tokens > 0 && n_out >= sampling.max_tokens) ||
-                              result.prompt_tokens + n_out >= max_model_len_;
-        OutputProcessor::Update update = output.push(token, n_out, at_limit);
-        result.text += update.delta;
-        result.finish_reason = update.finish_reason;
-        if (on_delta && !update.delta.empty() && !on_delta(update.delta, false)) {
-            aborted = true;
-            break;
-        }
-        pending.push_back(token);
+std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
+                                                     int32_t priority) {
+    if (prompt_ids.empty()) throw_invalid_argument("prompt is empty (it encodes to no tokens)");
+    if (static_cast<int>(prompt_ids.size()) > max_model_len_)
+        throw_invalid_argument("prompt has " + std::to_string(prompt_ids.size()) + " tokens, more than max_model_len " +
+                               std::to_string(max_model_len_));
+    for (int32_t id : prompt_ids)
+        if (id < 0 || id >= tokenizer_->vocab_size())
+            throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
+    auto stream = std::make_shared<RequestStream>();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stopping_) throw_runtime("the engine is shutting down");
+        incoming_.push_back(std::make_unique<Request>(next_arrival_++, priority, std::move(prompt_ids),
+                                                      std::move(sampling), *tokenizer_, stream));
     }
-    result.completion_tokens = static_cast<int32_t>(generated.size());
-    if (aborted) {
-        result.finish_reason = finish_reason::kAbort;
-        return result;
+    wake_.notify_one();
+    return stream;
+}
+
+EngineStats Engine::stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    EngineStats s = published_stats_;
+    s.waiting_requests += static_cast<int64_t>(incoming_.size());
+    return s;
+}
+
+void Engine::loop() {
+    for (;;) {
+        std::vector<std::unique_ptr<Request>> arrived;
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || !incoming_.empty() || core_->has_work(); });
+            if (stopping_) return;
+            arrived.swap(incoming_);
+        }
+        for (auto& r : arrived) core_->add(std::move(r));
+        core_->drop_cancelled();
+        try {
+            core_->step();
+        } catch (const std::exception& e) {
+            // A failed step leaves the batch's KV state unknown: end every
+            // live request with the error; the engine itself stays usable.
+            core_->fail_all(VLLM_ERR_RUNTIME, std::string("engine step failed: ") + e.what());
+        }
+        EngineStats snapshot = core_->stats();
+        std::lock_guard<std::mutex> lock(mutex_);
+        published_stats_ = snapshot;
     }
-    if (on_delta) on_delta("", true);
-    return result;
 }
 
 }  // namespace vllm

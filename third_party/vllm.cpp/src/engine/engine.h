@@ -1,66 +1,65 @@
-// The engine: model, tokenizer, KV cache and thread pool, and generation.
-// This slice runs one request at a time (generate() serialises on a mutex);
-// the continuous-batching engine loop replaces that lock in the serving-core
-// issue without changing this interface's callers.
+// The engine: loads the model stack, then runs one engine loop thread that
+// batches every live request, whichever thread or entry point submitted it
+// (vLLM's AsyncLLM + EngineCore in one process). Callers get a
+// RequestStream per request and consume it on their own thread.
 #pragma once
-#include <atomic>
-#include <functional>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "core/block_pool.h"
-#include "core/kv_cache.h"
 #include "engine/engine_config.h"
+#include "engine/engine_core.h"
+#include "engine/request_stream.h"
+#include "engine/stats.h"
 #include "model/gguf_reader.h"
 #include "model/llama.h"
 #include "sample/sampling_config.h"
 #include "tokenizer/tokenizer.h"
-#include "util/thread_pool.h"
 
 namespace vllm {
-
-struct GenerationResult {
-    std::string text;
-    const char* finish_reason = nullptr;
-    int32_t prompt_tokens = 0;
-    int32_t completion_tokens = 0;
-};
-
-// Receives each text delta (finished == false, non-empty), then one
-// terminal call (finished == true, ""). Returning false aborts: no further
-// calls, not even the terminal one.
-using DeltaCallback = std::function<bool(const std::string& delta, bool finished)>;
 
 class Engine {
 public:
     // Throws Error: MODEL_LOAD for unreadable/corrupt/unsupported model
     // files, INVALID_ARGUMENT for options that do not fit the model.
     explicit Engine(const EngineConfig& config);
+    // Stops the loop; requests still inside end with a RUNTIME error.
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
 
-    // Blocking generation. `on_delta` may be empty.
-    GenerationResult generate(const std::string& prompt, const SamplingConfig& sampling,
-                              const DeltaCallback& on_delta);
+    // Validates and enqueues; returns at once. INVALID_ARGUMENT for a prompt
+    // that is not UTF-8, empty, or longer than max_model_len.
+    std::shared_ptr<RequestStream> submit(const std::string& prompt, SamplingConfig sampling, int32_t priority);
+    // The same for a prompt already tokenized (chat renders and encodes its own).
+    std::shared_ptr<RequestStream> submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
+                                                 int32_t priority);
 
+    EngineStats stats() const;
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     int max_model_len() const { return max_model_len_; }
 
 private:
-    std::vector<int32_t> tokenize_prompt(const std::string& prompt) const;
+    void loop();
 
     EngineConfig config_;
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<LlamaModel> model_;
-    std::unique_ptr<KVCache> kv_cache_;
-    std::unique_ptr<BlockPool> block_pool_;
-    ThreadPool pool_;
+    std::unique_ptr<EngineCore> core_;  // touched by the loop thread only
     int max_model_len_ = 0;
-    std::mutex generate_mutex_;
-    // The thread inside generate(), so a callback that re-enters the engine
-    // gets an error instead of a self-deadlock.
-    std::atomic<std::thread::id> generating_thread_{};
+
+    // Hand-over between submitting threads and the loop.
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::vector<std::unique_ptr<Request>> incoming_;
+    uint64_t next_arrival_ = 0;
+    bool stopping_ = false;
+    EngineStats published_stats_;
+    std::thread loop_thread_;
 };
 
 }  // namespace vllm

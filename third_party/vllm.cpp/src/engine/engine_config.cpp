@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/scheduler.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -30,15 +31,7 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     if (p.enable_jump_forward < 0 || p.enable_jump_forward > 2)
         throw_invalid_argument("enable_jump_forward must be 0 (default), 1 (on) or 2 (off); got " +
                                std::to_string(p.enable_jump_forward));
-    if (is_set(p.scheduling_policy)) {
-        const std::string policy = p.scheduling_policy;
-        if (policy == "priority" || policy == "lpm")
-            throw_invalid_argument("scheduling_policy '" + policy + "' is not implemented yet in this engine (only 'fcfs')");
-        if (policy != "fcfs")
-            throw_invalid_argument("unknown scheduling_policy '" + policy + "' (expected 'fcfs', 'priority' or 'lpm')");
-    }
     // Features of later issues: refused by name, never ignored.
-    if (p.enable_prefix_caching == 1) throw_invalid_argument("prefix caching (enable_prefix_caching=1) is not implemented yet in this engine");
     if (is_set(p.speculative_config)) throw_invalid_argument("speculative decoding (speculative_config) is not implemented yet in this engine");
     if (is_set(p.kv_transfer_config)) throw_invalid_argument("KV transfer (kv_transfer_config) is not implemented yet in this engine");
     if (jump_forward_on(p.enable_jump_forward))
@@ -51,6 +44,11 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     c.max_model_len = p.max_model_len > 0 ? p.max_model_len : 0;
     c.max_num_seqs = p.max_num_seqs > 0 ? p.max_num_seqs : kDefaultMaxNumSeqs;
     c.max_num_batched_tokens = p.max_num_batched_tokens > 0 ? p.max_num_batched_tokens : kDefaultMaxNumBatchedTokens;
+    c.prefix_caching = p.enable_prefix_caching != 2;
+    if (is_set(p.scheduling_policy)) {
+        c.scheduling_policy = p.scheduling_policy;
+        parse_scheduling_policy(c.scheduling_policy);  // unknown names are refused at load
+    }
     if (c.block_size > 1024) throw_invalid_argument("block_size must be at most 1024 (got " + std::to_string(c.block_size) + ")");
     if (c.max_num_batched_tokens < c.max_num_seqs)
         throw_invalid_argument("max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +

@@ -15,6 +15,8 @@ struct EngineConfig {
     int max_model_len = 0;           // 0: the model's context length
     int max_num_seqs = 0;            // 0: kDefaultMaxNumSeqs
     int max_num_batched_tokens = 0;  // 0: kDefaultMaxNumBatchedTokens
+    bool prefix_caching = true;      // enable_prefix_caching 0 (default, on for these dense models) or 1
+    std::string scheduling_policy = "fcfs";
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

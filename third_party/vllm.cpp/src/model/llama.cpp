@@ -106,11 +106,13 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     a.head_dim = hd;
     a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
 
-    // Too few tiles to keep every thread busy (decode: one tile per KV head
-    // and sequence): split long key ranges between threads and merge the
-    // partial softmaxes afterwards (flash-decoding).
-    const int threads = pool.size();
-    const int splits = static_cast<int>(std::min<size_t>(4, (2 * threads + tiles.size() - 1) / tiles.size()));
+    // Long key ranges are split into fixed runs of kKeysPerSplit keys that
+    // threads work on in parallel, and the partial softmaxes are merged
+    // afterwards (flash-decoding). The split points are absolute key
+    // positions, whatever the batch holds, so a query gets bit-identical
+    // attention whether it runs alone, batched, in a decode step or in a
+    // prefill chunk (batch invariance). A run past a query's own position
+    // holds nothing it sees and merges as an exact no-op.
     struct Split {
         size_t tile, first_work;
         int n;
@@ -121,19 +123,17 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     int64_t partial_floats = 0;
     for (size_t i = 0; i < tiles.size(); ++i) {
         const int span = positions_[tiles[i].t_end - 1] + 1;
-        const int n = splits > 1 && span >= kMinKeysPerSplit * splits ? splits : 1;
+        const int n = (span + kKeysPerSplit - 1) / kKeysPerSplit;
         if (n == 1) {
             work.push_back(tiles[i]);
             partial_offset.push_back(-1);
             continue;
         }
         split_tiles.push_back({i, work.size(), n});
-        const int chunk = kernels::kAttentionHeadDimMultiple;
-        const int per_split = (span + n * chunk - 1) / (n * chunk) * chunk;
         for (int k = 0; k < n; ++k) {
             kernels::AttentionTile part = tiles[i];
-            part.key_begin = k * per_split;
-            part.key_end = std::min(span, (k + 1) * per_split);
+            part.key_begin = k * kKeysPerSplit;
+            part.key_end = std::min(span, (k + 1) * kKeysPerSplit);
             work.push_back(part);
             partial_offset.push_back(partial_floats);
             partial_floats += kernels::attention_partial_floats(a, part);

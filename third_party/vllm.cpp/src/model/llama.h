@@ -38,9 +38,9 @@ private:
     void attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool);
     void rope(float* vectors, int n_heads, ThreadPool& pool);
 
-    // A split of a tile's keys (flash-decoding) is only worth it when each
-    // split still has this many keys.
-    static constexpr int kMinKeysPerSplit = 128;
+    // Keys per split of a long attention tile (a multiple of the attention
+    // kernel's key chunk); see attention().
+    static constexpr int kKeysPerSplit = 512;
 
     ModelConfig config_;
     ModelWeights weights_;

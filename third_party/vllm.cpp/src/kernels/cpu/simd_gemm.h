@@ -316,8 +316,13 @@ struct Gemm {
 
     static void run(const GemmArgs& g) {
         // A panel pays off once a row tile meets more than one token tile.
-        uint8_t* panel =
-            g.tok_end - g.tok_begin > kT ? panel_buffer(PanelWeights<V, Fmt, kR>::bytes(g.cols)) : nullptr;
+        // Formats with a min term always use one: the panel adds that term
+        // after the dot product, the direct path inside it, and a token's
+        // result must not depend on how many tokens share its batch (batch
+        // invariance: a request's output is the same alone or batched).
+        uint8_t* panel = Fmt::kMins || g.tok_end - g.tok_begin > kT
+                             ? panel_buffer(PanelWeights<V, Fmt, kR>::bytes(g.cols))
+                             : nullptr;
         int64_t r = g.row_begin;
         for (; r + kR <= g.row_end; r += kR) row_tile<kR>(g, r, panel);
         for (; r < g.row_end; ++r) row_tile<1>(g, r, nullptr);

@@ -1,0 +1,129 @@
+#include "core/scheduler.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace vllm {
+
+SchedulingPolicy parse_scheduling_policy(const std::string& name) {
+    if (name == "fcfs") return SchedulingPolicy::FCFS;
+    if (name == "priority") return SchedulingPolicy::PRIORITY;
+    if (name == "lpm") return SchedulingPolicy::LPM;
+    throw_invalid_argument("unknown scheduling_policy '" + name + "' (expected 'fcfs', 'priority' or 'lpm')");
+}
+
+Scheduler::Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batched_tokens, KVCacheManager& kv)
+    : policy_(policy == SchedulingPolicy::LPM && !kv.prefix_caching() ? SchedulingPolicy::FCFS : policy),
+      max_num_seqs_(max_num_seqs),
+      max_num_batched_tokens_(max_num_batched_tokens),
+      kv_(kv) {}
+
+void Scheduler::add(Request* request) { waiting_.push_back(request); }
+
+void Scheduler::remove(Request* request) {
+    kv_.free(*request);
+    request->status = RequestStatus::FINISHED;
+    running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), request), waiting_.end());
+}
+
+namespace {
+// (priority, arrival): the smaller runs first.
+bool runs_before(const Request* a, const Request* b) {
+    return a->priority != b->priority ? a->priority < b->priority : a->arrival < b->arrival;
+}
+}  // namespace
+
+size_t Scheduler::next_waiting() const {
+    size_t best = 0;
+    if (policy_ == SchedulingPolicy::PRIORITY) {
+        for (size_t i = 1; i < waiting_.size(); ++i)
+            if (runs_before(waiting_[i], waiting_[best])) best = i;
+    } else if (policy_ == SchedulingPolicy::LPM) {
+        size_t best_len = kv_.find_cached_prefix(*waiting_[0]).size();
+        for (size_t i = 1; i < waiting_.size(); ++i) {
+            const size_t len = kv_.find_cached_prefix(*waiting_[i]).size();
+            if (len > best_len) best = i, best_len = len;
+        }
+    }
+    return best;  // FCFS: the front (preempted requests were put back there)
+}
+
+size_t Scheduler::preemption_victim() const {
+    if (policy_ != SchedulingPolicy::PRIORITY) return running_.size() - 1;  // the latest admitted
+    size_t victim = 0;
+    for (size_t i = 1; i < running_.size(); ++i)
+        if (runs_before(running_[victim], running_[i])) victim = i;
+    return victim;
+}
+
+void Scheduler::preempt(size_t index) {
+    Request* r = running_[index];
+    running_.erase(running_.begin() + index);
+    kv_.free(*r);
+    r->num_computed_tokens = 0;
+    r->status = RequestStatus::WAITING;
+    waiting_.insert(waiting_.begin(), r);
+    ++num_preemptions_;
+}
+
+std::vector<ScheduledRequest> Scheduler::schedule() {
+    std::vector<ScheduledRequest> batch;
+    int budget = max_num_batched_tokens_;
+
+    // Running requests first, in admission order.
+    for (size_t i = 0; i < running_.size() && budget > 0;) {
+        Request* r = running_[i];
+        const int n = std::min(budget, r->num_tokens() - r->num_computed_tokens);
+        bool placed = true;
+        while (!kv_.allocate(*r, n)) {
+            const size_t victim = preemption_victim();
+            const bool self = running_[victim] == r;
+            preempt(victim);
+            if (self) {
+                placed = false;
+                break;
+            }
+            // A victim scheduled earlier in this step leaves the batch too.
+            for (size_t j = 0; j < batch.size(); ++j)
+                if (batch[j].request->status == RequestStatus::WAITING) {
+                    budget += batch[j].num_new_tokens;
+                    batch.erase(batch.begin() + j);
+                    --j;
+                }
+            if (victim < i) --i;
+        }
+        if (!placed) continue;  // r left running_; i now points at the next one
+        batch.push_back({r, n});
+        budget -= n;
+        ++i;
+    }
+
+    // Then waiting requests, while budget and sequence slots last. A
+    // request that does not fit stops admission (no overtaking), as in vLLM.
+    while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
+        const size_t w = next_waiting();
+        Request* r = waiting_[w];
+        std::vector<int32_t> cached = kv_.find_cached_prefix(*r);
+        const int cached_tokens = static_cast<int>(cached.size()) * kv_.block_size();
+        const int n = std::min(budget, r->num_tokens() - cached_tokens);
+        if (!kv_.allocate(*r, n, cached)) break;
+        if (!r->admitted_once) {
+            r->admitted_once = true;
+            r->num_cached_prompt_tokens = cached_tokens;
+            if (kv_.prefix_caching()) {
+                prefix_cache_queries_ += r->num_prompt_tokens();
+                prefix_cache_hits_ += cached_tokens;
+            }
+        }
+        waiting_.erase(waiting_.begin() + w);
+        r->status = RequestStatus::RUNNING;
+        running_.push_back(r);
+        batch.push_back({r, n});
+        budget -= n;
+    }
+    return batch;
+}
+
+}  // namespace vllm

@@ -1,0 +1,66 @@
+// The continuous-batching scheduler (vLLM V1's shape): each step fills a
+// token budget, running requests first (a decode is one token, an
+// unfinished prefill its next chunk), then waiting ones in policy order,
+// with at most max_num_seqs sequences. KV blocks are taken on demand; when
+// none is left the lowest-priority running request is preempted: its blocks
+// are freed and it waits to be recomputed (its tokens so far become its
+// prompt's continuation, so its output does not change).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/kv_cache_manager.h"
+#include "engine/request.h"
+
+namespace vllm {
+
+enum class SchedulingPolicy { FCFS, PRIORITY, LPM };
+
+// "fcfs" | "priority" | "lpm"; INVALID_ARGUMENT otherwise.
+SchedulingPolicy parse_scheduling_policy(const std::string& name);
+
+struct ScheduledRequest {
+    Request* request;
+    int num_new_tokens;  // run tokens[num_computed_tokens, + num_new_tokens)
+};
+
+class Scheduler {
+public:
+    Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batched_tokens, KVCacheManager& kv);
+
+    void add(Request* request);
+    // The next step's batch (empty when nothing can run).
+    std::vector<ScheduledRequest> schedule();
+    // Drops a finished or aborted request and frees its blocks.
+    void remove(Request* request);
+
+    int num_running() const { return static_cast<int>(running_.size()); }
+    int num_waiting() const { return static_cast<int>(waiting_.size()); }
+    bool empty() const { return running_.empty() && waiting_.empty(); }
+
+    // Counters for stats.
+    int64_t num_preemptions() const { return num_preemptions_; }
+    int64_t prefix_cache_queries() const { return prefix_cache_queries_; }
+    int64_t prefix_cache_hits() const { return prefix_cache_hits_; }
+
+private:
+    // Position in waiting_ of the request to admit next under the policy.
+    size_t next_waiting() const;
+    // The running request to give up when blocks run out.
+    size_t preemption_victim() const;
+    void preempt(size_t running_index);
+
+    SchedulingPolicy policy_;
+    int max_num_seqs_;
+    int max_num_batched_tokens_;
+    KVCacheManager& kv_;
+    std::vector<Request*> running_;  // admission order
+    std::vector<Request*> waiting_;  // arrival order; preempted ones go back in front
+    int64_t num_preemptions_ = 0;
+    int64_t prefix_cache_queries_ = 0;
+    int64_t prefix_cache_hits_ = 0;
+};
+
+}  // namespace vllm

@@ -1,0 +1,129 @@
+#include "engine/engine_core.h"
+
+#include <cmath>
+
+#include "sample/sampler.h"
+#include "util/error.h"
+
+namespace vllm {
+
+EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, int num_blocks,
+                       int max_model_len)
+    : config_(config),
+      model_(model),
+      tokenizer_(tokenizer),
+      max_model_len_(max_model_len),
+      kv_cache_(model.config().n_layers, model.config().n_kv_heads, model.config().head_dim, config.block_size,
+                num_blocks),
+      kv_manager_(num_blocks, config.block_size, config.prefix_caching),
+      scheduler_(parse_scheduling_policy(config.scheduling_policy), config.max_num_seqs,
+                 config.max_num_batched_tokens, kv_manager_) {}
+
+void EngineCore::add(std::unique_ptr<Request> request) {
+    counters_.prompt_tokens += request->num_prompt_tokens();
+    request->stream->set_prompt_tokens(request->num_prompt_tokens());
+    scheduler_.add(request.get());
+    requests_.push_back(std::move(request));
+}
+
+void EngineCore::drop_cancelled() {
+    for (auto it = requests_.begin(); it != requests_.end();) {
+        Request& r = **it;
+        if (!r.stream->cancel_requested()) {
+            ++it;
+            continue;
+        }
+        scheduler_.remove(&r);
+        r.stream->mark_aborted(r.num_output_tokens());
+        ++counters_.requests_aborted;
+        it = requests_.erase(it);
+    }
+}
+
+void EngineCore::step() {
+    std::vector<ScheduledRequest> batch = scheduler_.schedule();
+    if (batch.empty()) {
+        // Only possible when a request can never fit the KV cache (the load
+        // checks make that unreachable); fail it rather than spin.
+        if (!requests_.empty()) fail_all(VLLM_ERR_RUNTIME, "no request can be scheduled: the KV cache is too small");
+        return;
+    }
+    std::vector<SequenceSlice> slices;
+    slices.reserve(batch.size());
+    for (const ScheduledRequest& s : batch) {
+        Request& r = *s.request;
+        SequenceSlice slice;
+        slice.tokens = r.tokens.data() + r.num_computed_tokens;
+        slice.n_tokens = s.num_new_tokens;
+        slice.start_pos = r.num_computed_tokens;
+        slice.block_table = kv_manager_.block_table(r).data();
+        slice.want_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();
+        slices.push_back(slice);
+    }
+    model_.forward(slices, kv_cache_, pool_, logits_);
+    ++counters_.model_steps;
+
+    const int vocab = model_.config().vocab_size;
+    size_t row = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        Request& r = *batch[i].request;
+        r.num_computed_tokens += batch[i].num_new_tokens;
+        kv_manager_.cache_full_blocks(r);
+        if (slices[i].want_logits) sample_and_output(r, logits_.data() + row++ * size_t(vocab));
+    }
+    for (auto it = requests_.begin(); it != requests_.end();)
+        it = (*it)->status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
+}
+
+void EngineCore::sample_and_output(Request& r, float* logits) {
+    const int vocab = model_.config().vocab_size;
+    // EOS cannot be chosen before min_tokens.
+    if (r.num_output_tokens() < r.sampling.min_tokens)
+        for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
+    const int32_t token = Sampler::sample(r.sampling, logits, vocab, r.prompt, r.output, r.rng);
+    r.output.push_back(token);
+    r.tokens.push_back(token);
+    ++counters_.generation_tokens;
+    const int32_t n_out = r.num_output_tokens();
+    const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||
+                          r.num_prompt_tokens() + n_out >= max_model_len_;
+    OutputProcessor::Update update = r.output_processor.push(token, n_out, at_limit);
+    r.stream->push_delta(update.delta, n_out);
+    if (update.finish_reason != nullptr) {
+        r.stream->finish(update.finish_reason);
+        finish(r);
+    }
+}
+
+void EngineCore::finish(Request& r) {
+    scheduler_.remove(&r);
+    ++counters_.requests_finished;
+}
+
+void EngineCore::fail_all(vllm_status status, const std::string& error) {
+    for (auto& r : requests_) {
+        scheduler_.remove(r.get());
+        r->stream->finish(nullptr, status, error);
+    }
+    requests_.clear();
+}
+
+EngineStats EngineCore::stats() const {
+    EngineStats s = counters_;
+    const BlockPool& pool = kv_manager_.pool();
+    s.running_requests = scheduler_.num_running();
+    s.waiting_requests = scheduler_.num_waiting();
+    s.kv_blocks_total = pool.num_blocks();
+    s.kv_blocks_free = pool.num_free();
+    s.kv_blocks_used = pool.num_blocks() - pool.num_free();
+    s.kv_blocks_cached = pool.num_cached();
+    s.block_size = kv_cache_.block_size();
+    s.kv_cache_bytes = kv_cache_.total_bytes();
+    s.prefix_caching = kv_manager_.prefix_caching();
+    s.prefix_cache_queries = scheduler_.prefix_cache_queries();
+    s.prefix_cache_hits = scheduler_.prefix_cache_hits();
+    s.preemptions = scheduler_.num_preemptions();
+    return s;
+}
+
+}  // namespace vllm

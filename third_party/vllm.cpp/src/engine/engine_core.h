@@ -1,0 +1,57 @@
+// One engine step, vLLM V1's EngineCore: schedule -> run the model on the
+// mixed prefill/decode batch -> sample each sequence that reached its last
+// token -> hand text to the requests' streams. Runs on the engine loop
+// thread only; it never calls user code.
+#pragma once
+#include <list>
+#include <memory>
+#include <vector>
+
+#include "core/kv_cache.h"
+#include "core/kv_cache_manager.h"
+#include "core/scheduler.h"
+#include "engine/engine_config.h"
+#include "engine/request.h"
+#include "engine/stats.h"
+#include "model/llama.h"
+#include "tokenizer/tokenizer.h"
+#include "util/thread_pool.h"
+
+namespace vllm {
+
+class EngineCore {
+public:
+    EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, int num_blocks,
+               int max_model_len);
+
+    void add(std::unique_ptr<Request> request);
+    bool has_work() const { return !requests_.empty(); }
+    // Drops requests whose consumer cancelled them.
+    void drop_cancelled();
+    // One step; a no-op without work.
+    void step();
+    // Ends every live request with `error` (the engine is shutting down or
+    // a step failed).
+    void fail_all(vllm_status status, const std::string& error);
+
+    EngineStats stats() const;
+
+private:
+    // Samples the next token of `r` from its logits row and delivers the text.
+    void sample_and_output(Request& r, float* logits);
+    void finish(Request& r);
+
+    const EngineConfig& config_;
+    LlamaModel& model_;
+    const Tokenizer& tokenizer_;
+    int max_model_len_;
+    KVCache kv_cache_;
+    KVCacheManager kv_manager_;
+    Scheduler scheduler_;
+    ThreadPool pool_;
+    std::list<std::unique_ptr<Request>> requests_;
+    std::vector<float> logits_;
+    EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
+};
+
+}  // namespace vllm

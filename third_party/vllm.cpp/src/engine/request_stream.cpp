@@ -1,0 +1,77 @@
+#include "engine/request_stream.h"
+
+#include "engine/output_processor.h"
+
+namespace vllm {
+
+void RequestStream::push_delta(const std::string& delta, int32_t completion_tokens) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_.completion_tokens = completion_tokens;
+    if (delta.empty()) return;
+    result_.text += delta;
+    if (!cancel_requested_) events_.push_back({delta, false});
+    cv_.notify_all();
+}
+
+void RequestStream::finish(const char* finish_reason, vllm_status status, const std::string& error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_.finish_reason = finish_reason;
+    result_.status = status;
+    result_.error = error;
+    engine_done_ = true;
+    if (!cancel_requested_) events_.push_back({"", true});
+    cv_.notify_all();
+}
+
+void RequestStream::mark_aborted(int32_t completion_tokens) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_.completion_tokens = completion_tokens;
+    if (result_.finish_reason == nullptr) result_.finish_reason = finish_reason::kAbort;
+    engine_done_ = true;
+    cv_.notify_all();
+}
+
+void RequestStream::set_prompt_tokens(int32_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_.prompt_tokens = n;
+}
+
+bool RequestStream::cancel_requested() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cancel_requested_;
+}
+
+bool RequestStream::next(Event& event) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return cancel_requested_ || terminal_taken_ || !events_.empty(); });
+    if (cancel_requested_ || terminal_taken_) return false;
+    event = std::move(events_.front());
+    events_.pop_front();
+    if (event.finished) terminal_taken_ = true;
+    return true;
+}
+
+void RequestStream::cancel() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (terminal_taken_ || cancel_requested_) return;
+    cancel_requested_ = true;
+    events_.clear();
+    cv_.notify_all();
+}
+
+void RequestStream::wait_engine_done() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return engine_done_; });
+}
+
+bool RequestStream::engine_done() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_done_;
+}
+
+RequestStream::Result RequestStream::result() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return result_;
+}
+
+}  // namespace vllm

@@ -1,0 +1,69 @@
+// The channel between the engine loop and whoever consumes one request's
+// output (a delivery thread, a blocking caller, or a streaming caller).
+//
+// The engine loop only pushes (deltas, then one terminal event) and never
+// calls user code; consumers pop events on their own thread. So a callback
+// may block, call back into the engine or take the GIL without ever holding
+// up the engine loop or an engine lock. Thread-safe.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+
+#include "vllm.h"
+
+namespace vllm {
+
+class RequestStream {
+public:
+    struct Event {
+        std::string delta;
+        bool finished = false;
+    };
+
+    // What the request produced, complete once finished() is true.
+    struct Result {
+        std::string text;
+        const char* finish_reason = nullptr;  // library-owned constant
+        int32_t prompt_tokens = 0;
+        int32_t completion_tokens = 0;
+        vllm_status status = VLLM_OK;  // non-OK when the engine failed the request
+        std::string error;
+    };
+
+    // --- engine side ---
+    void push_delta(const std::string& delta, int32_t completion_tokens);
+    // Terminal: the request finished by itself (status OK) or failed.
+    void finish(const char* finish_reason, vllm_status status = VLLM_OK, const std::string& error = "");
+    // The engine dropped the request after a cancel: no terminal event.
+    void mark_aborted(int32_t completion_tokens);
+    void set_prompt_tokens(int32_t n);
+    // Set by the consumer; the engine loop polls it each step.
+    bool cancel_requested() const;
+
+    // --- consumer side ---
+    // Blocks for the next event; false when none will come any more (after
+    // the terminal event, or once cancelled).
+    bool next(Event& event);
+    // Stops delivery (no further events, the terminal one included) and asks
+    // the engine to drop the request. Idempotent; no effect once the
+    // terminal event has been taken.
+    void cancel();
+    // Blocks until the engine is done with the request (finished or dropped).
+    void wait_engine_done();
+    bool engine_done() const;
+    Result result() const;
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<Event> events_;
+    Result result_;
+    bool engine_done_ = false;       // finish() or mark_aborted() happened
+    bool cancel_requested_ = false;  // cancel() won before the terminal event was taken
+    bool terminal_taken_ = false;
+};
+
+}  // namespace vllm

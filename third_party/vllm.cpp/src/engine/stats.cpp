@@ -1,0 +1,34 @@
+#include "engine/stats.h"
+
+namespace vllm {
+
+std::string EngineStats::to_json() const {
+    std::string out = "{";
+    auto field = [&out](const char* name, const std::string& value) {
+        if (out.size() > 1) out += ",";
+        out += "\"";
+        out += name;
+        out += "\":" + value;
+    };
+    auto num = [&field](const char* name, int64_t v) { field(name, std::to_string(v)); };
+    num("running_requests", running_requests);
+    num("waiting_requests", waiting_requests);
+    num("kv_blocks_total", kv_blocks_total);
+    num("kv_blocks_used", kv_blocks_used);
+    num("kv_blocks_free", kv_blocks_free);
+    num("kv_blocks_cached", kv_blocks_cached);
+    num("block_size", block_size);
+    num("kv_cache_bytes", kv_cache_bytes);
+    field("prefix_caching", prefix_caching ? "true" : "false");
+    num("prefix_cache_queries", prefix_cache_queries);
+    num("prefix_cache_hits", prefix_cache_hits);
+    num("prompt_tokens", prompt_tokens);
+    num("generation_tokens", generation_tokens);
+    num("preemptions", preemptions);
+    num("model_steps", model_steps);
+    num("requests_finished", requests_finished);
+    num("requests_aborted", requests_aborted);
+    return out + "}";
+}
+
+}  // namespace vllm

@@ -1,0 +1,31 @@
+// Counters behind vllm_engine_stats: a snapshot the engine loop publishes
+// after every step, read by any thread.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace vllm {
+
+struct EngineStats {
+    int64_t running_requests = 0;
+    int64_t waiting_requests = 0;
+    int64_t kv_blocks_total = 0;
+    int64_t kv_blocks_used = 0;    // referenced by a live request
+    int64_t kv_blocks_free = 0;    // allocatable (includes cached ones)
+    int64_t kv_blocks_cached = 0;  // holding prefix-cache content
+    int64_t block_size = 0;
+    int64_t kv_cache_bytes = 0;    // num_blocks x block_size x bytes per token
+    bool prefix_caching = false;
+    int64_t prefix_cache_queries = 0;  // prompt tokens looked up
+    int64_t prefix_cache_hits = 0;     // of those, found cached
+    int64_t prompt_tokens = 0;         // submitted prompt tokens
+    int64_t generation_tokens = 0;     // tokens sampled
+    int64_t preemptions = 0;
+    int64_t model_steps = 0;           // forward passes
+    int64_t requests_finished = 0;
+    int64_t requests_aborted = 0;
+
+    std::string to_json() const;
+};
+
+}  // namespace vllm
