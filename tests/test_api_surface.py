@@ -371,13 +371,6 @@ def test_chat_is_refused_by_name(engine):
     _refused(info, "chat")
 
 
-def test_submit_is_refused_by_name(engine):
-    with pytest.raises(InvalidArgumentError) as info:
-        engine.submit("Hi", SamplingParams.greedy(max_tokens=4), lambda e: None)
-    _refused(info, "request", "submit")
-    assert len(vllm_cpp._ffi.handles) == 0
-
-
 @pytest.mark.parametrize("so", [
     StructuredOutput.json_schema({"type": "object"}),
     StructuredOutput.regex("[0-9]+"),
@@ -414,9 +407,7 @@ def test_engine_usable_after_refusals(engine):
 REFUSED_OPTIONS = [
     ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 2}}, ("specul",)),
     ({"kv_transfer_config": {"kv_connector": "SharedStorageConnector", "kv_role": "kv_both"}}, ("kv",)),
-    ({"prefix_caching": Toggle.ON}, ("prefix",)),
     ({"jump_forward": Toggle.ON}, ("jump",)),
-    ({"scheduler": SchedulerPolicy.PRIORITY}, ("priority", "sched")),
 ]
 
 

@@ -334,6 +334,13 @@ def native_model_params(model_path: PathLike, options: Dict[str, Any]):
 # Sampling.
 
 
+def _completion_from(out) -> "Completion":
+    """A Completion from a filled ``vllm_completion`` (not freed here)."""
+    text = decode_cstr(out.text, "text") or ""
+    reason = FinishReason.parse(decode_cstr(out.finish_reason, "finish_reason"))
+    return Completion(text, reason, int(out.prompt_tokens), int(out.completion_tokens))
+
+
 @dataclass(frozen=True)
 class StructuredOutput:
     """A constraint on the generated text. Build it with one of the class
@@ -813,10 +820,7 @@ class Engine:
                 if native.logits is not None:
                     native.logits.raise_if_failed()
                 _ffi.check(status)
-                text = decode_cstr(out.text, "text") or ""
-                reason = FinishReason.parse(decode_cstr(out.finish_reason, "finish_reason"))
-                return Completion(text, reason, int(out.prompt_tokens),
-                                  int(out.completion_tokens))
+                return _completion_from(out)
             finally:
                 lib.vllm_completion_free(out)
 
@@ -890,27 +894,37 @@ class Engine:
         encode_str(text, "request_json")
         return iterate_on_thread(lambda cb: self.chat_stream_json(text, cb), json.loads)
 
+    # -- statistics --------------------------------------------------------
+    def stats(self) -> Dict[str, Any]:
+        """Engine statistics (a snapshot between engine steps): running and
+        waiting requests, KV blocks (``kv_blocks_total/used/free/cached``),
+        ``block_size``, ``kv_cache_bytes``, prefix-cache ``queries`` and
+        ``hits`` (tokens), prompt and generated token totals, preemptions,
+        model steps, finished and aborted requests."""
+        out = ffi.new("char**")
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_engine_stats(ptr, out))
+        try:
+            return json.loads(decode_cstr(out[0], "stats"))
+        finally:
+            lib.vllm_string_free(out[0])
+
     # -- non-blocking requests --------------------------------------------
     def submit(self, prompt: str, params: Optional[SamplingParams],
                callback: StreamCallback, *, priority: Optional[int] = None) -> Request:
         """Start a completion and return at once; ``callback`` runs on a
         native delivery thread. See :class:`Request`.
 
-        ``priority`` (lower runs first with ``SchedulerPolicy.PRIORITY``) has
-        no slot in ``vllm_request_submit`` of C ABI v10; a non-zero value is
-        refused (:class:`InvalidArgumentError`) until the engine gains one.
+        ``priority``: lower runs first under ``SchedulerPolicy.PRIORITY``
+        (ties in arrival order); other policies ignore it. Sent through the
+        additive ``vllm_request_submit_with_priority``; the default ``0`` is
+        what the v10 ``vllm_request_submit`` submits.
         """
         prompt_b = encode_str(prompt, "prompt")
         params = SamplingParams() if params is None else params
         if not callable(callback):
             raise InvalidConfigurationError("callback must be callable")
-        if priority is not None:
-            priority = _int32(priority, "priority")
-            if priority != 0:
-                raise InvalidArgumentError(
-                    "priority for completion requests is not supported: "
-                    "vllm_request_submit (C ABI v10) has no priority field"
-                )
+        priority = 0 if priority is None else _int32(priority, "priority")
         native = _NativeSampling(params)
         sink = TokenSink(callback, native.logits)
         handle = _ffi.handles.register(sink)
@@ -919,8 +933,8 @@ class Engine:
         out = ffi.new("vllm_request**")
         self._lifetime.acquire()  # held by the request until it is freed
         try:
-            status = lib.vllm_request_submit(self._ptr, prompt_b, native.ptr,
-                                             TOKEN_TRAMPOLINE, handle, out)
+            status = lib.vllm_request_submit_with_priority(self._ptr, prompt_b, native.ptr, priority,
+                                                           TOKEN_TRAMPOLINE, handle, out)
             if status != 0 or out[0] == ffi.NULL:
                 message = _ffi.last_error()
                 if out[0] != ffi.NULL:
@@ -938,21 +952,22 @@ class Engine:
         return request
 
     # -- async -------------------------------------------------------------
-    async def acomplete(self, prompt: str, params: Optional[SamplingParams] = None) -> str:
-        """The completion text, built on :meth:`submit` without blocking the
-        event loop; cancelling the awaiting task cancels the request.
+    async def acomplete(self, prompt: str, params: Optional[SamplingParams] = None) -> Completion:
+        """The :class:`Completion` (as :meth:`complete` returns it), built on
+        :meth:`submit` without blocking the event loop; cancelling the
+        awaiting task cancels the request."""
+        def completion(request: Request) -> Completion:
+            out = ffi.new("vllm_completion*")
+            with request._use() as ptr:
+                status = lib.vllm_request_completion(ptr, out)
+            try:
+                _ffi.check(status)
+                return _completion_from(out)
+            finally:
+                lib.vllm_completion_free(out)
 
-        Returns the text only: the non-blocking C ABI path reports no finish
-        reason or token counts (use :meth:`complete` for a :class:`Completion`).
-        """
-        parts: List[str] = []
-
-        def on_event(event: StreamEvent):
-            parts.append(event.delta)
-
-        request = self.submit(prompt, params, on_event)
-        await await_request(request)
-        return "".join(parts)
+        request = self.submit(prompt, params, lambda event: None)
+        return await await_request(request, completion)
 
     def astream(self, prompt: str, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
         """Async generator of text deltas, built on :meth:`submit`; leaving it

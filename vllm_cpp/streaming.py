@@ -13,6 +13,7 @@ re-raises it once the native call has returned.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import functools
 import queue
@@ -353,6 +354,15 @@ class Request:
         self._waited = False
         self._settle_lock = threading.Lock()
 
+    @contextlib.contextmanager
+    def _use(self):
+        """The native handle, kept from being freed while in use."""
+        self._lifetime.acquire()
+        try:
+            yield self._ptr
+        finally:
+            self._lifetime.release()
+
     def _on_own_thread(self) -> bool:
         return self._sink.thread_id is not None and self._sink.thread_id == threading.get_ident()
 
@@ -536,12 +546,18 @@ def iterate_on_thread(run: Callable[[Callable[[StreamEvent], Any]], Any],
 # Async adapters on top of Request.
 
 
-async def await_request(request: Request) -> RequestOutcome:
-    """Wait for ``request`` without blocking the event loop; cancelling the
-    awaiting task cancels the native request. The request is closed after."""
+async def await_request(request: Request, result: Optional[Callable[[Request], Any]] = None) -> Any:
+    """Wait for ``request`` without blocking the event loop, then return
+    ``result(request)`` (default: its outcome); cancelling the awaiting task
+    cancels the native request. The request is closed after."""
     loop = asyncio.get_running_loop()
+
+    def wait_and_read():
+        outcome = request.wait()
+        return outcome if result is None else result(request)
+
     try:
-        return await loop.run_in_executor(None, request.wait)
+        return await loop.run_in_executor(None, wait_and_read)
     except asyncio.CancelledError:
         request.cancel()
         raise
