@@ -141,8 +141,11 @@ void Engine::loop() {
             core_->fail_all(VLLM_ERR_RUNTIME, std::string("engine step failed: ") + e.what());
         }
         EngineStats snapshot = core_->stats();
-        std::lock_guard<std::mutex> lock(mutex_);
-        published_stats_ = snapshot;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            published_stats_ = snapshot;
+        }
+        core_->deliver_finished();
     }
 }
 

@@ -90,7 +90,7 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     OutputProcessor::Update update = r.output_processor.push(token, n_out, at_limit);
     r.stream->push_delta(update.delta, n_out);
     if (update.finish_reason != nullptr) {
-        r.stream->finish(update.finish_reason);
+        finished_.emplace_back(r.stream, update.finish_reason);
         finish(r);
     }
 }
@@ -100,7 +100,13 @@ void EngineCore::finish(Request& r) {
     ++counters_.requests_finished;
 }
 
+void EngineCore::deliver_finished() {
+    for (auto& [stream, reason] : finished_) stream->finish(reason);
+    finished_.clear();
+}
+
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
+    deliver_finished();
     for (auto& r : requests_) {
         scheduler_.remove(r.get());
         r->stream->finish(nullptr, status, error);

@@ -35,6 +35,10 @@ public:
     void fail_all(vllm_status status, const std::string& error);
 
     EngineStats stats() const;
+    // Sends the terminal events of the requests the last step finished. The
+    // loop calls it after publishing stats, so a caller woken by its
+    // request's end sees that request in the stats.
+    void deliver_finished();
 
 private:
     // Samples the next token of `r` from its logits row and delivers the text.
@@ -50,6 +54,7 @@ private:
     Scheduler scheduler_;
     ThreadPool pool_;
     std::list<std::unique_ptr<Request>> requests_;
+    std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
     std::vector<float> logits_;
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
 };
