@@ -385,18 +385,6 @@ def test_structured_output_is_refused_by_name(engine, so):
     _refused(info, "struct", "json", "regex", "choice", "grammar")
 
 
-def test_logits_processor_is_refused_by_name(engine):
-    calls = []
-    params = SamplingParams.greedy(max_tokens=4, logits_processor=lambda ids, logits: calls.append(1))
-    with pytest.raises(InvalidArgumentError) as info:
-        engine.complete("Hi", params)
-    _refused(info, "logits")
-    with pytest.raises(InvalidArgumentError):
-        engine.complete_stream("Hi", params, lambda e: None)
-    assert calls == []
-    assert len(vllm_cpp._ffi.handles) == 0
-
-
 def test_engine_usable_after_refusals(engine):
     out = engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=4))
     assert out.text and out.completion_tokens >= 1

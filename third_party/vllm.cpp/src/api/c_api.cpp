@@ -143,8 +143,11 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
         vllm::RequestStream::Event event;
         while (stream->next(event)) {
             if (!cb(event.delta.c_str(), event.finished, user_data)) {
+                // Stopped by the callback: OK, once the engine has let go of
+                // the request (it may still run its logits processor).
                 stream->cancel();
-                return;  // stopped by the callback: OK
+                stream->wait_engine_done();
+                return;
             }
         }
         const vllm::RequestStream::Result r = stream->result();

@@ -80,6 +80,10 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     // EOS cannot be chosen before min_tokens.
     if (r.num_output_tokens() < r.sampling.min_tokens)
         for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
+    // The host's logits processor: after the masks, before penalties.
+    if (r.sampling.logits_processor != nullptr)
+        r.sampling.logits_processor(r.output.data(), r.num_output_tokens(), logits, vocab,
+                                    r.sampling.logits_processor_user_data);
     const int32_t token = Sampler::sample(r.sampling, logits, vocab, r.prompt, r.output, r.rng);
     r.output.push_back(token);
     r.tokens.push_back(token);

@@ -39,7 +39,6 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
     require(n_structured <= 1, "at most one structured-output constraint may be set (got " + std::to_string(n_structured) + ")");
     require(n_structured == 0,
             "structured output (structured_json/regex/choice/grammar/json_object) is not implemented yet in this engine");
-    require(p.logits_processor == nullptr, "logits_processor is not implemented yet in this engine");
 
     SamplingConfig c;
     c.temperature = p.temperature;
@@ -54,6 +53,8 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
     c.repetition_penalty = p.repetition_penalty;
     c.min_tokens = p.min_tokens;
     c.ignore_eos = p.ignore_eos != 0;
+    c.logits_processor = p.logits_processor;
+    c.logits_processor_user_data = p.logits_processor_user_data;
     for (int32_t i = 0; i < p.n_stop; ++i) {
         require(p.stop[i] != nullptr, "stop[" + std::to_string(i) + "] is NULL");
         require(p.stop[i][0] != '\0', "stop[" + std::to_string(i) + "] is an empty string");

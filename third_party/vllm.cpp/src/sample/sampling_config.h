@@ -23,6 +23,10 @@ struct SamplingConfig {
     int32_t min_tokens = 0;
     bool ignore_eos = false;
     std::vector<std::string> stop;
+    // Host callback run on every decode step before sampling (borrowed from
+    // the caller, who keeps it valid for the request's life).
+    vllm_logits_processor logits_processor = nullptr;
+    void* logits_processor_user_data = nullptr;
 
     bool greedy() const { return temperature <= 1e-5f; }
 
