@@ -16,7 +16,9 @@ std::string gbnf_literal(const std::string& utf8, const std::string& what = "lit
 
 // GBNF rules for JSON values, all prefixed "json-": json-value, json-object,
 // json-array, json-string, json-char (one character of a string's
-// content), json-number, json-ws. No root rule.
+// content), json-number, json-ws. No root rule. \u escapes of surrogates
+// are left out (a lone one is not text; astral characters come as UTF-8),
+// so each json-char is exactly one character of the decoded string.
 std::string json_value_rules();
 
 // root ::= any JSON object.
