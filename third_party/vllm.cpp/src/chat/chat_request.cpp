@@ -317,7 +317,7 @@ ChatRequest parse_chat_request(std::string_view request_json) {
 }
 
 vllm_sampling_params to_sampling_params(const ChatRequest& r, std::vector<const char*>& stop_storage) {
-    vllm_sampling_params p = vllm_sampling_params_default();
+    vllm_sampling_params p{};  // every field is set below; structured output and logits processors stay off
     p.temperature = static_cast<float>(r.temperature);
     p.top_p = static_cast<float>(r.top_p);
     p.top_k = r.top_k;

@@ -24,4 +24,23 @@ size_t bracketed_length(std::string_view text, std::string_view quotes) {
     return std::string_view::npos;
 }
 
+size_t find_outside_json_strings(std::string_view text, std::string_view marker) {
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (text.compare(i, marker.size(), marker) == 0) {
+            return i;
+        }
+    }
+    return std::string_view::npos;
+}
+
 }  // namespace vllm::chat

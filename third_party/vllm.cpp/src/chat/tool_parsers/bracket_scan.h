@@ -1,5 +1,6 @@
-// Where a bracketed block (a JSON object or array, a Python list) ends, for
-// parsers that must wait until a call's markup has closed before parsing it.
+// Where a bracketed block (a JSON object or array, a Python list) or a
+// tagged call ends, for parsers that must wait until a call's markup has
+// closed before parsing it.
 #pragma once
 #include <cstddef>
 #include <string_view>
@@ -13,6 +14,10 @@ namespace vllm::chat {
 // not matched against each other: the parser that follows rejects a block
 // whose brackets do not pair up.
 size_t bracketed_length(std::string_view text, std::string_view quotes);
+
+// The first occurrence of `marker` outside JSON string literals (a closing
+// tag quoted inside a call's arguments does not end the call); npos if none.
+size_t find_outside_json_strings(std::string_view text, std::string_view marker);
 
 inline constexpr std::string_view kJsonQuotes = "\"";
 inline constexpr std::string_view kPythonQuotes = "'\"";

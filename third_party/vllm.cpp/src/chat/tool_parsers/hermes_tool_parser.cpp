@@ -1,6 +1,7 @@
 #include "chat/tool_parsers/hermes_tool_parser.h"
 
 #include "chat/marker_scan.h"
+#include "chat/tool_parsers/bracket_scan.h"
 
 namespace vllm::chat {
 
@@ -25,7 +26,7 @@ ToolDelta HermesToolParser::feed(std::string_view text) {
             pending_.erase(0, open.position + kOpen.size());
             in_block_ = true;
         } else {
-            const size_t close = pending_.find(kClose);
+            const size_t close = find_outside_json_strings(pending_, kClose);
             if (close == std::string::npos) break;
             const std::string body = pending_.substr(0, close);
             pending_.erase(0, close + kClose.size());
@@ -36,8 +37,7 @@ ToolDelta HermesToolParser::feed(std::string_view text) {
     return out;
 }
 
-ToolDelta HermesToolParser::finish() {
-    ToolDelta out;
+void HermesToolParser::finish_markup(ToolDelta& out) {
     if (in_block_) {
         end_block(pending_, /*closed=*/false, out);
     } else {
@@ -45,15 +45,12 @@ ToolDelta HermesToolParser::finish() {
     }
     pending_.clear();
     in_block_ = false;
-    return out;
 }
 
 void HermesToolParser::end_block(const std::string& body, bool closed, ToolDelta& out) {
     const std::optional<json::Value> object = try_parse_json(body);
     if (object && emit_call_object(*object, /*accept_parameters=*/false, out)) return;
-    out.content += kOpen;
-    out.content += body;
-    if (closed) out.content += kClose;
+    emit_content(std::string(kOpen) + body + (closed ? std::string(kClose) : ""), out);
 }
 
 }  // namespace vllm::chat

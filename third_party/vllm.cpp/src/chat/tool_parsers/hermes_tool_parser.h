@@ -3,7 +3,8 @@
 //   <tool_call>
 //   {"name": "get_weather", "arguments": {"city": "Paris"}}
 //   </tool_call>
-// A block left open at the end of the output (the model stopped at its end
+// The closing tag counts only outside JSON strings, so arguments may quote
+// it. A block left open at the end of the output (the model stopped at its end
 // token) is still a call when its JSON is whole, as vLLM's regex allows.
 #pragma once
 #include <string>
@@ -16,7 +17,9 @@ class HermesToolParser : public ToolParser {
 public:
     explicit HermesToolParser(IdGenerator ids) : ToolParser(std::move(ids)) {}
     ToolDelta feed(std::string_view text) override;
-    ToolDelta finish() override;
+
+protected:
+    void finish_markup(ToolDelta& out) override;
 
 private:
     // A block's body: a call when it parses, else the block as content.

@@ -33,7 +33,8 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
                 pending_.erase(0, pending_.size() - rest.size() + kPythonTag.size());
                 state_ = State::ExpectObject;
             } else if (rest.front() == '{') {
-                pending_.erase(0, pending_.size() - rest.size());
+                leading_space_ = pending_.substr(0, pending_.size() - rest.size());
+                pending_.erase(0, leading_space_.size());
                 state_ = State::InObject;
             } else if (rest.size() < kPythonTag.size() && kPythonTag.substr(0, rest.size()) == rest) {
                 return false;  // may still become the tag
@@ -57,6 +58,7 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
                 return true;
             }
             pending_.erase(0, length);
+            leading_space_.clear();
             state_ = State::AfterObject;
             return true;
         }
@@ -72,7 +74,9 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
             return true;
         }
         case State::Content:
+            out.content += leading_space_;
             out.content += pending_;
+            leading_space_.clear();
             pending_.clear();
             return false;
         case State::Dropping:
@@ -82,14 +86,16 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
     return false;
 }
 
-ToolDelta Llama3JsonToolParser::finish() {
-    ToolDelta out;
+void Llama3JsonToolParser::finish_markup(ToolDelta& out) {
     // Undecided whitespace or an unclosed object is plain text; what is left
     // after a separator or the tag alone is dropped.
-    if (state_ == State::Start || state_ == State::InObject) out.content += pending_;
+    if (state_ == State::Start || state_ == State::InObject) {
+        out.content += leading_space_;
+        out.content += pending_;
+    }
+    leading_space_.clear();
     pending_.clear();
     state_ = State::Dropping;
-    return out;
 }
 
 }  // namespace vllm::chat

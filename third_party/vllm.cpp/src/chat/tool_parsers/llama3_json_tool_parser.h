@@ -16,7 +16,9 @@ class Llama3JsonToolParser : public ToolParser {
 public:
     explicit Llama3JsonToolParser(IdGenerator ids) : ToolParser(std::move(ids)) {}
     ToolDelta feed(std::string_view text) override;
-    ToolDelta finish() override;
+
+protected:
+    void finish_markup(ToolDelta& out) override;
 
 private:
     enum class State {
@@ -32,6 +34,7 @@ private:
     bool step(ToolDelta& out);
 
     State state_ = State::Start;
+    std::string leading_space_;  // whitespace before the first object, content again if it fails
     std::string pending_;
 };
 

@@ -27,7 +27,7 @@ ToolDelta MistralToolParser::feed(std::string_view text) {
 }
 
 void MistralToolParser::reject(std::string_view text, ToolDelta& out) {
-    out.content += text;
+    emit_content(text, out);
     text_is_content_ = true;
     state_ = State::Text;
 }
@@ -37,7 +37,7 @@ bool MistralToolParser::step(ToolDelta& out) {
         case State::Text: {
             auto release = [&](std::string_view text) {
                 if (text_is_content_) {
-                    out.content += text;
+                    emit_content(text, out);
                 } else {
                     emit_outside_text(text, out);
                 }
@@ -127,12 +127,11 @@ bool MistralToolParser::step(ToolDelta& out) {
     return false;
 }
 
-ToolDelta MistralToolParser::finish() {
-    ToolDelta out;
+void MistralToolParser::finish_markup(ToolDelta& out) {
     switch (state_) {
         case State::Text:
             if (text_is_content_) {
-                out.content += pending_;
+                emit_content(pending_, out);
             } else {
                 emit_outside_text(pending_, out);
             }
@@ -141,17 +140,15 @@ ToolDelta MistralToolParser::finish() {
             break;  // a marker with nothing after it
         case State::InName:
         case State::InArguments:
-            out.content += name_;
-            out.content += pending_;
+            emit_content(name_ + pending_, out);
             break;
         case State::InArray:
-            out.content += pending_;
+            emit_content(pending_, out);
             break;
     }
     pending_.clear();
     name_.clear();
     state_ = State::Text;
-    return out;
 }
 
 }  // namespace vllm::chat

@@ -16,7 +16,9 @@ class MistralToolParser : public ToolParser {
 public:
     explicit MistralToolParser(IdGenerator ids) : ToolParser(std::move(ids)) {}
     ToolDelta feed(std::string_view text) override;
-    ToolDelta finish() override;
+
+protected:
+    void finish_markup(ToolDelta& out) override;
 
 private:
     enum class State {

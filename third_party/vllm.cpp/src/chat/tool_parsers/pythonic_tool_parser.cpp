@@ -32,6 +32,7 @@ bool PythonicToolParser::step(ToolDelta& out) {
             const std::string_view rest = std::string_view(pending_).substr(skip);
             if (rest.empty()) return false;
             if (rest.front() == '[') {
+                leading_space_ = pending_.substr(0, skip);
                 pending_.erase(0, skip);
                 state_ = State::InList;
             } else if (rest.substr(0, kStartTag.size()) == kStartTag) {
@@ -57,7 +58,9 @@ bool PythonicToolParser::step(ToolDelta& out) {
             return true;
         }
         case State::Content:
+            out.content += leading_space_;
             out.content += pending_;
+            leading_space_.clear();
             pending_.clear();
             return false;
         case State::Dropping:
@@ -67,12 +70,14 @@ bool PythonicToolParser::step(ToolDelta& out) {
     return false;
 }
 
-ToolDelta PythonicToolParser::finish() {
-    ToolDelta out;
-    if (state_ == State::Start || state_ == State::InList) out.content += pending_;
+void PythonicToolParser::finish_markup(ToolDelta& out) {
+    if (state_ == State::Start || state_ == State::InList) {
+        out.content += leading_space_;
+        out.content += pending_;
+    }
+    leading_space_.clear();
     pending_.clear();
     state_ = State::Dropping;
-    return out;
 }
 
 }  // namespace vllm::chat

@@ -16,7 +16,9 @@ class PythonicToolParser : public ToolParser {
 public:
     explicit PythonicToolParser(IdGenerator ids) : ToolParser(std::move(ids)) {}
     ToolDelta feed(std::string_view text) override;
-    ToolDelta finish() override;
+
+protected:
+    void finish_markup(ToolDelta& out) override;
 
 private:
     enum class State {
@@ -29,6 +31,7 @@ private:
     bool step(ToolDelta& out);
 
     State state_ = State::Start;
+    std::string leading_space_;  // whitespace before the list, content again if it fails
     std::string pending_;
 };
 

@@ -20,7 +20,18 @@ ToolParseResult ToolParser::parse_all(std::string_view text) {
     return result;
 }
 
+ToolDelta ToolParser::finish() {
+    ToolDelta out;
+    finish_markup(out);
+    out.content += held_space_;
+    held_space_.clear();
+    return out;
+}
+
 void ToolParser::emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out) {
+    // Whitespace after real content stays with it ("Let me check.\n"); alone it goes.
+    if (content_started_) out.content += held_space_;
+    held_space_.clear();
     out.calls.push_back({calls_made_++, {ids_(), name, json::dump(arguments, kArgumentsFormat)}});
 }
 
@@ -35,8 +46,20 @@ bool ToolParser::emit_call_object(const json::Value& object, bool accept_paramet
     return true;
 }
 
-void ToolParser::emit_outside_text(std::string_view text, ToolDelta& out) const {
-    if (calls_made_ == 0) out.content += text;
+void ToolParser::emit_outside_text(std::string_view text, ToolDelta& out) {
+    if (calls_made_ == 0) emit_content(text, out);
+}
+
+void ToolParser::emit_content(std::string_view text, ToolDelta& out) {
+    const size_t last = text.find_last_not_of(" \t\r\n");
+    if (last == std::string_view::npos) {
+        held_space_ += text;
+        return;
+    }
+    out.content += held_space_;
+    out.content += text.substr(0, last + 1);
+    held_space_ = std::string(text.substr(last + 1));
+    content_started_ = true;
 }
 
 void accumulate(ToolParseResult& result, const ToolDelta& delta) {

@@ -8,7 +8,9 @@
 //
 // Every dialect follows the same rules (vLLM's behaviour where it has one):
 //   - text before the first call is content; once a call has been made, text
-//     outside the call markup is dropped (as vLLM's extractors do);
+//     outside the call markup is dropped (as vLLM's extractors do); when only
+//     whitespace comes before the first call ("</think>\n\n<tool_call>"),
+//     it is dropped too, so that the message is the calls alone;
 //   - a call is released whole, when its markup has closed and parsed: one
 //     delta with index, id, name and the complete arguments. A call is never
 //     streamed half-way, so markup that turns out malformed can still be
@@ -60,7 +62,7 @@ public:
 
     virtual ~ToolParser() = default;
     virtual ToolDelta feed(std::string_view text) = 0;
-    virtual ToolDelta finish() = 0;
+    ToolDelta finish();
     ToolParseResult parse_all(std::string_view text);
 
     int calls_made() const { return calls_made_; }
@@ -68,17 +70,24 @@ public:
 protected:
     explicit ToolParser(IdGenerator ids) : ids_(std::move(ids)) {}
 
+    // The dialect's end of output: releases what it still holds.
+    virtual void finish_markup(ToolDelta& out) = 0;
+
     // Appends a finished call to `out` under the next index and a fresh id.
     void emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out);
     // {"name": "...", "arguments": {...}} (also "parameters" when allowed)
     // as a call; false, emitting nothing, when the object has another shape.
     bool emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out);
     // Text outside call markup: content until the first call, dropped after.
-    void emit_outside_text(std::string_view text, ToolDelta& out) const;
+    void emit_outside_text(std::string_view text, ToolDelta& out);
+    // Text that is content wherever it stands (malformed markup).
+    void emit_content(std::string_view text, ToolDelta& out);
 
 private:
     IdGenerator ids_;
     int calls_made_ = 0;
+    bool content_started_ = false;  // non-whitespace content has been released
+    std::string held_space_;        // trailing whitespace of the content, until what follows decides
 };
 
 // Appends a streamed delta to a whole-message result.
