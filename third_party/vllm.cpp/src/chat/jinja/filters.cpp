@@ -18,8 +18,8 @@ namespace vllm::chat::jinja {
 namespace {
 
 // jinja2's make_attrgetter: "a.b.0" looks up each part with item access
-// (integers as indices).
-Value lookup_path(const Value& item, const std::string& path) {
+// (integers as indices); an Undefined part is replaced by `fallback` when given.
+Value lookup_path(const Value& item, const std::string& path, const Value* fallback = nullptr) {
     Value v = item;
     size_t start = 0;
     for (;;) {
@@ -27,6 +27,7 @@ Value lookup_path(const Value& item, const std::string& path) {
         std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
         bool numeric = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
         v = get_item(v, numeric ? Value(static_cast<int64_t>(std::strtoll(part.c_str(), nullptr, 10))) : Value(part));
+        if (fallback != nullptr && v.is_undefined()) v = *fallback;
         if (dot == std::string::npos) return v;
         start = dot + 1;
     }
@@ -500,8 +501,7 @@ Value f_map(Interpreter& interp, const Value& input, CallArgs& args) {
     }
     if (attribute != nullptr) {
         for (const Value& item : iterate(input)) {
-            Value v = lookup_path(item, to_str(*attribute));
-            out.push_back(v.is_undefined() && fallback != nullptr ? *fallback : v);
+            out.push_back(lookup_path(item, to_str(*attribute), fallback));
         }
         return Value(std::move(out));
     }

@@ -399,7 +399,7 @@ std::string describe(const Token& token) {
         case TokenType::String: return "string";
         case TokenType::Integer: return "integer";
         case TokenType::Float: return "float";
-        case TokenType::Operator: return "'" + token.value + "'";
+        case TokenType::Operator: return token.value;
         case TokenType::End: return "end of template";
     }
     return "?";

@@ -33,7 +33,7 @@ struct Token {
 // string or raw block, or a character that cannot start a token.
 std::vector<Token> tokenize(const std::string& source);
 
-// A description of the token for error messages ("end of print statement", "'foo'").
+// The token as jinja2's error messages name it ("end of print statement", "foo", "]").
 std::string describe(const Token& token);
 
 }  // namespace vllm::chat::jinja

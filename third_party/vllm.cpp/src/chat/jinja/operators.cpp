@@ -254,8 +254,9 @@ Value get_attr(const Value& obj, std::string_view name) {
         case Kind::Undefined: raise_undefined(obj);
         case Kind::Object: return obj.as_object().get_attr(name);
         case Kind::Dict: {
+            // Python attributes (methods) come before keys, as jinja2's getattr tries them first.
             Value method = find_method(obj, name);
-            if (!method.is_undefined()) return method;
+            if (!method.is_undefined() || method.undefined_hint().find("unsafe") != std::string::npos) return method;
             if (const Value* v = obj.as_dict().find(name)) return *v;
             break;
         }

@@ -44,6 +44,8 @@ private:
     [[noreturn]] void fail(const std::string& message) const { throw SyntaxError(current().line, message); }
     [[noreturn]] void fail_at(int line, const std::string& message) const { throw SyntaxError(line, message); }
 
+    static std::string quoted(const Token& t) { return "'" + describe(t) + "'"; }
+
     bool is_op(const char* op) const { return current().type == TokenType::Operator && current().value == op; }
     bool is_name(const char* name) const { return current().type == TokenType::Name && current().value == name; }
 
@@ -59,18 +61,18 @@ private:
     }
 
     void expect_op(const char* op) {
-        if (!skip_op(op)) fail(std::string("expected token '") + op + "', got " + describe(current()));
+        if (!skip_op(op)) fail(std::string("expected token '") + op + "', got " + quoted(current()));
     }
     void expect_name(const char* name) {
-        if (!skip_name(name)) fail(std::string("expected token '") + name + "', got " + describe(current()));
+        if (!skip_name(name)) fail(std::string("expected token '") + name + "', got " + quoted(current()));
     }
     std::string expect_identifier(const char* what) {
-        if (current().type != TokenType::Name) fail(std::string("expected ") + what + ", got " + describe(current()));
+        if (current().type != TokenType::Name) fail(std::string("expected ") + what + ", got " + quoted(current()));
         return next().value;
     }
     void expect_block_end() {
         if (current().type != TokenType::BlockEnd)
-            fail("expected token 'end of statement block', got " + describe(current()));
+            fail("expected token 'end of statement block', got " + quoted(current()));
         next();
     }
 
@@ -104,7 +106,7 @@ private:
                     auto stmt = make_stmt(StmtType::Print, line);
                     stmt->exprs.push_back(parse_tuple(true));
                     if (current().type != TokenType::VariableEnd)
-                        fail("expected token 'end of print statement', got " + describe(current()));
+                        fail("expected token 'end of print statement', got " + quoted(current()));
                     next();
                     body.push_back(std::move(stmt));
                     break;
@@ -113,7 +115,7 @@ private:
                     const Token& tag = peek();
                     if (tag.type != TokenType::Name) {
                         next();
-                        fail("tag name expected, got " + describe(current()));
+                        fail("tag name expected, got " + quoted(current()));
                     }
                     for (const char* end : end_tags) {
                         if (tag.value == end) {
@@ -131,7 +133,7 @@ private:
                     if (end_tags.size() == 0) return "";
                     fail(std::string("Unexpected end of template. Jinja was looking for the following tags: ") +
                          quoted_list(end_tags) + ".");
-                default: fail("unexpected " + describe(t));
+                default: fail("unexpected " + quoted(t));
             }
         }
     }
@@ -218,7 +220,7 @@ private:
         bool parenthesized = skip_op("(");
         for (;;) {
             if (current().type != TokenType::Name || is_name("in"))
-                fail(std::string("can't assign to ") + describe(current()) + " in " + context);
+                fail(std::string("can't assign to ") + quoted(current()) + " in " + context);
             names.push_back(next().value);
             if (!skip_op(",")) break;
             if (current().type != TokenType::Name || is_name("in")) break;  // trailing comma
@@ -393,7 +395,7 @@ private:
                 saw_comma = true;
                 if (is_tuple_end(extra_end)) break;
             }
-            if (items.empty() && is_tuple_end(extra_end)) fail("Expected an expression, got " + describe(current()));
+            if (items.empty() && is_tuple_end(extra_end)) fail("Expected an expression, got " + quoted(current()));
             items.push_back(parse_expression(with_condition));
         }
         if (!saw_comma) return std::move(items[0]);
@@ -599,7 +601,7 @@ private:
                 break;
             default: break;
         }
-        fail("unexpected " + describe(t));
+        fail("unexpected " + quoted(t));
     }
 
     Value parse_integer(const std::string& digits, int line) {
@@ -691,7 +693,7 @@ private:
                 e->operands.push_back(literal(parse_integer(next().value, line), line));
                 return e;
             }
-            fail("expected name or number, got " + describe(attr));
+            fail("expected name or number, got " + quoted(attr));
         }
         // "[": an index, or a slice with optional start, stop and step.
         ExprPtr parts[3];
@@ -703,7 +705,7 @@ private:
                 next();
                 continue;
             }
-            if (parts[colons]) fail("expected ':' or ']' in a subscript, got " + describe(current()));
+            if (parts[colons]) fail("expected ':' or ']' in a subscript, got " + quoted(current()));
             parts[colons] = parse_expression(true);
             if (colons == 0 && is_op(",")) fail("tuple subscripts are not supported");
         }

@@ -145,8 +145,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
     size_t i = leading_space(s);
     while (i < s.size()) {
         if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
-            std::string_view rest = s.substr(i);
-            out.emplace_back(rest.substr(0, rest.size() - trailing_space(rest)));
+            out.emplace_back(s.substr(i));  // the remainder keeps its trailing whitespace
             return out;
         }
         size_t start = i;
@@ -179,8 +178,7 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
     size_t end = s.size() - trailing_space(s);
     while (end > 0) {
         if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
-            std::string_view rest = s.substr(0, end);
-            out.emplace_back(rest.substr(leading_space(rest)));
+            out.emplace_back(s.substr(0, end));  // the remainder keeps its leading whitespace
             break;
         }
         size_t start = end;
