@@ -336,6 +336,60 @@ void test_reasoning_then_tools() {
     check(plain.content == "just text" && !plain.reasoning && plain.tool_calls.empty(), "no parsers: text is content");
 }
 
+// ---------------------------------------------------------------- fuzz
+
+// Random outputs built from the dialects' markup fragments: no parser may
+// fail on them, and every streaming must give the whole-output result.
+void test_random_outputs() {
+    const std::vector<std::string> fragments = {
+        "<tool_call>", "</tool_call>", "[TOOL_CALLS]", "[ARGS]", "<|python_tag|>", "<think>", "</think>",
+        "[THINK]", "[/THINK]", "{", "}", "[", "]", "(", ")", "\"", "'", "\\", ":", ",", ";", "=", " ", "\n",
+        "\"name\"", "\"arguments\"", "\"parameters\"", "\"f\"", "f", "x", "1", "2.5", "true", "None",
+        "\xC3\xA9", "<tool", "[TOOL", "</th", "[/TH"};
+    std::mt19937 rng(99);
+    int mismatches = 0;
+    std::string first_bad;
+    for (int round = 0; round < 400; ++round) {
+        std::string output;
+        const int parts = std::uniform_int_distribution<int>(1, 24)(rng);
+        for (int i = 0; i < parts; ++i) output += fragments[rng() % fragments.size()];
+        if (round % 3 == 0) output = "<tool_call>{\"name\": \"f\", \"arguments\": {" + output;
+        if (round % 3 == 1) output = "[TOOL_CALLS]f{" + output;
+        for (const char* dialect : {"hermes", "llama3_json", "mistral", "pythonic"}) {
+            const ToolParseResult whole = counting_parser(dialect)->parse_all(output);
+            auto parser = counting_parser(dialect);
+            ToolParseResult streamed;
+            size_t pos = 0;
+            while (pos < output.size()) {
+                const size_t len = std::uniform_int_distribution<size_t>(1, 6)(rng);
+                accumulate(streamed, parser->feed(output.substr(pos, len)));
+                pos += len;
+            }
+            accumulate(streamed, parser->finish());
+            Calls calls;
+            for (const ToolCall& c : whole.calls) calls.emplace_back(c.name, c.arguments);
+            if (!same(streamed, whole.content, calls) && mismatches++ == 0)
+                first_bad = std::string(dialect) + " on " + show(output);
+        }
+        for (const char* dialect : {"deepseek_r1", "qwen3", "mistral"}) {
+            const ReasoningDelta whole = make_reasoning_parser(dialect, plain_request(), "")->parse_all(output);
+            auto parser = make_reasoning_parser(dialect, plain_request(), "");
+            ReasoningDelta streamed;
+            for (char c : output) {
+                const ReasoningDelta d = parser->feed(std::string(1, c));
+                streamed.reasoning += d.reasoning;
+                streamed.content += d.content;
+            }
+            const ReasoningDelta d = parser->finish();
+            streamed.reasoning += d.reasoning;
+            streamed.content += d.content;
+            if ((streamed.reasoning != whole.reasoning || streamed.content != whole.content) && mismatches++ == 0)
+                first_bad = std::string(dialect) + " reasoning on " + show(output);
+        }
+    }
+    check(mismatches == 0, "random outputs: " + std::to_string(mismatches) + " streamings differ, first: " + first_bad);
+}
+
 // ------------------------------------------------------------ detection
 
 void test_detection(const char* templates_dir) {
@@ -385,6 +439,7 @@ int main(int argc, char** argv) {
     test_tool_parser_factory();
     test_reasoning();
     test_reasoning_then_tools();
+    test_random_outputs();
     test_detection(argc > 1 ? argv[1] : nullptr);
     std::printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
