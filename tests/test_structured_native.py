@@ -60,6 +60,8 @@ def simulate(build, model, tmp_path, constraints, runs=SIMULATIONS_PER_CASE):
     for line in run_program(build, "structured_tool", model, "simulate", path).splitlines():
         fields = line.split("\t")
         index, status = int(fields[0]), fields[1]
+        if status == "COMPILED":
+            continue
         value = fields[2] if status == "ERROR" else bytes.fromhex(fields[2]).decode("utf-8")
         results.setdefault(index, []).append((status, value))
     return results

@@ -9,10 +9,13 @@
 // json_schema | regex | gbnf | choice | json_object, HEX the payload's
 // bytes in hex (choice: the choices joined by "\n", each hex encoded), SEEDS
 // how many simulations to run. Output, one line per simulation:
-// "INDEX<TAB>OK<TAB>HEX(text)<TAB>mask_calls<TAB>mask_ms_total<TAB>jumped",
-// "INDEX<TAB>INCOMPLETE<TAB>HEX(text)", or once per case
-// "INDEX<TAB>ERROR<TAB>message" when the constraint is refused.
-// bench runs each case's simulations and prints the per-step mask times.
+// "INDEX<TAB>OK|INCOMPLETE<TAB>HEX(text)<TAB>mask_calls<TAB>mask_ms_total
+// <TAB>jumped<TAB>token ids (comma-separated)", after one line
+// "INDEX<TAB>COMPILED<TAB>compile_ms" per case, or once per case
+// "INDEX<TAB>ERROR<TAB>message" when the constraint is refused. bench uses
+// longer random stretches and no jump-forward, for timing masks along
+// trajectories another engine can replay.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -75,19 +78,24 @@ int main(int argc, char** argv) {
         std::getline(fields, hex, '\t');
         std::getline(fields, seeds, '\t');
         std::shared_ptr<const Grammar> grammar;
+        const auto start = std::chrono::steady_clock::now();
         try {
             grammar = compile(kind, from_hex(hex));
         } catch (const Error& e) {
             std::printf("%d\tERROR\t%s\n", index, e.what());
             continue;
         }
+        std::printf("%d\tCOMPILED\t%.4f\n", index,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e3);
         const int runs = seeds.empty() ? 1 : std::stoi(seeds);
         for (int seed = 1; seed <= runs; ++seed) {
             // Alternate short and longer random stretches, with and without jump-forward.
             const auto sim = structured_sim::simulate(grammar, loaded.vocabulary, static_cast<uint64_t>(seed) * 7919 + index,
                                                       bench ? 40 : 3 + seed * 5, !bench && seed % 2 == 0);
-            std::printf("%d\t%s\t%s\t%d\t%.4f\t%d\n", index, sim.complete ? "OK" : "INCOMPLETE", to_hex(sim.text).c_str(),
-                        sim.mask_calls, sim.mask_seconds * 1e3, sim.jumped_tokens);
+            std::string ids;
+            for (int32_t id : sim.tokens) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+            std::printf("%d\t%s\t%s\t%d\t%.4f\t%d\t%s\n", index, sim.complete ? "OK" : "INCOMPLETE",
+                        to_hex(sim.text).c_str(), sim.mask_calls, sim.mask_seconds * 1e3, sim.jumped_tokens, ids.c_str());
         }
     }
     return 0;
