@@ -1,0 +1,340 @@
+#include "chat/chat_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/error.h"
+
+namespace vllm::chat {
+
+namespace {
+
+const char* kind_of(const json::Value& v) { return json::kind_name(v.kind()); }
+
+std::string number_text(double d) {
+    return d == std::floor(d) && std::fabs(d) < 1e15 ? std::to_string(static_cast<int64_t>(d)) : json::format_float(d);
+}
+
+[[noreturn]] void wrong_type(const std::string& field, const std::string& expected, const json::Value& got) {
+    throw_invalid_argument("'" + field + "' must be " + expected + " (got " + kind_of(got) + ")");
+}
+
+[[noreturn]] void out_of_range(const std::string& field, const std::string& range, double got) {
+    throw_invalid_argument("'" + field + "' must be " + range + " (got " + number_text(got) + ")");
+}
+
+// A member that is present and not null, else nullptr (OpenAI clients send
+// null for "not given").
+const json::Value* field(const json::Value& object, std::string_view key) {
+    const json::Value* v = object.find(key);
+    return v != nullptr && !v->is_null() ? v : nullptr;
+}
+
+double read_number(const json::Value& v, const std::string& name) {
+    if (!v.is_number()) wrong_type(name, "a number", v);
+    return v.as_double();
+}
+
+// Integers; a float with no fraction (1.0) is accepted as Python's pydantic does.
+int64_t read_integer(const json::Value& v, const std::string& name) {
+    if (v.is_int()) return v.as_int();
+    if (v.is_float()) {
+        const double d = v.as_double();
+        if (d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+    }
+    wrong_type(name, "an integer", v);
+}
+
+int32_t read_int32_in(const json::Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range) {
+    const int64_t i = read_integer(v, name);
+    if (i < lo || i > hi) out_of_range(name, range, static_cast<double>(i));
+    return static_cast<int32_t>(i);
+}
+
+bool read_bool(const json::Value& v, const std::string& name) {
+    if (!v.is_bool()) wrong_type(name, "a boolean", v);
+    return v.as_bool();
+}
+
+const std::string& read_string(const json::Value& v, const std::string& name) {
+    if (!v.is_string()) wrong_type(name, "a string", v);
+    return v.as_string();
+}
+
+void require_object(const json::Value& v, const std::string& name) {
+    if (!v.is_object()) wrong_type(name, "an object", v);
+}
+
+void require_array(const json::Value& v, const std::string& name) {
+    if (!v.is_array()) wrong_type(name, "an array", v);
+}
+
+const std::string& required_string(const json::Value& object, std::string_view key, const std::string& owner) {
+    const json::Value* v = field(object, key);
+    const std::string name = owner + "." + std::string(key);
+    if (v == nullptr) throw_invalid_argument("'" + name + "' is required");
+    return read_string(*v, name);
+}
+
+// ------------------------------------------------------------- messages
+
+bool is_known_role(const std::string& role) {
+    return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
+}
+
+// String content as is; an array of text parts joined with "\n".
+std::string text_content(const json::Value& content, const std::string& name) {
+    if (content.is_string()) return content.as_string();
+    if (!content.is_array()) wrong_type(name, "a string or an array of text parts", content);
+    std::string joined;
+    for (size_t i = 0; i < content.items().size(); ++i) {
+        const json::Value& part = content.items()[i];
+        const std::string part_name = name + "[" + std::to_string(i) + "]";
+        require_object(part, part_name);
+        const std::string& type = required_string(part, "type", part_name);
+        if (type != "text")
+            throw_invalid_argument("'" + part_name + ".type' '" + type + "' is not supported (text parts only)");
+        if (i > 0) joined += '\n';
+        joined += required_string(part, "text", part_name);
+    }
+    return joined;
+}
+
+json::Value normalized_tool_calls(const json::Value& calls, const std::string& name) {
+    require_array(calls, name);
+    json::Value out = json::Value::array();
+    for (size_t i = 0; i < calls.items().size(); ++i) {
+        const std::string call_name = name + "[" + std::to_string(i) + "]";
+        json::Value call = calls.items()[i];
+        require_object(call, call_name);
+        if (const json::Value* id = field(call, "id")) read_string(*id, call_name + ".id");
+        const json::Value* function = field(call, "function");
+        if (function == nullptr) throw_invalid_argument("'" + call_name + ".function' is required");
+        require_object(*function, call_name + ".function");
+        required_string(*function, "name", call_name + ".function");
+        const std::string& arguments = required_string(*function, "arguments", call_name + ".function");
+        json::Value parsed;
+        try {
+            parsed = json::parse(arguments);
+        } catch (const Error& e) {
+            throw_invalid_argument("'" + call_name + ".function.arguments' is not valid JSON: " + e.what());
+        }
+        call.find("function")->set("arguments", std::move(parsed));
+        out.push_back(std::move(call));
+    }
+    return out;
+}
+
+json::Value normalized_message(const json::Value& message, const std::string& name) {
+    require_object(message, name);
+    const std::string& role = required_string(message, "role", name);
+    if (!is_known_role(role))
+        throw_invalid_argument("'" + name + ".role' must be one of system, developer, user, assistant, tool (got '" +
+                               role + "')");
+    json::Value out = message;
+    if (const json::Value* content = field(message, "content")) {
+        out.set("content", text_content(*content, name + ".content"));
+    } else if (role != "assistant") {
+        throw_invalid_argument("'" + name + ".content' is required for role '" + role + "'");
+    }
+    if (const json::Value* v = field(message, "name")) read_string(*v, name + ".name");
+    if (role == "assistant") {
+        if (const json::Value* calls = field(message, "tool_calls"))
+            out.set("tool_calls", normalized_tool_calls(*calls, name + ".tool_calls"));
+        for (const char* key : {"reasoning_content", "reasoning"})
+            if (const json::Value* v = field(message, key)) read_string(*v, name + "." + key);
+    }
+    if (role == "tool") required_string(message, "tool_call_id", name);
+    return out;
+}
+
+json::Value parse_messages(const json::Value& body) {
+    const json::Value* messages = field(body, "messages");
+    if (messages == nullptr) throw_invalid_argument("'messages' is required");
+    require_array(*messages, "messages");
+    if (messages->items().empty()) throw_invalid_argument("'messages' must not be empty");
+    json::Value out = json::Value::array();
+    for (size_t i = 0; i < messages->items().size(); ++i)
+        out.push_back(normalized_message(messages->items()[i], "messages[" + std::to_string(i) + "]"));
+    return out;
+}
+
+// ---------------------------------------------------------------- tools
+
+json::Value parse_tools(const json::Value& body) {
+    const json::Value* tools = field(body, "tools");
+    if (tools == nullptr) return json::Value();
+    require_array(*tools, "tools");
+    for (size_t i = 0; i < tools->items().size(); ++i) {
+        const json::Value& tool = tools->items()[i];
+        const std::string name = "tools[" + std::to_string(i) + "]";
+        require_object(tool, name);
+        const std::string& type = required_string(tool, "type", name);
+        if (type != "function") throw_invalid_argument("'" + name + ".type' must be 'function' (got '" + type + "')");
+        const json::Value* function = field(tool, "function");
+        if (function == nullptr) throw_invalid_argument("'" + name + ".function' is required");
+        require_object(*function, name + ".function");
+        if (required_string(*function, "name", name + ".function").empty())
+            throw_invalid_argument("'" + name + ".function.name' must not be empty");
+        if (const json::Value* d = field(*function, "description")) read_string(*d, name + ".function.description");
+        if (const json::Value* p = field(*function, "parameters")) require_object(*p, name + ".function.parameters");
+    }
+    return *tools;
+}
+
+ToolChoice parse_tool_choice(const json::Value& body, bool has_tools) {
+    const json::Value* choice = field(body, "tool_choice");
+    if (choice == nullptr) return has_tools ? ToolChoice::Auto : ToolChoice::None;
+    if (choice->is_object())
+        throw_invalid_argument("a named 'tool_choice' needs structured output, which is not supported yet");
+    const std::string& value = read_string(*choice, "tool_choice");
+    if (value == "none") return ToolChoice::None;
+    if (value == "required")
+        throw_invalid_argument("tool_choice 'required' needs structured output, which is not supported yet");
+    if (value != "auto")
+        throw_invalid_argument("'tool_choice' must be 'none', 'auto', 'required' or a named function (got '" + value +
+                               "')");
+    if (!has_tools) throw_invalid_argument("tool_choice 'auto' needs 'tools'");
+    return ToolChoice::Auto;
+}
+
+// ------------------------------------------------------------- sampling
+
+std::vector<std::string> parse_stop(const json::Value& body) {
+    const json::Value* stop = field(body, "stop");
+    if (stop == nullptr) return {};
+    std::vector<std::string> out;
+    if (stop->is_string()) {
+        out.push_back(stop->as_string());
+    } else if (stop->is_array()) {
+        for (size_t i = 0; i < stop->items().size(); ++i)
+            out.push_back(read_string(stop->items()[i], "stop[" + std::to_string(i) + "]"));
+    } else {
+        wrong_type("stop", "a string or an array of strings", *stop);
+    }
+    for (const std::string& s : out)
+        if (s.empty()) throw_invalid_argument("'stop' strings must not be empty");
+    return out;
+}
+
+void parse_sampling(const json::Value& body, ChatRequest& r) {
+    if (const json::Value* v = field(body, "temperature")) {
+        r.temperature = read_number(*v, "temperature");
+        if (r.temperature < 0) out_of_range("temperature", ">= 0", r.temperature);
+    }
+    if (const json::Value* v = field(body, "top_p")) {
+        r.top_p = read_number(*v, "top_p");
+        if (!(r.top_p > 0 && r.top_p <= 1)) out_of_range("top_p", "in (0, 1]", r.top_p);
+    }
+    if (const json::Value* v = field(body, "top_k"))
+        r.top_k = read_int32_in(*v, "top_k", -1, std::numeric_limits<int32_t>::max(), "-1, 0 (all tokens) or positive");
+    if (const json::Value* v = field(body, "min_p")) {
+        r.min_p = read_number(*v, "min_p");
+        if (!(r.min_p >= 0 && r.min_p <= 1)) out_of_range("min_p", "in [0, 1]", r.min_p);
+    }
+    for (auto [key, target] : {std::pair<const char*, double*>{"presence_penalty", &r.presence_penalty},
+                               {"frequency_penalty", &r.frequency_penalty}}) {
+        if (const json::Value* v = field(body, key)) {
+            *target = read_number(*v, key);
+            if (!(*target >= -2 && *target <= 2)) out_of_range(key, "in [-2, 2]", *target);
+        }
+    }
+    if (const json::Value* v = field(body, "repetition_penalty")) {
+        r.repetition_penalty = read_number(*v, "repetition_penalty");
+        if (!(r.repetition_penalty > 0)) out_of_range("repetition_penalty", "> 0", r.repetition_penalty);
+    }
+    constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+    // max_completion_tokens is the current name; max_tokens the deprecated one.
+    for (const char* key : {"max_tokens", "max_completion_tokens"})
+        if (const json::Value* v = field(body, key)) r.max_tokens = read_int32_in(*v, key, 1, kInt32Max, ">= 1");
+    if (const json::Value* v = field(body, "min_tokens")) r.min_tokens = read_int32_in(*v, "min_tokens", 0, kInt32Max, ">= 0");
+    if (r.max_tokens > 0 && r.min_tokens > r.max_tokens)
+        throw_invalid_argument("'min_tokens' (" + std::to_string(r.min_tokens) + ") must not exceed max_tokens (" +
+                               std::to_string(r.max_tokens) + ")");
+    if (const json::Value* v = field(body, "ignore_eos")) r.ignore_eos = read_bool(*v, "ignore_eos");
+    if (const json::Value* v = field(body, "seed")) r.seed = static_cast<uint64_t>(read_integer(*v, "seed"));
+    r.stop = parse_stop(body);
+}
+
+void parse_outputs(const json::Value& body, ChatRequest& r) {
+    if (const json::Value* v = field(body, "n")) r.n = read_int32_in(*v, "n", 1, 128, "between 1 and 128");
+    if (const json::Value* v = field(body, "logprobs")) r.logprobs = read_bool(*v, "logprobs");
+    if (const json::Value* v = field(body, "top_logprobs")) {
+        r.top_logprobs = read_int32_in(*v, "top_logprobs", 0, 20, "between 0 and 20");
+        if (r.top_logprobs > 0 && !r.logprobs) throw_invalid_argument("'top_logprobs' needs 'logprobs' to be true");
+    }
+    if (const json::Value* v = field(body, "priority"))
+        r.priority = read_int32_in(*v, "priority", std::numeric_limits<int32_t>::min(),
+                                   std::numeric_limits<int32_t>::max(), "a 32-bit integer");
+    if (const json::Value* v = field(body, "stream")) r.stream = read_bool(*v, "stream");
+    if (const json::Value* options = field(body, "stream_options")) {
+        require_object(*options, "stream_options");
+        if (const json::Value* v = field(*options, "include_usage"))
+            r.include_usage = read_bool(*v, "stream_options.include_usage");
+    }
+    if (const json::Value* format = field(body, "response_format")) {
+        require_object(*format, "response_format");
+        const std::string& type = required_string(*format, "type", "response_format");
+        if (type != "text")
+            throw_invalid_argument("response_format '" + type +
+                                   "' needs structured output, which is not supported yet");
+    }
+}
+
+void parse_template_options(const json::Value& body, ChatRequest& r) {
+    if (const json::Value* v = field(body, "chat_template_kwargs")) {
+        require_object(*v, "chat_template_kwargs");
+        r.chat_template_kwargs = *v;
+    }
+    if (const json::Value* v = field(body, "add_generation_prompt"))
+        r.add_generation_prompt = read_bool(*v, "add_generation_prompt");
+    if (const json::Value* v = field(body, "continue_final_message"))
+        r.continue_final_message = read_bool(*v, "continue_final_message");
+    if (r.add_generation_prompt && r.continue_final_message)
+        throw_invalid_argument("'add_generation_prompt' and 'continue_final_message' cannot both be true");
+}
+
+}  // namespace
+
+std::optional<bool> ChatRequest::enable_thinking() const {
+    const json::Value* v = chat_template_kwargs.find("enable_thinking");
+    if (v == nullptr || !v->is_bool()) return std::nullopt;
+    return v->as_bool();
+}
+
+ChatRequest parse_chat_request(std::string_view request_json) {
+    const json::Value body = json::parse(request_json);
+    if (!body.is_object()) wrong_type("request", "a JSON object", body);
+    ChatRequest r;
+    if (const json::Value* v = field(body, "model")) r.model = read_string(*v, "model");
+    r.messages = parse_messages(body);
+    r.tools = parse_tools(body);
+    r.tool_choice = parse_tool_choice(body, r.tools.is_array() && r.tools.size() > 0);
+    parse_sampling(body, r);
+    parse_outputs(body, r);
+    parse_template_options(body, r);
+    return r;
+}
+
+vllm_sampling_params to_sampling_params(const ChatRequest& r, std::vector<const char*>& stop_storage) {
+    vllm_sampling_params p{};  // every field is set below; structured output and logits processors stay off
+    p.temperature = static_cast<float>(r.temperature);
+    p.top_p = static_cast<float>(r.top_p);
+    p.top_k = r.top_k;
+    p.min_p = static_cast<float>(r.min_p);
+    p.max_tokens = r.max_tokens;
+    p.has_seed = r.seed.has_value();
+    p.seed = r.seed.value_or(0);
+    p.presence_penalty = static_cast<float>(r.presence_penalty);
+    p.frequency_penalty = static_cast<float>(r.frequency_penalty);
+    p.repetition_penalty = static_cast<float>(r.repetition_penalty);
+    p.min_tokens = r.min_tokens;
+    p.ignore_eos = r.ignore_eos;
+    stop_storage.clear();
+    for (const std::string& s : r.stop) stop_storage.push_back(s.c_str());
+    p.stop = stop_storage.data();
+    p.n_stop = static_cast<int32_t>(stop_storage.size());
+    return p;
+}
+
+}  // namespace vllm::chat

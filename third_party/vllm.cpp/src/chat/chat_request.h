@@ -1,0 +1,73 @@
+// An OpenAI /v1/chat/completions request, validated and typed.
+//
+// parse_chat_request() checks every field it knows and ignores the others
+// (as OpenAI does). A wrong type or an out-of-range value is INVALID_ARGUMENT
+// naming the field, e.g. "'temperature' must be a number (got string)" or
+// "'messages[1].role' must be one of system, developer, user, assistant,
+// tool (got 'bot')". Features that need structured output (tool_choice
+// "required" or a named function, response_format other than "text") are
+// refused by name rather than ignored.
+//
+// The messages come back normalized for chat templates, as vLLM hands them
+// to transformers' apply_chat_template:
+//   - content given as an array of text parts is joined with "\n" into one
+//     string (vLLM's "string" content format); other part types are refused;
+//   - assistant tool_calls[].function.arguments, a JSON string on the wire,
+//     is parsed into its JSON value (templates print it with `tojson`).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/json.h"
+#include "vllm.h"
+
+namespace vllm::chat {
+
+enum class ToolChoice { None, Auto };
+
+struct ChatRequest {
+    std::string model;       // "" when absent
+    json::Value messages;    // array of normalized message objects (see above)
+    json::Value tools;       // array of {"type":"function","function":{...}}, or null
+    ToolChoice tool_choice = ToolChoice::None;  // default: auto with tools, none without
+
+    // Sampling, with OpenAI's defaults where the field is absent.
+    double temperature = 1.0;
+    double top_p = 1.0;
+    int32_t top_k = 0;  // 0 or -1: all tokens
+    double min_p = 0.0;
+    double presence_penalty = 0.0;
+    double frequency_penalty = 0.0;
+    double repetition_penalty = 1.0;
+    int32_t max_tokens = 0;  // max_completion_tokens, else max_tokens; 0: up to max_model_len
+    int32_t min_tokens = 0;
+    bool ignore_eos = false;
+    std::optional<uint64_t> seed;
+    std::vector<std::string> stop;
+
+    int32_t n = 1;                 // choices sharing the prompt, 1..128
+    bool logprobs = false;
+    int32_t top_logprobs = 0;      // 0..20, needs logprobs
+    int32_t priority = 0;          // lower runs first under the "priority" policy
+    bool stream = false;
+    bool include_usage = false;    // stream_options.include_usage
+
+    json::Value chat_template_kwargs = json::Value::object();  // extra template variables
+    bool add_generation_prompt = true;
+    bool continue_final_message = false;
+
+    // chat_template_kwargs.enable_thinking, when it is a boolean.
+    std::optional<bool> enable_thinking() const;
+};
+
+ChatRequest parse_chat_request(std::string_view request_json);
+
+// The request's sampling fields as the C ABI's parameters. `stop_storage`
+// receives the stop-string pointers (into request.stop) and must outlive the
+// returned struct.
+vllm_sampling_params to_sampling_params(const ChatRequest& request, std::vector<const char*>& stop_storage);
+
+}  // namespace vllm::chat

@@ -1,0 +1,90 @@
+// Builders for the OpenAI chat responses: the whole `chat.completion`
+// object and the `chat.completion.chunk` objects of a stream, as JSON text.
+//
+// Message fields follow OpenAI, plus vLLM's `reasoning_content` (the name
+// vLLM uses for the thinking split off by a reasoning parser). Content is
+// null when it is empty and the message carries tool calls or reasoning
+// (vLLM's choice), otherwise a string. A choice that made tool calls
+// finishes with "tool_calls", whatever the engine's reason.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat/tool_parsers/tool_parser.h"
+#include "util/json.h"
+
+namespace vllm::chat {
+
+struct TopLogprob {
+    std::string token;  // the token's bytes; invalid UTF-8 is shown with U+FFFD, `bytes` keeps it exact
+    double logprob = 0.0;  // -inf is sent as -9999.0 (vLLM's stand-in; JSON has no infinity)
+};
+
+struct TokenLogprob {
+    std::string token;
+    double logprob = 0.0;
+    std::vector<TopLogprob> top_logprobs;
+};
+
+struct Usage {
+    int64_t prompt_tokens = 0;
+    int64_t completion_tokens = 0;
+};
+
+struct ChoiceParts {
+    int index = 0;
+    std::string content;
+    std::optional<std::string> reasoning;  // nullopt: no reasoning parser ran or it found none
+    std::vector<ToolCall> tool_calls;
+    std::string finish_reason = "stop";    // "stop" or "length" from the engine
+    std::optional<std::vector<TokenLogprob>> logprobs;  // set when the request asked for logprobs
+};
+
+struct ChatResponseParts {
+    std::string id;       // "chatcmpl-..." (make_chat_completion_id)
+    int64_t created = 0;  // Unix seconds
+    std::string model;
+    std::vector<ChoiceParts> choices;
+    Usage usage;
+};
+
+std::string build_chat_completion(const ChatResponseParts& parts);
+
+// What one step of a stream adds to one choice.
+struct ChoiceDelta {
+    std::string reasoning;
+    std::string content;
+    std::vector<ToolCallDelta> tool_calls;
+    std::optional<std::vector<TokenLogprob>> logprobs;
+    bool empty() const { return reasoning.empty() && content.empty() && tool_calls.empty() && !logprobs; }
+};
+
+// The chunks of one streamed response, in the order OpenAI sends them: per
+// choice a role chunk first, then delta chunks, then a finish chunk; at the
+// end, when stream_options.include_usage asked for it, a usage chunk with
+// no choices. Every chunk shares the response's id, created and model.
+class ChatChunkWriter {
+public:
+    ChatChunkWriter(std::string id, int64_t created, std::string model);
+
+    std::string role_chunk(int index) const;
+    // "" when the delta carries nothing (nothing to send).
+    std::string delta_chunk(int index, const ChoiceDelta& delta);
+    // finish_reason "stop" or "length"; "tool_calls" replaces it when the
+    // choice streamed any tool call.
+    std::string finish_chunk(int index, const std::string& finish_reason) const;
+    std::string usage_chunk(const Usage& usage) const;
+
+private:
+    json::Value chunk(json::Value choices) const;
+
+    std::string id_;
+    int64_t created_;
+    std::string model_;
+    std::set<int> made_tool_calls_;  // choices that streamed a tool call
+};
+
+}  // namespace vllm::chat

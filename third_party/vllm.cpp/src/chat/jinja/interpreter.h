@@ -1,0 +1,60 @@
+// Renders a parsed template: walks the statements, evaluates expressions,
+// keeps jinja2's scoping (a for-loop iteration, a macro call and a with
+// block get their own scope; if does not), and the `loop` variable.
+// Runtime errors carry the line of the statement that raised them.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chat/jinja/ast.h"
+
+namespace vllm::chat::jinja {
+
+// Variables of one scope; lookups walk out through the parents.
+struct Scope {
+    std::vector<std::pair<std::string, Value>> vars;
+    std::shared_ptr<Scope> parent;
+
+    const Value* find(std::string_view name) const;
+    void set(const std::string& name, Value v);
+};
+
+// Work limits that stop a runaway template with an error instead of a hang.
+constexpr int kMaxCallDepth = 200;
+constexpr int64_t kMaxSteps = 20'000'000;  // loop iterations + macro calls in one render
+
+struct Interpreter {
+    explicit Interpreter(std::shared_ptr<Scope> globals) : scope(std::move(globals)) {}
+
+    std::string render(const Template& tmpl);
+
+    Value eval(const Expr& e);
+    // Runs statements, writing to `out`; a Break/Continue stops the body.
+    enum class Flow { Normal, Break, Continue };
+    Flow exec_body(const Body& body);
+    // Renders `body` in `body_scope` into a string (macro and caller bodies).
+    std::string render_body(const Body& body, std::shared_ptr<Scope> body_scope);
+
+    Value call(const Value& callee, CallArgs& args);
+    void count_step();
+
+    std::string* out = nullptr;
+    std::shared_ptr<Scope> scope;
+    int call_depth = 0;
+    int64_t steps = 0;
+
+private:
+    Flow exec(const Stmt& s);
+    Flow exec_if(const Stmt& s);
+    Flow exec_for(const Stmt& s);
+    void exec_set(const Stmt& s);
+    void exec_call_block(const Stmt& s);
+    Value apply_filters(const std::vector<ExprPtr>& filters, Value input);
+    Value eval_call(const Expr& e);
+    void eval_args(const Expr& e, size_t first, CallArgs& args);
+};
+
+}  // namespace vllm::chat::jinja

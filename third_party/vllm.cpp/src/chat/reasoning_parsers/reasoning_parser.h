@@ -1,0 +1,63 @@
+// Reasoning ("thinking") parsers: split a model's output into the reasoning
+// it wrote between thinking tags and the content meant for the user.
+//
+// One interface serves streaming and whole outputs: feed() each piece of
+// generated text as it arrives and finish() at the end; the non-streaming
+// result is parse_all(), i.e. feed(everything) + finish(), so both paths give
+// the same split by construction. A tag cut across pieces ("<th" + "ink>") is
+// held back until it is whole, never leaked into either field.
+//
+// Dialects (vLLM's parsers of the same names):
+//   deepseek_r1  "<think>" ... "</think>". Output is reasoning from its first
+//                byte: the opening tag is usually in the prompt (the R1
+//                template ends the generation prompt with "<think>\n"); when
+//                the model writes it, it is dropped. No "</think>": all of it
+//                is reasoning (the output was cut short).
+//   qwen3        as deepseek_r1, but with thinking switched off
+//                (chat_template_kwargs.enable_thinking == false, or a prompt
+//                ending in an empty "<think>...</think>" block) everything is
+//                content.
+//   mistral      "[THINK]" ... "[/THINK]". Only text inside the tags is
+//                reasoning (a prompt ending in "[THINK]" starts inside);
+//                text before and after is content; a stray "[/THINK]" with
+//                no opening is dropped.
+//   none         everything is content.
+//
+// The field is called `reasoning_content` in messages and deltas, as vLLM
+// names it (the response builders emit that name).
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "chat/chat_request.h"
+
+namespace vllm::chat {
+
+struct ReasoningDelta {
+    std::string reasoning;
+    std::string content;
+    bool empty() const { return reasoning.empty() && content.empty(); }
+};
+
+class ReasoningParser {
+public:
+    virtual ~ReasoningParser() = default;
+    virtual ReasoningDelta feed(std::string_view text) = 0;
+    virtual ReasoningDelta finish() = 0;
+    // Whole output at once: feed(text) + finish().
+    ReasoningDelta parse_all(std::string_view text);
+};
+
+// name: "deepseek_r1", "qwen3", "mistral" or "none"; anything else is
+// INVALID_ARGUMENT "unknown reasoning_parser 'x' (known: ...)". prompt_text is
+// the rendered prompt the output continues (whether it opened or closed a
+// thinking block decides the starting state).
+std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, const ChatRequest& request,
+                                                       std::string_view prompt_text);
+
+// The dialect a chat template's markers show ("mistral", "qwen3",
+// "deepseek_r1"), or "" when it has none.
+std::string detect_reasoning_parser(std::string_view template_source);
+
+}  // namespace vllm::chat

@@ -1,0 +1,32 @@
+// Hermes / Qwen2.5 / Qwen3 tool calls: one JSON object per call between
+// "<tool_call>" and "</tool_call>":
+//   <tool_call>
+//   {"name": "get_weather", "arguments": {"city": "Paris"}}
+//   </tool_call>
+// The closing tag counts only outside JSON strings, so arguments may quote
+// it. A block left open at the end of the output (the model stopped at its end
+// token) is still a call when its JSON is whole, as vLLM's regex allows.
+#pragma once
+#include <string>
+
+#include "chat/tool_parsers/tool_parser.h"
+
+namespace vllm::chat {
+
+class HermesToolParser : public ToolParser {
+public:
+    explicit HermesToolParser(IdGenerator ids) : ToolParser(std::move(ids)) {}
+    ToolDelta feed(std::string_view text) override;
+
+protected:
+    void finish_markup(ToolDelta& out) override;
+
+private:
+    // A block's body: a call when it parses, else the block as content.
+    void end_block(const std::string& body, bool closed, ToolDelta& out);
+
+    bool in_block_ = false;
+    std::string pending_;  // outside a block: a tail that may start "<tool_call>"; inside: the body so far
+};
+
+}  // namespace vllm::chat

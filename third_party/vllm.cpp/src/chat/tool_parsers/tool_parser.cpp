@@ -1,0 +1,99 @@
+#include "chat/tool_parsers/tool_parser.h"
+
+#include "chat/openai_protocol.h"
+#include "chat/tool_parsers/hermes_tool_parser.h"
+#include "chat/tool_parsers/llama3_json_tool_parser.h"
+#include "chat/tool_parsers/mistral_tool_parser.h"
+#include "chat/tool_parsers/pythonic_tool_parser.h"
+#include "util/error.h"
+
+namespace vllm::chat {
+
+namespace {
+const json::DumpOptions kArgumentsFormat{-1, /*python_separators=*/true, /*ensure_ascii=*/false};
+}  // namespace
+
+ToolParseResult ToolParser::parse_all(std::string_view text) {
+    ToolParseResult result;
+    accumulate(result, feed(text));
+    accumulate(result, finish());
+    return result;
+}
+
+ToolDelta ToolParser::finish() {
+    ToolDelta out;
+    finish_markup(out);
+    out.content += held_space_;
+    held_space_.clear();
+    return out;
+}
+
+void ToolParser::emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out) {
+    // Whitespace after real content stays with it ("Let me check.\n"); alone it goes.
+    if (content_started_) out.content += held_space_;
+    held_space_.clear();
+    out.calls.push_back({calls_made_++, {ids_(), name, json::dump(arguments, kArgumentsFormat)}});
+}
+
+bool ToolParser::emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out) {
+    if (!object.is_object()) return false;
+    const json::Value* name = object.find("name");
+    if (name == nullptr || !name->is_string() || name->as_string().empty()) return false;
+    const json::Value* arguments = object.find("arguments");
+    if (arguments == nullptr && accept_parameters) arguments = object.find("parameters");
+    if (arguments == nullptr) return false;
+    emit_call(name->as_string(), *arguments, out);
+    return true;
+}
+
+void ToolParser::emit_outside_text(std::string_view text, ToolDelta& out) {
+    if (calls_made_ == 0) emit_content(text, out);
+}
+
+void ToolParser::emit_content(std::string_view text, ToolDelta& out) {
+    const size_t last = text.find_last_not_of(" \t\r\n");
+    if (last == std::string_view::npos) {
+        held_space_ += text;
+        return;
+    }
+    out.content += held_space_;
+    out.content += text.substr(0, last + 1);
+    held_space_ = std::string(text.substr(last + 1));
+    content_started_ = true;
+}
+
+void accumulate(ToolParseResult& result, const ToolDelta& delta) {
+    result.content += delta.content;
+    for (const ToolCallDelta& d : delta.calls) result.calls.push_back(d.call);
+}
+
+std::optional<json::Value> try_parse_json(std::string_view text) {
+    try {
+        return json::parse(text);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+std::unique_ptr<ToolParser> make_tool_parser(std::string_view name, ToolParser::IdGenerator ids) {
+    if (name == "mistral") return std::make_unique<MistralToolParser>(ids ? ids : make_mistral_tool_call_id);
+    if (!ids) ids = make_tool_call_id;
+    if (name == "hermes") return std::make_unique<HermesToolParser>(ids);
+    if (name == "llama3_json") return std::make_unique<Llama3JsonToolParser>(ids);
+    if (name == "pythonic") return std::make_unique<PythonicToolParser>(ids);
+    throw_invalid_argument("unknown tool_parser '" + std::string(name) +
+                           "' (known: hermes, llama3_json, mistral, pythonic)");
+}
+
+std::string detect_tool_parser(std::string_view template_source) {
+    auto has = [&](std::string_view marker) { return template_source.find(marker) != std::string_view::npos; };
+    if (has("[TOOL_CALLS]")) return "mistral";
+    if (has("<tool_call>")) return "hermes";
+    // vLLM's pythonic Llama templates describe calls as "[func_name1(params_name1=...".
+    if (has("[func_name1(")) return "pythonic";
+    // Llama 3.1/3.2 ask for {"name": function name, "parameters": ...}.
+    if (has("<|python_tag|>") || has("\"name\": function name")) return "llama3_json";
+    return "";
+}
+
+}  // namespace vllm::chat

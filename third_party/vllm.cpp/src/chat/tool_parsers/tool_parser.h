@@ -1,0 +1,107 @@
+// Tool-call parsers: find the function calls a model wrote in its own
+// markup and turn them into OpenAI tool calls.
+//
+// One interface serves streaming and whole outputs: feed() each piece of
+// (reasoning-free) content text and finish() at the end; parse_all() is
+// feed(everything) + finish() merged, so the streamed deltas always add up
+// to the non-streaming result.
+//
+// Every dialect follows the same rules (vLLM's behaviour where it has one):
+//   - text before the first call is content; once a call has been made, text
+//     outside the call markup is dropped (as vLLM's extractors do); when only
+//     whitespace comes before the first call ("</think>\n\n<tool_call>"),
+//     it is dropped too, so that the message is the calls alone;
+//   - a call is released whole, when its markup has closed and parsed: one
+//     delta with index, id, name and the complete arguments. A call is never
+//     streamed half-way, so markup that turns out malformed can still be
+//     returned as content, as it is, and never half as a call;
+//   - malformed markup (bad JSON, missing name/arguments) is content, never
+//     an error;
+//   - arguments are re-serialized as Python's json.dumps(ensure_ascii=False)
+//     prints them ({"city": "Paris"}), as vLLM sends them.
+//
+// Dialects (see each header): hermes, llama3_json, mistral, pythonic.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/json.h"
+
+namespace vllm::chat {
+
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text
+};
+
+// One streamed tool-call delta (OpenAI's choices[].delta.tool_calls[]).
+struct ToolCallDelta {
+    int index = 0;  // position of the call in the message
+    ToolCall call;
+};
+
+struct ToolDelta {
+    std::string content;
+    std::vector<ToolCallDelta> calls;
+    bool empty() const { return content.empty() && calls.empty(); }
+};
+
+struct ToolParseResult {
+    std::string content;  // "" when the message is only calls (sent as null)
+    std::vector<ToolCall> calls;
+};
+
+class ToolParser {
+public:
+    using IdGenerator = std::function<std::string()>;
+
+    virtual ~ToolParser() = default;
+    virtual ToolDelta feed(std::string_view text) = 0;
+    ToolDelta finish();
+    ToolParseResult parse_all(std::string_view text);
+
+    int calls_made() const { return calls_made_; }
+
+protected:
+    explicit ToolParser(IdGenerator ids) : ids_(std::move(ids)) {}
+
+    // The dialect's end of output: releases what it still holds.
+    virtual void finish_markup(ToolDelta& out) = 0;
+
+    // Appends a finished call to `out` under the next index and a fresh id.
+    void emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out);
+    // {"name": "...", "arguments": {...}} (also "parameters" when allowed)
+    // as a call; false, emitting nothing, when the object has another shape.
+    bool emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out);
+    // Text outside call markup: content until the first call, dropped after.
+    void emit_outside_text(std::string_view text, ToolDelta& out);
+    // Text that is content wherever it stands (malformed markup).
+    void emit_content(std::string_view text, ToolDelta& out);
+
+private:
+    IdGenerator ids_;
+    int calls_made_ = 0;
+    bool content_started_ = false;  // non-whitespace content has been released
+    std::string held_space_;        // trailing whitespace of the content, until what follows decides
+};
+
+// Appends a streamed delta to a whole-message result.
+void accumulate(ToolParseResult& result, const ToolDelta& delta);
+
+// JSON text, or nullopt when it does not parse.
+std::optional<json::Value> try_parse_json(std::string_view text);
+
+// name: "hermes", "llama3_json", "mistral" or "pythonic"; anything else is
+// INVALID_ARGUMENT "unknown tool_parser 'x' (known: ...)". `ids` makes tool
+// call ids; empty: the dialect's random ids (openai_protocol.h).
+std::unique_ptr<ToolParser> make_tool_parser(std::string_view name, ToolParser::IdGenerator ids = {});
+
+// The dialect a chat template's markers show, or "" when it has none.
+std::string detect_tool_parser(std::string_view template_source);
+
+}  // namespace vllm::chat

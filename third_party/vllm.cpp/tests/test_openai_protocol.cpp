@@ -1,0 +1,381 @@
+// OpenAI chat protocol tests: the request validator (every field's type and
+// range errors, defaults, normalization) and the response / stream chunk
+// builders.
+//
+//   test_openai_protocol [SAMPLES_DIR]
+//
+// SAMPLES_DIR (optional): where to write sample responses (completion_*.json)
+// and streams (stream_*.jsonl, one chunk a line) for the Python side to
+// validate with the openai package's ChatCompletion / ChatCompletionChunk.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "chat/chat_output_parser.h"
+#include "chat/openai_protocol.h"
+#include "util/error.h"
+#include "util/json.h"
+
+using namespace vllm;
+using namespace vllm::chat;
+
+namespace {
+
+int g_passed = 0;
+int g_failed = 0;
+
+void check(bool ok, const std::string& what) {
+    if (ok) {
+        ++g_passed;
+    } else {
+        ++g_failed;
+        std::printf("FAIL: %s\n", what.c_str());
+    }
+}
+
+const std::string kUser = R"("messages": [{"role": "user", "content": "Hi"}])";
+
+// A request with the user message and `extra` members.
+std::string with(const std::string& extra) { return "{" + kUser + (extra.empty() ? "" : ", " + extra) + "}"; }
+
+void expect_error(const std::string& request, const std::string& message) {
+    try {
+        parse_chat_request(request);
+        check(false, "accepted: " + request);
+    } catch (const Error& e) {
+        check(e.status() == VLLM_ERR_INVALID_ARGUMENT && std::string(e.what()).find(message) != std::string::npos,
+              "request " + request + "\n  expected error containing: " + message + "\n  got: " + e.what());
+    }
+}
+
+// ---------------------------------------------------------------- request
+
+void test_request_fields() {
+    const ChatRequest r = parse_chat_request(R"({
+        "model": "smol", "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "developer", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "user", "content": "Weather?", "name": "ann"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}],
+        "temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "max_tokens": 10,
+        "max_completion_tokens": 20, "min_tokens": 2, "stop": "END", "seed": 7, "presence_penalty": 0.1,
+        "frequency_penalty": -0.2, "repetition_penalty": 1.1, "n": 3, "logprobs": true, "top_logprobs": 5,
+        "priority": -2, "stream": true, "stream_options": {"include_usage": true},
+        "chat_template_kwargs": {"enable_thinking": false}, "response_format": {"type": "text"},
+        "user": "ignored", "metadata": {"also": "ignored"}})");
+    check(r.model == "smol", "model");
+    check(r.messages.size() == 5, "messages kept");
+    check(r.messages.items()[1].find("content")->as_string() == "a\nb", "text parts joined with newline");
+    const json::Value& args = *r.messages.items()[3].find("tool_calls")->items()[0].find("function")->find("arguments");
+    check(args.is_object() && args.find("city")->as_string() == "Oslo", "tool call arguments parsed for templates");
+    check(r.messages.items()[3].find("content")->is_null(), "assistant null content kept");
+    check(r.tools.is_array() && r.tools.size() == 1 && r.tool_choice == ToolChoice::Auto, "tools, tool_choice auto");
+    check(r.temperature == 0.5 && r.top_p == 0.9 && r.top_k == 40 && r.min_p == 0.05, "sampling numbers");
+    check(r.max_tokens == 20, "max_completion_tokens wins over max_tokens");
+    check(r.min_tokens == 2 && r.stop == std::vector<std::string>{"END"} && r.seed == std::optional<uint64_t>(7),
+          "min_tokens, stop string, seed");
+    check(r.presence_penalty == 0.1 && r.frequency_penalty == -0.2 && r.repetition_penalty == 1.1, "penalties");
+    check(r.n == 3 && r.logprobs && r.top_logprobs == 5 && r.priority == -2, "n, logprobs, priority");
+    check(r.stream && r.include_usage, "stream_options.include_usage");
+    check(r.enable_thinking() == std::optional<bool>(false), "chat_template_kwargs.enable_thinking");
+
+    std::vector<const char*> stops;
+    const vllm_sampling_params p = to_sampling_params(r, stops);
+    check(p.temperature == 0.5f && p.top_k == 40 && p.max_tokens == 20 && p.has_seed && p.seed == 7 &&
+              p.n_stop == 1 && std::string(p.stop[0]) == "END" && p.min_tokens == 2 &&
+              p.repetition_penalty == 1.1f && p.structured_json == nullptr && p.logits_processor == nullptr,
+          "to_sampling_params");
+
+    const ChatRequest d = parse_chat_request(with(""));
+    check(d.temperature == 1.0 && d.top_p == 1.0 && d.top_k == 0 && d.max_tokens == 0 && d.n == 1 && !d.logprobs &&
+              !d.seed && d.stop.empty() && d.tool_choice == ToolChoice::None && d.tools.is_null() &&
+              d.add_generation_prompt && !d.enable_thinking(),
+          "defaults");
+    const ChatRequest nulls = parse_chat_request(with(R"("temperature": null, "stop": null, "tools": null, "n": null)"));
+    check(nulls.temperature == 1.0 && nulls.n == 1, "null means not given");
+    check(parse_chat_request(with(R"("stop": ["a", "b"], "max_tokens": 5.0)")).stop.size() == 2, "stop list, 5.0 as int");
+    check(parse_chat_request(with(R"("tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none")"))
+                  .tool_choice == ToolChoice::None,
+          "tool_choice none with tools");
+}
+
+void test_request_errors() {
+    expect_error("{\"messages\": [", "invalid JSON at line 1 column");
+    expect_error("[1]", "'request' must be a JSON object (got array)");
+    expect_error("{}", "'messages' is required");
+    expect_error(R"({"messages": {}})", "'messages' must be an array (got object)");
+    expect_error(R"({"messages": []})", "'messages' must not be empty");
+    expect_error(R"({"messages": ["hi"]})", "'messages[0]' must be an object (got string)");
+    expect_error(R"({"messages": [{"content": "x"}]})", "'messages[0].role' is required");
+    expect_error(R"({"messages": [{"role": "bot", "content": "x"}]})",
+                 "'messages[0].role' must be one of system, developer, user, assistant, tool (got 'bot')");
+    expect_error(R"({"messages": [{"role": "user"}]})", "'messages[0].content' is required for role 'user'");
+    expect_error(R"({"messages": [{"role": "user", "content": 5}]})",
+                 "'messages[0].content' must be a string or an array of text parts (got int)");
+    expect_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})",
+                 "'messages[0].content[0].type' 'image_url' is not supported (text parts only)");
+    expect_error(R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})",
+                 "'messages[0].content[0].text' is required");
+    expect_error(R"({"messages": [{"role": "tool", "content": "x"}]})", "'messages[0].tool_call_id' is required");
+    expect_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{x"}}]}]})",
+                 "'messages[0].tool_calls[0].function.arguments' is not valid JSON: invalid JSON at line 1 column 2");
+    expect_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}]})",
+                 "'messages[0].tool_calls[0].function' is required");
+    expect_error(R"({"messages": [{"role": "user", "content": "x", "name": 3}]})",
+                 "'messages[0].name' must be a string (got int)");
+    expect_error(with(R"("model": 1)"), "'model' must be a string (got int)");
+
+    expect_error(with(R"("temperature": "hot")"), "'temperature' must be a number (got string)");
+    expect_error(with(R"("temperature": -1)"), "'temperature' must be >= 0 (got -1)");
+    expect_error(with(R"("top_p": 0)"), "'top_p' must be in (0, 1] (got 0)");
+    expect_error(with(R"("top_p": 1.5)"), "'top_p' must be in (0, 1] (got 1.5)");
+    expect_error(with(R"("top_k": -2)"), "'top_k' must be -1, 0 (all tokens) or positive (got -2)");
+    expect_error(with(R"("top_k": 1.5)"), "'top_k' must be an integer (got float)");
+    expect_error(with(R"("top_k": true)"), "'top_k' must be an integer (got bool)");
+    expect_error(with(R"("min_p": 2)"), "'min_p' must be in [0, 1] (got 2)");
+    expect_error(with(R"("presence_penalty": 3)"), "'presence_penalty' must be in [-2, 2] (got 3)");
+    expect_error(with(R"("frequency_penalty": -2.5)"), "'frequency_penalty' must be in [-2, 2] (got -2.5)");
+    expect_error(with(R"("repetition_penalty": 0)"), "'repetition_penalty' must be > 0 (got 0)");
+    expect_error(with(R"("max_tokens": 0)"), "'max_tokens' must be >= 1 (got 0)");
+    expect_error(with(R"("max_completion_tokens": "10")"), "'max_completion_tokens' must be an integer (got string)");
+    expect_error(with(R"("max_tokens": 3000000000)"), "'max_tokens' must be >= 1 (got 3000000000)");
+    expect_error(with(R"("min_tokens": -1)"), "'min_tokens' must be >= 0 (got -1)");
+    expect_error(with(R"("min_tokens": 5, "max_tokens": 2)"), "'min_tokens' (5) must not exceed max_tokens (2)");
+    expect_error(with(R"("ignore_eos": 1)"), "'ignore_eos' must be a boolean (got int)");
+    expect_error(with(R"("seed": "x")"), "'seed' must be an integer (got string)");
+    expect_error(with(R"("stop": 5)"), "'stop' must be a string or an array of strings (got int)");
+    expect_error(with(R"("stop": ["a", 1])"), "'stop[1]' must be a string (got int)");
+    expect_error(with(R"("stop": [""])"), "'stop' strings must not be empty");
+
+    expect_error(with(R"("n": 0)"), "'n' must be between 1 and 128 (got 0)");
+    expect_error(with(R"("n": 129)"), "'n' must be between 1 and 128 (got 129)");
+    expect_error(with(R"("logprobs": "yes")"), "'logprobs' must be a boolean (got string)");
+    expect_error(with(R"("logprobs": true, "top_logprobs": 21)"), "'top_logprobs' must be between 0 and 20 (got 21)");
+    expect_error(with(R"("top_logprobs": 2)"), "'top_logprobs' needs 'logprobs' to be true");
+    expect_error(with(R"("priority": 1.5)"), "'priority' must be an integer (got float)");
+    expect_error(with(R"("stream": "no")"), "'stream' must be a boolean (got string)");
+    expect_error(with(R"("stream_options": true)"), "'stream_options' must be an object (got bool)");
+    expect_error(with(R"("stream_options": {"include_usage": "yes"})"),
+                 "'stream_options.include_usage' must be a boolean (got string)");
+
+    const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f"}}])";
+    expect_error(with(tools + R"(, "tool_choice": "required")"),
+                 "tool_choice 'required' needs structured output, which is not supported yet");
+    expect_error(with(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "f"}})"),
+                 "a named 'tool_choice' needs structured output, which is not supported yet");
+    expect_error(with(tools + R"(, "tool_choice": "sometimes")"),
+                 "'tool_choice' must be 'none', 'auto', 'required' or a named function (got 'sometimes')");
+    expect_error(with(tools + R"(, "tool_choice": 1)"), "'tool_choice' must be a string (got int)");
+    expect_error(with(R"("tool_choice": "auto")"), "tool_choice 'auto' needs 'tools'");
+    expect_error(with(R"("tools": {})"), "'tools' must be an array (got object)");
+    expect_error(with(R"("tools": [{"type": "retrieval"}])"), "'tools[0].type' must be 'function' (got 'retrieval')");
+    expect_error(with(R"("tools": [{"type": "function", "function": {}}])"), "'tools[0].function.name' is required");
+    expect_error(with(R"("tools": [{"type": "function", "function": {"name": "f", "parameters": []}}])"),
+                 "'tools[0].function.parameters' must be an object (got array)");
+
+    expect_error(with(R"("response_format": {"type": "json_object"})"),
+                 "response_format 'json_object' needs structured output, which is not supported yet");
+    expect_error(with(R"("response_format": "json")"), "'response_format' must be an object (got string)");
+    expect_error(with(R"("chat_template_kwargs": [])"), "'chat_template_kwargs' must be an object (got array)");
+    expect_error(with(R"("continue_final_message": true)"),
+                 "'add_generation_prompt' and 'continue_final_message' cannot both be true");
+}
+
+// --------------------------------------------------------------- response
+
+const json::Value& at(const json::Value& v, std::string_view key) {
+    const json::Value* found = v.find(key);
+    if (found == nullptr) throw_runtime("missing key " + std::string(key));
+    return *found;
+}
+
+ChatResponseParts sample_tool_response() {
+    ChatResponseParts parts;
+    parts.id = make_chat_completion_id();
+    parts.created = 1700000000;
+    parts.model = "smollm2";
+    ChoiceParts choice;
+    choice.reasoning = "Need the weather.";
+    choice.tool_calls = {{make_tool_call_id(), "get_weather", R"({"city": "Paris"})"}};
+    choice.finish_reason = "stop";
+    parts.choices.push_back(choice);
+    parts.usage = {12, 30};
+    return parts;
+}
+
+ChatResponseParts sample_logprob_response() {
+    ChatResponseParts parts;
+    parts.id = make_chat_completion_id();
+    parts.created = 1700000001;
+    parts.model = "smollm2";
+    for (int i = 0; i < 2; ++i) {
+        ChoiceParts choice;
+        choice.index = i;
+        choice.content = i == 0 ? "Hi \xC3\xA9" : "";
+        choice.finish_reason = i == 0 ? "stop" : "length";
+        choice.logprobs = std::vector<TokenLogprob>{
+            {"Hi", -0.25, {{"Hi", -0.25}, {"Hello", -1.5}}},
+            {" \xC3", -std::numeric_limits<double>::infinity(), {{" \xC3", -std::numeric_limits<double>::infinity()}}},
+        };
+        parts.choices.push_back(choice);
+    }
+    parts.usage = {5, 4};
+    return parts;
+}
+
+void test_completion_json() {
+    const ChatResponseParts tool_parts = sample_tool_response();
+    const json::Value tool = json::parse(build_chat_completion(tool_parts));
+    check(at(tool, "id").as_string().rfind("chatcmpl-", 0) == 0 && at(tool, "id").as_string().size() == 41,
+          "completion id is chatcmpl- + 32");
+    check(at(tool, "object").as_string() == "chat.completion" && at(tool, "created").as_int() == 1700000000 &&
+              at(tool, "model").as_string() == "smollm2",
+          "completion header fields");
+    const json::Value& choice = at(tool, "choices").items()[0];
+    const json::Value& message = at(choice, "message");
+    check(at(message, "role").as_string() == "assistant" && at(message, "content").is_null(),
+          "content null beside tool calls");
+    check(at(message, "reasoning_content").as_string() == "Need the weather.", "reasoning_content");
+    const json::Value& call = at(message, "tool_calls").items()[0];
+    check(at(call, "id").as_string().rfind("call_", 0) == 0 && at(call, "type").as_string() == "function" &&
+              at(at(call, "function"), "name").as_string() == "get_weather" &&
+              at(at(call, "function"), "arguments").as_string() == R"({"city": "Paris"})",
+          "tool call shape");
+    check(at(choice, "finish_reason").as_string() == "tool_calls", "finish_reason tool_calls");
+    check(at(choice, "logprobs").is_null(), "logprobs null when not asked");
+    const json::Value& usage = at(tool, "usage");
+    check(at(usage, "prompt_tokens").as_int() == 12 && at(usage, "completion_tokens").as_int() == 30 &&
+              at(usage, "total_tokens").as_int() == 42,
+          "usage");
+
+    const json::Value lp = json::parse(build_chat_completion(sample_logprob_response()));
+    const json::Value& c0 = at(lp, "choices").items()[0];
+    const json::Value& c1 = at(lp, "choices").items()[1];
+    check(at(at(c0, "message"), "content").as_string() == "Hi \xC3\xA9" && !at(c0, "message").contains("tool_calls") &&
+              !at(c0, "message").contains("reasoning_content"),
+          "plain message fields");
+    check(at(at(c1, "message"), "content").as_string().empty() && at(c1, "finish_reason").as_string() == "length" &&
+              at(c1, "index").as_int() == 1,
+          "second choice: empty content stays a string, length");
+    const json::Value& tokens = at(at(c0, "logprobs"), "content");
+    check(tokens.size() == 2 && at(tokens.items()[0], "token").as_string() == "Hi" &&
+              at(tokens.items()[0], "logprob").as_double() == -0.25 &&
+              at(tokens.items()[0], "bytes") == json::parse("[72, 105]") &&
+              at(tokens.items()[0], "top_logprobs").size() == 2 &&
+              at(at(tokens.items()[0], "top_logprobs").items()[1], "token").as_string() == "Hello",
+          "logprobs entries");
+    check(at(tokens.items()[1], "token").as_string() == " \xEF\xBF\xBD" &&
+              at(tokens.items()[1], "bytes") == json::parse("[32, 195]") &&
+              at(tokens.items()[1], "logprob").as_double() == -9999.0,
+          "partial UTF-8 token shown with U+FFFD, bytes exact, -inf as -9999");
+}
+
+void test_chunks() {
+    ChatChunkWriter writer("chatcmpl-abc", 1700000002, "smollm2");
+    const json::Value role = json::parse(writer.role_chunk(0));
+    check(at(role, "object").as_string() == "chat.completion.chunk" && at(role, "id").as_string() == "chatcmpl-abc",
+          "chunk header");
+    const json::Value& role_choice = at(role, "choices").items()[0];
+    check(at(at(role_choice, "delta"), "role").as_string() == "assistant" &&
+              at(at(role_choice, "delta"), "content").as_string().empty() && at(role_choice, "finish_reason").is_null(),
+          "role chunk");
+    check(writer.delta_chunk(0, ChoiceDelta{}).empty(), "empty delta sends nothing");
+    ChoiceDelta reasoning;
+    reasoning.reasoning = "hmm";
+    const json::Value r = json::parse(writer.delta_chunk(0, reasoning));
+    const json::Value& r_delta = at(at(r, "choices").items()[0], "delta");
+    check(at(r_delta, "reasoning_content").as_string() == "hmm" && !r_delta.contains("content"), "reasoning delta");
+    check(json::parse(writer.finish_chunk(0, "stop")).find("choices")->items()[0].find("finish_reason")->as_string() ==
+              "stop",
+          "finish without calls keeps the reason");
+    ChoiceDelta calls;
+    calls.tool_calls = {{0, {"call_x", "f", "{}"}}, {1, {"call_y", "g", R"({"a": 1})"}}};
+    const json::Value c = json::parse(writer.delta_chunk(1, calls));
+    const json::Value& streamed = at(at(at(c, "choices").items()[0], "delta"), "tool_calls");
+    check(streamed.size() == 2 && at(streamed.items()[1], "index").as_int() == 1 &&
+              at(streamed.items()[1], "id").as_string() == "call_y" &&
+              at(at(streamed.items()[1], "function"), "arguments").as_string() == R"({"a": 1})",
+          "tool call deltas carry index, id, name, arguments");
+    const json::Value fin = json::parse(writer.finish_chunk(1, "stop"));
+    check(at(at(fin, "choices").items()[0], "finish_reason").as_string() == "tool_calls" &&
+              at(at(fin, "choices").items()[0], "delta").size() == 0,
+          "finish after calls is tool_calls with an empty delta");
+    const json::Value usage = json::parse(writer.usage_chunk({3, 4}));
+    check(at(usage, "choices").size() == 0 && at(at(usage, "usage"), "total_tokens").as_int() == 7, "usage chunk");
+}
+
+void test_ids() {
+    check(make_chat_completion_id() != make_chat_completion_id(), "completion ids differ");
+    const std::string id = make_tool_call_id();
+    check(id.size() == 29 && id.rfind("call_", 0) == 0, "tool call id shape");
+    check(make_mistral_tool_call_id().size() == 9, "mistral tool call id length");
+}
+
+// ----------------------------------------------------------------- samples
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    check(out.good(), "wrote " + path);
+}
+
+// A stream as the engine would produce it: generated text pieces through the
+// output parser into chunks.
+std::string sample_stream(const std::string& reasoning_dialect, const std::string& tool_dialect,
+                          const std::vector<std::string>& pieces, bool include_usage) {
+    const ChatRequest request = parse_chat_request(with(""));
+    ChatOutputParser parser(make_reasoning_parser(reasoning_dialect, request, ""),
+                            tool_dialect.empty() ? nullptr : make_tool_parser(tool_dialect));
+    ChatChunkWriter writer(make_chat_completion_id(), 1700000003, "smollm2");
+    std::string lines = writer.role_chunk(0) + "\n";
+    auto send = [&](const ChoiceDelta& d) {
+        const std::string chunk = writer.delta_chunk(0, d);
+        if (!chunk.empty()) lines += chunk + "\n";
+    };
+    for (const std::string& piece : pieces) send(parser.feed(piece));
+    send(parser.finish());
+    lines += writer.finish_chunk(0, "stop") + "\n";
+    if (include_usage) lines += writer.usage_chunk({10, static_cast<int64_t>(pieces.size())}) + "\n";
+    return lines;
+}
+
+void write_samples(const std::string& dir) {
+    write_file(dir + "/completion_tools.json", build_chat_completion(sample_tool_response()));
+    write_file(dir + "/completion_logprobs.json", build_chat_completion(sample_logprob_response()));
+    ChatResponseParts plain;
+    plain.id = make_chat_completion_id();
+    plain.created = 1700000004;
+    plain.model = "smollm2";
+    ChatOutputParser(make_reasoning_parser("deepseek_r1", parse_chat_request(with("")), ""), nullptr)
+        .parse_all("Think.</think>Answer.", plain.choices.emplace_back());
+    write_file(dir + "/completion_reasoning.json", build_chat_completion(plain));
+    write_file(dir + "/stream_reasoning_tools.jsonl",
+               sample_stream("qwen3", "hermes",
+                             {"<thi", "nk>Weather", " needed.</th", "ink>\n<tool", "_call>\n{\"name\": \"get_weather\", ",
+                              "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"},
+                             true));
+    write_file(dir + "/stream_content.jsonl", sample_stream("none", "", {"Hel", "lo ", "w\xC3\xB6rld"}, false));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        test_request_fields();
+        test_request_errors();
+        test_completion_json();
+        test_chunks();
+        test_ids();
+        if (argc > 1) write_samples(argv[1]);
+    } catch (const std::exception& e) {
+        check(false, std::string("unexpected exception: ") + e.what());
+    }
+    std::printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
