@@ -142,6 +142,7 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
         // The calling thread is this request's delivery thread.
         vllm::RequestStream::Event event;
         while (stream->next(event)) {
+            if (!event.finished && event.delta.empty()) continue;  // a step with no text
             if (!cb(event.delta.c_str(), event.finished, user_data)) {
                 // Stopped by the callback: OK, once the engine has let go of
                 // the request (it may still run its logits processor).
@@ -163,6 +164,7 @@ void deliver(vllm_request* request) {
     vllm::RequestStream::Event event;
     bool stopped = false;
     while (!stopped && request->stream->next(event)) {
+        if (!event.finished && event.delta.empty()) continue;  // a step with no text
         // false on the terminal event is a natural finish, not a stop.
         if (!request->cb(event.delta.c_str(), event.finished, request->user_data) && !event.finished) {
             request->stream->cancel();

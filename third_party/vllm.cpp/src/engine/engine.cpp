@@ -46,6 +46,8 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     ModelConfig model_config = ModelConfig::from_gguf(*file_);
     ModelWeights weights = ModelWeights::from_gguf(*file_, model_config);
     tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*file_));
+    chat_template_ = file_->get_string("tokenizer.chat_template", "");
+    model_name_ = config.model_path.substr(config.model_path.find_last_of('/') + 1);
     if (tokenizer_->vocab_size() != model_config.vocab_size)
         throw_model_load("cannot load '" + config.model_path + "': the tokenizer has " +
                          std::to_string(tokenizer_->vocab_size()) + " tokens but the embedding has " +

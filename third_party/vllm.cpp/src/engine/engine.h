@@ -40,6 +40,10 @@ public:
 
     EngineStats stats() const;
     const Tokenizer& tokenizer() const { return *tokenizer_; }
+    // The GGUF file's `tokenizer.chat_template` metadata ("" when it has none).
+    const std::string& chat_template() const { return chat_template_; }
+    // The model's name for responses: the file name without directories.
+    const std::string& model_name() const { return model_name_; }
     int max_model_len() const { return max_model_len_; }
 
 private:
@@ -51,6 +55,8 @@ private:
     std::unique_ptr<LlamaModel> model_;
     std::unique_ptr<EngineCore> core_;  // touched by the loop thread only
     int max_model_len_ = 0;
+    std::string chat_template_;
+    std::string model_name_;
 
     // Hand-over between submitting threads and the loop.
     mutable std::mutex mutex_;

@@ -34,7 +34,7 @@ void EngineCore::drop_cancelled() {
             continue;
         }
         scheduler_.remove(&r);
-        r.stream->mark_aborted(r.num_output_tokens());
+        r.stream->mark_aborted();
         ++counters_.requests_aborted;
         it = requests_.erase(it);
     }
@@ -77,6 +77,8 @@ void EngineCore::step() {
 
 void EngineCore::sample_and_output(Request& r, float* logits) {
     const int vocab = model_.config().vocab_size;
+    // Log-probabilities come from the raw row, before anything edits it.
+    if (r.sampling.logprobs >= 0) raw_logits_.assign(logits, logits + vocab);
     // EOS cannot be chosen before min_tokens.
     if (r.num_output_tokens() < r.sampling.min_tokens)
         for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
@@ -92,7 +94,9 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||
                           r.num_prompt_tokens() + n_out >= max_model_len_;
     OutputProcessor::Update update = r.output_processor.push(token, n_out, at_limit);
-    r.stream->push_delta(update.delta, n_out);
+    std::vector<TokenLogprob> logprobs;
+    if (r.sampling.logprobs >= 0) logprobs.push_back(Sampler::logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
+    r.stream->push_step(update.delta, {token}, std::move(logprobs));
     if (update.finish_reason != nullptr) {
         finished_.emplace_back(r.stream, update.finish_reason);
         finish(r);

@@ -56,6 +56,7 @@ private:
     std::list<std::unique_ptr<Request>> requests_;
     std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
     std::vector<float> logits_;
+    std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
 };
 

@@ -4,12 +4,15 @@
 
 namespace vllm {
 
-void RequestStream::push_delta(const std::string& delta, int32_t completion_tokens) {
+void RequestStream::push_step(const std::string& delta, const std::vector<int32_t>& tokens,
+                              std::vector<TokenLogprob> logprobs) {
     std::lock_guard<std::mutex> lock(mutex_);
-    result_.completion_tokens = completion_tokens;
-    if (delta.empty()) return;
+    result_.output_tokens.insert(result_.output_tokens.end(), tokens.begin(), tokens.end());
+    result_.completion_tokens = static_cast<int32_t>(result_.output_tokens.size());
+    result_.logprobs.insert(result_.logprobs.end(), logprobs.begin(), logprobs.end());
+    if (delta.empty() && logprobs.empty()) return;
     result_.text += delta;
-    if (!cancel_requested_) events_.push_back({delta, false});
+    if (!cancel_requested_) events_.push_back({delta, false, std::move(logprobs)});
     cv_.notify_all();
 }
 
@@ -19,13 +22,12 @@ void RequestStream::finish(const char* finish_reason, vllm_status status, const 
     result_.status = status;
     result_.error = error;
     engine_done_ = true;
-    if (!cancel_requested_) events_.push_back({"", true});
+    if (!cancel_requested_) events_.push_back({"", true, {}});
     cv_.notify_all();
 }
 
-void RequestStream::mark_aborted(int32_t completion_tokens) {
+void RequestStream::mark_aborted() {
     std::lock_guard<std::mutex> lock(mutex_);
-    result_.completion_tokens = completion_tokens;
     if (result_.finish_reason == nullptr) result_.finish_reason = finish_reason::kAbort;
     engine_done_ = true;
     cv_.notify_all();

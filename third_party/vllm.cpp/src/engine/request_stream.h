@@ -11,16 +11,26 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "vllm.h"
 
 namespace vllm {
+
+// One generated token's log-probability and the most likely alternatives.
+struct TokenLogprob {
+    int32_t token = 0;
+    float logprob = 0.0f;
+    std::vector<std::pair<int32_t, float>> top;  // (token, logprob), most likely first
+};
 
 class RequestStream {
 public:
     struct Event {
         std::string delta;
         bool finished = false;
+        std::vector<TokenLogprob> logprobs;  // tokens of this step, when requested
     };
 
     // What the request produced, complete once finished() is true.
@@ -29,16 +39,20 @@ public:
         const char* finish_reason = nullptr;  // library-owned constant
         int32_t prompt_tokens = 0;
         int32_t completion_tokens = 0;
+        std::vector<int32_t> output_tokens;
+        std::vector<TokenLogprob> logprobs;  // when requested
         vllm_status status = VLLM_OK;  // non-OK when the engine failed the request
         std::string error;
     };
 
     // --- engine side ---
-    void push_delta(const std::string& delta, int32_t completion_tokens);
+    // The text and tokens one engine step produced (delta may be "": text
+    // held back; an event still goes out when logprobs came with it).
+    void push_step(const std::string& delta, const std::vector<int32_t>& tokens, std::vector<TokenLogprob> logprobs);
     // Terminal: the request finished by itself (status OK) or failed.
     void finish(const char* finish_reason, vllm_status status = VLLM_OK, const std::string& error = "");
     // The engine dropped the request after a cancel: no terminal event.
-    void mark_aborted(int32_t completion_tokens);
+    void mark_aborted();
     void set_prompt_tokens(int32_t n);
     // Set by the consumer; the engine loop polls it each step.
     bool cancel_requested() const;

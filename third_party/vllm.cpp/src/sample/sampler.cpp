@@ -83,4 +83,25 @@ int32_t Sampler::sample(const SamplingConfig& c, float* logits, int32_t vocab_si
     return ids[keep - 1];
 }
 
+TokenLogprob Sampler::logprobs(const float* logits, int32_t vocab_size, int32_t token, int32_t top) {
+    float max = -INFINITY;
+    for (int32_t i = 0; i < vocab_size; ++i) max = std::max(max, logits[i]);
+    double sum = 0.0;
+    for (int32_t i = 0; i < vocab_size; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+    const float log_z = max + static_cast<float>(std::log(sum));
+    TokenLogprob out;
+    out.token = token;
+    out.logprob = logits[token] - log_z;
+    if (top > 0) {
+        std::vector<int32_t> ids(vocab_size);
+        for (int32_t i = 0; i < vocab_size; ++i) ids[i] = i;
+        const int32_t k = std::min(top, vocab_size);
+        std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
+            return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+        });
+        for (int32_t i = 0; i < k; ++i) out.top.emplace_back(ids[i], logits[ids[i]] - log_z);
+    }
+    return out;
+}
+
 }  // namespace vllm

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/request_stream.h"
 #include "sample/sampling_config.h"
 
 namespace vllm {
@@ -19,6 +20,9 @@ public:
     static int32_t sample(const SamplingConfig& config, float* logits, int32_t vocab_size,
                           const std::vector<int32_t>& prompt, const std::vector<int32_t>& output,
                           std::mt19937_64& rng);
+
+    // log_softmax(logits)[token] and the `top` most likely tokens with theirs.
+    static TokenLogprob logprobs(const float* logits, int32_t vocab_size, int32_t token, int32_t top);
 
     static void apply_penalties(const SamplingConfig& config, float* logits, int32_t vocab_size,
                                 const std::vector<int32_t>& prompt, const std::vector<int32_t>& output);

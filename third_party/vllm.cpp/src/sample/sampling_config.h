@@ -27,6 +27,11 @@ struct SamplingConfig {
     // the caller, who keeps it valid for the request's life).
     vllm_logits_processor logits_processor = nullptr;
     void* logits_processor_user_data = nullptr;
+    // Log-probabilities to report per generated token (the chat layer's
+    // logprobs / top_logprobs): -1 none; k >= 0 the sampled token's and the
+    // k most likely ones'. Taken from the raw model output, before masks,
+    // processors and penalties (vLLM's default).
+    int32_t logprobs = -1;
 
     bool greedy() const { return temperature <= 1e-5f; }
 
