@@ -371,20 +371,6 @@ def test_chat_is_refused_by_name(engine):
     _refused(info, "chat")
 
 
-@pytest.mark.parametrize("so", [
-    StructuredOutput.json_schema({"type": "object"}),
-    StructuredOutput.regex("[0-9]+"),
-    StructuredOutput.choice(["yes", "no"]),
-    StructuredOutput.grammar('root ::= "yes"'),
-    StructuredOutput.json_object(),
-], ids=lambda so: so.kind)
-def test_structured_output_is_refused_by_name(engine, so):
-    params = SamplingParams.greedy(max_tokens=4, structured_output=so)
-    with pytest.raises(InvalidArgumentError) as info:
-        engine.complete("Hi", params)
-    _refused(info, "struct", "json", "regex", "choice", "grammar")
-
-
 def test_engine_usable_after_refusals(engine):
     out = engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=4))
     assert out.text and out.completion_tokens >= 1
@@ -395,7 +381,6 @@ def test_engine_usable_after_refusals(engine):
 REFUSED_OPTIONS = [
     ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 2}}, ("specul",)),
     ({"kv_transfer_config": {"kv_connector": "SharedStorageConnector", "kv_role": "kv_both"}}, ("kv",)),
-    ({"jump_forward": Toggle.ON}, ("jump",)),
 ]
 
 

@@ -308,9 +308,23 @@ static void test_with_model(const char* path) {
     bad.n_stop = 2;
     CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "n_stop without stop");
     bad = sp;
-    bad.structured_regex = "[a-z]+";
-    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "structured output refused");
-    CHECK(strstr(vllm_last_error(), "structured") != NULL, "refusal names the feature");
+    bad.structured_regex = "[a-z]+(";
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "malformed regex refused");
+    CHECK(strstr(vllm_last_error(), "regex") != NULL, "refusal names the regex");
+    bad.structured_json_object = 1;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "two constraints refused");
+    bad = sp;
+    bad.n_structured_choice = 2;
+    CHECK_STATUS(vllm_complete(engine, "hi", &bad, &c), VLLM_ERR_INVALID_ARGUMENT, "choice count without choices");
+    {
+        vllm_sampling_params re = sp;
+        re.structured_regex = "(yes|no), [0-9]{3}";
+        CHECK_STATUS(vllm_complete(engine, "Answer:", &re, &c), VLLM_OK, "regex-constrained completion");
+        CHECK(c.text != NULL && (strncmp(c.text, "yes, ", 5) == 0 || strncmp(c.text, "no, ", 4) == 0) &&
+                  strlen(c.text) == (c.text[0] == 'y' ? 8u : 7u) && strcmp(c.finish_reason, "stop") == 0,
+              "output matches the regex");
+        vllm_completion_free(&c);
+    }
 
     /* A prompt longer than max_model_len (256 tokens). */
     char long_prompt[4096];

@@ -47,6 +47,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     ModelWeights weights = ModelWeights::from_gguf(*file_, model_config);
     tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*file_));
     chat_template_ = file_->get_string("tokenizer.chat_template", "");
+    vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
     model_name_ = config.model_path.substr(config.model_path.find_last_of('/') + 1);
     if (tokenizer_->vocab_size() != model_config.vocab_size)
         throw_model_load("cannot load '" + config.model_path + "': the tokenizer has " +
@@ -107,11 +108,14 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
         if (id < 0 || id >= tokenizer_->vocab_size())
             throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
     auto stream = std::make_shared<RequestStream>();
+    std::unique_ptr<structured::GrammarMatcher> matcher;
+    if (sampling.grammar) matcher = std::make_unique<structured::GrammarMatcher>(sampling.grammar, vocabulary_);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) throw_runtime("the engine is shutting down");
         incoming_.push_back(std::make_unique<Request>(next_arrival_++, priority, std::move(prompt_ids),
                                                       std::move(sampling), *tokenizer_, stream));
+        incoming_.back()->matcher = std::move(matcher);
     }
     wake_.notify_one();
     return stream;

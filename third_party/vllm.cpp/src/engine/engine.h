@@ -17,6 +17,7 @@
 #include "model/gguf_reader.h"
 #include "model/llama.h"
 #include "sample/sampling_config.h"
+#include "structured/vocabulary.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -53,6 +54,7 @@ private:
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<LlamaModel> model_;
+    std::shared_ptr<const structured::Vocabulary> vocabulary_;  // for structured-output masks
     std::unique_ptr<EngineCore> core_;  // touched by the loop thread only
     int max_model_len_ = 0;
     std::string chat_template_;

@@ -34,8 +34,6 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     // Features of later issues: refused by name, never ignored.
     if (is_set(p.speculative_config)) throw_invalid_argument("speculative decoding (speculative_config) is not implemented yet in this engine");
     if (is_set(p.kv_transfer_config)) throw_invalid_argument("KV transfer (kv_transfer_config) is not implemented yet in this engine");
-    if (jump_forward_on(p.enable_jump_forward))
-        throw_invalid_argument("jump-forward decoding (enable_jump_forward / VT_ENABLE_JUMP_FORWARD) is not implemented yet in this engine");
 
     EngineConfig c;
     c.model_path = p.model_path;
@@ -45,6 +43,7 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     c.max_num_seqs = p.max_num_seqs > 0 ? p.max_num_seqs : kDefaultMaxNumSeqs;
     c.max_num_batched_tokens = p.max_num_batched_tokens > 0 ? p.max_num_batched_tokens : kDefaultMaxNumBatchedTokens;
     c.prefix_caching = p.enable_prefix_caching != 2;
+    c.jump_forward = jump_forward_on(p.enable_jump_forward);
     if (is_set(p.scheduling_policy)) {
         c.scheduling_policy = p.scheduling_policy;
         parse_scheduling_policy(c.scheduling_policy);  // unknown names are refused at load

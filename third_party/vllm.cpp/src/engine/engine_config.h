@@ -17,6 +17,7 @@ struct EngineConfig {
     int max_num_batched_tokens = 0;  // 0: kDefaultMaxNumBatchedTokens
     bool prefix_caching = true;      // enable_prefix_caching 0 (default, on for these dense models) or 1
     std::string scheduling_policy = "fcfs";
+    bool jump_forward = false;       // enable_jump_forward, overridden by VT_ENABLE_JUMP_FORWARD
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

@@ -79,14 +79,55 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     const int vocab = model_.config().vocab_size;
     // Log-probabilities come from the raw row, before anything edits it.
     if (r.sampling.logprobs >= 0) raw_logits_.assign(logits, logits + vocab);
-    // EOS cannot be chosen before min_tokens.
+    // Masks: EOS cannot be chosen before min_tokens; the grammar's allowed set.
     if (r.num_output_tokens() < r.sampling.min_tokens)
         for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
+    if (r.matcher) r.matcher->apply_mask(logits, vocab);
     // The host's logits processor: after the masks, before penalties.
     if (r.sampling.logits_processor != nullptr)
         r.sampling.logits_processor(r.output.data(), r.num_output_tokens(), logits, vocab,
                                     r.sampling.logits_processor_user_data);
     const int32_t token = Sampler::sample(r.sampling, logits, vocab, r.prompt, r.output, r.rng);
+
+    std::vector<TokenLogprob> logprobs;
+    if (r.sampling.logprobs >= 0) logprobs.push_back(Sampler::logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
+    if (r.matcher && !r.matcher->accept_token(token)) {
+        // Only reachable when a logits processor undid the mask.
+        r.stream->finish(nullptr, VLLM_ERR_RUNTIME,
+                         "sampled token " + std::to_string(token) + " violates the structured-output constraint "
+                         "(did a logits processor allow a masked token?)");
+        finish(r);
+        return;
+    }
+    std::vector<int32_t> step_tokens{token};
+    std::string delta;
+    const char* reason = append_token(r, token, delta);
+    // Jump-forward: tokens the grammar forces are appended without sampling
+    // (the next step prefills them together).
+    if (reason == nullptr && r.matcher && config_.jump_forward) {
+        for (int32_t forced : r.matcher->jump_forward_tokens()) {
+            if (!r.matcher->accept_token(forced)) break;
+            step_tokens.push_back(forced);
+            if (r.sampling.logprobs >= 0) logprobs.push_back(TokenLogprob{forced, 0.0f, {}});
+            ++counters_.jump_forward_tokens;
+            reason = append_token(r, forced, delta);
+            if (reason != nullptr) break;
+        }
+    }
+    // A grammar that admits nothing more ends the request.
+    if (reason == nullptr && r.matcher && r.matcher->is_finished()) {
+        OutputProcessor::Update update = r.output_processor.finish(finish_reason::kStop);
+        delta += update.delta;
+        reason = update.finish_reason;
+    }
+    r.stream->push_step(delta, step_tokens, std::move(logprobs));
+    if (reason != nullptr) {
+        finished_.emplace_back(r.stream, reason);
+        finish(r);
+    }
+}
+
+const char* EngineCore::append_token(Request& r, int32_t token, std::string& delta) {
     r.output.push_back(token);
     r.tokens.push_back(token);
     ++counters_.generation_tokens;
@@ -94,13 +135,8 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||
                           r.num_prompt_tokens() + n_out >= max_model_len_;
     OutputProcessor::Update update = r.output_processor.push(token, n_out, at_limit);
-    std::vector<TokenLogprob> logprobs;
-    if (r.sampling.logprobs >= 0) logprobs.push_back(Sampler::logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
-    r.stream->push_step(update.delta, {token}, std::move(logprobs));
-    if (update.finish_reason != nullptr) {
-        finished_.emplace_back(r.stream, update.finish_reason);
-        finish(r);
-    }
+    delta += update.delta;
+    return update.finish_reason;
 }
 
 void EngineCore::finish(Request& r) {

@@ -43,6 +43,9 @@ public:
 private:
     // Samples the next token of `r` from its logits row and delivers the text.
     void sample_and_output(Request& r, float* logits);
+    // Appends one generated token: output, detokenized text (into `delta`),
+    // finish checks. Returns the finish reason, or nullptr.
+    const char* append_token(Request& r, int32_t token, std::string& delta);
     void finish(Request& r);
 
     const EngineConfig& config_;

@@ -15,6 +15,10 @@ std::string OutputProcessor::release_all() {
     return out;
 }
 
+OutputProcessor::Update OutputProcessor::finish(const char* finish_reason) {
+    return Update{release_all(), finish_reason};
+}
+
 OutputProcessor::Update OutputProcessor::push(int32_t token, int32_t n, bool at_length_limit) {
     Update u;
     // EOS is masked before min_tokens by the engine; with ignore_eos it is

@@ -29,6 +29,9 @@ public:
     // Feeds the n-th generated token (n counts from 1). `at_length_limit`
     // says max_tokens or max_model_len is reached with this token.
     Update push(int32_t token, int32_t n, bool at_length_limit);
+    // Ends the output for a reason outside the tokens (a structured-output
+    // grammar that admits nothing more): releases all held text.
+    Update finish(const char* finish_reason);
 
 private:
     std::string release_all();

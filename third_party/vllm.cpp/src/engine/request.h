@@ -11,6 +11,7 @@
 #include "engine/output_processor.h"
 #include "engine/request_stream.h"
 #include "sample/sampling_config.h"
+#include "structured/structured_output.h"
 
 namespace vllm {
 
@@ -35,6 +36,7 @@ struct Request {
     std::mt19937_64 rng;  // per request, so batching never changes a seeded draw
     OutputProcessor output_processor;
     std::shared_ptr<RequestStream> stream;
+    std::unique_ptr<structured::GrammarMatcher> matcher;  // with a structured-output constraint
 
     RequestStatus status = RequestStatus::WAITING;
     int num_computed_tokens = 0;  // tokens whose K/V is in the cache

@@ -26,6 +26,7 @@ std::string EngineStats::to_json() const {
     num("generation_tokens", generation_tokens);
     num("preemptions", preemptions);
     num("model_steps", model_steps);
+    num("jump_forward_tokens", jump_forward_tokens);
     num("requests_finished", requests_finished);
     num("requests_aborted", requests_aborted);
     return out + "}";

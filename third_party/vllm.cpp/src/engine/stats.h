@@ -22,6 +22,7 @@ struct EngineStats {
     int64_t generation_tokens = 0;     // tokens sampled
     int64_t preemptions = 0;
     int64_t model_steps = 0;           // forward passes
+    int64_t jump_forward_tokens = 0;   // tokens appended by jump-forward, not sampled
     int64_t requests_finished = 0;
     int64_t requests_aborted = 0;
 

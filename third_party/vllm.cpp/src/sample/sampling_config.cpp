@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "structured/structured_output.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -10,6 +11,27 @@ namespace {
 void require(bool ok, const std::string& message) {
     if (!ok) throw_invalid_argument(message);
 }
+
+// The one structured-output constraint set in `p` (checked: at most one),
+// compiled; nullptr when there is none.
+std::shared_ptr<const structured::Grammar> compile_constraint(const vllm_sampling_params& p) {
+    if (p.structured_json != nullptr) return structured::compile_json_schema(p.structured_json);
+    if (p.structured_regex != nullptr) return structured::compile_regex(p.structured_regex);
+    if (p.structured_grammar != nullptr) return structured::compile_gbnf(p.structured_grammar);
+    if (p.structured_json_object != 0) return structured::json_object_grammar();
+    if (p.structured_choice == nullptr && p.n_structured_choice == 0) return nullptr;
+    require(p.structured_choice != nullptr, "structured_choice is NULL but n_structured_choice is " +
+                                                std::to_string(p.n_structured_choice));
+    require(p.n_structured_choice > 0, "structured_choice is an empty list (n_structured_choice is " +
+                                           std::to_string(p.n_structured_choice) + ")");
+    std::vector<std::string> choices;
+    for (int32_t i = 0; i < p.n_structured_choice; ++i) {
+        require(p.structured_choice[i] != nullptr, "structured_choice[" + std::to_string(i) + "] is NULL");
+        choices.emplace_back(p.structured_choice[i]);
+    }
+    return structured::compile_choice(choices);
+}
+
 }  // namespace
 
 SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
@@ -32,14 +54,14 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
     require(p.n_stop >= 0, "n_stop must be >= 0");
     require(p.n_stop == 0 || p.stop != nullptr, "stop is NULL but n_stop is " + std::to_string(p.n_stop));
 
-    // Features of later issues: refused by name, never ignored.
-    int n_structured = (p.structured_json != nullptr) + (p.structured_regex != nullptr) +
-                       (p.structured_choice != nullptr || p.n_structured_choice != 0) +
-                       (p.structured_grammar != nullptr) + (p.structured_json_object != 0);
-    require(n_structured <= 1, "at most one structured-output constraint may be set (got " + std::to_string(n_structured) + ")");
-    require(n_structured == 0,
-            "structured output (structured_json/regex/choice/grammar/json_object) is not implemented yet in this engine");
-
+    const int n_structured = (p.structured_json != nullptr) + (p.structured_regex != nullptr) +
+                             (p.structured_choice != nullptr || p.n_structured_choice != 0) +
+                             (p.structured_grammar != nullptr) + (p.structured_json_object != 0);
+    require(n_structured <= 1, "at most one structured-output constraint may be set (got " +
+                                   std::to_string(n_structured) + ": structured_json, structured_regex, "
+                                   "structured_choice, structured_grammar, structured_json_object)");
+    require(p.structured_json_object == 0 || p.structured_json_object == 1,
+            "structured_json_object must be 0 or 1 (got " + std::to_string(p.structured_json_object) + ")");
     SamplingConfig c;
     c.temperature = p.temperature;
     c.top_p = p.top_p;
@@ -60,6 +82,7 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
         require(p.stop[i][0] != '\0', "stop[" + std::to_string(i) + "] is an empty string");
         c.stop.emplace_back(p.stop[i]);
     }
+    c.grammar = compile_constraint(p);
     return c;
 }
 

@@ -2,12 +2,17 @@
 // vllm_sampling_params; strings owned here).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "vllm.h"
 
 namespace vllm {
+
+namespace structured {
+class Grammar;
+}
 
 struct SamplingConfig {
     float temperature = 1.0f;
@@ -32,6 +37,9 @@ struct SamplingConfig {
     // k most likely ones'. Taken from the raw model output, before masks,
     // processors and penalties (vLLM's default).
     int32_t logprobs = -1;
+    // The compiled structured-output constraint (JSON Schema, regex, choice,
+    // GBNF or any JSON object), shared; nullptr: unconstrained.
+    std::shared_ptr<const structured::Grammar> grammar;
 
     bool greedy() const { return temperature <= 1e-5f; }
 
