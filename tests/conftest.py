@@ -38,3 +38,13 @@ def engine(smollm2_path):
     """One engine per test module, loaded once and closed at module end."""
     with Engine.load(smollm2_path, max_model_len=ENGINE_MAX_MODEL_LEN) as eng:
         yield eng
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Build the engine's native test programs (tests/native_build.py) once,
+    before any test runs, when a selected test module uses them: a build
+    from scratch takes minutes and must not count against a test's timeout."""
+    if any(getattr(getattr(item, "module", None), "build_native_tests", None) for item in items):
+        from native_build import build_native_tests
+
+        build_native_tests()
