@@ -2,6 +2,7 @@
 // against brute force, jump-forward, decoding simulations, matcher errors.
 //
 //   test_structured_vocab MODEL.gguf
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -255,6 +256,57 @@ void test_state_compaction(const std::shared_ptr<const Vocabulary>& vocab) {
     check(ok && m.can_end() && !m.accept_bytes("]"), "deep nesting across state compaction");
 }
 
+// The token path greedy SmolLM2 took on the "recursive tree" schema of
+// tests/structured_cases.py, as far as the step whose mask crashed: every
+// nesting level makes new parser states, and the mask walk that interned
+// them wrote transitions through a reference into the table it had just
+// grown (heap corruption, then a wild state id in the trie walk).
+void test_recursive_schema_model_path(const std::shared_ptr<const Vocabulary>& vocab) {
+    static const int32_t kTokens[] = {
+        107, 472, 476, 3221, 18, 1577, 216, 33, 28, 472, 476, 11877, 18, 1577, 933, 448,
+        1662, 629, 476, 3221, 18, 1577, 216, 33, 28, 629, 476, 11877, 18, 1577, 933, 1047,
+        1662, 1927, 476, 3221, 18, 1577, 216, 33, 28, 1927, 476, 11877, 18, 1577, 933, 3337,
+        1662, 5952, 476, 3221, 18, 1577, 216, 33, 28, 5952, 476, 11877, 18, 1577, 933, 9694,
+        107, 9694, 18, 3221, 18, 1577, 216, 33, 28, 9694, 18, 11877, 18, 1577, 933, 9694,
+        107, 9694, 18, 3221, 18, 1577, 216, 33, 28, 9694, 18, 11877, 18, 1577, 933, 9694,
+        107, 9694, 18, 3221, 18, 1577, 216, 33, 28, 9694, 18, 11877, 18, 1577, 933, 9694,
+        107, 9694, 18, 3221};
+    auto g = compile_json_schema(R"({"$defs": {"node": {"type": "object", "properties": {
+        "value": {"type": "integer", "minimum": 0, "maximum": 99},
+        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}},
+        "required": ["value", "children"]}}, "$ref": "#/$defs/node"})");
+    GrammarMatcher m(g, vocab);
+    std::vector<uint64_t> bits;
+    std::vector<float> logits(static_cast<size_t>(vocab->size()));
+    std::string text;
+    int refused = 0;
+    for (int32_t id : kTokens) {
+        m.fill_allowed(bits);
+        std::fill(logits.begin(), logits.end(), 0.0f);
+        m.apply_mask(logits.data(), vocab->size());
+        refused += !test_bit(bits, id) || std::isinf(logits[id]) || !m.accept_token(id);
+        text += vocab->token_bytes(id);
+        m.jump_forward_tokens();
+    }
+    check(refused == 0, "recursive schema: every token of the model's path allowed and accepted (" +
+                            std::to_string(refused) + " refused)");
+    // The state the crash happened in: its mask against brute force.
+    m.fill_allowed(bits);
+    ParserStates states(g);
+    const int32_t s = states.advance(states.initial(), text);
+    const int32_t forced = forced_first_token(*vocab, states, s);
+    int wrong = 0;
+    for (int32_t id = 0; id < vocab->size(); ++id) {
+        const std::string& b = vocab->token_bytes(id);
+        const bool expected = forced >= 0 ? id == forced
+                                          : vocab->is_eog(id) ? states.can_end(s)
+                                                              : !b.empty() && states.advance(s, b) != ParserStates::kDead;
+        wrong += expected != test_bit(bits, id);
+    }
+    check(s != ParserStates::kDead && wrong == 0,
+          "recursive schema: mask after the model's path equals brute force (" + std::to_string(wrong) + " wrong)");
+}
+
 void report_mask_speed(const std::shared_ptr<const Vocabulary>& vocab) {
     GrammarMatcher m(json_object_grammar(), vocab);
     m.accept_bytes("{\"text\": \"");
@@ -285,6 +337,7 @@ int main(int argc, char** argv) {
         test_jump_forward_is_exact(loaded.vocabulary);
         test_simulations(loaded.vocabulary);
         test_state_compaction(loaded.vocabulary);
+        test_recursive_schema_model_path(loaded.vocabulary);
         report_mask_speed(loaded.vocabulary);
     } catch (const Error& e) {
         check(false, std::string("unexpected error: ") + e.what());

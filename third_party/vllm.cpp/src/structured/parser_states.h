@@ -34,9 +34,13 @@ public:
     int32_t initial() const { return initial_; }
 
     int32_t next(int32_t state, uint8_t byte) {
-        int32_t& slot = transitions_[static_cast<size_t>(state) * 256 + byte];
-        if (slot == kUnknown) slot = compute_next(state, byte);
-        return slot;
+        const size_t slot = static_cast<size_t>(state) * 256 + byte;
+        if (transitions_[slot] != kUnknown) return transitions_[slot];
+        // Indexed again after the call: interning a new state grows (and
+        // may move) transitions_, so no reference into it may live across it.
+        const int32_t target = compute_next(state, byte);
+        transitions_[slot] = target;
+        return target;
     }
     // kDead when some byte is rejected.
     int32_t advance(int32_t state, std::string_view bytes);
