@@ -17,6 +17,10 @@ struct EngineConfig {
     int max_num_batched_tokens = 0;  // 0: kDefaultMaxNumBatchedTokens
     bool prefix_caching = true;      // enable_prefix_caching 0 (default, on for these dense models) or 1
     std::string scheduling_policy = "fcfs";
+    // Chat output parsers by name ("" = detect from the chat template). Not
+    // checked here: the spec refuses unknown names at the first chat call.
+    std::string tool_parser;
+    std::string reasoning_parser;
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;
