@@ -348,29 +348,6 @@ def test_get_include_and_get_library_path():
 
 # -- features the engine refuses by name (for now) ----------------------------
 
-CHAT_REQUEST = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4}
-
-
-def _refused(excinfo, *words):
-    msg = str(excinfo.value).lower()
-    assert any(w in msg for w in words), msg
-
-
-def test_chat_is_refused_by_name(engine):
-    with pytest.raises(InvalidArgumentError) as info:
-        engine.chat(CHAT_REQUEST)
-    _refused(info, "chat")
-    with pytest.raises(InvalidArgumentError) as info:
-        engine.chat_json(json.dumps(CHAT_REQUEST))
-    _refused(info, "chat")
-    with pytest.raises(InvalidArgumentError) as info:
-        engine.chat_stream_json(json.dumps(CHAT_REQUEST), lambda e: None)
-    _refused(info, "chat")
-    with pytest.raises(InvalidArgumentError) as info:
-        list(engine.chat_stream(CHAT_REQUEST))
-    _refused(info, "chat")
-
-
 def test_engine_usable_after_refusals(engine):
     out = engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=4))
     assert out.text and out.completion_tokens >= 1

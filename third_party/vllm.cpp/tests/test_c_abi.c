@@ -246,6 +246,39 @@ static void test_requests(vllm_engine* engine, const vllm_sampling_params* sp) {
     CHECK(req == NULL, "refused submit leaves *out NULL");
 }
 
+/* Chat completions through the model's own template, blocking and streamed,
+   and requests the chat layer must refuse. */
+static void test_chat(vllm_engine* engine) {
+    static const char* kHello =
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 8, \"temperature\": 0}";
+    char* json = (char*)0x1;
+    CHECK_STATUS(vllm_chat(engine, "{\"messages\": []}", &json), VLLM_ERR_INVALID_ARGUMENT, "chat: empty messages");
+    CHECK(strstr(vllm_last_error(), "messages") != NULL, "chat error names 'messages'");
+    CHECK(json == NULL, "chat failure leaves *out NULL");
+    CHECK_STATUS(vllm_chat(engine, "{\"messages\": [", &json), VLLM_ERR_INVALID_ARGUMENT, "chat: malformed JSON");
+    CHECK_STATUS(vllm_chat(engine, kHello, NULL), VLLM_ERR_INVALID_ARGUMENT, "chat(NULL out)");
+
+    CHECK_STATUS(vllm_chat(engine, kHello, &json), VLLM_OK, "chat completion");
+    CHECK(json != NULL && strstr(json, "\"chat.completion\"") != NULL && strstr(json, "\"assistant\"") != NULL,
+          "chat returns a chat.completion with an assistant message");
+    vllm_string_free(json);
+
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    CHECK_STATUS(vllm_chat_stream(engine, kHello, collect_cb, &col), VLLM_OK, "chat stream");
+    CHECK(col.finished_calls == 1 && col.calls >= 4, "chat stream: role, deltas, finish chunk, then the terminal call");
+    CHECK(strstr(col.text, "\"chat.completion.chunk\"") != NULL, "chat stream sends chunks");
+
+    memset(&col, 0, sizeof col);
+    col.stop_after = 1;
+    CHECK_STATUS(vllm_chat_stream(engine, kHello, collect_cb, &col), VLLM_OK, "chat stream stopped by the callback");
+    CHECK(col.calls == 1 && col.finished_calls == 0, "no calls after the callback stops the chat stream");
+    int calls = 0;
+    CHECK_STATUS(vllm_chat_stream(engine, "{\"messages\": 1}", count_cb, &calls), VLLM_ERR_INVALID_ARGUMENT,
+                 "chat stream: messages of the wrong type");
+    CHECK(calls == 0, "no chat callback for a refused request");
+}
+
 static void test_with_model(const char* path) {
     vllm_model_params mp = vllm_model_params_default();
     mp.model_path = path;
@@ -334,8 +367,7 @@ static void test_with_model(const char* path) {
     CHECK(strstr(vllm_last_error(), "max_model_len") != NULL, "error names max_model_len");
 
     test_requests(engine, &sp);
-    char* json = NULL;
-    CHECK_STATUS(vllm_chat(engine, "{\"messages\": []}", &json), VLLM_ERR_INVALID_ARGUMENT, "chat refused");
+    test_chat(engine);
 
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "engine usable after errors");
     vllm_completion_free(&c);

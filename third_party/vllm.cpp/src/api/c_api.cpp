@@ -10,12 +10,18 @@
 #include <mutex>
 #include <memory>
 
+#include "chat/chat_service.h"
 #include "engine/engine.h"
 #include "util/error.h"
 #include "vllm.h"
 
 struct vllm_engine {
     std::unique_ptr<vllm::Engine> engine;
+    vllm::chat::ChatParserNames chat_parsers;
+    // Built at the first chat call (where the spec refuses unknown parser
+    // names and broken templates); a failed build is retried by the next.
+    std::mutex chat_mutex;
+    std::unique_ptr<vllm::chat::ChatService> chat;
 };
 
 // A non-blocking request: the engine-side stream plus the delivery thread
@@ -74,8 +80,17 @@ char* copy_string(const std::string& s) {
     return out;
 }
 
-[[noreturn]] void not_implemented(const char* what) {
-    vllm::throw_invalid_argument(std::string(what) + " is not implemented yet in this engine");
+const vllm::chat::ChatService& chat_service(vllm_engine* handle) {
+    std::lock_guard<std::mutex> lock(handle->chat_mutex);
+    if (!handle->chat) {
+        vllm::Engine* engine = handle->engine.get();
+        handle->chat = std::make_unique<vllm::chat::ChatService>(
+            engine->tokenizer(), engine->chat_template(), engine->model_name(), handle->chat_parsers,
+            [engine](std::vector<int32_t> prompt_ids, vllm::SamplingConfig sampling, int32_t priority) {
+                return engine->submit_tokens(std::move(prompt_ids), std::move(sampling), priority);
+            });
+    }
+    return *handle->chat;
 }
 
 }  // namespace
@@ -106,6 +121,7 @@ vllm_status vllm_engine_load(const vllm_model_params* params, vllm_engine** out)
         vllm::EngineConfig config = vllm::EngineConfig::from_c(*params);
         auto handle = std::make_unique<vllm_engine>();
         handle->engine = std::make_unique<vllm::Engine>(config);
+        handle->chat_parsers = {config.tool_parser, config.reasoning_parser};
         *out = handle.release();
     });
 }
@@ -316,18 +332,20 @@ vllm_status vllm_chat(vllm_engine* engine, const char* request_json, char** out_
         require_non_null(engine, "engine");
         require_non_null(request_json, "request_json");
         require_non_null(out_response_json, "out_response_json");
-        not_implemented("chat completions (vllm_chat)");
+        *out_response_json = copy_string(chat_service(engine).complete(request_json));
     });
 }
 
 vllm_status vllm_chat_stream(vllm_engine* engine, const char* request_json, vllm_token_callback cb,
                              void* user_data) {
-    (void)user_data;
     return guarded([&] {
         require_non_null(engine, "engine");
         require_non_null(request_json, "request_json");
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
-        not_implemented("streaming chat completions (vllm_chat_stream)");
+        // The calling thread delivers every chunk.
+        chat_service(engine).stream(request_json, [&](const std::string& chunk, bool finished) {
+            return cb(chunk.c_str(), finished, user_data);
+        });
     });
 }
 

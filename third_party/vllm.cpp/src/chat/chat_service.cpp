@@ -1,0 +1,181 @@
+#include "chat/chat_service.h"
+
+#include <ctime>
+
+#include "chat/chat_prompt.h"
+#include "chat/choice_logprobs.h"
+#include "chat/openai_protocol.h"
+#include "chat/reasoning_parsers/reasoning_parser.h"
+#include "chat/tool_parsers/tool_parser.h"
+#include "util/error.h"
+
+namespace vllm::chat {
+
+struct ChatService::Prepared {
+    ChatRequest request;
+    std::string prompt_text;
+    std::vector<int32_t> prompt_ids;
+};
+
+// The engine requests of one chat call. Leaving the call by any path
+// (finished, stopped by the sink, an error) cancels those still running and
+// waits until the engine has let go of each, so no request outlives the call.
+class ChatService::ChoiceStreams {
+public:
+    ChoiceStreams() = default;
+    ChoiceStreams(const ChoiceStreams&) = delete;
+    ChoiceStreams& operator=(const ChoiceStreams&) = delete;
+    ~ChoiceStreams() {
+        for (const auto& stream : streams_) stream->cancel();
+        for (const auto& stream : streams_) stream->wait_engine_done();
+    }
+
+    void add(std::shared_ptr<RequestStream> stream) { streams_.push_back(std::move(stream)); }
+    const std::vector<std::shared_ptr<RequestStream>>& all() const { return streams_; }
+
+private:
+    std::vector<std::shared_ptr<RequestStream>> streams_;
+};
+
+namespace {
+
+std::string token_text(const Tokenizer& tokenizer, int32_t id) {
+    const auto& tokens = tokenizer.data().tokens;
+    return id >= 0 && static_cast<size_t>(id) < tokens.size() ? tokens[static_cast<size_t>(id)] : std::string();
+}
+
+// "" when the name turns the parser off.
+std::string resolve_reasoning_parser(const std::string& configured, const std::string& template_source) {
+    const std::string name = configured.empty() ? detect_reasoning_parser(template_source) : configured;
+    if (name.empty() || name == "none") return "";
+    // Unknown names are refused now, at the first chat call (the spec's
+    // rule), rather than on every request.
+    make_reasoning_parser(name, ChatRequest{}, "");
+    return name;
+}
+
+std::string resolve_tool_parser(const std::string& configured, const std::string& template_source) {
+    if (configured.empty()) return detect_tool_parser(template_source);
+    make_tool_parser(configured);  // refuses unknown names
+    return configured;
+}
+
+void throw_if_failed(const RequestStream::Result& result) {
+    if (result.status != VLLM_OK) throw Error(result.status, result.error);
+}
+
+std::string finish_reason_of(const RequestStream::Result& result) {
+    return result.finish_reason != nullptr ? result.finish_reason : "stop";
+}
+
+}  // namespace
+
+ChatService::ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
+                         const ChatParserNames& parsers, Submit submit)
+    : tokenizer_(tokenizer),
+      model_name_(std::move(model_name)),
+      tool_parser_(resolve_tool_parser(parsers.tool_parser, template_source)),
+      reasoning_parser_(resolve_reasoning_parser(parsers.reasoning_parser, template_source)),
+      submit_(std::move(submit)) {
+    if (!template_source.empty())
+        template_ = std::make_unique<ChatTemplate>(template_source, token_text(tokenizer, tokenizer.bos_id()),
+                                                   token_text(tokenizer, tokenizer.eos_id()));
+}
+
+ChatService::~ChatService() = default;
+
+ChatService::Prepared ChatService::prepare(std::string_view request_json) const {
+    Prepared p;
+    p.request = parse_chat_request(request_json);
+    if (p.request.tool_choice == ToolChoice::Auto && tool_parser_.empty())
+        throw_invalid_argument(
+            "tool_choice 'auto' (the default with 'tools') needs a tool parser: load the model with tool_parser "
+            "set (its chat template shows no known tool-call format)");
+    p.prompt_text = render_chat_prompt(p.request, template_.get());
+    p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
+    return p;
+}
+
+void ChatService::submit_choices(const Prepared& prepared, ChoiceStreams& streams) const {
+    std::vector<const char*> stop_pointers;
+    SamplingConfig sampling = SamplingConfig::from_c(to_sampling_params(prepared.request, stop_pointers));
+    sampling.logprobs = prepared.request.logprobs ? prepared.request.top_logprobs : -1;
+    for (int32_t i = 0; i < prepared.request.n; ++i) {
+        SamplingConfig choice = sampling;
+        if (choice.has_seed) choice.seed = sampling.seed + static_cast<uint64_t>(i);
+        streams.add(submit_(prepared.prompt_ids, std::move(choice), prepared.request.priority));
+    }
+}
+
+ChatOutputParser ChatService::output_parser(const Prepared& prepared) const {
+    std::unique_ptr<ReasoningParser> reasoning;
+    if (!reasoning_parser_.empty())
+        reasoning = make_reasoning_parser(reasoning_parser_, prepared.request, prepared.prompt_text);
+    std::unique_ptr<ToolParser> tools;
+    if (prepared.request.tool_choice == ToolChoice::Auto) tools = make_tool_parser(tool_parser_);
+    return ChatOutputParser(std::move(reasoning), std::move(tools));
+}
+
+std::string ChatService::complete(std::string_view request_json) const {
+    const Prepared prepared = prepare(request_json);
+    ChoiceStreams streams;
+    submit_choices(prepared, streams);
+
+    ChatResponseParts parts;
+    parts.id = make_chat_completion_id();
+    parts.created = static_cast<int64_t>(std::time(nullptr));
+    parts.model = model_name_;
+    parts.usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
+    for (size_t i = 0; i < streams.all().size(); ++i) {
+        RequestStream& stream = *streams.all()[i];
+        stream.wait_engine_done();
+        const RequestStream::Result result = stream.result();
+        throw_if_failed(result);
+        ChoiceParts choice;
+        choice.index = static_cast<int>(i);
+        choice.finish_reason = finish_reason_of(result);
+        output_parser(prepared).parse_all(result.text, choice);
+        if (prepared.request.logprobs) choice.logprobs = chat_logprobs(result.logprobs, tokenizer_);
+        parts.usage.completion_tokens += result.completion_tokens;
+        parts.choices.push_back(std::move(choice));
+    }
+    return build_chat_completion(parts);
+}
+
+void ChatService::stream(std::string_view request_json, const ChunkSink& sink) const {
+    const Prepared prepared = prepare(request_json);
+    ChoiceStreams streams;
+    submit_choices(prepared, streams);
+
+    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), model_name_);
+    Usage usage;
+    usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
+    // Sends a chunk unless it is empty; false when the sink stopped.
+    auto send = [&](const std::string& chunk) { return chunk.empty() || sink(chunk, false); };
+
+    for (size_t i = 0; i < streams.all().size(); ++i) {
+        const int index = static_cast<int>(i);
+        RequestStream& stream = *streams.all()[i];
+        ChatOutputParser parser = output_parser(prepared);
+        if (!send(writer.role_chunk(index))) return;
+        RequestStream::Event event;
+        while (stream.next(event) && !event.finished) {
+            ChoiceDelta delta = parser.feed(event.delta);
+            if (prepared.request.logprobs && !event.logprobs.empty())
+                delta.logprobs = chat_logprobs(event.logprobs, tokenizer_);
+            if (!send(writer.delta_chunk(index, delta))) return;
+        }
+        const RequestStream::Result result = stream.result();
+        if (result.status != VLLM_OK) {
+            sink("", true);  // the request ended by itself, with an error
+            throw_if_failed(result);
+        }
+        if (!send(writer.delta_chunk(index, parser.finish()))) return;
+        if (!send(writer.finish_chunk(index, finish_reason_of(result)))) return;
+        usage.completion_tokens += result.completion_tokens;
+    }
+    if (prepared.request.include_usage && !send(writer.usage_chunk(usage))) return;
+    sink("", true);
+}
+
+}  // namespace vllm::chat

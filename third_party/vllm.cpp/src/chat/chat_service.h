@@ -1,0 +1,91 @@
+// One OpenAI chat request through the engine: validate it, render and
+// tokenize the prompt, submit one engine request per choice, split each
+// choice's output into reasoning, content and tool calls, and build the
+// `chat.completion` response or the `chat.completion.chunk` stream.
+//
+// Prompt: the model's chat template (chat_prompt.h) rendered with the
+// tokenizer's BOS/EOS token texts, tokenized as vLLM does for chat (no
+// BOS/EOS added, special-token texts parsed as the tokens).
+//
+// Choices: `n` engine requests with the same prompt ids, the request's
+// sampling and `priority`, generated concurrently. With a seed, choice i
+// samples with seed + i (vLLM's rule for n > 1): the choices differ and the
+// response is reproducible. Usage counts the prompt once and sums the
+// completion tokens of every choice.
+//
+// Output parsers (per choice): the reasoning parser named at load, else the
+// one the template's markers show ("none", or nothing detected: no split);
+// the tool parser named at load, else the detected one, used when the
+// request has tools and tool_choice is "auto" (as in vLLM, "auto" without a
+// tool parser is INVALID_ARGUMENT).
+//
+// Streaming sends, per choice, its role chunk, delta chunks and finish chunk;
+// the choices come one after another (all of choice 0, then choice 1, ...),
+// while later choices keep generating into their own streams. Then the usage
+// chunk when stream_options.include_usage asks for it, then the terminal call
+// (finished, ""). A sink that returns false cancels every choice; the call
+// returns once the engine has let go of all of them. An engine failure ends
+// the stream with the terminal call and throws the failing request's status.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chat/chat_output_parser.h"
+#include "chat/chat_request.h"
+#include "chat/chat_template.h"
+#include "engine/request_stream.h"
+#include "sample/sampling_config.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::chat {
+
+// The model's parser options (vllm_model_params tool_parser and
+// reasoning_parser): "" = detect from the chat template.
+struct ChatParserNames {
+    std::string tool_parser;
+    std::string reasoning_parser;
+};
+
+class ChatService {
+public:
+    // Starts one engine request (Engine::submit_tokens; tests script one).
+    using Submit =
+        std::function<std::shared_ptr<RequestStream>(std::vector<int32_t> prompt_ids, SamplingConfig, int32_t priority)>;
+    // Receives each chunk's JSON; false stops the stream. The terminal call
+    // has finished == true and "" (its return value is ignored).
+    using ChunkSink = std::function<bool(const std::string& chunk, bool finished)>;
+
+    // template_source: the model's chat template, "" when it has none.
+    // INVALID_ARGUMENT for an unknown parser name or a template that does not
+    // parse. `tokenizer` must outlive the service.
+    ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
+                const ChatParserNames& parsers, Submit submit);
+    ~ChatService();
+
+    // The `chat.completion` JSON. Thread-safe (const).
+    std::string complete(std::string_view request_json) const;
+    // Streams the chunks into `sink` (see above). Thread-safe (const).
+    void stream(std::string_view request_json, const ChunkSink& sink) const;
+
+private:
+    struct Prepared;
+    class ChoiceStreams;
+
+    Prepared prepare(std::string_view request_json) const;
+    // Appends one engine request per choice to `streams`, whose destructor
+    // cancels whatever is still running when an error (or a stop) leaves early.
+    void submit_choices(const Prepared& prepared, ChoiceStreams& streams) const;
+    ChatOutputParser output_parser(const Prepared& prepared) const;
+
+    const Tokenizer& tokenizer_;
+    std::unique_ptr<ChatTemplate> template_;  // null: the model has no chat template
+    std::string model_name_;
+    std::string tool_parser_;       // "" : none
+    std::string reasoning_parser_;  // "" : none
+    Submit submit_;
+};
+
+}  // namespace vllm::chat
