@@ -19,6 +19,7 @@
 #include "chat/chat_output_parser.h"
 #include "chat/chat_request.h"
 #include "chat/reasoning_parsers/reasoning_parser.h"
+#include "chat/tool_parsers/forced_tool_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
 #include "util/error.h"
 
@@ -70,9 +71,12 @@ std::vector<std::vector<std::string>> streamings(const std::string& text) {
 
 using Calls = std::vector<std::pair<std::string, std::string>>;  // name, arguments
 
-std::unique_ptr<ToolParser> counting_parser(const std::string& dialect) {
+// Makes a parser that names its calls id0, id1, ...
+using ParserFactory = std::function<std::unique_ptr<ToolParser>(ToolParser::IdGenerator)>;
+
+std::unique_ptr<ToolParser> counting_parser(const ParserFactory& make) {
     auto counter = std::make_shared<int>(0);
-    return make_tool_parser(dialect, [counter] { return "id" + std::to_string((*counter)++); });
+    return make([counter] { return "id" + std::to_string((*counter)++); });
 }
 
 std::string describe(const ToolParseResult& r) {
@@ -90,14 +94,14 @@ bool same(const ToolParseResult& r, const std::string& content, const Calls& cal
     return true;
 }
 
-void check_tools(const std::string& dialect, const std::string& label, const std::string& output,
-                 const std::string& content, const Calls& calls) {
-    const ToolParseResult whole = counting_parser(dialect)->parse_all(output);
+void check_tools(const std::string& dialect, const ParserFactory& make, const std::string& label,
+                 const std::string& output, const std::string& content, const Calls& calls) {
+    const ToolParseResult whole = counting_parser(make)->parse_all(output);
     check(same(whole, content, calls), dialect + " " + label + ": whole output gave " + describe(whole));
     int mismatches = 0;
     std::string first_bad;
     for (const auto& pieces : streamings(output)) {
-        auto parser = counting_parser(dialect);
+        auto parser = counting_parser(make);
         ToolParseResult streamed;
         int next_index = 0;
         bool indices_ok = true;
@@ -112,6 +116,15 @@ void check_tools(const std::string& dialect, const std::string& label, const std
         }
     }
     check(mismatches == 0, dialect + " " + label + ": " + std::to_string(mismatches) + " streamings differ, e.g. " + first_bad);
+}
+
+ParserFactory dialect_parser(const std::string& dialect) {
+    return [dialect](ToolParser::IdGenerator ids) { return make_tool_parser(dialect, std::move(ids)); };
+}
+
+void check_tools(const std::string& dialect, const std::string& label, const std::string& output,
+                 const std::string& content, const Calls& calls) {
+    check_tools(dialect, dialect_parser(dialect), label, output, content, calls);
 }
 
 void test_hermes() {
@@ -203,6 +216,28 @@ void test_pythonic() {
     check_tools("pythonic", "positional argument is content", " [f(1)]", " [f(1)]", {});
     check_tools("pythonic", "empty list is content", "[]", "[]", {});
     check_tools("pythonic", "truncated list is content", "[f(x='abc", "[f(x='abc", {});
+}
+
+// The calls tool_choice "required" / a named function forced (chat_constraint.h).
+void test_forced_tool_calls() {
+    const ParserFactory required = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("", std::move(ids));
+    };
+    const ParserFactory named = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("get_weather", std::move(ids));
+    };
+    const std::string args = "{\"city\": \"Par\xC3\xADs\", \"opts\": {\"raw\": \"} ]\\\"\", \"n\": [1, {}]}}";
+    check_tools("forced", required, "required, one call", "[{\"name\": \"get_weather\", \"parameters\": " + args + "}]",
+                "", {{"get_weather", args}});
+    check_tools("forced", required, "required, two calls with whitespace",
+                "[ {\"name\":\"ping\",\"parameters\":{}} ,\n {\"name\": \"get_weather\", \"parameters\": " + args +
+                    "}\n]",
+                "", {{"ping", "{}"}, {"get_weather", args}});
+    check_tools("forced", required, "required, cut short", "[{\"name\": \"ping\", \"parameters\": {}}, {\"name\": \"pi",
+                "{\"name\": \"pi", {{"ping", "{}"}});
+    check_tools("forced", named, "named", args, "", {{"get_weather", args}});
+    check_tools("forced", named, "named, leading whitespace", " \n" + args, "", {{"get_weather", args}});
+    check_tools("forced", named, "named, cut short", "{\"city\": \"Pa", "{\"city\": \"Pa", {});
 }
 
 void test_tool_parser_factory() {
@@ -356,8 +391,8 @@ void test_random_outputs() {
         if (round % 3 == 0) output = "<tool_call>{\"name\": \"f\", \"arguments\": {" + output;
         if (round % 3 == 1) output = "[TOOL_CALLS]f{" + output;
         for (const char* dialect : {"hermes", "llama3_json", "mistral", "pythonic"}) {
-            const ToolParseResult whole = counting_parser(dialect)->parse_all(output);
-            auto parser = counting_parser(dialect);
+            const ToolParseResult whole = counting_parser(dialect_parser(dialect))->parse_all(output);
+            auto parser = counting_parser(dialect_parser(dialect));
             ToolParseResult streamed;
             size_t pos = 0;
             while (pos < output.size()) {
@@ -436,6 +471,7 @@ int main(int argc, char** argv) {
     test_llama3_json();
     test_mistral();
     test_pythonic();
+    test_forced_tool_calls();
     test_tool_parser_factory();
     test_reasoning();
     test_reasoning_then_tools();

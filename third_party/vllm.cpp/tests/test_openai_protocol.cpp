@@ -165,10 +165,14 @@ void test_request_errors() {
                  "'stream_options.include_usage' must be a boolean (got string)");
 
     const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f"}}])";
-    expect_error(with(tools + R"(, "tool_choice": "required")"),
-                 "tool_choice 'required' needs structured output, which is not supported yet");
-    expect_error(with(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "f"}})"),
-                 "a named 'tool_choice' needs structured output, which is not supported yet");
+    check(parse_chat_request(with(tools + R"(, "tool_choice": "required")")).tool_choice == ToolChoice::Required,
+          "tool_choice required");
+    const ChatRequest named =
+        parse_chat_request(with(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "f"}})"));
+    check(named.tool_choice == ToolChoice::Named && named.tool_choice_name == "f", "named tool_choice");
+    expect_error(with(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "g"}})"),
+                 "'tool_choice' names function 'g', which is not among 'tools'");
+    expect_error(with(tools + R"(, "tool_choice": {"type": "tool"})"), "'tool_choice.type' must be 'function'");
     expect_error(with(tools + R"(, "tool_choice": "sometimes")"),
                  "'tool_choice' must be 'none', 'auto', 'required' or a named function (got 'sometimes')");
     expect_error(with(tools + R"(, "tool_choice": 1)"), "'tool_choice' must be a string (got int)");
@@ -179,8 +183,16 @@ void test_request_errors() {
     expect_error(with(R"("tools": [{"type": "function", "function": {"name": "f", "parameters": []}}])"),
                  "'tools[0].function.parameters' must be an object (got array)");
 
-    expect_error(with(R"("response_format": {"type": "json_object"})"),
-                 "response_format 'json_object' needs structured output, which is not supported yet");
+    check(parse_chat_request(with(R"("response_format": {"type": "json_object"})")).response_format.type ==
+              ResponseFormat::Type::JsonObject,
+          "response_format json_object");
+    const ChatRequest schema = parse_chat_request(
+        with(R"("response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"type": "integer"}}})"));
+    check(schema.response_format.type == ResponseFormat::Type::JsonSchema &&
+              schema.response_format.schema == R"({"type":"integer"})",
+          "response_format json_schema");
+    expect_error(with(R"("response_format": {"type": "yaml"})"),
+                 "'response_format.type' must be 'text', 'json_object' or 'json_schema' (got 'yaml')");
     expect_error(with(R"("response_format": "json")"), "'response_format' must be an object (got string)");
     expect_error(with(R"("chat_template_kwargs": [])"), "'chat_template_kwargs' must be an object (got array)");
     expect_error(with(R"("continue_final_message": true)"),

@@ -182,20 +182,70 @@ json::Value parse_tools(const json::Value& body) {
     return *tools;
 }
 
-ToolChoice parse_tool_choice(const json::Value& body, bool has_tools) {
+bool has_tool_named(const json::Value& tools, const std::string& name) {
+    if (!tools.is_array()) return false;
+    for (const json::Value& tool : tools.items())
+        if (tool.find("function")->find("name")->as_string() == name) return true;
+    return false;
+}
+
+void parse_tool_choice(const json::Value& body, ChatRequest& r) {
+    const bool has_tools = r.tools.is_array() && r.tools.size() > 0;
     const json::Value* choice = field(body, "tool_choice");
-    if (choice == nullptr) return has_tools ? ToolChoice::Auto : ToolChoice::None;
-    if (choice->is_object())
-        throw_invalid_argument("a named 'tool_choice' needs structured output, which is not supported yet");
+    if (choice == nullptr) {
+        r.tool_choice = has_tools ? ToolChoice::Auto : ToolChoice::None;
+        return;
+    }
+    if (choice->is_object()) {
+        const std::string& type = required_string(*choice, "type", "tool_choice");
+        if (type != "function") throw_invalid_argument("'tool_choice.type' must be 'function' (got '" + type + "')");
+        const json::Value* function = field(*choice, "function");
+        if (function == nullptr) throw_invalid_argument("'tool_choice.function' is required");
+        require_object(*function, "tool_choice.function");
+        r.tool_choice_name = required_string(*function, "name", "tool_choice.function");
+        if (!has_tool_named(r.tools, r.tool_choice_name))
+            throw_invalid_argument("'tool_choice' names function '" + r.tool_choice_name +
+                                   "', which is not among 'tools'");
+        r.tool_choice = ToolChoice::Named;
+        return;
+    }
     const std::string& value = read_string(*choice, "tool_choice");
-    if (value == "none") return ToolChoice::None;
-    if (value == "required")
-        throw_invalid_argument("tool_choice 'required' needs structured output, which is not supported yet");
-    if (value != "auto")
+    if (value == "none") {
+        r.tool_choice = ToolChoice::None;
+        return;
+    }
+    if (value != "auto" && value != "required")
         throw_invalid_argument("'tool_choice' must be 'none', 'auto', 'required' or a named function (got '" + value +
                                "')");
-    if (!has_tools) throw_invalid_argument("tool_choice 'auto' needs 'tools'");
-    return ToolChoice::Auto;
+    if (!has_tools) throw_invalid_argument("tool_choice '" + value + "' needs 'tools'");
+    r.tool_choice = value == "auto" ? ToolChoice::Auto : ToolChoice::Required;
+}
+
+ResponseFormat parse_response_format(const json::Value& body) {
+    ResponseFormat out;
+    const json::Value* format = field(body, "response_format");
+    if (format == nullptr) return out;
+    require_object(*format, "response_format");
+    const std::string& type = required_string(*format, "type", "response_format");
+    if (type == "text") return out;
+    if (type == "json_object") {
+        out.type = ResponseFormat::Type::JsonObject;
+        return out;
+    }
+    if (type != "json_schema")
+        throw_invalid_argument("'response_format.type' must be 'text', 'json_object' or 'json_schema' (got '" + type +
+                               "')");
+    out.type = ResponseFormat::Type::JsonSchema;
+    const json::Value* spec = field(*format, "json_schema");
+    if (spec == nullptr) throw_invalid_argument("'response_format.json_schema' is required");
+    require_object(*spec, "response_format.json_schema");
+    if (const json::Value* name = field(*spec, "name")) read_string(*name, "response_format.json_schema.name");
+    if (const json::Value* schema = field(*spec, "schema")) {
+        if (!schema->is_object() && !schema->is_bool())
+            wrong_type("response_format.json_schema.schema", "an object", *schema);
+        out.schema = json::dump(*schema);
+    }
+    return out;
 }
 
 // ------------------------------------------------------------- sampling
@@ -272,13 +322,7 @@ void parse_outputs(const json::Value& body, ChatRequest& r) {
         if (const json::Value* v = field(*options, "include_usage"))
             r.include_usage = read_bool(*v, "stream_options.include_usage");
     }
-    if (const json::Value* format = field(body, "response_format")) {
-        require_object(*format, "response_format");
-        const std::string& type = required_string(*format, "type", "response_format");
-        if (type != "text")
-            throw_invalid_argument("response_format '" + type +
-                                   "' needs structured output, which is not supported yet");
-    }
+    r.response_format = parse_response_format(body);
 }
 
 void parse_template_options(const json::Value& body, ChatRequest& r) {
@@ -309,7 +353,7 @@ ChatRequest parse_chat_request(std::string_view request_json) {
     if (const json::Value* v = field(body, "model")) r.model = read_string(*v, "model");
     r.messages = parse_messages(body);
     r.tools = parse_tools(body);
-    r.tool_choice = parse_tool_choice(body, r.tools.is_array() && r.tools.size() > 0);
+    parse_tool_choice(body, r);
     parse_sampling(body, r);
     parse_outputs(body, r);
     parse_template_options(body, r);

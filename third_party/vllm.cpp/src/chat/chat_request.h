@@ -4,9 +4,9 @@
 // (as OpenAI does). A wrong type or an out-of-range value is INVALID_ARGUMENT
 // naming the field, e.g. "'temperature' must be a number (got string)" or
 // "'messages[1].role' must be one of system, developer, user, assistant,
-// tool (got 'bot')". Features that need structured output (tool_choice
-// "required" or a named function, response_format other than "text") are
-// refused by name rather than ignored.
+// tool (got 'bot')". tool_choice "required" / a named function and
+// response_format json_object / json_schema are read here and turned into an
+// output constraint by chat_constraint.h.
 //
 // The messages come back normalized for chat templates, as vLLM hands them
 // to transformers' apply_chat_template:
@@ -26,13 +26,24 @@
 
 namespace vllm::chat {
 
-enum class ToolChoice { None, Auto };
+// "none", "auto", "required", or {"type": "function", "function": {"name": ...}}.
+enum class ToolChoice { None, Auto, Required, Named };
+
+// response_format: "text" (no constraint), "json_object", or "json_schema"
+// with its schema (JSON text; "" when the request gave none: any object).
+struct ResponseFormat {
+    enum class Type { Text, JsonObject, JsonSchema };
+    Type type = Type::Text;
+    std::string schema;
+};
 
 struct ChatRequest {
     std::string model;       // "" when absent
     json::Value messages;    // array of normalized message objects (see above)
     json::Value tools;       // array of {"type":"function","function":{...}}, or null
     ToolChoice tool_choice = ToolChoice::None;  // default: auto with tools, none without
+    std::string tool_choice_name;               // ToolChoice::Named: a function in `tools`
+    ResponseFormat response_format;
 
     // Sampling, with OpenAI's defaults where the field is absent.
     double temperature = 1.0;

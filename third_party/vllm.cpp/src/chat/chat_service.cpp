@@ -2,10 +2,12 @@
 
 #include <ctime>
 
+#include "chat/chat_constraint.h"
 #include "chat/chat_prompt.h"
 #include "chat/choice_logprobs.h"
 #include "chat/openai_protocol.h"
 #include "chat/reasoning_parsers/reasoning_parser.h"
+#include "chat/tool_parsers/forced_tool_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
 #include "util/error.h"
 
@@ -15,6 +17,7 @@ struct ChatService::Prepared {
     ChatRequest request;
     std::string prompt_text;
     std::vector<int32_t> prompt_ids;
+    std::shared_ptr<const structured::Grammar> constraint;  // response_format / forced tool calls; null: none
 };
 
 // The engine requests of one chat call. Leaving the call by any path
@@ -93,6 +96,15 @@ ChatService::Prepared ChatService::prepare(std::string_view request_json) const 
             "set (its chat template shows no known tool-call format)");
     p.prompt_text = render_chat_prompt(p.request, template_.get());
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
+    p.constraint = chat_output_constraint(p.request);
+    // The grammar constrains the output from its first token, so a model
+    // that starts by thinking cannot: refused rather than the answer read as
+    // reasoning. (Starting the grammar after the reasoning is a known gap.)
+    if (p.constraint && !reasoning_parser_.empty() &&
+        make_reasoning_parser(reasoning_parser_, p.request, p.prompt_text)->parse_all("{}").content != "{}")
+        throw_invalid_argument("'response_format' and tool_choice 'required' or a named function are not supported "
+                               "with reasoning yet: turn thinking off (chat_template_kwargs.enable_thinking false) "
+                               "or load the model with reasoning_parser 'none'");
     return p;
 }
 
@@ -100,6 +112,7 @@ void ChatService::submit_choices(const Prepared& prepared, ChoiceStreams& stream
     std::vector<const char*> stop_pointers;
     SamplingConfig sampling = SamplingConfig::from_c(to_sampling_params(prepared.request, stop_pointers));
     sampling.logprobs = prepared.request.logprobs ? prepared.request.top_logprobs : -1;
+    sampling.grammar = prepared.constraint;
     for (int32_t i = 0; i < prepared.request.n; ++i) {
         SamplingConfig choice = sampling;
         if (choice.has_seed) choice.seed = sampling.seed + static_cast<uint64_t>(i);
@@ -112,7 +125,17 @@ ChatOutputParser ChatService::output_parser(const Prepared& prepared) const {
     if (!reasoning_parser_.empty())
         reasoning = make_reasoning_parser(reasoning_parser_, prepared.request, prepared.prompt_text);
     std::unique_ptr<ToolParser> tools;
-    if (prepared.request.tool_choice == ToolChoice::Auto) tools = make_tool_parser(tool_parser_);
+    switch (prepared.request.tool_choice) {
+        case ToolChoice::Auto:
+            tools = make_tool_parser(tool_parser_);
+            break;
+        case ToolChoice::Required:
+        case ToolChoice::Named:
+            tools = std::make_unique<ForcedToolParser>(prepared.request.tool_choice_name, make_tool_call_id);
+            break;
+        case ToolChoice::None:
+            break;
+    }
     return ChatOutputParser(std::move(reasoning), std::move(tools));
 }
 

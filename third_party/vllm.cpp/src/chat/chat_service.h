@@ -17,7 +17,10 @@
 // one the template's markers show ("none", or nothing detected: no split);
 // the tool parser named at load, else the detected one, used when the
 // request has tools and tool_choice is "auto" (as in vLLM, "auto" without a
-// tool parser is INVALID_ARGUMENT).
+// tool parser is INVALID_ARGUMENT). response_format and tool_choice
+// "required" / a named function constrain every choice's output with a
+// grammar (chat_constraint.h); forced calls are read back by
+// forced_tool_parser.h, whatever the model's own tool-call dialect.
 //
 // Streaming sends, per choice, its role chunk, delta chunks and finish chunk;
 // the choices come one after another (all of choice 0, then choice 1, ...),

@@ -1,0 +1,150 @@
+#include "chat/chat_constraint.h"
+
+#include "structured/json_schema.h"
+#include "structured/structured_output.h"
+#include "util/error.h"
+
+namespace vllm::chat {
+
+namespace {
+
+// Runs `compile`, putting the request field the schema came from in front of
+// the compiler's message ("'tools[1].function.parameters': JSON schema: ...").
+template <class Compile>
+auto naming_field(const std::string& field, Compile compile) {
+    try {
+        return compile();
+    } catch (const Error& e) {
+        throw Error(e.status(), "'" + field + "': " + e.what());
+    }
+}
+
+json::Value parameters_of(const json::Value& tool) {
+    const json::Value* parameters = tool.find("function")->find("parameters");
+    if (parameters != nullptr && !parameters->is_null()) return *parameters;
+    json::Value empty = json::Value::object();  // a function without parameters takes {}
+    empty.set("type", "object");
+    return empty;
+}
+
+const json::Value& tool_named(const json::Value& tools, const std::string& name, size_t& index) {
+    for (index = 0; index < tools.size(); ++index)
+        if (tools.items()[index].find("function")->find("name")->as_string() == name) return tools.items()[index];
+    throw_invalid_argument("no tool named '" + name + "'");  // parse_chat_request checked it
+}
+
+// --- tool_choice "required": every tool's parameters as one schema ----------
+
+// Values that are data, not schemas: a "$ref" key inside them is not a reference.
+bool holds_data(const std::string& key) { return key == "const" || key == "enum" || key == "default" || key == "examples"; }
+
+// A tool's parameter schema moves to the root's $defs under `self`, its own
+// definitions under `self` + "_" + name; its references follow them.
+std::string rebased_ref(const std::string& ref, const std::string& self) {
+    if (ref == "#") return "#/$defs/" + self;
+    for (const std::string prefix : {"#/$defs/", "#/definitions/"})
+        if (ref.compare(0, prefix.size(), prefix) == 0) return "#/$defs/" + self + "_" + ref.substr(prefix.size());
+    return ref;  // forms the compiler refuses anyway (checked per tool first)
+}
+
+void rebase_refs(json::Value& schema, const std::string& self) {
+    if (schema.is_array()) {
+        for (json::Value& item : schema.items()) rebase_refs(item, self);
+        return;
+    }
+    if (!schema.is_object()) return;
+    for (auto& [key, value] : schema.members()) {
+        if (key == "$ref" && value.is_string()) {
+            value = rebased_ref(value.as_string(), self);
+        } else if (!holds_data(key)) {
+            rebase_refs(value, self);
+        }
+    }
+}
+
+void hoist_definitions(json::Value& parameters, const std::string& self, json::Value& root_defs) {
+    for (const char* key : {"$defs", "definitions"}) {
+        const json::Value* defs = parameters.find(key);
+        if (defs == nullptr || !defs->is_object()) continue;
+        for (const auto& [name, def] : defs->members()) root_defs.set(self + "_" + name, def);
+        parameters.erase(key);
+    }
+    root_defs.set(self, std::move(parameters));
+}
+
+// {"type": "array", "minItems": 1, "items": {"anyOf": [one call shape per
+// tool]}, "$defs": {...}}; a call is {"name": <const>, "parameters": ...}.
+std::string required_calls_schema(const json::Value& tools) {
+    json::Value defs = json::Value::object();
+    json::Value shapes = json::Value::array();
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const json::Value& tool = tools.items()[i];
+        json::Value parameters = parameters_of(tool);
+        // Checked alone first, so that an error names the tool it is in.
+        naming_field("tools[" + std::to_string(i) + "].function.parameters",
+                     [&] { return structured::json_schema_to_gbnf(json::dump(parameters)); });
+        const std::string self = "tool" + std::to_string(i);
+        rebase_refs(parameters, self);
+        hoist_definitions(parameters, self, defs);
+
+        json::Value name = json::Value::object();
+        name.set("const", tool.find("function")->find("name")->as_string());
+        json::Value ref = json::Value::object();
+        ref.set("$ref", "#/$defs/" + self);
+        json::Value properties = json::Value::object();
+        properties.set("name", std::move(name));
+        properties.set("parameters", std::move(ref));
+        json::Value required = json::Value::array();
+        required.push_back("name");
+        required.push_back("parameters");
+        json::Value shape = json::Value::object();
+        shape.set("type", "object");
+        shape.set("properties", std::move(properties));
+        shape.set("required", std::move(required));
+        shapes.push_back(std::move(shape));
+    }
+    json::Value items = json::Value::object();
+    items.set("anyOf", std::move(shapes));
+    json::Value schema = json::Value::object();
+    schema.set("type", "array");
+    schema.set("minItems", 1);
+    schema.set("items", std::move(items));
+    schema.set("$defs", std::move(defs));
+    return json::dump(schema);
+}
+
+}  // namespace
+
+std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request) {
+    const bool forced_call = request.tool_choice == ToolChoice::Required || request.tool_choice == ToolChoice::Named;
+    if (forced_call && request.response_format.type != ResponseFormat::Type::Text)
+        throw_invalid_argument("'response_format' and " +
+                               (request.tool_choice == ToolChoice::Required
+                                    ? std::string("tool_choice 'required'")
+                                    : "tool_choice function '" + request.tool_choice_name + "'") +
+                               " both constrain the output; give one of them");
+    switch (request.response_format.type) {
+        case ResponseFormat::Type::JsonObject:
+            return structured::json_object_grammar();
+        case ResponseFormat::Type::JsonSchema:
+            if (request.response_format.schema.empty()) return structured::json_object_grammar();
+            return naming_field("response_format.json_schema.schema", [&] {
+                return structured::compile_json_schema(request.response_format.schema);
+            });
+        case ResponseFormat::Type::Text:
+            break;
+    }
+    if (request.tool_choice == ToolChoice::Named) {
+        size_t index = 0;
+        const json::Value& tool = tool_named(request.tools, request.tool_choice_name, index);
+        return naming_field("tools[" + std::to_string(index) + "].function.parameters",
+                            [&] { return structured::compile_json_schema(json::dump(parameters_of(tool))); });
+    }
+    if (request.tool_choice == ToolChoice::Required)
+        return naming_field("tool_choice", [&] {
+            return structured::compile_json_schema(required_calls_schema(request.tools));
+        });
+    return nullptr;
+}
+
+}  // namespace vllm::chat
