@@ -60,7 +60,7 @@ def test_json_schemas_validate(engine):
     assert len(cases.JSON_SCHEMAS) >= 25
     check_all(engine, cases.JSON_SCHEMAS, lambda it: StructuredOutput.json_schema(it[1]),
               lambda it, text: cases.check_json_schema_output(it[1], text),
-              lambda it: "Give the answer as JSON (%s):" % it[0])
+              lambda it: cases.json_prompt(it[0]))
 
 
 def test_regexes_fullmatch(engine):

@@ -33,7 +33,9 @@ json-array ::= "[" json-ws ( json-value json-ws ( "," json-ws json-value json-ws
 json-string ::= "\"" json-char* "\""
 json-char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" json-bmp-escape )
 json-bmp-escape ::= [0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}
-json-number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+json-number ::= "-"? ( "0" | [1-9] [0-9]{0,)" +
+           std::to_string(kMaxIntegerDigits - 1) + R"(} ) ( "." [0-9]{1,)" + std::to_string(kMaxFractionDigits) +
+           R"(} )? ( [eE] [-+]? [0-9]{1,)" + std::to_string(kMaxExponentDigits) + R"(} )?
 json-ws ::= [ \t\n\r]{0,)" + std::to_string(kMaxJsonWhitespace) + "}\n";
 }
 

@@ -10,6 +10,14 @@ namespace vllm::structured {
 // this many in a row, so a model cannot emit spaces forever.
 constexpr int kMaxJsonWhitespace = 32;
 
+// Digits of a JSON number are bounded for the same reason (as llama.cpp's
+// schema converter bounds them): an integer part of at most 19 digits
+// (int64's magnitude), at most 16 fraction digits (past a double's
+// precision) and 3 exponent digits.
+constexpr int kMaxIntegerDigits = 19;
+constexpr int kMaxFractionDigits = 16;
+constexpr int kMaxExponentDigits = 3;
+
 // A GBNF string literal matching exactly `utf8` (quotes included).
 // INVALID_ARGUMENT when `utf8` is not valid UTF-8, naming `what`.
 std::string gbnf_literal(const std::string& utf8, const std::string& what = "literal");

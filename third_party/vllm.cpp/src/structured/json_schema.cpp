@@ -33,7 +33,10 @@ const std::map<std::string, std::string> kFormats = {
     {"time",
      R"(( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{1,9} )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ))"},
     {"uuid", R"([0-9a-f]{8} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{12})"},
-    {"email", R"([a-zA-Z0-9_+-]+ ( "." [a-zA-Z0-9_+-]+ )* "@" [a-zA-Z0-9-]+ ( "." [a-zA-Z0-9-]+ )+)"},
+    // Bounded as mail and DNS bound them (a 64-byte local part, 63-byte
+    // labels), up to 8 dots on either side.
+    {"email",
+     R"([a-zA-Z0-9_+-]{1,64} ( "." [a-zA-Z0-9_+-]{1,64} ){0,8} "@" [a-zA-Z0-9-]{1,63} ( "." [a-zA-Z0-9-]{1,63} ){1,8})"},
 };
 
 std::string paren(const std::string& expr) { return expr.empty() ? std::string() : "( " + expr + " )"; }
@@ -80,7 +83,9 @@ std::string uint_range(int64_t lo, int64_t hi) {
         const std::string b = (hi >= 0 && len == hi_len) ? std::to_string(hi) : std::string(len, '9');
         alternatives.push_back(same_length_range(a, b));
     }
-    if (hi < 0) alternatives.push_back("[1-9] [0-9]{" + std::to_string(lo_len) + ",}");
+    // Unbounded above: longer numbers up to kMaxIntegerDigits digits.
+    if (hi < 0 && lo_len < static_cast<size_t>(kMaxIntegerDigits))
+        alternatives.push_back("[1-9] [0-9]{" + std::to_string(lo_len) + "," + std::to_string(kMaxIntegerDigits - 1) + "}");
     return join_alternatives(alternatives);
 }
 
@@ -379,7 +384,7 @@ private:
         const Bounds b = integer_bounds(schema, path);
         // Whole numbers in range, I.fff with I in [max(lo,0), hi-1], and -I.fff with I in [max(0,-hi), -lo-1].
         std::vector<std::string> alternatives = {int_range(b)};
-        const std::string fraction = " \".\" [0-9]+";
+        const std::string fraction = " \".\" [0-9]{1," + std::to_string(kMaxFractionDigits) + "}";
         const int64_t pos_lo = b.has_lo ? std::max<int64_t>(b.lo, 0) : 0;
         if (!b.has_hi || pos_lo <= b.hi - 1) alternatives.push_back(paren(uint_range(pos_lo, b.has_hi ? b.hi - 1 : -1)) + fraction);
         const int64_t neg_lo = b.has_hi ? std::max<int64_t>(0, -b.hi) : 0;
