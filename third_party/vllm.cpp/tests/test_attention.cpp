@@ -25,11 +25,13 @@ void check(bool ok, const char* what, double value) {
 }
 
 struct Fixture {
-    int n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size = 16, num_blocks = 40;
+    int n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size, num_blocks;
     std::vector<float> q, keys, values;
     std::vector<int32_t> table, positions;
 
-    Fixture(int n_tokens, int first_pos) {
+    // Blocks of a multiple of 16 slots are read whole; smaller ones gathered.
+    Fixture(int n_tokens, int first_pos, int block_size_ = 16)
+        : block_size(block_size_), num_blocks(640 / block_size_) {
         std::mt19937 rng(7);
         std::normal_distribution<float> normal;
         q.resize(size_t(n_tokens) * n_heads * head_dim);
@@ -57,9 +59,14 @@ struct Fixture {
         return a;
     }
 
-    const float* row(const std::vector<float>& store, int pos, int kv_head) const {
-        return store.data() + (size_t(table[pos / block_size]) * block_size + pos % block_size) * n_kv_heads * head_dim +
-               size_t(kv_head) * head_dim;
+    // The layouts of kv_cache.h: K slot-minor, V one row per slot.
+    float key(int pos, int kv_head, int d) const {
+        return keys[((size_t(table[pos / block_size]) * n_kv_heads + kv_head) * head_dim + d) * block_size +
+                    pos % block_size];
+    }
+    float value(int pos, int kv_head, int d) const {
+        return values[(size_t(table[pos / block_size]) * block_size + pos % block_size) * n_kv_heads * head_dim +
+                      size_t(kv_head) * head_dim + d];
     }
 
     // Softmax attention in double, straight from the definition.
@@ -73,14 +80,14 @@ struct Fixture {
                 double max_w = -1e300, total = 0;
                 for (int j = 0; j <= positions[t]; ++j) {
                     double s = 0;
-                    for (int d = 0; d < head_dim; ++d) s += double(qv[d]) * row(keys, j, h / group)[d];
+                    for (int d = 0; d < head_dim; ++d) s += double(qv[d]) * key(j, h / group, d);
                     w[j] = s / std::sqrt(double(head_dim));
                     max_w = std::max(max_w, w[j]);
                 }
                 for (double& x : w) total += (x = std::exp(x - max_w));
                 for (int d = 0; d < head_dim; ++d) {
                     double acc = 0;
-                    for (int j = 0; j <= positions[t]; ++j) acc += w[j] * row(values, j, h / group)[d];
+                    for (int j = 0; j <= positions[t]; ++j) acc += w[j] * value(j, h / group, d);
                     out[(t * n_heads + h) * head_dim + d] = float(acc / total);
                 }
             }
@@ -103,8 +110,8 @@ AttentionTile whole(const Fixture& f, int n_tokens, int kv_head) {
     return tile;
 }
 
-void test_against_reference(int n_tokens, int first_pos) {
-    Fixture f(n_tokens, first_pos);
+void test_against_reference(int n_tokens, int first_pos, int block_size = 16) {
+    Fixture f(n_tokens, first_pos, block_size);
     std::vector<float> out(f.q.size());
     PagedAttention a = f.args(out.data());
     for (int h = 0; h < f.n_kv_heads; ++h) attention_tile(a, whole(f, n_tokens, h));
@@ -143,6 +150,8 @@ int main() {
     test_against_reference(1, 300);   // decode with a long context
     test_against_reference(5, 17);    // a prefill chunk across a block boundary
     test_against_reference(21, 100);  // a full tile of queries
+    test_against_reference(3, 150, 8);   // small blocks: keys gathered
+    test_against_reference(3, 150, 32);  // larger blocks: two chunks a block
     test_split_merge(1, 300, 2);
     test_split_merge(1, 500, 4);
     test_split_merge(3, 200, 3);      // queries whose causal limits differ; a split can hold no key for some

@@ -79,7 +79,7 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
         for (int i = 0; i < sl.n_tokens; ++i) {
             const int pos = sl.start_pos + i;
             const int32_t block = sl.block_table[pos / bs];
-            std::copy_n(&k_[(t0 + i) * kv_dim], kv_dim, cache.key(layer, block, pos % bs));
+            cache.store_key(layer, block, pos % bs, &k_[(t0 + i) * kv_dim]);
             std::copy_n(&v_[(t0 + i) * kv_dim], kv_dim, cache.value(layer, block, pos % bs));
         }
         for (int64_t t = t0; t < t0 + sl.n_tokens; t += tokens_per_tile)

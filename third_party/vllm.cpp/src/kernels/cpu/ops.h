@@ -8,8 +8,9 @@
 
 namespace vllm::kernels {
 
-// One layer's paged attention inputs. K/V cache layout per layer:
-// [num_blocks][block_size][n_kv_heads][head_dim].
+// One layer's paged attention inputs. Cache layouts per layer (kv_cache.h):
+// K [num_blocks][n_kv_heads][head_dim][block_size] (slot-minor),
+// V [num_blocks][block_size][n_kv_heads][head_dim].
 struct PagedAttention {
     const float* q = nullptr;         // [n_tokens][n_heads][head_dim], RoPE applied
     float* out = nullptr;             // [n_tokens][n_heads][head_dim]

@@ -125,21 +125,34 @@ void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
             for (int d = 0; d < hd; ++d) q[size_t(qi) * hd + d] = src[d] * a.scale;
             pos[qi] = a.positions[t];
         }
-    // Keys are visited in chunks of kLanes slots, transposed to [dim][slot]
-    // once per chunk so each query's scores for the chunk are vector
-    // multiply-adds with no horizontal sums.
+    // Keys are visited in chunks of kLanes slots as [dim][slot] vectors, so
+    // each query's scores for the chunk are vector multiply-adds with no
+    // horizontal sums. The K cache is slot-minor: with blocks of a multiple
+    // of kLanes slots a chunk is one vector load per dimension; smaller
+    // blocks gather it. Lanes past the chunk's keys are masked below, and
+    // every lane's arithmetic is its own, so results do not depend on them.
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     const int hd_vecs = hd / kLanes;
+    const bool whole_chunks = bs % kLanes == 0;
     Vec kt[kAttentionMaxHeadDim];
+    auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
+        return a.k_cache + (size_t(block_table[p / bs]) * a.n_kv_heads + kv_head) * size_t(hd) * bs + p % bs;
+    };
     for (int chunk_start = tile.key_begin; chunk_start <= last; chunk_start += kLanes) {
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
         const float* values[kLanes];
         for (int j = 0; j < kLanes; ++j) {
             const int p = chunk_start + min_of(j, n_keys - 1);  // pad with a real key; masked below
-            const size_t slot = (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
-            const float* key = a.k_cache + slot;
-            values[j] = a.v_cache + slot;
-            for (int d = 0; d < hd; ++d) kt[d][j] = key[d];
+            values[j] = a.v_cache + (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+        }
+        if (whole_chunks) {
+            const float* k0 = key_rows(chunk_start);
+            for (int d = 0; d < hd; ++d) kt[d] = load(k0 + size_t(d) * bs);
+        } else {
+            for (int j = 0; j < kLanes; ++j) {
+                const float* k0 = key_rows(chunk_start + min_of(j, n_keys - 1));
+                for (int d = 0; d < hd; ++d) kt[d][j] = k0[size_t(d) * bs];
+            }
         }
         for (int qi = 0; qi < nq; ++qi) {
             // Causal: this query sees keys up to its own position.
