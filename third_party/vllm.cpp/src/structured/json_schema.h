@@ -14,6 +14,9 @@
 // then). Annotations (title, description, default, examples, $schema, $id,
 // $comment, deprecated, readOnly, writeOnly) are ignored.
 //
+// Numbers have at most kMaxIntegerDigits / kMaxFractionDigits digits
+// (builtin_grammars.h), so a model cannot loop on digits.
+//
 // Anything else is refused with INVALID_ARGUMENT "JSON schema: ..." naming
 // the keyword and where it is (a JSON pointer), as are malformed schemas.
 #pragma once
