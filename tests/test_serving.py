@@ -443,6 +443,32 @@ def test_kv_cache_memory_is_what_num_blocks_implies(smollm2_path):
         assert stats["requests_finished"] == 1 and stats["kv_blocks_used"] == 0
 
 
+# --- half-precision KV cache (VLLM_CPP_KV_CACHE_DTYPE=f16) -------------------------
+
+
+def test_half_kv_cache_takes_half_the_memory(smollm2_path, monkeypatch):
+    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f16")
+    with Engine.load(smollm2_path, max_model_len=256, num_blocks=64, block_size=16) as eng:
+        assert eng.stats()["kv_cache_bytes"] == 64 * 16 * SMOLLM2_KV_BYTES_PER_TOKEN // 2
+        assert eng.complete(PROMPTS[0], greedy(8)).completion_tokens == 8
+
+
+def test_half_kv_cache_is_batch_invariant(smollm2_path, monkeypatch):
+    """K/V are rounded to half once, when stored, the same way whatever the
+    batch: greedy output alone, batched, under preemption and with chunked
+    prefill agree."""
+    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f16")
+    with Engine.load(smollm2_path, max_model_len=128, num_blocks=12, block_size=16, max_num_seqs=8) as eng:
+        alone = [eng.complete(p, greedy(48)).text for p in PROMPTS]
+        assert run_batched(eng, PROMPTS, lambda i: greedy(48)) == alone
+        assert eng.stats()["preemptions"] > 0
+    prompt = " ".join(PROMPTS * 6)
+    with Engine.load(smollm2_path, max_model_len=512, max_num_batched_tokens=32, max_num_seqs=4,
+                     prefix_caching=Toggle.OFF) as small_chunks, \
+            Engine.load(smollm2_path, max_model_len=512, prefix_caching=Toggle.OFF) as whole:
+        assert small_chunks.complete(prompt, greedy(24)) == whole.complete(prompt, greedy(24))
+
+
 def test_stats_count_running_requests(engine):
     with engine.submit(PROMPTS[0], long_params(), Collector()) as req:
         deadline = time.monotonic() + 60

@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
         vllm::ModelWeights weights = vllm::ModelWeights::from_gguf(file, config);
         vllm::LlamaModel model(config, std::move(weights));
         const int block_size = 16, num_blocks = 64;
-        vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks);
+        vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks,
+                            vllm::kv_dtype_from_env());
         vllm::ThreadPool pool;
         Probe probe{model, cache, pool, {}};
         for (int b = 0; b < num_blocks; ++b) probe.table.push_back(num_blocks - 1 - b);  // non-trivial block order

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/half.h"
 #include "kernels/cpu/ops.h"
 
 using namespace vllm::kernels;
@@ -26,12 +27,16 @@ void check(bool ok, const char* what, double value) {
 
 struct Fixture {
     int n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size, num_blocks;
+    bool f16;
+    // The caches as floats (for f16, the values the halves hold exactly),
+    // and for f16 the halves the kernel reads, as the KV cache stores them.
     std::vector<float> q, keys, values;
+    std::vector<uint16_t> key_halves, value_halves;
     std::vector<int32_t> table, positions;
 
     // Blocks of a multiple of 16 slots are read whole; smaller ones gathered.
-    Fixture(int n_tokens, int first_pos, int block_size_ = 16)
-        : block_size(block_size_), num_blocks(640 / block_size_) {
+    Fixture(int n_tokens, int first_pos, int block_size_ = 16, bool f16_ = false)
+        : block_size(block_size_), num_blocks(640 / block_size_), f16(f16_) {
         std::mt19937 rng(7);
         std::normal_distribution<float> normal;
         q.resize(size_t(n_tokens) * n_heads * head_dim);
@@ -40,6 +45,11 @@ struct Fixture {
         for (float& x : q) x = normal(rng);
         for (float& x : keys) x = normal(rng);
         for (float& x : values) x = normal(rng);
+        if (f16) {
+            for (float& x : keys) key_halves.push_back(vllm::float_to_half(x)), x = vllm::half_to_float(key_halves.back());
+            for (float& x : values)
+                value_halves.push_back(vllm::float_to_half(x)), x = vllm::half_to_float(value_halves.back());
+        }
         for (int b = 0; b < num_blocks; ++b) table.push_back((b * 7) % num_blocks);  // scattered blocks
         for (int t = 0; t < n_tokens; ++t) positions.push_back(first_pos + t);
     }
@@ -49,8 +59,9 @@ struct Fixture {
         a.q = q.data();
         a.out = out;
         a.positions = positions.data();
-        a.k_cache = keys.data();
-        a.v_cache = values.data();
+        a.k_cache = f16 ? static_cast<const void*>(key_halves.data()) : keys.data();
+        a.v_cache = f16 ? static_cast<const void*>(value_halves.data()) : values.data();
+        a.kv_f16 = f16;
         a.block_size = block_size;
         a.n_heads = n_heads;
         a.n_kv_heads = n_kv_heads;
@@ -110,16 +121,16 @@ AttentionTile whole(const Fixture& f, int n_tokens, int kv_head) {
     return tile;
 }
 
-void test_against_reference(int n_tokens, int first_pos, int block_size = 16) {
-    Fixture f(n_tokens, first_pos, block_size);
+void test_against_reference(int n_tokens, int first_pos, int block_size = 16, bool f16 = false) {
+    Fixture f(n_tokens, first_pos, block_size, f16);
     std::vector<float> out(f.q.size());
     PagedAttention a = f.args(out.data());
     for (int h = 0; h < f.n_kv_heads; ++h) attention_tile(a, whole(f, n_tokens, h));
     check(max_diff(out, f.reference()) < 1e-4, "tile equals the float definition", max_diff(out, f.reference()));
 }
 
-void test_split_merge(int n_tokens, int first_pos, int n_splits) {
-    Fixture f(n_tokens, first_pos);
+void test_split_merge(int n_tokens, int first_pos, int n_splits, bool f16 = false) {
+    Fixture f(n_tokens, first_pos, 16, f16);
     std::vector<float> full(f.q.size()), merged(f.q.size());
     PagedAttention a = f.args(full.data());
     PagedAttention b = f.args(merged.data());
@@ -143,18 +154,45 @@ void test_split_merge(int n_tokens, int first_pos, int n_splits) {
     check(max_diff(full, merged) < 1e-5, "split-key partials merge to the whole tile", max_diff(full, merged));
 }
 
+// The cache's half conversions: every finite half survives a round trip;
+// values between two neighbours round to the nearer, ties to the even one;
+// past the largest half is infinity.
+void test_half_conversion() {
+    int bad = 0;
+    for (uint32_t h = 0; h < 0x7c00u; ++h) {
+        const float f = vllm::half_to_float(uint16_t(h));
+        const float g = h + 1 < 0x7c00u ? vllm::half_to_float(uint16_t(h + 1)) : 65536.0f;
+        const float mid = (f + g) / 2;  // exact in float
+        const uint16_t even = (h & 1) ? uint16_t(h + 1) : uint16_t(h);
+        for (const float sign : {1.0f, -1.0f}) {
+            const uint16_t s = sign < 0 ? 0x8000 : 0;
+            bad += vllm::float_to_half(sign * f) != (h | s);
+            bad += vllm::float_to_half(sign * mid) != (even | s);
+            bad += vllm::float_to_half(sign * std::nextafter(mid, 0.0f)) != (h | s);
+            bad += vllm::float_to_half(sign * std::nextafter(mid, INFINITY)) != ((h + 1) | s);
+        }
+    }
+    bad += vllm::float_to_half(1e6f) != 0x7c00 || vllm::float_to_half(-INFINITY) != 0xfc00;
+    bad += !std::isnan(vllm::half_to_float(vllm::float_to_half(NAN)));
+    bad += vllm::half_to_float(0x3c00) != 1.0f || vllm::half_to_float(0x0001) != std::ldexp(1.0f, -24);
+    check(bad == 0, "half conversions round to nearest even and back exactly", bad);
+}
+
 }  // namespace
 
 int main() {
-    test_against_reference(1, 0);     // first token: attends to itself only
-    test_against_reference(1, 300);   // decode with a long context
-    test_against_reference(5, 17);    // a prefill chunk across a block boundary
-    test_against_reference(21, 100);  // a full tile of queries
-    test_against_reference(3, 150, 8);   // small blocks: keys gathered
-    test_against_reference(3, 150, 32);  // larger blocks: two chunks a block
-    test_split_merge(1, 300, 2);
-    test_split_merge(1, 500, 4);
-    test_split_merge(3, 200, 3);      // queries whose causal limits differ; a split can hold no key for some
+    test_half_conversion();
+    for (const bool f16 : {false, true}) {  // float and half caches
+        test_against_reference(1, 0, 16, f16);     // first token: attends to itself only
+        test_against_reference(1, 300, 16, f16);   // decode with a long context
+        test_against_reference(5, 17, 16, f16);    // a prefill chunk across a block boundary
+        test_against_reference(21, 100, 16, f16);  // a full tile of queries
+        test_against_reference(3, 150, 8, f16);    // small blocks: keys gathered
+        test_against_reference(3, 150, 32, f16);   // larger blocks: two chunks a block
+        test_split_merge(1, 300, 2, f16);
+        test_split_merge(1, 500, 4, f16);
+        test_split_merge(3, 200, 3, f16);  // queries whose causal limits differ; a split can hold no key for some
+    }
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

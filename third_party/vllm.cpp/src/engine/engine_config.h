@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/kv_cache.h"
 #include "vllm.h"
 
 namespace vllm {
@@ -22,6 +23,9 @@ struct EngineConfig {
     // checked here: the spec refuses unknown names at the first chat call.
     std::string tool_parser;
     std::string reasoning_parser;
+    // KV cache element type: VLLM_CPP_KV_CACHE_DTYPE ("f32" or "f16"),
+    // read when the engine loads (kv_cache.h).
+    KvDtype kv_dtype = kDefaultKvDtype;
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

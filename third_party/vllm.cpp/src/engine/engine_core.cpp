@@ -14,7 +14,7 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
       tokenizer_(tokenizer),
       max_model_len_(max_model_len),
       kv_cache_(model.config().n_layers, model.config().n_kv_heads, model.config().head_dim, config.block_size,
-                num_blocks),
+                num_blocks, config.kv_dtype),
       kv_manager_(num_blocks, config.block_size, config.prefix_caching),
       scheduler_(parse_scheduling_policy(config.scheduling_policy), config.max_num_seqs,
                  config.max_num_batched_tokens, kv_manager_) {}

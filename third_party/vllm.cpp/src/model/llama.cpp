@@ -80,7 +80,7 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
             const int pos = sl.start_pos + i;
             const int32_t block = sl.block_table[pos / bs];
             cache.store_key(layer, block, pos % bs, &k_[(t0 + i) * kv_dim]);
-            std::copy_n(&v_[(t0 + i) * kv_dim], kv_dim, cache.value(layer, block, pos % bs));
+            cache.store_value(layer, block, pos % bs, &v_[(t0 + i) * kv_dim]);
         }
         for (int64_t t = t0; t < t0 + sl.n_tokens; t += tokens_per_tile)
             for (int h = 0; h < config_.n_kv_heads; ++h) {
@@ -100,6 +100,7 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     a.positions = positions_.data();
     a.k_cache = cache.layer_keys(layer);
     a.v_cache = cache.layer_values(layer);
+    a.kv_f16 = cache.dtype() == KvDtype::F16;
     a.block_size = bs;
     a.n_heads = config_.n_heads;
     a.n_kv_heads = config_.n_kv_heads;

@@ -8,15 +8,17 @@
 
 namespace vllm::kernels {
 
-// One layer's paged attention inputs. Cache layouts per layer (kv_cache.h):
+// One layer's paged attention inputs. Cache layouts per layer (kv_cache.h),
+// elements floats, or IEEE halves (16-bit patterns, core/half.h) when kv_f16:
 // K [num_blocks][n_kv_heads][head_dim][block_size] (slot-minor),
 // V [num_blocks][block_size][n_kv_heads][head_dim].
 struct PagedAttention {
     const float* q = nullptr;         // [n_tokens][n_heads][head_dim], RoPE applied
     float* out = nullptr;             // [n_tokens][n_heads][head_dim]
     const int32_t* positions = nullptr;  // absolute position of each batch token
-    const float* k_cache = nullptr;
-    const float* v_cache = nullptr;
+    const void* k_cache = nullptr;
+    const void* v_cache = nullptr;
+    bool kv_f16 = false;  // caches hold uint16_t halves, else floats
     int block_size = 0;
     int n_heads = 0;
     int n_kv_heads = 0;

@@ -5,14 +5,21 @@
 // kernels are plain loops the compiler vectorizes. Included by one .cpp per
 // instruction set inside a distinct namespace, so each copy is compiled
 // with that ISA's flags.
-// Expects VLLM_OPS_NAMESPACE to be defined by the including file.
+// Expects VLLM_OPS_NAMESPACE to be defined by the including file, and in
+// that namespace `widen_halves(const uint16_t* p)`: 16 IEEE halves at p (no
+// alignment) as 16 floats, a 64-byte float vector (the type of Vec below),
+// with that ISA's conversion instructions (GCC's generic conversion of half
+// vectors goes one element at a time), for half KV caches. Half to float is
+// exact, so every build gets the same floats from the cache.
 // No standard containers or other out-of-line templates here: the linker
 // keeps one copy of each template instantiation, and an AVX-512 copy could
-// end up serving the scalar path on a CPU without AVX-512.
+// end up serving the scalar path on a CPU without AVX-512. (Templates in the
+// unnamed namespace below are local to each file, so they are safe.)
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "core/half.h"
 #include "kernels/cpu/ops.h"
 
 // The vector helpers below are internal (inlined, file-local), so GCC's note
@@ -99,9 +106,17 @@ inline Vec fast_exp(Vec x) {
     return p * scale2;
 }
 
-}  // namespace
+// A cache element (float or half) as a float, and 16 consecutive ones.
+inline float to_float(float x) { return x; }
+inline float to_float(uint16_t h) { return half_to_float(h); }
+inline Vec load16(const float* p) { return load(p); }
+inline Vec load16(const uint16_t* p) { return widen_halves(p); }
 
-void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
+// The kernel for cache elements of type T (float or uint16_t halves).
+template <typename T>
+void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
+    const T* const k_cache = static_cast<const T*>(a.k_cache);
+    const T* const v_cache = static_cast<const T*>(a.v_cache);
     const int32_t* block_table = tile.block_table;
     const int64_t t_begin = tile.t_begin, t_end = tile.t_end;
     const int kv_head = tile.kv_head;
@@ -128,30 +143,40 @@ void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
     // Keys are visited in chunks of kLanes slots as [dim][slot] vectors, so
     // each query's scores for the chunk are vector multiply-adds with no
     // horizontal sums. The K cache is slot-minor: with blocks of a multiple
-    // of kLanes slots a chunk is one vector load per dimension; smaller
-    // blocks gather it. Lanes past the chunk's keys are masked below, and
-    // every lane's arithmetic is its own, so results do not depend on them.
+    // of kLanes slots a chunk is one 16-half load (widened) per dimension;
+    // smaller blocks gather it. Lanes past the chunk's keys are masked below,
+    // and every lane's arithmetic is its own, so results do not depend on
+    // them. Half value rows are widened to floats once per chunk into `vf`,
+    // shared by all the tile's queries; float rows are read in place.
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     const int hd_vecs = hd / kLanes;
     const bool whole_chunks = bs % kLanes == 0;
     Vec kt[kAttentionMaxHeadDim];
+    alignas(64) float vf[sizeof(T) == sizeof(float) ? 1 : kLanes * kAttentionMaxHeadDim];  // [key of chunk][dim]
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
-        return a.k_cache + (size_t(block_table[p / bs]) * a.n_kv_heads + kv_head) * size_t(hd) * bs + p % bs;
+        return k_cache + (size_t(block_table[p / bs]) * a.n_kv_heads + kv_head) * size_t(hd) * bs + p % bs;
     };
     for (int chunk_start = tile.key_begin; chunk_start <= last; chunk_start += kLanes) {
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
+        // Only keys below n_keys are ever weighted (visible <= n_keys).
         const float* values[kLanes];
-        for (int j = 0; j < kLanes; ++j) {
-            const int p = chunk_start + min_of(j, n_keys - 1);  // pad with a real key; masked below
-            values[j] = a.v_cache + (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+        for (int j = 0; j < n_keys; ++j) {
+            const int p = chunk_start + j;
+            const T* row = v_cache + (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+            if constexpr (sizeof(T) == sizeof(float)) {
+                values[j] = row;
+            } else {
+                for (int c = 0; c < hd_vecs; ++c) store(&vf[size_t(j) * hd + c * kLanes], load16(row + c * kLanes));
+                values[j] = &vf[size_t(j) * hd];
+            }
         }
         if (whole_chunks) {
-            const float* k0 = key_rows(chunk_start);
-            for (int d = 0; d < hd; ++d) kt[d] = load(k0 + size_t(d) * bs);
+            const T* k0 = key_rows(chunk_start);
+            for (int d = 0; d < hd; ++d) kt[d] = load16(k0 + size_t(d) * bs);
         } else {
             for (int j = 0; j < kLanes; ++j) {
-                const float* k0 = key_rows(chunk_start + min_of(j, n_keys - 1));
-                for (int d = 0; d < hd; ++d) kt[d][j] = k0[size_t(d) * bs];
+                const T* k0 = key_rows(chunk_start + min_of(j, n_keys - 1));  // pad with a real key; masked below
+                for (int d = 0; d < hd; ++d) kt[d][j] = to_float(k0[size_t(d) * bs]);
             }
         }
         for (int qi = 0; qi < nq; ++qi) {
@@ -214,6 +239,15 @@ void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
             const float inv = 1.0f / l[qi];
             for (int d = 0; d < hd; ++d) dst[d] = o[size_t(qi) * hd + d] * inv;
         }
+}
+
+}  // namespace
+
+void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
+    if (a.kv_f16)
+        attention_tile_impl<uint16_t>(a, tile);
+    else
+        attention_tile_impl<float>(a, tile);
 }
 
 void silu_mul(float* gate, const float* up, int64_t n) {
