@@ -16,6 +16,7 @@ import vllm_cpp
 from vllm_cpp import (
     CallbackError,
     Engine,
+    InvalidArgumentError,
     RequestCallbackThreadError,
     RequestOutcome,
     SamplingParams,
@@ -451,6 +452,12 @@ def test_half_kv_cache_takes_half_the_memory(smollm2_path, monkeypatch):
     with Engine.load(smollm2_path, max_model_len=256, num_blocks=64, block_size=16) as eng:
         assert eng.stats()["kv_cache_bytes"] == 64 * 16 * SMOLLM2_KV_BYTES_PER_TOKEN // 2
         assert eng.complete(PROMPTS[0], greedy(8)).completion_tokens == 8
+
+
+def test_unknown_kv_cache_dtype_is_refused(smollm2_path, monkeypatch):
+    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "bf16")
+    with pytest.raises(InvalidArgumentError, match="VLLM_CPP_KV_CACHE_DTYPE must be 'f32' or 'f16' \\(got 'bf16'\\)"):
+        Engine.load(smollm2_path, max_model_len=128)
 
 
 def test_half_kv_cache_is_batch_invariant(smollm2_path, monkeypatch):

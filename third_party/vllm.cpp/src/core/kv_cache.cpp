@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "util/error.h"
 
 namespace vllm {
 
@@ -11,6 +12,7 @@ KvDtype kv_dtype_from_env() {
     if (const char* env = std::getenv("VLLM_CPP_KV_CACHE_DTYPE")) {
         if (std::strcmp(env, "f16") == 0) return KvDtype::F16;
         if (std::strcmp(env, "f32") == 0) return KvDtype::F32;
+        throw_invalid_argument("VLLM_CPP_KV_CACHE_DTYPE must be 'f32' or 'f16' (got '" + std::string(env) + "')");
     }
     return kDefaultKvDtype;
 }

@@ -25,7 +25,7 @@ namespace vllm {
 enum class KvDtype { F32, F16 };
 
 // The element type VLLM_CPP_KV_CACHE_DTYPE names ("f32" or "f16"), else
-// kDefaultKvDtype.
+// kDefaultKvDtype; any other value is INVALID_ARGUMENT (at engine load).
 constexpr KvDtype kDefaultKvDtype = KvDtype::F32;
 KvDtype kv_dtype_from_env();
 
