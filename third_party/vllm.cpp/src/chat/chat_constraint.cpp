@@ -27,12 +27,6 @@ json::Value parameters_of(const json::Value& tool) {
     return empty;
 }
 
-const json::Value& tool_named(const json::Value& tools, const std::string& name, size_t& index) {
-    for (index = 0; index < tools.size(); ++index)
-        if (tools.items()[index].find("function")->find("name")->as_string() == name) return tools.items()[index];
-    throw_invalid_argument("no tool named '" + name + "'");  // parse_chat_request checked it
-}
-
 // --- tool_choice "required": every tool's parameters as one schema ----------
 
 // Values that are data, not schemas: a "$ref" key inside them is not a reference.
@@ -135,8 +129,8 @@ std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequ
             break;
     }
     if (request.tool_choice == ToolChoice::Named) {
-        size_t index = 0;
-        const json::Value& tool = tool_named(request.tools, request.tool_choice_name, index);
+        const int index = tool_index(request.tools, request.tool_choice_name);  // >= 0: parse_chat_request checked it
+        const json::Value& tool = request.tools.items()[static_cast<size_t>(index)];
         return naming_field("tools[" + std::to_string(index) + "].function.parameters",
                             [&] { return structured::compile_json_schema(json::dump(parameters_of(tool))); });
     }

@@ -182,13 +182,6 @@ json::Value parse_tools(const json::Value& body) {
     return *tools;
 }
 
-bool has_tool_named(const json::Value& tools, const std::string& name) {
-    if (!tools.is_array()) return false;
-    for (const json::Value& tool : tools.items())
-        if (tool.find("function")->find("name")->as_string() == name) return true;
-    return false;
-}
-
 void parse_tool_choice(const json::Value& body, ChatRequest& r) {
     const bool has_tools = r.tools.is_array() && r.tools.size() > 0;
     const json::Value* choice = field(body, "tool_choice");
@@ -203,7 +196,7 @@ void parse_tool_choice(const json::Value& body, ChatRequest& r) {
         if (function == nullptr) throw_invalid_argument("'tool_choice.function' is required");
         require_object(*function, "tool_choice.function");
         r.tool_choice_name = required_string(*function, "name", "tool_choice.function");
-        if (!has_tool_named(r.tools, r.tool_choice_name))
+        if (tool_index(r.tools, r.tool_choice_name) < 0)
             throw_invalid_argument("'tool_choice' names function '" + r.tool_choice_name +
                                    "', which is not among 'tools'");
         r.tool_choice = ToolChoice::Named;
@@ -339,6 +332,13 @@ void parse_template_options(const json::Value& body, ChatRequest& r) {
 }
 
 }  // namespace
+
+int tool_index(const json::Value& tools, const std::string& name) {
+    if (!tools.is_array()) return -1;
+    for (size_t i = 0; i < tools.size(); ++i)
+        if (tools.items()[i].find("function")->find("name")->as_string() == name) return static_cast<int>(i);
+    return -1;
+}
 
 std::optional<bool> ChatRequest::enable_thinking() const {
     const json::Value* v = chat_template_kwargs.find("enable_thinking");

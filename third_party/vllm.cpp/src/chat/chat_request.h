@@ -76,6 +76,10 @@ struct ChatRequest {
 
 ChatRequest parse_chat_request(std::string_view request_json);
 
+// The position in `tools` (as parse_chat_request validated them) of the
+// function named `name`; -1 when there is none.
+int tool_index(const json::Value& tools, const std::string& name);
+
 // The request's sampling fields as the C ABI's parameters. `stop_storage`
 // receives the stop-string pointers (into request.stop) and must outlive the
 // returned struct.
