@@ -1,22 +1,18 @@
 #include "chat/chat_prompt.h"
 
+#include "chat/jinja/py_str.h"
 #include "util/error.h"
 
 namespace vllm::chat {
 
 namespace {
 
-constexpr std::string_view kWhitespace = " \t\n\r\f\v";
-
-std::string_view strip_leading(std::string_view s) {
-    const size_t start = s.find_first_not_of(kWhitespace);
-    return start == std::string_view::npos ? std::string_view() : s.substr(start);
-}
+// Python's str.lstrip() / str.strip(), as transformers applies them.
+std::string_view strip_leading(std::string_view s) { return s.substr(jinja::py::leading_space(s)); }
 
 std::string_view strip(std::string_view s) {
     s = strip_leading(s);
-    const size_t end = s.find_last_not_of(kWhitespace);
-    return end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
+    return s.substr(0, s.size() - jinja::py::trailing_space(s));
 }
 
 const std::string& final_message_text(const json::Value& messages) {
