@@ -40,7 +40,6 @@ int64_t kv_budget_bytes() {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
-    config_.kv_dtype = kv_dtype_from_env();
     struct stat st {};
     if (::stat(config.model_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) refuse_directory(config.model_path);
     file_ = std::make_unique<GgufFile>(config.model_path);
@@ -65,7 +64,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     int num_blocks = config.num_blocks;
     if (num_blocks <= 0) {
         const size_t per_block = KVCache::bytes_per_token(model_config.n_layers, model_config.n_kv_heads,
-                                                          model_config.head_dim, config_.kv_dtype) * bs;
+                                                          model_config.head_dim, config.kv_dtype) * bs;
         const int64_t budget_blocks = kv_budget_bytes() / static_cast<int64_t>(per_block);
         // Enough for max_num_seqs full-length sequences, within the budget,
         // but never less than one full-length sequence.

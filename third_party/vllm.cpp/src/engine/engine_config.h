@@ -24,7 +24,7 @@ struct EngineConfig {
     std::string tool_parser;
     std::string reasoning_parser;
     // KV cache element type: VLLM_CPP_KV_CACHE_DTYPE ("f32" or "f16"),
-    // read when the engine loads (kv_cache.h).
+    // read by from_c, like the other environment overrides (kv_cache.h).
     KvDtype kv_dtype = kDefaultKvDtype;
 
     static constexpr int kDefaultBlockSize = 16;
