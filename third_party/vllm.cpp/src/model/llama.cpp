@@ -144,11 +144,7 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     for (size_t w = 0; w < work.size(); ++w)
         if (partial_offset[w] >= 0) work[w].partial = partials.data() + partial_offset[w];
 
-    // Later tiles see longer contexts: hand them out interleaved so each
-    // thread gets a similar share of the work.
-    pool.run([&](int index, int n_threads) {
-        for (size_t i = index; i < work.size(); i += n_threads) kernels::attention_tile(a, work[i]);
-    });
+    pool.for_each_chunk(static_cast<int64_t>(work.size()), [&](int64_t i) { kernels::attention_tile(a, work[i]); });
 
     for (const Split& split : split_tiles) {
         std::vector<const float*> parts;

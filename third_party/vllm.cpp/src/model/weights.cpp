@@ -102,6 +102,18 @@ ModelWeights ModelWeights::from_gguf(const GgufFile& file, ModelConfig& config) 
         l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
         l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
     }
+    // The token embedding is also read row by row (dequantize_row), so it
+    // stays as stored; a tied output matrix gets its own prepared copy.
+    const auto prepare = [&w](kernels::QuantMatrix& m) {
+        std::vector<uint8_t> storage;
+        const kernels::QuantMatrix ready = kernels::prepare_for_matmul(m, storage);
+        if (ready.data == m.data) return;
+        w.prepared.push_back(std::move(storage));  // moving keeps the buffer `ready` points into
+        m = ready;
+    };
+    for (LayerWeights& l : w.layers)
+        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) prepare(*m);
+    prepare(w.output);
     return w;
 }
 

@@ -1,6 +1,7 @@
 // The tensors of a Llama-family decoder as views into the mapped GGUF file.
-// Matrices stay in their stored (quantized) type; small vectors (norms,
-// biases) are copied to float because every step reads them whole.
+// Matrices stay in their stored (quantized) type, some rearranged for the
+// matmul kernels (prepared); small vectors (norms, biases) are copied to
+// float because every step reads them whole.
 #pragma once
 #include <vector>
 
@@ -21,10 +22,21 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
+    // Movable, not copyable: matrices point into `prepared`.
+    ModelWeights() = default;
+    ModelWeights(ModelWeights&&) = default;
+    ModelWeights& operator=(ModelWeights&&) = default;
+    ModelWeights(const ModelWeights&) = delete;
+    ModelWeights& operator=(const ModelWeights&) = delete;
+
     kernels::QuantMatrix token_embedding;   // [vocab, dim]
     std::vector<LayerWeights> layers;
     std::vector<float> output_norm;
     kernels::QuantMatrix output;            // [vocab, dim]; the embedding when tied
+    // The matmul-ready copies (kernels::prepare_for_matmul) that layer and
+    // output matrices point into instead of the file, where the kernels
+    // read another layout.
+    std::vector<std::vector<uint8_t>> prepared;
     // Optional per-pair RoPE frequency divisors (rope_freqs.weight, rope_dim / 2
     // floats; Llama 3.1+ "llama3" RoPE scaling). Empty when absent.
     std::vector<float> rope_freqs;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -15,6 +16,10 @@ namespace vllm {
 namespace {
 // Spin iterations before a worker goes to sleep (roughly a millisecond).
 constexpr int kSpinIterations = 1 << 16;
+// Spin iterations of for_each_chunk() waiting for other threads' chunks
+// before it yields.
+constexpr int kWaitSpins = 1 << 12;
+
 }  // namespace
 
 int ThreadPool::default_thread_count() {
@@ -28,7 +33,7 @@ int ThreadPool::default_thread_count() {
 
 ThreadPool::ThreadPool(int n_threads)
     : n_threads_(n_threads > 0 ? n_threads : default_thread_count()) {
-    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -40,60 +45,70 @@ ThreadPool::~ThreadPool() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop(int index) {
+void ThreadPool::worker_loop() {
     uint64_t seen = 0;
+    const auto generation = [this] { return job_state_.load(std::memory_order_acquire) >> 32; };
     for (;;) {
         int spins = 0;
-        while (generation_.load(std::memory_order_acquire) == seen && !stopping_.load() &&
-               spins < kSpinIterations) {
+        while (generation() == seen && !stopping_.load() && spins < kSpinIterations) {
             VLLM_CPU_RELAX();
             ++spins;
         }
-        if (generation_.load(std::memory_order_acquire) == seen) {
+        if (generation() == seen) {
             std::unique_lock<std::mutex> lock(mutex_);
-            start_cv_.wait(lock, [&] {
-                return stopping_.load() || generation_.load(std::memory_order_acquire) != seen;
-            });
+            start_cv_.wait(lock, [&] { return stopping_.load() || generation() != seen; });
         }
         if (stopping_.load()) return;
-        seen = generation_.load(std::memory_order_acquire);
-        (*job_)(index, n_threads_);
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
+        seen = generation();
+        take_chunks(seen);
     }
 }
 
-void ThreadPool::run(const std::function<void(int, int)>& fn) {
-    if (n_threads_ == 1) {
-        fn(0, 1);
+void ThreadPool::take_chunks(uint64_t generation) {
+    for (;;) {
+        uint64_t state = job_state_.load(std::memory_order_acquire);
+        if (state >> 32 != generation) return;
+        const int64_t chunk = static_cast<int64_t>(state & 0xffffffffu);
+        if (chunk >= job_chunks_.load(std::memory_order_relaxed)) return;
+        if (!job_state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel)) continue;
+        // The job cannot end (and job_fn_ change) before this chunk is counted done.
+        (*job_fn_)(chunk);
+        chunks_done_.fetch_add(1, std::memory_order_acq_rel);
+    }
+}
+
+void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64_t)>& fn) {
+    if (n_chunks <= 0) return;
+    if (n_threads_ == 1 || n_chunks == 1) {
+        for (int64_t i = 0; i < n_chunks; ++i) fn(i);
         return;
     }
-    job_ = &fn;
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    if (n_chunks > 0xffffffff) throw std::length_error("ThreadPool: more than 2^32 chunks");
+    job_fn_ = &fn;
+    job_chunks_.store(n_chunks, std::memory_order_relaxed);
+    chunks_done_.store(0, std::memory_order_relaxed);
+    const uint64_t generation = (job_state_.load(std::memory_order_relaxed) >> 32) + 1;
+    job_state_.store(generation << 32, std::memory_order_release);
     {
         // Taking the mutex orders this wake-up after a sleeper's predicate
         // check, so no wake-up is lost.
         std::lock_guard<std::mutex> lock(mutex_);
     }
     start_cv_.notify_all();
-    fn(0, n_threads_);
-    while (pending_.load(std::memory_order_acquire) != 0) VLLM_CPU_RELAX();
-    job_ = nullptr;
+    take_chunks(generation);
+    // Chunks still running on other threads finish within microseconds
+    // unless their thread was put aside; then yield this core to it.
+    for (int spins = 0; chunks_done_.load(std::memory_order_acquire) != n_chunks; ++spins) {
+        if (spins < kWaitSpins) VLLM_CPU_RELAX();
+        else std::this_thread::yield();
+    }
+    job_fn_ = nullptr;
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
-    int threads = static_cast<int>(std::min<int64_t>(n, n_threads_));
-    if (threads == 1) {
-        fn(0, n);
-        return;
-    }
-    run([&](int index, int /*count*/) {
-        if (index >= threads) return;
-        int64_t begin = n * index / threads;
-        int64_t end = n * (index + 1) / threads;
-        if (begin < end) fn(begin, end);
-    });
+    const int64_t chunks = std::min<int64_t>(n, kChunksPerThread * n_threads_);
+    for_each_chunk(chunks, [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); });
 }
 
 }  // namespace vllm

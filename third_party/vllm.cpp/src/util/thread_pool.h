@@ -22,13 +22,21 @@ public:
 
     int size() const { return n_threads_; }
 
-    // Runs fn(thread_index, n_threads) on every thread (the caller is index
-    // 0) and returns when all have finished. Not reentrant: one parallel
-    // region at a time per pool (callers serialise on the engine's step).
-    void run(const std::function<void(int, int)>& fn);
+    // How many chunks per thread callers split work into: enough for the
+    // others to take over the share of a thread the OS has put aside, few
+    // enough that each chunk is still real work.
+    static constexpr int64_t kChunksPerThread = 4;
 
-    // Splits [0, n) into contiguous chunks, one per thread, and calls
-    // fn(begin, end) for each non-empty chunk.
+    // Calls fn(i) once for every i in [0, n_chunks) and returns when all
+    // calls have finished. Threads (the caller too) take the next chunk
+    // nobody has taken yet, so a thread the OS has put aside (more runnable
+    // threads than cores) holds nobody up: the others take its share. Not
+    // reentrant: one call at a time per pool (callers serialise on the
+    // engine's step).
+    void for_each_chunk(int64_t n_chunks, const std::function<void(int64_t)>& fn);
+
+    // Splits [0, n) into contiguous ranges (a few per thread) and calls
+    // fn(begin, end) for each, through for_each_chunk.
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
     // VLLM_CPP_NUM_THREADS when set to a positive integer, else the number
@@ -36,18 +44,24 @@ public:
     static int default_thread_count();
 
 private:
-    void worker_loop(int index);
+    void worker_loop();
+    // Takes and runs chunks of job `generation` until none is left.
+    void take_chunks(uint64_t generation);
 
     int n_threads_;
     std::vector<std::thread> workers_;
-    // Workers spin briefly on generation_ before sleeping on start_cv_: a
-    // decode step runs hundreds of short parallel regions, and a futex wake
-    // per region would cost more than the work itself.
+    // Workers spin briefly on the job generation before sleeping on
+    // start_cv_: a decode step runs hundreds of short parallel regions, and
+    // a futex wake per region would cost more than the work itself.
     std::mutex mutex_;
     std::condition_variable start_cv_;
-    const std::function<void(int, int)>* job_ = nullptr;
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<int> pending_{0};
+    // The job: generation in the high 32 bits, the next untaken chunk in
+    // the low 32, in one word so that taking a chunk (compare-exchange)
+    // fails once the job is over and a new one began.
+    std::atomic<uint64_t> job_state_{0};
+    std::atomic<int64_t> job_chunks_{0};
+    const std::function<void(int64_t)>* job_fn_ = nullptr;  // valid while a chunk of the job is taken
+    std::atomic<int64_t> chunks_done_{0};
     std::atomic<bool> stopping_{false};
 };
 

@@ -39,6 +39,9 @@ struct IsaKernels {
     QuantizeFn quantize_q8x32;
     QuantizeFn quantize_q8x256;
     GemmFn gemm[kNumSlots];
+    // For matrices in the interleaved layout (interleave.h); nullptr where
+    // the build has no such kernel for the type.
+    GemmFn gemm_interleaved[kNumSlots];
     float (*dot_f32)(const float* a, const float* b, int64_t n);
     void (*axpy_f32)(float a, const float* x, float* y, int64_t n);
 };

@@ -5,22 +5,36 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "model/ggml_type.h"
 #include "util/thread_pool.h"
 
 namespace vllm::kernels {
 
-// A weight matrix as stored in the file: `rows` rows of `cols` elements,
-// each row a run of quantization blocks (`row_bytes` bytes). Never expanded
-// to float in memory.
+// How a matrix's bytes are ordered. kRows: as the file stores them, row
+// after row. kInterleaved16: groups of 16 rows interleaved block by block
+// for the SIMD matmuls (interleave.h), made by prepare_for_matmul().
+enum class WeightLayout { kRows, kInterleaved16 };
+
+// A weight matrix: `rows` rows of `cols` elements, each row a run of
+// quantization blocks (`row_bytes` bytes; 16 rows take 16 * row_bytes in
+// either layout). Never expanded to float in memory.
 struct QuantMatrix {
     GgmlType type = GgmlType::F32;
     const uint8_t* data = nullptr;
     int64_t rows = 0;
     int64_t cols = 0;
     size_t row_bytes = 0;
+    WeightLayout layout = WeightLayout::kRows;
 };
+
+// `w` (row layout) as the active build's fastest matmul reads it: for Q4_1
+// with a multiple of 16 rows on the AVX2 and AVX-512 builds, a copy in the
+// interleaved layout written into `storage`, which the returned matrix
+// points into (keep the vector alive; moving it keeps its buffer).
+// Otherwise `w` itself, and `storage` is left alone.
+QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& storage);
 
 // y[t * w.rows + r] = sum_c x[t * w.cols + c] * W[r, c] for every token t in
 // [0, n_tokens) and row r, parallelised over `pool`. Quantized weights may
@@ -29,6 +43,7 @@ void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, Th
 
 // Rows [row_begin, row_end) only, for one token, on the calling thread:
 // y[r - row_begin] = dot(W[r], x). For callers that split work themselves.
+// Row layout only.
 void matvec_rows(const QuantMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y);
 
 // Expands n elements (a multiple of the type's block size) of one row.

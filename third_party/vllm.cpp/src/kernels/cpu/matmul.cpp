@@ -1,8 +1,8 @@
 // matmul / matvec_rows: activation quantization, work split across the
 // pool, and cache blocking; the arithmetic is the active build's gemm.
 //
-// Each thread takes a contiguous run of weight rows (or, for matrices too
-// short to share, of tokens) and walks it in chunks of tokens whose
+// Threads take contiguous runs of weight rows (or, for matrices too short
+// to share, of tokens) and walk each in chunks of tokens whose
 // activations fill about kChunkBytes: a chunk stays in L2 while the
 // thread's rows stream past, and each row tile decoded is used for every
 // token of the chunk.
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/cpu/act_layout.h"
+#include "kernels/cpu/interleave.h"
 #include "kernels/cpu/isa.h"
 #include "util/error.h"
 
@@ -22,8 +23,10 @@ namespace {
 constexpr size_t kChunkBytes = 256 * 1024;
 constexpr int64_t kMaxChunkTokens = 256;  // more gained nothing measurable
 // Rows go to threads in multiples of this (a multiple of every build's
-// tile height, so only the matrix's last rows fall in narrower tiles).
+// tile height, so only the matrix's last rows fall in narrower tiles, and
+// of the interleaved layout's row groups, which must not be split).
 constexpr int64_t kRowUnit = 16;
+static_assert(kRowUnit % kInterleaveRows == 0, "threads take whole interleaved row groups");
 
 // The calling thread's buffer for quantized activations, kept between
 // calls, 64-byte aligned.
@@ -46,7 +49,11 @@ GemmFn checked_gemm(const IsaKernels& isa, const QuantMatrix& w) {
     if (w.cols % info->block_elements != 0)
         throw_invalid_argument("matmul: " + std::to_string(w.cols) + " columns is not a whole number of " +
                                info->name + " blocks");
-    return isa.gemm[slot];
+    if (w.layout == WeightLayout::kRows) return isa.gemm[slot];
+    if (isa.gemm_interleaved[slot] == nullptr)
+        throw_invalid_argument(std::string("matmul: the ") + isa.name + " build has no kernel for interleaved " +
+                               info->name);
+    return isa.gemm_interleaved[slot];
 }
 
 // The activations as the gemm reads them: x itself for float weights, else
@@ -88,16 +95,21 @@ void matmul_with(const IsaKernels& isa, const QuantMatrix& w, const float* x, in
     const uint8_t* xq = prepare_activations(isa, w, x, n_tokens, &x_stride, &pool);
     const GemmArgs all{w.data, w.row_bytes, w.cols, 0, w.rows, xq, x_stride, 0, n_tokens, y, w.rows};
 
+    // Chunks of whole row units, or of tokens for matrices too short to
+    // share by rows, a few per thread (ThreadPool::for_each_chunk).
     const int64_t row_units = (w.rows + kRowUnit - 1) / kRowUnit;
     const bool split_rows = row_units >= pool.size() || n_tokens < pool.size();
-    pool.run([&](int index, int count) {
+    const int64_t units = split_rows ? row_units : n_tokens;
+    const int64_t chunks = std::min<int64_t>(units, ThreadPool::kChunksPerThread * pool.size());
+    pool.for_each_chunk(chunks, [&](int64_t c) {
         GemmArgs g = all;
+        const int64_t begin = units * c / chunks, end = units * (c + 1) / chunks;
         if (split_rows) {
-            g.row_begin = std::min(w.rows, row_units * index / count * kRowUnit);
-            g.row_end = std::min(w.rows, row_units * (index + 1) / count * kRowUnit);
+            g.row_begin = std::min(w.rows, begin * kRowUnit);
+            g.row_end = std::min(w.rows, end * kRowUnit);
         } else {
-            g.tok_begin = n_tokens * index / count;
-            g.tok_end = n_tokens * (index + 1) / count;
+            g.tok_begin = begin;
+            g.tok_end = end;
         }
         if (g.row_begin < g.row_end && g.tok_begin < g.tok_end) gemm_in_chunks(gemm, g);
     });
@@ -109,6 +121,7 @@ void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, Th
 
 void matvec_rows(const QuantMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {
     const IsaKernels& isa = active_kernels();
+    if (w.layout != WeightLayout::kRows) throw_invalid_argument("matvec_rows: the matrix is not in the row layout");
     const GemmFn gemm = checked_gemm(isa, w);
     if (row_begin >= row_end) return;
     size_t x_stride;

@@ -15,6 +15,9 @@ struct Avx2 {
     static constexpr int kTileRows = 2;
     static constexpr int kTileTokens = 4;
     static constexpr int kFloats = 16;
+    // Tokens per tile of the interleaved matmul (simd_interleaved.h): its
+    // sums and accumulators take two registers each.
+    static constexpr int kInterleavedTokens = 2;
 
     struct I {
         __m256i lo, hi;
@@ -28,6 +31,11 @@ struct Avx2 {
     static I zero() { return {_mm256_setzero_si256(), _mm256_setzero_si256()}; }
     static I set1_8(int8_t v) { return {_mm256_set1_epi8(v), _mm256_set1_epi8(v)}; }
     static I load(const void* p) { return {loadu_256(p), loadu_256(static_cast<const uint8_t*>(p) + 32)}; }
+    // The 4 bytes at p in every 32-bit lane.
+    static I bcast32(const void* p) {
+        const __m256i v = _mm256_set1_epi32(load_i32(p));
+        return {v, v};
+    }
     static I load_half(const void* p) { return {loadu_256(p), _mm256_setzero_si256()}; }
     static I load_2x32(const void* a, const void* b) { return {loadu_256(a), loadu_256(b)}; }
     static I and_(I a, I b) { return {_mm256_and_si256(a.lo, b.lo), _mm256_and_si256(a.hi, b.hi)}; }

@@ -17,6 +17,8 @@ struct Avx512 {
     static constexpr int kTileRows = 4;
     static constexpr int kTileTokens = 4;
     static constexpr int kFloats = 16;  // floats per F
+    // Tokens per tile of the interleaved matmul (simd_interleaved.h).
+    static constexpr int kInterleavedTokens = 8;
 
     using I = __m512i;  // 64 int8, 32 int16 or 16 int32
     using F = __m512;   // 16 floats, lined up with the 16 int32 of an I
@@ -26,6 +28,8 @@ struct Avx512 {
     static I zero() { return _mm512_setzero_si512(); }
     static I set1_8(int8_t v) { return _mm512_set1_epi8(v); }
     static I load(const void* p) { return _mm512_loadu_si512(p); }
+    // The 4 bytes at p in every 32-bit lane.
+    static I bcast32(const void* p) { return _mm512_set1_epi32(load_i32(p)); }
     static I load_half(const void* p) { return _mm512_zextsi256_si512(loadu_256(p)); }
     static I load_2x32(const void* a, const void* b) {
         return _mm512_inserti64x4(_mm512_castsi256_si512(loadu_256(a)), loadu_256(b), 1);

@@ -61,6 +61,9 @@ struct Neon {
     static constexpr int kTileRows = 2;
     static constexpr int kTileTokens = 4;
     static constexpr int kFloats = 16;
+    // No interleaved matmul (simd_interleaved.h) here yet: it needs a
+    // bcast32 and a measurement on ARM hardware; Q4_1 keeps the row layout.
+    static constexpr int kInterleavedTokens = 0;
 
     struct I {
         int8x16_t v[4];

@@ -6,12 +6,18 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace vllm::kernels {
 namespace {
 
 inline __m256i loadu_256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline __m128i loadu_128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+inline int load_i32(const void* p) {
+    int v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
 
 // The 16-bit value at p in all 8 lanes (one vpbroadcastw from memory).
 inline __m128i broadcast_16(const uint16_t* p) { return _mm_broadcastw_epi16(_mm_loadu_si16(p)); }
