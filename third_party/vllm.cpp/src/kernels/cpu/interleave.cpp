@@ -1,5 +1,5 @@
-// Rewrites row-layout Q4_1 matrices into the interleaved layout
-// (interleave.h). Runs once per matrix at model load.
+// Rewrites row-layout matrices into the interleaved layout (interleave.h).
+// Runs once per matrix at model load.
 #include "kernels/cpu/interleave.h"
 
 #include <cstring>
@@ -10,34 +10,50 @@
 
 namespace vllm::kernels {
 
+namespace {
+
 static_assert(kQ4_1GroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_1), "a group block holds its rows' blocks");
+static_assert(kQ8_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ8_0), "a group block holds its rows' blocks");
+
+// Block b of row r (of the group) into the group block `dst`.
+void put(const BlockQ4_1& src, int64_t r, uint8_t* dst) {
+    auto* d = reinterpret_cast<uint16_t*>(dst);
+    d[r] = src.d;
+    d[kInterleaveRows + r] = src.m;
+    for (int j = 0; j < 4; ++j) std::memcpy(dst + 64 + 64 * j + 4 * r, src.qs + 4 * j, 4);
+}
+
+void put(const BlockQ8_0& src, int64_t r, uint8_t* dst) {
+    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
+    for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 4; ++i) dst[32 + 64 * j + 4 * r + i] = static_cast<uint8_t>(src.qs[4 * j + i] ^ 0x80);
+}
+
+template <class Block>
+void interleave_blocks(const QuantMatrix& w, uint8_t* out) {
+    const int64_t nb = w.cols / kQK;
+    for (int64_t g = 0; g < w.rows / kInterleaveRows; ++g)
+        for (int64_t r = 0; r < kInterleaveRows; ++r) {
+            const auto* row = reinterpret_cast<const Block*>(w.data + (g * kInterleaveRows + r) * w.row_bytes);
+            for (int64_t b = 0; b < nb; ++b) put(row[b], r, out + (g * nb + b) * kInterleaveRows * sizeof(Block));
+        }
+}
+
+}  // namespace
 
 bool can_interleave(const QuantMatrix& w) {
-    return w.layout == WeightLayout::kRows && w.type == GgmlType::Q4_1 && w.rows > 0 &&
+    return w.layout == WeightLayout::kRows && (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0) && w.rows > 0 &&
            w.rows % kInterleaveRows == 0 && w.cols % kQK == 0;
 }
 
 QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage) {
-    if (!can_interleave(w)) throw_invalid_argument("interleave: not a Q4_1 matrix with a multiple of 16 rows");
-    const int64_t nb = w.cols / kQK;
-    const size_t bytes = static_cast<size_t>(w.rows) * w.row_bytes;
-    storage.assign(bytes + 63, 0);
+    if (!can_interleave(w))
+        throw_invalid_argument("interleave: not a Q4_1 or Q8_0 matrix with a multiple of 16 rows");
+    storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
     const auto address = reinterpret_cast<uintptr_t>(storage.data());
     uint8_t* out = storage.data() + (64 - address % 64) % 64;
-
-    for (int64_t g = 0; g < w.rows / kInterleaveRows; ++g)
-        for (int64_t b = 0; b < nb; ++b) {
-            uint8_t* dst = out + (g * nb + b) * kQ4_1GroupBlockBytes;
-            auto* d = reinterpret_cast<uint16_t*>(dst);
-            auto* m = d + kInterleaveRows;
-            uint8_t* qs = dst + kQ4_1GroupScalesBytes;
-            for (int64_t r = 0; r < kInterleaveRows; ++r) {
-                const auto* src = reinterpret_cast<const BlockQ4_1*>(w.data + (g * kInterleaveRows + r) * w.row_bytes) + b;
-                d[r] = src->d;
-                m[r] = src->m;
-                for (int j = 0; j < 4; ++j) std::memcpy(qs + (j * kInterleaveRows + r) * 4, src->qs + 4 * j, 4);
-            }
-        }
+    if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1>(w, out);
+    else interleave_blocks<BlockQ8_0>(w, out);
     QuantMatrix packed = w;
     packed.data = out;
     packed.layout = WeightLayout::kInterleaved16;

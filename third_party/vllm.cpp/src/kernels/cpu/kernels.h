@@ -30,8 +30,8 @@ struct QuantMatrix {
 };
 
 // `w` (row layout) as the active build's fastest matmul reads it: for Q4_1
-// with a multiple of 16 rows on the AVX2 and AVX-512 builds, a copy in the
-// interleaved layout written into `storage`, which the returned matrix
+// (AVX2, AVX-512) and Q8_0 (AVX-512) with a multiple of 16 rows, a copy in
+// the interleaved layout written into `storage`, which the returned matrix
 // points into (keep the vector alive; moving it keeps its buffer).
 // Otherwise `w` itself, and `storage` is left alone.
 QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& storage);

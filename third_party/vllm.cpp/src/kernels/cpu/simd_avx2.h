@@ -18,6 +18,8 @@ struct Avx2 {
     // Tokens per tile of the interleaved matmul (simd_interleaved.h): its
     // sums and accumulators take two registers each.
     static constexpr int kInterleavedTokens = 2;
+    // dot_u8 saturates for u8 of 128 and more (see there).
+    static constexpr bool kWideU8Dot = false;
 
     struct I {
         __m256i lo, hi;

@@ -19,6 +19,8 @@ struct Avx512 {
     static constexpr int kFloats = 16;  // floats per F
     // Tokens per tile of the interleaved matmul (simd_interleaved.h).
     static constexpr int kInterleavedTokens = 8;
+    // dot_u8 is exact for every u8 (VNNI sums in int32).
+    static constexpr bool kWideU8Dot = true;
 
     using I = __m512i;  // 64 int8, 32 int16 or 16 int32
     using F = __m512;   // 16 floats, lined up with the 16 int32 of an I

@@ -1,6 +1,7 @@
 // Everything one SIMD build provides, as an IsaKernels table: the matmul
-// (simd_gemm.h) for every weight format, the interleaved Q4_1 matmul
-// (simd_interleaved.h) where the layer has kInterleavedTokens, the activation quantizers
+// (simd_gemm.h) for every weight format, the interleaved matmuls
+// (simd_interleaved.h) where the layer has kInterleavedTokens (Q8_0's only
+// with kWideU8Dot: its unsigned weights reach 255), the activation quantizers
 // (simd_quantize.h) and the dense float helpers below. Included once per
 // build by kernels_avx2.cpp / kernels_avx512.cpp after their vector layer.
 #pragma once
@@ -52,7 +53,10 @@ IsaKernels make_isa_kernels() {
     k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
     k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
     k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
-    if constexpr (V::kInterleavedTokens > 0) k.gemm_interleaved[kSlotQ4_1] = gemm_q4_1_interleaved<V>;
+    if constexpr (V::kInterleavedTokens > 0) {
+        k.gemm_interleaved[kSlotQ4_1] = gemm_interleaved<V, InterleavedQ4_1<V>>;
+        if constexpr (V::kWideU8Dot) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
+    }
     k.dot_f32 = dense_dot<V>;
     k.axpy_f32 = dense_axpy<V>;
     return k;

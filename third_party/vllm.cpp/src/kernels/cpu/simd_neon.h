@@ -61,9 +61,10 @@ struct Neon {
     static constexpr int kTileRows = 2;
     static constexpr int kTileTokens = 4;
     static constexpr int kFloats = 16;
-    // No interleaved matmul (simd_interleaved.h) here yet: it needs a
-    // bcast32 and a measurement on ARM hardware; Q4_1 keeps the row layout.
+    // No interleaved matmuls (simd_interleaved.h) here yet: they need a
+    // bcast32 and a measurement on ARM hardware; weights keep the row layout.
     static constexpr int kInterleavedTokens = 0;
+    static constexpr bool kWideU8Dot = false;
 
     struct I {
         int8x16_t v[4];
