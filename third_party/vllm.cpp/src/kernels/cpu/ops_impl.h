@@ -156,13 +156,36 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
         return k_cache + (size_t(block_table[p / bs]) * a.n_kv_heads + kv_head) * size_t(hd) * bs + p % bs;
     };
+    auto value_row = [&](int p) {
+        return v_cache + (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+    };
+    // The chunk's keys and values, requested ahead of use: cache blocks are
+    // scattered over memory, where the hardware prefetchers lose the trail,
+    // and decode attention otherwise waits on memory for most of its time.
+    constexpr int kLine = 64;
+    const int row_bytes = hd * static_cast<int>(sizeof(T));
+    auto prefetch_chunk = [&](int start) {
+        if (start > last) return;
+        const int n_keys = min_of(kLanes, last + 1 - start);
+        if (whole_chunks) {
+            const auto* k0 = reinterpret_cast<const char*>(key_rows(start));
+            const int chunk_bytes = kLanes * static_cast<int>(sizeof(T));  // of one dimension
+            const int dim_step = chunk_bytes >= kLine ? 1 : kLine / chunk_bytes;
+            for (int d = 0; d < hd; d += dim_step) __builtin_prefetch(k0 + size_t(d) * bs * sizeof(T));
+        }
+        for (int j = 0; j < n_keys; ++j) {
+            const auto* row = reinterpret_cast<const char*>(value_row(start + j));
+            for (int off = 0; off < row_bytes; off += kLine) __builtin_prefetch(row + off);
+        }
+    };
+    prefetch_chunk(tile.key_begin);
     for (int chunk_start = tile.key_begin; chunk_start <= last; chunk_start += kLanes) {
+        prefetch_chunk(chunk_start + kLanes);
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
         // Only keys below n_keys are ever weighted (visible <= n_keys).
         const float* values[kLanes];
         for (int j = 0; j < n_keys; ++j) {
-            const int p = chunk_start + j;
-            const T* row = v_cache + (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+            const T* row = value_row(chunk_start + j);
             if constexpr (sizeof(T) == sizeof(float)) {
                 values[j] = row;
             } else {
