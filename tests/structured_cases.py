@@ -55,7 +55,11 @@ JSON_SCHEMAS = [
          "required": ["kind", "r"]},
         {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "integer", "minimum": 1}},
          "required": ["kind", "side"]}]}}, "required": ["shape"]}),
-    ("type list", {"type": "object", "properties": {"maybe": {"type": ["string", "null"]}}, "required": ["maybe"]}),
+    # Bounded (see the note above REGEXES): under greedy decoding with the
+    # default f16 KV cache SmolLM2 fills an unbounded string here with
+    # "1.2.3.1.1.1..." until max_tokens (with the f32 cache it wrote "123").
+    ("type list", {"type": "object", "properties": {"maybe": {"type": ["string", "null"], "maxLength": 16}},
+                   "required": ["maybe"]}),
     ("allOf merge", {"allOf": [
         {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
         {"type": "object", "properties": {"label": {"type": "string", "maxLength": 8}}, "required": ["label"]}]}),

@@ -38,8 +38,9 @@ PROMPTS = [
     "A haiku about the sea:",
 ]
 
-# K and V, float32, for every layer: 30 layers x 3 KV heads x head_dim 64.
-SMOLLM2_KV_BYTES_PER_TOKEN = 2 * 30 * 3 * 64 * 4
+# K and V in the default half-precision cache (2 bytes an element), for
+# every layer: 30 layers x 3 KV heads x head_dim 64.
+SMOLLM2_KV_BYTES_PER_TOKEN = 2 * 30 * 3 * 64 * 2
 
 
 @pytest.fixture(scope="module")
@@ -432,7 +433,8 @@ def test_lpm_policy_runs_and_matches_fcfs_output(smollm2_path):
 # --- stats and memory --------------------------------------------------------------
 
 
-def test_kv_cache_memory_is_what_num_blocks_implies(smollm2_path):
+def test_kv_cache_memory_is_what_num_blocks_implies(smollm2_path, monkeypatch):
+    monkeypatch.delenv("VLLM_CPP_KV_CACHE_DTYPE", raising=False)  # the default element type
     with Engine.load(smollm2_path, max_model_len=256, num_blocks=64, block_size=16) as eng:
         stats = eng.stats()
         assert stats["kv_blocks_total"] == 64 and stats["block_size"] == 16
@@ -444,13 +446,14 @@ def test_kv_cache_memory_is_what_num_blocks_implies(smollm2_path):
         assert stats["requests_finished"] == 1 and stats["kv_blocks_used"] == 0
 
 
-# --- half-precision KV cache (VLLM_CPP_KV_CACHE_DTYPE=f16) -------------------------
+# --- KV cache element type (VLLM_CPP_KV_CACHE_DTYPE: f16, the default, or f32) ------
 
 
-def test_half_kv_cache_takes_half_the_memory(smollm2_path, monkeypatch):
-    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f16")
+@pytest.mark.parametrize("dtype, element_bytes", [("f16", 2), ("f32", 4)])
+def test_kv_cache_dtype_sets_the_memory_per_element(smollm2_path, monkeypatch, dtype, element_bytes):
+    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", dtype)
     with Engine.load(smollm2_path, max_model_len=256, num_blocks=64, block_size=16) as eng:
-        assert eng.stats()["kv_cache_bytes"] == 64 * 16 * SMOLLM2_KV_BYTES_PER_TOKEN // 2
+        assert eng.stats()["kv_cache_bytes"] == 64 * 16 * SMOLLM2_KV_BYTES_PER_TOKEN // 2 * element_bytes
         assert eng.complete(PROMPTS[0], greedy(8)).completion_tokens == 8
 
 
@@ -460,11 +463,12 @@ def test_unknown_kv_cache_dtype_is_refused(smollm2_path, monkeypatch):
         Engine.load(smollm2_path, max_model_len=128)
 
 
-def test_half_kv_cache_is_batch_invariant(smollm2_path, monkeypatch):
-    """K/V are rounded to half once, when stored, the same way whatever the
-    batch: greedy output alone, batched, under preemption and with chunked
-    prefill agree."""
-    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f16")
+def test_float32_kv_cache_is_batch_invariant(smollm2_path, monkeypatch):
+    """The batch invariance tests above run with the default half-precision
+    cache (K/V rounded to half once, when stored, whatever the batch); the
+    float32 one keeps it too: greedy output alone, batched, under preemption
+    and with chunked prefill agree."""
+    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f32")
     with Engine.load(smollm2_path, max_model_len=128, num_blocks=12, block_size=16, max_num_seqs=8) as eng:
         alone = [eng.complete(p, greedy(48)).text for p in PROMPTS]
         assert run_batched(eng, PROMPTS, lambda i: greedy(48)) == alone

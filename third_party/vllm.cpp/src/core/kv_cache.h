@@ -3,12 +3,14 @@
 // position order); token position p lives in block table[p / block_size],
 // slot p % block_size. Which blocks are free is block_pool's business.
 //
-// Element type (KvDtype): float32, or IEEE half precision (16-bit patterns,
-// core/half.h) rounded to nearest even once when stored. Attention reads
-// the whole cache of a sequence every decode step, so half the bytes is
-// half that traffic; the price is K/V rounded to 11 significant bits. The
-// rounding happens here only, in portable code, so a stored token's values
-// are the same whatever batch or kernel build computed them.
+// Element type (KvDtype): IEEE half precision (16-bit patterns, core/half.h;
+// the default, as in llama.cpp) rounded to nearest even once when stored,
+// or float32 (VLLM_CPP_KV_CACHE_DTYPE=f32, e.g. for tests that compare
+// logits with a float reference at 1e-3). Attention reads the whole cache
+// of a sequence every decode step, so half the bytes is half that traffic;
+// the price is K/V rounded to 11 significant bits. The rounding happens
+// here only, in portable code, so a stored token's values are the same
+// whatever batch or kernel build computed them.
 //
 // Layouts per layer (elements of the cache's type):
 //   V  [num_blocks][block_size][n_kv_heads][head_dim]   a slot's values are one row
@@ -26,7 +28,7 @@ enum class KvDtype { F32, F16 };
 
 // The element type VLLM_CPP_KV_CACHE_DTYPE names ("f32" or "f16"), else
 // kDefaultKvDtype; any other value is INVALID_ARGUMENT (at engine load).
-constexpr KvDtype kDefaultKvDtype = KvDtype::F32;
+constexpr KvDtype kDefaultKvDtype = KvDtype::F16;
 KvDtype kv_dtype_from_env();
 
 class KVCache {
