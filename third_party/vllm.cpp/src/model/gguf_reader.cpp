@@ -281,6 +281,14 @@ std::vector<double> GgufFile::get_float_array(const std::string& key) const {
     return out;
 }
 
+void GgufFile::release(const uint8_t* data, size_t n) const {
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + n) / page * page;
+    // Advice only: a failure leaves the pages resident, nothing worse.
+    if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 const GgufTensor* GgufFile::find_tensor(const std::string& name) const {
     auto it = tensor_index_.find(name);
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

@@ -76,6 +76,11 @@ public:
     const std::vector<GgufTensor>& tensors() const { return tensors_; }
     const GgufTensor* find_tensor(const std::string& name) const;
 
+    // Tells the OS that bytes [data, data + n) of the mapping (tensor data
+    // copied elsewhere) will not be read again: the pages wholly inside are
+    // dropped from memory (read back from the file should they be touched).
+    void release(const uint8_t* data, size_t n) const;
+
 private:
     [[noreturn]] void fail(const std::string& why) const;
 

@@ -104,10 +104,13 @@ ModelWeights ModelWeights::from_gguf(const GgufFile& file, ModelConfig& config) 
     }
     // The token embedding is also read row by row (dequantize_row), so it
     // stays as stored; a tied output matrix gets its own prepared copy.
-    const auto prepare = [&w](kernels::QuantMatrix& m) {
+    // The file's pages of a prepared matrix are released unless the
+    // embedding still reads them.
+    const auto prepare = [&](kernels::QuantMatrix& m) {
         std::vector<uint8_t> storage;
         const kernels::QuantMatrix ready = kernels::prepare_for_matmul(m, storage);
         if (ready.data == m.data) return;
+        if (m.data != w.token_embedding.data) file.release(m.data, static_cast<size_t>(m.rows) * m.row_bytes);
         w.prepared.push_back(std::move(storage));  // moving keeps the buffer `ready` points into
         m = ready;
     };

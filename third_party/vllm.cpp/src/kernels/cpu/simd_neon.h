@@ -21,6 +21,7 @@
 #include <arm_neon.h>
 
 #include <cstdint>
+#include <cstring>
 
 // The layer's functions are small and called in the kernels' inner loops:
 // inlined by force, since GCC left some of them (and the format functions
@@ -61,9 +62,16 @@ struct Neon {
     static constexpr int kTileRows = 2;
     static constexpr int kTileTokens = 4;
     static constexpr int kFloats = 16;
-    // No interleaved matmuls (simd_interleaved.h) here yet: they need a
-    // bcast32 and a measurement on ARM hardware; weights keep the row layout.
+    // Tokens per tile of the interleaved matmul (simd_interleaved.h): its
+    // sums and accumulators take four registers each. It needs each int32
+    // lane's dot product over that lane's own four bytes, which only SDOT
+    // gives (see neon_dot16): the plain build keeps the row layout.
+#if defined(__ARM_FEATURE_DOTPROD)
+    static constexpr int kInterleavedTokens = 2;
+#else
     static constexpr int kInterleavedTokens = 0;
+#endif
+    // dot_u8 takes u as signed (see there): Q8_0's +128 weights do not fit.
     static constexpr bool kWideU8Dot = false;
 
     struct I {
@@ -94,6 +102,13 @@ struct Neon {
     VLLM_NEON_INLINE static I load(const void* p) {
         const auto* b = static_cast<const uint8_t*>(p);
         return each([b](int j) { return neon_load16(b + 16 * j); });
+    }
+    // The 4 bytes at p in every 32-bit lane.
+    VLLM_NEON_INLINE static I bcast32(const void* p) {
+        int32_t v;
+        std::memcpy(&v, p, sizeof v);
+        const int8x16_t b = s8(vdupq_n_s32(v));
+        return {{b, b, b, b}};
     }
     VLLM_NEON_INLINE static I load_half(const void* p) {
         const auto* b = static_cast<const uint8_t*>(p);
