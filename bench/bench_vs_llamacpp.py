@@ -74,9 +74,11 @@ def bench_llamacpp(model, threads, prompt_ids, short_ids, repeats, decode_tokens
 
 def bench_vllm_cpp(model, threads, prompt_text, short_text, repeats, decode_tokens):
     os.environ["VLLM_CPP_NUM_THREADS"] = str(threads)
-    from vllm_cpp import Engine, SamplingParams
+    from vllm_cpp import Engine, SamplingParams, Toggle
 
-    engine = Engine.load(model, max_model_len=1024)
+    # Prefix caching off: the prompt is run repeatedly and must be
+    # prefilled every time, as llama.cpp's eval does.
+    engine = Engine.load(model, max_model_len=1024, prefix_caching=Toggle.OFF)
     one = SamplingParams.greedy(max_tokens=1, ignore_eos=True)
     many = SamplingParams.greedy(max_tokens=decode_tokens + 1, ignore_eos=True)
 
