@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -328,6 +329,52 @@ void test_interleaved() {
     check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage); }), "interleave refuses 8 rows");
 }
 
+// matmul_shared gives each matrix exactly what matmul gives it, whether
+// the matrices share the quantized input (q/k/v-like shapes, interleaved
+// or not) or need their own (other types and widths in the same call).
+void test_matmul_shared() {
+    std::mt19937 rng(5);
+    ThreadPool pool(2);
+    struct Case {
+        GgmlType type;
+        int64_t rows, cols;
+        bool interleaved;
+    };
+    const Case cases[] = {{GgmlType::Q4_1, 576, 576, true}, {GgmlType::Q4_1, 192, 576, true},
+                          {GgmlType::Q4_1, 192, 576, false}, {GgmlType::Q6_K, 32, 512, false},
+                          {GgmlType::F16, 5, 576, false},    {GgmlType::Q8_0, 16, 576, true},
+                          {GgmlType::Q4_0, 3, 96, false}};
+    for (int64_t tokens : {1, 3, 16, 70}) {
+        std::vector<std::vector<uint8_t>> bytes, storage(std::size(cases));
+        std::vector<QuantMatrix> matrices;
+        for (const Case& c : cases) {
+            bytes.push_back(random_matrix(c.type, c.rows, c.cols, rng));
+            matrices.push_back(matrix_of(c.type, bytes.back(), c.rows, c.cols));
+        }
+        for (size_t i = 0; i < matrices.size(); ++i)
+            if (cases[i].interleaved) matrices[i] = prepare_for_matmul(matrices[i], storage[i]);
+        // Inputs by width: the cases of one width share x.
+        std::vector<float> x576 = random_activations(576 * tokens, rng), x512 = random_activations(512 * tokens, rng),
+                           x96 = random_activations(96 * tokens, rng);
+        const auto x_for = [&](int64_t cols) { return cols == 576 ? x576.data() : cols == 512 ? x512.data() : x96.data(); };
+        std::vector<std::vector<float>> alone(matrices.size()), shared(matrices.size());
+        for (size_t i = 0; i < matrices.size(); ++i) {
+            alone[i].assign(matrices[i].rows * tokens, NAN);
+            shared[i].assign(matrices[i].rows * tokens, NAN);
+            matmul(matrices[i], x_for(matrices[i].cols), tokens, alone[i].data(), pool);
+        }
+        // The 576-wide ones in one call (they mix Q4_1, interleaved or not,
+        // with Q8_0 and F16, which quantize differently or not at all).
+        matmul_shared({{&matrices[0], shared[0].data()}, {&matrices[1], shared[1].data()}, {&matrices[2], shared[2].data()},
+                       {&matrices[4], shared[4].data()}, {&matrices[5], shared[5].data()}},
+                      x576.data(), tokens, pool);
+        matmul_shared({{&matrices[3], shared[3].data()}}, x512.data(), tokens, pool);
+        matmul_shared({{&matrices[6], shared[6].data()}}, x96.data(), tokens, pool);
+        for (size_t i = 0; i < matrices.size(); ++i)
+            check(alone[i] == shared[i], "matmul_shared = matmul, case " + std::to_string(i) + " tokens=" + std::to_string(tokens));
+    }
+}
+
 // matvec_rows must agree with matmul on the same rows.
 void test_matvec_rows() {
     std::mt19937 rng(3);
@@ -463,6 +510,7 @@ int main(int argc, char** argv) {
     test_matmul();
     test_matvec_rows();
     test_interleaved();
+    test_matmul_shared();
     test_dense();
     test_errors();
     std::printf("%d passed, %d failed\n", g_passed, g_failed);

@@ -192,9 +192,7 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
     for (int l = 0; l < c.n_layers; ++l) {
         const LayerWeights& w = weights_.layers[l];
         rms_norm_rows(x_.data(), w.attn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
-        kernels::matmul(w.wq, xn_.data(), T, q_.data(), pool);
-        kernels::matmul(w.wk, xn_.data(), T, k_.data(), pool);
-        kernels::matmul(w.wv, xn_.data(), T, v_.data(), pool);
+        kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
         if (c.qkv_bias) {
             add_bias(q_.data(), w.bq, T);
             add_bias(k_.data(), w.bk, T);
@@ -212,8 +210,7 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
         add_in_place(x_.data(), xn_.data(), T * dim, pool);
 
         rms_norm_rows(x_.data(), w.ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
-        kernels::matmul(w.w_gate, xn_.data(), T, gate_.data(), pool);
-        kernels::matmul(w.w_up, xn_.data(), T, up_.data(), pool);
+        kernels::matmul_shared({{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, xn_.data(), T, pool);
         pool.parallel_for(T * c.ffn_dim, [&](int64_t begin, int64_t end) {
             kernels::silu_mul(&gate_[begin], &up_[begin], end - begin);
         });

@@ -65,8 +65,10 @@ const IsaKernels* find_isa(const char* name);
 // The build active_isa() names.
 const IsaKernels& active_kernels();
 
-// matmul() on a given build.
+// matmul() and matmul_shared() on a given build.
 void matmul_with(const IsaKernels& isa, const QuantMatrix& w, const float* x, int64_t n_tokens, float* y,
                  ThreadPool& pool);
+void matmul_shared_with(const IsaKernels& isa, const MatmulOutput* outputs, size_t n_outputs, const float* x,
+                        int64_t n_tokens, ThreadPool& pool);
 
 }  // namespace vllm::kernels

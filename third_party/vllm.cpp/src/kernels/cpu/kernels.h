@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "model/ggml_type.h"
@@ -41,6 +42,18 @@ QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& stora
 // [0, n_tokens) and row r, parallelised over `pool`. Quantized weights may
 // quantize the activations to 8 bits per block (as llama.cpp does).
 void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
+
+// One matmul of matmul_shared(): y = W x for W = *w.
+struct MatmulOutput {
+    const QuantMatrix* w;
+    float* y;
+};
+
+// matmul() of several matrices by the same x (a layer's q/k/v, gate/up):
+// x is quantized once and all the matrices' rows are shared out in one
+// parallel region. Matrices that read x differently (other columns or
+// quantization) are grouped apart. Each y is what matmul() gives.
+void matmul_shared(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens, ThreadPool& pool);
 
 // Rows [row_begin, row_end) only, for one token, on the calling thread:
 // y[r - row_begin] = dot(W[r], x). For callers that split work themselves.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/interleave.h"
@@ -87,36 +88,70 @@ void gemm_in_chunks(GemmFn gemm, GemmArgs g) {
 
 }  // namespace
 
+void matmul_shared_with(const IsaKernels& isa, const MatmulOutput* outputs, size_t n_outputs, const float* x,
+                        int64_t n_tokens, ThreadPool& pool) {
+    std::vector<GemmFn> gemms;
+    for (size_t i = 0; i < n_outputs; ++i) gemms.push_back(checked_gemm(isa, *outputs[i].w));
+    if (n_tokens <= 0) return;
+
+    // Outputs whose matrices read the activations in the same layout (same
+    // columns and quantization) share one quantized copy and one parallel
+    // region; a different one starts a group of its own.
+    std::vector<bool> done(n_outputs, false);
+    for (size_t first = 0; first < n_outputs; ++first) {
+        if (done[first]) continue;
+        const QuantMatrix& w0 = *outputs[first].w;
+        std::vector<size_t> group;
+        for (size_t i = first; i < n_outputs; ++i) {
+            const QuantMatrix& w = *outputs[i].w;
+            if (done[i] || w.cols != w0.cols || act_kind(w.type) != act_kind(w0.type)) continue;
+            done[i] = true;
+            if (w.rows > 0) group.push_back(i);
+        }
+        if (group.empty()) continue;
+        size_t x_stride;
+        const uint8_t* xq = prepare_activations(isa, w0, x, n_tokens, &x_stride, &pool);
+
+        // Chunks of whole row units over all the group's rows, or of tokens
+        // when there are too few rows to share, a few per thread
+        // (ThreadPool::for_each_chunk). unit_end[j]: the group's first j + 1
+        // matrices' row units.
+        std::vector<int64_t> unit_end;
+        for (size_t i : group) unit_end.push_back((unit_end.empty() ? 0 : unit_end.back()) + (outputs[i].w->rows + kRowUnit - 1) / kRowUnit);
+        const bool split_rows = unit_end.back() >= pool.size() || n_tokens < pool.size();
+        const int64_t units = split_rows ? unit_end.back() : n_tokens;
+        const int64_t chunks = std::min<int64_t>(units, ThreadPool::kChunksPerThread * pool.size());
+        pool.for_each_chunk(chunks, [&](int64_t c) {
+            const int64_t begin = units * c / chunks, end = units * (c + 1) / chunks;
+            for (size_t j = 0; j < group.size(); ++j) {
+                const QuantMatrix& w = *outputs[group[j]].w;
+                GemmArgs g{w.data, w.row_bytes, w.cols, 0, w.rows, xq, x_stride, 0, n_tokens, outputs[group[j]].y, w.rows};
+                if (split_rows) {
+                    const int64_t first_unit = j == 0 ? 0 : unit_end[j - 1];
+                    g.row_begin = std::min(w.rows, (std::max(begin, first_unit) - first_unit) * kRowUnit);
+                    g.row_end = std::min(w.rows, (std::min(end, unit_end[j]) - first_unit) * kRowUnit);
+                } else {
+                    g.tok_begin = begin;
+                    g.tok_end = end;
+                }
+                if (g.row_begin < g.row_end && g.tok_begin < g.tok_end) gemm_in_chunks(gemms[group[j]], g);
+            }
+        });
+    }
+}
+
 void matmul_with(const IsaKernels& isa, const QuantMatrix& w, const float* x, int64_t n_tokens, float* y,
                  ThreadPool& pool) {
-    const GemmFn gemm = checked_gemm(isa, w);
-    if (n_tokens <= 0 || w.rows <= 0) return;
-    size_t x_stride;
-    const uint8_t* xq = prepare_activations(isa, w, x, n_tokens, &x_stride, &pool);
-    const GemmArgs all{w.data, w.row_bytes, w.cols, 0, w.rows, xq, x_stride, 0, n_tokens, y, w.rows};
-
-    // Chunks of whole row units, or of tokens for matrices too short to
-    // share by rows, a few per thread (ThreadPool::for_each_chunk).
-    const int64_t row_units = (w.rows + kRowUnit - 1) / kRowUnit;
-    const bool split_rows = row_units >= pool.size() || n_tokens < pool.size();
-    const int64_t units = split_rows ? row_units : n_tokens;
-    const int64_t chunks = std::min<int64_t>(units, ThreadPool::kChunksPerThread * pool.size());
-    pool.for_each_chunk(chunks, [&](int64_t c) {
-        GemmArgs g = all;
-        const int64_t begin = units * c / chunks, end = units * (c + 1) / chunks;
-        if (split_rows) {
-            g.row_begin = std::min(w.rows, begin * kRowUnit);
-            g.row_end = std::min(w.rows, end * kRowUnit);
-        } else {
-            g.tok_begin = begin;
-            g.tok_end = end;
-        }
-        if (g.row_begin < g.row_end && g.tok_begin < g.tok_end) gemm_in_chunks(gemm, g);
-    });
+    const MatmulOutput output{&w, y};
+    matmul_shared_with(isa, &output, 1, x, n_tokens, pool);
 }
 
 void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
     matmul_with(active_kernels(), w, x, n_tokens, y, pool);
+}
+
+void matmul_shared(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens, ThreadPool& pool) {
+    matmul_shared_with(active_kernels(), outputs.begin(), outputs.size(), x, n_tokens, pool);
 }
 
 void matvec_rows(const QuantMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {

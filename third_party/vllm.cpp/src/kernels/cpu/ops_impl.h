@@ -76,6 +76,20 @@ typedef int32_t IVec __attribute__((vector_size(kLanes * sizeof(int32_t))));
 inline Vec load(const float* p) { return *reinterpret_cast<const VecU*>(p); }
 inline void store(float* p, Vec v) { *reinterpret_cast<VecU*>(p) = v; }
 inline Vec splat(float x) { return Vec{} + x; }
+// 0, 1, ..., kLanes - 1.
+inline IVec lane_index() {
+    IVec v;
+    for (int j = 0; j < kLanes; ++j) v[j] = j;
+    return v;
+}
+// The lanes' sum, in a fixed order (pairwise halves).
+inline float sum_lanes(Vec v) {
+    float s[kLanes];
+    std::memcpy(s, &v, sizeof s);
+    for (int width = kLanes / 2; width > 0; width /= 2)
+        for (int j = 0; j < width; ++j) s[j] += s[j + width];
+    return s[0];
+}
 
 inline float max_lane(Vec v) {
     float m = v[0];
@@ -226,7 +240,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
                 s3 += qv[d + 3] * kt[d + 3];
             }
             Vec sc = (s0 + s1) + (s2 + s3);
-            for (int j = visible; j < kLanes; ++j) sc[j] = -INFINITY;
+            if (visible < kLanes) sc = lane_index() < visible ? sc : splat(-INFINITY);
             const float new_max = max_of(m[qi], max_lane(sc));
             const float correction = fast_exp(m[qi] - new_max);
             Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
@@ -235,8 +249,11 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
                 l[qi] *= correction;
             }
             m[qi] = new_max;
-            const Vec pr = fast_exp(sc - new_max);
-            for (int j = 0; j < visible; ++j) l[qi] += pr[j];
+            // Masked lanes give fast_exp's floor, ~1e-38, which vanishes
+            // next to the largest weight, exp(0) = 1.
+            alignas(64) float pr[kLanes];
+            store(pr, fast_exp(sc - new_max));
+            l[qi] += sum_lanes(load(pr));
             // o += sum_j pr[j] * V[j]: o stays in registers across the keys.
             // Four vectors of o at a time, so one key's multiply-adds are independent.
             int c = 0;
