@@ -2,7 +2,8 @@
 
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion); test_kernels,
-test_attention and test_tokenizer are C++ unit tests of internals. Each prints
+test_attention, test_thread_pool and test_tokenizer are C++ unit tests of
+internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
@@ -44,6 +45,11 @@ def test_c_abi_with_model(build, smollm2_path):
 @pytest.mark.timeout(600)
 def test_kernels(build):
     run_program(build, "test_kernels")
+
+
+@pytest.mark.timeout(300)
+def test_thread_pool(build):
+    run_program(build, "test_thread_pool")
 
 
 @pytest.mark.timeout(300)

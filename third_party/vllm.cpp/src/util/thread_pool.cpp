@@ -16,10 +16,18 @@ namespace vllm {
 namespace {
 // Spin iterations before a worker goes to sleep (roughly a millisecond).
 constexpr int kSpinIterations = 1 << 16;
-// Spin iterations of for_each_chunk() waiting for other threads' chunks
-// before it yields.
-constexpr int kWaitSpins = 1 << 12;
+// Spinning threads yield every this many iterations: with more runnable
+// threads than cores (other processes, Python threads, big pools), the
+// thread a spinner waits for may be waiting for the spinner's core.
+constexpr unsigned kYieldEvery = 1 << 8;
+// The next-chunk field of a finished job's state: no chunk is left to take.
+constexpr uint64_t kClosed = 0xffffffff;
 
+// One iteration of a spin-wait.
+inline void spin_pause(unsigned iteration) {
+    if (iteration % kYieldEvery == kYieldEvery - 1) std::this_thread::yield();
+    else VLLM_CPU_RELAX();
+}
 }  // namespace
 
 int ThreadPool::default_thread_count() {
@@ -50,10 +58,7 @@ void ThreadPool::worker_loop() {
     const auto generation = [this] { return job_state_.load(std::memory_order_acquire) >> 32; };
     for (;;) {
         int spins = 0;
-        while (generation() == seen && !stopping_.load() && spins < kSpinIterations) {
-            VLLM_CPU_RELAX();
-            ++spins;
-        }
+        while (generation() == seen && !stopping_.load() && spins < kSpinIterations) spin_pause(spins++);
         if (generation() == seen) {
             std::unique_lock<std::mutex> lock(mutex_);
             start_cv_.wait(lock, [&] { return stopping_.load() || generation() != seen; });
@@ -83,7 +88,7 @@ void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64
         for (int64_t i = 0; i < n_chunks; ++i) fn(i);
         return;
     }
-    if (n_chunks > 0xffffffff) throw std::length_error("ThreadPool: more than 2^32 chunks");
+    if (n_chunks >= kClosed) throw std::length_error("ThreadPool: too many chunks");
     job_fn_ = &fn;
     job_chunks_.store(n_chunks, std::memory_order_relaxed);
     chunks_done_.store(0, std::memory_order_relaxed);
@@ -97,11 +102,13 @@ void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64
     start_cv_.notify_all();
     take_chunks(generation);
     // Chunks still running on other threads finish within microseconds
-    // unless their thread was put aside; then yield this core to it.
-    for (int spins = 0; chunks_done_.load(std::memory_order_acquire) != n_chunks; ++spins) {
-        if (spins < kWaitSpins) VLLM_CPU_RELAX();
-        else std::this_thread::yield();
-    }
+    // unless their thread was put aside (then the yields let it run).
+    for (unsigned spins = 0; chunks_done_.load(std::memory_order_acquire) != n_chunks; ++spins) spin_pause(spins);
+    // Close the job before the next one changes job_chunks_: a thread that
+    // read this job's state just before its last chunk went could otherwise
+    // pair that stale state with the next job's larger chunk count, and its
+    // compare-exchange would still succeed.
+    job_state_.store(generation << 32 | kClosed, std::memory_order_release);
     job_fn_ = nullptr;
 }
 

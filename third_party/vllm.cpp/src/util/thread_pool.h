@@ -56,8 +56,8 @@ private:
     std::mutex mutex_;
     std::condition_variable start_cv_;
     // The job: generation in the high 32 bits, the next untaken chunk in
-    // the low 32, in one word so that taking a chunk (compare-exchange)
-    // fails once the job is over and a new one began.
+    // the low 32 (all ones once the job is over), in one word so that
+    // taking a chunk (compare-exchange) fails once the job is over.
     std::atomic<uint64_t> job_state_{0};
     std::atomic<int64_t> job_chunks_{0};
     const std::function<void(int64_t)>* job_fn_ = nullptr;  // valid while a chunk of the job is taken
