@@ -120,6 +120,9 @@ JSON_PROMPTS = {
                "id 123e4567-e89b-12d3-a456-426614174000, mail ada@example.com:",
     "free value": "A JSON object whose payload is the number 42:",
     "additional properties true": 'A JSON object with kind "a" and one more short field:',
+    # Any number of integer fields may follow the name: greedy SmolLM2 kept
+    # adding them until max_tokens, so the prompt names the one it wants.
+    "additional properties schema": 'A JSON object with a name and one integer field "age":',
 }
 
 

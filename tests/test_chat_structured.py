@@ -115,14 +115,22 @@ def test_named_tool_without_parameters(engine):
 def test_required_tool_choice_gives_valid_calls(engine, tools):
     body = request(ASK, tools=tools, tool_choice="required", max_tokens=160)
     choice = ChatCompletion.model_validate(engine.chat(body)).choices[0]
-    assert choice.finish_reason == "tool_calls" and choice.message.content is None
     assert choice.message.tool_calls
     for call in choice.message.tool_calls:
         check_call(call.function.name, call.function.arguments)
+    # The array of calls is unbounded, and greedy SmolLM2 may go on adding
+    # calls until max_tokens (it does with three tools): then the response
+    # says "length" (vLLM's rule for "required") and the unfinished call
+    # stays content. A finished array gives "tool_calls" and no content.
+    if choice.finish_reason == "tool_calls":
+        assert choice.message.content is None
+    else:
+        assert choice.finish_reason == "length" and choice.message.content
     if tools == [WEATHER]:
+        assert choice.finish_reason == "tool_calls"
         assert json.loads(choice.message.tool_calls[0].function.arguments)["unit"] in ("celsius", "fahrenheit")
     content, finish, calls = stream(engine, body)
-    assert (content, finish) == ("", "tool_calls")
+    assert (content or None, finish) == (choice.message.content, choice.finish_reason)
     assert [(c.function.name, c.function.arguments) for c in calls] == [
         (c.function.name, c.function.arguments) for c in choice.message.tool_calls]
     assert [c.index for c in calls] == list(range(len(calls)))
@@ -132,7 +140,8 @@ def test_required_tool_choice_sampled(engine):
     body = {**request(ASK, tools=[WEATHER, TIME], tool_choice="required", max_tokens=160),
             "temperature": 1.0, "seed": 11, "n": 3}
     for choice in ChatCompletion.model_validate(engine.chat(body)).choices:
-        assert choice.finish_reason == "tool_calls", choice
+        assert choice.finish_reason in ("tool_calls", "length"), choice
+        assert choice.message.tool_calls, choice
         for call in choice.message.tool_calls:
             check_call(call.function.name, call.function.arguments)
 

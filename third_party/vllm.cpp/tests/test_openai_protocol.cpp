@@ -318,8 +318,37 @@ void test_chunks() {
     check(at(at(fin, "choices").items()[0], "finish_reason").as_string() == "tool_calls" &&
               at(at(fin, "choices").items()[0], "delta").size() == 0,
           "finish after calls is tool_calls with an empty delta");
+    const auto finish_of = [](const std::string& chunk) {
+        return at(json::parse(chunk).find("choices")->items()[0], "finish_reason").as_string();
+    };
+    check(finish_of(writer.finish_chunk(1, "length")) == "tool_calls", "an auto tool call cut by length: tool_calls");
+    check(finish_of(writer.finish_chunk(1, "length", true)) == "length", "a forced tool call cut by length: length");
+    check(finish_of(writer.finish_chunk(1, "stop", true)) == "tool_calls", "a finished forced tool call: tool_calls");
     const json::Value usage = json::parse(writer.usage_chunk({3, 4}));
     check(at(usage, "choices").size() == 0 && at(at(usage, "usage"), "total_tokens").as_int() == 7, "usage chunk");
+}
+
+// reported_finish_reason, and the blocking response that uses it.
+void test_finish_reasons() {
+    check(reported_finish_reason("stop", false, false) == "stop" && reported_finish_reason("length", false, true) == "length",
+          "no calls: the engine's reason");
+    check(reported_finish_reason("stop", true, false) == "tool_calls" &&
+              reported_finish_reason("length", true, false) == "tool_calls" &&
+              reported_finish_reason("stop", true, true) == "tool_calls",
+          "calls: tool_calls");
+    check(reported_finish_reason("length", true, true) == "length", "a forced call cut short: length");
+    ChatResponseParts parts;
+    ChoiceParts choice;
+    choice.tool_calls = {{"call_x", "f", "{}"}};
+    choice.content = "{\"name\": \"f";
+    choice.finish_reason = "length";
+    choice.forced_tool_call = true;
+    parts.choices.push_back(choice);
+    const json::Value out = json::parse(build_chat_completion(parts));
+    const json::Value& c = at(out, "choices").items()[0];
+    check(at(c, "finish_reason").as_string() == "length" && at(at(c, "message"), "content").as_string() == "{\"name\": \"f" &&
+              at(at(c, "message"), "tool_calls").size() == 1,
+          "a forced call cut short keeps its complete calls, the rest as content, and says length");
 }
 
 void test_ids() {
@@ -383,6 +412,7 @@ int main(int argc, char** argv) {
         test_request_errors();
         test_completion_json();
         test_chunks();
+        test_finish_reasons();
         test_ids();
         if (argc > 1) write_samples(argv[1]);
     } catch (const std::exception& e) {

@@ -107,6 +107,11 @@ json::Value usage_json(const Usage& usage) {
 
 }  // namespace
 
+std::string reported_finish_reason(const std::string& engine_reason, bool made_tool_calls, bool forced_tool_call) {
+    if (forced_tool_call && engine_reason == "length") return engine_reason;
+    return made_tool_calls ? "tool_calls" : engine_reason;
+}
+
 std::string build_chat_completion(const ChatResponseParts& parts) {
     json::Value choices = json::Value::array();
     for (const ChoiceParts& choice : parts.choices) {
@@ -114,7 +119,8 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
         c.set("index", choice.index);
         c.set("message", message_json(choice));
         c.set("logprobs", logprobs_json(choice.logprobs));
-        c.set("finish_reason", choice.tool_calls.empty() ? choice.finish_reason : "tool_calls");
+        c.set("finish_reason",
+              reported_finish_reason(choice.finish_reason, !choice.tool_calls.empty(), choice.forced_tool_call));
         choices.push_back(std::move(c));
     }
     json::Value out = json::Value::object();
@@ -178,10 +184,10 @@ std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
     return json::dump(chunk(one_choice(index, std::move(delta), logprobs_json(d.logprobs), json::Value())));
 }
 
-std::string ChatChunkWriter::finish_chunk(int index, const std::string& finish_reason) const {
+std::string ChatChunkWriter::finish_chunk(int index, const std::string& finish_reason, bool forced_tool_call) const {
     const bool tool_calls = made_tool_calls_.count(index) > 0;
     return json::dump(chunk(one_choice(index, json::Value::object(), json::Value(),
-                                       tool_calls ? std::string("tool_calls") : finish_reason)));
+                                       reported_finish_reason(finish_reason, tool_calls, forced_tool_call))));
 }
 
 std::string ChatChunkWriter::usage_chunk(const Usage& usage) const {

@@ -40,8 +40,15 @@ struct ChoiceParts {
     std::optional<std::string> reasoning;  // nullopt: no reasoning parser ran or it found none
     std::vector<ToolCall> tool_calls;
     std::string finish_reason = "stop";    // "stop" or "length" from the engine
+    bool forced_tool_call = false;         // tool_choice "required" or a named function
     std::optional<std::vector<TokenLogprob>> logprobs;  // set when the request asked for logprobs
 };
+
+// The finish_reason a choice reports: "tool_calls" when it made calls,
+// except that a forced call (tool_choice "required" or a named function)
+// cut short by max_tokens stays "length", as vLLM reports it: the output is
+// unfinished even when some calls in it were complete.
+std::string reported_finish_reason(const std::string& engine_reason, bool made_tool_calls, bool forced_tool_call);
 
 struct ChatResponseParts {
     std::string id;       // "chatcmpl-..." (make_chat_completion_id)
@@ -73,9 +80,9 @@ public:
     std::string role_chunk(int index) const;
     // "" when the delta carries nothing (nothing to send).
     std::string delta_chunk(int index, const ChoiceDelta& delta);
-    // finish_reason "stop" or "length"; "tool_calls" replaces it when the
-    // choice streamed any tool call.
-    std::string finish_chunk(int index, const std::string& finish_reason) const;
+    // finish_reason "stop" or "length", as reported_finish_reason() turns
+    // it given whether the choice streamed any tool call.
+    std::string finish_chunk(int index, const std::string& finish_reason, bool forced_tool_call = false) const;
     std::string usage_chunk(const Usage& usage) const;
 
 private:

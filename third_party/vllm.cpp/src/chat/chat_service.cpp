@@ -67,6 +67,10 @@ void throw_if_failed(const RequestStream::Result& result) {
     if (result.status != VLLM_OK) throw Error(result.status, result.error);
 }
 
+bool forced_tool_call(const ChatRequest& request) {
+    return request.tool_choice == ToolChoice::Required || request.tool_choice == ToolChoice::Named;
+}
+
 std::string finish_reason_of(const RequestStream::Result& result) {
     return result.finish_reason != nullptr ? result.finish_reason : "stop";
 }
@@ -157,6 +161,7 @@ std::string ChatService::complete(std::string_view request_json) const {
         ChoiceParts choice;
         choice.index = static_cast<int>(i);
         choice.finish_reason = finish_reason_of(result);
+        choice.forced_tool_call = forced_tool_call(prepared.request);
         output_parser(prepared).parse_all(result.text, choice);
         if (prepared.request.logprobs) choice.logprobs = chat_logprobs(result.logprobs, tokenizer_);
         parts.usage.completion_tokens += result.completion_tokens;
@@ -194,7 +199,7 @@ void ChatService::stream(std::string_view request_json, const ChunkSink& sink) c
             throw_if_failed(result);
         }
         if (!send(writer.delta_chunk(index, parser.finish()))) return;
-        if (!send(writer.finish_chunk(index, finish_reason_of(result)))) return;
+        if (!send(writer.finish_chunk(index, finish_reason_of(result), forced_tool_call(prepared.request)))) return;
         usage.completion_tokens += result.completion_tokens;
     }
     if (prepared.request.include_usage && !send(writer.usage_chunk(usage))) return;
