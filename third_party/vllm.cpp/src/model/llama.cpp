@@ -144,6 +144,8 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     for (size_t w = 0; w < work.size(); ++w)
         if (partial_offset[w] >= 0) work[w].partial = partials.data() + partial_offset[w];
 
+    // One chunk per tile: threads take the next tile as they finish one,
+    // which balances tiles of different context lengths.
     pool.for_each_chunk(static_cast<int64_t>(work.size()), [&](int64_t i) { kernels::attention_tile(a, work[i]); });
 
     for (const Split& split : split_tiles) {

@@ -1,5 +1,6 @@
-// matmul / matvec_rows: activation quantization, work split across the
-// pool, and cache blocking; the arithmetic is the active build's gemm.
+// matmul / matmul_shared / matvec_rows: activation quantization (once per
+// input, however many matrices share it), work split across the pool, and
+// cache blocking; the arithmetic is the active build's gemm.
 //
 // Threads take contiguous runs of weight rows (or, for matrices too short
 // to share, of tokens) and walk each in chunks of tokens whose
