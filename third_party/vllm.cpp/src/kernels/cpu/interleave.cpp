@@ -20,13 +20,14 @@ void put(const BlockQ4_1& src, int64_t r, uint8_t* dst) {
     auto* d = reinterpret_cast<uint16_t*>(dst);
     d[r] = src.d;
     d[kInterleaveRows + r] = src.m;
-    for (int j = 0; j < 4; ++j) std::memcpy(dst + 64 + 64 * j + 4 * r, src.qs + 4 * j, 4);
+    for (int j = 0; j < 4; ++j) std::memcpy(dst + kQ4_1GroupRunsOffset + 64 * j + 4 * r, src.qs + 4 * j, 4);
 }
 
 void put(const BlockQ8_0& src, int64_t r, uint8_t* dst) {
     reinterpret_cast<uint16_t*>(dst)[r] = src.d;
     for (int j = 0; j < 8; ++j)
-        for (int i = 0; i < 4; ++i) dst[32 + 64 * j + 4 * r + i] = static_cast<uint8_t>(src.qs[4 * j + i] ^ 0x80);
+        for (int i = 0; i < 4; ++i)
+            dst[kQ8_0GroupRunsOffset + 64 * j + 4 * r + i] = static_cast<uint8_t>(src.qs[4 * j + i] ^ 0x80);
 }
 
 template <class Block>

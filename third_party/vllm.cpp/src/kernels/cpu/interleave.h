@@ -25,6 +25,9 @@ namespace vllm::kernels {
 constexpr int64_t kInterleaveRows = 16;
 constexpr size_t kQ4_1GroupBlockBytes = 320;
 constexpr size_t kQ8_0GroupBlockBytes = 544;
+// Where a group block's runs of weights start (after d, m / after d).
+constexpr size_t kQ4_1GroupRunsOffset = 64;
+constexpr size_t kQ8_0GroupRunsOffset = 32;
 
 // Whether `w` (in the file's row layout) has an interleaved form.
 bool can_interleave(const QuantMatrix& w);

@@ -32,7 +32,7 @@ struct InterleavedQ4_1 {
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         const typename V::I nibble = V::set1_8(0x0f);
         for (int j = 0; j < 4; ++j) {
-            const typename V::I q = V::load(block + 64 + 64 * j);
+            const typename V::I q = V::load(block + kQ4_1GroupRunsOffset + 64 * j);
             fn(V::and_(q, nibble), 4 * j);
             fn(V::and_(V::template srl16<4>(q), nibble), 16 + 4 * j);
         }
@@ -47,7 +47,7 @@ struct InterleavedQ8_0 {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        for (int j = 0; j < 8; ++j) fn(V::load(block + 32 + 64 * j), 4 * j);
+        for (int j = 0; j < 8; ++j) fn(V::load(block + kQ8_0GroupRunsOffset + 64 * j), 4 * j);
     }
     static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-128.0f)); }
 };
