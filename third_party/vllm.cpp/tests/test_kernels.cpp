@@ -267,14 +267,14 @@ void test_matmul() {
     }
 }
 
-// The interleaved layout (Q4_1, Q8_0): every build with a kernel for it
+// The interleaved layout (Q4_0, Q4_1, Q8_0): every build with a kernel for it
 // agrees with the scalar row-layout matmul, and a token's result is
 // bit-identical whether it is computed alone or in a batch.
 void test_interleaved() {
     std::mt19937 rng(7);
     ThreadPool pool(2);
     const Shape shapes[] = {{16, 32, 1}, {16, 96, 3}, {32, 576, 17}, {64, 1536, 70}, {192, 576, 9}, {48, 96, 33}};
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0})
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
         for (const Shape& s : shapes) {
             const std::string what = name_of(type) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
                                      " tokens=" + std::to_string(s.tokens);

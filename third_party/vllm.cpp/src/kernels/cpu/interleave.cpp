@@ -12,15 +12,26 @@ namespace vllm::kernels {
 
 namespace {
 
+static_assert(kQ4_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_0), "a group block holds its rows' blocks");
 static_assert(kQ4_1GroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_1), "a group block holds its rows' blocks");
 static_assert(kQ8_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ8_0), "a group block holds its rows' blocks");
 
+// A 4-bit block's 16 bytes of nibbles as row r of the 4 runs at `runs`.
+void put_nibble_runs(const uint8_t* qs, int64_t r, uint8_t* runs) {
+    for (int j = 0; j < 4; ++j) std::memcpy(runs + 64 * j + 4 * r, qs + 4 * j, 4);
+}
+
 // Block b of row r (of the group) into the group block `dst`.
+void put(const BlockQ4_0& src, int64_t r, uint8_t* dst) {
+    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
+    put_nibble_runs(src.qs, r, dst + kQ4_0GroupRunsOffset);
+}
+
 void put(const BlockQ4_1& src, int64_t r, uint8_t* dst) {
     auto* d = reinterpret_cast<uint16_t*>(dst);
     d[r] = src.d;
     d[kInterleaveRows + r] = src.m;
-    for (int j = 0; j < 4; ++j) std::memcpy(dst + kQ4_1GroupRunsOffset + 64 * j + 4 * r, src.qs + 4 * j, 4);
+    put_nibble_runs(src.qs, r, dst + kQ4_1GroupRunsOffset);
 }
 
 void put(const BlockQ8_0& src, int64_t r, uint8_t* dst) {
@@ -43,17 +54,19 @@ void interleave_blocks(const QuantMatrix& w, uint8_t* out) {
 }  // namespace
 
 bool can_interleave(const QuantMatrix& w) {
-    return w.layout == WeightLayout::kRows && (w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0) && w.rows > 0 &&
+    const bool type = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0;
+    return w.layout == WeightLayout::kRows && type && w.rows > 0 &&
            w.rows % kInterleaveRows == 0 && w.cols % kQK == 0;
 }
 
 QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage) {
     if (!can_interleave(w))
-        throw_invalid_argument("interleave: not a Q4_1 or Q8_0 matrix with a multiple of 16 rows");
+        throw_invalid_argument("interleave: not a Q4_0, Q4_1 or Q8_0 matrix with a multiple of 16 rows");
     storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
     const auto address = reinterpret_cast<uintptr_t>(storage.data());
     uint8_t* out = storage.data() + (64 - address % 64) % 64;
-    if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1>(w, out);
+    if (w.type == GgmlType::Q4_0) interleave_blocks<BlockQ4_0>(w, out);
+    else if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1>(w, out);
     else interleave_blocks<BlockQ8_0>(w, out);
     QuantMatrix packed = w;
     packed.data = out;

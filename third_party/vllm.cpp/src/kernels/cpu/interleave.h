@@ -11,6 +11,7 @@
 //        in lane r; then 4 runs of 64 bytes: run j holds, for row r, bytes
 //        4j..4j+3 of that row's block: elements 4j..4j+3 in the low
 //        nibbles, 16 + 4j..16 + 4j + 3 in the high ones.
+//   Q4_0 (288 bytes): d[16]; then the 4 runs of 64 bytes as in Q4_1.
 //   Q8_0 (544 bytes): d[16]; then 8 runs of 64 bytes: run j holds, for row
 //        r, elements 4j..4j+3 plus 128 (u8, for the unsigned x signed dot
 //        products; the kernels take 128 * sum(x) back out).
@@ -23,9 +24,11 @@
 namespace vllm::kernels {
 
 constexpr int64_t kInterleaveRows = 16;
+constexpr size_t kQ4_0GroupBlockBytes = 288;
 constexpr size_t kQ4_1GroupBlockBytes = 320;
 constexpr size_t kQ8_0GroupBlockBytes = 544;
-// Where a group block's runs of weights start (after d, m / after d).
+// Where a group block's runs of weights start (after d, or d and m).
+constexpr size_t kQ4_0GroupRunsOffset = 32;
 constexpr size_t kQ4_1GroupRunsOffset = 64;
 constexpr size_t kQ8_0GroupRunsOffset = 32;
 

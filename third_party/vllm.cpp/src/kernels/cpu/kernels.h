@@ -30,9 +30,9 @@ struct QuantMatrix {
     WeightLayout layout = WeightLayout::kRows;
 };
 
-// `w` (row layout) as the active build's fastest matmul reads it: for Q4_1
-// (AVX2, AVX-512, NEON with SDOT) and Q8_0 (AVX-512) with a multiple of 16
-// rows, a copy in
+// `w` (row layout) as the active build's fastest matmul reads it: for Q4_0
+// and Q4_1 (AVX2, AVX-512, NEON with SDOT) and Q8_0 (AVX-512) with a
+// multiple of 16 rows, a copy in
 // the interleaved layout written into `storage`, which the returned matrix
 // points into (keep the vector alive; moving it keeps its buffer).
 // Otherwise `w` itself, and `storage` is left alone.

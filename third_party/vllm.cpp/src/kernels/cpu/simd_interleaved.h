@@ -6,12 +6,12 @@
 // activation bytes broadcast to all lanes) fill one int32 sum per row,
 // converted and scaled once: acc += sum * (d * dx) + offset * s, where s
 // is the activations' dx * sum(q) and offset the format's per-row term
-// (Q4_1: its min m; Q8_0: -128 d, taking back the +128 that made its
-// weights unsigned). A tile takes kT tokens, so each weight vector serves
-// kT tokens. A token's arithmetic is the same whatever tile it lands in,
+// (Q4_0: -8 d; Q4_1: its min m; Q8_0: -128 d, taking back the +128 that
+// made its weights unsigned). A tile takes kT tokens, so each weight
+// vector serves kT tokens. A token's arithmetic is the same whatever tile it lands in,
 // so results do not depend on how many tokens share the batch.
 //
-// Include only from *_avx2.cpp / *_avx512.cpp (internal linkage).
+// Include only from the SIMD builds' kernels_*.cpp (internal linkage).
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -23,20 +23,34 @@
 namespace vllm::kernels {
 namespace {
 
-template <class V>
-struct InterleavedQ4_1 {
-    static constexpr size_t kBlockBytes = kQ4_1GroupBlockBytes;
+// The 4-bit formats' weights: 4 runs from kRunsOffset, each giving the
+// low nibbles (activation bytes 4j..) and the high ones (16 + 4j..).
+template <class V, size_t kRunsOffset>
+struct InterleavedNibbles {
     // fn(w, x_offset) for each of the block's 8 weight vectors, x_offset
     // being the first of the 4 activation bytes it meets.
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         const typename V::I nibble = V::set1_8(0x0f);
         for (int j = 0; j < 4; ++j) {
-            const typename V::I q = V::load(block + kQ4_1GroupRunsOffset + 64 * j);
+            const typename V::I q = V::load(block + kRunsOffset + 64 * j);
             fn(V::and_(q, nibble), 4 * j);
             fn(V::and_(V::template srl16<4>(q), nibble), 16 + 4 * j);
         }
     }
+};
+
+// w = d (q - 8): the offset -8 d.
+template <class V>
+struct InterleavedQ4_0 : InterleavedNibbles<V, kQ4_0GroupRunsOffset> {
+    static constexpr size_t kBlockBytes = kQ4_0GroupBlockBytes;
+    static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-8.0f)); }
+};
+
+// w = d q + m: the offset m.
+template <class V>
+struct InterleavedQ4_1 : InterleavedNibbles<V, kQ4_1GroupRunsOffset> {
+    static constexpr size_t kBlockBytes = kQ4_1GroupBlockBytes;
     static typename V::F offset(const uint8_t* block, typename V::F /*d*/) {
         return V::load_f16(reinterpret_cast<const uint16_t*>(block) + kInterleaveRows);
     }

@@ -54,6 +54,7 @@ IsaKernels make_isa_kernels() {
     k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
     k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
     if constexpr (V::kInterleavedTokens > 0) {
+        k.gemm_interleaved[kSlotQ4_0] = gemm_interleaved<V, InterleavedQ4_0<V>>;
         k.gemm_interleaved[kSlotQ4_1] = gemm_interleaved<V, InterleavedQ4_1<V>>;
         if constexpr (V::kWideU8Dot) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
     }
