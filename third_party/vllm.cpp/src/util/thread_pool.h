@@ -22,11 +22,6 @@ public:
 
     int size() const { return n_threads_; }
 
-    // How many chunks per thread callers split work into: enough for the
-    // others to take over the share of a thread the OS has put aside, few
-    // enough that each chunk is still real work.
-    static constexpr int64_t kChunksPerThread = 4;
-
     // Calls fn(i) once for every i in [0, n_chunks) and returns when all
     // calls have finished. Threads (the caller too) take the next chunk
     // nobody has taken yet, so a thread the OS has put aside (more runnable
@@ -44,6 +39,11 @@ public:
     static int default_thread_count();
 
 private:
+    // parallel_for's ranges per thread: enough for the others to take over
+    // the share of a thread the OS has put aside, few enough that each range
+    // is still real work.
+    static constexpr int64_t kChunksPerThread = 4;
+
     void worker_loop();
     // Takes and runs chunks of job `generation` until none is left.
     void take_chunks(uint64_t generation);

@@ -113,17 +113,16 @@ void matmul_shared_with(const IsaKernels& isa, const MatmulOutput* outputs, size
         size_t x_stride;
         const uint8_t* xq = prepare_activations(isa, w0, x, n_tokens, &x_stride, &pool);
 
-        // Chunks of whole row units over all the group's rows, or of tokens
-        // when there are too few rows to share, a few per thread
-        // (ThreadPool::for_each_chunk). unit_end[j]: the group's first j + 1
-        // matrices' row units.
+        // Ranges of whole row units over all the group's rows, or of tokens
+        // when there are too few rows to share (ThreadPool::parallel_for).
+        // unit_end[j]: the group's first j + 1 matrices' row units.
         std::vector<int64_t> unit_end;
-        for (size_t i : group) unit_end.push_back((unit_end.empty() ? 0 : unit_end.back()) + (outputs[i].w->rows + kRowUnit - 1) / kRowUnit);
+        for (size_t i : group) {
+            const int64_t units = (outputs[i].w->rows + kRowUnit - 1) / kRowUnit;
+            unit_end.push_back((unit_end.empty() ? 0 : unit_end.back()) + units);
+        }
         const bool split_rows = unit_end.back() >= pool.size() || n_tokens < pool.size();
-        const int64_t units = split_rows ? unit_end.back() : n_tokens;
-        const int64_t chunks = std::min<int64_t>(units, ThreadPool::kChunksPerThread * pool.size());
-        pool.for_each_chunk(chunks, [&](int64_t c) {
-            const int64_t begin = units * c / chunks, end = units * (c + 1) / chunks;
+        pool.parallel_for(split_rows ? unit_end.back() : n_tokens, [&](int64_t begin, int64_t end) {
             for (size_t j = 0; j < group.size(); ++j) {
                 const QuantMatrix& w = *outputs[group[j]].w;
                 GemmArgs g{w.data, w.row_bytes, w.cols, 0, w.rows, xq, x_stride, 0, n_tokens, outputs[group[j]].y, w.rows};

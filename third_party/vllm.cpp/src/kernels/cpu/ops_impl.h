@@ -251,9 +251,10 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             m[qi] = new_max;
             // Masked lanes give fast_exp's floor, ~1e-38, which vanishes
             // next to the largest weight, exp(0) = 1.
-            alignas(64) float pr[kLanes];
-            store(pr, fast_exp(sc - new_max));
-            l[qi] += sum_lanes(load(pr));
+            const Vec weights = fast_exp(sc - new_max);
+            alignas(64) float pr[kLanes];  // broadcast from memory below
+            store(pr, weights);
+            l[qi] += sum_lanes(weights);
             // o += sum_j pr[j] * V[j]: o stays in registers across the keys.
             // Four vectors of o at a time, so one key's multiply-adds are independent.
             int c = 0;
