@@ -135,6 +135,14 @@ def test_truncated_gguf(engine, tmp_path, smollm2_path):
     _load_fails(path, engine)
 
 
+def test_fifo_is_refused_without_blocking(engine, tmp_path):
+    # Opening a FIFO for reading waits for a writer; the loader must refuse
+    # anything but a regular file before reading it.
+    path = tmp_path / "model.gguf"
+    os.mkfifo(path)
+    assert "not a regular file" in str(_load_fails(path, engine))
+
+
 def test_empty_file(engine, tmp_path):
     path = tmp_path / "empty.gguf"
     path.write_bytes(b"")

@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
     }
     try {
         vllm::GgufFile file(argv[1]);
-        vllm::ModelConfig config = vllm::ModelConfig::from_gguf(file);
-        vllm::ModelWeights weights = vllm::ModelWeights::from_gguf(file, config);
+        vllm::ModelConfig config = vllm::ModelConfig::from_source(file);
+        vllm::ModelWeights weights = vllm::ModelWeights::from_source(file, config);
         vllm::LlamaModel model(config, std::move(weights));
         const int block_size = 16, num_blocks = 64;
         vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks,

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "engine/output_processor.h"
+#include "model/gguf_reader.h"
 #include "sample/sampler.h"
 #include "util/error.h"
 #include "util/utf8.h"
@@ -42,11 +43,12 @@ int64_t kv_budget_bytes() {
 Engine::Engine(const EngineConfig& config) : config_(config) {
     struct stat st {};
     if (::stat(config.model_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) refuse_directory(config.model_path);
-    file_ = std::make_unique<GgufFile>(config.model_path);
-    ModelConfig model_config = ModelConfig::from_gguf(*file_);
-    ModelWeights weights = ModelWeights::from_gguf(*file_, model_config);
-    tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*file_));
-    chat_template_ = file_->get_string("tokenizer.chat_template", "");
+    auto gguf = std::make_unique<GgufFile>(config.model_path);
+    ModelConfig model_config = ModelConfig::from_source(*gguf);
+    ModelWeights weights = ModelWeights::from_source(*gguf, model_config);
+    tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*gguf));
+    chat_template_ = gguf->get_string("tokenizer.chat_template", "");
+    source_ = std::move(gguf);
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
     model_name_ = config.model_path.substr(config.model_path.find_last_of('/') + 1);
     if (tokenizer_->vocab_size() != model_config.vocab_size)

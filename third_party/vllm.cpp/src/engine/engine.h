@@ -14,7 +14,7 @@
 #include "engine/engine_core.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
-#include "model/gguf_reader.h"
+#include "model/model_source.h"
 #include "model/llama.h"
 #include "sample/sampling_config.h"
 #include "structured/vocabulary.h"
@@ -51,7 +51,7 @@ private:
     void loop();
 
     EngineConfig config_;
-    std::unique_ptr<GgufFile> file_;
+    std::unique_ptr<ModelSource> source_;  // the weights point into it
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<LlamaModel> model_;
     std::shared_ptr<const structured::Vocabulary> vocabulary_;  // for structured-output masks

@@ -1,7 +1,7 @@
 #include "model/model_config.h"
 
 #include "kernels/cpu/ops.h"
-#include "model/gguf_reader.h"
+#include "model/model_source.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -26,7 +26,7 @@ const ArchitectureTraits kArchitectures[] = {
 
 }  // namespace
 
-ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
+ModelConfig ModelConfig::from_source(const ModelSource& file) {
     ModelConfig c;
     c.architecture = file.require_string("general.architecture");
     const ArchitectureTraits* traits = nullptr;

@@ -6,7 +6,7 @@
 
 namespace vllm {
 
-class GgufFile;
+class ModelSource;
 
 enum class RopeStyle {
     ADJACENT_PAIRS,  // rotate (x[2i], x[2i+1]): Llama/Mistral GGUFs (q/k permuted by the converter)
@@ -35,7 +35,7 @@ struct ModelConfig {
 
     // MODEL_LOAD error for an architecture this engine does not run, or for
     // missing/inconsistent hyperparameters.
-    static ModelConfig from_gguf(const GgufFile& file);
+    static ModelConfig from_source(const ModelSource& file);
 };
 
 }  // namespace vllm

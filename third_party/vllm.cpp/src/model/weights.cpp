@@ -1,6 +1,6 @@
 #include "model/weights.h"
 
-#include "model/gguf_reader.h"
+#include "model/model_source.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -9,7 +9,7 @@ namespace {
 
 class TensorLoader {
 public:
-    explicit TensorLoader(const GgufFile& file) : file_(file) {}
+    explicit TensorLoader(const ModelSource& file) : file_(file) {}
 
     const GgufTensor* find(const std::string& name) const { return file_.find_tensor(name); }
 
@@ -55,12 +55,12 @@ private:
         throw_model_load("cannot load '" + file_.path() + "': tensor '" + name + "' " + why);
     }
 
-    const GgufFile& file_;
+    const ModelSource& file_;
 };
 
 }  // namespace
 
-ModelWeights ModelWeights::from_gguf(const GgufFile& file, ModelConfig& config) {
+ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config) {
     TensorLoader load(file);
     const GgufTensor* embd = load.find("token_embd.weight");
     if (embd == nullptr || embd->dims.size() != 2)

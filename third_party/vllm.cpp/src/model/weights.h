@@ -10,7 +10,7 @@
 
 namespace vllm {
 
-class GgufFile;
+class ModelSource;
 
 struct LayerWeights {
     std::vector<float> attn_norm;
@@ -43,7 +43,7 @@ struct ModelWeights {
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.
-    static ModelWeights from_gguf(const GgufFile& file, ModelConfig& config);
+    static ModelWeights from_source(const ModelSource& file, ModelConfig& config);
 };
 
 }  // namespace vllm
