@@ -111,6 +111,38 @@ void test_gbnf_basics() {
 void test_gbnf_errors() {
     check_throws([] { compile_gbnf("root ::= foo\n"); }, "undefined rule 'foo' (referenced by rule 'root')", "undefined");
     check_throws([] { compile_gbnf("root ::= root \"a\" | \"b\"\n"); }, "left recursion: rule 'root'", "direct left recursion");
+    check_throws([] { compile_gbnf("root ::= \"ab\" root\n"); }, "admits no text at all", "no finite string");
+    check_throws([] { compile_gbnf("root ::= [^\\x00-\\U0010FFFF]\n"); }, "admits no text at all", "empty class");
+    check_throws([] { compile_gbnf("root ::= " + std::string(300, '(') + "\"a\"" + std::string(300, ')') + "\n"); },
+                 "nested deeper than 256 levels", "group nesting bound");
+    check_throws([] { compile_regex(std::string(300, '(') + "a" + std::string(300, ')')); }, "nested deeper than 256 levels",
+                 "regex group nesting bound");
+    {
+        // An alternative that can never complete is dropped: only "b" is left.
+        auto g = compile_gbnf("root ::= \"a\" [^\\x00-\\U0010FFFF] | \"b\"\n");
+        ParserStates states(g);
+        check(states.advance(states.initial(), "a") == ParserStates::kDead, "dead alternative dropped");
+        check(states.can_end(states.advance(states.initial(), "b")), "live alternative kept");
+    }
+    {
+        // d_i ::= d_(i+1) d_(i+1) | "a": runs of a's parse in exponentially many ways.
+        std::string doubling = "root ::= d0\n";
+        for (int i = 0; i < 18; ++i)
+            doubling += "d" + std::to_string(i) + " ::= d" + std::to_string(i + 1) + " d" + std::to_string(i + 1) + " | \"a\"\n";
+        doubling += "d18 ::= \"a\"\n";
+        auto g = compile_gbnf(doubling);
+        check_throws([&] {
+            ParserStates states(g);
+            states.advance(states.initial(), std::string(16, 'a'));
+        }, "too ambiguous", "stack bound of an ambiguous grammar");
+        // A long chain of leading references: linear checks, no recursion.
+        std::string chain = "root ::= r0\n";
+        for (int i = 0; i < 100000; ++i) chain += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + "\n";
+        ParserStates states(compile_gbnf(chain + "r100000 ::= \"a\"\n"));
+        check(states.can_end(states.advance(states.initial(), "a")), "100,000-rule chain");
+        check_throws([&] { compile_gbnf(chain + "r100000 ::= r5 \"a\" | \"b\"\n"); }, "left recursion: rule 'r5'",
+                     "left recursion through a long chain");
+    }
     check_throws([] { compile_gbnf("root ::= a\na ::= b? \"x\"\nb ::= \"\" | root\n"); }, "left recursion",
                  "left recursion through nullable");
     check_throws([] { compile_gbnf("root ::= (root \"a\")* \"b\"\n"); }, "left recursion: rule 'root'",

@@ -69,7 +69,16 @@ void EngineCore::step() {
         Request& r = *batch[i].request;
         r.num_computed_tokens += batch[i].num_new_tokens;
         kv_manager_.cache_full_blocks(r);
-        if (slices[i].want_logits) sample_and_output(r, logits_.data() + row++ * size_t(vocab));
+        if (!slices[i].want_logits) continue;
+        try {
+            sample_and_output(r, logits_.data() + row++ * size_t(vocab));
+        } catch (const Error& e) {
+            // An error while sampling belongs to its request alone (e.g. a
+            // structured-output state refused as too ambiguous): the batch's
+            // KV state is intact, so the others go on.
+            r.stream->finish(nullptr, e.status(), e.what());
+            finish(r);
+        }
     }
     for (auto it = requests_.begin(); it != requests_.end();)
         it = (*it)->status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);

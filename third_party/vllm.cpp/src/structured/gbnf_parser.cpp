@@ -113,11 +113,14 @@ private:
             return {builder_.char_class({{0, kMaxCodepoint}}, rule_name_)};
         }
         if (c == '(') {
+            if (++group_depth_ > kMaxGroupNesting)
+                syntax_error("groups nested deeper than " + std::to_string(kMaxGroupNesting) + " levels");
             ++pos_;
             skip_space(true);
             std::vector<Sequence> alternatives = parse_alternatives(true);
             if (peek() != ')') syntax_error("expected ')' to close the group");
             ++pos_;
+            --group_depth_;
             // A one-alternative group splices in; a quantifier wraps it later if needed.
             if (alternatives.size() == 1) return alternatives[0];
             return {builder_.ref(builder_.add_helper_rule(rule_name_, std::move(alternatives)))};
@@ -264,6 +267,7 @@ private:
 
     std::string_view text_;
     size_t pos_ = 0;
+    int group_depth_ = 0;
     GrammarBuilder builder_;
     int32_t current_rule_ = -1;
     std::string rule_name_;  // of the rule being parsed: helper rules are named after it

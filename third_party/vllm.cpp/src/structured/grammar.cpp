@@ -129,55 +129,131 @@ Sequence GrammarBuilder::repeat(const Sequence& item, int64_t min, int64_t max, 
     return out;
 }
 
-std::vector<bool> GrammarBuilder::nullable_rules() const {
-    std::vector<bool> nullable(rules_.size(), false);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (size_t r = 0; r < rules_.size(); ++r) {
-            if (nullable[r]) continue;
-            for (const Sequence& alt : rules_[r]) {
-                bool all = true;
-                for (const Element& e : alt)
-                    if (e.kind != ElementKind::Rule || !nullable[e.value]) all = false;
-                if (all) {
-                    nullable[r] = changed = true;
-                    break;
-                }
+std::vector<bool> GrammarBuilder::derivable_rules(bool through_bytes) const {
+    // A work list over the alternatives, linear in the grammar's size: an
+    // alternative derives once each of its rule references does, so each
+    // keeps a count of the references still unproven.
+    struct Alternative {
+        int32_t rule;
+        int64_t unproven;
+    };
+    std::vector<Alternative> alternatives;
+    std::vector<std::vector<int32_t>> occurrences(rules_.size());  // rule -> alternatives it appears in
+    std::vector<bool> derives(rules_.size(), false);
+    std::vector<int32_t> proven;
+    const auto prove = [&](int32_t r) {
+        if (derives[r]) return;
+        derives[r] = true;
+        proven.push_back(r);
+    };
+    for (size_t r = 0; r < rules_.size(); ++r) {
+        for (const Sequence& alt : rules_[r]) {
+            bool blocked = false;
+            int64_t references = 0;
+            for (const Element& e : alt) {
+                if (e.kind == ElementKind::Rule)
+                    ++references;
+                else
+                    blocked = blocked || !through_bytes || byte_sets_[e.value].empty();
             }
+            if (blocked) continue;
+            const auto id = static_cast<int32_t>(alternatives.size());
+            alternatives.push_back({static_cast<int32_t>(r), references});
+            for (const Element& e : alt)
+                if (e.kind == ElementKind::Rule) occurrences[e.value].push_back(id);
+            if (references == 0) prove(static_cast<int32_t>(r));
         }
     }
-    return nullable;
+    while (!proven.empty()) {
+        const int32_t r = proven.back();
+        proven.pop_back();
+        for (int32_t id : occurrences[r])
+            if (--alternatives[id].unproven == 0) prove(alternatives[id].rule);
+    }
+    return derives;
+}
+
+void GrammarBuilder::drop_unproductive(int32_t root) {
+    const std::vector<bool> productive = derivable_rules(true);
+    if (!productive[root])
+        fail("the grammar admits no text at all (rule '" + names_[root] + "' cannot match any string)");
+    for (auto& alternatives : rules_) {
+        std::vector<Sequence> kept;
+        for (Sequence& alt : alternatives) {
+            bool ok = true;
+            for (const Element& e : alt)
+                ok = ok && (e.kind == ElementKind::Rule ? productive[e.value] : !byte_sets_[e.value].empty());
+            if (ok) kept.push_back(std::move(alt));
+        }
+        alternatives = std::move(kept);
+    }
 }
 
 void GrammarBuilder::check_left_recursion() const {
-    const std::vector<bool> nullable = nullable_rules();
-    // Rules a rule can start with: skipping over leading rules that can match nothing.
-    auto leading_rules = [&](int32_t r) {
-        std::vector<int32_t> out;
-        for (const Sequence& alt : rules_[r]) {
+    const std::vector<bool> nullable = derivable_rules(false);
+    // Edges r -> the rules r can start with, skipping over leading rules
+    // that can match nothing.
+    const auto n = static_cast<int32_t>(rules_.size());
+    std::vector<std::vector<int32_t>> leading(n);
+    for (int32_t r = 0; r < n; ++r)
+        for (const Sequence& alt : rules_[r])
             for (const Element& e : alt) {
                 if (e.kind != ElementKind::Rule) break;
-                out.push_back(e.value);
+                leading[r].push_back(e.value);
                 if (!nullable[e.value]) break;
             }
-        }
-        return out;
-    };
+    // A rule derives itself at its own start exactly when it lies on a cycle
+    // of that graph: a strongly connected component with more than one rule,
+    // or a rule that leads to itself. Tarjan's algorithm, iteratively (the
+    // graph can be as deep as the grammar is long), linear in its size.
     // Helpers can only recurse through a user rule (or, for x*, harmlessly
-    // through their own tail), so checking the user's rules finds every case.
-    for (size_t start = 0; start < rules_.size(); ++start) {
-        if (helper_[start]) continue;
-        std::vector<bool> seen(rules_.size(), false);
-        std::vector<int32_t> todo = leading_rules(static_cast<int32_t>(start));
-        while (!todo.empty()) {
-            const int32_t r = todo.back();
-            todo.pop_back();
-            if (r == static_cast<int32_t>(start))
-                fail("left recursion: rule '" + names_[start] + "' can derive itself at its own start");
-            if (seen[r]) continue;
-            seen[r] = true;
-            for (int32_t next : leading_rules(r)) todo.push_back(next);
+    // through their own tail), so only user rules are reported: the first
+    // one by id, whichever component it is in.
+    std::vector<int32_t> index(n, -1), low(n, 0), component(n, -1), stack;
+    std::vector<bool> on_stack(n, false);
+    std::vector<std::pair<int32_t, size_t>> calls;  // (rule, next edge to visit)
+    int32_t next_index = 0, components = 0;
+    std::vector<int32_t> component_size;
+    for (int32_t root = 0; root < n; ++root) {
+        if (index[root] >= 0) continue;
+        calls.push_back({root, 0});
+        index[root] = low[root] = next_index++;
+        stack.push_back(root);
+        on_stack[root] = true;
+        while (!calls.empty()) {
+            auto& [r, edge] = calls.back();
+            if (edge < leading[r].size()) {
+                const int32_t next = leading[r][edge++];
+                if (index[next] < 0) {
+                    index[next] = low[next] = next_index++;
+                    stack.push_back(next);
+                    on_stack[next] = true;
+                    calls.push_back({next, 0});
+                } else if (on_stack[next]) {
+                    low[r] = std::min(low[r], index[next]);
+                }
+                continue;
+            }
+            const int32_t done = r;
+            calls.pop_back();
+            if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
+            if (low[done] != index[done]) continue;
+            component_size.push_back(0);
+            for (int32_t member = -1; member != done;) {
+                member = stack.back();
+                stack.pop_back();
+                on_stack[member] = false;
+                component[member] = components;
+                ++component_size[components];
+            }
+            ++components;
         }
+    }
+    for (int32_t r = 0; r < n; ++r) {
+        if (helper_[r]) continue;
+        const bool self_loop = std::find(leading[r].begin(), leading[r].end(), r) != leading[r].end();
+        if (self_loop || component_size[component[r]] > 1)
+            fail("left recursion: rule '" + names_[r] + "' can derive itself at its own start");
     }
 }
 
@@ -190,6 +266,7 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(const std::string& root_nam
         fail("undefined rule '" + names_[r] + "'" + where);
     }
     check_left_recursion();
+    drop_unproductive(root->second);
 
     auto grammar = std::make_shared<Grammar>();
     grammar->rule_names_ = names_;

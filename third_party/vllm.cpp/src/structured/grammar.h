@@ -18,6 +18,11 @@
 
 namespace vllm::structured {
 
+// The deepest nesting of parenthesized groups the GBNF and regex parsers
+// accept. They descend recursively, and untrusted text must not run the
+// thread out of stack (100,000 nested groups did).
+constexpr int kMaxGroupNesting = 256;
+
 enum class ElementKind : uint8_t {
     Bytes,  // value: index of a byte set; matches one byte in it
     Rule,   // value: rule id
@@ -84,15 +89,24 @@ public:
 
     static constexpr int64_t kMaxRepetition = 20000;
 
-    // Checks that every referenced rule is defined and that no rule can
-    // derive itself at its own start (left recursion, also through rules
-    // that can match nothing); INVALID_ARGUMENT naming the rule otherwise.
+    // Checks that every referenced rule is defined, that no rule can derive
+    // itself at its own start (left recursion, also through rules that can
+    // match nothing) and that the grammar matches some text;
+    // INVALID_ARGUMENT naming the rule otherwise.
     std::shared_ptr<const Grammar> build(const std::string& root_name);
 
 private:
     [[noreturn]] void fail(const std::string& message) const;
-    std::vector<bool> nullable_rules() const;
+    // The rules that can match some string, in one linear pass: with
+    // through_bytes false, only the empty string (nullable rules); with it
+    // true, any string whose bytes come from non-empty byte sets
+    // (productive rules).
+    std::vector<bool> derivable_rules(bool through_bytes) const;
     void check_left_recursion() const;
+    // Removes the alternatives that can never complete (an empty byte set,
+    // a rule that matches nothing), so no parse ever reaches a dead end a
+    // mask cannot avoid; INVALID_ARGUMENT when the root itself is one.
+    void drop_unproductive(int32_t root);
 
     std::string origin_;
     std::vector<std::string> names_;

@@ -133,6 +133,17 @@ private:
         return name;
     }
 
+    // One rule per distinct scalar expression: a bounded integer or string
+    // lowers to a chain of helper rules, and an object with thousands of
+    // such properties must not repeat that chain for each of them.
+    std::string shared_rule(const std::string& body) {
+        auto [it, inserted] = shared_rules_.emplace(body, std::string());
+        // No dash in the name: the GBNF parser names a rule's helpers
+        // "<rule>-<n>", which must not meet another scalar rule's name.
+        if (inserted) it->second = add_rule("scalar" + std::to_string(shared_rules_.size()), body);
+        return it->second;
+    }
+
     static int64_t whole_number(const Value& v, const std::string& key, const std::string& path, bool non_negative) {
         if (!v.is_number()) fail(path, "'" + key + "' must be a number");
         const double d = v.as_double();
@@ -217,9 +228,9 @@ private:
 
     std::string visit_typed(const Value& schema, const std::string& type, const std::string& path, const std::string& name) {
         if (type == "any") return "json-value";
-        if (type == "string") return visit_string(schema, path);
-        if (type == "integer") return paren(int_range(integer_bounds(schema, path)));
-        if (type == "number") return visit_number(schema, path);
+        if (type == "string") return shared_rule(visit_string(schema, path));
+        if (type == "integer") return shared_rule(int_range(integer_bounds(schema, path)));
+        if (type == "number") return shared_rule(visit_number(schema, path));
         if (type == "boolean") return "( \"true\" | \"false\" )";
         if (type == "null") return "\"null\"";
         if (type == "object") return visit_object(schema, path, name);
@@ -498,6 +509,7 @@ private:
     std::vector<std::pair<std::string, std::string>> rules_;
     std::set<std::string> names_;
     std::map<std::string, std::string> refs_;
+    std::map<std::string, std::string> shared_rules_;  // scalar expression -> its rule
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/error.h"
+
 namespace vllm::structured {
 
 namespace {
@@ -43,6 +45,7 @@ int32_t ParserStates::intern_node(int32_t parent, int32_t position) {
 int32_t ParserStates::intern_state(std::vector<int32_t> tops) {
     std::sort(tops.begin(), tops.end());
     tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
+
     auto found = state_ids_.find(tops);
     if (found != state_ids_.end()) return found->second;
     const int32_t id = static_cast<int32_t>(states_.size());
@@ -54,32 +57,43 @@ int32_t ParserStates::intern_state(std::vector<int32_t> tops) {
 }
 
 void ParserStates::expand(int32_t parent, int32_t position, std::vector<int32_t>& tops) {
-    // Rules that can match nothing may lead back to a pair already expanded
-    // (x* over a nullable x): its stacks are already in `tops`.
-    const uint64_t key = pair_key(parent, position);
-    if (std::find(visited_.begin(), visited_.end(), key) != visited_.end()) return;
-    visited_.push_back(key);
-
-    const Element& e = grammar_->elements()[position];
-    switch (e.kind) {
-        case ElementKind::Bytes:
-            tops.push_back(intern_node(parent, position));
-            return;
-        case ElementKind::End:
-            if (parent == 0) {
-                tops.push_back(0);
-            } else {
-                expand(nodes_[parent].parent, nodes_[parent].position, tops);
+    // A work list, not recursion: a grammar's chain of leading rule
+    // references can be as long as the grammar itself, and must not exhaust
+    // the thread's stack. `tops` is a set (intern_state sorts it), so the
+    // order in which pairs are expanded does not matter.
+    std::vector<std::pair<int32_t, int32_t>>& todo = expand_todo_;
+    todo.assign(1, {parent, position});
+    while (!todo.empty()) {
+        const auto [p, pos] = todo.back();
+        todo.pop_back();
+        // Rules that can match nothing may lead back to a pair already
+        // expanded (x* over a nullable x): its stacks are already in `tops`.
+        if (!visited_.insert(pair_key(p, pos)).second) continue;
+        const Element& e = grammar_->elements()[pos];
+        switch (e.kind) {
+            case ElementKind::Bytes:
+                // Checked as the state grows, before the work is spent.
+                if (tops.size() == kMaxStacksPerState)
+                    throw_invalid_argument("structured output: the grammar is too ambiguous: a parser state would "
+                                           "track more than " + std::to_string(kMaxStacksPerState) +
+                                           " parse stacks (its rules match the same text in too many ways)");
+                tops.push_back(intern_node(p, pos));
+                break;
+            case ElementKind::End:
+                if (p == 0)
+                    tops.push_back(0);
+                else
+                    todo.push_back({nodes_[p].parent, nodes_[p].position});
+                break;
+            case ElementKind::Rule: {
+                // A reference in tail position returns straight to our caller,
+                // so right recursion (x*) keeps the stack flat.
+                const int32_t after = pos + 1;
+                const int32_t return_to =
+                    grammar_->elements()[after].kind == ElementKind::End ? p : intern_node(p, after);
+                for (int32_t start : grammar_->alternatives(e.value)) todo.push_back({return_to, start});
+                break;
             }
-            return;
-        case ElementKind::Rule: {
-            // A reference in tail position returns straight to our caller,
-            // so right recursion (x*) keeps the stack flat.
-            const int32_t after = position + 1;
-            const int32_t return_to =
-                grammar_->elements()[after].kind == ElementKind::End ? parent : intern_node(parent, after);
-            for (int32_t start : grammar_->alternatives(e.value)) expand(return_to, start, tops);
-            return;
         }
     }
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "structured/byte_set.h"
@@ -27,6 +28,12 @@ namespace vllm::structured {
 class ParserStates {
 public:
     static constexpr int32_t kDead = 0;
+    // The most parse stacks one state may track. An ambiguous grammar (rules
+    // that match the same text in many ways) can need exponentially many;
+    // past this bound the state is refused with INVALID_ARGUMENT rather than
+    // spend minutes and gigabytes of a shared engine. A choice list of
+    // 100,000 strings needs 100,000.
+    static constexpr size_t kMaxStacksPerState = size_t(1) << 17;
 
     explicit ParserStates(std::shared_ptr<const Grammar> grammar);
 
@@ -85,7 +92,8 @@ private:
     std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> state_ids_;
     std::vector<bool> can_end_;
     std::vector<int32_t> transitions_;  // 256 per state
-    std::vector<uint64_t> visited_;     // (parent, position) pairs of one expansion
+    std::unordered_set<uint64_t> visited_;  // (parent, position) pairs of one expansion
+    std::vector<std::pair<int32_t, int32_t>> expand_todo_;  // expand()'s work list, kept for its capacity
     int32_t initial_ = kDead;
 };
 

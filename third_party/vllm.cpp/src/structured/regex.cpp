@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "structured/grammar.h"
 #include "structured/utf8_ranges.h"
 #include "util/error.h"
 
@@ -162,6 +163,8 @@ private:
     }
 
     std::string parse_group() {
+        if (++group_depth_ > kMaxGroupNesting)
+            fail("groups nested deeper than " + std::to_string(kMaxGroupNesting) + " levels");
         ++pos_;  // (
         if (peek() == '?') {
             if (p_.substr(pos_, 2) == "?:") {
@@ -178,6 +181,7 @@ private:
         std::string inner = parse_alternation();
         if (peek() != ')') fail("missing ')'");
         ++pos_;
+        --group_depth_;
         return "(" + inner + ")";
     }
 
@@ -343,6 +347,7 @@ private:
     std::string_view p_;
     RegexOptions options_;
     size_t pos_ = 0;
+    int group_depth_ = 0;
     size_t end_ = 0;
 };
 
