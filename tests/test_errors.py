@@ -3,6 +3,7 @@ model files, NUL / UTF-8 handling, callback exceptions; the engine stays
 usable after each."""
 
 import os
+import struct
 import pickle
 
 import pytest
@@ -141,6 +142,16 @@ def test_fifo_is_refused_without_blocking(engine, tmp_path):
     path = tmp_path / "model.gguf"
     os.mkfifo(path)
     assert "not a regular file" in str(_load_fails(path, engine))
+
+
+def test_control_bytes_in_a_gguf_key_are_escaped(engine, tmp_path):
+    # A key holding a NUL used to cut the error text before its reason.
+    key = b"bad\0key"
+    header = struct.pack("<IIQQ", 0x46554747, 3, 0, 1) + struct.pack("<Q", len(key)) + key + struct.pack("<I", 99)
+    path = tmp_path / "nul-key.gguf"
+    path.write_bytes(header + bytes(64))
+    message = str(_load_fails(path, engine))
+    assert "bad\\x00key" in message and "unknown value type 99" in message, message
 
 
 def test_empty_file(engine, tmp_path):

@@ -270,7 +270,7 @@ void parse_sampling(const json::Value& body, ChatRequest& r) {
         if (!(r.top_p > 0 && r.top_p <= 1)) out_of_range("top_p", "in (0, 1]", r.top_p);
     }
     if (const json::Value* v = field(body, "top_k"))
-        r.top_k = read_int32_in(*v, "top_k", -1, std::numeric_limits<int32_t>::max(), "-1, 0 (all tokens) or positive");
+        r.top_k = read_int32_in(*v, "top_k", -1, std::numeric_limits<int32_t>::max(), "-1, 0 (all tokens) or between 1 and 2147483647");
     if (const json::Value* v = field(body, "min_p")) {
         r.min_p = read_number(*v, "min_p");
         if (!(r.min_p >= 0 && r.min_p <= 1)) out_of_range("min_p", "in [0, 1]", r.min_p);
@@ -289,8 +289,8 @@ void parse_sampling(const json::Value& body, ChatRequest& r) {
     constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
     // max_completion_tokens is the current name; max_tokens the deprecated one.
     for (const char* key : {"max_tokens", "max_completion_tokens"})
-        if (const json::Value* v = field(body, key)) r.max_tokens = read_int32_in(*v, key, 1, kInt32Max, ">= 1");
-    if (const json::Value* v = field(body, "min_tokens")) r.min_tokens = read_int32_in(*v, "min_tokens", 0, kInt32Max, ">= 0");
+        if (const json::Value* v = field(body, key)) r.max_tokens = read_int32_in(*v, key, 1, kInt32Max, "between 1 and 2147483647");
+    if (const json::Value* v = field(body, "min_tokens")) r.min_tokens = read_int32_in(*v, "min_tokens", 0, kInt32Max, "between 0 and 2147483647");
     if (r.max_tokens > 0 && r.min_tokens > r.max_tokens)
         throw_invalid_argument("'min_tokens' (" + std::to_string(r.min_tokens) + ") must not exceed max_tokens (" +
                                std::to_string(r.max_tokens) + ")");

@@ -21,8 +21,29 @@ int64_t GgufTensor::elements() const {
     return n;
 }
 
+namespace {
+
+// Control bytes as \xNN: names read from a corrupt file can hold a NUL,
+// which would cut the C string of the error before its reason.
+std::string printable(const std::string& text) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : text) {
+        if (c < 0x20 || c == 0x7f) {
+            out += "\\x";
+            out += digits[c >> 4];
+            out += digits[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 void ModelSource::fail(const std::string& why) const {
-    throw_model_load("cannot load " + kind_ + " '" + path_ + "': " + why);
+    throw_model_load(printable("cannot load " + kind_ + " '" + path_ + "': " + why));
 }
 
 void ModelSource::add_tensor(GgufTensor tensor) {
