@@ -60,7 +60,9 @@ def jinja2_us_per_render(case, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=2000)
-    parser.add_argument("--templates", default="/work/shared/fixtures/chat_templates")
+    # The fixtures live beside the repository, at ../shared.
+    root = pathlib.Path(__file__).resolve().parent.parent
+    parser.add_argument("--templates", default=str(root.parent / "shared" / "fixtures" / "chat_templates"))
     args = parser.parse_args()
 
     templates = sorted(glob.glob(str(pathlib.Path(args.templates) / "*.jinja")))

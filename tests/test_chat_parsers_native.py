@@ -17,7 +17,7 @@ import pytest
 
 from native_build import build_native_tests
 
-TEMPLATES = pathlib.Path("/work/shared/fixtures/chat_templates")
+from conftest import CHAT_TEMPLATES_DIR as TEMPLATES
 
 
 @pytest.fixture(scope="module")

