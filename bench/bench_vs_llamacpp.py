@@ -9,7 +9,11 @@ engine's idle worker threads compete with the other's), and reports:
 * batch-1 decode: tokens/s over 128 greedy tokens after a short prompt
   (best of --repeats), measured as (time for 129 tokens - time for 1 token)/128.
 
-Usage:  python bench/bench_vs_llamacpp.py [--model PATH] [--threads N]
+Usage:  python bench/bench_vs_llamacpp.py [--model PATH] [--vllm-model PATH] [--threads N]
+
+--vllm-model gives vllm-cpp another form of the same weights (a Hugging
+Face directory, say) while llama.cpp runs --model; both must have the
+same vocabulary, since the prompt is built with --model's tokenizer.
 Needs:  pip install llama-cpp-python  (built from source, native CPU flags)
 Prints a markdown table with the ratios vllm-cpp / llama.cpp (higher is
 better for vllm-cpp); BENCHMARKS.md records a run.
@@ -103,7 +107,7 @@ def measure(engine, args):
                               args.decode_tokens)
     prompt_text = vocab.detokenize(prompt_ids).decode()
     assert tokenize(prompt_text) == prompt_ids
-    t_prefill, tg = bench_vllm_cpp(args.model, args.threads, prompt_text, short_text, args.repeats,
+    t_prefill, tg = bench_vllm_cpp(args.vllm_model or args.model, args.threads, prompt_text, short_text, args.repeats,
                                    args.decode_tokens)
     return len(prompt_ids) / t_prefill, tg
 
@@ -113,6 +117,8 @@ def main():
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=None, help="GGUF file (default: the bundled SmolLM2-135M Q4_1)")
+    parser.add_argument("--vllm-model", default=None,
+                        help="what vllm-cpp loads instead of --model: the same weights in another form (HF directory)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--prompt-tokens", type=int, default=512)
     parser.add_argument("--decode-tokens", type=int, default=128)
@@ -126,14 +132,16 @@ def main():
 
     results = {}
     for engine in ("llamacpp", "vllm_cpp"):
-        child = subprocess.run([sys.executable, __file__, "--only", engine, "--model", args.model,
+        forms = ["--vllm-model", args.vllm_model] if args.vllm_model else []
+        child = subprocess.run([sys.executable, __file__, "--only", engine, "--model", args.model, *forms,
                                 "--threads", str(args.threads), "--prompt-tokens", str(args.prompt_tokens),
                                 "--decode-tokens", str(args.decode_tokens), "--repeats", str(args.repeats)],
                                check=True, capture_output=True, text=True)
         results[engine] = json.loads(child.stdout.strip().splitlines()[-1])
     (v_pp, v_tg), (l_pp, l_tg) = results["vllm_cpp"], results["llamacpp"]
 
-    print(f"model: {os.path.basename(args.model)}; threads: {args.threads}; cpu: {platform.processor() or platform.machine()}")
+    ours = f" (vllm-cpp: {os.path.basename(args.vllm_model.rstrip('/'))})" if args.vllm_model else ""
+    print(f"model: {os.path.basename(args.model)}{ours}; threads: {args.threads}; cpu: {platform.processor() or platform.machine()}")
     print("| metric | vllm-cpp | llama.cpp | ratio |")
     print("|---|---|---|---|")
     print(f"| prompt processing, {args.prompt_tokens}-token prompt (tokens/s) | {v_pp:.1f} | {l_pp:.1f} | {v_pp / l_pp:.2f} |")
