@@ -16,6 +16,7 @@
 #include "structured/structured_output.h"
 #include "structured/utf8_ranges.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 using namespace vllm;
 using namespace vllm::structured;
@@ -175,7 +176,7 @@ void test_utf8_ranges() {
     const auto seqs = utf8_sequences(ranges);
     auto matched = [&](uint32_t cp) {
         std::string s;
-        append_utf8(s, cp);
+        utf8::append(s, cp);
         for (const auto& seq : seqs) {
             if (seq.size() != s.size()) continue;
             bool all = true;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace vllm::structured {
 
@@ -235,7 +236,7 @@ private:
         while (true) {
             if (at_end() || peek() == '\n') syntax_error("unterminated string literal");
             if (peek() == '"') break;
-            append_utf8(bytes, parse_char());
+            utf8::append(bytes, parse_char());
         }
         ++pos_;
         return builder_.literal(bytes);

@@ -1,4 +1,5 @@
 #include "structured/utf8_ranges.h"
+#include "util/utf8.h"
 
 #include <algorithm>
 
@@ -29,24 +30,6 @@ std::vector<CodepointRange> complement_ranges(const std::vector<CodepointRange>&
     return out;
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
-
 namespace {
 
 int encoded_length(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
@@ -71,8 +54,8 @@ void split_same_length(uint32_t lo, uint32_t hi, std::vector<ByteRangeSequence>&
         }
     }
     std::string a, b;
-    append_utf8(a, lo);
-    append_utf8(b, hi);
+    utf8::append(a, lo);
+    utf8::append(b, hi);
     ByteRangeSequence seq;
     for (size_t k = 0; k < a.size(); ++k)
         seq.emplace_back(static_cast<uint8_t>(a[k]), static_cast<uint8_t>(b[k]));

@@ -30,6 +30,5 @@ using ByteRangeSequence = std::vector<std::pair<uint8_t, uint8_t>>;
 // `ranges`, surrogates (U+D800..U+DFFF, not encodable) left out.
 std::vector<ByteRangeSequence> utf8_sequences(const std::vector<CodepointRange>& ranges);
 
-void append_utf8(std::string& out, uint32_t codepoint);
 
 }  // namespace vllm::structured

@@ -331,50 +331,6 @@ private:
         return v;
     }
 
-    static void append_utf8(std::string& out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
-
-    // Length of the well-formed UTF-8 sequence at pos_, or 0 (RFC 3629).
-    size_t utf8_sequence_length() const {
-        const unsigned char* p = reinterpret_cast<const unsigned char*>(text_.data()) + pos_;
-        size_t left = text_.size() - pos_;
-        unsigned char c = p[0];
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0) lo = 0xA0;
-            if (c == 0xED) hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0) lo = 0x90;
-            if (c == 0xF4) hi = 0x8F;
-        } else {
-            return 0;
-        }
-        if (left < len || p[1] < lo || p[1] > hi) return 0;
-        for (size_t k = 2; k < len; ++k)
-            if ((p[k] & 0xC0) != 0x80) return 0;
-        return len;
-    }
-
     std::string parse_string() {
         ++pos_;  // opening quote
         std::string out;
@@ -392,7 +348,7 @@ private:
                 out += static_cast<char>(c);
                 ++pos_;
             } else {
-                size_t len = utf8_sequence_length();
+                const size_t len = utf8::sequence_length(text_, pos_);
                 if (len == 0) fail("invalid UTF-8 in a string");
                 out.append(text_.data() + pos_, len);
                 pos_ += len;
@@ -426,7 +382,7 @@ private:
             if (low < 0xDC00 || low > 0xDFFF) fail_at(start, "high surrogate not followed by a low surrogate");
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        append_utf8(out, cp);
+        utf8::append(out, cp);
     }
 
     Value parse_number() {
@@ -528,16 +484,9 @@ void append_unicode_escape(std::string& out, uint32_t unit) {
 
 // Decodes the UTF-8 sequence at s[i] (advancing i); throws on malformed input.
 uint32_t decode_utf8(std::string_view s, size_t& i) {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
-    unsigned char c = p[i];
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    std::string seq(s.substr(i, len));
-    if (c < 0xC2 || c > 0xF4 || !utf8::is_valid(seq) || seq.size() != len)
+    if (utf8::sequence_length(s, i) == 0)
         throw_invalid_argument("JSON dump with ensure_ascii: string is not valid UTF-8 at byte " + std::to_string(i));
-    uint32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
-    i += len;
-    return cp;
+    return utf8::decode(s, i);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "chat/jinja/error.h"
 #include "chat/jinja/py_str.h"
+#include "util/utf8.h"
 
 namespace vllm::chat::jinja {
 
@@ -326,7 +327,7 @@ private:
                     }
                     if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
                         fail("string literal escape is not a valid Unicode scalar value");
-                    py::append_codepoint(out, cp);
+                    utf8::append(out, cp);
                     break;
                 }
                 case 'N': fail("\\N{...} escapes in string literals are not supported");
@@ -335,7 +336,7 @@ private:
                         uint32_t cp = static_cast<uint32_t>(e - '0');
                         for (int k = 0; k < 2 && i < src_.size() && src_[i] >= '0' && src_[i] <= '7'; ++k)
                             cp = cp * 8 + static_cast<uint32_t>(src_[i++] - '0');
-                        py::append_codepoint(out, cp);
+                        utf8::append(out, cp);
                     } else {
                         out += '\\';  // unknown escapes keep their backslash
                         i -= 1;

@@ -6,6 +6,7 @@
 #include "chat/jinja/error.h"
 #include "chat/jinja/methods.h"
 #include "chat/jinja/py_str.h"
+#include "util/utf8.h"
 
 namespace vllm::chat::jinja {
 
@@ -501,7 +502,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
                 if (v.is_string()) {
                     piece = v.as_string();
                 } else {
-                    py::append_codepoint(piece, static_cast<uint32_t>(v.as_int()));
+                    utf8::append(piece, static_cast<uint32_t>(v.as_int()));
                 }
                 break;
             case 'd': case 'i': case 'x': case 'X': case 'o': case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':

@@ -1,4 +1,5 @@
 #include "chat/tool_parsers/python_calls.h"
+#include "util/utf8.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -183,21 +184,7 @@ private:
     // Lone surrogates have no UTF-8 form, so a string holding one is refused.
     static void append_utf8(std::string& out, uint32_t cp) {
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) throw NotACallList{};
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
+        utf8::append(out, cp);
     }
 
     std::string read_identifier() {
