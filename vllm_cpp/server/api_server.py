@@ -17,6 +17,7 @@ import hmac
 import json
 import logging
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Awaitable, Callable, Dict, Optional
@@ -338,7 +339,15 @@ def serve(engine: Engine, config: ServerConfig, host: str = "127.0.0.1", port: i
             if ready is not None and self.servers:
                 ready(self.servers[0].sockets[0].getsockname()[1])
 
+    # uvicorn re-raises the signal it caught once it has stopped; with these
+    # handlers in place that re-raise is absorbed, so the engine is closed
+    # and the process exits normally. (Signals reach the main thread only.)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, lambda _sig, _frame: None) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         _Server(uv_config).run()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         engine.close()
