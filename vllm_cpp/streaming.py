@@ -559,6 +559,8 @@ _QUIET_CHECK_S = 0.25
 
 async def _next_event(items: "asyncio.Queue[StreamEvent]", request: Request) -> Optional[StreamEvent]:
     """The next queued event; None once delivery has ended without one."""
+    if not items.empty():  # the common case under load: no timer needed
+        return items.get_nowait()
     while True:
         try:
             return await asyncio.wait_for(items.get(), _QUIET_CHECK_S)
