@@ -625,8 +625,9 @@ class Completion:
     finish_reason: Union[FinishReason, str, None]
     prompt_tokens: int
     completion_tokens: int
-    token_ids: Optional[Tuple[int, ...]] = None
-    logprobs: Optional[Tuple[TokenLogprob, ...]] = None
+    # Extras of the request path; equality is about the completion itself.
+    token_ids: Optional[Tuple[int, ...]] = field(default=None, compare=False)
+    logprobs: Optional[Tuple[TokenLogprob, ...]] = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------
@@ -860,7 +861,7 @@ class Engine:
         """Blocking completion of ``prompt`` (default params: the native
         defaults, e.g. ``max_tokens=16``). Token-id prompts and ``logprobs``
         go through a request (:meth:`submit`); text runs on this thread."""
-        params = SamplingParams() if params is None else params
+        params = _sampling(params)
         if _needs_request(prompt, params):
             request = self.submit(prompt, params, lambda _event: None)
             with request:
@@ -906,7 +907,7 @@ class Engine:
         the request. An exception from the callback aborts the request and is
         re-raised here unchanged; the engine stays usable. A token-id prompt
         runs as a request whose delivery thread calls ``callback``."""
-        params = SamplingParams() if params is None else params
+        params = _sampling(params)
         if _needs_request(prompt, params):
             request = self.submit(prompt, params, callback)
             with request:
@@ -923,7 +924,7 @@ class Engine:
         """Generator of the text deltas of a completion. Breaking out of it
         (or closing it) cancels the request promptly."""
         _check_prompt(prompt)
-        params = SamplingParams() if params is None else params
+        params = _sampling(params)
         _NativeSampling(params).close()  # surface conversion errors now
         return iterate_on_thread(lambda cb: self.complete_stream(prompt, params, cb))
 
@@ -1015,7 +1016,7 @@ class Engine:
         ``vllm_request_submit_tokens`` (a text prompt is tokenized first, as
         the engine would).
         """
-        params = SamplingParams() if params is None else params
+        params = _sampling(params)
         if not callable(callback):
             raise InvalidConfigurationError("callback must be callable")
         priority = 0 if priority is None else _int32(priority, "priority")
@@ -1153,6 +1154,15 @@ def _check_prompt(prompt: Any) -> None:
         encode_str(prompt, "prompt")
     else:
         _token_ids(prompt, "prompt")
+
+
+def _sampling(params: Any) -> SamplingParams:
+    """``params``, or the defaults for None; anything else is refused."""
+    if params is None:
+        return SamplingParams()
+    if not isinstance(params, SamplingParams):
+        raise InvalidConfigurationError("params must be SamplingParams, not %s" % type(params).__name__)
+    return params
 
 
 def _needs_request(prompt: Any, params: SamplingParams) -> bool:

@@ -558,15 +558,22 @@ _QUIET_CHECK_S = 0.25
 
 
 async def _next_event(items: "asyncio.Queue[StreamEvent]", request: Request) -> Optional[StreamEvent]:
-    """The next queued event; None once delivery has ended without one."""
-    if not items.empty():  # the common case under load: no timer needed
-        return items.get_nowait()
+    """The next queued event; None once delivery has ended without one.
+    (Not asyncio.wait_for: it can swallow the task's cancellation when the
+    item arrives at the same moment, and cancelling must cancel.)"""
     while True:
+        if not items.empty():  # the common case under load: no timer needed
+            return items.get_nowait()
+        getter = asyncio.ensure_future(items.get())
         try:
-            return await asyncio.wait_for(items.get(), _QUIET_CHECK_S)
-        except asyncio.TimeoutError:
-            if request.is_done() and items.empty():
-                return None
+            await asyncio.wait({getter}, timeout=_QUIET_CHECK_S)
+        finally:
+            if not getter.done():
+                getter.cancel()
+        if getter.done() and not getter.cancelled():
+            return getter.result()
+        if request.is_done() and items.empty():
+            return None
 
 
 class RequestEvents:
