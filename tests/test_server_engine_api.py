@@ -149,3 +149,23 @@ def test_cancel_all(engine):
         request.close()
     stats = wait_until_idle(engine)
     assert stats["running_requests"] == 0 and stats["kv_blocks_used"] == 0
+
+
+def test_async_request_whose_sink_stops_it_ends(engine):
+    # A failing logits processor makes the sink stop delivery without a
+    # terminal event; the async adapters still end, with the error.
+    from vllm_cpp import LogitsProcessorError
+
+    def failing(ids, logits):
+        raise RuntimeError("processor failed")
+
+    params = SamplingParams(max_tokens=50, logits_processor=failing)
+    with pytest.raises(LogitsProcessorError):
+        asyncio.run(engine.acomplete(PROMPT, params))
+
+    async def drain():
+        return [d async for d in engine.astream(PROMPT, params)]
+
+    with pytest.raises(LogitsProcessorError):
+        asyncio.run(drain())
+    assert wait_until_idle(engine)["running_requests"] == 0

@@ -551,29 +551,10 @@ def iterate_on_thread(run: Callable[[Callable[[StreamEvent], Any]], Any],
 # once and the default executor has a handful of threads): the callback hands
 # events to the loop, and only the short final wait() runs in the executor.
 # Delivery can end without a terminal event when the sink stopped it itself
-# (a failed logits processor), so a quiet request is also checked with
-# is_done() every _QUIET_CHECK_S.
+# (a failed logits processor), so a watchdog timer checks is_done() every
+# _QUIET_CHECK_S and then wakes the reader with None.
 
 _QUIET_CHECK_S = 0.25
-
-
-async def _next_event(items: "asyncio.Queue[StreamEvent]", request: Request) -> Optional[StreamEvent]:
-    """The next queued event; None once delivery has ended without one.
-    (Not asyncio.wait_for: it can swallow the task's cancellation when the
-    item arrives at the same moment, and cancelling must cancel.)"""
-    while True:
-        if not items.empty():  # the common case under load: no timer needed
-            return items.get_nowait()
-        getter = asyncio.ensure_future(items.get())
-        try:
-            await asyncio.wait({getter}, timeout=_QUIET_CHECK_S)
-        finally:
-            if not getter.done():
-                getter.cancel()
-        if getter.done() and not getter.cancelled():
-            return getter.result()
-        if request.is_done() and items.empty():
-            return None
 
 
 class RequestEvents:
@@ -587,10 +568,11 @@ class RequestEvents:
     def __init__(self, submit: Callable[[Callable[[StreamEvent], Any]], Request],
                  after: Optional[Callable[[Request], None]] = None):
         self._loop = asyncio.get_running_loop()
-        self._items: "asyncio.Queue[StreamEvent]" = asyncio.Queue()
+        self._items: "asyncio.Queue[Optional[StreamEvent]]" = asyncio.Queue()
         self._stop = threading.Event()
         self._after = after
         self.request = submit(self._on_event)
+        self._watchdog = self._loop.call_later(_QUIET_CHECK_S, self._watch)
 
     def _on_event(self, event: StreamEvent):
         if self._stop.is_set():
@@ -598,7 +580,14 @@ class RequestEvents:
         self._loop.call_soon_threadsafe(self._items.put_nowait, event)
         return True
 
+    def _watch(self) -> None:
+        if self.request.is_done():
+            self._items.put_nowait(None)  # behind any event still queued
+        else:
+            self._watchdog = self._loop.call_later(_QUIET_CHECK_S, self._watch)
+
     def cancel(self) -> None:
+        self._watchdog.cancel()
         self._stop.set()
         self.request.cancel()
         self._loop.run_in_executor(None, self.request.close)
@@ -607,13 +596,14 @@ class RequestEvents:
         finished = False
         try:
             while True:
-                event = await _next_event(self._items, self.request)
+                event = await self._items.get()
                 if event is None:
                     break
                 yield event
                 if event.finished:
                     break
             finished = True
+            self._watchdog.cancel()
             await self._loop.run_in_executor(None, _settle, self.request, self._after)
         finally:
             if finished:

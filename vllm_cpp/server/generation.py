@@ -70,6 +70,10 @@ class ChatRun:
 async def merge(streams: List[AsyncIterator[T]]) -> AsyncIterator[T]:
     """The items of several async iterators as they come (one task each);
     leaving early cancels every task, so their requests are cancelled."""
+    if len(streams) == 1:  # one choice: no tasks needed
+        async for item in streams[0]:
+            yield item
+        return
     queue: "asyncio.Queue[tuple]" = asyncio.Queue()
     done = object()
 
