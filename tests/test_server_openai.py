@@ -14,7 +14,6 @@ prometheus_parser = pytest.importorskip("prometheus_client.parser")
 from openai.types import Completion as OpenAICompletion  # noqa: E402
 from openai.types import Model  # noqa: E402
 from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: E402
-from openai.types.completion import Completion  # noqa: E402, F401 - the same type, named as the API names it
 
 from server_harness import MODEL_NAME, running_server  # noqa: E402
 from test_chat import FEW_SHOT_TOOL_CALLS, WEATHER_TOOL  # noqa: E402

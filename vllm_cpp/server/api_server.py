@@ -20,7 +20,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Dict, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
 
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
@@ -164,8 +164,7 @@ class OpenAIServer:
                 streaming = True  # the response releases the slots when it ends
                 return self._event_stream(request, lambda usage: self.completions.stream(parsed, runs, usage),
                                           release)
-            response, _tokens = await until_disconnected(
-                request.receive, self.completions.complete(parsed, runs))
+            response = await until_disconnected(request.receive, self.completions.complete(parsed, runs))
             request.state.usage = response["usage"]
             return JSONResponse(response)
         finally:
@@ -185,7 +184,7 @@ class OpenAIServer:
                 streaming = True
                 return self._event_stream(request, lambda usage: self.chat.stream(run, include_usage, usage),
                                           release)
-            response, _tokens = await until_disconnected(request.receive, self.chat.complete(run))
+            response = await until_disconnected(request.receive, self.chat.complete(run))
             request.state.usage = response["usage"]
             return JSONResponse(response)
         finally:

@@ -71,7 +71,7 @@ class ServerMetrics:
     def __init__(self, engine: Engine, model_name: str):
         self.registry = CollectorRegistry()
         labels = ["model_name"]
-        self._model = model_name
+        self.model_name = model_name
         self.registry.register(_EngineStatsCollector(engine, model_name))
         self.time_to_first_token = Histogram(
             "vllm:time_to_first_token_seconds", "Time to first token.", labels,
@@ -97,7 +97,7 @@ class ServerMetrics:
 
     def finished(self, reason: Optional[str]) -> None:
         if reason is not None and reason != "abort":
-            self.request_success.labels(self._model, reason).inc()
+            self.request_success.labels(self.model_name, reason).inc()
 
 
 class RequestTimer:
@@ -111,7 +111,7 @@ class RequestTimer:
     def output(self) -> None:
         """Output arrived (a delta)."""
         now = time.monotonic()
-        model = self._metrics._model
+        model = self._metrics.model_name
         if self._last is None:
             self._metrics.time_to_first_token.labels(model).observe(now - self._start)
         else:
@@ -119,4 +119,4 @@ class RequestTimer:
         self._last = now
 
     def done(self) -> None:
-        self._metrics.e2e_latency.labels(self._metrics._model).observe(time.monotonic() - self._start)
+        self._metrics.e2e_latency.labels(self._metrics.model_name).observe(time.monotonic() - self._start)

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from .._ffi import INT32_MAX, INT32_MIN, UINT64_MAX
 from ..core import SamplingParams, StructuredOutput
 from ..errors import InvalidArgumentError, InvalidConfigurationError
 
@@ -43,11 +44,7 @@ def invalid(message: str, param: Optional[str] = None) -> ApiError:
     return ApiError(400, message, param=param)
 
 
-def from_engine_error(exc: Exception) -> ApiError:
-    """A 400 for what the engine (or the Python conversion) refused."""
-    return invalid(str(exc))
-
-
+#: What the engine (or the Python conversion before it) refuses: a 400.
 ENGINE_REFUSALS = (InvalidArgumentError, InvalidConfigurationError)
 
 
@@ -139,9 +136,6 @@ def read_include_usage(body: Dict[str, Any]) -> bool:
     check_fields(options, ("include_usage", "continuous_usage_stats"))
     return read_bool(options, "include_usage", False)
 
-
-INT32_MAX = 2**31 - 1
-UINT64_MAX = 2**64 - 1
 
 # --------------------------------------------------------------------------
 # /v1/completions
@@ -272,7 +266,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise invalid(str(exc)) from None
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
-                             read_int(body, "priority", 0, -(2**31), INT32_MAX))
+                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX))
 
 
 # --------------------------------------------------------------------------

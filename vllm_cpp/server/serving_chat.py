@@ -8,7 +8,7 @@ only when the client asked for it."""
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Dict, Tuple
+from typing import Any, AsyncIterator, Dict
 
 from ..core import Engine
 from .generation import ChatRun
@@ -35,15 +35,15 @@ class ChatServing:
             if choice.get("finish_reason") is not None:
                 self._metrics.finished(choice["finish_reason"])
 
-    async def complete(self, run: ChatRun) -> Tuple[Dict[str, Any], int]:
-        """The ``chat.completion`` response and its generated token count."""
+    async def complete(self, run: ChatRun) -> Dict[str, Any]:
+        """The ``chat.completion`` response."""
         text = "".join([text async for text in run.texts()])
         if not text:  # cancelled natively: the server is shutting down
             raise ApiError(503, "the request was aborted: the server is shutting down")
         response = json.loads(text)
         run.timer.done()
         self._count_finishes(response["choices"])
-        return response, response["usage"]["completion_tokens"]
+        return response
 
     async def stream(self, run: ChatRun, include_usage: bool,
                      usage_out: Dict[str, int]) -> AsyncIterator[str]:

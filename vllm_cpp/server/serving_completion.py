@@ -86,9 +86,8 @@ class CompletionServing:
             completions.append(run.completion)
         return completions
 
-    async def complete(self, request: CompletionRequest, runs: List[CompletionRun]) -> Tuple[Dict[str, Any], int]:
-        """The ``text_completion`` response of started runs and its generated
-        token count."""
+    async def complete(self, request: CompletionRequest, runs: List[CompletionRun]) -> Dict[str, Any]:
+        """The ``text_completion`` response of started runs."""
         try:
             await asyncio.gather(*(run.run() for run in runs))
         except BaseException:
@@ -102,7 +101,7 @@ class CompletionServing:
              "finish_reason": str(c.finish_reason)}
             for i, c in enumerate(completions)]
         response["usage"] = self._usage(request, completions)
-        return response, response["usage"]["completion_tokens"]
+        return response
 
     async def stream(self, request: CompletionRequest, runs: List[CompletionRun],
                      usage_out: Dict[str, int]) -> AsyncIterator[str]:
@@ -114,7 +113,7 @@ class CompletionServing:
         def chunk(index: int, text: str, finish_reason: Optional[str]) -> str:
             body = dict(envelope, choices=[{"index": index, "text": text, "logprobs": None,
                                             "finish_reason": finish_reason}])
-            return json.dumps(body)
+            return json.dumps(body, separators=(",", ":"))
 
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
             async for delta in run.deltas():
@@ -132,5 +131,5 @@ class CompletionServing:
         usage = self._usage(request, self._finish(runs))
         usage_out.update(usage)
         if request.include_usage:
-            yield json.dumps(dict(envelope, choices=[], usage=usage))
+            yield json.dumps(dict(envelope, choices=[], usage=usage), separators=(",", ":"))
         yield "[DONE]"
