@@ -156,50 +156,57 @@ class OpenAIServer:
         body = await self.read_json(request)
         check_model(body, [self.config.model_name])
         parsed = parse_completion_request(body)
-        release = self.admission.admit(len(parsed.prompts) * parsed.n)
-        streaming = False
-        try:
-            runs = self.completions.start(parsed)
-            if parsed.stream:
-                streaming = True  # the response releases the slots when it ends
-                return self._event_stream(request, lambda usage: self.completions.stream(parsed, runs, usage),
-                                          release)
-            response = await until_disconnected(request.receive, self.completions.complete(parsed, runs))
-            request.state.usage = response["usage"]
-            return JSONResponse(response)
-        finally:
-            if not streaming:
-                release()
+        return await self._generate(
+            request, len(parsed.prompts) * parsed.n, parsed.stream,
+            start=lambda: self.completions.start(parsed),
+            cancel=lambda runs: [run.cancel() for run in runs],
+            payloads=lambda runs, usage: self.completions.stream(parsed, runs, usage),
+            complete=lambda runs: self.completions.complete(parsed, runs))
 
     async def create_chat_completion(self, request: Request) -> Response:
         body = await self.read_json(request)
         check_model(body, [self.config.model_name])
         stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice)
         n = body.get("n")
-        release = self.admission.admit(n if isinstance(n, int) and n > 0 else 1)
+        return await self._generate(
+            request, n if isinstance(n, int) and n > 0 else 1, stream,
+            start=lambda: self.chat.start(body, stream),
+            cancel=lambda run: run.cancel(),
+            payloads=lambda run, usage: self.chat.stream(run, include_usage, usage),
+            complete=self.chat.complete)
+
+    async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Any],
+                        cancel: Callable[[Any], Any],
+                        payloads: Callable[[Any, Dict[str, int]], AsyncIterator[str]],
+                        complete: Callable[[Any], Awaitable[Dict[str, Any]]]) -> Response:
+        """Admit ``slots`` engine requests, ``start()`` them (an engine
+        refusal raises here, before any response), then answer with an SSE
+        stream of ``payloads`` or the JSON ``complete`` builds. However the
+        response ends (finished, failed, client gone, never started) the work
+        is cancelled (a no-op once finished) and the slots released."""
+        release = self.admission.admit(slots)
+        work = None
+
+        def end() -> None:
+            if work is not None:
+                cancel(work)
+            release()
+
         streaming = False
         try:
-            run = self.chat.start(body, stream)
+            work = start()
             if stream:
-                streaming = True
-                return self._event_stream(request, lambda usage: self.chat.stream(run, include_usage, usage),
-                                          release)
-            response = await until_disconnected(request.receive, self.chat.complete(run))
+                usage: Dict[str, int] = {}
+                request.state.usage = usage  # for the request log
+                streaming = True  # from here the response calls end()
+                return StreamingResponse(_sse(payloads(work, usage)), media_type="text/event-stream",
+                                         background=BackgroundTask(end))
+            response = await until_disconnected(request.receive, complete(work))
             request.state.usage = response["usage"]
             return JSONResponse(response)
         finally:
             if not streaming:
-                release()
-
-    @staticmethod
-    def _event_stream(request: Request, payloads: Callable[[Dict[str, int]], AsyncIterator[str]],
-                      release: Callable[[], None]) -> StreamingResponse:
-        """An SSE response; the usage it fills in goes to the request log, and
-        ``release`` runs when it ends (finished or disconnected)."""
-        usage: Dict[str, int] = {}
-        request.state.usage = usage
-        return StreamingResponse(_sse(payloads(usage)), media_type="text/event-stream",
-                                 background=BackgroundTask(release))
+                end()
 
     # -- the rest ----------------------------------------------------------
     async def show_models(self, request: Request) -> Response:

@@ -87,13 +87,9 @@ class CompletionServing:
         return completions
 
     async def complete(self, request: CompletionRequest, runs: List[CompletionRun]) -> Dict[str, Any]:
-        """The ``text_completion`` response of started runs."""
-        try:
-            await asyncio.gather(*(run.run() for run in runs))
-        except BaseException:
-            for run in runs:
-                run.cancel()
-            raise
+        """The ``text_completion`` response of started runs (the caller
+        cancels them all if this fails or is cancelled)."""
+        await asyncio.gather(*(run.run() for run in runs))
         completions = self._finish(runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
         response["choices"] = [
@@ -120,14 +116,8 @@ class CompletionServing:
                 yield chunk(index, delta, None)
             yield chunk(index, "", str(run.completion.finish_reason))
 
-        try:
-            async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
-                yield item
-        finally:
-            # Choices whose pump never started were never read: cancel them
-            # too (a no-op for finished ones).
-            for run in runs:
-                run.cancel()
+        async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
+            yield item
         usage = self._usage(request, self._finish(runs))
         usage_out.update(usage)
         if request.include_usage:
