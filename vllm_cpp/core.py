@@ -427,8 +427,9 @@ class SamplingParams:
     ``max_tokens``. ``logprobs=k`` (0..20) reports each generated token's
     log-probability and its ``k`` most likely alternatives in
     ``Completion.logprobs`` (the request goes through
-    ``vllm_request_submit_tokens``). Range checks beyond what the ABI can carry (top_p in
-    (0, 1], ...) are done by the engine (:class:`InvalidArgumentError`).
+    ``vllm_request_submit_tokens``). Range checks beyond what the ABI can
+    carry (top_p in (0, 1], ...) are done by the engine
+    (:class:`InvalidArgumentError`).
     """
 
     temperature: float = 1.0
