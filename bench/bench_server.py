@@ -30,6 +30,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import httpx
@@ -61,7 +62,8 @@ def start_vllm_cpp(model, threads, max_clients, ctx):
     process = subprocess.Popen(
         [sys.executable, "-m", "vllm_cpp", "serve", model, "--port", str(port), "--max-model-len", str(ctx),
          "--max-num-seqs", str(max_clients), "--served-model-name", "model", "--no-enable-prefix-caching"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A neutral folder: from a checkout, -m would find its uncompiled vllm_cpp/ first.
+        env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return process, "http://127.0.0.1:%d" % port
 
 

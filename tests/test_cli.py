@@ -32,7 +32,7 @@ def run(cli, *args, timeout=240):
     return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def test_help_reads_like_vllms(cli):
+def test_help_reads_like_vllms(cli, tmp_path):
     top = run(cli, "--help")
     assert top.returncode == 0
     for command in ("serve", "generate", "chat", "bench"):
@@ -44,7 +44,9 @@ def test_help_reads_like_vllms(cli):
                  "--no-enable-prefix-caching", "--scheduling-policy", "--tool-call-parser", "--reasoning-parser",
                  "--speculative-config", "--kv-transfer-config", "--chat-template", "--enable-auto-tool-choice"):
         assert flag in serve.stdout, flag
-    module = subprocess.run([sys.executable, "-m", "vllm_cpp", "--help"], capture_output=True, text=True)
+    # From a neutral folder: from the checkout, -m would find its uncompiled vllm_cpp/ first.
+    module = subprocess.run([sys.executable, "-m", "vllm_cpp", "--help"], capture_output=True, text=True,
+                            cwd=str(tmp_path))
     assert module.returncode == 0 and module.stdout == top.stdout
 
 
