@@ -61,6 +61,7 @@ def test_chat(llm):
     expected = llm.engine.chat({"messages": conversation, "temperature": 0.0, "max_tokens": 8})
     assert output.outputs[0].text == expected["choices"][0]["message"]["content"]
     assert output.outputs[0].finish_reason == expected["choices"][0]["finish_reason"]
+    assert len(output.prompt_token_ids) == expected["usage"]["prompt_tokens"]
     batch = llm.chat([conversation, [{"role": "user", "content": "Hi"}]], params)
     assert [o.outputs[0].text for o in batch][0] == output.outputs[0].text
     assert len(batch) == 2

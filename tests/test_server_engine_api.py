@@ -34,6 +34,12 @@ def test_tokenize_detokenize(engine):
     assert engine.detokenize(im_end, skip_special_tokens=True) == ""
     with pytest.raises(InvalidArgumentError, match="vocabulary"):
         engine.detokenize([10 ** 9])
+    chat = {"messages": HI, "max_tokens": 1}
+    rendered = engine.tokenize_chat(chat)
+    assert len(rendered) == engine.chat(chat)["usage"]["prompt_tokens"]
+    assert "<|im_start|>user\nHi<|im_end|>" in engine.detokenize(rendered)
+    with pytest.raises(InvalidArgumentError, match="messages"):
+        engine.tokenize_chat({"messages": []})
     with pytest.raises(InvalidConfigurationError, match="token_ids"):
         engine.detokenize("abc")
     with pytest.raises(InteriorNulError):

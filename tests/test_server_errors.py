@@ -93,7 +93,9 @@ CASES = [
     ("detokenize bad tokens", "POST", "/detokenize", {"tokens": ["a"]}, None, 400, "tokens", "tokens"),
     ("detokenize an id outside the vocabulary", "POST", "/detokenize", {"tokens": [10 ** 9]}, None, 400,
      "vocabulary", None),
-    ("tokenize chat messages", "POST", "/tokenize", {"messages": HI}, None, 400, "messages", "messages"),
+    ("tokenize both prompt and messages", "POST", "/tokenize", {"prompt": "a", "messages": HI}, None, 400,
+     "exactly one", None),
+    ("tokenize bad messages", "POST", "/tokenize", {"messages": [{"role": "nobody"}]}, None, 400, "role", None),
 ]
 
 

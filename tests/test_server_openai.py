@@ -214,6 +214,10 @@ def test_tokenize_detokenize_health_version(base_url, server_engine):
         tokens = http.post("/tokenize", json={"prompt": "Hello world"}).json()
         assert tokens["tokens"] == server_engine.tokenize("Hello world") and tokens["count"] == 2
         assert http.post("/detokenize", json={"tokens": tokens["tokens"]}).json() == {"prompt": "Hello world"}
+        chat = {"messages": HI, "max_tokens": 1}
+        rendered = http.post("/tokenize", json={"messages": HI}).json()
+        usage = http.post("/v1/chat/completions", json=chat).json()["usage"]
+        assert rendered["count"] == usage["prompt_tokens"] == len(server_engine.tokenize_chat(chat))
         assert http.get("/health").status_code == 200
         version = http.get("/version").json()
         assert version["version"] and version["engine"]

@@ -934,10 +934,23 @@ class Engine:
         """The token ids of ``text`` (``vllm_tokenize``); with
         ``add_special_tokens`` they are the ids a text prompt is run with."""
         text_b = encode_str(text, "text")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_tokenize(h, text_b, bool(add_special_tokens), ids, n))
+
+    def tokenize_chat(self, request: Union[str, Dict[str, Any]]) -> List[int]:
+        """The prompt ids of an OpenAI chat request (``vllm_chat_tokenize``):
+        its messages rendered by the model's template and tokenized as
+        :meth:`chat` runs them; the request is validated as :meth:`chat`
+        validates it."""
+        request_b = encode_str(_request_json(request), "request_json")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_chat_tokenize(h, request_b, ids, n))
+
+    def _token_ids_of(self, call: Callable[[Any, Any, Any], int]) -> List[int]:
+        """The ids a native ``(engine, int32_t** ids, int32_t* n)`` call
+        hands over, freed after the copy."""
         out_ids = ffi.new("int32_t**")
         out_n = ffi.new("int32_t*")
         with self._use() as h:
-            status = lib.vllm_tokenize(h, text_b, bool(add_special_tokens), out_ids, out_n)
+            status = call(h, out_ids, out_n)
         try:
             _ffi.check(status)
             return list(ffi.unpack(out_ids[0], out_n[0])) if out_n[0] > 0 else []

@@ -11,8 +11,8 @@ like vLLM's ``RequestOutput`` / ``CompletionOutput``. Engine options use
 vLLM's keyword names (``enable_prefix_caching``, ``scheduling_policy``,
 ``tool_call_parser``, ...). Differences from vLLM: our ``SamplingParams``
 has no ``n`` (submit a prompt twice), and ``chat`` outputs carry the
-assistant text and finish reason but no token ids (the engine's chat call
-returns OpenAI JSON).
+prompt ids, the assistant text and finish reason but no output token ids
+nor the prompt text (the engine's chat call returns OpenAI JSON).
 """
 
 from __future__ import annotations
@@ -189,14 +189,17 @@ class LLM:
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
         params = _per_prompt(sampling_params, len(conversations))
         responses: List[Optional[str]] = [None] * len(conversations)
+        bodies = []
+        for conversation, p in zip(conversations, params):
+            body = dict(_chat_fields(p), messages=conversation)
+            if chat_template_kwargs is not None:
+                body["chat_template_kwargs"] = chat_template_kwargs
+            if tools is not None:
+                body["tools"] = tools
+            bodies.append(body)
         requests = []
         try:
-            for i, (conversation, p) in enumerate(zip(conversations, params)):
-                body = dict(_chat_fields(p), messages=conversation)
-                if chat_template_kwargs is not None:
-                    body["chat_template_kwargs"] = chat_template_kwargs
-                if tools is not None:
-                    body["tools"] = tools
+            for i, body in enumerate(bodies):
                 requests.append(self.engine.submit_chat(body, _keep_response(responses, i)))
             for request in requests:
                 request.wait()
@@ -204,12 +207,12 @@ class LLM:
             for request in requests:
                 request.close()
         outputs = []
-        for text in responses:
+        for body, text in zip(bodies, responses):
             response = json.loads(text)
             choice = response["choices"][0]
             output = CompletionOutput(0, choice["message"].get("content") or "", (), None, None,
                                       choice["finish_reason"])
-            outputs.append(RequestOutput(str(next(self._ids)), None, None, [output]))
+            outputs.append(RequestOutput(str(next(self._ids)), None, self.engine.tokenize_chat(body), [output]))
         return outputs
 
 

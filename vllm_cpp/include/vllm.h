@@ -220,6 +220,14 @@ VLLM_API vllm_status vllm_tokenize(vllm_engine* engine, const char* text, bool a
                                    int32_t** out_ids, int32_t* out_n_ids);
 VLLM_API void vllm_tokens_free(int32_t* ids);
 
+/* The token ids of a chat request's prompt: its messages rendered by the
+   model's chat template and tokenized exactly as vllm_chat and
+   vllm_chat_submit submit them. The request is validated as vllm_chat does
+   (INVALID_ARGUMENT naming the field); nothing is generated. *out_ids is
+   the caller's (vllm_tokens_free). */
+VLLM_API vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                                        int32_t* out_n_ids);
+
 /* The text of token ids (borrowed; NULL allowed when n is 0), special
    tokens left out when skip_special_tokens; bytes that are not valid UTF-8
    become U+FFFD. *out_text is the caller's (vllm_string_free).

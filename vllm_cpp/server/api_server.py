@@ -50,6 +50,9 @@ from .serving_completion import CompletionServing
 
 logger = logging.getLogger("vllm_cpp.server")
 
+TOKENIZE_FIELDS = ("model", "prompt", "add_special_tokens", "messages", "add_generation_prompt",
+                   "continue_final_message", "chat_template_kwargs", "tools")
+
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -216,16 +219,21 @@ class OpenAIServer:
         return JSONResponse({"object": "list", "data": [card]})
 
     async def tokenize(self, request: Request) -> Response:
+        """``prompt`` (text), or a chat request's ``messages`` rendered by the
+        model's template (with ``add_generation_prompt``,
+        ``continue_final_message``, ``chat_template_kwargs``, ``tools``)."""
         body = await self.read_json(request)
-        check_fields(body, ("model", "prompt", "add_special_tokens", "messages"))
+        check_fields(body, TOKENIZE_FIELDS)
         check_model(body, [self.config.model_name])
+        if ("prompt" in body) == ("messages" in body):
+            raise invalid("send exactly one of 'prompt' and 'messages'")
         if "messages" in body:
-            raise invalid("tokenizing chat 'messages' is not supported yet; send 'prompt'",
-                          param="messages")
-        prompt = body.get("prompt")
-        if not isinstance(prompt, str):
-            raise invalid("'prompt' must be a string", param="prompt")
-        tokens = self.engine.tokenize(prompt, add_special_tokens=read_bool(body, "add_special_tokens", True))
+            tokens = self.engine.tokenize_chat({k: v for k, v in body.items() if k != "add_special_tokens"})
+        else:
+            prompt = body["prompt"]
+            if not isinstance(prompt, str):
+                raise invalid("'prompt' must be a string", param="prompt")
+            tokens = self.engine.tokenize(prompt, add_special_tokens=read_bool(body, "add_special_tokens", True))
         return JSONResponse({"count": len(tokens), "max_model_len": self.config.max_model_len,
                              "tokens": tokens})
 

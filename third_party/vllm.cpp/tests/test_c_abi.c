@@ -348,6 +348,19 @@ static void test_server_entry_points(vllm_engine* engine, const vllm_sampling_pa
     CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "chat request finishes");
     CHECK(col.calls == 1 && col.finished_calls == 1 && strstr(col.text, "\"chat.completion\"") != NULL,
           "a blocking chat call delivers one terminal chat.completion");
+    {
+        int32_t* chat_ids = NULL;
+        int32_t n_chat_ids = 0;
+        CHECK_STATUS(vllm_chat_tokenize(engine, kHello, &chat_ids, &n_chat_ids), VLLM_OK, "chat tokenize");
+        char usage[64];
+        snprintf(usage, sizeof usage, "\"prompt_tokens\":%d,", (int)n_chat_ids);
+        CHECK(chat_ids != NULL && n_chat_ids > 0 && strstr(col.text, usage) != NULL,
+              "chat tokenize gives the ids the chat call counts");
+        vllm_tokens_free(chat_ids);
+        CHECK_STATUS(vllm_chat_tokenize(engine, "{\"messages\": []}", &chat_ids, &n_chat_ids),
+                     VLLM_ERR_INVALID_ARGUMENT, "chat tokenize refuses a bad request");
+        CHECK(chat_ids == NULL && n_chat_ids == 0, "refused chat tokenize leaves no ids");
+    }
     CHECK_STATUS(vllm_request_completion(req, &c), VLLM_ERR_INVALID_ARGUMENT, "no completion for a chat request");
     CHECK_STATUS(vllm_request_output(engine, req, &output), VLLM_ERR_INVALID_ARGUMENT, "no output for a chat request");
     vllm_request_free(req);

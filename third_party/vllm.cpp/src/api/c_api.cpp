@@ -493,6 +493,19 @@ vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request
     });
 }
 
+namespace {
+
+// Hands `ids` to the caller as a malloc'ed array (never NULL, even empty).
+void copy_ids(const std::vector<int32_t>& ids, int32_t** out_ids, int32_t* out_n_ids) {
+    auto* buffer = static_cast<int32_t*>(std::malloc(std::max<size_t>(1, ids.size()) * sizeof(int32_t)));
+    if (buffer == nullptr) throw std::bad_alloc();
+    std::copy(ids.begin(), ids.end(), buffer);
+    *out_ids = buffer;
+    *out_n_ids = static_cast<int32_t>(ids.size());
+}
+
+}  // namespace
+
 vllm_status vllm_tokenize(vllm_engine* engine, const char* text, bool add_special_tokens, int32_t** out_ids,
                           int32_t* out_n_ids) {
     if (out_ids != nullptr) *out_ids = nullptr;
@@ -505,13 +518,22 @@ vllm_status vllm_tokenize(vllm_engine* engine, const char* text, bool add_specia
         if (!vllm::utf8::is_valid(text)) vllm::throw_invalid_argument("text is not valid UTF-8");
         // The same encoding vllm_request_submit gives a text prompt when
         // add_special_tokens is true.
-        const std::vector<int32_t> ids =
-            engine->engine->tokenizer().encode(text, add_special_tokens, /*parse_special=*/true);
-        auto* buffer = static_cast<int32_t*>(std::malloc(std::max<size_t>(1, ids.size()) * sizeof(int32_t)));
-        if (buffer == nullptr) throw std::bad_alloc();
-        std::copy(ids.begin(), ids.end(), buffer);
-        *out_ids = buffer;
-        *out_n_ids = static_cast<int32_t>(ids.size());
+        copy_ids(engine->engine->tokenizer().encode(text, add_special_tokens, /*parse_special=*/true), out_ids,
+                 out_n_ids);
+    });
+}
+
+vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                               int32_t* out_n_ids) {
+    if (out_ids != nullptr) *out_ids = nullptr;
+    if (out_n_ids != nullptr) *out_n_ids = 0;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(request_json, "request_json");
+        require_non_null(out_ids, "out_ids");
+        require_non_null(out_n_ids, "out_n_ids");
+        const vllm::chat::ChatService& service = chat_service(engine);
+        copy_ids(vllm::chat::ChatService::prompt_ids(*service.prepare_request(request_json)), out_ids, out_n_ids);
     });
 }
 

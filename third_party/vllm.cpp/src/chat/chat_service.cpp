@@ -146,6 +146,8 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
 
 bool ChatService::wants_stream(const Prepared& prepared) { return prepared.request.stream; }
 
+const std::vector<int32_t>& ChatService::prompt_ids(const Prepared& prepared) { return prepared.prompt_ids; }
+
 const std::string& ChatService::response_model(const Prepared& prepared) const {
     return prepared.request.model.empty() ? model_name_ : prepared.request.model;
 }

@@ -102,6 +102,8 @@ public:
     std::shared_ptr<const Prepared> prepare_request(std::string_view request_json) const;
     // The request's "stream" field.
     static bool wants_stream(const Prepared& prepared);
+    // The rendered prompt's token ids (what the choices are submitted with).
+    static const std::vector<int32_t>& prompt_ids(const Prepared& prepared);
     // The generation half; `cancel` (optional) may stop it from another
     // thread, after which the response is incomplete and should be dropped.
     std::string complete(const Prepared& prepared, ChatCancel* cancel) const;
