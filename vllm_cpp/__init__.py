@@ -21,6 +21,7 @@ from .core import (
     SamplingParams,
     SchedulerPolicy,
     StructuredOutput,
+    TokenLogprob,
     Toggle,
 )
 from .errors import (
@@ -38,6 +39,7 @@ from .errors import (
     UnknownNativeError,
     VllmError,
 )
+from .llm import LLM, CompletionOutput, RequestOutput
 from .streaming import (
     Request,
     RequestOutcome,
@@ -86,6 +88,7 @@ __all__ = [
     "AbiMismatchError",
     "CallbackError",
     "Completion",
+    "CompletionOutput",
     "Engine",
     "EngineBuilder",
     "EngineClosedError",
@@ -95,17 +98,20 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidConfigurationError",
     "InvalidUtf8Error",
+    "LLM",
     "LogitsProcessorError",
     "ModelLoadError",
     "Request",
     "RequestCallbackThreadError",
     "RequestOutcome",
+    "RequestOutput",
     "SamplingParams",
     "SchedulerPolicy",
     "StreamControl",
     "StreamEvent",
     "StreamOutcome",
     "StructuredOutput",
+    "TokenLogprob",
     "Toggle",
     "UnknownNativeError",
     "VllmError",

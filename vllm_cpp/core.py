@@ -10,6 +10,7 @@ engine to accept or refuse (:class:`InvalidArgumentError` with its message).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import functools
 import json
@@ -36,6 +37,7 @@ from typing import (
 from . import _ffi
 from ._ffi import INT32_MAX, INT32_MIN, UINT64_MAX, decode_cstr, encode_str, ffi, lib
 from .errors import (
+    CallbackError,
     InvalidArgumentError,
     InvalidConfigurationError,
 )
@@ -44,6 +46,7 @@ from .streaming import (
     TOKEN_TRAMPOLINE,
     LogitsSink,
     Request,
+    RequestOutcome,
     StreamEvent,
     StreamOutcome,
     TokenSink,
@@ -61,9 +64,13 @@ __all__ = [
     "StructuredOutput",
     "SamplingParams",
     "Completion",
+    "TokenLogprob",
     "EngineBuilder",
     "Engine",
 ]
+
+#: A prompt: text, or token ids used as they are (no BOS added).
+Prompt = Union[str, Sequence[int]]
 
 PathLike = Union[str, "os.PathLike[str]"]
 StreamCallback = Callable[[StreamEvent], Any]
@@ -417,8 +424,12 @@ class SamplingParams:
     ``logits_processor`` is a callable ``f(token_ids, logits) -> None`` that
     edits ``logits`` (a float32 numpy view when numpy is installed, else a
     ``memoryview``; valid only during the call) in place; it needs a bounded
-    ``max_tokens``. Range checks beyond what the ABI can carry (top_p in
-    (0, 1], ...) are done by the engine (:class:`InvalidArgumentError`).
+    ``max_tokens``. ``logprobs=k`` (0..20) reports each generated token's
+    log-probability and its ``k`` most likely alternatives in
+    ``Completion.logprobs`` (the request goes through
+    ``vllm_request_submit_tokens``). Range checks beyond what the ABI can
+    carry (top_p in (0, 1], ...) are done by the engine
+    (:class:`InvalidArgumentError`).
     """
 
     temperature: float = 1.0
@@ -435,6 +446,7 @@ class SamplingParams:
     stop: Tuple[str, ...] = ()
     structured_output: Optional[StructuredOutput] = None
     logits_processor: Optional[LogitsProcessor] = field(default=None, compare=True)
+    logprobs: Optional[int] = None
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -478,6 +490,8 @@ class SamplingParams:
                 "structured_output must be a StructuredOutput, not %s"
                 % type(self.structured_output).__name__
             )
+        if self.logprobs is not None:
+            set_("logprobs", _int32(self.logprobs, "logprobs"))
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -580,13 +594,41 @@ def native_sampling_params(params: SamplingParams):
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One token's log-probability: its id, raw bytes, text (the bytes as
+    UTF-8, U+FFFD where a token holds part of a character) and, for a
+    generated token, the most likely alternatives."""
+
+    token_id: int
+    token_bytes: bytes
+    logprob: float
+    top_logprobs: Tuple["TokenLogprob", ...] = ()
+
+    @property
+    def token(self) -> str:
+        return self.token_bytes.decode("utf-8", errors="replace")
+
+    @classmethod
+    def from_native(cls, entry: Dict[str, Any]) -> "TokenLogprob":
+        """An entry of ``vllm_request_output``'s ``logprobs`` list."""
+        return cls(int(entry["token_id"]), bytes(entry["bytes"]), float(entry["logprob"]),
+                   tuple(cls.from_native(alt) for alt in entry.get("top_logprobs", ())))
+
+
+@dataclass(frozen=True)
 class Completion:
-    """The result of ``Engine.complete``."""
+    """The result of ``Engine.complete``. ``token_ids`` (the generated ids)
+    is set for completions made through a request (``submit``,
+    ``acomplete``, token-id prompts, ``logprobs``); ``logprobs`` when the
+    sampling parameters asked for them."""
 
     text: str
     finish_reason: Union[FinishReason, str, None]
     prompt_tokens: int
     completion_tokens: int
+    # Extras of the request path; equality is about the completion itself.
+    token_ids: Optional[Tuple[int, ...]] = field(default=None, compare=False)
+    logprobs: Optional[Tuple[TokenLogprob, ...]] = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------
@@ -798,6 +840,14 @@ class Engine:
             req.close()
         self._lifetime.close()
 
+    def cancel_all(self) -> None:
+        """Cancel every live request (chat calls included): each ends at the
+        next engine step with finish reason ``abort``. A server's shutdown."""
+        with self._requests_lock:
+            requests = list(self._requests)
+        for request in requests:
+            request.cancel()
+
     def __enter__(self) -> "Engine":
         return self
 
@@ -808,11 +858,17 @@ class Engine:
         return "<vllm_cpp.Engine %r%s>" % (self._model_path, " closed" if self.closed else "")
 
     # -- completion --------------------------------------------------------
-    def complete(self, prompt: str, params: Optional[SamplingParams] = None) -> Completion:
+    def complete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
         """Blocking completion of ``prompt`` (default params: the native
-        defaults, e.g. ``max_tokens=16``)."""
+        defaults, e.g. ``max_tokens=16``). Token-id prompts and ``logprobs``
+        go through a request (:meth:`submit`); text runs on this thread."""
+        params = _sampling(params)
+        if _needs_request(prompt, params):
+            request = self.submit(prompt, params, lambda _event: None)
+            with request:
+                request.wait()
+                return self.request_completion(request)
         prompt_b = encode_str(prompt, "prompt")
-        params = SamplingParams() if params is None else params
         with _NativeSampling(params) as native, self._use() as h:
             out = ffi.new("vllm_completion*")
             status = lib.vllm_complete(h, prompt_b, native.ptr, out)
@@ -850,19 +906,70 @@ class Engine:
         with each delta, then once with ``finished=True`` when the request
         finishes by itself. Returning ``StreamControl.STOP`` (or False) stops
         the request. An exception from the callback aborts the request and is
-        re-raised here unchanged; the engine stays usable."""
+        re-raised here unchanged; the engine stays usable. A token-id prompt
+        runs as a request whose delivery thread calls ``callback``."""
+        params = _sampling(params)
+        if _needs_request(prompt, params):
+            request = self.submit(prompt, params, callback)
+            with request:
+                try:
+                    outcome = request.wait()
+                except CallbackError as exc:
+                    raise exc.__cause__ from None
+            return StreamOutcome(stopped_by_callback=outcome is RequestOutcome.STOPPED_BY_CALLBACK)
         prompt_b = encode_str(prompt, "prompt")
-        params = SamplingParams() if params is None else params
         with _NativeSampling(params) as native:
             return self._stream_call(lib.vllm_complete_stream, prompt_b, native, callback)
 
-    def stream(self, prompt: str, params: Optional[SamplingParams] = None) -> Iterator[str]:
+    def stream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Iterator[str]:
         """Generator of the text deltas of a completion. Breaking out of it
         (or closing it) cancels the request promptly."""
-        encode_str(prompt, "prompt")
-        params = SamplingParams() if params is None else params
+        _check_prompt(prompt)
+        params = _sampling(params)
         _NativeSampling(params).close()  # surface conversion errors now
         return iterate_on_thread(lambda cb: self.complete_stream(prompt, params, cb))
+
+    # -- tokens ------------------------------------------------------------
+    def tokenize(self, text: str, *, add_special_tokens: bool = True) -> List[int]:
+        """The token ids of ``text`` (``vllm_tokenize``); with
+        ``add_special_tokens`` they are the ids a text prompt is run with."""
+        text_b = encode_str(text, "text")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_tokenize(h, text_b, bool(add_special_tokens), ids, n))
+
+    def tokenize_chat(self, request: Union[str, Dict[str, Any]]) -> List[int]:
+        """The prompt ids of an OpenAI chat request (``vllm_chat_tokenize``):
+        its messages rendered by the model's template and tokenized as
+        :meth:`chat` runs them; the request is validated as :meth:`chat`
+        validates it."""
+        request_b = encode_str(_request_json(request), "request_json")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_chat_tokenize(h, request_b, ids, n))
+
+    def _token_ids_of(self, call: Callable[[Any, Any, Any], int]) -> List[int]:
+        """The ids a native ``(engine, int32_t** ids, int32_t* n)`` call
+        hands over, freed after the copy."""
+        out_ids = ffi.new("int32_t**")
+        out_n = ffi.new("int32_t*")
+        with self._use() as h:
+            status = call(h, out_ids, out_n)
+        try:
+            _ffi.check(status)
+            return list(ffi.unpack(out_ids[0], out_n[0])) if out_n[0] > 0 else []
+        finally:
+            lib.vllm_tokens_free(out_ids[0])
+
+    def detokenize(self, token_ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """The text of ``token_ids`` (``vllm_detokenize``); an id outside the
+        vocabulary is :class:`InvalidArgumentError`."""
+        ids = _token_ids(token_ids, "token_ids")
+        array = ffi.new("int32_t[]", ids) if ids else ffi.NULL
+        out = ffi.new("char**")
+        with self._use() as h:
+            status = lib.vllm_detokenize(h, array, len(ids), bool(skip_special_tokens), out)
+        try:
+            _ffi.check(status)
+            return decode_cstr(out[0], "text") or ""
+        finally:
+            lib.vllm_string_free(out[0])
 
     # -- chat --------------------------------------------------------------
     def chat_json(self, request: str) -> str:
@@ -910,110 +1017,178 @@ class Engine:
             lib.vllm_string_free(out[0])
 
     # -- non-blocking requests --------------------------------------------
-    def submit(self, prompt: str, params: Optional[SamplingParams],
+    def submit(self, prompt: Prompt, params: Optional[SamplingParams],
                callback: StreamCallback, *, priority: Optional[int] = None) -> Request:
         """Start a completion and return at once; ``callback`` runs on a
         native delivery thread. See :class:`Request`.
 
         ``priority``: lower runs first under ``SchedulerPolicy.PRIORITY``
-        (ties in arrival order); other policies ignore it. Sent through the
-        additive ``vllm_request_submit_with_priority``; the default ``0`` is
-        what the v10 ``vllm_request_submit`` submits.
+        (ties in arrival order); other policies ignore it. A text prompt goes
+        through the additive ``vllm_request_submit_with_priority`` (the
+        default ``0`` is what the v10 ``vllm_request_submit`` submits);
+        token ids, or ``params.logprobs``, through
+        ``vllm_request_submit_tokens`` (a text prompt is tokenized first, as
+        the engine would).
         """
-        prompt_b = encode_str(prompt, "prompt")
-        params = SamplingParams() if params is None else params
+        params = _sampling(params)
         if not callable(callback):
             raise InvalidConfigurationError("callback must be callable")
         priority = 0 if priority is None else _int32(priority, "priority")
+        if not _needs_request(prompt, params):
+            prompt_b = encode_str(prompt, "prompt")
+            native = _NativeSampling(params)
+            return self._start_request(
+                lambda h, handle, out: lib.vllm_request_submit_with_priority(
+                    h, prompt_b, native.ptr, priority, TOKEN_TRAMPOLINE, handle, out),
+                callback, native)
+        ids = self.tokenize(prompt) if isinstance(prompt, str) else _token_ids(prompt, "prompt")
+        # Never NULL: an empty prompt is the engine's to refuse, by name.
+        array = ffi.new("int32_t[]", ids or [0])
+        logprobs = -1 if params.logprobs is None else params.logprobs
         native = _NativeSampling(params)
-        sink = TokenSink(callback, native.logits)
+        return self._start_request(
+            lambda h, handle, out: lib.vllm_request_submit_tokens(
+                h, array, len(ids), native.ptr, priority, logprobs, TOKEN_TRAMPOLINE, handle, out),
+            callback, native)
+
+    def submit_chat(self, request: Union[str, Dict[str, Any]], callback: StreamCallback) -> Request:
+        """Start an OpenAI chat call and return at once (``vllm_chat_submit``).
+        The request is validated before this returns
+        (:class:`InvalidArgumentError` naming the field). ``callback`` gets
+        each ``chat.completion.chunk`` JSON when the request has
+        ``"stream": true``, else one terminal event carrying the
+        ``chat.completion`` JSON. ``cancel()`` stops every choice at the next
+        engine step."""
+        text_b = encode_str(_request_json(request), "request_json")
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        return self._start_request(
+            lambda h, handle, out: lib.vllm_chat_submit(h, text_b, TOKEN_TRAMPOLINE, handle, out),
+            callback, None)
+
+    def _start_request(self, submit_native: Callable[[Any, Any, Any], int], callback: StreamCallback,
+                       native: Optional[_NativeSampling]) -> Request:
+        """Run ``submit_native(engine_ptr, user_data, out)`` and wrap the
+        native request; the Request takes over the callback handles."""
+        logits = native.logits if native is not None else None
+        sink = TokenSink(callback, logits)
         handle = _ffi.handles.register(sink)
-        handles = [handle] + native.handles
-        native.handles = []
+        handles = [handle]
+        if native is not None:
+            handles += native.handles
+            native.handles = []
         out = ffi.new("vllm_request**")
         self._lifetime.acquire()  # held by the request until it is freed
         try:
-            status = lib.vllm_request_submit_with_priority(self._ptr, prompt_b, native.ptr, priority,
-                                                           TOKEN_TRAMPOLINE, handle, out)
+            status = submit_native(self._ptr, handle, out)
             if status != 0 or out[0] == ffi.NULL:
                 message = _ffi.last_error()
                 if out[0] != ffi.NULL:
                     lib.vllm_request_free(out[0])
                 raise _ffi.error_for_status(status if status != 0 else 4,
-                                            message or "vllm_request_submit returned no request")
+                                            message or "the submit call returned no request")
         except BaseException:
             for h in handles:
                 _ffi.handles.release(h)
             self._lifetime.release()
             raise
-        request = Request(self, out[0], sink, native.logits, handles)
+        request = Request(self, out[0], sink, logits, handles)
         with self._requests_lock:
             self._requests.add(request)
         return request
 
+    def request_completion(self, request: Request) -> Completion:
+        """The :class:`Completion` of a finished completion request (text,
+        finish reason, counts, token ids, logprobs when asked for)."""
+        out = ffi.new("vllm_completion*")
+        output = ffi.new("char**")
+        with request._use() as ptr, self._use() as h:
+            status = lib.vllm_request_completion(ptr, out)
+            output_status = lib.vllm_request_output(h, ptr, output) if status == 0 else status
+        try:
+            _ffi.check(status)
+            _ffi.check(output_status)
+            completion = _completion_from(out)
+            generated = json.loads(decode_cstr(output[0], "output"))
+        finally:
+            lib.vllm_completion_free(out)
+            lib.vllm_string_free(output[0])
+        logprobs = generated["logprobs"]
+        return dataclasses.replace(
+            completion,
+            token_ids=tuple(generated["token_ids"]),
+            logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs))
+
     # -- async -------------------------------------------------------------
-    async def acomplete(self, prompt: str, params: Optional[SamplingParams] = None) -> Completion:
-        """The :class:`Completion` (as :meth:`complete` returns it), built on
-        :meth:`submit` without blocking the event loop; cancelling the
-        awaiting task cancels the request."""
-        def completion(request: Request) -> Completion:
-            out = ffi.new("vllm_completion*")
-            with request._use() as ptr:
-                status = lib.vllm_request_completion(ptr, out)
-            try:
-                _ffi.check(status)
-                return _completion_from(out)
-            finally:
-                lib.vllm_completion_free(out)
+    async def acomplete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
+        """The :class:`Completion` (with token ids), built on :meth:`submit`
+        without blocking the event loop; cancelling the awaiting task
+        cancels the request."""
+        return await await_request(lambda cb: self.submit(prompt, params, cb), self.request_completion)
 
-        request = self.submit(prompt, params, lambda event: None)
-        return await await_request(request, completion)
-
-    def astream(self, prompt: str, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
+    def astream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
         """Async generator of text deltas, built on :meth:`submit`; leaving it
         early or cancelling the task cancels the request."""
-        encode_str(prompt, "prompt")
+        _check_prompt(prompt)
         return aiterate_request(lambda cb: self.submit(prompt, params, cb))
 
     async def achat(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        """:meth:`chat` on a worker thread (C ABI v10 has no non-blocking chat
-        entry point, so cancelling the task does not stop the native call)."""
-        import asyncio
+        """:meth:`chat` through :meth:`submit_chat`, without blocking the
+        event loop; cancelling the task cancels every choice natively."""
+        body = _with_stream(request, False)
+        parts = [part async for part in aiterate_request(lambda cb: self.submit_chat(body, cb))]
+        return json.loads("".join(parts))
 
-        text = _request_json(request)
-        loop = asyncio.get_running_loop()
-        return json.loads(await loop.run_in_executor(None, self.chat_json, text))
+    def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
+        """Async generator of chunk dicts through :meth:`submit_chat`; leaving
+        it early or cancelling the task cancels every choice natively."""
+        body = _with_stream(request, True)
+        return aiterate_request(lambda cb: self.submit_chat(body, cb), json.loads)
 
-    async def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
-        """Async generator of chunk dicts. The blocking streaming chat runs on
-        a worker thread; leaving the generator early or cancelling the task
-        stops the native request at its next chunk."""
-        import asyncio
 
-        text = _request_json(request)
-        encode_str(text, "request_json")
-        loop = asyncio.get_running_loop()
-        items: "asyncio.Queue[Tuple[int, Any]]" = asyncio.Queue()
-        stop = threading.Event()
-
-        def on_event(event: StreamEvent):
-            if stop.is_set():
-                return False
-            if event.delta:
-                loop.call_soon_threadsafe(items.put_nowait, (0, event.delta))
-            return True
-
-        worker = loop.run_in_executor(None, self.chat_stream_json, text, on_event)
-        worker.add_done_callback(lambda _f: items.put_nowait((1, None)))
+def _with_stream(request: Any, stream: bool) -> str:
+    """The request JSON with its "stream" field set (text that is not a JSON
+    object is passed on for the engine to refuse)."""
+    if isinstance(request, str):
         try:
-            while True:
-                kind, value = await items.get()
-                if kind != 0:
-                    break
-                yield json.loads(value)
-            await worker
-        finally:
-            stop.set()
+            parsed = json.loads(request)
+        except ValueError:
+            return request
+        if not isinstance(parsed, dict):
+            return request
+        request = parsed
+    if not isinstance(request, dict):
+        raise InvalidConfigurationError(
+            "chat request must be a dict or JSON str, not %s" % type(request).__name__)
+    return _request_json(dict(request, stream=stream))
+
+
+def _check_prompt(prompt: Any) -> None:
+    if isinstance(prompt, str):
+        encode_str(prompt, "prompt")
+    else:
+        _token_ids(prompt, "prompt")
+
+
+def _sampling(params: Any) -> SamplingParams:
+    """``params``, or the defaults for None; anything else is refused."""
+    if params is None:
+        return SamplingParams()
+    if not isinstance(params, SamplingParams):
+        raise InvalidConfigurationError("params must be SamplingParams, not %s" % type(params).__name__)
+    return params
+
+
+def _needs_request(prompt: Any, params: SamplingParams) -> bool:
+    """Whether a completion must go through ``vllm_request_submit_tokens``."""
+    return not isinstance(prompt, str) or params.logprobs is not None
+
+
+def _token_ids(value: Any, name: str) -> List[int]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidConfigurationError(
+            "%s must be a str or a sequence of int token ids, not %s" % (name, type(value).__name__))
+    return [_int32(v, "%s[%d]" % (name, i)) for i, v in enumerate(value)]
 
 
 def _request_json(request: Any) -> str:

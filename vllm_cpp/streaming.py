@@ -38,6 +38,8 @@ __all__ = [
     "StreamOutcome",
     "RequestOutcome",
     "Request",
+    "RequestEvents",
+    "aiterate_events",
 ]
 
 
@@ -544,25 +546,99 @@ def iterate_on_thread(run: Callable[[Callable[[StreamEvent], Any]], Any],
 
 # --------------------------------------------------------------------------
 # Async adapters on top of Request.
+#
+# They hold no executor thread while a request runs (a server awaits many at
+# once and the default executor has a handful of threads): the callback hands
+# events to the loop, and only the short final wait() runs in the executor.
+# Delivery can end without a terminal event when the sink stopped it itself
+# (a failed logits processor), so a watchdog timer checks is_done() every
+# _QUIET_CHECK_S and then wakes the reader with None.
+
+_QUIET_CHECK_S = 0.25
 
 
-async def await_request(request: Request, result: Optional[Callable[[Request], Any]] = None) -> Any:
-    """Wait for ``request`` without blocking the event loop, then return
-    ``result(request)`` (default: its outcome); cancelling the awaiting task
-    cancels the native request. The request is closed after."""
-    loop = asyncio.get_running_loop()
+class RequestEvents:
+    """A request submitted now (``submit(callback)``: a refusal raises
+    here), whose events (deltas and the terminal one) are read with
+    ``async for``. At the end its outcome is checked by ``wait()`` (raising
+    the request's error) and ``after(request)`` runs, both in the executor.
+    Leaving the loop early, or ``cancel()`` before it, cancels the request;
+    it is closed either way."""
 
-    def wait_and_read():
-        outcome = request.wait()
-        return outcome if result is None else result(request)
+    def __init__(self, submit: Callable[[Callable[[StreamEvent], Any]], Request],
+                 after: Optional[Callable[[Request], None]] = None):
+        self._loop = asyncio.get_running_loop()
+        self._items: "asyncio.Queue[Optional[StreamEvent]]" = asyncio.Queue()
+        self._stop = threading.Event()
+        self._after = after
+        self.request = submit(self._on_event)
+        self._watchdog = self._loop.call_later(_QUIET_CHECK_S, self._watch)
 
+    def _on_event(self, event: StreamEvent):
+        if self._stop.is_set():
+            return False
+        self._loop.call_soon_threadsafe(self._items.put_nowait, event)
+        return True
+
+    def _watch(self) -> None:
+        if self.request.is_done():
+            self._items.put_nowait(None)  # behind any event still queued
+        else:
+            self._watchdog = self._loop.call_later(_QUIET_CHECK_S, self._watch)
+
+    def cancel(self) -> None:
+        self._watchdog.cancel()
+        self._stop.set()
+        self.request.cancel()
+        self._loop.run_in_executor(None, self.request.close)
+
+    async def __aiter__(self):
+        finished = False
+        try:
+            while True:
+                event = await self._items.get()
+                if event is None:
+                    break
+                yield event
+                if event.finished:
+                    break
+            finished = True
+            self._watchdog.cancel()
+            await self._loop.run_in_executor(None, _settle, self.request, self._after)
+        finally:
+            if finished:
+                self._loop.run_in_executor(None, self.request.close)
+            else:
+                self.cancel()
+
+
+async def aiterate_events(submit: Callable[[Callable[[StreamEvent], Any]], Request],
+                          after: Optional[Callable[[Request], None]] = None):
+    """:class:`RequestEvents` as an async generator that submits at its
+    first ``__anext__``."""
+    async for event in RequestEvents(submit, after):
+        yield event
+
+
+def _settle(request: Request, after: Optional[Callable[[Request], None]]) -> None:
+    request.wait()  # raises the request's error, if any
+    if after is not None:
+        after(request)
+
+
+async def await_request(submit: Callable[[Callable[[StreamEvent], Any]], Request],
+                        result: Callable[[Request], Any]) -> Any:
+    """Submit with ``submit(callback)``, wait for the request without
+    blocking the event loop, then return ``result(request)``; cancelling the
+    awaiting task cancels the native request. The request is closed after."""
+    values = []
+    events = aiterate_events(submit, lambda request: values.append(result(request)))
     try:
-        return await loop.run_in_executor(None, wait_and_read)
-    except asyncio.CancelledError:
-        request.cancel()
-        raise
+        async for _event in events:
+            pass
     finally:
-        loop.run_in_executor(None, request.close)
+        await events.aclose()
+    return values[0]
 
 
 async def aiterate_request(submit: Callable[[Callable[[StreamEvent], Any]], Request],
@@ -572,31 +648,10 @@ async def aiterate_request(submit: Callable[[Callable[[StreamEvent], Any]], Requ
     Leaving the generator early (``break``, ``aclose()``, task cancellation)
     cancels the native request.
     """
-    loop = asyncio.get_running_loop()
-    items: "asyncio.Queue[tuple]" = asyncio.Queue()
-    stop = threading.Event()
-
-    def on_event(event: StreamEvent):
-        if stop.is_set():
-            return False
-        if event.delta:
-            loop.call_soon_threadsafe(items.put_nowait, (_DELTA, event.delta))
-        return True
-
-    request = submit(on_event)
-    waiter = loop.run_in_executor(None, request.wait)
-    waiter.add_done_callback(lambda _f: items.put_nowait((_DONE, None)))
+    events = aiterate_events(submit)
     try:
-        while True:
-            kind, value = await items.get()
-            if kind == _DELTA:
-                yield convert(value)
-            else:
-                break
-        # Deltas queued before the waiter finished were delivered first.
-        await waiter  # raises the request's error, if any
+        async for event in events:
+            if event.delta:
+                yield convert(event.delta)
     finally:
-        if not waiter.done():
-            stop.set()
-            request.cancel()
-        loop.run_in_executor(None, request.close)
+        await events.aclose()

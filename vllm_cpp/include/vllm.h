@@ -174,6 +174,67 @@ VLLM_API vllm_status vllm_request_completion(const vllm_request* request, vllm_c
    taken between engine steps. */
 VLLM_API vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json);
 
+/* vllm_request_submit_with_priority for a prompt given as token ids (used as
+   they are: no BOS is added), with log-probabilities on request. The ids are
+   borrowed for the call. logprobs: -1 none; 0..20 report, per generated
+   token, its log-probability and that many most likely alternatives (read
+   them with vllm_request_output). INVALID_ARGUMENT for no ids, an id outside
+   the vocabulary, more ids than max_model_len, logprobs out of range.
+   vllm_tokenize(engine, text, true, ...) gives the ids vllm_request_submit
+   would use for `text`. Same ownership and threading rules as
+   vllm_request_submit. */
+VLLM_API vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32_t* prompt_token_ids,
+                                                int32_t n_prompt_token_ids, const vllm_sampling_params* params,
+                                                int32_t priority, int32_t logprobs, vllm_token_callback cb,
+                                                void* user_data, vllm_request** out);
+
+/* What a completion request generated, once its delivery has finished, as
+   one JSON object (caller frees with vllm_string_free):
+   {"token_ids": [...], "logprobs": null | [{"token_id", "bytes", "logprob",
+   "top_logprobs": [{"token_id", "bytes", "logprob"}, ...]}, ...]}, where
+   "bytes" are the token's raw bytes (special tokens as their text) and a
+   logprob of -inf reads -9999.0. Errors as vllm_request_completion;
+   INVALID_ARGUMENT for a chat request. */
+VLLM_API vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request, char** out_json);
+
+/* A non-blocking OpenAI chat call. The request is validated, rendered and
+   tokenized before this returns (INVALID_ARGUMENT naming the field, as
+   vllm_chat); then a delivery thread calls cb with what vllm_chat_stream
+   delivers when the request has "stream": true (each chunk's JSON, then the
+   terminal call with "" and finished), and otherwise once, finished, with
+   the chat.completion JSON vllm_chat returns (a call that fails gets that
+   one terminal call with ""). vllm_request_cancel (or cb
+   returning false) cancels every choice; their engine requests are dropped
+   at the next engine step. vllm_request_wait gives the call's status;
+   vllm_request_completion and vllm_request_output refuse a chat request.
+   The returned request is the caller's (vllm_request_free), with the same
+   threading rules as vllm_request_submit. */
+VLLM_API vllm_status vllm_chat_submit(vllm_engine* engine, const char* request_json, vllm_token_callback cb,
+                                      void* user_data, vllm_request** out);
+
+/* The token ids of `text` (UTF-8), special-token texts parsed as their
+   tokens; add_special_tokens adds BOS/EOS as the model asks. *out_ids is the
+   caller's (vllm_tokens_free; never NULL on success, even for no ids).
+   INVALID_ARGUMENT for text that is not UTF-8. */
+VLLM_API vllm_status vllm_tokenize(vllm_engine* engine, const char* text, bool add_special_tokens,
+                                   int32_t** out_ids, int32_t* out_n_ids);
+VLLM_API void vllm_tokens_free(int32_t* ids);
+
+/* The token ids of a chat request's prompt: its messages rendered by the
+   model's chat template and tokenized exactly as vllm_chat and
+   vllm_chat_submit submit them. The request is validated as vllm_chat does
+   (INVALID_ARGUMENT naming the field); nothing is generated. *out_ids is
+   the caller's (vllm_tokens_free). */
+VLLM_API vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                                        int32_t* out_n_ids);
+
+/* The text of token ids (borrowed; NULL allowed when n is 0), special
+   tokens left out when skip_special_tokens; bytes that are not valid UTF-8
+   become U+FFFD. *out_text is the caller's (vllm_string_free).
+   INVALID_ARGUMENT for an id outside the vocabulary, naming it. */
+VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_ids, int32_t n_token_ids,
+                                     bool skip_special_tokens, char** out_text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -279,6 +279,134 @@ static void test_chat(vllm_engine* engine) {
     CHECK(calls == 0, "no chat callback for a refused request");
 }
 
+/* The additive entry points the server uses: tokenize/detokenize, token-id
+   prompts with logprobs and their output JSON, the non-blocking chat call
+   (blocking and streamed responses, cancel, refusals). */
+static void test_server_entry_points(vllm_engine* engine, const vllm_sampling_params* sp) {
+    int32_t* ids = NULL;
+    int32_t n_ids = -1;
+    CHECK_STATUS(vllm_tokenize(engine, "The capital of France is", true, &ids, &n_ids), VLLM_OK, "tokenize");
+    CHECK(ids != NULL && n_ids > 0, "tokenize gives ids");
+    char* text = NULL;
+    CHECK_STATUS(vllm_detokenize(engine, ids, n_ids, true, &text), VLLM_OK, "detokenize");
+    CHECK(text != NULL && strcmp(text, "The capital of France is") == 0, "detokenize round-trips the text");
+    vllm_string_free(text);
+
+    int32_t* empty = NULL;
+    int32_t n_empty = -1;
+    CHECK_STATUS(vllm_tokenize(engine, "", false, &empty, &n_empty), VLLM_OK, "tokenize empty text");
+    CHECK(empty != NULL && n_empty == 0, "empty text: no ids, non-NULL buffer");
+    vllm_tokens_free(empty);
+    CHECK_STATUS(vllm_tokenize(engine, "\xff bad", false, &empty, &n_empty), VLLM_ERR_INVALID_ARGUMENT,
+                 "tokenize invalid UTF-8");
+    CHECK(empty == NULL && n_empty == 0, "refused tokenize leaves no ids");
+    CHECK_STATUS(vllm_tokenize(engine, NULL, false, &empty, &n_empty), VLLM_ERR_INVALID_ARGUMENT, "tokenize NULL");
+    const int32_t bad_id = 1 << 30;
+    CHECK_STATUS(vllm_detokenize(engine, &bad_id, 1, true, &text), VLLM_ERR_INVALID_ARGUMENT,
+                 "detokenize an id outside the vocabulary");
+    CHECK(strstr(vllm_last_error(), "vocabulary") != NULL && text == NULL, "the error names the vocabulary");
+    CHECK_STATUS(vllm_detokenize(engine, NULL, 0, true, &text), VLLM_OK, "detokenize no ids");
+    CHECK(text != NULL && text[0] == '\0', "no ids: empty text");
+    vllm_string_free(text);
+
+    /* A token-id prompt gives what its text gives. */
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    vllm_request* req = NULL;
+    CHECK_STATUS(vllm_request_submit_tokens(engine, ids, n_ids, sp, 0, 2, collect_cb, &col, &req), VLLM_OK,
+                 "submit tokens with logprobs");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "token request finishes");
+    vllm_completion c;
+    CHECK_STATUS(vllm_complete(engine, "The capital of France is", sp, &c), VLLM_OK, "the same prompt as text");
+    CHECK(strcmp(col.text, c.text) == 0, "token-id prompt output equals the text prompt's");
+    vllm_completion_free(&c);
+    char* output = NULL;
+    CHECK_STATUS(vllm_request_output(engine, req, &output), VLLM_OK, "request output");
+    CHECK(output != NULL && strstr(output, "\"token_ids\":[") != NULL && strstr(output, "\"top_logprobs\":[") != NULL,
+          "output JSON has token ids and logprobs");
+    vllm_string_free(output);
+    CHECK_STATUS(vllm_request_output(engine, req, NULL), VLLM_ERR_INVALID_ARGUMENT, "request output(NULL out)");
+    vllm_request_free(req);
+
+    req = (vllm_request*)0x1;
+    CHECK_STATUS(vllm_request_submit_tokens(engine, ids, n_ids, sp, 0, 21, collect_cb, &col, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "logprobs above 20 refused");
+    CHECK(req == NULL && strstr(vllm_last_error(), "logprobs") != NULL, "refusal names logprobs, *out NULL");
+    CHECK_STATUS(vllm_request_submit_tokens(engine, ids, 0, sp, 0, -1, collect_cb, &col, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "no prompt ids refused");
+    CHECK_STATUS(vllm_request_submit_tokens(engine, &bad_id, 1, sp, 0, -1, collect_cb, &col, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "prompt id outside the vocabulary refused");
+    CHECK_STATUS(vllm_request_submit_tokens(engine, NULL, 1, sp, 0, -1, collect_cb, &col, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "NULL prompt ids refused");
+    vllm_tokens_free(ids);
+
+    /* Chat: blocking response as one terminal call. */
+    static const char* kHello =
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 8, \"temperature\": 0}";
+    memset(&col, 0, sizeof col);
+    CHECK_STATUS(vllm_chat_submit(engine, kHello, collect_cb, &col, &req), VLLM_OK, "chat submit");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "chat request finishes");
+    CHECK(col.calls == 1 && col.finished_calls == 1 && strstr(col.text, "\"chat.completion\"") != NULL,
+          "a blocking chat call delivers one terminal chat.completion");
+    {
+        int32_t* chat_ids = NULL;
+        int32_t n_chat_ids = 0;
+        CHECK_STATUS(vllm_chat_tokenize(engine, kHello, &chat_ids, &n_chat_ids), VLLM_OK, "chat tokenize");
+        char usage[64];
+        snprintf(usage, sizeof usage, "\"prompt_tokens\":%d,", (int)n_chat_ids);
+        CHECK(chat_ids != NULL && n_chat_ids > 0 && strstr(col.text, usage) != NULL,
+              "chat tokenize gives the ids the chat call counts");
+        vllm_tokens_free(chat_ids);
+        CHECK_STATUS(vllm_chat_tokenize(engine, "{\"messages\": []}", &chat_ids, &n_chat_ids),
+                     VLLM_ERR_INVALID_ARGUMENT, "chat tokenize refuses a bad request");
+        CHECK(chat_ids == NULL && n_chat_ids == 0, "refused chat tokenize leaves no ids");
+    }
+    CHECK_STATUS(vllm_request_completion(req, &c), VLLM_ERR_INVALID_ARGUMENT, "no completion for a chat request");
+    CHECK_STATUS(vllm_request_output(engine, req, &output), VLLM_ERR_INVALID_ARGUMENT, "no output for a chat request");
+    vllm_request_free(req);
+
+    /* Streamed, with two choices. */
+    memset(&col, 0, sizeof col);
+    CHECK_STATUS(vllm_chat_submit(engine,
+                                  "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 4, "
+                                  "\"n\": 2, \"stream\": true}",
+                                  collect_cb, &col, &req),
+                 VLLM_OK, "streamed chat submit");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "streamed chat finishes");
+    CHECK(col.finished_calls == 1 && strstr(col.text, "\"chat.completion.chunk\"") != NULL &&
+              strstr(col.text, "\"index\":1") != NULL,
+          "streamed chat delivers chunks of both choices, then the terminal call");
+    vllm_request_free(req);
+
+    /* Cancelled mid-generation: the engine lets go of every choice. */
+    memset(&col, 0, sizeof col);
+    CHECK_STATUS(vllm_chat_submit(engine,
+                                  "{\"messages\": [{\"role\": \"user\", \"content\": \"Tell a long story\"}], "
+                                  "\"max_tokens\": 200, \"ignore_eos\": true, \"n\": 2, \"stream\": true}",
+                                  collect_cb, &col, &req),
+                 VLLM_OK, "long chat submit");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "chat cancel");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "a cancelled chat ends OK");
+    vllm_request_free(req);
+    /* Stats are published after the engine's next step: poll (bounded). */
+    bool released = false;
+    for (int i = 0; i < 500 && !released; ++i) {
+        char* stats = NULL;
+        if (vllm_engine_stats(engine, &stats) != VLLM_OK) break;
+        released = strstr(stats, "\"running_requests\":0") != NULL && strstr(stats, "\"kv_blocks_used\":0") != NULL;
+        vllm_string_free(stats);
+        if (!released) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    CHECK(released, "no running request and no KV block left after a cancelled chat");
+
+    req = (vllm_request*)0x1;
+    CHECK_STATUS(vllm_chat_submit(engine, "{\"messages\": 1}", collect_cb, &col, &req), VLLM_ERR_INVALID_ARGUMENT,
+                 "chat submit refuses a bad request before it starts");
+    CHECK(req == NULL && strstr(vllm_last_error(), "messages") != NULL, "refusal names the field, *out NULL");
+    CHECK_STATUS(vllm_chat_submit(engine, kHello, NULL, NULL, &req), VLLM_ERR_INVALID_ARGUMENT,
+                 "chat submit without a callback");
+}
+
 static void test_with_model(const char* path) {
     vllm_model_params mp = vllm_model_params_default();
     mp.model_path = path;
@@ -368,6 +496,7 @@ static void test_with_model(const char* path) {
 
     test_requests(engine, &sp);
     test_chat(engine);
+    test_server_entry_points(engine, &sp);
 
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "engine usable after errors");
     vllm_completion_free(&c);

@@ -1,8 +1,11 @@
 // The vllm.h entry points: validate, convert, call the engine, catch
 // everything, set the thread's last error. No engine logic lives here.
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <new>
 #include <string>
 #include <thread>
@@ -13,6 +16,8 @@
 #include "chat/chat_service.h"
 #include "engine/engine.h"
 #include "util/error.h"
+#include "util/json.h"
+#include "util/utf8.h"
 #include "vllm.h"
 
 struct vllm_engine {
@@ -24,11 +29,15 @@ struct vllm_engine {
     std::unique_ptr<vllm::chat::ChatService> chat;
 };
 
-// A non-blocking request: the engine-side stream plus the delivery thread
-// that runs the caller's callback. The engine never sees the callback, so a
-// callback can block or re-enter the library without stalling the engine.
+// A non-blocking request: one engine request (a completion: its stream) or
+// one chat call (its choices, reached through chat_cancel), plus the
+// delivery thread that runs the caller's callback. The engine never sees the
+// callback, so a callback can block or re-enter the library without stalling
+// the engine.
 struct vllm_request {
-    std::shared_ptr<vllm::RequestStream> stream;
+    std::shared_ptr<vllm::RequestStream> stream;              // completion; null for chat
+    std::shared_ptr<vllm::chat::ChatCancel> chat_cancel;      // chat; null for a completion
+    bool logprobs = false;  // a completion submitted with logprobs >= 0
     vllm_token_callback cb = nullptr;
     void* user_data = nullptr;
     std::thread delivery;
@@ -174,6 +183,26 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
 
 namespace {
 
+// The end of every delivery thread: publishes the terminal status, wakes
+// vllm_request_wait, and frees the request when vllm_request_free was called
+// from its own callback.
+void finish_delivery(vllm_request* request, vllm_status status, const std::string& error) {
+    bool self_free;
+    {
+        std::lock_guard<std::mutex> lock(request->mutex);
+        request->status = status;
+        request->error = error;
+        request->delivered = true;
+        self_free = request->free_from_callback;
+    }
+    request->delivered_cv.notify_all();
+    if (self_free) {
+        // It cannot join itself: detach, then free.
+        request->delivery.detach();
+        delete request;
+    }
+}
+
 // The delivery thread: hands each event to the callback until the terminal
 // one, a stop, or a cancel; then publishes the terminal status.
 void deliver(vllm_request* request) {
@@ -192,51 +221,152 @@ void deliver(vllm_request* request) {
     // for that makes the request's result final once it reads as done.
     request->stream->wait_engine_done();
     const vllm::RequestStream::Result r = request->stream->result();
-    bool self_free;
-    {
-        std::lock_guard<std::mutex> lock(request->mutex);
-        // An engine failure counts when its terminal event was delivered;
-        // a cancelled or stopped request ends OK.
-        if (!stopped && !request->stream->cancel_requested() && r.status != VLLM_OK) {
-            request->status = r.status;
-            request->error = r.error;
+    // An engine failure counts when its terminal event was delivered; a
+    // cancelled or stopped request ends OK.
+    if (!stopped && !request->stream->cancel_requested() && r.status != VLLM_OK)
+        finish_delivery(request, r.status, r.error);
+    else
+        finish_delivery(request, VLLM_OK, "");
+}
+
+// The delivery thread of a chat call: runs it (streaming chunks, or the one
+// chat.completion JSON as a single terminal callback) and publishes its
+// status. A callback returning false, or a cancel, stops every choice.
+void deliver_chat(vllm_request* request, const vllm::chat::ChatService& service,
+                  const vllm::chat::ChatService::Prepared& prepared) {
+    vllm::chat::ChatCancel& cancel = *request->chat_cancel;
+    bool stopped = false;
+    auto call = [&](const char* text, bool finished) {
+        if (stopped || cancel.cancelled()) return false;
+        if (!request->cb(text, finished, request->user_data) && !finished) {
+            stopped = true;
+            cancel.cancel();
+            return false;
         }
-        request->delivered = true;
-        self_free = request->free_from_callback;
+        return true;
+    };
+    const vllm_status status = guarded([&] {
+        if (vllm::chat::ChatService::wants_stream(prepared)) {
+            service.stream(prepared, [&](const std::string& chunk, bool finished) { return call(chunk.c_str(), finished); },
+                           &cancel);
+        } else {
+            const std::string response = service.complete(prepared, &cancel);
+            call(response.c_str(), true);
+        }
+    });
+    const std::string error = g_last_error;  // the callback may call into the library
+    // A failed call still ends with the terminal callback (as a failed
+    // stream does), so a caller waiting for it is always woken.
+    if (status != VLLM_OK && !vllm::chat::ChatService::wants_stream(prepared)) call("", true);
+    if (stopped || cancel.cancelled())
+        finish_delivery(request, VLLM_OK, "");
+    else
+        finish_delivery(request, status, error);
+}
+
+// Starts `body(request)` on the request's delivery thread and hands the
+// request to the caller.
+void start_delivery(std::unique_ptr<vllm_request> request, std::function<void(vllm_request*)> body,
+                    vllm_request** out) {
+    vllm_request* raw = request.get();
+    {
+        // delivery_id must be set before the thread can call back.
+        std::lock_guard<std::mutex> lock(raw->mutex);
+        raw->delivery = std::thread([raw, body = std::move(body)] {
+            { std::lock_guard<std::mutex> wait_for_id(raw->mutex); }
+            body(raw);
+        });
+        raw->delivery_id = raw->delivery.get_id();
     }
-    request->delivered_cv.notify_all();
-    if (self_free) {
-        // vllm_request_free was called from the callback: finish it here.
-        request->delivery.detach();
-        delete request;
-    }
+    *out = request.release();
+}
+
+// The checks every submit entry point makes; clears *out first.
+void check_submit_arguments(vllm_engine* engine, const void* prompt, const vllm_sampling_params* params,
+                            vllm_token_callback cb, vllm_request** out) {
+    if (out != nullptr) *out = nullptr;
+    require_non_null(out, "out");
+    require_non_null(engine, "engine");
+    require_non_null(prompt, "prompt");
+    require_non_null(params, "params");
+    require_non_null(reinterpret_cast<const void*>(cb), "callback");
+}
+
+// Starts delivery of one engine request.
+void start_completion(std::shared_ptr<vllm::RequestStream> stream, bool logprobs, vllm_token_callback cb,
+                      void* user_data, vllm_request** out) {
+    auto request = std::make_unique<vllm_request>();
+    request->logprobs = logprobs;
+    request->cb = cb;
+    request->user_data = user_data;
+    request->stream = std::move(stream);
+    start_delivery(std::move(request), deliver, out);
 }
 
 vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
                            int32_t priority, vllm_token_callback cb, void* user_data, vllm_request** out) {
     return guarded([&] {
-        if (out != nullptr) *out = nullptr;
-        require_non_null(out, "out");
-        require_non_null(engine, "engine");
-        require_non_null(prompt, "prompt");
-        require_non_null(params, "params");
-        require_non_null(reinterpret_cast<const void*>(cb), "callback");
-        auto request = std::make_unique<vllm_request>();
-        request->cb = cb;
-        request->user_data = user_data;
-        request->stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), priority);
-        vllm_request* raw = request.get();
-        {
-            // delivery_id must be set before the thread can call back.
-            std::lock_guard<std::mutex> lock(raw->mutex);
-            raw->delivery = std::thread([raw] {
-                { std::lock_guard<std::mutex> wait_for_id(raw->mutex); }
-                deliver(raw);
-            });
-            raw->delivery_id = raw->delivery.get_id();
-        }
-        *out = request.release();
+        check_submit_arguments(engine, prompt, params, cb, out);
+        start_completion(engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), priority), false, cb,
+                         user_data, out);
     });
+}
+
+void cancel_request(vllm_request* request) {
+    if (request->stream)
+        request->stream->cancel();
+    else
+        request->chat_cancel->cancel();
+}
+
+// The completion request's stream; INVALID_ARGUMENT for a chat request
+// (whose callback received the whole response).
+const vllm::RequestStream& completion_stream(const vllm_request* request) {
+    if (!request->stream)
+        vllm::throw_invalid_argument("a chat request has no completion: its callback received the response");
+    return *request->stream;
+}
+
+// Throws unless delivery has finished without an error.
+void require_delivered(const vllm_request* request) {
+    vllm_request* r = const_cast<vllm_request*>(request);
+    std::lock_guard<std::mutex> lock(r->mutex);
+    if (!r->delivered) vllm::throw_invalid_argument("the request is still running (wait for it first)");
+    if (r->status != VLLM_OK) throw vllm::Error(r->status, r->error);
+}
+
+// Log-probabilities must be finite in JSON; -inf (a masked token) is shown
+// as vLLM shows it.
+constexpr double kMinLogprob = -9999.0;
+
+vllm::json::Value logprob_entry(const vllm::Tokenizer& tokenizer, int32_t token, float logprob) {
+    vllm::json::Value entry = vllm::json::Value::object();
+    entry.set("token_id", static_cast<int64_t>(token));
+    vllm::json::Value bytes = vllm::json::Value::array();
+    for (unsigned char c : tokenizer.token_bytes(token, /*skip_special=*/false)) bytes.push_back(static_cast<int>(c));
+    entry.set("bytes", std::move(bytes));
+    entry.set("logprob", std::isfinite(logprob) ? static_cast<double>(logprob) : kMinLogprob);
+    return entry;
+}
+
+std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStream::Result& result, bool logprobs) {
+    vllm::json::Value out = vllm::json::Value::object();
+    vllm::json::Value ids = vllm::json::Value::array();
+    for (int32_t id : result.output_tokens) ids.push_back(static_cast<int64_t>(id));
+    out.set("token_ids", std::move(ids));
+    vllm::json::Value entries;  // null without logprobs
+    if (logprobs) {
+        entries = vllm::json::Value::array();
+        for (const vllm::TokenLogprob& sampled : result.logprobs) {
+            vllm::json::Value entry = logprob_entry(tokenizer, sampled.token, sampled.logprob);
+            vllm::json::Value top = vllm::json::Value::array();
+            for (const auto& [token, logprob] : sampled.top) top.push_back(logprob_entry(tokenizer, token, logprob));
+            entry.set("top_logprobs", std::move(top));
+            entries.push_back(std::move(entry));
+        }
+    }
+    out.set("logprobs", std::move(entries));
+    return vllm::json::dump(out);
 }
 
 bool on_delivery_thread(const vllm_request* request) { return std::this_thread::get_id() == request->delivery_id; }
@@ -254,10 +384,47 @@ vllm_status vllm_request_submit_with_priority(vllm_engine* engine, const char* p
     return submit_request(engine, prompt, params, priority, cb, user_data, out);
 }
 
+vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32_t* prompt_token_ids,
+                                       int32_t n_prompt_token_ids, const vllm_sampling_params* params,
+                                       int32_t priority, int32_t logprobs, vllm_token_callback cb, void* user_data,
+                                       vllm_request** out) {
+    return guarded([&] {
+        check_submit_arguments(engine, prompt_token_ids, params, cb, out);
+        if (n_prompt_token_ids < 0) vllm::throw_invalid_argument("n_prompt_token_ids is negative");
+        if (logprobs < -1 || logprobs > 20)
+            vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) +
+                                         ": must be -1 (none) or between 0 and 20");
+        vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(*params);
+        sampling.logprobs = logprobs;
+        std::vector<int32_t> ids(prompt_token_ids, prompt_token_ids + n_prompt_token_ids);
+        start_completion(engine->engine->submit_tokens(std::move(ids), std::move(sampling), priority), logprobs >= 0,
+                         cb, user_data, out);
+    });
+}
+
+vllm_status vllm_chat_submit(vllm_engine* engine, const char* request_json, vllm_token_callback cb, void* user_data,
+                             vllm_request** out) {
+    return guarded([&] {
+        if (out != nullptr) *out = nullptr;
+        require_non_null(out, "out");
+        require_non_null(engine, "engine");
+        require_non_null(request_json, "request_json");
+        require_non_null(reinterpret_cast<const void*>(cb), "callback");
+        const vllm::chat::ChatService& service = chat_service(engine);
+        std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
+        auto request = std::make_unique<vllm_request>();
+        request->cb = cb;
+        request->user_data = user_data;
+        request->chat_cancel = std::make_shared<vllm::chat::ChatCancel>();
+        start_delivery(
+            std::move(request), [&service, prepared](vllm_request* r) { deliver_chat(r, service, *prepared); }, out);
+    });
+}
+
 vllm_status vllm_request_cancel(vllm_request* request) {
     return guarded([&] {
         require_non_null(request, "request");
-        request->stream->cancel();
+        cancel_request(request);
     });
 }
 
@@ -286,7 +453,7 @@ const char* vllm_request_error(const vllm_request* request) {
 
 void vllm_request_free(vllm_request* request) {
     if (request == nullptr) return;
-    request->stream->cancel();
+    cancel_request(request);
     if (on_delivery_thread(request)) {
         // Called from its own callback: the delivery thread cleans up once
         // the callback returns (it cannot join itself).
@@ -303,17 +470,93 @@ vllm_status vllm_request_completion(const vllm_request* request, vllm_completion
     return guarded([&] {
         require_non_null(request, "request");
         require_non_null(out, "out");
-        vllm_request* r = const_cast<vllm_request*>(request);
-        {
-            std::lock_guard<std::mutex> lock(r->mutex);
-            if (!r->delivered) vllm::throw_invalid_argument("the request is still running (wait for it first)");
-            if (r->status != VLLM_OK) throw vllm::Error(r->status, r->error);
-        }
-        const vllm::RequestStream::Result result = r->stream->result();
+        const vllm::RequestStream& stream = completion_stream(request);
+        require_delivered(request);
+        const vllm::RequestStream::Result result = stream.result();
         out->text = copy_string(result.text);
         out->finish_reason = result.finish_reason;
         out->prompt_tokens = result.prompt_tokens;
         out->completion_tokens = result.completion_tokens;
+    });
+}
+
+vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request, char** out_json) {
+    return guarded([&] {
+        if (out_json != nullptr) *out_json = nullptr;
+        require_non_null(engine, "engine");
+        require_non_null(request, "request");
+        require_non_null(out_json, "out_json");
+        const vllm::RequestStream& stream = completion_stream(request);
+        require_delivered(request);
+        const vllm::RequestStream::Result result = stream.result();
+        *out_json = copy_string(output_json(engine->engine->tokenizer(), result, request->logprobs));
+    });
+}
+
+namespace {
+
+// Hands `ids` to the caller as a malloc'ed array (never NULL, even empty).
+void copy_ids(const std::vector<int32_t>& ids, int32_t** out_ids, int32_t* out_n_ids) {
+    auto* buffer = static_cast<int32_t*>(std::malloc(std::max<size_t>(1, ids.size()) * sizeof(int32_t)));
+    if (buffer == nullptr) throw std::bad_alloc();
+    std::copy(ids.begin(), ids.end(), buffer);
+    *out_ids = buffer;
+    *out_n_ids = static_cast<int32_t>(ids.size());
+}
+
+}  // namespace
+
+vllm_status vllm_tokenize(vllm_engine* engine, const char* text, bool add_special_tokens, int32_t** out_ids,
+                          int32_t* out_n_ids) {
+    if (out_ids != nullptr) *out_ids = nullptr;
+    if (out_n_ids != nullptr) *out_n_ids = 0;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(text, "text");
+        require_non_null(out_ids, "out_ids");
+        require_non_null(out_n_ids, "out_n_ids");
+        if (!vllm::utf8::is_valid(text)) vllm::throw_invalid_argument("text is not valid UTF-8");
+        // The same encoding vllm_request_submit gives a text prompt when
+        // add_special_tokens is true.
+        copy_ids(engine->engine->tokenizer().encode(text, add_special_tokens, /*parse_special=*/true), out_ids,
+                 out_n_ids);
+    });
+}
+
+vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                               int32_t* out_n_ids) {
+    if (out_ids != nullptr) *out_ids = nullptr;
+    if (out_n_ids != nullptr) *out_n_ids = 0;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(request_json, "request_json");
+        require_non_null(out_ids, "out_ids");
+        require_non_null(out_n_ids, "out_n_ids");
+        const vllm::chat::ChatService& service = chat_service(engine);
+        copy_ids(vllm::chat::ChatService::prompt_ids(*service.prepare_request(request_json)), out_ids, out_n_ids);
+    });
+}
+
+void vllm_tokens_free(int32_t* ids) { std::free(ids); }
+
+vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_ids, int32_t n_token_ids,
+                            bool skip_special_tokens, char** out_text) {
+    if (out_text != nullptr) *out_text = nullptr;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(out_text, "out_text");
+        if (n_token_ids < 0) vllm::throw_invalid_argument("n_token_ids is negative");
+        if (n_token_ids > 0) require_non_null(token_ids, "token_ids");
+        const vllm::Tokenizer& tokenizer = engine->engine->tokenizer();
+        for (int32_t i = 0; i < n_token_ids; ++i)
+            if (token_ids[i] < 0 || token_ids[i] >= tokenizer.vocab_size())
+                vllm::throw_invalid_argument("token id " + std::to_string(token_ids[i]) + " at index " +
+                                             std::to_string(i) + " is outside the vocabulary");
+        vllm::IncrementalDetokenizer detokenizer(tokenizer, skip_special_tokens);
+        std::string text;
+        for (int32_t i = 0; i < n_token_ids; ++i) text += detokenizer.push(token_ids[i]);
+        text += detokenizer.flush();
+        *out_text = copy_string(text);
     });
 }
 

@@ -25,7 +25,7 @@ struct ChatService::Prepared {
 // waits until the engine has let go of each, so no request outlives the call.
 class ChatService::ChoiceStreams {
 public:
-    ChoiceStreams() = default;
+    explicit ChoiceStreams(ChatCancel* cancel) : cancel_(cancel) {}
     ChoiceStreams(const ChoiceStreams&) = delete;
     ChoiceStreams& operator=(const ChoiceStreams&) = delete;
     ~ChoiceStreams() {
@@ -33,12 +33,43 @@ public:
         for (const auto& stream : streams_) stream->wait_engine_done();
     }
 
-    void add(std::shared_ptr<RequestStream> stream) { streams_.push_back(std::move(stream)); }
+    void add(std::shared_ptr<RequestStream> stream) {
+        if (cancel_ != nullptr) cancel_->track(stream);
+        streams_.push_back(std::move(stream));
+    }
     const std::vector<std::shared_ptr<RequestStream>>& all() const { return streams_; }
 
 private:
+    ChatCancel* cancel_;  // null: the call cannot be cancelled from outside
     std::vector<std::shared_ptr<RequestStream>> streams_;
 };
+
+void ChatCancel::cancel() {
+    std::vector<std::shared_ptr<RequestStream>> live;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cancelled_ = true;
+        for (const auto& weak : streams_)
+            if (auto stream = weak.lock()) live.push_back(std::move(stream));
+    }
+    for (const auto& stream : live) stream->cancel();
+}
+
+bool ChatCancel::cancelled() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cancelled_;
+}
+
+void ChatCancel::track(const std::shared_ptr<RequestStream>& stream) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!cancelled_) {
+            streams_.push_back(stream);
+            return;
+        }
+    }
+    stream->cancel();
+}
 
 namespace {
 
@@ -91,8 +122,9 @@ ChatService::ChatService(const Tokenizer& tokenizer, const std::string& template
 
 ChatService::~ChatService() = default;
 
-ChatService::Prepared ChatService::prepare(std::string_view request_json) const {
-    Prepared p;
+std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::string_view request_json) const {
+    auto prepared = std::make_shared<Prepared>();
+    Prepared& p = *prepared;
     p.request = parse_chat_request(request_json);
     if (p.request.tool_choice == ToolChoice::Auto && tool_parser_.empty())
         throw_invalid_argument(
@@ -109,7 +141,15 @@ ChatService::Prepared ChatService::prepare(std::string_view request_json) const 
         throw_invalid_argument("'response_format' and tool_choice 'required' or a named function are not supported "
                                "with reasoning yet: turn thinking off (chat_template_kwargs.enable_thinking false) "
                                "or load the model with reasoning_parser 'none'");
-    return p;
+    return prepared;
+}
+
+bool ChatService::wants_stream(const Prepared& prepared) { return prepared.request.stream; }
+
+const std::vector<int32_t>& ChatService::prompt_ids(const Prepared& prepared) { return prepared.prompt_ids; }
+
+const std::string& ChatService::response_model(const Prepared& prepared) const {
+    return prepared.request.model.empty() ? model_name_ : prepared.request.model;
 }
 
 void ChatService::submit_choices(const Prepared& prepared, ChoiceStreams& streams) const {
@@ -144,14 +184,21 @@ ChatOutputParser ChatService::output_parser(const Prepared& prepared) const {
 }
 
 std::string ChatService::complete(std::string_view request_json) const {
-    const Prepared prepared = prepare(request_json);
-    ChoiceStreams streams;
+    return complete(*prepare_request(request_json), nullptr);
+}
+
+void ChatService::stream(std::string_view request_json, const ChunkSink& sink) const {
+    stream(*prepare_request(request_json), sink, nullptr);
+}
+
+std::string ChatService::complete(const Prepared& prepared, ChatCancel* cancel) const {
+    ChoiceStreams streams(cancel);
     submit_choices(prepared, streams);
 
     ChatResponseParts parts;
     parts.id = make_chat_completion_id();
     parts.created = static_cast<int64_t>(std::time(nullptr));
-    parts.model = model_name_;
+    parts.model = response_model(prepared);
     parts.usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
     for (size_t i = 0; i < streams.all().size(); ++i) {
         RequestStream& stream = *streams.all()[i];
@@ -170,12 +217,11 @@ std::string ChatService::complete(std::string_view request_json) const {
     return build_chat_completion(parts);
 }
 
-void ChatService::stream(std::string_view request_json, const ChunkSink& sink) const {
-    const Prepared prepared = prepare(request_json);
-    ChoiceStreams streams;
+void ChatService::stream(const Prepared& prepared, const ChunkSink& sink, ChatCancel* cancel) const {
+    ChoiceStreams streams(cancel);
     submit_choices(prepared, streams);
 
-    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), model_name_);
+    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), response_model(prepared));
     Usage usage;
     usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
     // Sends a chunk unless it is empty; false when the sink stopped.

@@ -29,9 +29,15 @@
 // (finished, ""). A sink that returns false cancels every choice; the call
 // returns once the engine has let go of all of them. An engine failure ends
 // the stream with the terminal call and throws the failing request's status.
+//
+// Non-blocking callers (vllm_chat_submit) split a call in two: prepare()
+// validates, renders and tokenizes on the submitting thread (so a bad
+// request fails there), complete()/stream() of the Prepared run on a
+// delivery thread, and a ChatCancel lets a third thread stop them.
 #pragma once
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,8 +58,27 @@ struct ChatParserNames {
     std::string reasoning_parser;
 };
 
+// Stops one chat call from another thread: cancel() cancels every engine
+// request the call has submitted and every one it submits after, so the
+// call returns at the engine's next step. Thread-safe.
+class ChatCancel {
+public:
+    void cancel();
+    bool cancelled() const;
+    // A choice's engine request (cancelled at once after cancel()).
+    void track(const std::shared_ptr<RequestStream>& stream);
+
+private:
+    mutable std::mutex mutex_;
+    bool cancelled_ = false;
+    std::vector<std::weak_ptr<RequestStream>> streams_;
+};
+
 class ChatService {
 public:
+    // A validated request with its prompt ids (defined in the .cpp).
+    struct Prepared;
+
     // Starts one engine request (Engine::submit_tokens; tests script one).
     using Submit =
         std::function<std::shared_ptr<RequestStream>(std::vector<int32_t> prompt_ids, SamplingConfig, int32_t priority)>;
@@ -73,15 +98,27 @@ public:
     // Streams the chunks into `sink` (see above). Thread-safe (const).
     void stream(std::string_view request_json, const ChunkSink& sink) const;
 
+    // The validation half: INVALID_ARGUMENT for a request that is not valid.
+    std::shared_ptr<const Prepared> prepare_request(std::string_view request_json) const;
+    // The request's "stream" field.
+    static bool wants_stream(const Prepared& prepared);
+    // The rendered prompt's token ids (what the choices are submitted with).
+    static const std::vector<int32_t>& prompt_ids(const Prepared& prepared);
+    // The generation half; `cancel` (optional) may stop it from another
+    // thread, after which the response is incomplete and should be dropped.
+    std::string complete(const Prepared& prepared, ChatCancel* cancel) const;
+    void stream(const Prepared& prepared, const ChunkSink& sink, ChatCancel* cancel) const;
+
 private:
-    struct Prepared;
     class ChoiceStreams;
 
-    Prepared prepare(std::string_view request_json) const;
     // Appends one engine request per choice to `streams`, whose destructor
     // cancels whatever is still running when an error (or a stop) leaves early.
     void submit_choices(const Prepared& prepared, ChoiceStreams& streams) const;
     ChatOutputParser output_parser(const Prepared& prepared) const;
+    // The request's "model" echoed back (as vLLM does; a server has checked
+    // it names the served model), else the model's own name.
+    const std::string& response_model(const Prepared& prepared) const;
 
     const Tokenizer& tokenizer_;
     std::unique_ptr<ChatTemplate> template_;  // null: the model has no chat template

@@ -1,0 +1,184 @@
+"""End-to-end HTTP serving: vllm-cpp's server (``vllm-cpp serve``) against
+llama-cpp-python's (``python -m llama_cpp.server``), same GGUF and thread
+count, in one run; plus vllm-cpp in process, to show what the HTTP layer
+costs.
+
+For each client count (default 1, 8, 32) that many clients each send one
+streaming ``/v1/completions`` request at once (distinct natural-text prompts
+of ``--input-len`` tokens, greedy, ``--output-len`` tokens at most).
+Reported per server: output tokens/s over the wall time (tokens counted as
+streamed chunks, one per token on both servers) and p50 time to first
+token. The in-process row runs the same prompts through ``Engine.submit``
+(``vllm_cpp.cli.bench.measure``, with ignore_eos, so its token count is the
+maximum); the HTTP cost is 1 - HTTP tok/s / in-process tok/s.
+
+Usage:  python bench/bench_server.py [--model PATH] [--threads N]
+                                     [--clients 1,8,32] [--input-len 128] [--output-len 128]
+                                     [--no-llamacpp]
+Needs:  pip install "vllm-cpp[server]" httpx, and for the comparison
+        llama-cpp-python with its server deps (sse-starlette starlette-context
+        pydantic-settings fastapi uvicorn).
+Prints a markdown report; BENCHMARKS.md records a run.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url, process, what, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit("%s exited with status %d before it was ready" % (what, process.returncode))
+        try:
+            if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("%s was not ready after %ds" % (what, timeout))
+
+
+def start_vllm_cpp(model, threads, max_clients, ctx):
+    port = free_port()
+    env = dict(os.environ, VLLM_CPP_NUM_THREADS=str(threads))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vllm_cpp", "serve", model, "--port", str(port), "--max-model-len", str(ctx),
+         "--max-num-seqs", str(max_clients), "--served-model-name", "model", "--no-enable-prefix-caching"],
+        # A neutral folder: from a checkout, -m would find its uncompiled vllm_cpp/ first.
+        env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return process, "http://127.0.0.1:%d" % port
+
+
+def start_llamacpp(model, threads, ctx):
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", model, "--n_threads", str(threads),
+         "--n_threads_batch", str(threads), "--n_ctx", str(ctx), "--port", str(port), "--model_alias", "model"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return process, "http://127.0.0.1:%d" % port
+
+
+async def one_stream(http, prompt, output_len, start):
+    body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True}
+    first, tokens = None, 0
+    async with http.stream("POST", "/v1/completions", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line.strip() == "data: [DONE]":
+                continue
+            choices = json.loads(line[6:]).get("choices") or []
+            if choices and choices[0].get("text"):
+                tokens += 1
+                if first is None:
+                    first = time.perf_counter() - start
+    return first, tokens
+
+
+async def http_level(url, prompts, output_len):
+    limits = httpx.Limits(max_connections=len(prompts) + 4)
+    async with httpx.AsyncClient(base_url=url, timeout=3600, limits=limits) as http:
+        start = time.perf_counter()
+        results = await asyncio.gather(*(one_stream(http, p, output_len, start) for p in prompts))
+        wall = time.perf_counter() - start
+    tokens = sum(t for _, t in results)
+    return {"tokens_per_s": tokens / wall, "ttft_p50_s": statistics.median(f for f, _ in results if f is not None),
+            "mean_output_tokens": tokens / len(prompts)}
+
+
+def run_server(started, levels, prompts_for, output_len, what):
+    process, url = started
+    try:
+        wait_ready(url, process, what)
+        asyncio.run(http_level(url, prompts_for(1, warm=True), 4))  # warm-up
+        return {c: asyncio.run(http_level(url, prompts_for(c), output_len)) for c in levels}
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def main():
+    from vllm_cpp.cli.bench import measure, prompt_ids
+    from vllm_cpp.models import smollm2_path
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=None, help="GGUF file (default: the bundled SmolLM2)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--input-len", type=int, default=128)
+    parser.add_argument("--output-len", type=int, default=128)
+    parser.add_argument("--no-llamacpp", action="store_true", help="skip llama-cpp-python (smoke runs)")
+    args = parser.parse_args()
+    model = args.model or smollm2_path()
+    levels = [int(c) for c in args.clients.split(",")]
+    ctx = args.input_len + args.output_len + 16
+    if not args.no_llamacpp:
+        try:
+            import llama_cpp.server  # noqa: F401
+        except ImportError as exc:
+            raise SystemExit("llama-cpp-python's server is not installed (%s); see the module doc, "
+                             "or pass --no-llamacpp" % exc)
+
+    os.environ["VLLM_CPP_NUM_THREADS"] = str(args.threads)
+    from vllm_cpp import Engine
+
+    # Prompts as text (both servers take text), from vllm-cpp's tokenizer;
+    # the GGUF is the same, so both see the same tokens.
+    with Engine.load(model, max_model_len=ctx, max_num_seqs=max(levels), prefix_caching=False) as engine:
+        texts = [engine.detokenize(prompt_ids(engine, i, args.input_len)) for i in range(sum(levels) + 1)]
+        offsets = {c: sum(levels[:i]) for i, c in enumerate(levels)}
+
+        def prompts_for(clients, warm=False):
+            if warm:
+                return texts[-1:]
+            return texts[offsets[clients]:offsets[clients] + clients]
+
+        in_process = {c: measure(engine, [engine.tokenize(t) for t in prompts_for(c)], args.output_len)
+                      for c in levels}
+
+    ours = run_server(start_vllm_cpp(model, args.threads, max(levels), ctx), levels, prompts_for,
+                      args.output_len, "vllm-cpp serve")
+    theirs = None
+    if not args.no_llamacpp:
+        theirs = run_server(start_llamacpp(model, args.threads, ctx), levels, prompts_for,
+                            args.output_len, "llama_cpp.server")
+
+    print("## HTTP serving: vllm-cpp vs llama-cpp-python\n")
+    print("%s, %d threads, %s, %d prompt tokens, up to %d output tokens per request (greedy)\n"
+          % (os.path.basename(model), args.threads, platform.processor() or platform.machine(),
+             args.input_len, args.output_len))
+    print("| clients | vllm-cpp tok/s | TTFT p50 (ms) | llama-cpp-python tok/s | TTFT p50 (ms) | ratio "
+          "| in-process tok/s | HTTP cost |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for c in levels:
+        o, p = ours[c], in_process[c]
+        t = theirs[c] if theirs else None
+        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% |" % (
+            c, o["tokens_per_s"], o["ttft_p50_s"] * 1e3,
+            "%.1f" % t["tokens_per_s"] if t else "-", "%.0f" % (t["ttft_p50_s"] * 1e3) if t else "-",
+            "%.2fx" % (o["tokens_per_s"] / t["tokens_per_s"]) if t else "-",
+            p["output_tokens_per_s"], 100.0 * (1 - o["tokens_per_s"] / p["output_tokens_per_s"])))
+    print("\nMean streamed output tokens per request: vllm-cpp %s; llama-cpp-python %s"
+          % (", ".join("%.0f" % ours[c]["mean_output_tokens"] for c in levels),
+             ", ".join("%.0f" % theirs[c]["mean_output_tokens"] for c in levels) if theirs else "-"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The API server on a free local port in a thread of the test process, so
+a test can talk HTTP to it and read the same engine's stats directly."""
+
+import contextlib
+import threading
+import time
+
+import uvicorn
+
+from vllm_cpp.server.api_server import ServerConfig, build_app
+
+MODEL_NAME = "smollm2"
+
+
+@contextlib.contextmanager
+def running_server(engine, **config):
+    """Yields the base URL (``http://127.0.0.1:PORT``); stops the server at
+    exit. ``config``: ServerConfig fields besides the model name."""
+    app = build_app(engine, ServerConfig(model_name=MODEL_NAME, **config))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                           lifespan="off"))
+    thread = threading.Thread(target=server.run, name="test-api-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield "http://127.0.0.1:%d" % port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def wait_until_idle(engine, deadline_s=60.0):
+    """Poll the engine's stats (published after each step) until no request
+    runs or waits; returns the last snapshot."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        stats = engine.stats()
+        if stats["running_requests"] == 0 and stats["waiting_requests"] == 0 and stats["kv_blocks_used"] == 0:
+            return stats
+        if time.monotonic() > deadline:
+            return stats
+        time.sleep(0.02)

@@ -1,0 +1,144 @@
+"""The installed ``vllm-cpp`` command line: help, flag errors (one line,
+exit status 2), generate, bench, serve (a request, then SIGTERM) and chat
+driven through a pseudo-terminal."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from vllm_cpp import SamplingParams
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def cli():
+    """The console script pip installed beside this Python."""
+    path = os.path.join(os.path.dirname(sys.executable), "vllm-cpp")
+    path = path if os.path.exists(path) else shutil.which("vllm-cpp")
+    if path is None:
+        pytest.fail("the vllm-cpp console script is not installed (pip install .)", pytrace=False)
+    return path
+
+
+def run(cli, *args, timeout=240):
+    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_reads_like_vllms(cli, tmp_path):
+    top = run(cli, "--help")
+    assert top.returncode == 0
+    for command in ("serve", "generate", "chat", "bench"):
+        assert command in top.stdout
+    serve = run(cli, "serve", "--help")
+    assert serve.returncode == 0 and serve.stdout.startswith("usage: vllm-cpp serve MODEL [options]")
+    for flag in ("--host", "--port", "--api-key", "--served-model-name", "--max-model-len", "--max-num-seqs",
+                 "--max-num-batched-tokens", "--block-size", "--num-blocks", "--enable-prefix-caching",
+                 "--no-enable-prefix-caching", "--scheduling-policy", "--tool-call-parser", "--reasoning-parser",
+                 "--speculative-config", "--kv-transfer-config", "--chat-template", "--enable-auto-tool-choice"):
+        assert flag in serve.stdout, flag
+    # From a neutral folder: from the checkout, -m would find its uncompiled vllm_cpp/ first.
+    module = subprocess.run([sys.executable, "-m", "vllm_cpp", "--help"], capture_output=True, text=True,
+                            cwd=str(tmp_path))
+    assert module.returncode == 0 and module.stdout == top.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("serve", "model.gguf", "--port", "abc"), "--port"),
+    (("generate", "model.gguf", "hi", "--bogus"), "--bogus"),
+    (("frobnicate",), "frobnicate"),
+    (("bench", "model.gguf", "--concurrency", "1,x"), "--concurrency"),
+    (("serve",), "MODEL"),
+])
+def test_bad_flags_one_line_exit_2(cli, args, needle):
+    result = run(cli, *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and needle in lines[0], result.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("--speculative-config", '{"method": "ngram"}'), "speculative_config"),
+    (("--chat-template", "template.jinja"), "--chat-template"),
+    (("--scheduling-policy", "random"), "random"),
+])
+def test_options_the_engine_refuses(cli, smollm2_path, args, needle):
+    result = run(cli, "generate", smollm2_path, "hi", *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], result.stderr
+
+
+def test_missing_model_exits_1(cli, tmp_path):
+    result = run(cli, "generate", str(tmp_path / "missing.gguf"), "hi")
+    assert result.returncode == 1 and "missing.gguf" in result.stderr
+
+
+def test_generate(cli, smollm2_path, engine):
+    prompt = "The capital of France is"
+    result = run(cli, "generate", smollm2_path, prompt, "--temperature", "0", "--max-tokens", "8",
+                 "--max-model-len", "256")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == engine.complete(prompt, SamplingParams.greedy(max_tokens=8)).text + "\n"
+
+
+def test_bench(cli, smollm2_path):
+    result = run(cli, "bench", smollm2_path, "--concurrency", "1,2", "--input-len", "8", "--output-len", "4",
+                 "--max-model-len", "128")
+    assert result.returncode == 0, result.stderr
+    assert "| clients | output tok/s |" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if re.match(r"\| [12] \|", line)]
+    assert len(rows) == 2
+
+
+def test_serve_then_sigterm(cli, smollm2_path):
+    server = subprocess.Popen([cli, "serve", smollm2_path, "--port", "0", "--max-model-len", "256",
+                               "--served-model-name", "smol"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        match = re.search(r"on http://127\.0\.0\.1:(\d+)", line)
+        assert match, line + server.stderr.read()
+        url = "http://127.0.0.1:%s" % match.group(1)
+        body = json.dumps({"model": "smol", "prompt": "Hello", "max_tokens": 4, "temperature": 0}).encode()
+        request = urllib.request.Request(url + "/v1/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=120) as response:
+            answer = json.loads(response.read())
+        assert answer["model"] == "smol" and answer["usage"]["completion_tokens"] == 4
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+        log = server.stderr.read()
+        assert re.search(r'"POST /v1/completions" 200 prompt_tokens=\d+ completion_tokens=4 [0-9.]+s', log), log
+        assert "shutting down (SIGTERM)" in log
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def test_chat_in_a_terminal(cli, smollm2_path):
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(cli, ["chat", smollm2_path, "--temperature", "0", "--max-tokens", "8",
+                                "--max-model-len", "256"], encoding="utf-8", timeout=120)
+    try:
+        child.expect("Chatting with")
+        child.expect_exact(">>> ")
+        child.sendline("Hi")
+        child.expect_exact(">>> ")
+        reply = child.before.replace("\r", "").split("\n", 1)[1].strip()  # after the echoed input
+        assert reply, child.before
+        child.sendline("And who are you?")
+        child.expect_exact(">>> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0

@@ -1,0 +1,258 @@
+"""The API server through the official ``openai`` client, sync and async,
+streaming and not; every response validated by the client's own types."""
+
+import asyncio
+import json
+
+import pytest
+
+openai = pytest.importorskip("openai")
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+prometheus_parser = pytest.importorskip("prometheus_client.parser")
+
+from openai.types import Completion as OpenAICompletion  # noqa: E402
+from openai.types import Model  # noqa: E402
+from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: E402
+
+from server_harness import MODEL_NAME, running_server  # noqa: E402
+from test_chat import FEW_SHOT_TOOL_CALLS, WEATHER_TOOL  # noqa: E402
+from vllm_cpp import Engine  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+HI = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+@pytest.fixture(scope="module")
+def server_engine(smollm2_path):
+    # The hermes tool parser, so tool calls can be parsed.
+    with Engine.load(smollm2_path, max_model_len=512, tool_parser="hermes") as eng:
+        yield eng
+
+
+@pytest.fixture(scope="module")
+def base_url(server_engine):
+    with running_server(server_engine, max_model_len=512, enable_auto_tool_choice=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def client(base_url):
+    return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
+
+
+@pytest.fixture()
+def aclient(base_url):
+    return openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
+
+
+def strict(model):
+    """Re-validate a client object with pydantic (the client builds them
+    leniently)."""
+    return type(model).model_validate(model.model_dump(exclude_unset=True))
+
+
+def strict_completion_chunk(chunk):
+    """``strict`` for a streamed completion chunk: the client's Completion
+    type has no unfinished choice (finish_reason null, which OpenAI's own
+    API streams too), so those validate as if finished."""
+    body = chunk.model_dump(exclude_unset=True)
+    for choice in body["choices"]:
+        if choice["finish_reason"] is None:
+            choice["finish_reason"] = "length"
+    return OpenAICompletion.model_validate(body)
+
+
+def streamed_text(chunks, index=0):
+    parts = []
+    for chunk in chunks:
+        for choice in chunk.choices:
+            if choice.index == index:
+                delta = getattr(choice, "delta", None)
+                parts.append((delta.content if delta is not None else choice.text) or "")
+    return "".join(parts)
+
+
+def test_models_list(client):
+    models = client.models.list()
+    [card] = models.data
+    assert isinstance(strict(card), Model)
+    assert card.id == MODEL_NAME
+
+
+def test_chat_blocking_and_streamed_agree(client):
+    response = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=16, temperature=0)
+    assert isinstance(strict(response), ChatCompletion)
+    text = response.choices[0].message.content
+    assert text and response.model == MODEL_NAME
+    assert response.usage.completion_tokens <= 16
+
+    stream = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=16, temperature=0,
+                                            stream=True, stream_options={"include_usage": True})
+    chunks = list(stream)
+    for chunk in chunks:
+        assert isinstance(strict(chunk), ChatCompletionChunk)
+    assert streamed_text(chunks) == text
+    assert chunks[-1].usage.completion_tokens == response.usage.completion_tokens
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == response.choices[0].finish_reason
+
+
+def test_completions_blocking_and_streamed_agree(client):
+    response = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=12,
+                                         temperature=0)
+    assert isinstance(strict(response), OpenAICompletion)
+    text = response.choices[0].text
+    assert text
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=12,
+                                            temperature=0, stream=True))
+    for chunk in chunks:
+        assert isinstance(strict_completion_chunk(chunk), OpenAICompletion)
+    assert streamed_text(chunks) == text
+
+
+def test_completions_token_prompts_and_batches(client, server_engine):
+    ids = server_engine.tokenize("The capital of France is")
+    by_text = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=6,
+                                        temperature=0)
+    batch = client.completions.create(model=MODEL_NAME, prompt=[ids, "Once upon a time"], max_tokens=6,
+                                      temperature=0)
+    assert isinstance(strict(batch), OpenAICompletion)
+    assert [c.index for c in batch.choices] == [0, 1]
+    assert batch.choices[0].text == by_text.choices[0].text
+    assert batch.usage.prompt_tokens == len(ids) + len(server_engine.tokenize("Once upon a time"))
+
+
+def test_n_choices(client):
+    response = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=8, n=3, seed=7)
+    assert isinstance(strict(response), ChatCompletion)
+    assert [c.index for c in response.choices] == [0, 1, 2]
+    completions = client.completions.create(model=MODEL_NAME, prompt="Once upon a time", max_tokens=8, n=2, seed=3)
+    assert [c.index for c in completions.choices] == [0, 1]
+    again = client.completions.create(model=MODEL_NAME, prompt="Once upon a time", max_tokens=8, n=2, seed=3)
+    assert [c.text for c in again.choices] == [c.text for c in completions.choices]
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt="Once upon a time", max_tokens=8, n=2,
+                                            seed=3, stream=True))
+    assert [streamed_text(chunks, i) for i in (0, 1)] == [c.text for c in completions.choices]
+
+
+def test_logprobs(client):
+    chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=5, temperature=0,
+                                          logprobs=True, top_logprobs=3)
+    assert isinstance(strict(chat), ChatCompletion)
+    content = chat.choices[0].logprobs.content
+    assert len(content) == chat.usage.completion_tokens
+    assert all(len(t.top_logprobs) == 3 and t.logprob <= 0 for t in content)
+
+    completion = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=5,
+                                           temperature=0, logprobs=2)
+    assert isinstance(strict(completion), OpenAICompletion)
+    logprobs = completion.choices[0].logprobs
+    assert "".join(logprobs.tokens) == completion.choices[0].text
+    assert len(logprobs.token_logprobs) == 5 and all(lp <= 0 for lp in logprobs.token_logprobs)
+    assert all(len(top) <= 2 for top in logprobs.top_logprobs)
+    assert logprobs.text_offset[0] == 0
+    # Greedy: the sampled token is the most likely one.
+    for token, lp, top in zip(logprobs.tokens, logprobs.token_logprobs, logprobs.top_logprobs):
+        assert max(top.values()) == pytest.approx(lp)
+
+
+def test_tools_with_a_parser(client):
+    response = client.chat.completions.create(model=MODEL_NAME, messages=FEW_SHOT_TOOL_CALLS,
+                                              tools=[WEATHER_TOOL], max_tokens=40, temperature=0)
+    assert isinstance(strict(response), ChatCompletion)
+    choice = response.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    [call] = choice.message.tool_calls
+    assert call.function.name == "get_weather"
+    assert json.loads(call.function.arguments) == {"city": "London"}
+
+
+def test_response_format_json_schema(client):
+    schema = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 16}},
+              "required": ["city"]}
+    response = client.chat.completions.create(
+        model=MODEL_NAME, messages=[{"role": "user", "content": "Name a city in JSON with the key city."}],
+        max_tokens=40, temperature=0,
+        response_format={"type": "json_schema", "json_schema": {"name": "city", "schema": schema}})
+    assert isinstance(strict(response), ChatCompletion)
+    assert set(json.loads(response.choices[0].message.content)) == {"city"}
+
+    completion = client.completions.create(
+        model=MODEL_NAME, prompt="A city as JSON:", max_tokens=40, temperature=0,
+        extra_body={"response_format": {"type": "json_schema", "json_schema": {"name": "c", "schema": schema}}})
+    assert set(json.loads(completion.choices[0].text)) == {"city"}
+
+
+def test_async_client(aclient):
+    async def main():
+        blocking = await aclient.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=10,
+                                                         temperature=0)
+        stream = await aclient.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=10,
+                                                       temperature=0, stream=True)
+        chunks = [chunk async for chunk in stream]
+        completion = await aclient.completions.create(model=MODEL_NAME, prompt="Once upon a time",
+                                                      max_tokens=8, temperature=0)
+        streamed = [c async for c in await aclient.completions.create(
+            model=MODEL_NAME, prompt="Once upon a time", max_tokens=8, temperature=0, stream=True)]
+        await aclient.close()
+        return blocking, chunks, completion, streamed
+
+    blocking, chunks, completion, streamed = asyncio.run(main())
+    assert isinstance(strict(blocking), ChatCompletion)
+    assert all(isinstance(strict(c), ChatCompletionChunk) for c in chunks)
+    assert streamed_text(chunks) == blocking.choices[0].message.content
+    assert isinstance(strict(completion), OpenAICompletion)
+    assert all(isinstance(strict_completion_chunk(c), OpenAICompletion) for c in streamed)
+    assert streamed_text(streamed) == completion.choices[0].text
+
+
+def test_tokenize_detokenize_health_version(base_url, server_engine):
+    import httpx
+
+    with httpx.Client(base_url=base_url) as http:
+        tokens = http.post("/tokenize", json={"prompt": "Hello world"}).json()
+        assert tokens["tokens"] == server_engine.tokenize("Hello world") and tokens["count"] == 2
+        assert http.post("/detokenize", json={"tokens": tokens["tokens"]}).json() == {"prompt": "Hello world"}
+        chat = {"messages": HI, "max_tokens": 1}
+        rendered = http.post("/tokenize", json={"messages": HI}).json()
+        usage = http.post("/v1/chat/completions", json=chat).json()["usage"]
+        assert rendered["count"] == usage["prompt_tokens"] == len(server_engine.tokenize_chat(chat))
+        assert http.get("/health").status_code == 200
+        version = http.get("/version").json()
+        assert version["version"] and version["engine"]
+
+
+def _samples(text):
+    out = {}
+    for family in prometheus_parser.text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def _value(samples, name, **labels):
+    return sum(v for (n, l), v in samples.items() if n == name and all((k, labels[k]) in l for k in labels))
+
+
+def test_metrics_parse_and_move(client, base_url):
+    import httpx
+
+    before = _samples(httpx.get(base_url + "/metrics").text)
+    client.completions.create(model=MODEL_NAME, prompt="Once upon a time", max_tokens=6, temperature=0,
+                              stream=True).close()
+    list(client.completions.create(model=MODEL_NAME, prompt="Once upon a time", max_tokens=6, temperature=0,
+                                   stream=True))
+    client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=4, temperature=0)
+    after = _samples(httpx.get(base_url + "/metrics").text)
+    for name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"):
+        assert (name, (("model_name", MODEL_NAME),)) in after
+    assert _value(after, "vllm:generation_tokens_total") > _value(before, "vllm:generation_tokens_total")
+    assert _value(after, "vllm:prompt_tokens_total") > _value(before, "vllm:prompt_tokens_total")
+    assert _value(after, "vllm:prefix_cache_queries_total") >= _value(before, "vllm:prefix_cache_queries_total")
+    assert _value(after, "vllm:time_to_first_token_seconds_count") > _value(
+        before, "vllm:time_to_first_token_seconds_count")
+    assert _value(after, "vllm:inter_token_latency_seconds_count") > _value(
+        before, "vllm:inter_token_latency_seconds_count")
+    assert _value(after, "vllm:request_success_total") >= _value(before, "vllm:request_success_total") + 2
+    assert _value(after, "vllm:http_requests_total", path="/v1/completions") >= 2

@@ -1,0 +1,115 @@
+"""``vllm-cpp``: argument parsing and dispatch.
+
+Flag errors print one line (``vllm-cpp serve: error: ...``) and exit with
+status 2, as do option values the engine refuses at load; a model that
+cannot be loaded exits with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+from .. import __version__
+from ..errors import InvalidArgumentError, InvalidConfigurationError, VllmError
+from .bench import client_counts, run_bench
+from .engine_args import UsageError, add_engine_args, add_sampling_args, engine_options
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, exit status 2
+        self.exit(2, "%s: error: %s\n" % (self.prog, message))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vllm-cpp", description="vllm-cpp: a C++ LLM inference engine with vLLM's interface.")
+    parser.add_argument("-v", "--version", action="version", version="vllm-cpp " + __version__)
+    commands = parser.add_subparsers(dest="command", metavar="{serve,generate,chat,bench}", parser_class=_Parser)
+    commands.required = True
+
+    serve = commands.add_parser("serve", help="Start the OpenAI-compatible API server.",
+                                description="Start the OpenAI-compatible API server for MODEL.",
+                                usage="vllm-cpp serve MODEL [options]")
+    serve.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    group = serve.add_argument_group("server options")
+    group.add_argument("--host", default="127.0.0.1", help="host name to bind (default 127.0.0.1)")
+    group.add_argument("--port", type=int, default=8000, help="port number (default 8000; 0: any free port)")
+    group.add_argument("--api-key", default=None, metavar="KEY",
+                       help="require this key in 'Authorization: Bearer KEY' (default: env VLLM_API_KEY)")
+    group.add_argument("--served-model-name", default=None, metavar="NAME",
+                       help="the model name in the API (default: MODEL as given)")
+    group.add_argument("--enable-auto-tool-choice", action="store_true",
+                       help="allow tool_choice 'auto' (needs a tool call parser)")
+    group.add_argument("--max-pending-requests", type=int, default=256, metavar="N",
+                       help="engine requests in flight before the server answers 503 (default 256)")
+    group.add_argument("--max-request-bytes", type=int, default=16 * 1024 * 1024, metavar="N",
+                       help="largest request body accepted, larger ones get 413 (default 16 MiB)")
+    group.add_argument("--uvicorn-log-level", default="warning",
+                       choices=["critical", "error", "warning", "info", "debug", "trace"],
+                       help="uvicorn's own log level (requests are logged by vllm-cpp; default warning)")
+    add_engine_args(serve)
+
+    generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",
+                                   usage="vllm-cpp generate MODEL PROMPT [options]")
+    generate.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    generate.add_argument("prompt", metavar="PROMPT", help="the prompt text")
+    add_sampling_args(generate, 64)
+    add_engine_args(generate)
+
+    chat = commands.add_parser("chat", help="Chat with the model in the terminal (its chat template, streaming).",
+                               usage="vllm-cpp chat MODEL [options]")
+    chat.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    chat.add_argument("--system", default=None, help="a system message")
+    add_sampling_args(chat, 256)
+    add_engine_args(chat)
+
+    bench = commands.add_parser("bench", help="Measure throughput and latency on this machine.",
+                                usage="vllm-cpp bench MODEL [options]")
+    bench.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    bench.add_argument("--concurrency", type=client_counts, default=[1, 8, 32], metavar="N,N,...",
+                       help="client counts to measure (default 1,8,32)")
+    bench.add_argument("--input-len", type=int, default=128, metavar="N", help="prompt tokens (default 128)")
+    bench.add_argument("--output-len", type=int, default=128, metavar="N", help="output tokens (default 128)")
+    add_engine_args(bench)
+    return parser
+
+
+def _load(args: argparse.Namespace):
+    from ..core import Engine
+
+    if args.chat_template is not None:
+        raise UsageError("--chat-template is not supported yet: the engine renders the GGUF's own "
+                         "tokenizer.chat_template")
+    return Engine.load(args.model, **engine_options(args))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    prog = "vllm-cpp " + args.command
+    try:
+        if args.command == "serve":
+            from .serve import run_serve
+            return run_serve(args, _load)
+        engine = _load(args)
+        with engine:
+            if args.command == "generate":
+                from .generate import run_generate
+                return run_generate(engine, args)
+            if args.command == "chat":
+                from .chat import run_chat
+                return run_chat(engine, args)
+            return run_bench(engine, args)
+    except (UsageError, InvalidArgumentError, InvalidConfigurationError) as exc:
+        print("%s: error: %s" % (prog, exc), file=sys.stderr)
+        return 2
+    except VllmError as exc:
+        print("%s: error: %s" % (prog, exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

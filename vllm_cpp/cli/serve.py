@@ -1,0 +1,40 @@
+"""``vllm-cpp serve MODEL``: load the engine and run the API server until
+SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Callable
+
+from .engine_args import UsageError
+
+
+def run_serve(args: argparse.Namespace, load: Callable) -> int:
+    try:
+        from ..server.api_server import ServerConfig, serve
+    except ImportError as exc:
+        raise UsageError("the server needs its extra: pip install \"vllm-cpp[server]\" (%s)" % exc) from None
+    for flag, value in (("--max-pending-requests", args.max_pending_requests),
+                        ("--max-request-bytes", args.max_request_bytes)):
+        if value < 1:
+            raise UsageError("%s must be >= 1, not %d" % (flag, value))
+    logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
+    engine = load(args)
+    name = args.served_model_name or args.model
+    config = ServerConfig(model_name=name, api_key=args.api_key or os.environ.get("VLLM_API_KEY"),
+                          max_request_bytes=args.max_request_bytes,
+                          max_pending_requests=args.max_pending_requests,
+                          max_model_len=args.max_model_len,
+                          enable_auto_tool_choice=args.enable_auto_tool_choice)
+
+    def ready(port: int) -> None:
+        # One line a script can wait for (the port matters with --port 0).
+        print("vllm-cpp: serving %s as %r on http://%s:%d" % (args.model, name, args.host, port),
+              flush=True)
+
+    serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    sys.stdout.flush()
+    return 0

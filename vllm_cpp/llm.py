@@ -1,0 +1,247 @@
+"""``vllm_cpp.LLM``: vLLM's offline inference API over :class:`Engine`.
+
+    from vllm_cpp import LLM, SamplingParams
+    llm = LLM(model="model.gguf", max_model_len=512)
+    for output in llm.generate(["Hello, my name is"], SamplingParams(max_tokens=16)):
+        print(output.prompt, output.outputs[0].text)
+
+A batch is submitted at once (``Engine.submit`` / ``Engine.submit_chat``),
+so the engine batches it, and the outputs come back in input order, shaped
+like vLLM's ``RequestOutput`` / ``CompletionOutput``. Engine options use
+vLLM's keyword names (``enable_prefix_caching``, ``scheduling_policy``,
+``tool_call_parser``, ...). Differences from vLLM: our ``SamplingParams``
+has no ``n`` (submit a prompt twice), and ``chat`` outputs carry the
+prompt ids, the assistant text and finish reason but no output token ids
+nor the prompt text (the engine's chat call returns OpenAI JSON).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from .core import Completion, Engine, SamplingParams, StructuredOutput, TokenLogprob, Toggle
+from .errors import InvalidConfigurationError
+
+__all__ = ["LLM", "RequestOutput", "CompletionOutput"]
+
+PromptInput = Union[str, Sequence[int], Dict[str, Any]]
+Conversation = List[Dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CompletionOutput:
+    """One generated sequence, as vLLM's ``CompletionOutput``."""
+
+    index: int
+    text: str
+    token_ids: Tuple[int, ...]
+    cumulative_logprob: Optional[float]
+    logprobs: Optional[Tuple[TokenLogprob, ...]]
+    finish_reason: Optional[str]
+
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+
+@dataclass(frozen=True)
+class RequestOutput:
+    """The output of one prompt, as vLLM's ``RequestOutput``."""
+
+    request_id: str
+    prompt: Optional[str]
+    prompt_token_ids: Optional[List[int]]
+    outputs: List[CompletionOutput]
+    finished: bool = True
+
+
+_VLLM_OPTION_NAMES = {
+    "enable_prefix_caching": "prefix_caching",
+    "scheduling_policy": "scheduler",
+    "tool_call_parser": "tool_parser",
+}
+
+
+def _engine_options(kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    options = {}
+    for name, value in kwargs.items():
+        target = _VLLM_OPTION_NAMES.get(name, name)
+        if target == "prefix_caching" and isinstance(value, bool):
+            value = Toggle.ON if value else Toggle.OFF
+        options[target] = value
+    return options
+
+
+def _prompt(value: PromptInput) -> Tuple[Union[str, List[int]], Optional[str]]:
+    """(what to submit, the prompt text when given as text)."""
+    if isinstance(value, dict):
+        if "prompt_token_ids" in value:
+            return list(value["prompt_token_ids"]), None
+        if "prompt" in value:
+            return value["prompt"], value["prompt"]
+        raise InvalidConfigurationError("a prompt dict needs 'prompt' or 'prompt_token_ids'")
+    if isinstance(value, str):
+        return value, value
+    return list(value), None
+
+
+def _per_prompt(params: Union[SamplingParams, Sequence[SamplingParams], None], n: int) -> List[SamplingParams]:
+    if params is None:
+        return [SamplingParams()] * n
+    if isinstance(params, SamplingParams):
+        return [params] * n
+    params = list(params)
+    if len(params) != n:
+        raise InvalidConfigurationError("%d sampling params for %d prompts" % (len(params), n))
+    return params
+
+
+def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
+    """``params`` as OpenAI chat request fields."""
+    if params.logits_processor is not None:
+        raise InvalidConfigurationError("LLM.chat: logits processors are not supported in chat requests")
+    fields: Dict[str, Any] = {
+        "temperature": params.temperature, "top_p": params.top_p, "top_k": params.top_k,
+        "min_p": params.min_p, "presence_penalty": params.presence_penalty,
+        "frequency_penalty": params.frequency_penalty, "repetition_penalty": params.repetition_penalty,
+        "min_tokens": params.min_tokens, "ignore_eos": params.ignore_eos, "stop": list(params.stop),
+    }
+    if params.max_tokens is not None:
+        fields["max_tokens"] = params.max_tokens
+    if params.seed is not None:
+        fields["seed"] = params.seed
+    if params.logprobs is not None:
+        fields["logprobs"] = True
+        fields["top_logprobs"] = params.logprobs
+    so: Optional[StructuredOutput] = params.structured_output
+    if so is not None:
+        if so.kind == "json_object":
+            fields["response_format"] = {"type": "json_object"}
+        elif so.kind == "json_schema":
+            fields["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": "output", "schema": json.loads(so.value)}}
+        else:
+            raise InvalidConfigurationError(
+                "LLM.chat: structured output %r is not supported in chat (json_schema and json_object are)"
+                % so.kind)
+    return fields
+
+
+class LLM:
+    """An engine with vLLM's offline API. Extra keyword arguments are
+    ``Engine.load`` options (vLLM's names accepted). Use as a context
+    manager or call ``close()`` to free the engine early."""
+
+    def __init__(self, model: str, **engine_options: Any):
+        self.engine = Engine.load(model, **_engine_options(engine_options))
+        self._ids = itertools.count()
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> "LLM":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def get_tokenizer(self) -> "_Tokenizer":
+        return _Tokenizer(self.engine)
+
+    def generate(self, prompts: Union[PromptInput, Sequence[PromptInput]],
+                 sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
+                 use_tqdm: bool = False) -> List[RequestOutput]:
+        """Complete every prompt (text, token ids, or ``{"prompt": ...}`` /
+        ``{"prompt_token_ids": [...]}``); all are submitted at once.
+        ``use_tqdm`` is accepted for vLLM scripts; no progress bar is drawn."""
+        if isinstance(prompts, (str, dict)) or (
+                isinstance(prompts, Sequence) and prompts and isinstance(prompts[0], int)):
+            prompts = [prompts]
+        inputs = [_prompt(p) for p in prompts]
+        params = _per_prompt(sampling_params, len(inputs))
+        requests = []
+        try:
+            for (prompt, _text), p in zip(inputs, params):
+                requests.append(self.engine.submit(prompt, p, lambda _event: None))
+            completions = []
+            for request in requests:
+                request.wait()
+                completions.append(self.engine.request_completion(request))
+        finally:
+            for request in requests:
+                request.close()
+        outputs = []
+        for (prompt, text), completion in zip(inputs, completions):
+            prompt_ids = prompt if isinstance(prompt, list) else self.engine.tokenize(prompt)
+            outputs.append(RequestOutput(str(next(self._ids)), text, prompt_ids,
+                                         [_completion_output(completion)]))
+        return outputs
+
+    def chat(self, messages: Union[Conversation, Sequence[Conversation]],
+             sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
+             use_tqdm: bool = False, chat_template_kwargs: Optional[Dict[str, Any]] = None,
+             tools: Optional[List[Dict[str, Any]]] = None) -> List[RequestOutput]:
+        """Chat completions with the model's template: one conversation (a
+        list of messages) or a batch of them, submitted at once."""
+        conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
+        params = _per_prompt(sampling_params, len(conversations))
+        responses: List[Optional[str]] = [None] * len(conversations)
+        bodies = []
+        for conversation, p in zip(conversations, params):
+            body = dict(_chat_fields(p), messages=conversation)
+            if chat_template_kwargs is not None:
+                body["chat_template_kwargs"] = chat_template_kwargs
+            if tools is not None:
+                body["tools"] = tools
+            bodies.append(body)
+        requests = []
+        try:
+            for i, body in enumerate(bodies):
+                requests.append(self.engine.submit_chat(body, _keep_response(responses, i)))
+            for request in requests:
+                request.wait()
+        finally:
+            for request in requests:
+                request.close()
+        outputs = []
+        for body, text in zip(bodies, responses):
+            response = json.loads(text)
+            choice = response["choices"][0]
+            output = CompletionOutput(0, choice["message"].get("content") or "", (), None, None,
+                                      choice["finish_reason"])
+            outputs.append(RequestOutput(str(next(self._ids)), None, self.engine.tokenize_chat(body), [output]))
+        return outputs
+
+
+def _keep_response(responses: List[Optional[str]], index: int):
+    lock = threading.Lock()
+
+    def on_event(event) -> None:
+        if event.delta:
+            with lock:
+                responses[index] = event.delta
+
+    return on_event
+
+
+def _completion_output(completion: Completion) -> CompletionOutput:
+    logprobs = completion.logprobs
+    cumulative = sum(t.logprob for t in logprobs) if logprobs else None
+    return CompletionOutput(0, completion.text, completion.token_ids or (), cumulative, logprobs,
+                            None if completion.finish_reason is None else str(completion.finish_reason))
+
+
+class _Tokenizer:
+    """The engine's tokenizer with the two calls vLLM scripts use."""
+
+    def __init__(self, engine: Engine):
+        self._engine = engine
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> List[int]:
+        return self._engine.tokenize(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        return self._engine.detokenize(token_ids, skip_special_tokens=skip_special_tokens)

@@ -1,0 +1,367 @@
+"""The OpenAI-compatible server: the Starlette app, its middleware, and the
+uvicorn run with a clean shutdown.
+
+Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
+``GET /v1/models``, ``POST /tokenize``, ``POST /detokenize``,
+``GET /health``, ``GET /version``, ``GET /metrics``. Errors are OpenAI's
+JSON shape with their status (protocol.ApiError). With an API key set,
+``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
+as in vLLM. Generation requests in flight are bounded
+(``max_pending_requests``, counting engine requests: prompts x n); past
+the bound the server answers 503 instead of queueing without limit.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
+
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .. import __version__, library_version
+from ..core import Engine
+from ..errors import VllmError
+from .generation import ClientDisconnected, until_disconnected
+from .metrics import CONTENT_TYPE, ServerMetrics
+from .protocol import (
+    ENGINE_REFUSALS,
+    ApiError,
+    check_fields,
+    check_model,
+    invalid,
+    parse_body,
+    parse_chat_request,
+    parse_completion_request,
+    read_bool,
+)
+from .serving_chat import ChatServing
+from .serving_completion import CompletionServing
+
+logger = logging.getLogger("vllm_cpp.server")
+
+TOKENIZE_FIELDS = ("model", "prompt", "add_special_tokens", "messages", "add_generation_prompt",
+                   "continue_final_message", "chat_template_kwargs", "tools")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    model_name: str
+    api_key: Optional[str] = None
+    max_request_bytes: int = 16 * 1024 * 1024
+    max_pending_requests: int = 256
+    max_model_len: Optional[int] = None
+    enable_auto_tool_choice: bool = False
+
+
+class Admission:
+    """Counts engine requests in flight; refuses past the bound (503)."""
+
+    def __init__(self, bound: int):
+        self._bound = bound
+        self._in_flight = 0
+
+    def admit(self, n: int) -> Callable[[], None]:
+        """Take ``n`` slots; returns their (idempotent) release."""
+        if self._in_flight + n > self._bound:
+            raise ApiError(503, "the server is overloaded: %d requests in flight (bound %d); retry later"
+                           % (self._in_flight, self._bound), code="server_overloaded")
+        self._in_flight += n
+        released = []
+
+        def release() -> None:
+            if not released:
+                released.append(True)
+                self._in_flight -= n
+
+        return release
+
+
+def _error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status)
+
+
+async def _sse(payloads: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Server-sent events of the payloads. Once the response has started an
+    engine error can only be the stream's last event (as vLLM sends it)."""
+    try:
+        async for payload in payloads:
+            yield "data: " + payload + "\n\n"
+    except VllmError as exc:
+        status = 400 if isinstance(exc, ENGINE_REFUSALS) else 500
+        yield "data: " + json.dumps(ApiError(status, str(exc)).body()) + "\n\n"
+        yield "data: [DONE]\n\n"
+
+
+class OpenAIServer:
+    """The handlers, over one engine."""
+
+    def __init__(self, engine: Engine, config: ServerConfig):
+        self.engine = engine
+        self.config = config
+        self.metrics = ServerMetrics(engine, config.model_name)
+        self.admission = Admission(config.max_pending_requests)
+        self.completions = CompletionServing(engine, config.model_name, self.metrics)
+        self.chat = ChatServing(engine, config.model_name, self.metrics)
+        self._created = int(time.time())
+
+    # -- plumbing ----------------------------------------------------------
+    async def read_json(self, request: Request) -> Dict[str, Any]:
+        limit = self.config.max_request_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, "the request body is %s bytes, more than the limit of %d"
+                           % (declared, limit))
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, "the request body is more than the limit of %d bytes" % limit)
+            chunks.append(chunk)
+        return parse_body(b"".join(chunks))
+
+    def routes(self):
+        def handler(fn: Callable[[Request], Awaitable[Response]]):
+            async def wrapped(request: Request) -> Response:
+                try:
+                    return await fn(request)
+                except ApiError as exc:
+                    return _error_response(exc)
+                except ENGINE_REFUSALS as exc:
+                    return _error_response(invalid(str(exc)))
+                except ClientDisconnected:
+                    return Response(status_code=499)  # nobody reads it; for the log
+            return wrapped
+
+        return [
+            Route("/v1/chat/completions", handler(self.create_chat_completion), methods=["POST"]),
+            Route("/v1/completions", handler(self.create_completion), methods=["POST"]),
+            Route("/v1/models", handler(self.show_models), methods=["GET"]),
+            Route("/tokenize", handler(self.tokenize), methods=["POST"]),
+            Route("/detokenize", handler(self.detokenize), methods=["POST"]),
+            Route("/health", handler(self.health), methods=["GET"]),
+            Route("/version", handler(self.version), methods=["GET"]),
+            Route("/metrics", handler(self.show_metrics), methods=["GET"]),
+        ]
+
+    # -- generation --------------------------------------------------------
+    async def create_completion(self, request: Request) -> Response:
+        body = await self.read_json(request)
+        check_model(body, [self.config.model_name])
+        parsed = parse_completion_request(body)
+        return await self._generate(
+            request, len(parsed.prompts) * parsed.n, parsed.stream,
+            start=lambda: self.completions.start(parsed),
+            cancel=lambda runs: [run.cancel() for run in runs],
+            payloads=lambda runs, usage: self.completions.stream(parsed, runs, usage),
+            complete=lambda runs: self.completions.complete(parsed, runs))
+
+    async def create_chat_completion(self, request: Request) -> Response:
+        body = await self.read_json(request)
+        check_model(body, [self.config.model_name])
+        stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice)
+        n = body.get("n")
+        return await self._generate(
+            request, n if isinstance(n, int) and n > 0 else 1, stream,
+            start=lambda: self.chat.start(body, stream),
+            cancel=lambda run: run.cancel(),
+            payloads=lambda run, usage: self.chat.stream(run, include_usage, usage),
+            complete=self.chat.complete)
+
+    async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Any],
+                        cancel: Callable[[Any], Any],
+                        payloads: Callable[[Any, Dict[str, int]], AsyncIterator[str]],
+                        complete: Callable[[Any], Awaitable[Dict[str, Any]]]) -> Response:
+        """Admit ``slots`` engine requests, ``start()`` them (an engine
+        refusal raises here, before any response), then answer with an SSE
+        stream of ``payloads`` or the JSON ``complete`` builds. However the
+        response ends (finished, failed, client gone, never started) the work
+        is cancelled (a no-op once finished) and the slots released."""
+        release = self.admission.admit(slots)
+        work = None
+
+        def end() -> None:
+            if work is not None:
+                cancel(work)
+            release()
+
+        streaming = False
+        try:
+            work = start()
+            if stream:
+                usage: Dict[str, int] = {}
+                request.state.usage = usage  # for the request log
+                streaming = True  # from here the response calls end()
+                return StreamingResponse(_sse(payloads(work, usage)), media_type="text/event-stream",
+                                         background=BackgroundTask(end))
+            response = await until_disconnected(request.receive, complete(work))
+            request.state.usage = response["usage"]
+            return JSONResponse(response)
+        finally:
+            if not streaming:
+                end()
+
+    # -- the rest ----------------------------------------------------------
+    async def show_models(self, request: Request) -> Response:
+        card = {"id": self.config.model_name, "object": "model", "created": self._created,
+                "owned_by": "vllm-cpp", "root": self.engine.model_path, "parent": None,
+                "max_model_len": self.config.max_model_len}
+        return JSONResponse({"object": "list", "data": [card]})
+
+    async def tokenize(self, request: Request) -> Response:
+        """``prompt`` (text), or a chat request's ``messages`` rendered by the
+        model's template (with ``add_generation_prompt``,
+        ``continue_final_message``, ``chat_template_kwargs``, ``tools``)."""
+        body = await self.read_json(request)
+        check_fields(body, TOKENIZE_FIELDS)
+        check_model(body, [self.config.model_name])
+        if ("prompt" in body) == ("messages" in body):
+            raise invalid("send exactly one of 'prompt' and 'messages'")
+        if "messages" in body:
+            tokens = self.engine.tokenize_chat({k: v for k, v in body.items() if k != "add_special_tokens"})
+        else:
+            prompt = body["prompt"]
+            if not isinstance(prompt, str):
+                raise invalid("'prompt' must be a string", param="prompt")
+            tokens = self.engine.tokenize(prompt, add_special_tokens=read_bool(body, "add_special_tokens", True))
+        return JSONResponse({"count": len(tokens), "max_model_len": self.config.max_model_len,
+                             "tokens": tokens})
+
+    async def detokenize(self, request: Request) -> Response:
+        body = await self.read_json(request)
+        check_fields(body, ("model", "tokens"))
+        check_model(body, [self.config.model_name])
+        tokens = body.get("tokens")
+        if not isinstance(tokens, list) or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+            raise invalid("'tokens' must be a list of integers", param="tokens")
+        return JSONResponse({"prompt": self.engine.detokenize(tokens)})
+
+    async def health(self, request: Request) -> Response:
+        if self.engine.closed:
+            raise ApiError(503, "the engine is closed")
+        return Response(status_code=200)
+
+    async def version(self, request: Request) -> Response:
+        return JSONResponse({"version": __version__, "engine": library_version()})
+
+    async def show_metrics(self, request: Request) -> Response:
+        return Response(self.metrics.render(), media_type=CONTENT_TYPE)
+
+
+class _Middleware:
+    """Pure ASGI (so streaming and disconnects pass through untouched):
+    the API key check for ``/v1/*``, then one log line and one metrics
+    count per request."""
+
+    def __init__(self, app, server: OpenAIServer):
+        self.app = app
+        self.server = server
+        key = server.config.api_key
+        self._expected = ("Bearer " + key).encode() if key else None
+
+    def _authorized(self, scope) -> bool:
+        if self._expected is None or not scope["path"].startswith("/v1"):
+            return True
+        given = dict(scope["headers"]).get(b"authorization", b"")
+        return hmac.compare_digest(given, self._expected)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.monotonic()
+        status = [500]
+        state = scope.setdefault("state", {})
+
+        async def send_status(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            if self._authorized(scope):
+                await self.app(scope, receive, send_status)
+            else:
+                error = ApiError(401, "invalid or missing API key (send 'Authorization: Bearer KEY')",
+                                 code="invalid_api_key")
+                await _error_response(error)(scope, receive, send_status)
+        finally:
+            usage = state.get("usage") or {}
+            client = scope.get("client") or ("-", 0)
+            logger.info('%s:%s "%s %s" %d prompt_tokens=%s completion_tokens=%s %.3fs',
+                        client[0], client[1], scope["method"], scope["path"], status[0],
+                        usage.get("prompt_tokens", "-"), usage.get("completion_tokens", "-"),
+                        time.monotonic() - start)
+            route = scope["path"] if status[0] != 404 else "<unknown>"
+            self.server.metrics.http_requests.labels(scope["method"], route, str(status[0])).inc()
+
+
+def build_app(engine: Engine, config: ServerConfig) -> Starlette:
+    server = OpenAIServer(engine, config)
+
+    async def not_found(request: Request, exc: HTTPException) -> Response:
+        status = exc.status_code
+        if status == 404:
+            message = "no route %s %s" % (request.method, request.url.path)
+        elif status == 405:
+            message = "method %s is not allowed on %s" % (request.method, request.url.path)
+        else:
+            message = str(exc.detail)
+        return _error_response(ApiError(status, message))
+
+    async def internal(request: Request, exc: Exception) -> Response:
+        logger.exception("internal error on %s %s", request.method, request.url.path)
+        return _error_response(ApiError(500, "internal error: %s" % exc))
+
+    app = Starlette(routes=server.routes(), exception_handlers={HTTPException: not_found,
+                                                                Exception: internal})
+    app.state.server = server
+    app.add_middleware(_Middleware, server=server)
+    return app
+
+
+def serve(engine: Engine, config: ServerConfig, host: str = "127.0.0.1", port: int = 8000,
+          log_level: str = "info", ready: Optional[Callable[[int], None]] = None) -> None:
+    """Serve until SIGINT/SIGTERM, then abort the requests in flight (their
+    streams end with finish reason "abort") and close the engine."""
+    import uvicorn
+
+    app = build_app(engine, config)
+    uv_config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                               timeout_graceful_shutdown=10, lifespan="off")
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame) -> None:
+            logger.info("shutting down (%s): aborting requests in flight",
+                        signal.Signals(sig).name)
+            engine.cancel_all()
+            super().handle_exit(sig, frame)
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            if ready is not None and self.servers:
+                ready(self.servers[0].sockets[0].getsockname()[1])
+
+    # uvicorn re-raises the signal it caught once it has stopped; with these
+    # handlers in place that re-raise is absorbed, so the engine is closed
+    # and the process exits normally. (Signals reach the main thread only.)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, lambda _sig, _frame: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _Server(uv_config).run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        engine.close()

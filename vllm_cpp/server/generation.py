@@ -1,0 +1,130 @@
+"""Engine requests as the handlers consume them: async streams of output
+that never hold an executor thread while the engine works, cancel their
+native request when the consumer leaves (a client disconnect cancels the
+handler's task), and report timings to the metrics."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, TypeVar
+
+from ..core import Completion, Engine, Prompt, SamplingParams
+from ..streaming import RequestEvents
+from .metrics import RequestTimer
+
+T = TypeVar("T")
+
+
+class CompletionRun:
+    """One engine completion, submitted at construction (an engine refusal
+    raises there, before any response is started): ``deltas()`` yields its
+    text as it is generated; then ``completion`` holds the whole result
+    (with token ids and logprobs). ``cancel()`` for a run never read."""
+
+    def __init__(self, engine: Engine, prompt: Prompt, params: SamplingParams, priority: int,
+                 timer: RequestTimer):
+        self.timer = timer
+        self.completion: Optional[Completion] = None
+        self._events = RequestEvents(
+            lambda cb: engine.submit(prompt, params, cb, priority=priority),
+            lambda request: setattr(self, "completion", engine.request_completion(request)))
+
+    def cancel(self) -> None:
+        self._events.cancel()
+
+    async def deltas(self) -> AsyncIterator[str]:
+        async for event in self._events:
+            if event.delta:
+                self.timer.output()
+                yield event.delta
+
+    async def run(self) -> Completion:
+        async for _delta in self.deltas():
+            pass
+        assert self.completion is not None
+        return self.completion
+
+
+class ChatRun:
+    """One chat call through ``Engine.submit_chat``, submitted (and
+    validated by the engine) at construction; ``texts()`` yields the JSON
+    texts it delivers: chunks when the body streams, else the response."""
+
+    def __init__(self, engine: Engine, body: Dict[str, Any], timer: RequestTimer):
+        self.timer = timer
+        # A blocking call's one delivery is the whole response, not a token.
+        self._timed = bool(body.get("stream"))
+        self._events = RequestEvents(lambda cb: engine.submit_chat(body, cb))
+
+    def cancel(self) -> None:
+        self._events.cancel()
+
+    async def texts(self) -> AsyncIterator[str]:
+        async for event in self._events:
+            if event.delta:
+                if self._timed:
+                    self.timer.output()
+                yield event.delta
+
+
+async def merge(streams: List[AsyncIterator[T]]) -> AsyncIterator[T]:
+    """The items of several async iterators as they come (one task each);
+    leaving early cancels every task, so their requests are cancelled."""
+    if len(streams) == 1:  # one choice: no tasks needed
+        async for item in streams[0]:
+            yield item
+        return
+    queue: "asyncio.Queue[tuple]" = asyncio.Queue()
+    done = object()
+
+    async def pump(stream: AsyncIterator[T]) -> None:
+        try:
+            async for item in stream:
+                await queue.put((item, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            await queue.put((done, exc))
+            raise
+        await queue.put((done, None))
+
+    tasks = [asyncio.ensure_future(pump(s)) for s in streams]
+    try:
+        left = len(tasks)
+        while left:
+            item, error = await queue.get()
+            if item is done:
+                if error is not None and not isinstance(error, asyncio.CancelledError):
+                    raise error
+                left -= 1
+            else:
+                yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def until_disconnected(receive: Callable[[], Awaitable[Dict[str, Any]]], work: Awaitable[T]) -> T:
+    """``await work``, cancelled if the client disconnects first (the body
+    has been read, so the next ASGI message is the disconnect)."""
+    task = asyncio.ensure_future(work)
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise ClientDisconnected()
+        return task.result()
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+
+
+class ClientDisconnected(Exception):
+    """The client went away before its response was ready."""

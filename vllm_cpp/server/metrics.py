@@ -1,0 +1,122 @@
+"""Prometheus metrics for ``GET /metrics``, named as vLLM names them.
+
+Engine-wide numbers (running/waiting requests, KV cache usage, prefix-cache
+queries and hits, token totals, preemptions) are read from
+``Engine.stats()`` at scrape time, so they are the engine's own counts;
+per-request latencies (time to first token, inter-token latency, end to
+end) and finished-request counts are observed by the server as it streams.
+Time to first token and inter-token latency need the tokens' arrival, so
+they come from requests whose output the server sees as it is generated
+(every completion, and streamed chats); a blocking chat counts in the end
+to end latency only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from ..core import Engine
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+_LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+                    2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+
+
+class _EngineStatsCollector:
+    """Turns one ``Engine.stats()`` snapshot into vLLM's engine metrics."""
+
+    def __init__(self, engine: Engine, model_name: str):
+        self._engine = engine
+        self._labels = {"model_name": model_name}
+
+    def _gauge(self, name: str, doc: str, value: float) -> GaugeMetricFamily:
+        family = GaugeMetricFamily(name, doc, labels=list(self._labels))
+        family.add_metric(list(self._labels.values()), value)
+        return family
+
+    def _counter(self, name: str, doc: str, value: float) -> CounterMetricFamily:
+        family = CounterMetricFamily(name, doc, labels=list(self._labels))
+        family.add_metric(list(self._labels.values()), value)
+        return family
+
+    def collect(self):
+        if self._engine.closed:
+            return
+        s = self._engine.stats()
+        total = s["kv_blocks_total"]
+        yield self._gauge("vllm:num_requests_running", "Requests in model execution batches.",
+                          s["running_requests"])
+        yield self._gauge("vllm:num_requests_waiting", "Requests waiting to be processed.",
+                          s["waiting_requests"])
+        yield self._gauge("vllm:kv_cache_usage_perc", "KV-cache usage (1 means 100 percent).",
+                          s["kv_blocks_used"] / total if total else 0.0)
+        yield self._counter("vllm:prefix_cache_queries", "Prefix-cache queries, in tokens.",
+                            s["prefix_cache_queries"])
+        yield self._counter("vllm:prefix_cache_hits", "Prefix-cache hits, in tokens.",
+                            s["prefix_cache_hits"])
+        yield self._counter("vllm:prompt_tokens", "Prefill tokens processed.", s["prompt_tokens"])
+        yield self._counter("vllm:generation_tokens", "Generation tokens processed.",
+                            s["generation_tokens"])
+        yield self._counter("vllm:num_preemptions", "Cumulative preemptions.", s["preemptions"])
+
+
+class ServerMetrics:
+    """The server's registry: engine metrics plus request latencies."""
+
+    def __init__(self, engine: Engine, model_name: str):
+        self.registry = CollectorRegistry()
+        labels = ["model_name"]
+        self.model_name = model_name
+        self.registry.register(_EngineStatsCollector(engine, model_name))
+        self.time_to_first_token = Histogram(
+            "vllm:time_to_first_token_seconds", "Time to first token.", labels,
+            buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.inter_token_latency = Histogram(
+            "vllm:inter_token_latency_seconds", "Time between output deltas.", labels,
+            buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.e2e_latency = Histogram(
+            "vllm:e2e_request_latency_seconds", "End to end request latency.", labels,
+            buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.request_success = Counter(
+            "vllm:request_success", "Successfully finished requests.",
+            labels + ["finished_reason"], registry=self.registry)
+        self.http_requests = Counter(
+            "vllm:http_requests", "HTTP requests answered.",
+            ["method", "path", "status"], registry=self.registry)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def timer(self) -> "RequestTimer":
+        return RequestTimer(self)
+
+    def finished(self, reason: Optional[str]) -> None:
+        if reason is not None and reason != "abort":
+            self.request_success.labels(self.model_name, reason).inc()
+
+
+class RequestTimer:
+    """Observes one request's token arrivals and its end."""
+
+    def __init__(self, metrics: ServerMetrics):
+        self._metrics = metrics
+        self._start = time.monotonic()
+        self._last: Optional[float] = None
+
+    def output(self) -> None:
+        """Output arrived (a delta)."""
+        now = time.monotonic()
+        model = self._metrics.model_name
+        if self._last is None:
+            self._metrics.time_to_first_token.labels(model).observe(now - self._start)
+        else:
+            self._metrics.inter_token_latency.labels(model).observe(now - self._last)
+        self._last = now
+
+    def done(self) -> None:
+        self._metrics.e2e_latency.labels(self._metrics.model_name).observe(time.monotonic() - self._start)

@@ -1,0 +1,310 @@
+"""OpenAI request validation and error bodies, with no I/O.
+
+Everything a handler reads from a request body goes through here first, so
+a malformed body is refused with a 400 naming the field and never reaches
+the engine. Chat bodies are validated by the engine itself (the same parser
+``vllm_chat`` uses, naming the field); here they only get the checks that
+belong to the HTTP layer: a JSON object, known top-level fields, the model
+name.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from .._ffi import INT32_MAX, INT32_MIN, UINT64_MAX
+from ..core import SamplingParams, StructuredOutput
+from ..errors import InvalidArgumentError, InvalidConfigurationError
+
+
+class ApiError(Exception):
+    """An error answered as OpenAI does:
+    ``{"error": {"message", "type", "param", "code"}}`` with ``status``."""
+
+    TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+             413: "invalid_request_error", 503: "server_overloaded", 500: "internal_server_error"}
+
+    def __init__(self, status: int, message: str, param: Optional[str] = None,
+                 code: Optional[str] = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+
+    def body(self) -> Dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.TYPES.get(self.status, "error"),
+                          "param": self.param, "code": self.code}}
+
+
+def invalid(message: str, param: Optional[str] = None) -> ApiError:
+    return ApiError(400, message, param=param)
+
+
+#: What the engine (or the Python conversion before it) refuses: a 400.
+ENGINE_REFUSALS = (InvalidArgumentError, InvalidConfigurationError)
+
+
+def parse_body(raw: bytes) -> Dict[str, Any]:
+    """The request body as a JSON object (400 otherwise)."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise invalid("the request body is not valid JSON: %s" % exc) from None
+    if not isinstance(body, dict):
+        raise invalid("the request body must be a JSON object, not %s" % type(body).__name__)
+    return body
+
+
+def check_fields(body: Dict[str, Any], known: Sequence[str]) -> None:
+    """OpenAI refuses arguments it does not know; so do we."""
+    for name in body:
+        if name not in known:
+            raise invalid("unrecognized request argument: '%s'" % name, param=name)
+
+
+def check_model(body: Dict[str, Any], served_names: Sequence[str]) -> None:
+    model = body.get("model")
+    if model is None:
+        return  # vLLM serves its one model when the field is left out
+    if not isinstance(model, str):
+        raise invalid("'model' must be a string", param="model")
+    if model not in served_names:
+        raise ApiError(404, "The model '%s' does not exist (served: %s)"
+                       % (model, ", ".join(served_names)), param="model", code="model_not_found")
+
+
+# --------------------------------------------------------------------------
+# Typed field readers: each names the field it refuses.
+
+
+def _type_error(name: str, wanted: str, value: Any) -> ApiError:
+    return invalid("'%s' must be %s, not %s" % (name, wanted, type(value).__name__), param=name)
+
+
+def read_bool(body: Dict[str, Any], name: str, default: bool) -> bool:
+    value = body.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _type_error(name, "a boolean", value)
+    return value
+
+
+def read_int(body: Dict[str, Any], name: str, default: Optional[int], lo: int, hi: int) -> Optional[int]:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _type_error(name, "an integer", value)
+    if not lo <= value <= hi:
+        raise invalid("'%s' is %d; it must be between %d and %d" % (name, value, lo, hi), param=name)
+    return value
+
+
+def read_number(body: Dict[str, Any], name: str, default: float, lo: float, hi: float) -> float:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _type_error(name, "a finite number", value)
+    if not lo <= value <= hi:
+        raise invalid("'%s' is %g; it must be between %g and %g" % (name, value, lo, hi), param=name)
+    return float(value)
+
+
+def read_stop(body: Dict[str, Any]) -> Tuple[str, ...]:
+    stop = body.get("stop")
+    if stop is None:
+        return ()
+    if isinstance(stop, str):
+        return (stop,)
+    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        return tuple(stop)
+    raise _type_error("stop", "a string or a list of strings", stop)
+
+
+def read_include_usage(body: Dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    if options is None:
+        return False
+    if not isinstance(options, dict):
+        raise _type_error("stream_options", "an object", options)
+    check_fields(options, ("include_usage", "continuous_usage_stats"))
+    return read_bool(options, "include_usage", False)
+
+
+# --------------------------------------------------------------------------
+# /v1/completions
+
+COMPLETION_FIELDS = (
+    "model", "prompt", "max_tokens", "temperature", "top_p", "n", "stream", "stream_options",
+    "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of", "logit_bias",
+    "seed", "suffix", "user",
+    # vLLM's extra sampling parameters
+    "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
+    "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
+)
+
+Prompt = Union[str, List[int]]
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    prompts: Tuple[Prompt, ...]
+    params: SamplingParams
+    n: int
+    stream: bool
+    include_usage: bool
+    priority: int
+
+
+def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
+    prompt = body.get("prompt")
+    if prompt is None:
+        raise invalid("'prompt' is required", param="prompt")
+
+    def token_list(value: Any) -> bool:
+        return (isinstance(value, list) and len(value) > 0
+                and all(isinstance(t, int) and not isinstance(t, bool) for t in value))
+
+    if isinstance(prompt, str):
+        return (prompt,)
+    if token_list(prompt):
+        return (list(prompt),)
+    if isinstance(prompt, list) and prompt and all(isinstance(p, str) or token_list(p) for p in prompt):
+        return tuple(p if isinstance(p, str) else list(p) for p in prompt)
+    raise invalid("'prompt' must be a string, a list of strings, a list of token ids or a list "
+                  "of token id lists (non-empty)", param="prompt")
+
+
+def _read_structured(body: Dict[str, Any]) -> Optional[StructuredOutput]:
+    chosen: List[StructuredOutput] = []
+    fmt = body.get("response_format")
+    if fmt is not None:
+        chosen.append(read_response_format(fmt))
+    guided = {"guided_json": StructuredOutput.json_schema, "guided_regex": StructuredOutput.regex,
+              "guided_choice": StructuredOutput.choice, "guided_grammar": StructuredOutput.grammar}
+    for name, make in guided.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        wanted = {"guided_json": (dict, str), "guided_choice": (list,)}.get(name, (str,))
+        if not isinstance(value, wanted):
+            raise _type_error(name, "a " + " or ".join(t.__name__ for t in wanted), value)
+        try:
+            chosen.append(make(value))
+        except InvalidConfigurationError as exc:
+            raise invalid("'%s': %s" % (name, exc), param=name) from None
+    if len(chosen) > 1:
+        raise invalid("at most one of 'response_format' and the guided_* fields may be set")
+    return chosen[0] if chosen else None
+
+
+def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
+    if not isinstance(fmt, dict):
+        raise _type_error("response_format", "an object", fmt)
+    kind = fmt.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return StructuredOutput.json_object()
+    if kind == "json_schema":
+        spec = fmt.get("json_schema")
+        if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+            raise invalid("'response_format.json_schema.schema' must be an object",
+                          param="response_format.json_schema.schema")
+        return StructuredOutput.json_schema(spec["schema"])
+    raise invalid("'response_format.type' must be 'text', 'json_object' or 'json_schema', not %r"
+                  % (kind,), param="response_format.type")
+
+
+def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
+    check_fields(body, COMPLETION_FIELDS)
+    prompts = _read_prompts(body)
+    n = read_int(body, "n", 1, 1, 128)
+    best_of = read_int(body, "best_of", None, 1, 128)
+    if best_of is not None and best_of != n:
+        raise invalid("'best_of' other than 'n' is not supported", param="best_of")
+    if read_bool(body, "echo", False):
+        raise invalid("'echo' is not supported", param="echo")
+    if body.get("suffix") is not None:
+        raise invalid("'suffix' is not supported", param="suffix")
+    if body.get("logit_bias"):
+        raise invalid("'logit_bias' is not supported", param="logit_bias")
+    user = body.get("user")
+    if user is not None and not isinstance(user, str):
+        raise _type_error("user", "a string", user)
+    stream = read_bool(body, "stream", False)
+    logprobs = read_int(body, "logprobs", None, 0, 20)
+    if stream and logprobs is not None:
+        raise invalid("'logprobs' with 'stream' is not supported for /v1/completions yet "
+                      "(the blocking response carries them)", param="logprobs")
+    max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
+    seed = read_int(body, "seed", None, 0, UINT64_MAX)
+    try:
+        params = SamplingParams(
+            temperature=read_number(body, "temperature", 1.0, 0.0, 2.0),
+            top_p=read_number(body, "top_p", 1.0, 0.0, 1.0),
+            top_k=read_int(body, "top_k", 0, -1, INT32_MAX),
+            min_p=read_number(body, "min_p", 0.0, 0.0, 1.0),
+            max_tokens=max_tokens,
+            seed=seed,
+            presence_penalty=read_number(body, "presence_penalty", 0.0, -2.0, 2.0),
+            frequency_penalty=read_number(body, "frequency_penalty", 0.0, -2.0, 2.0),
+            repetition_penalty=read_number(body, "repetition_penalty", 1.0, 1e-6, 1e6),
+            min_tokens=read_int(body, "min_tokens", 0, 0, INT32_MAX),
+            ignore_eos=read_bool(body, "ignore_eos", False),
+            stop=read_stop(body),
+            structured_output=_read_structured(body),
+            logprobs=logprobs,
+        )
+    except InvalidConfigurationError as exc:
+        raise invalid(str(exc)) from None
+    return CompletionRequest(prompts, params, n, stream,
+                             read_include_usage(body) if stream else False,
+                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX))
+
+
+# --------------------------------------------------------------------------
+# /v1/chat/completions: the engine validates the fields it reads.
+
+CHAT_FIELDS = (
+    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "n",
+    "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
+    "frequency_penalty", "seed", "response_format", "tools", "tool_choice", "user",
+    "parallel_tool_calls",
+    # vLLM's extras
+    "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
+    "chat_template_kwargs", "add_generation_prompt", "continue_final_message",
+)
+
+
+def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool) -> Tuple[bool, bool]:
+    """Checks the HTTP layer's part of a chat body; returns (stream,
+    include_usage). ``parallel_tool_calls`` and ``user`` are accepted and
+    dropped (every call found is returned, as vLLM does). As in vLLM,
+    tool_choice "auto" (the default with tools) needs the server started
+    with --enable-auto-tool-choice."""
+    check_fields(body, CHAT_FIELDS)
+    if "messages" not in body:
+        raise invalid("'messages' is required", param="messages")
+    if body.get("tools") and body.get("tool_choice", "auto") == "auto" and not auto_tool_choice:
+        raise invalid('"auto" tool choice requires the server to run with --enable-auto-tool-choice '
+                      "(and a tool call parser)", param="tool_choice")
+    if body.get("logit_bias"):
+        raise invalid("'logit_bias' is not supported", param="logit_bias")
+    read_bool(body, "parallel_tool_calls", True)
+    stream = read_bool(body, "stream", False)
+    return stream, read_include_usage(body) if stream else False
+
+
+def engine_chat_body(body: Dict[str, Any], served_model: str) -> Dict[str, Any]:
+    """The body handed to the engine: the HTTP-only fields left out and the
+    served model name put in."""
+    out = {k: v for k, v in body.items() if k not in ("user", "parallel_tool_calls")}
+    out["model"] = served_model
+    return out

@@ -1,0 +1,125 @@
+"""``POST /v1/completions``: OpenAI's legacy completions on engine requests.
+
+Every (prompt, choice) pair is one engine request, all submitted at once so
+the engine batches them; choice ``i`` of a seeded request samples with
+``seed + i`` (vLLM's rule, as chat does). Choices are numbered prompt-major
+(``prompt_index * n + i``), as vLLM numbers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+import uuid
+from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
+
+from ..core import Completion, Engine, SamplingParams, TokenLogprob
+from .generation import CompletionRun, merge
+from .metrics import ServerMetrics
+from .protocol import CompletionRequest
+
+
+def _choice_params(params: SamplingParams, index: int) -> SamplingParams:
+    if params.seed is None or index == 0:
+        return params
+    return dataclasses.replace(params, seed=(params.seed + index) % 2**64)
+
+
+def _legacy_logprobs(logprobs: Optional[Tuple[TokenLogprob, ...]]) -> Optional[Dict[str, Any]]:
+    """OpenAI's completions ``logprobs`` object (tokens, token_logprobs,
+    top_logprobs, text_offset)."""
+    if logprobs is None:
+        return None
+    offsets, offset = [], 0
+    for entry in logprobs:
+        offsets.append(offset)
+        offset += len(entry.token)
+    return {
+        "tokens": [e.token for e in logprobs],
+        "token_logprobs": [e.logprob for e in logprobs],
+        "top_logprobs": [{alt.token: alt.logprob for alt in e.top_logprobs} for e in logprobs],
+        "text_offset": offsets,
+    }
+
+
+class CompletionServing:
+    def __init__(self, engine: Engine, model_name: str, metrics: ServerMetrics):
+        self._engine = engine
+        self._model = model_name
+        self._metrics = metrics
+
+    def start(self, request: CompletionRequest) -> List[CompletionRun]:
+        """Submit every choice now (an engine refusal raises here, with the
+        runs already started cancelled)."""
+        runs: List[CompletionRun] = []
+        try:
+            for prompt in request.prompts:
+                for i in range(request.n):
+                    runs.append(CompletionRun(self._engine, prompt, _choice_params(request.params, i),
+                                              request.priority, self._metrics.timer()))
+        except BaseException:
+            for run in runs:
+                run.cancel()
+            raise
+        return runs
+
+    def _envelope(self, request_id: str, created: int) -> Dict[str, Any]:
+        return {"id": request_id, "object": "text_completion", "created": created,
+                "model": self._model}
+
+    @staticmethod
+    def _usage(request: CompletionRequest, completions: List[Completion]) -> Dict[str, int]:
+        # The prompt counts once per prompt, whatever n is.
+        prompt = sum(c.prompt_tokens for c in completions[::request.n])
+        generated = sum(c.completion_tokens for c in completions)
+        return {"prompt_tokens": prompt, "completion_tokens": generated,
+                "total_tokens": prompt + generated}
+
+    def _finish(self, runs: List[CompletionRun]) -> List[Completion]:
+        completions = []
+        for run in runs:
+            assert run.completion is not None
+            run.timer.done()
+            self._metrics.finished(str(run.completion.finish_reason))
+            completions.append(run.completion)
+        return completions
+
+    async def complete(self, request: CompletionRequest, runs: List[CompletionRun]) -> Dict[str, Any]:
+        """The ``text_completion`` response of started runs (the caller
+        cancels them all if this fails or is cancelled)."""
+        await asyncio.gather(*(run.run() for run in runs))
+        completions = self._finish(runs)
+        response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
+        response["choices"] = [
+            {"index": i, "text": c.text, "logprobs": _legacy_logprobs(c.logprobs),
+             "finish_reason": str(c.finish_reason)}
+            for i, c in enumerate(completions)]
+        response["usage"] = self._usage(request, completions)
+        return response
+
+    async def stream(self, request: CompletionRequest, runs: List[CompletionRun],
+                     usage_out: Dict[str, int]) -> AsyncIterator[str]:
+        """The SSE ``data:`` payloads of started runs: a chunk per delta, a
+        finish chunk per choice, the usage chunk when asked, then ``[DONE]``.
+        ``usage_out`` gets the usage (for the request log)."""
+        envelope = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
+
+        def chunk(index: int, text: str, finish_reason: Optional[str]) -> str:
+            body = dict(envelope, choices=[{"index": index, "text": text, "logprobs": None,
+                                            "finish_reason": finish_reason}])
+            return json.dumps(body, separators=(",", ":"))
+
+        async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
+            async for delta in run.deltas():
+                yield chunk(index, delta, None)
+            yield chunk(index, "", str(run.completion.finish_reason))
+
+        async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
+            yield item
+        usage = self._usage(request, self._finish(runs))
+        usage_out.update(usage)
+        if request.include_usage:
+            yield json.dumps(dict(envelope, choices=[], usage=usage), separators=(",", ":"))
+        yield "[DONE]"
