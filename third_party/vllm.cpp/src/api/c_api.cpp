@@ -335,17 +335,13 @@ void require_delivered(const vllm_request* request) {
     if (r->status != VLLM_OK) throw vllm::Error(r->status, r->error);
 }
 
-// Log-probabilities must be finite in JSON; -inf (a masked token) is shown
-// as vLLM shows it.
-constexpr double kMinLogprob = -9999.0;
-
 vllm::json::Value logprob_entry(const vllm::Tokenizer& tokenizer, int32_t token, float logprob) {
     vllm::json::Value entry = vllm::json::Value::object();
     entry.set("token_id", static_cast<int64_t>(token));
     vllm::json::Value bytes = vllm::json::Value::array();
     for (unsigned char c : tokenizer.token_bytes(token, /*skip_special=*/false)) bytes.push_back(static_cast<int>(c));
     entry.set("bytes", std::move(bytes));
-    entry.set("logprob", std::isfinite(logprob) ? static_cast<double>(logprob) : kMinLogprob);
+    entry.set("logprob", vllm::finite_logprob(logprob));
     return entry;
 }
 

@@ -2,16 +2,12 @@
 
 #include <cmath>
 
+#include "engine/request_stream.h"
 #include "util/utf8.h"
 
 namespace vllm::chat {
 
 namespace {
-
-// JSON has no infinities; vLLM sends this for a token of probability 0.
-constexpr double kMinLogprob = -9999.0;
-
-double finite_logprob(double logprob) { return std::isfinite(logprob) ? logprob : kMinLogprob; }
 
 // A token may end inside a multi-byte character; its text must still be
 // valid UTF-8 in JSON, so each byte that does not start a whole character
