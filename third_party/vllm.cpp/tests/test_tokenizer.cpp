@@ -291,9 +291,9 @@ std::string gguf_without_tokenizer() {
 }
 
 void test_errors(const TokenizerData& base) {
-    TokenizerData spm = base;
-    spm.model = "llama";
-    check_throws([&] { Tokenizer::create(spm); }, VLLM_ERR_MODEL_LOAD, "'llama'", "SentencePiece model refused");
+    TokenizerData wpm = base;
+    wpm.model = "bert";
+    check_throws([&] { Tokenizer::create(wpm); }, VLLM_ERR_MODEL_LOAD, "'bert'", "WordPiece model refused");
     TokenizerData pre = base;
     pre.pre = "no-such-pre";
     check_throws([&] { Tokenizer::create(pre); }, VLLM_ERR_MODEL_LOAD, "'no-such-pre'", "unknown pre-tokenizer refused");
