@@ -6,10 +6,14 @@
 namespace vllm {
 
 BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec)
-    : Tokenizer(std::move(data)),
+    : BpeTokenizer(data, spec, split_gguf_merges(data.merges), {}) {}
+
+BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
+                           std::vector<SpecialTokenSplitter::Special> specials)
+    : Tokenizer(std::move(data), std::move(specials)),
       pretokenizer_(spec.kind),
       ignore_merges_(spec.ignore_merges),
-      bpe_(data_.tokens, data_.merges) {
+      bpe_(data_.tokens, merges) {
     set_pieces(byte_level_to_bytes);
 }
 

@@ -13,10 +13,14 @@ namespace vllm {
 
 class BpeTokenizer final : public Tokenizer {
 public:
+    // From GGUF metadata: data.merges split as llama.cpp splits them.
     BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec);
+    // From a tokenizer.json: its merges and added tokens.
+    BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
+                 std::vector<SpecialTokenSplitter::Special> specials);
 
 private:
-    void encode_text(const std::string& text, bool after_special, std::vector<int32_t>& out) const override;
+    void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const override;
 
     PreTokenizer pretokenizer_;
     bool ignore_merges_;

@@ -9,9 +9,11 @@ SpmTokenizer::SpmTokenizer(TokenizerData data)
     set_pieces(metaspace_to_spaces);
 }
 
-void SpmTokenizer::encode_text(const std::string& text, bool after_special, std::vector<int32_t>& out) const {
+void SpmTokenizer::encode_text(const std::string& text, bool, std::vector<int32_t>& out) const {
+    // llama.cpp prefixes every piece: each starts the text or follows a
+    // special token.
     SpmScratch scratch;
-    spm_.encode(spaces_to_metaspace(data_.add_space_prefix && after_special ? " " + text : text), scratch, out);
+    spm_.encode(spaces_to_metaspace(data_.add_space_prefix ? " " + text : text), scratch, out);
 }
 
 }  // namespace vllm

@@ -1,6 +1,6 @@
 // The SentencePiece tokenizer (tokenizer.ggml.model "llama"): between
-// special tokens, spaces become U+2581 (with one added in front of the
-// text and after each special token when add_space_prefix says so) and
+// special tokens, spaces become U+2581 (with one added in front of each
+// piece of text when add_space_prefix says so) and
 // the text is merged by score. Detokenizing maps U+2581 back to a space
 // and keeps a leading one: the engine detokenizes text generated after a
 // prompt, where that space separates words (llama.cpp strips it only when
@@ -19,7 +19,7 @@ public:
     explicit SpmTokenizer(TokenizerData data);
 
 private:
-    void encode_text(const std::string& text, bool after_special, std::vector<int32_t>& out) const override;
+    void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const override;
 
     SpmModel spm_;
 };

@@ -85,14 +85,11 @@ std::vector<int32_t> Tokenizer::encode(const std::string& text, bool add_special
     if (add_special && data_.add_bos) out.push_back(data_.bos_id);
     std::vector<Fragment> fragments;
     specials_.split(text, parse_special, fragments);
-    bool after_special = true;
     for (const Fragment& f : fragments) {
         if (f.token >= 0) {
             out.push_back(f.token);
-            after_special = true;
         } else {
-            encode_text(text.substr(f.begin, f.end - f.begin), after_special, out);
-            after_special = false;
+            encode_text(text.substr(f.begin, f.end - f.begin), f.begin == 0, out);
         }
     }
     if (add_special && data_.add_eos) out.push_back(data_.eos_id);

@@ -82,9 +82,9 @@ protected:
     // (tokenizer.json); empty: as llama.cpp matches them.
     explicit Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Special> specials = {});
 
-    // Appends the ids of a piece of text between special tokens;
-    // after_special: the piece starts the text or follows a special token.
-    virtual void encode_text(const std::string& text, bool after_special, std::vector<int32_t>& out) const = 0;
+    // Appends the ids of a piece of text between special tokens (every
+    // piece starts the input or follows one); at_start: it starts the input.
+    virtual void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const = 0;
 
     // Called by the subclass's constructor: the bytes of each token, with
     // `normal` giving those of a NORMAL token's text.
