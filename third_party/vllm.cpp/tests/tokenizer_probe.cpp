@@ -4,6 +4,8 @@
 // llama.cpp's and Hugging Face's goldens.
 //
 //   tokenizer_probe [FLAGS] gguf MODEL.gguf [PRE]   PRE overrides tokenizer.ggml.pre
+//   tokenizer_probe [FLAGS] json TOKENIZER.json [bos=TEXT] [eos=TEXT] [add_bos=0|1] [add_eos=0|1]
+//                                                    the options tokenizer_config.json would give
 //
 // FLAGS: --add-special (BOS/EOS as the model says), --no-parse-special.
 // stdin: one hex-encoded text a line. stdout, a line each: the ids
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "model/gguf_reader.h"
+#include "tokenizer/hf_tokenizer_json.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -43,6 +46,27 @@ std::unique_ptr<vllm::Tokenizer> load(const std::vector<std::string>& args) {
         if (args.size() == 3) data.pre = args[2];
         return vllm::Tokenizer::create(data);
     }
+    if (args.size() >= 2 && args[0] == "json") {
+        vllm::HfTokenizerOptions options;
+        for (size_t i = 2; i < args.size(); ++i) {
+            const std::string& a = args[i];
+            const size_t eq = a.find('=');
+            const std::string key = a.substr(0, eq);
+            const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+            if (key == "bos") {
+                options.bos_token = value;
+            } else if (key == "eos") {
+                options.eos_token = value;
+            } else if (key == "add_bos") {
+                options.add_bos_token = value == "1";
+            } else if (key == "add_eos") {
+                options.add_eos_token = value == "1";
+            } else {
+                return nullptr;
+            }
+        }
+        return vllm::load_hf_tokenizer_json(args[1], options);
+    }
     return nullptr;
 }
 
@@ -65,7 +89,9 @@ int main(int argc, char** argv) {
     try {
         const std::unique_ptr<vllm::Tokenizer> tok = load(args);
         if (!tok) {
-            std::fprintf(stderr, "usage: tokenizer_probe [--add-special] [--no-parse-special] gguf MODEL.gguf [PRE]\n");
+            std::fprintf(stderr,
+                         "usage: tokenizer_probe [--add-special] [--no-parse-special] gguf MODEL.gguf [PRE]\n"
+                         "       tokenizer_probe [FLAGS] json TOKENIZER.json [bos=T] [eos=T] [add_bos=0|1] [add_eos=0|1]\n");
             return 2;
         }
         std::string line;
