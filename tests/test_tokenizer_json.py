@@ -3,7 +3,9 @@
 
 SmolLM2's tokenizer.json is written at test time from its GGUF with the gguf
 package, the way transformers exports it (ByteLevel pre-tokenizer and
-decoder, the control tokens as special added tokens), so this runs anywhere.
+decoder, the control tokens as special added tokens), so this runs anywhere;
+so are variants with the pre-tokenizers of SmolLM2's own, Llama 3's and
+Qwen 2's tokenizer.json.
 Gemma 3's (33 MB, SentencePiece-style BPE with byte fallback) needs
 transformers to export: make_tokenizer_json_golden.py leaves it in
 build/tokenizer-json/gemma3/, and its test skips when it is absent.
@@ -15,12 +17,11 @@ import pathlib
 import pytest
 
 from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
-from tokenizer_probe import ProbeError, probe_path, tokenize
+from tokenizer_probe import BYTE_LEVEL_PRE_TOKENIZERS, ProbeError, probe_path, tokenize, write_byte_level_json
 
 HERE = pathlib.Path(__file__).parent
 GOLDEN = HERE / "golden"
 GEMMA_JSON = HERE.parent / "build" / "tokenizer-json" / "gemma3" / "tokenizer.json"
-CONTROL = 3  # GGUF token type
 
 
 @pytest.fixture(scope="module")
@@ -30,28 +31,7 @@ def probe():
 
 @pytest.fixture(scope="module")
 def smollm2_json(smollm2_path, tmp_path_factory):
-    import gguf
-
-    reader = gguf.GGUFReader(smollm2_path)
-    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
-    types = reader.fields["tokenizer.ggml.token_type"].contents()
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    doc = {
-        "version": "1.0",
-        "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True} for i, t in enumerate(tokens) if types[i] == CONTROL],
-        "normalizer": None,
-        "pre_tokenizer": byte_level,
-        "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}],
-                           "pair": [], "special_tokens": {}},
-        "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": False, "vocab": {t: i for i, t in enumerate(tokens)},
-                  "merges": [m.split(" ") for m in reader.fields["tokenizer.ggml.merges"].contents()]},
-    }
-    path = tmp_path_factory.mktemp("smollm2") / "tokenizer.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_byte_level_json(smollm2_path, tmp_path_factory.mktemp("smollm2") / "tokenizer.json")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +64,18 @@ def check_round_trip(probe, path, golden):
 @pytest.mark.timeout(300)
 def test_smollm2_json_equals_tokenizers(probe, smollm2_json):
     check_round_trip(probe, smollm2_json, check_against_golden(probe, smollm2_json, "tokenizer_json_smollm2.json"))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pre", [p for p in BYTE_LEVEL_PRE_TOKENIZERS if p != "bytelevel"])
+def test_byte_level_pre_tokenizers_equal_tokenizers(probe, smollm2_path, tmp_path, pre):
+    golden = json.loads((GOLDEN / "tokenizer_json_smollm2.json").read_text(encoding="utf-8"))
+    texts = [c["text"] for c in golden["cases"] if not c["add_special_tokens"]]
+    path = write_byte_level_json(smollm2_path, tmp_path / "tokenizer.json", pre)
+    got = [ids for ids, _ in tokenize(probe, ["json", path], texts)]
+    want = golden["pre_tokenizer_variants"][pre]
+    mismatches = [t for t, g, w in zip(texts, got, want) if g != w]
+    assert not mismatches, f"[{pre}] {len(mismatches)} of {len(texts)} differ, first {mismatches[0]!r}"
 
 
 @pytest.mark.timeout(300)
