@@ -47,16 +47,26 @@ def _split(regex):
         {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}, _byte_level(False)]}
 
 
-#: Pre-tokenizers of byte-level tokenizer.json files: transformers' GGUF
+#: Pre-tokenization of byte-level tokenizer.json files: transformers' GGUF
 #: export (ByteLevel), SmolLM2's and StarCoder's own (Digits first), Llama 3's
-#: and Qwen 2's (Split, ByteLevel without its regex). name: (pre_tokenizer, ignore_merges)
+#: and Qwen 2's (Split, ByteLevel without its regex; Qwen 2 normalizes to NFC).
+#: name: (normalizer, pre_tokenizer, ignore_merges)
 BYTE_LEVEL_PRE_TOKENIZERS = {
-    "bytelevel": (_byte_level(True), False),
-    "digits": ({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
-                                                      _byte_level(True)]}, False),
-    "llama3": (_split(LLAMA3_REGEX), True),
-    "qwen2": (_split(LLAMA3_REGEX.replace("\\p{N}{1,3}", "\\p{N}")), False),
+    "bytelevel": (None, _byte_level(True), False),
+    "digits": (None, {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
+                                                            _byte_level(True)]}, False),
+    "llama3": (None, _split(LLAMA3_REGEX), True),
+    "qwen2": ({"type": "NFC"}, _split(LLAMA3_REGEX.replace("\\p{N}{1,3}", "\\p{N}")), False),
 }
+
+#: Texts NFC changes: combining sequences, their order, Hangul jamo, singletons.
+NFC_TEXTS = [
+    "A\u030a ring, \u212b angstrom, e\u0301t\u00e9",
+    "a\u0307\u0323 a\u0323\u0307 q\u0307\u0323",
+    "\u1100\u1161\u11a8 \u1112\u1161\u11ab\u1100\u1173\u11af jamo",
+    "\u0958 \u2126 \u1e9b\u0323 excluded and singletons",
+    "\u0301leading mark",
+]
 
 
 def write_byte_level_json(gguf_path, out_path, pre="bytelevel"):
@@ -68,12 +78,12 @@ def write_byte_level_json(gguf_path, out_path, pre="bytelevel"):
     reader = gguf.GGUFReader(gguf_path)
     tokens = reader.fields["tokenizer.ggml.tokens"].contents()
     types = reader.fields["tokenizer.ggml.token_type"].contents()
-    pre_tokenizer, ignore_merges = BYTE_LEVEL_PRE_TOKENIZERS[pre]
+    normalizer, pre_tokenizer, ignore_merges = BYTE_LEVEL_PRE_TOKENIZERS[pre]
     doc = {
         "version": "1.0",
         "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
                           "normalized": False, "special": True} for i, t in enumerate(tokens) if types[i] == CONTROL],
-        "normalizer": None,
+        "normalizer": normalizer,
         "pre_tokenizer": pre_tokenizer,
         "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}],
                            "pair": [], "special_tokens": {}},

@@ -22,7 +22,8 @@ otherwise).
 
 Outputs, next to this script: tokenizer_json_{smollm2,gemma3}.json
   {"cases": [{"text", "add_special_tokens", "ids"}], "tokenizer_config": {...}}
-  and, in the SmolLM2 one, "pre_tokenizer_variants": {name: [ids per corpus text]}
+  and, in the SmolLM2 one, "pre_tokenizer_variants": {name: [{"text", "ids"}]} for
+  the corpus and tokenizer_probe.NFC_TEXTS
 """
 import argparse
 import json
@@ -37,7 +38,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from make_tokenizer_golden import CORPUS  # noqa: E402
 from make_tokenizer_gguf_golden import GEMMA_TEXTS  # noqa: E402
-from tokenizer_probe import BYTE_LEVEL_PRE_TOKENIZERS, write_byte_level_json  # noqa: E402
+from tokenizer_probe import BYTE_LEVEL_PRE_TOKENIZERS, NFC_TEXTS, write_byte_level_json  # noqa: E402
 
 
 def export(gguf_path, name):
@@ -71,7 +72,8 @@ def pre_tokenizer_variants(gguf_path):
     with tempfile.TemporaryDirectory() as tmp:
         for name in BYTE_LEVEL_PRE_TOKENIZERS:
             tok = Tokenizer.from_file(write_byte_level_json(gguf_path, os.path.join(tmp, "t.json"), name))
-            variants[name] = [tok.encode(text, add_special_tokens=False).ids for text in CORPUS]
+            variants[name] = [{"text": text, "ids": tok.encode(text, add_special_tokens=False).ids}
+                              for text in CORPUS + NFC_TEXTS]
     return variants
 
 
