@@ -10,21 +10,9 @@ Usage: python3 gen_nfc_tables.py > nfc_tables.cpp
 """
 import unicodedata
 
-MAX_CODEPOINT = 0x10FFFF
+from gen_unicode_tables import MAX_CODEPOINT, ranges
+
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
-
-
-def combining_classes():
-    out = []  # [first, last, ccc]
-    for cpt in range(MAX_CODEPOINT + 1):
-        ccc = unicodedata.combining(chr(cpt))
-        if ccc == 0:
-            continue
-        if out and out[-1][1] == cpt - 1 and out[-1][2] == ccc:
-            out[-1][1] = cpt
-        else:
-            out.append([cpt, cpt, ccc])
-    return out
 
 
 def decompositions():
@@ -48,7 +36,7 @@ def main():
     print()
     print("namespace vllm {")
     print()
-    ccc = combining_classes()
+    ccc = ranges(lambda cpt: unicodedata.combining(chr(cpt)))
     print("const CombiningClassRange kCombiningClasses[] = {")
     for first, last, c in ccc:
         print(f"    {{0x{first:05X}, 0x{last:05X}, {c}}},")
