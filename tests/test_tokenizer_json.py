@@ -127,6 +127,28 @@ def test_tiny_metaspace_bpe(probe, tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_added_token_strip_and_roberta_processing(probe, tmp_path):
+    doc = tiny_metaspace()
+    plain = write(tmp_path, doc, "plain.json")
+    # Without lstrip/rstrip the spaces around </s> stay in the text.
+    assert tokenize(probe, ["json", plain], ["ab </s> ab"])[0][0] == [9, 5, 2, 5, 9]
+    doc["added_tokens"][2].update(lstrip=True, rstrip=True)
+    doc["post_processor"] = {"type": "RobertaProcessing", "cls": ["<s>", 1], "sep": ["</s>", 2]}
+    stripped = write(tmp_path, doc, "stripped.json")
+    assert tokenize(probe, ["json", stripped], ["ab  </s>  ab"])[0][0] == [9, 2, 9]
+    assert tokenize(probe, ["json", stripped], ["ab"], add_special=True)[0][0] == [1, 9, 2]
+    split = tiny_metaspace(normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "\u2581",
+                                                           "prepend_scheme": "always", "split": True})
+    # A merge across a word boundary ("a" "▁", ranked first) applies only
+    # without the split before each "▁".
+    split["model"]["vocab"]["a\u2581"] = 11
+    split["model"]["merges"].insert(0, ["a", "\u2581"])
+    assert tokenize(probe, ["json", write(tmp_path, split, "split.json")], ["a ab"])[0][0] == [10, 9]
+    split["pre_tokenizer"]["split"] = False
+    assert tokenize(probe, ["json", write(tmp_path, split, "whole.json")], ["a ab"])[0][0] == [5, 11, 8]
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("doc,message", [
     ("{not json", "not a JSON tokenizer file"),
     ("[1, 2]", "the top level is not an object"),
