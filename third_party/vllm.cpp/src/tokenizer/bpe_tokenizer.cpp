@@ -5,7 +5,7 @@
 
 namespace vllm {
 
-BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec)
+BpeTokenizer::BpeTokenizer(const TokenizerData& data, const PreTokenizerSpec& spec)
     : BpeTokenizer(data, spec, split_gguf_merges(data.merges), {}) {}
 
 BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
