@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import struct
 import sys
 from typing import Dict, List, Optional, Tuple
@@ -98,7 +99,8 @@ class Architecture:
 
 ARCHITECTURES = (
     Architecture("llama", "LlamaForCausalLM", "llama", COMMON_CONFIG, COMMON_TENSORS + PRE_FFN_NORM, permute_qk=True),
-    Architecture("mistral", "MistralForCausalLM", "mistral", COMMON_CONFIG + SLIDING_WINDOW,
+    # llama.cpp converts Mistral checkpoints to its "llama" architecture.
+    Architecture("llama", "MistralForCausalLM", "mistral", COMMON_CONFIG + SLIDING_WINDOW,
                  COMMON_TENSORS + PRE_FFN_NORM, permute_qk=True),
     Architecture("qwen2", "Qwen2ForCausalLM", "qwen2", COMMON_CONFIG, COMMON_TENSORS + PRE_FFN_NORM + QKV_BIAS),
     Architecture("qwen3", "Qwen3ForCausalLM", "qwen3", COMMON_CONFIG, COMMON_TENSORS + PRE_FFN_NORM + QK_NORM),
@@ -430,6 +432,34 @@ def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+
+
+# --- a cache for the test set-up -------------------------------------------------
+
+#: Bump when the conversion's output changes, so stale caches are not reused.
+CONVERTER_VERSION = 1
+CACHE_DIR = os.path.join(os.path.expanduser("~"), ".cache", "vllm-cpp-test")
+
+
+def cached(source: str, direction: str, dtype: str) -> str:
+    """The conversion of `source` ("to-hf" or "to-gguf"), made once and kept
+    in CACHE_DIR (keyed by the source's name, size and mtime)."""
+    st = os.stat(source if direction == "to-hf" else os.path.join(source, "model.safetensors"))
+    stem = os.path.basename(os.path.normpath(source)).rsplit(".gguf", 1)[0]
+    name = "%s-%s-%d-%d-v%d" % (stem, dtype, st.st_size, int(st.st_mtime), CONVERTER_VERSION)
+    target = os.path.join(CACHE_DIR, name if direction == "to-hf" else name + ".gguf")
+    if os.path.exists(target):
+        return target
+    os.makedirs(CACHE_DIR, exist_ok=True)
+    partial = "%s.partial-%d" % (target, os.getpid())
+    (gguf_to_hf if direction == "to-hf" else hf_to_gguf)(source, partial, dtype)
+    try:
+        os.replace(partial, target)  # whole or absent, even with concurrent runs
+    except OSError:
+        if not os.path.exists(target):  # not a concurrent run that finished first
+            raise
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
 
 
 def main(argv=None) -> int:
