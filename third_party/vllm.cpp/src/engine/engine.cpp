@@ -9,8 +9,10 @@
 #include "engine/output_processor.h"
 #include "model/gguf_reader.h"
 #include "model/hf_model.h"
+#include "model/hf_json.h"
 #include "model/hf_tokenizer_config.h"
 #include "sample/sampler.h"
+#include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -86,11 +88,17 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
 }
 
 void Engine::load_hf_tokenizer() {
-    const HfTokenizerConfig files = HfTokenizerConfig::load(config_.model_path, config_.tokenizer_config_path);
-    chat_template_ = files.chat_template;
-    throw_invalid_argument("cannot load '" + config_.model_path +
-                           "': reading tokenizer.json (the Hugging Face tokenizer) is not implemented yet in this "
-                           "engine; the weights and config.json load (load a GGUF file of the model meanwhile)");
+    HfTokenizerConfig files = HfTokenizerConfig::load(config_.model_path, config_.tokenizer_config_path);
+    HfTokenizerOptions options;
+    options.bos_token = files.bos_token;
+    options.eos_token = files.eos_token;
+    options.add_bos_token = files.add_bos_token;
+    options.add_eos_token = files.add_eos_token;
+    options.eos_token_ids = std::move(files.eos_token_ids);
+    const std::string path = config_.model_path + "/tokenizer.json";
+    if (!file_exists(path)) throw_model_load("cannot load '" + config_.model_path + "': tokenizer.json is missing");
+    tokenizer_ = load_hf_tokenizer_json(path, options);
+    chat_template_ = std::move(files.chat_template);
 }
 
 Engine::~Engine() {
