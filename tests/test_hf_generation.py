@@ -81,9 +81,10 @@ def test_tokenizer_config_path_changes_the_chat_template(hf_engine, hf_dir, tmp_
 
 def test_chat_template_jinja_is_used(hf_engine, hf_dir, tmp_path):
     model = variant(tmp_path, hf_dir, **{"chat_template.jinja": OVERRIDE_TEMPLATE})
-    with Engine.load(str(model), max_model_len=ENGINE_MAX_MODEL_LEN) as eng:
+    with Engine.load(str(model) + "/", max_model_len=ENGINE_MAX_MODEL_LEN) as eng:
         chat = eng.chat(CHAT)
     assert chat["usage"]["prompt_tokens"] < hf_engine.chat(CHAT)["usage"]["prompt_tokens"]
+    assert chat["model"] == "variant"  # the directory's name, trailing '/' or not
 
 
 def test_generation_config_eos_list_ends_generation(hf_engine, hf_dir, tmp_path):

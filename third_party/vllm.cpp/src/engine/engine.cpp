@@ -54,7 +54,9 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         chat_template_ = gguf.get_string("tokenizer.chat_template", "");
     }
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
-    model_name_ = config.model_path.substr(config.model_path.find_last_of('/') + 1);
+    // The last path component; a directory may be given with a trailing '/'.
+    const std::string path = config.model_path.substr(0, config.model_path.find_last_not_of('/') + 1);
+    model_name_ = path.substr(path.find_last_of('/') + 1);
     if (tokenizer_->vocab_size() != model_config.vocab_size)
         throw_model_load("cannot load '" + config.model_path + "': the tokenizer has " +
                          std::to_string(tokenizer_->vocab_size()) + " tokens but the embedding has " +

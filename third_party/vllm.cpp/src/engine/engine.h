@@ -45,7 +45,7 @@ public:
     // `tokenizer.chat_template` metadata, a Hugging Face directory's as
     // HfTokenizerConfig chooses it.
     const std::string& chat_template() const { return chat_template_; }
-    // The model's name for responses: the file name without directories.
+    // The model's name for responses: the file or directory name, without its parents.
     const std::string& model_name() const { return model_name_; }
     int max_model_len() const { return max_model_len_; }
 

@@ -39,6 +39,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
+constexpr double kPi = 3.14159265358979323846;
+
 // Llama 3.1+ ("rope_type": "llama3"): per-frequency divisors that stretch the
 // low frequencies by `factor` and keep the high ones, blending in between —
 // what llama.cpp's converter writes as rope_freqs.weight.
@@ -49,7 +51,7 @@ std::vector<float> llama3_rope_factors(double theta, int rope_dim, double factor
     std::vector<float> out;
     for (int i = 0; i < rope_dim; i += 2) {
         const double freq = 1.0 / std::pow(theta, static_cast<double>(i) / rope_dim);
-        const double wavelen = 2.0 * M_PI / freq;
+        const double wavelen = 2.0 * kPi / freq;
         if (wavelen < high_freq_wavelen) {
             out.push_back(1.0f);
         } else if (wavelen > low_freq_wavelen) {
