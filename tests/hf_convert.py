@@ -268,6 +268,15 @@ PRE_TOKENIZERS = {
 CONTROL, USER_DEFINED = 3, 4  # llama.cpp token types
 
 
+def byte_level_alphabet() -> List[str]:
+    """The 256 one-byte tokens of byte-level BPE, in byte order (GPT-2's
+    bytes_to_unicode: printable bytes stand for themselves, the others are
+    shifted past U+00FF) — the whole vocabulary of a tiny test tokenizer."""
+    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    shifted = {b: 256 + i for i, b in enumerate(b for b in range(256) if b not in printable)}
+    return [chr(b) if b in printable else chr(shifted[b]) for b in range(256)]
+
+
 def tokenizer_json(tokens: List[str], types: List[int], merges: List[str], pre: str) -> dict:
     if pre not in PRE_TOKENIZERS:
         raise ValueError("tokenizer.ggml.pre %r has no tokenizer.json form here (known: %s)"

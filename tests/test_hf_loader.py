@@ -8,7 +8,6 @@ ModelLoadError naming the file and the problem, with the engine still usable.
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 
@@ -72,13 +71,13 @@ def test_safetensors_native(build):
 TINY_CONFIG = {
     "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 1, "intermediate_size": 96,
     "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 128, "rms_norm_eps": 1e-6,
-    "vocab_size": 32, "tie_word_embeddings": True,
+    "vocab_size": 256, "tie_word_embeddings": True,
 }
 
 
-def tiny_tensors():
+def tiny_tensors(vocab_rows=256):
     rng = np.random.default_rng(0)
-    shapes = {"model.embed_tokens.weight": (32, 64), "model.norm.weight": (64,)}
+    shapes = {"model.embed_tokens.weight": (vocab_rows, 64), "model.norm.weight": (64,)}
     layer = "model.layers.0."
     shapes.update({layer + "input_layernorm.weight": (64,), layer + "post_attention_layernorm.weight": (64,),
                    layer + "self_attn.q_proj.weight": (64, 64), layer + "self_attn.k_proj.weight": (32, 64),
@@ -88,11 +87,16 @@ def tiny_tensors():
     return {name: ("F32", rng.standard_normal(shape).astype(np.float32) * 0.1) for name, shape in shapes.items()}
 
 
-def tiny_dir(tmp_path, config=None, tensors=None):
+def tiny_dir(tmp_path, config=None, tensors=None, tokenizer=True):
+    """A one-layer Llama directory; its tokenizer is the 256 byte tokens."""
     model = tmp_path / "tiny"
     model.mkdir()
     (model / "config.json").write_text(json.dumps(config or TINY_CONFIG))
     hf_convert.write_safetensors(str(model / "model.safetensors"), tensors or tiny_tensors())
+    if tokenizer:
+        alphabet = hf_convert.byte_level_alphabet()
+        doc = hf_convert.tokenizer_json(alphabet, [1] * len(alphabet), [], "gpt-2")
+        (model / "tokenizer.json").write_text(json.dumps(doc))
     return model
 
 
@@ -194,5 +198,27 @@ def test_tokenizer_config_path_that_does_not_exist(engine, tmp_path):
 
 
 def test_directory_without_tokenizer_json(engine, tmp_path):
-    model = tiny_dir(tmp_path)
+    model = tiny_dir(tmp_path, tokenizer=False)
     load_fails(engine, model, model, "tokenizer.json is missing")
+
+
+@pytest.mark.timeout(60)
+def test_tokenizer_json_fifo_is_refused_without_blocking(engine, tmp_path):
+    model = tiny_dir(tmp_path, tokenizer=False)
+    os.mkfifo(model / "tokenizer.json")
+    load_fails(engine, model, model / "tokenizer.json", "not a regular file")
+
+
+def test_tiny_directory_generates(engine, tmp_path):
+    with Engine.load(str(tiny_dir(tmp_path)), max_model_len=64) as tiny:
+        out = tiny.complete("ab", SamplingParams.greedy(max_tokens=4))
+    assert out.prompt_tokens == 2 and out.completion_tokens == 4
+
+
+def test_embedding_rows_past_the_tokenizer_are_dropped(engine, tmp_path):
+    """Padding rows (the checkpoint's embedding is longer than tokenizer.json)
+    are left out, so no sampled id falls outside the vocabulary."""
+    model = tiny_dir(tmp_path, {**TINY_CONFIG, "vocab_size": 264}, tiny_tensors(vocab_rows=264))
+    with Engine.load(str(model), max_model_len=64) as tiny:
+        out = tiny.complete("ab", SamplingParams(max_tokens=16, temperature=1.0, seed=3))
+    assert out.completion_tokens == 16

@@ -11,6 +11,7 @@
 #include "model/hf_model.h"
 #include "model/hf_json.h"
 #include "model/hf_tokenizer_config.h"
+#include "model/mapped_file.h"
 #include "sample/sampler.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
@@ -39,20 +40,22 @@ int64_t kv_budget_bytes() {
 Engine::Engine(const EngineConfig& config) : config_(config) {
     // A directory is a Hugging Face model (config.json + safetensors +
     // tokenizer.json); anything else must be a GGUF file.
-    const bool hf_directory = is_directory(config.model_path);
-    if (hf_directory)
-        source_ = std::make_unique<HfModel>(config.model_path);
-    else
-        source_ = std::make_unique<GgufFile>(config.model_path);
+    if (is_directory(config.model_path)) {
+        auto hf = std::make_unique<HfModel>(config.model_path);
+        load_hf_tokenizer();
+        // Checkpoints often pad the embedding past the tokenizer (Qwen 2:
+        // 151936 rows for 151665 tokens); no text maps to those rows, so
+        // the model computes the tokenizer's rows only.
+        hf->limit_vocab(tokenizer_->vocab_size());
+        source_ = std::move(hf);
+    } else {
+        auto gguf = std::make_unique<GgufFile>(config.model_path);
+        tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*gguf));
+        chat_template_ = gguf->get_string("tokenizer.chat_template", "");
+        source_ = std::move(gguf);
+    }
     ModelConfig model_config = ModelConfig::from_source(*source_);
     ModelWeights weights = ModelWeights::from_source(*source_, model_config);
-    if (hf_directory) {
-        load_hf_tokenizer();
-    } else {
-        const auto& gguf = static_cast<const GgufFile&>(*source_);
-        tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(gguf));
-        chat_template_ = gguf.get_string("tokenizer.chat_template", "");
-    }
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
     // The last path component; a directory may be given with a trailing '/'.
     const std::string path = config.model_path.substr(0, config.model_path.find_last_not_of('/') + 1);
@@ -99,6 +102,9 @@ void Engine::load_hf_tokenizer() {
     options.eos_token_ids = std::move(files.eos_token_ids);
     const std::string path = config_.model_path + "/tokenizer.json";
     if (!file_exists(path)) throw_model_load("cannot load '" + config_.model_path + "': tokenizer.json is missing");
+    // Mapping it first refuses a FIFO or device without blocking (the
+    // loader reads the path itself).
+    MappedFile(path, [&](const std::string& why) { throw_model_load("cannot load '" + path + "': " + why); });
     tokenizer_ = load_hf_tokenizer_json(path, options);
     chat_template_ = std::move(files.chat_template);
 }

@@ -248,6 +248,14 @@ void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, s
     add_tensor(std::move(t));
 }
 
+void HfModel::limit_vocab(int64_t n) {
+    for (GgufTensor& t : tensors_) {
+        if ((t.name != "token_embd.weight" && t.name != "output.weight") || t.dims.size() != 2 || t.dims[1] <= n) continue;
+        t.nbytes = t.nbytes / static_cast<size_t>(t.dims[1]) * static_cast<size_t>(n);
+        t.dims[1] = n;
+    }
+}
+
 void HfModel::release(const uint8_t* data, size_t n) const {
     for (const std::unique_ptr<SafetensorsFile>& shard : shards_)
         if (shard->holds(data)) shard->release(data, n);

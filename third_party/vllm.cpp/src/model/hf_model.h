@@ -30,6 +30,11 @@ public:
 
     void release(const uint8_t* data, size_t n) const override;
 
+    // Keeps only the first `n` rows of the embedding and output matrices
+    // (views, nothing copied) where the checkpoint has more: the rows past
+    // the tokenizer's vocabulary are padding.
+    void limit_vocab(int64_t n);
+
 private:
     void read_config(const json::Value& config, const HfArchitecture& arch);
     void read_rope_scaling(const json::Value& scaling, const std::string& arch_prefix);
