@@ -268,14 +268,6 @@ PRE_TOKENIZERS = {
 CONTROL, USER_DEFINED = 3, 4  # llama.cpp token types
 
 
-def byte_level_alphabet() -> List[str]:
-    """The 256 one-byte tokens of byte-level BPE, in byte order (GPT-2's
-    bytes_to_unicode: printable bytes stand for themselves, the others are
-    shifted past U+00FF) — the whole vocabulary of a tiny test tokenizer."""
-    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
-    shifted = {b: 256 + i for i, b in enumerate(b for b in range(256) if b not in printable)}
-    return [chr(b) if b in printable else chr(shifted[b]) for b in range(256)]
-
 
 def tokenizer_json(tokens: List[str], types: List[int], merges: List[str], pre: str) -> dict:
     if pre not in PRE_TOKENIZERS:
@@ -366,18 +358,18 @@ def gguf_to_hf(gguf_path: str, out_dir: str, dtype: str = "bf16") -> None:
     template = _field(reader, "tokenizer.chat_template")
     if template is not None:
         tok_config["chat_template"] = template
-    _write_json(out_dir, "config.json", config)
-    _write_json(out_dir, "tokenizer.json", doc)
-    _write_json(out_dir, "tokenizer_config.json", tok_config)
-    _write_json(out_dir, "generation_config.json", {"bos_token_id": bos, "eos_token_id": eos})
+    write_json(out_dir, "config.json", config)
+    write_json(out_dir, "tokenizer.json", doc)
+    write_json(out_dir, "tokenizer_config.json", tok_config)
+    write_json(out_dir, "generation_config.json", {"bos_token_id": bos, "eos_token_id": eos})
 
 
-def _write_json(out_dir: str, name: str, doc: dict) -> None:
+def write_json(out_dir: str, name: str, doc: dict) -> None:
     with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
 
 
-def _read_json(model_dir: str, name: str, default=None):
+def read_json(model_dir: str, name: str, default=None):
     path = os.path.join(model_dir, name)
     if not os.path.exists(path):
         return default
@@ -388,7 +380,7 @@ def _read_json(model_dir: str, name: str, default=None):
 # --- HF -> GGUF ----------------------------------------------------------------
 
 def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
-    config = _read_json(model_dir, "config.json")
+    config = read_json(model_dir, "config.json")
     arch = architecture(hf_class=config["architectures"][0])
     writer = gguf.GGUFWriter(gguf_path, arch.gguf_name)
     a = arch.gguf_name + "."
@@ -415,13 +407,13 @@ def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
         else:
             writer.add_tensor(name, w.astype(np.float16 if gguf_type == gguf.GGMLQuantizationType.F16 else np.float32))
 
-    tokens, types, merges, pre = tokenizer_from_json(_read_json(model_dir, "tokenizer.json"))
+    tokens, types, merges, pre = tokenizer_from_json(read_json(model_dir, "tokenizer.json"))
     writer.add_string("tokenizer.ggml.model", "gpt2")
     writer.add_string("tokenizer.ggml.pre", pre)
     writer.add_array("tokenizer.ggml.tokens", tokens)
     writer.add_array("tokenizer.ggml.token_type", types)
     writer.add_array("tokenizer.ggml.merges", merges)
-    tok_config = _read_json(model_dir, "tokenizer_config.json", {})
+    tok_config = read_json(model_dir, "tokenizer_config.json", {})
     ids = {t: i for i, t in enumerate(tokens)}
     for key, gguf_key in (("bos_token", "bos_token_id"), ("eos_token", "eos_token_id")):
         text = tok_config.get(key)

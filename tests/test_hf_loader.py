@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hf_convert
+from tiny_models import byte_tokens
 from native_build import build_native_tests
 from vllm_cpp import Engine, ModelLoadError, SamplingParams
 
@@ -94,7 +95,7 @@ def tiny_dir(tmp_path, config=None, tensors=None, tokenizer=True):
     (model / "config.json").write_text(json.dumps(config or TINY_CONFIG))
     hf_convert.write_safetensors(str(model / "model.safetensors"), tensors or tiny_tensors())
     if tokenizer:
-        alphabet = hf_convert.byte_level_alphabet()
+        alphabet = byte_tokens()
         doc = hf_convert.tokenizer_json(alphabet, [1] * len(alphabet), [], "gpt-2")
         (model / "tokenizer.json").write_text(json.dumps(doc))
     return model
