@@ -8,6 +8,8 @@ tokenizer.json is a ModelLoadError naming it, the engine still usable.
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -129,3 +131,27 @@ def test_tokenizer_json_missing(hf_engine, hf_dir, tmp_path):
 def test_bad_generation_config(hf_engine, hf_dir, tmp_path):
     model = variant(tmp_path, hf_dir, **{"generation_config.json": json.dumps({"eos_token_id": [2, 10 ** 6]})})
     _load_fails(hf_engine, model, "eos_token_id 1000000", "outside the vocabulary")
+
+
+_RSS_SCRIPT = """
+import sys
+from vllm_cpp import Engine, SamplingParams
+def rss_mb():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
+before = rss_mb()
+with Engine.load(sys.argv[1], max_model_len=256, num_blocks=16) as engine:
+    engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=4))
+    print(rss_mb() - before)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmRSS from /proc")
+def test_resident_memory_is_about_the_file_size(hf_dir):
+    """bf16 weights are used as stored: loading does not expand them to
+    float32 (that would be twice the file)."""
+    out = subprocess.run([sys.executable, "-c", _RSS_SCRIPT, hf_dir], capture_output=True, text=True, timeout=300,
+                         check=True)
+    grown_mb = float(out.stdout.strip().splitlines()[-1])
+    file_mb = os.path.getsize(os.path.join(hf_dir, "model.safetensors")) / 2 ** 20
+    assert grown_mb < 1.4 * file_mb, (grown_mb, file_mb)
