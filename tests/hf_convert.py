@@ -256,13 +256,15 @@ LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 
-# tokenizer.ggml.pre -> the tokenizer.json pre_tokenizer that splits the same way.
+# tokenizer.ggml.pre -> (normalizer, pre_tokenizer, ignore_merges) of the
+# tokenizer.json that splits the same way (as the models' own files have them).
 PRE_TOKENIZERS = {
-    "default": _byte_level(True),
-    "gpt-2": _byte_level(True),
-    "smollm": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, _byte_level(True)]},
-    "llama-bpe": {"type": "Sequence", "pretokenizers": [_split(LLAMA3_REGEX), _byte_level(False)]},
-    "qwen2": {"type": "Sequence", "pretokenizers": [_split(QWEN2_REGEX), _byte_level(False)]},
+    "default": (None, _byte_level(True), False),
+    "gpt-2": (None, _byte_level(True), False),
+    "smollm": (None, {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
+                                                            _byte_level(True)]}, False),
+    "llama-bpe": (None, {"type": "Sequence", "pretokenizers": [_split(LLAMA3_REGEX), _byte_level(False)]}, True),
+    "qwen2": ({"type": "NFC"}, {"type": "Sequence", "pretokenizers": [_split(QWEN2_REGEX), _byte_level(False)]}, False),
 }
 
 CONTROL, USER_DEFINED = 3, 4  # llama.cpp token types
@@ -273,16 +275,18 @@ def tokenizer_json(tokens: List[str], types: List[int], merges: List[str], pre: 
     if pre not in PRE_TOKENIZERS:
         raise ValueError("tokenizer.ggml.pre %r has no tokenizer.json form here (known: %s)"
                          % (pre, ", ".join(PRE_TOKENIZERS)))
+    normalizer, pre_tokenizer, ignore_merges = PRE_TOKENIZERS[pre]
     added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": types[i] != CONTROL, "special": types[i] == CONTROL}
              for i, t in enumerate(tokens) if types[i] in (CONTROL, USER_DEFINED)]
     return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
-        "pre_tokenizer": PRE_TOKENIZERS[pre],
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": ignore_merges,
                   "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges},
     }
 
@@ -292,7 +296,8 @@ def tokenizer_from_json(doc: dict) -> Tuple[List[str], List[int], List[str], str
     model = doc["model"]
     if model.get("type") != "BPE" or model.get("byte_fallback"):
         raise ValueError("only byte-level BPE tokenizer.json files convert to GGUF here")
-    pre = next((name for name, form in PRE_TOKENIZERS.items() if form == doc.get("pre_tokenizer")), None)
+    found = (doc.get("normalizer"), doc.get("pre_tokenizer"), bool(model.get("ignore_merges")))
+    pre = next((name for name, form in PRE_TOKENIZERS.items() if form == found), None)
     if pre is None:
         raise ValueError("the tokenizer.json pre_tokenizer matches no tokenizer.ggml.pre known here")
     size = max(list(model["vocab"].values()) + [t["id"] for t in doc["added_tokens"]]) + 1
