@@ -62,6 +62,18 @@ def test_gemma3_equals_llamacpp(probe, gemma3, add_bos, special):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("add_bos,special", [(False, True), (True, True), (False, False)])
+def test_sentencepiece_space_prefix_equals_llamacpp(probe, gemma3, add_bos, special):
+    # Gemma's vocabulary the Llama 2 way: a space before every piece of text.
+    cases = [c for c in load_golden("tokenizer_gemma3.json")["space_prefix_cases"]
+             if c["add_bos"] == add_bos and c["special"] == special]
+    got = tokenize(probe, ["gguf", gemma3, "add_space_prefix=1"], [c["text"] for c in cases],
+                   add_special=add_bos, parse_special=special)
+    for case, (ids, _) in zip(cases, got):
+        assert ids == case["ids"], case["text"]
+
+
+@pytest.mark.timeout(300)
 def test_gemma3_round_trips(probe, gemma3):
     # A literal U+2581 decodes as the space it stands for.
     texts = [c["text"] for c in load_golden("tokenizer_gemma3.json")["cases"] if "\u2581" not in c["text"]]
@@ -73,7 +85,7 @@ def test_gemma3_round_trips(probe, gemma3):
 def test_pre_tokenizers_equal_llamacpp(probe, smollm2_path):
     variants = load_golden("tokenizer_pre_variants.json")["pre_variants"]
     for pre, cases in variants.items():
-        got = tokenize(probe, ["gguf", smollm2_path, pre], [c["text"] for c in cases])
+        got = tokenize(probe, ["gguf", smollm2_path, f"pre={pre}"], [c["text"] for c in cases])
         mismatches = [c["text"] for c, (ids, _) in zip(cases, got) if ids != c["ids"]]
         assert not mismatches, f"[{pre}] {len(mismatches)} of {len(cases)} differ, first {mismatches[0]!r}"
 
@@ -81,4 +93,4 @@ def test_pre_tokenizers_equal_llamacpp(probe, smollm2_path):
 @pytest.mark.timeout(120)
 def test_unknown_pre_tokenizer_is_refused_by_name(probe, smollm2_path):
     with pytest.raises(ProbeError, match="unknown pre-tokenizer 'no-such-pre'"):
-        tokenize(probe, ["gguf", smollm2_path, "no-such-pre"], ["x"])
+        tokenize(probe, ["gguf", smollm2_path, "pre=no-such-pre"], ["x"])

@@ -3,7 +3,9 @@
 
 SmolLM2's tokenizer.json is written at test time from its GGUF with the gguf
 package, the way transformers exports it (ByteLevel pre-tokenizer and
-decoder, the control tokens as special added tokens), so this runs anywhere.
+decoder, the control tokens as special added tokens), so this runs anywhere;
+so are variants with the pre-tokenization of SmolLM2's own, Llama 3's and
+Qwen 2's (NFC) tokenizer.json.
 Gemma 3's (33 MB, SentencePiece-style BPE with byte fallback) needs
 transformers to export: make_tokenizer_json_golden.py leaves it in
 build/tokenizer-json/gemma3/, and its test skips when it is absent.
@@ -15,12 +17,11 @@ import pathlib
 import pytest
 
 from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
-from tokenizer_probe import ProbeError, probe_path, tokenize
+from tokenizer_probe import BYTE_LEVEL_PRE_TOKENIZERS, ProbeError, probe_path, tokenize, write_byte_level_json
 
 HERE = pathlib.Path(__file__).parent
 GOLDEN = HERE / "golden"
 GEMMA_JSON = HERE.parent / "build" / "tokenizer-json" / "gemma3" / "tokenizer.json"
-CONTROL = 3  # GGUF token type
 
 
 @pytest.fixture(scope="module")
@@ -30,28 +31,7 @@ def probe():
 
 @pytest.fixture(scope="module")
 def smollm2_json(smollm2_path, tmp_path_factory):
-    import gguf
-
-    reader = gguf.GGUFReader(smollm2_path)
-    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
-    types = reader.fields["tokenizer.ggml.token_type"].contents()
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    doc = {
-        "version": "1.0",
-        "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True} for i, t in enumerate(tokens) if types[i] == CONTROL],
-        "normalizer": None,
-        "pre_tokenizer": byte_level,
-        "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}],
-                           "pair": [], "special_tokens": {}},
-        "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": False, "vocab": {t: i for i, t in enumerate(tokens)},
-                  "merges": [m.split(" ") for m in reader.fields["tokenizer.ggml.merges"].contents()]},
-    }
-    path = tmp_path_factory.mktemp("smollm2") / "tokenizer.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_byte_level_json(smollm2_path, tmp_path_factory.mktemp("smollm2") / "tokenizer.json")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +64,17 @@ def check_round_trip(probe, path, golden):
 @pytest.mark.timeout(300)
 def test_smollm2_json_equals_tokenizers(probe, smollm2_json):
     check_round_trip(probe, smollm2_json, check_against_golden(probe, smollm2_json, "tokenizer_json_smollm2.json"))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pre", [p for p in BYTE_LEVEL_PRE_TOKENIZERS if p != "bytelevel"])
+def test_byte_level_pre_tokenizers_equal_tokenizers(probe, smollm2_path, tmp_path, pre):
+    golden = json.loads((GOLDEN / "tokenizer_json_smollm2.json").read_text(encoding="utf-8"))
+    cases = golden["pre_tokenizer_variants"][pre]
+    path = write_byte_level_json(smollm2_path, tmp_path / "tokenizer.json", pre)
+    got = tokenize(probe, ["json", path], [c["text"] for c in cases])
+    mismatches = [c["text"] for c, (ids, _) in zip(cases, got) if ids != c["ids"]]
+    assert not mismatches, f"[{pre}] {len(mismatches)} of {len(cases)} differ, first {mismatches[0]!r}"
 
 
 @pytest.mark.timeout(300)
@@ -136,12 +127,35 @@ def test_tiny_metaspace_bpe(probe, tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_added_token_strip_and_roberta_processing(probe, tmp_path):
+    doc = tiny_metaspace()
+    plain = write(tmp_path, doc, "plain.json")
+    # Without lstrip/rstrip the spaces around </s> stay in the text.
+    assert tokenize(probe, ["json", plain], ["ab </s> ab"])[0][0] == [9, 5, 2, 5, 9]
+    doc["added_tokens"][2].update(lstrip=True, rstrip=True)
+    doc["post_processor"] = {"type": "RobertaProcessing", "cls": ["<s>", 1], "sep": ["</s>", 2]}
+    stripped = write(tmp_path, doc, "stripped.json")
+    assert tokenize(probe, ["json", stripped], ["ab  </s>  ab"])[0][0] == [9, 2, 9]
+    assert tokenize(probe, ["json", stripped], ["ab"], add_special=True)[0][0] == [1, 9, 2]
+    split = tiny_metaspace(normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "\u2581",
+                                                           "prepend_scheme": "always", "split": True})
+    # A merge across a word boundary ("a" "▁", ranked first) applies only
+    # without the split before each "▁".
+    split["model"]["vocab"]["a\u2581"] = 11
+    split["model"]["merges"].insert(0, ["a", "\u2581"])
+    assert tokenize(probe, ["json", write(tmp_path, split, "split.json")], ["a ab"])[0][0] == [10, 9]
+    split["pre_tokenizer"]["split"] = False
+    assert tokenize(probe, ["json", write(tmp_path, split, "whole.json")], ["a ab"])[0][0] == [5, 11, 8]
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("doc,message", [
     ("{not json", "not a JSON tokenizer file"),
     ("[1, 2]", "the top level is not an object"),
     (tiny_metaspace(model={"type": "WordPiece", "vocab": {}}), "model WordPiece is not supported"),
     (tiny_metaspace(model={"type": "Unigram", "vocab": []}), "model Unigram is not supported"),
     (tiny_metaspace(normalizer={"type": "NFKC"}), "normalizer NFKC is not supported"),
+    (tiny_metaspace(normalizer={"type": "NFC"}), "NFC is supported with ByteLevel pre-tokenization only"),
     (tiny_metaspace(normalizer=None, pre_tokenizer={"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": "\\d+"}, "behavior": "Isolated"},
         {"type": "ByteLevel", "use_regex": False}]}), "Split regex '\\d+' is not supported"),

@@ -1,6 +1,9 @@
 """Runs the engine's tokenizer probe (third_party/vllm.cpp/tests/tokenizer_probe.cpp)
-for the tokenizer tests: texts in, token ids and the bytes of those ids out."""
+for the tokenizer tests: texts in, token ids and the bytes of those ids out.
+Also writes a byte-level tokenizer.json from a GGUF vocabulary (the tests and
+golden/make_tokenizer_json_golden.py share it)."""
 
+import json
 import subprocess
 
 from native_build import build_native_tests
@@ -28,3 +31,67 @@ def tokenize(probe, load_args, texts, add_special=False, parse_special=True):
         out.append(([int(i) for i in ids.split()], bytes.fromhex(hex_bytes)))
     assert len(out) == len(texts), result.stdout[-2000:]
     return out
+
+
+CONTROL = 3  # GGUF token type
+LLAMA3_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+
+def _byte_level(use_regex):
+    return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": use_regex}
+
+
+def _split(regex):
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}, _byte_level(False)]}
+
+
+#: Pre-tokenization of byte-level tokenizer.json files: transformers' GGUF
+#: export (ByteLevel), SmolLM2's and StarCoder's own (Digits first), Llama 3's
+#: and Qwen 2's (Split, ByteLevel without its regex; Qwen 2 normalizes to NFC).
+#: name: (normalizer, pre_tokenizer, ignore_merges)
+BYTE_LEVEL_PRE_TOKENIZERS = {
+    "bytelevel": (None, _byte_level(True), False),
+    "digits": (None, {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
+                                                            _byte_level(True)]}, False),
+    "llama3": (None, _split(LLAMA3_REGEX), True),
+    "qwen2": ({"type": "NFC"}, _split(LLAMA3_REGEX.replace("\\p{N}{1,3}", "\\p{N}")), False),
+}
+
+#: Texts NFC changes: combining sequences, their order, Hangul jamo, singletons.
+NFC_TEXTS = [
+    "A\u030a ring, \u212b angstrom, e\u0301t\u00e9",
+    "a\u0307\u0323 a\u0323\u0307 q\u0307\u0323",
+    "\u1100\u1161\u11a8 \u1112\u1161\u11ab\u1100\u1173\u11af jamo",
+    "\u0958 \u2126 \u1e9b\u0323 excluded and singletons",
+    "\u0301leading mark",
+]
+
+
+def write_byte_level_json(gguf_path, out_path, pre="bytelevel"):
+    """A tokenizer.json with the GGUF's byte-level vocabulary and merges, its
+    control tokens as special added tokens (as transformers exports it), and
+    the pre-tokenizer BYTE_LEVEL_PRE_TOKENIZERS names."""
+    import gguf
+
+    reader = gguf.GGUFReader(gguf_path)
+    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+    types = reader.fields["tokenizer.ggml.token_type"].contents()
+    normalizer, pre_tokenizer, ignore_merges = BYTE_LEVEL_PRE_TOKENIZERS[pre]
+    doc = {
+        "version": "1.0",
+        "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for i, t in enumerate(tokens) if types[i] == CONTROL],
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [], "special_tokens": {}},
+        "decoder": _byte_level(True),
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": ignore_merges, "vocab": {t: i for i, t in enumerate(tokens)},
+                  "merges": [m.split(" ") for m in reader.fields["tokenizer.ggml.merges"].contents()]},
+    }
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False)
+    return out_path

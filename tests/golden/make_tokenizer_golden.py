@@ -141,17 +141,19 @@ def default_model():
     return os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-def vocab_only_copy(model_path, pre, out_path):
-    """The model's metadata without tensors, tokenizer.ggml.pre set to `pre`."""
+def vocab_only_copy(model_path, pre, out_path, overrides=None):
+    """The model's metadata without tensors, tokenizer.ggml.pre set to `pre`
+    and the keys in `overrides` (which the file has) to their values."""
     import gguf
 
+    values = {"tokenizer.ggml.pre": pre, **(overrides or {})}
     reader = gguf.GGUFReader(model_path)
     arch = reader.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(out_path, arch=arch)
     for key, field in reader.fields.items():
         if key.startswith("GGUF.") or key == "general.architecture":
             continue
-        value = pre if key == "tokenizer.ggml.pre" else field.contents()
+        value = values.get(key, field.contents())
         vtype = field.types[0]
         sub_type = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
         writer.add_key_value(key, value, vtype, sub_type)

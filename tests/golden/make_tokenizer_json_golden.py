@@ -2,7 +2,9 @@
 """Writes the golden files of the engine's tokenizer.json loader: Hugging Face
 `tokenizers` itself on the tokenizer.json files that transformers exports
 from SmolLM2's GGUF (byte-level BPE) and Gemma 3 270M's (SentencePiece-style
-BPE with byte fallback).
+BPE with byte fallback), and on SmolLM2's vocabulary written as a
+tokenizer.json with each pre-tokenizer of
+tokenizer_probe.BYTE_LEVEL_PRE_TOKENIZERS (the test writes the same files).
 
 How the committed files were made:
 
@@ -20,18 +22,23 @@ otherwise).
 
 Outputs, next to this script: tokenizer_json_{smollm2,gemma3}.json
   {"cases": [{"text", "add_special_tokens", "ids"}], "tokenizer_config": {...}}
+  and, in the SmolLM2 one, "pre_tokenizer_variants": {name: [{"text", "ids"}]} for
+  the corpus and tokenizer_probe.NFC_TEXTS
 """
 import argparse
 import json
 import os
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 
 from make_tokenizer_golden import CORPUS  # noqa: E402
 from make_tokenizer_gguf_golden import GEMMA_TEXTS  # noqa: E402
+from tokenizer_probe import BYTE_LEVEL_PRE_TOKENIZERS, NFC_TEXTS, write_byte_level_json  # noqa: E402
 
 
 def export(gguf_path, name):
@@ -58,6 +65,18 @@ def cases_for(out_dir, texts):
     return cases
 
 
+def pre_tokenizer_variants(gguf_path):
+    from tokenizers import Tokenizer
+
+    variants = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in BYTE_LEVEL_PRE_TOKENIZERS:
+            tok = Tokenizer.from_file(write_byte_level_json(gguf_path, os.path.join(tmp, "t.json"), name))
+            variants[name] = [{"text": text, "ids": tok.encode(text, add_special_tokens=False).ids}
+                              for text in CORPUS + NFC_TEXTS]
+    return variants
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smollm2", required=True, help="SmolLM2 GGUF file")
@@ -75,6 +94,8 @@ def main():
                   "encode": "Tokenizer.from_file(tokenizer.json).encode(text, add_special_tokens).ids",
                   "tokenizer_config": {k: config.get(k) for k in ("bos_token", "eos_token")},
                   "cases": cases_for(out, CORPUS + GEMMA_TEXTS)}
+        if name == "smollm2":
+            golden["pre_tokenizer_variants"] = pre_tokenizer_variants(path)
         with open(os.path.join(HERE, f"tokenizer_json_{name}.json"), "w", encoding="utf-8") as f:
             json.dump(golden, f, ensure_ascii=False, indent=1)
             f.write("\n")

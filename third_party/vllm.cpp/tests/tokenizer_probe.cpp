@@ -3,7 +3,8 @@
 // and tokenizes lines of stdin, so results compare id for id with
 // llama.cpp's and Hugging Face's goldens.
 //
-//   tokenizer_probe [FLAGS] gguf MODEL.gguf [PRE]   PRE overrides tokenizer.ggml.pre
+//   tokenizer_probe [FLAGS] gguf MODEL.gguf [pre=NAME] [add_space_prefix=0|1]
+//                                                    overriding tokenizer.ggml.pre / add_space_prefix
 //   tokenizer_probe [FLAGS] json TOKENIZER.json [bos=TEXT] [eos=TEXT] [add_bos=0|1] [add_eos=0|1]
 //                                                    the options tokenizer_config.json would give
 //
@@ -16,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/gguf_reader.h"
@@ -40,19 +42,31 @@ std::string to_hex(const std::string& bytes) {
     return out;
 }
 
+// Splits "key=value".
+std::pair<std::string, std::string> option(const std::string& arg) {
+    const size_t eq = arg.find('=');
+    return {arg.substr(0, eq), eq == std::string::npos ? "" : arg.substr(eq + 1)};
+}
+
 std::unique_ptr<vllm::Tokenizer> load(const std::vector<std::string>& args) {
-    if (args.size() >= 2 && args.size() <= 3 && args[0] == "gguf") {
+    if (args.size() >= 2 && args[0] == "gguf") {
         vllm::TokenizerData data = vllm::TokenizerData::from_gguf(vllm::GgufFile(args[1]));
-        if (args.size() == 3) data.pre = args[2];
+        for (size_t i = 2; i < args.size(); ++i) {
+            const auto [key, value] = option(args[i]);
+            if (key == "pre") {
+                data.pre = value;
+            } else if (key == "add_space_prefix") {
+                data.add_space_prefix = value == "1";
+            } else {
+                return nullptr;
+            }
+        }
         return vllm::Tokenizer::create(data);
     }
     if (args.size() >= 2 && args[0] == "json") {
         vllm::HfTokenizerOptions options;
         for (size_t i = 2; i < args.size(); ++i) {
-            const std::string& a = args[i];
-            const size_t eq = a.find('=');
-            const std::string key = a.substr(0, eq);
-            const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+            const auto [key, value] = option(args[i]);
             if (key == "bos") {
                 options.bos_token = value;
             } else if (key == "eos") {
@@ -90,7 +104,8 @@ int main(int argc, char** argv) {
         const std::unique_ptr<vllm::Tokenizer> tok = load(args);
         if (!tok) {
             std::fprintf(stderr,
-                         "usage: tokenizer_probe [--add-special] [--no-parse-special] gguf MODEL.gguf [PRE]\n"
+                         "usage: tokenizer_probe [--add-special] [--no-parse-special] gguf MODEL.gguf [pre=NAME] "
+                         "[add_space_prefix=0|1]\n"
                          "       tokenizer_probe [FLAGS] json TOKENIZER.json [bos=T] [eos=T] [add_bos=0|1] [add_eos=0|1]\n");
             return 2;
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tokenizer/token_pieces.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"
 
@@ -54,8 +55,7 @@ BpeModel::BpeModel(const std::vector<std::string>& tokens, const std::vector<Mer
         std::string symbol;
         append_utf8(byte_to_codepoint(static_cast<uint8_t>(b)), symbol);
         byte_symbol_[b] = intern(symbol);
-        static const char kHex[] = "0123456789ABCDEF";
-        byte_fallback_id_[b] = find_token(std::string{'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'});
+        byte_fallback_id_[b] = find_token(byte_fallback_text(static_cast<uint8_t>(b)));
     }
     std::vector<std::pair<uint64_t, Merge>> ranked;
     ranked.reserve(merges.size());

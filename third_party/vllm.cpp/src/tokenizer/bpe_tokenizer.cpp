@@ -11,7 +11,7 @@ BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec)
 BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
                            std::vector<SpecialTokenSplitter::Special> specials)
     : Tokenizer(std::move(data), std::move(specials)),
-      pretokenizer_(spec.kind),
+      pretokenizer_(spec.kind, spec.nfc),
       ignore_merges_(spec.ignore_merges),
       bpe_(data_.tokens, merges) {
     set_pieces(byte_level_to_bytes);

@@ -187,6 +187,8 @@ void Loader::read_normalizer(const json::Value& root) {
                 refuse("normalizer Prepend other than \"\u2581\" is not supported");
             }
             metaspace_.prepend = MetaspaceOptions::Prepend::ALWAYS;
+        } else if (type == "NFC") {
+            spec_.nfc = true;
         } else {
             refuse("normalizer " + type + " is not supported");
         }
@@ -252,6 +254,7 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
     }
     if (!byte_level_) {
         if (digits || split != nullptr) refuse("a Digits or Split pre-tokenizer without ByteLevel is not supported");
+        if (spec_.nfc) refuse("normalizer NFC is supported with ByteLevel pre-tokenization only");
         return;
     }
     if (replaces_spaces_) refuse("ByteLevel together with a space replacement is not supported");

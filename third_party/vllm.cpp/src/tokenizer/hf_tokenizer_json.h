@@ -1,18 +1,18 @@
 // Hugging Face `tokenizers` files (tokenizer.json) as a Tokenizer, for
 // models that come as safetensors rather than GGUF. Two shapes are
 // supported, the ones Llama-family models use:
-//   - byte-level BPE (GPT-2, SmolLM2, Llama 3, Qwen 2): pre-tokenizer
-//     ByteLevel, alone or after Digits or a Split whose regex is one the
-//     GGUF pre-tokenizers implement; decoder ByteLevel.
+//   - byte-level BPE (GPT-2, SmolLM2, Llama 3, Qwen 2): normalizer NFC or
+//     none; pre-tokenizer ByteLevel, alone or after Digits or a Split whose
+//     regex is one the GGUF pre-tokenizers implement; decoder ByteLevel.
 //   - SentencePiece-style BPE (Llama 2, Mistral, Gemma): normalizer Replace
 //     " " -> "▁" and/or Prepend "▁", or pre-tokenizer Metaspace; byte_fallback;
 //     decoders Replace/ByteFallback/Fuse/Strip/Metaspace.
 // added_tokens (lstrip/rstrip; special ones are control tokens, the others
 // user-defined) and the post-processor's BOS/EOS (TemplateProcessing,
 // RobertaProcessing, ByteLevel) are read too. Anything else (WordPiece,
-// Unigram and WordLevel models, NFC and other normalizers, unknown Split
-// regexes, single_word tokens, BPE dropout) is refused at load with a
-// MODEL_LOAD error naming the component and the file.
+// Unigram and WordLevel models, other normalizers, unknown Split regexes,
+// single_word tokens, BPE dropout) is refused at load with a MODEL_LOAD
+// error naming the component and the file.
 #pragma once
 #include <memory>
 #include <optional>

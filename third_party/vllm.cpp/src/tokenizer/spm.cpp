@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tokenizer/token_pieces.h"
+
 namespace vllm {
 
 namespace {
@@ -25,10 +27,8 @@ SpmModel::SpmModel(const std::vector<std::string>& tokens, const std::vector<flo
     if (scores_.empty()) scores_.assign(tokens.size(), 0.0f);
     ids_.reserve(tokens.size());
     for (size_t id = 0; id < tokens.size(); ++id) ids_[tokens[id]] = static_cast<int32_t>(id);
-    static const char kHex[] = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) {
-        const char fallback[] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
-        int32_t id = find(std::string_view(fallback, sizeof(fallback)));
+        int32_t id = find(byte_fallback_text(static_cast<uint8_t>(b)));
         if (id < 0) {
             const char byte = static_cast<char>(b);
             id = find(std::string_view(&byte, 1));

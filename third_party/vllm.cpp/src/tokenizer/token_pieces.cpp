@@ -26,6 +26,11 @@ int byte_fallback_value(const std::string& text) {
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
+std::string byte_fallback_text(uint8_t byte) {
+    static const char kHex[] = "0123456789ABCDEF";
+    return std::string{'<', '0', 'x', kHex[byte >> 4], kHex[byte & 15], '>'};
+}
+
 std::string byte_level_to_bytes(const std::string& text) {
     std::vector<uint32_t> cpts;
     decode_utf8_lenient(text, cpts);

@@ -2,12 +2,15 @@
 // byte-level alphabet (GPT-2 BPE), SentencePiece's U+2581 space escape, and
 // the <0xNN> byte-fallback tokens.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace vllm {
 
 // The byte of a "<0xNN>" token text (either hex case), or -1.
 int byte_fallback_value(const std::string& text);
+// The "<0xNN>" token text of a byte (upper case, as vocabularies spell it).
+std::string byte_fallback_text(uint8_t byte);
 
 // Byte-level symbols back to bytes. A code point outside the alphabet
 // passes through as UTF-8 (llama.cpp writes an "[UNK_BYTE_...]" marker).

@@ -1,8 +1,9 @@
-// The tokenizer facade: built from GGUF metadata, it turns text into token
-// ids (special tokens in the text are single tokens) and ids back into
-// bytes. Byte-level BPE (`tokenizer.ggml.model == "gpt2"`) with the
-// pre-tokenizer that `tokenizer.ggml.pre` names, and SentencePiece
-// (`"llama"`: score-ordered bigram merges with byte fallback).
+// The tokenizer facade: built from GGUF metadata (or from a tokenizer.json,
+// hf_tokenizer_json.h), it turns text into token ids (special tokens in the
+// text are single tokens) and ids back into bytes. Byte-level BPE
+// (`tokenizer.ggml.model == "gpt2"`) with the pre-tokenizer that
+// `tokenizer.ggml.pre` names, and SentencePiece (`"llama"`: score-ordered
+// bigram merges with byte fallback).
 #pragma once
 #include <cstdint>
 #include <memory>
