@@ -81,6 +81,14 @@ def test_tokenizer_config_path_changes_the_chat_template(hf_engine, hf_dir, tmp_
     assert chat["usage"]["prompt_tokens"] < own["usage"]["prompt_tokens"]
 
 
+def test_tokenizer_config_add_bos_token(hf_engine, hf_dir, tmp_path):
+    override = tmp_path / "tokenizer_config.json"
+    override.write_text(json.dumps({"add_bos_token": True, "bos_token": "<|im_start|>"}))
+    with Engine.load(hf_dir, max_model_len=ENGINE_MAX_MODEL_LEN, tokenizer_config_path=str(override)) as eng:
+        with_bos = greedy(eng, PROMPTS[0], 1)
+    assert with_bos.prompt_tokens == greedy(hf_engine, PROMPTS[0], 1).prompt_tokens + 1
+
+
 def test_chat_template_jinja_is_used(hf_engine, hf_dir, tmp_path):
     model = variant(tmp_path, hf_dir, **{"chat_template.jinja": OVERRIDE_TEMPLATE})
     with Engine.load(str(model) + "/", max_model_len=ENGINE_MAX_MODEL_LEN) as eng:
