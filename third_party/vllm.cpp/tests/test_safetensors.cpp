@@ -295,6 +295,36 @@ void test_gemma_norms(const TempDir& root) {
     check(model.get_int("gemma.attention.value_length", 0) == 32, "head_dim -> key and value length");
 }
 
+// Gemma 3 as a multimodal checkpoint: the text model's settings under
+// text_config, its tensors under either transformers prefix, the vision
+// tower's tensors left alone.
+void test_multimodal_text_model(const TempDir& root) {
+    const std::string dir = root / "gemma3mm";
+    ::mkdir(dir.c_str(), 0755);
+    const std::string text = llama_config("Gemma3ForCausalLM", ",\"head_dim\":32");
+    write_file(dir + "/config.json", "{\"architectures\":[\"Gemma3ForConditionalGeneration\"],\"text_config\":" + text +
+                                         ",\"vision_config\":{\"hidden_size\":8}}");
+    std::vector<Entry> entries = tiny_llama(false);
+    for (size_t i = 0; i < entries.size(); ++i) {
+        // "model.x" -> "language_model.model.x" or "model.language_model.x", alternating.
+        const std::string rest = entries[i].name.substr(6);
+        entries[i].name = (i % 2 ? "language_model.model." : "model.language_model.") + rest;
+    }
+    entries.push_back({"vision_tower.vision_model.embeddings.patch_embedding.weight", "F32", {4}, floats(ramp(4))});
+    entries.push_back({"multi_modal_projector.mm_input_projection_weight", "F32", {4}, floats(ramp(4))});
+    write_file(dir + "/model.safetensors", safetensors_bytes(entries));
+    HfModel model(dir);
+    check(model.get_string("general.architecture", "") == "gemma3", "multimodal Gemma 3: the gemma3 text model");
+    check(model.get_int("gemma3.embedding_length", 0) == 64, "hyperparameters from text_config");
+    check(model.find_tensor("blk.0.attn_q.weight") != nullptr && model.find_tensor("token_embd.weight") != nullptr &&
+              model.find_tensor("blk.0.ffn_down.weight") != nullptr,
+          "both tensor prefixes mapped");
+    check(model.tensors().size() == entries.size() - 2, "vision tower and projector not read");
+
+    write_file(dir + "/config.json", "{\"architectures\":[\"Gemma3ForConditionalGeneration\"]}");
+    check_refused("no text_config", [&] { HfModel m(dir); }, {"'text_config'"});
+}
+
 void test_tokenizer_config(const TempDir& root) {
     const std::string dir = root / "tok";
     ::mkdir(dir.c_str(), 0755);
@@ -328,6 +358,7 @@ int main() {
     test_directory(dir);
     test_shards(dir);
     test_gemma_norms(dir);
+    test_multimodal_text_model(dir);
     test_tokenizer_config(dir);
     std::printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

@@ -89,6 +89,11 @@ const std::vector<HfArchitecture>& architectures() {
          kEmbeddingAndHead + kSeparateProjections + kSandwichNorms, true, true},
         {"Gemma3ForCausalLM", "gemma3", kCommonConfig + kSlidingWindow,
          kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm, true, true},
+        {"Gemma3ForConditionalGeneration", "gemma3", kCommonConfig + kSlidingWindow,
+         kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm, true, true, /*text_config=*/true,
+         // transformers before 4.52 saved "language_model.model.", later ones "model.language_model.".
+         {{"language_model.model.", "model."}, {"model.language_model.", "model."}, {"language_model.lm_head.", "lm_head."}},
+         {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."}},
         {"Phi3ForCausalLM", "phi3", kCommonConfig + kSlidingWindow, kEmbeddingAndHead + kPhi3Projections + kPreFfnNorm},
     };
     return rows;
@@ -124,15 +129,27 @@ std::string supported_hf_architectures() {
 }
 
 std::string gguf_tensor_name(const HfArchitecture& arch, const std::string& hf_name) {
+    std::string name = hf_name;
+    for (const auto& [from, to] : arch.prefix_rewrites) {
+        if (name.rfind(from, 0) != 0) continue;
+        name = to + name.substr(std::string(from).size());
+        break;
+    }
     std::string layer;
     for (const HfTensorName& row : arch.tensors) {
-        if (!match(row.hf_name, hf_name, layer)) continue;
+        if (!match(row.hf_name, name, layer)) continue;
         std::string out = row.gguf_name;
         const size_t hole = out.find("{N}");
         if (hole != std::string::npos) out.replace(hole, 3, layer);
         return out;
     }
     return "";
+}
+
+bool ignored_tensor(const HfArchitecture& arch, const std::string& hf_name) {
+    for (const char* prefix : arch.ignored_prefixes)
+        if (hf_name.rfind(prefix, 0) == 0) return true;
+    return false;
 }
 
 }  // namespace vllm

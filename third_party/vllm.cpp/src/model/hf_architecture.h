@@ -7,6 +7,7 @@
 // the same rows for the test-side conversion.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vllm {
@@ -36,6 +37,13 @@ struct HfArchitecture {
     bool norm_plus_one = false;
     // transformers' default for tie_word_embeddings when config.json omits it.
     bool tie_default = false;
+    // Multimodal checkpoints whose text decoder is this architecture: its
+    // hyperparameters are under config.json's "text_config", its tensors
+    // under another prefix (rewritten to the text model's "model." /
+    // "lm_head."), and the other towers' tensors are not read.
+    bool text_config = false;
+    std::vector<std::pair<const char*, const char*>> prefix_rewrites;
+    std::vector<const char*> ignored_prefixes;
 };
 
 // The row for `hf_class`, or nullptr.
@@ -45,5 +53,8 @@ std::string supported_hf_architectures();
 // The llama.cpp name of HF tensor `hf_name` under `arch`, or "" when the
 // architecture has no such tensor.
 std::string gguf_tensor_name(const HfArchitecture& arch, const std::string& hf_name);
+// Whether `hf_name` belongs to a part of the checkpoint the text model does
+// not use (a vision tower, a projector).
+bool ignored_tensor(const HfArchitecture& arch, const std::string& hf_name);
 
 }  // namespace vllm

@@ -78,7 +78,10 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     const HfArchitecture* arch = find_hf_architecture(hf_class);
     if (arch == nullptr)
         fail("config.json architectures '" + hf_class + "' is not supported (supported: " + supported_hf_architectures() + ")");
-    read_config(config, *arch);
+    const json::Value* text = arch->text_config ? config.find("text_config") : nullptr;
+    if (arch->text_config && (text == nullptr || !text->is_object()))
+        fail("config.json has no 'text_config' object (" + hf_class + " keeps the text model's settings there)");
+    read_config(text != nullptr ? *text : config, *arch);
 
     bool tied = arch->tie_default;
     if (const json::Value* tie = config.find("tie_word_embeddings"); tie != nullptr && !tie->is_null()) {
@@ -206,10 +209,10 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
     for (const std::unique_ptr<SafetensorsFile>& shard : shards_) {
         for (const SafetensorsTensor& t : shard->tensors()) {
             // A buffer older transformers versions saved; RoPE comes from rope_theta.
-            if (ends_with(t.name, "rotary_emb.inv_freq")) continue;
+            if (ends_with(t.name, "rotary_emb.inv_freq") || ignored_tensor(arch, t.name)) continue;
             // Tied: the embedding is the output matrix, as in a GGUF without output.weight.
-            if (tied && t.name == "lm_head.weight") continue;
             const std::string name = gguf_tensor_name(arch, t.name);
+            if (tied && name == "output.weight") continue;
             if (name.empty())
                 fail("tensor '" + t.name + "' in " + base_name(shard->path()) + " is not part of a " + arch.hf_class +
                      " checkpoint");
