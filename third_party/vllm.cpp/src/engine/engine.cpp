@@ -8,7 +8,12 @@
 
 #include "engine/output_processor.h"
 #include "model/gguf_reader.h"
+#include "model/hf_model.h"
+#include "model/hf_json.h"
+#include "model/hf_tokenizer_config.h"
+#include "model/mapped_file.h"
 #include "sample/sampler.h"
+#include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -16,17 +21,9 @@ namespace vllm {
 
 namespace {
 
-// A directory is a Hugging Face model when it has config.json; anything else
-// in a directory is not a model we can find.
-[[noreturn]] void refuse_directory(const std::string& path) {
+bool is_directory(const std::string& path) {
     struct stat st {};
-    std::string config = path + "/config.json";
-    if (::stat(config.c_str(), &st) == 0)
-        throw_invalid_argument("cannot load '" + path +
-                               "': Hugging Face safetensors model directories are not implemented yet in this engine "
-                               "(load a GGUF file)");
-    throw_model_load("cannot load '" + path + "': the directory holds no model files (expected a GGUF file, "
-                     "or config.json with *.safetensors and tokenizer.json)");
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int64_t kv_budget_bytes() {
@@ -41,16 +38,28 @@ int64_t kv_budget_bytes() {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
-    struct stat st {};
-    if (::stat(config.model_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) refuse_directory(config.model_path);
-    auto gguf = std::make_unique<GgufFile>(config.model_path);
-    ModelConfig model_config = ModelConfig::from_source(*gguf);
-    ModelWeights weights = ModelWeights::from_source(*gguf, model_config);
-    tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*gguf));
-    chat_template_ = gguf->get_string("tokenizer.chat_template", "");
-    source_ = std::move(gguf);
+    // A directory is a Hugging Face model (config.json + safetensors +
+    // tokenizer.json); anything else must be a GGUF file.
+    if (is_directory(config.model_path)) {
+        auto hf = std::make_unique<HfModel>(config.model_path);
+        load_hf_tokenizer();
+        // Checkpoints often pad the embedding past the tokenizer (Qwen 2:
+        // 151936 rows for 151665 tokens); no text maps to those rows, so
+        // the model computes the tokenizer's rows only.
+        hf->limit_vocab(tokenizer_->vocab_size());
+        source_ = std::move(hf);
+    } else {
+        auto gguf = std::make_unique<GgufFile>(config.model_path);
+        tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*gguf));
+        chat_template_ = gguf->get_string("tokenizer.chat_template", "");
+        source_ = std::move(gguf);
+    }
+    ModelConfig model_config = ModelConfig::from_source(*source_);
+    ModelWeights weights = ModelWeights::from_source(*source_, model_config);
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
-    model_name_ = config.model_path.substr(config.model_path.find_last_of('/') + 1);
+    // The last path component; a directory may be given with a trailing '/'.
+    const std::string path = config.model_path.substr(0, config.model_path.find_last_not_of('/') + 1);
+    model_name_ = path.substr(path.find_last_of('/') + 1);
     if (tokenizer_->vocab_size() != model_config.vocab_size)
         throw_model_load("cannot load '" + config.model_path + "': the tokenizer has " +
                          std::to_string(tokenizer_->vocab_size()) + " tokens but the embedding has " +
@@ -81,6 +90,23 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, num_blocks, max_model_len_);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::load_hf_tokenizer() {
+    HfTokenizerConfig files = HfTokenizerConfig::load(config_.model_path, config_.tokenizer_config_path);
+    HfTokenizerOptions options;
+    options.bos_token = files.bos_token;
+    options.eos_token = files.eos_token;
+    options.add_bos_token = files.add_bos_token;
+    options.add_eos_token = files.add_eos_token;
+    options.eos_token_ids = std::move(files.eos_token_ids);
+    const std::string path = config_.model_path + "/tokenizer.json";
+    if (!file_exists(path)) throw_model_load("cannot load '" + config_.model_path + "': tokenizer.json is missing");
+    // Mapping it first refuses a FIFO or device without blocking (the
+    // loader reads the path itself).
+    MappedFile(path, [&](const std::string& why) { throw_model_load("cannot load '" + path + "': " + why); });
+    tokenizer_ = load_hf_tokenizer_json(path, options);
+    chat_template_ = std::move(files.chat_template);
 }
 
 Engine::~Engine() {

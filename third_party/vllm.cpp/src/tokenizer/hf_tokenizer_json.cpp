@@ -335,6 +335,11 @@ void Loader::apply_options() {
     if (options_.add_eos_token) data_.add_eos = *options_.add_eos_token;
     if (data_.add_bos && data_.bos_id < 0) refuse("add_bos_token is true, but there is no bos_token");
     if (data_.add_eos && data_.eos_id < 0) refuse("add_eos_token is true, but there is no eos_token");
+    for (int32_t id : options_.eos_token_ids) {
+        if (id < 0 || static_cast<size_t>(id) >= data_.tokens.size())
+            refuse("generation_config.json's eos_token_id " + std::to_string(id) + " is outside the vocabulary");
+        data_.extra_eog_ids.push_back(id);
+    }
 }
 
 std::unique_ptr<Tokenizer> Loader::load() {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tokenizer/tokenizer.h"
 
@@ -29,6 +30,8 @@ struct HfTokenizerOptions {
     std::string eos_token;
     std::optional<bool> add_bos_token;
     std::optional<bool> add_eos_token;
+    // generation_config.json's eos_token_id (one or a list): each ends generation.
+    std::vector<int32_t> eos_token_ids;
 };
 
 // MODEL_LOAD error for a file that cannot be read, is not JSON, or uses

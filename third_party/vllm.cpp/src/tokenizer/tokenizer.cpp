@@ -44,6 +44,7 @@ Tokenizer::Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Speci
     for (int32_t id : {data_.eos_id, data_.eot_id, data_.eom_id}) {
         if (id >= 0) eog_ids_.push_back(id);
     }
+    eog_ids_.insert(eog_ids_.end(), data_.extra_eog_ids.begin(), data_.extra_eog_ids.end());
     std::sort(eog_ids_.begin(), eog_ids_.end());
     eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
     specials_ = specials.empty() ? SpecialTokenSplitter(data_.tokens, data_.token_types)

@@ -32,6 +32,9 @@ struct TokenizerData {
     int32_t eos_id = -1;
     int32_t eot_id = -1;
     int32_t eom_id = -1;
+    // More end-of-generation ids: a Hugging Face generation_config.json's
+    // eos_token_id list (Llama 3: <|end_of_text|>, <|eom_id|>, <|eot_id|>).
+    std::vector<int32_t> extra_eog_ids;
     int32_t unk_id = -1;
     int32_t pad_id = -1;
     bool add_bos = false;
