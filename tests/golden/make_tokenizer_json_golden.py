@@ -8,10 +8,10 @@ tokenizer_probe.BYTE_LEVEL_PRE_TOKENIZERS (the test writes the same files).
 
 How the committed files were made:
 
-    /work/refvenv/bin/python tests/golden/make_tokenizer_json_golden.py \\
+    python tests/golden/make_tokenizer_json_golden.py \\
         --smollm2 SmolLM2-135M-Instruct.Q4_1.gguf --gemma gemma-3-270m-q4_k_m.gguf
 
-with transformers 5.24.0 and tokenizers 0.23.3:
+(a Python with torch, transformers 5.24.0 and tokenizers 0.23.3):
 `AutoTokenizer.from_pretrained(dir, gguf_file=name).save_pretrained(out)`,
 then `Tokenizer.from_file(out/tokenizer.json).encode(text, add_special_tokens)`
 for make_tokenizer_golden.py's corpus plus make_tokenizer_gguf_golden.py's
