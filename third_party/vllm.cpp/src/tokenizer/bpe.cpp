@@ -5,6 +5,7 @@
 #include "tokenizer/token_pieces.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace vllm {
 
@@ -53,7 +54,7 @@ BpeModel::BpeModel(const std::vector<std::string>& tokens, const std::vector<Mer
     }
     for (int b = 0; b < 256; ++b) {
         std::string symbol;
-        append_utf8(byte_to_codepoint(static_cast<uint8_t>(b)), symbol);
+        utf8::append(symbol, byte_to_codepoint(static_cast<uint8_t>(b)));
         byte_symbol_[b] = intern(symbol);
         byte_fallback_id_[b] = find_token(byte_fallback_text(static_cast<uint8_t>(b)));
     }

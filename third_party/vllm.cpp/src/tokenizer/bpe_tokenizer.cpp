@@ -2,6 +2,7 @@
 
 #include "tokenizer/token_pieces.h"
 #include "tokenizer/unicode.h"
+#include "util/utf8.h"
 
 namespace vllm {
 
@@ -28,7 +29,7 @@ void BpeTokenizer::encode_text(const std::string& text, bool, std::vector<int32_
         const size_t n = w.end - w.begin;
         if (ignore_merges_) {
             symbols.clear();
-            for (size_t i = 0; i < n; ++i) append_utf8(byte_to_codepoint(static_cast<uint8_t>(bytes[i])), symbols);
+            for (size_t i = 0; i < n; ++i) utf8::append(symbols, byte_to_codepoint(static_cast<uint8_t>(bytes[i])));
             const int32_t id = bpe_.find_token(symbols);
             if (id >= 0) {
                 out.push_back(id);

@@ -4,6 +4,7 @@
 
 #include "tokenizer/nfc.h"
 #include "tokenizer/unicode.h"
+#include "util/utf8.h"
 
 namespace vllm {
 
@@ -442,7 +443,7 @@ void PreTokenizer::split(const std::string& text, std::string& normalized, std::
     for (uint32_t i = 0; i < n; ++i) {
         t.cls[i] = codepoint_class(t.cpt[i]);
         offset[i] = static_cast<uint32_t>(normalized.size());
-        append_utf8(t.cpt[i], normalized);
+        utf8::append(normalized, t.cpt[i]);
     }
     offset[n] = static_cast<uint32_t>(normalized.size());
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "tokenizer/unicode.h"
+#include "util/utf8.h"
 
 namespace vllm {
 
@@ -40,7 +41,7 @@ std::string byte_level_to_bytes(const std::string& text) {
         if (b >= 0) {
             bytes.push_back(static_cast<char>(b));
         } else {
-            append_utf8(cpt, bytes);
+            utf8::append(bytes, cpt);
         }
     }
     return bytes;

@@ -1,4 +1,5 @@
 #include "tokenizer/unicode.h"
+#include "util/utf8.h"
 
 #include <algorithm>
 #include <array>
@@ -102,24 +103,6 @@ void decode_utf8_lenient(const std::string& text, std::vector<uint32_t>& cpts) {
     }
 }
 
-void append_utf8(uint32_t cpt, std::string& out) {
-    if (cpt < 0x80) {
-        out.push_back(static_cast<char>(cpt));
-    } else if (cpt < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cpt >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-    } else if (cpt < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cpt >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cpt >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cpt >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cpt >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cpt & 0x3F)));
-    }
-}
-
 uint32_t byte_to_codepoint(uint8_t byte) { return byte_alphabet().to_cpt[byte]; }
 
 int codepoint_to_byte(uint32_t cpt) {
@@ -164,7 +147,7 @@ size_t append_repaired_utf8(const char* s, size_t n, bool final, std::string& ou
         if (step.status == Utf8Status::VALID) {
             out.append(s + i, step.length);
         } else {
-            append_utf8(kReplacementChar, out);
+            utf8::append(out, kReplacementChar);
         }
         i += step.length;
     }

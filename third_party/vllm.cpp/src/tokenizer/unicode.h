@@ -24,9 +24,6 @@ uint8_t codepoint_class(uint32_t cpt);
 // beyond U+10FFFF (which llama.cpp throws on) also yield U+FFFD.
 void decode_utf8_lenient(const std::string& text, std::vector<uint32_t>& cpts);
 
-// Appends the UTF-8 encoding of `cpt` (at most U+10FFFF).
-void append_utf8(uint32_t cpt, std::string& out);
-
 // GPT-2's byte-level alphabet: every byte stands for one printable code
 // point, so token texts are valid UTF-8 whatever bytes they cover.
 uint32_t byte_to_codepoint(uint8_t byte);
