@@ -101,6 +101,10 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
         l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
         l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
+        if (config.post_norms) {
+            l.post_attn_norm = load.vector(p + "post_attention_norm.weight", dim);
+            l.post_ffn_norm = load.vector(p + "post_ffw_norm.weight", dim);
+        }
     }
     // The token embedding is also read row by row (dequantize_row), so it
     // stays as stored; a tied output matrix gets its own prepared copy.
