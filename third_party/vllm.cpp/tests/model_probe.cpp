@@ -3,21 +3,27 @@
 // KV cache and kernels, bypassing tokenizer and sampler so results compare
 // id for id with the float reference.
 //
+// MODEL is a GGUF file or a Hugging Face model directory.
+//
 //   model_probe MODEL greedy N CHUNK   stdin: one prompt per line (ids);
 //                                      stdout: N greedy ids per line
 //   model_probe MODEL logits OUT CHUNK stdin: one line of ids; writes the
 //                                      logits row after every position as
 //                                      raw float32 [n_ids, vocab] to OUT
 // CHUNK is the prefill chunk size, so chunked prefill is exercised too.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/kv_cache.h"
 #include "model/gguf_reader.h"
+#include "model/hf_model.h"
 #include "model/llama.h"
 #include "util/error.h"
 
@@ -68,9 +74,14 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        vllm::GgufFile file(argv[1]);
-        vllm::ModelConfig config = vllm::ModelConfig::from_source(file);
-        vllm::ModelWeights weights = vllm::ModelWeights::from_source(file, config);
+        struct stat st {};
+        std::unique_ptr<vllm::ModelSource> file;
+        if (::stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))
+            file = std::make_unique<vllm::HfModel>(argv[1]);
+        else
+            file = std::make_unique<vllm::GgufFile>(argv[1]);
+        vllm::ModelConfig config = vllm::ModelConfig::from_source(*file);
+        vllm::ModelWeights weights = vllm::ModelWeights::from_source(*file, config);
         vllm::LlamaModel model(config, std::move(weights));
         const int block_size = 16, num_blocks = 64;
         vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks,

@@ -291,9 +291,9 @@ std::string gguf_without_tokenizer() {
 }
 
 void test_errors(const TokenizerData& base) {
-    TokenizerData spm = base;
-    spm.model = "llama";
-    check_throws([&] { Tokenizer::create(spm); }, VLLM_ERR_MODEL_LOAD, "'llama'", "SentencePiece model refused");
+    TokenizerData wpm = base;
+    wpm.model = "bert";
+    check_throws([&] { Tokenizer::create(wpm); }, VLLM_ERR_MODEL_LOAD, "'bert'", "WordPiece model refused");
     TokenizerData pre = base;
     pre.pre = "no-such-pre";
     check_throws([&] { Tokenizer::create(pre); }, VLLM_ERR_MODEL_LOAD, "'no-such-pre'", "unknown pre-tokenizer refused");
@@ -320,6 +320,52 @@ void test_errors(const TokenizerData& base) {
     check_throws([&] { TokenizerData::from_gguf(GgufFile(path)); }, VLLM_ERR_MODEL_LOAD, "tokenizer.ggml.model",
                  "GGUF without a tokenizer");
     std::remove(path.c_str());
+}
+
+// SentencePiece on a hand-made vocabulary (Gemma 3's real one is tested
+// against llama.cpp in tests/test_tokenizer_gguf.py when present).
+void test_sentencepiece() {
+    TokenizerData d;
+    d.model = "llama";
+    const auto normal = static_cast<int32_t>(TokenType::NORMAL);
+    const auto byte = static_cast<int32_t>(TokenType::BYTE);
+    const auto control = static_cast<int32_t>(TokenType::CONTROL);
+    auto add = [&](const std::string& text, float score, int32_t type) {
+        d.tokens.push_back(text);
+        d.scores.push_back(score);
+        d.token_types.push_back(type);
+        return static_cast<int32_t>(d.tokens.size() - 1);
+    };
+    d.unk_id = add("<unk>", 0, static_cast<int32_t>(TokenType::UNKNOWN));
+    d.bos_id = add("<s>", 0, control);
+    d.eos_id = add("</s>", 0, control);
+    const int32_t xc3 = add("<0xC3>", 0, byte);
+    const int32_t xa9 = add("<0xA9>", 0, byte);
+    const int32_t space = add("\xE2\x96\x81", -1, normal);
+    add("a", -1, normal);
+    const int32_t b = add("b", -1, normal);
+    const int32_t c = add("c", -1, normal);
+    const int32_t ab = add("ab", -3, normal);
+    const int32_t bc = add("bc", -2, normal);
+    const int32_t space_a = add("\xE2\x96\x81" "a", -4, normal);
+    d.add_bos = true;
+    d.add_space_prefix = true;
+    const auto tok = Tokenizer::create(d);
+    check(tok->encode("abc", false, true) == (std::vector<int32_t>{space_a, bc}),
+          "SentencePiece: the space prefix, then the best-scored bigram first");
+    check(tok->encode("abc", true, true) == (std::vector<int32_t>{d.bos_id, space_a, bc}), "SentencePiece: BOS");
+    check(tok->encode("a b\xC3\xA9", false, true) == (std::vector<int32_t>{space_a, space, b, xc3, xa9}),
+          "SentencePiece: spaces escaped, unknown characters as byte tokens");
+    check(tok->encode("<s>ab", false, true) == (std::vector<int32_t>{d.bos_id, space, ab}),
+          "SentencePiece: a space prefix after a special token");
+    check(decode(*tok, {space_a, b, xc3, xa9, d.eos_id}, true) == " ab\xC3\xA9",
+          "SentencePiece: U+2581 decodes as a space, <0xNN> as its byte");
+    d.add_space_prefix = false;
+    check(Tokenizer::create(d)->encode("ab c", false, true) == (std::vector<int32_t>{ab, space, c}),
+          "SentencePiece: no space prefix when the model says so");
+    TokenizerData bad = d;
+    bad.scores.pop_back();
+    check_throws([&] { Tokenizer::create(bad); }, VLLM_ERR_MODEL_LOAD, "scores", "SentencePiece: a score per token");
 }
 
 void test_invalid_input(const Tokenizer& tok) {
@@ -362,6 +408,7 @@ int main(int argc, char** argv) {
         test_special(data);
         test_errors(data);
         test_invalid_input(*tok);
+        test_sentencepiece();
         report_speed(*tok, sections);
     } catch (const std::exception& e) {
         check(false, std::string("unexpected exception: ") + e.what());

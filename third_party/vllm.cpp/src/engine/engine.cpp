@@ -8,7 +8,11 @@
 
 #include "engine/output_processor.h"
 #include "model/gguf_reader.h"
+#include "model/hf_model.h"
+#include "model/hf_json.h"
+#include "model/hf_tokenizer_config.h"
 #include "sample/sampler.h"
+#include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -16,17 +20,9 @@ namespace vllm {
 
 namespace {
 
-// A directory is a Hugging Face model when it has config.json; anything else
-// in a directory is not a model we can find.
-[[noreturn]] void refuse_directory(const std::string& path) {
+bool is_directory(const std::string& path) {
     struct stat st {};
-    std::string config = path + "/config.json";
-    if (::stat(config.c_str(), &st) == 0)
-        throw_invalid_argument("cannot load '" + path +
-                               "': Hugging Face safetensors model directories are not implemented yet in this engine "
-                               "(load a GGUF file)");
-    throw_model_load("cannot load '" + path + "': the directory holds no model files (expected a GGUF file, "
-                     "or config.json with *.safetensors and tokenizer.json)");
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int64_t kv_budget_bytes() {
@@ -41,14 +37,22 @@ int64_t kv_budget_bytes() {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
-    struct stat st {};
-    if (::stat(config.model_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) refuse_directory(config.model_path);
-    auto gguf = std::make_unique<GgufFile>(config.model_path);
-    ModelConfig model_config = ModelConfig::from_source(*gguf);
-    ModelWeights weights = ModelWeights::from_source(*gguf, model_config);
-    tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*gguf));
-    chat_template_ = gguf->get_string("tokenizer.chat_template", "");
-    source_ = std::move(gguf);
+    // A directory is a Hugging Face model (config.json + safetensors +
+    // tokenizer.json); anything else must be a GGUF file.
+    const bool hf_directory = is_directory(config.model_path);
+    if (hf_directory)
+        source_ = std::make_unique<HfModel>(config.model_path);
+    else
+        source_ = std::make_unique<GgufFile>(config.model_path);
+    ModelConfig model_config = ModelConfig::from_source(*source_);
+    ModelWeights weights = ModelWeights::from_source(*source_, model_config);
+    if (hf_directory) {
+        load_hf_tokenizer();
+    } else {
+        const auto& gguf = static_cast<const GgufFile&>(*source_);
+        tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(gguf));
+        chat_template_ = gguf.get_string("tokenizer.chat_template", "");
+    }
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
     model_name_ = config.model_path.substr(config.model_path.find_last_of('/') + 1);
     if (tokenizer_->vocab_size() != model_config.vocab_size)
@@ -81,6 +85,20 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, num_blocks, max_model_len_);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::load_hf_tokenizer() {
+    HfTokenizerConfig files = HfTokenizerConfig::load(config_.model_path, config_.tokenizer_config_path);
+    HfTokenizerOptions options;
+    options.bos_token = files.bos_token;
+    options.eos_token = files.eos_token;
+    options.add_bos_token = files.add_bos_token;
+    options.add_eos_token = files.add_eos_token;
+    options.eos_token_ids = std::move(files.eos_token_ids);
+    const std::string path = config_.model_path + "/tokenizer.json";
+    if (!file_exists(path)) throw_model_load("cannot load '" + config_.model_path + "': tokenizer.json is missing");
+    tokenizer_ = load_hf_tokenizer_json(path, options);
+    chat_template_ = std::move(files.chat_template);
 }
 
 Engine::~Engine() {

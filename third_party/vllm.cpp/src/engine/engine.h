@@ -41,13 +41,19 @@ public:
 
     EngineStats stats() const;
     const Tokenizer& tokenizer() const { return *tokenizer_; }
-    // The GGUF file's `tokenizer.chat_template` metadata ("" when it has none).
+    // The model's chat template ("" when it has none): a GGUF file's
+    // `tokenizer.chat_template` metadata, a Hugging Face directory's as
+    // HfTokenizerConfig chooses it.
     const std::string& chat_template() const { return chat_template_; }
     // The model's name for responses: the file name without directories.
     const std::string& model_name() const { return model_name_; }
     int max_model_len() const { return max_model_len_; }
 
 private:
+    // The tokenizer and chat template of a Hugging Face directory (its
+    // tokenizer.json, tokenizer_config.json or the tokenizer_config_path
+    // override, chat_template.jinja, generation_config.json).
+    void load_hf_tokenizer();
     void loop();
 
     EngineConfig config_;

@@ -11,6 +11,9 @@ namespace vllm {
 
 struct EngineConfig {
     std::string model_path;
+    // Replaces a Hugging Face directory's tokenizer_config.json ("" = the
+    // directory's own); unused for GGUF files (hf_tokenizer_config.h).
+    std::string tokenizer_config_path;
     int block_size = 0;              // 0: kDefaultBlockSize
     int num_blocks = 0;              // 0: from the memory budget
     int max_model_len = 0;           // 0: the model's context length

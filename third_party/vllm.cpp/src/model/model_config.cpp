@@ -63,6 +63,14 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
                          "' (supported: " + supported + ")");
     }
     c.rope_style = traits->rope_style;
+    // A source whose q/k rows are as trained (Hugging Face, hf_model.h) says
+    // so: RoPE then rotates halves whatever llama.cpp's layout for the
+    // architecture is.
+    const std::string rope_style = file.get_string("vllm.rope_style", "");
+    if (rope_style == "halves")
+        c.rope_style = RopeStyle::HALVES;
+    else if (!rope_style.empty())
+        throw_model_load("cannot load '" + file.path() + "': unknown vllm.rope_style '" + rope_style + "'");
     c.qkv_bias = traits->qkv_bias;
     c.qk_norm = traits->qk_norm;
     c.ffn_activation = traits->ffn_activation;

@@ -14,9 +14,31 @@ bool later(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b) {
     return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
 }
 
+// Appends a symbol linked after the previous one; merge_and_emit ends the
+// chain.
+void append_symbol(BpeScratch& scratch, int32_t id) {
+    const int32_t i = static_cast<int32_t>(scratch.symbols.size());
+    scratch.symbols.push_back({id, i - 1, i + 1});
+}
+
 }  // namespace
 
-BpeModel::BpeModel(const std::vector<std::string>& tokens, const std::vector<std::string>& merges)
+std::vector<MergePair> split_gguf_merges(const std::vector<std::string>& merges) {
+    std::vector<MergePair> pairs;
+    pairs.reserve(merges.size());
+    for (const std::string& m : merges) {
+        const size_t space = m.find(' ', 1);
+        if (space == std::string::npos) {
+            // Keeps the ranks of the merges after it, as llama.cpp does.
+            pairs.emplace_back();
+            continue;
+        }
+        pairs.emplace_back(m.substr(0, space), m.substr(space + 1));
+    }
+    return pairs;
+}
+
+BpeModel::BpeModel(const std::vector<std::string>& tokens, const std::vector<MergePair>& merges)
     : n_vocab_(static_cast<int32_t>(tokens.size())) {
     symbol_ids_.reserve(tokens.size() + 256);
     for (int32_t id = 0; id < n_vocab_; ++id) {
@@ -32,16 +54,15 @@ BpeModel::BpeModel(const std::vector<std::string>& tokens, const std::vector<std
         std::string symbol;
         append_utf8(byte_to_codepoint(static_cast<uint8_t>(b)), symbol);
         byte_symbol_[b] = intern(symbol);
+        static const char kHex[] = "0123456789ABCDEF";
+        byte_fallback_id_[b] = find_token(std::string{'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'});
     }
     std::vector<std::pair<uint64_t, Merge>> ranked;
     ranked.reserve(merges.size());
     for (size_t rank = 0; rank < merges.size(); ++rank) {
-        const std::string& m = merges[rank];
-        // llama.cpp splits at the first space after the first byte.
-        const size_t space = m.find(' ', 1);
-        if (space == std::string::npos) continue;
-        const std::string left = m.substr(0, space);
-        const std::string right = m.substr(space + 1);
+        const std::string& left = merges[rank].first;
+        const std::string& right = merges[rank].second;
+        if (left.empty() || right.empty()) continue;
         const Merge merge{static_cast<int32_t>(rank), intern(left + right)};
         ranked.emplace_back(pair_key(intern(left), intern(right)), merge);
     }
@@ -111,15 +132,45 @@ void BpeModel::emit(int32_t symbol, std::vector<int32_t>& out) const {
 }
 
 void BpeModel::encode_word(const char* bytes, size_t n, BpeScratch& scratch, std::vector<int32_t>& out) const {
-    if (n == 0) return;
+    scratch.symbols.clear();
+    for (size_t i = 0; i < n; ++i) append_symbol(scratch, byte_symbol_[static_cast<uint8_t>(bytes[i])]);
+    merge_and_emit(scratch, out);
+}
+
+void BpeModel::encode_chars(const char* text, size_t n, const BpeCharFallback& fallback, BpeScratch& scratch,
+                            std::vector<int32_t>& out) const {
+    scratch.symbols.clear();
+    bool previous_unknown = false;
+    for (size_t i = 0; i < n;) {
+        const Utf8Step step = utf8_step(text + i, n - i);
+        const size_t length = step.status == Utf8Status::VALID ? step.length : 1;
+        const int32_t id = find_token(std::string(text + i, length));
+        bool unknown = false;
+        if (id >= 0) {
+            append_symbol(scratch, id);
+        } else {
+            bool all_bytes = fallback.byte_fallback;
+            for (size_t k = 0; k < length && all_bytes; ++k) all_bytes = byte_fallback_id_[static_cast<uint8_t>(text[i + k])] >= 0;
+            if (all_bytes) {
+                for (size_t k = 0; k < length; ++k) append_symbol(scratch, byte_fallback_id_[static_cast<uint8_t>(text[i + k])]);
+            } else if (fallback.unk_id >= 0 && !(fallback.fuse_unk && previous_unknown)) {
+                append_symbol(scratch, fallback.unk_id);
+            }
+            unknown = !all_bytes;
+        }
+        previous_unknown = unknown;
+        i += length;
+    }
+    merge_and_emit(scratch, out);
+}
+
+void BpeModel::merge_and_emit(BpeScratch& scratch, std::vector<int32_t>& out) const {
     auto& symbols = scratch.symbols;
     auto& heap = scratch.heap;
-    symbols.clear();
     heap.clear();
-    const int32_t count = static_cast<int32_t>(n);
-    for (int32_t i = 0; i < count; ++i) {
-        symbols.push_back({byte_symbol_[static_cast<uint8_t>(bytes[i])], i - 1, i + 1 < count ? i + 1 : -1});
-    }
+    if (symbols.empty()) return;
+    symbols.back().next = -1;
+    const int32_t count = static_cast<int32_t>(symbols.size());
     for (int32_t i = 0; i + 1 < count; ++i) push_candidate(scratch, i);
 
     while (!heap.empty()) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Generates unicode_tables.cpp: the code point classes the pre-tokenizer
-regexes ask about (\\p{L}, \\p{N}, \\p{P}, \\s), as sorted ranges.
+regexes ask about (\\p{L}, \\p{N}, \\p{P}, \\p{S}, \\p{M}, \\s), as sorted
+ranges.
 
 The classes follow llama.cpp's unicode data, which the engine must match
 token for token: letters are the L* general categories, numbers N*,
-punctuation P*, and whitespace is the Unicode White_Space property (not
+punctuation P*, symbols S*, marks M*, and whitespace is the Unicode White_Space property (not
 Python's str.isspace(), which also counts U+001C..U+001F). Python's
 unicodedata has no White_Space property, so that list is written out here;
 it has not changed since Unicode 6.
@@ -20,6 +21,8 @@ LETTER = 1
 NUMBER = 2
 PUNCTUATION = 4
 WHITESPACE = 8
+SYMBOL = 16
+MARK = 32
 
 WHITE_SPACE = (
     list(range(0x0009, 0x000D + 1))
@@ -39,6 +42,10 @@ def class_of(cpt, whitespace):
         return NUMBER
     if category.startswith("P"):
         return PUNCTUATION
+    if category.startswith("S"):
+        return SYMBOL
+    if category.startswith("M"):
+        return MARK
     return 0
 
 

@@ -1,5 +1,7 @@
 #include "tokenizer/pretokenizer.h"
 
+#include <algorithm>
+
 #include "tokenizer/unicode.h"
 
 namespace vllm {
@@ -39,6 +41,11 @@ const NamedSpec kNamedSpecs[] = {
     {"deepseek-r1-qwen", {PreTokenizerKind::QWEN2, false, false}},
     {"stablelm2", {PreTokenizerKind::QWEN2, false, false}},
     {"megrez", {PreTokenizerKind::QWEN2, false, false}},
+    {"falcon", {PreTokenizerKind::FALCON, false, false}},
+    {"deepseek-llm", {PreTokenizerKind::DEEPSEEK_LLM, false, false}},
+    {"deepseek-coder", {PreTokenizerKind::DEEPSEEK_CODER, false, false}},
+    {"deepseek-v3", {PreTokenizerKind::DEEPSEEK3, false, false}},
+    {"tekken", {PreTokenizerKind::TEKKEN, true, true}},
 };
 
 // Code point index ranges [begin, end): the pieces between passes.
@@ -55,6 +62,9 @@ struct Codepoints {
     bool letter(uint32_t i) const { return cls[i] & kClassLetter; }
     bool number(uint32_t i) const { return cls[i] & kClassNumber; }
     bool space(uint32_t i) const { return cls[i] & kClassWhitespace; }
+    bool punctuation(uint32_t i) const { return cls[i] & kClassPunctuation; }
+    bool symbol(uint32_t i) const { return cls[i] & kClassSymbol; }
+    bool mark(uint32_t i) const { return cls[i] & kClassMark; }
     // Neither \s, \p{L} nor \p{N}.
     bool other(uint32_t i) const { return !(cls[i] & (kClassLetter | kClassNumber | kClassWhitespace)); }
     bool newline(uint32_t i) const { return cpt[i] == '\r' || cpt[i] == '\n'; }
@@ -119,6 +129,19 @@ uint32_t match_whitespace(const Codepoints& t, uint32_t pos, uint32_t end) {
     return (p - pos > 1 && p < end) ? p - 1 : p;
 }
 
+// The whitespace alternatives every Llama-3-like regex ends with:
+// \s*[\r\n]+ (up to the run's last newline), then \s+(?!\S), then \s+.
+uint32_t match_trailing_whitespace(const Codepoints& t, uint32_t pos, uint32_t end) {
+    uint32_t p = pos;
+    uint32_t after_newline = pos;
+    while (p < end && t.space(p)) {
+        if (t.newline(p)) after_newline = p + 1;
+        ++p;
+    }
+    if (after_newline != pos) return after_newline;
+    return match_whitespace(t, pos, end);
+}
+
 // Which of GPT-2's run alternatives a code point belongs to.
 enum class Run { LETTER, NUMBER, OTHER, SPACE };
 
@@ -164,15 +187,7 @@ uint32_t next_llama3(const Codepoints& t, uint32_t pos, uint32_t end, uint32_t m
         while (p < end && t.newline(p)) ++p;
         return p;
     }
-    // \s*[\r\n]+ takes the run up to its last newline.
-    uint32_t p = pos;
-    uint32_t after_newline = pos;
-    while (p < end && t.space(p)) {
-        if (t.newline(p)) after_newline = p + 1;
-        ++p;
-    }
-    if (after_newline != pos) return after_newline;
-    return match_whitespace(t, pos, end);
+    return match_trailing_whitespace(t, pos, end);
 }
 
 // [\p{P}\$\+<=>\^~\|]: as llama.cpp's collapsed regex sees it, every ASCII
@@ -184,6 +199,130 @@ bool default_punctuation(const Codepoints& t, uint32_t i) {
 }
 
 bool ascii_digit(uint32_t c) { return c >= '0' && c <= '9'; }
+bool ascii_lower(uint32_t c) { return c >= 'a' && c <= 'z'; }
+bool ascii_upper(uint32_t c) { return c >= 'A' && c <= 'Z'; }
+
+// [\p{P}\$\+<=>\^~\|`]: every ASCII punctuation or symbol character, plus
+// non-ASCII \p{P}.
+bool falcon_punctuation(const Codepoints& t, uint32_t i) {
+    return t.cpt[i] == '`' || default_punctuation(t, i);
+}
+
+struct CodepointSpan {
+    uint32_t first;
+    uint32_t last;
+};
+
+template <size_t N>
+bool in_spans(const CodepointSpan (&spans)[N], uint32_t c) {
+    for (const CodepointSpan& s : spans) {
+        if (c >= s.first && c <= s.last) return true;
+    }
+    return false;
+}
+
+// The letters of DeepSeek LLM's second regex (its tokenizer.json's class,
+// as llama.cpp lists it): Latin, Greek, Cyrillic, Armenian, Georgian,
+// Cherokee, Glagolitic, Coptic, Deseret, ... but no CJK.
+const CodepointSpan kDeepseekLetters[] = {
+    {0x41, 0x5A},       {0x61, 0x7A},       {0xB5, 0xB5},       {0xC0, 0xD6},       {0xD8, 0xF6},
+    {0xF8, 0x1BA},      {0x1BC, 0x1BF},     {0x1C4, 0x293},     {0x295, 0x2AF},     {0x370, 0x373},
+    {0x376, 0x377},     {0x37B, 0x37D},     {0x37F, 0x37F},     {0x386, 0x386},     {0x388, 0x38A},
+    {0x38C, 0x38C},     {0x38E, 0x3A1},     {0x3A3, 0x3F5},     {0x3F7, 0x481},     {0x48A, 0x52F},
+    {0x531, 0x556},     {0x10A0, 0x10C5},   {0x13A0, 0x13F5},   {0x13F8, 0x13FD},   {0x1C90, 0x1CBA},
+    {0x1CBD, 0x1CBF},   {0x1D00, 0x1D2B},   {0x1D6B, 0x1D77},   {0x1D79, 0x1D9A},   {0x1E00, 0x1F15},
+    {0x1F18, 0x1F1D},   {0x1F20, 0x1F45},   {0x1F48, 0x1F4D},   {0x1F50, 0x1F57},   {0x1F59, 0x1F59},
+    {0x1F5B, 0x1F5B},   {0x1F5D, 0x1F5D},   {0x1F5F, 0x1F7D},   {0x1F80, 0x1FB4},   {0x1FB6, 0x1FBC},
+    {0x1FBE, 0x1FBE},   {0x1FC2, 0x1FC4},   {0x1FC6, 0x1FCC},   {0x1FD0, 0x1FD3},   {0x1FD6, 0x1FDB},
+    {0x1FE0, 0x1FEC},   {0x1FF2, 0x1FF4},   {0x1FF6, 0x1FFC},   {0x2102, 0x2102},   {0x2107, 0x2107},
+    {0x210A, 0x2113},   {0x2115, 0x2115},   {0x2119, 0x211D},   {0x2124, 0x2124},   {0x2126, 0x2126},
+    {0x2128, 0x2128},   {0x212A, 0x212D},   {0x212F, 0x2134},   {0x2139, 0x2139},   {0x213C, 0x213F},
+    {0x2145, 0x2149},   {0x214E, 0x214E},   {0x2183, 0x2184},   {0x2C00, 0x2C7B},   {0x2C7E, 0x2CE4},
+    {0x2CEB, 0x2CEE},   {0x2CF2, 0x2CF3},   {0xA640, 0xA66D},   {0xA680, 0xA69B},   {0xA722, 0xA76F},
+    {0xA771, 0xA787},   {0xA78B, 0xA78E},   {0xAB70, 0xABBF},   {0xFB00, 0xFB06},   {0xFB13, 0xFB17},
+    {0xFF21, 0xFF3A},   {0xFF41, 0xFF5A},   {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
+    {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943},
+};
+// [!-/:-~！-／：-～‘-‟　-。]: note that :-~ spans the ASCII letters too.
+const CodepointSpan kDeepseekPunctuation[] = {
+    {0x21, 0x2F}, {0x3A, 0x7E}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E}, {0x2018, 0x201F}, {0x3000, 0x3002},
+};
+// [一-龥ࠀ-一가-퟿]
+const CodepointSpan kDeepseekCjk[] = {{0x4E00, 0x9FA5}, {0x0800, 0x4E00}, {0xAC00, 0xD7FF}};
+// [一-龥぀-ゟ゠-ヿ]
+const CodepointSpan kDeepseek3Cjk[] = {{0x4E00, 0x9FA5}, {0x3040, 0x309F}, {0x30A0, 0x30FF}};
+
+// A regex class of literal code points, as llama.cpp matches it with
+// std::wregex: whitespace has been replaced by U+000B, so a whitespace code
+// point is never in such a class.
+template <size_t N>
+bool in_literal_class(const Codepoints& t, uint32_t i, const CodepointSpan (&spans)[N]) {
+    return !t.space(i) && in_spans(spans, t.cpt[i]);
+}
+
+// Matchers for split_by_matches: the end of the match at pos, or pos.
+template <typename Pred>
+uint32_t match_run(uint32_t pos, uint32_t end, Pred in_run) {
+    while (pos < end && in_run(pos)) ++pos;
+    return pos;
+}
+
+// \s?X+: one leading whitespace only when X follows it.
+template <typename Pred>
+uint32_t match_space_then_run(const Codepoints& t, uint32_t pos, uint32_t end, Pred in_run) {
+    const uint32_t head = t.space(pos) && pos + 1 < end && in_run(pos + 1) ? pos + 1 : pos;
+    return in_run(head) ? match_run(head, end, in_run) : pos;
+}
+
+uint32_t match_deepseek3(const Codepoints& t, uint32_t pos, uint32_t end) {
+    const uint32_t c = t.cpt[pos];
+    // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
+    const bool ascii_punct = c < 0x80 && (t.punctuation(pos) || t.symbol(pos));
+    if (ascii_punct && pos + 1 < end && (ascii_lower(t.cpt[pos + 1]) || ascii_upper(t.cpt[pos + 1]))) {
+        return match_run(pos + 1, end, [&](uint32_t i) { return ascii_lower(t.cpt[i]) || ascii_upper(t.cpt[i]); });
+    }
+    // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+    auto letter_or_mark = [&](uint32_t i) { return t.letter(i) || t.mark(i); };
+    const bool prefix = !t.newline(pos) && !t.letter(pos) && !t.punctuation(pos) && !t.symbol(pos);
+    if (prefix && pos + 1 < end && letter_or_mark(pos + 1)) return match_run(pos + 1, end, letter_or_mark);
+    if (letter_or_mark(pos)) return match_run(pos, end, letter_or_mark);
+    //  ?[\p{P}\p{S}]+[\r\n]*
+    auto punct_or_symbol = [&](uint32_t i) { return t.punctuation(i) || t.symbol(i); };
+    const uint32_t head = c == ' ' && pos + 1 < end ? pos + 1 : pos;
+    if (punct_or_symbol(head)) {
+        const uint32_t p = match_run(head, end, punct_or_symbol);
+        return match_run(p, end, [&](uint32_t i) { return t.newline(i); });
+    }
+    return t.space(pos) ? match_trailing_whitespace(t, pos, end) : pos;
+}
+
+uint32_t match_tekken(const Codepoints& t, uint32_t pos, uint32_t end) {
+    // Upper: a letter but a-z; lower: a letter but A-Z.
+    auto upper = [&](uint32_t i) { return t.letter(i) && !ascii_lower(t.cpt[i]); };
+    auto lower = [&](uint32_t i) { return t.letter(i) && !ascii_upper(t.cpt[i]); };
+    const bool prefix = !t.newline(pos) && !t.letter(pos) && !t.number(pos);
+    const uint32_t q = prefix && pos + 1 < end ? pos + 1 : pos;
+    if (t.letter(q)) {
+        // <upper>*<lower>+: the upper run, then a lower run; when none
+        // follows, backtracking ends the match after the run's last letter
+        // that is also lower case (a non-ASCII one).
+        const uint32_t e = match_run(q, end, upper);
+        if (e < end && lower(e)) return match_run(e, end, lower);
+        for (uint32_t j = e; j > q; --j) {
+            if (lower(j - 1)) return j;
+        }
+        // <upper>+<lower>*: the lower run is empty here.
+        if (e > q) return e;
+    }
+    if (t.number(pos)) return pos + 1;
+    //  ?[^\s\p{L}\p{N}]+[\r\n/]*
+    const uint32_t head = t.cpt[pos] == ' ' && pos + 1 < end ? pos + 1 : pos;
+    if (t.other(head)) {
+        const uint32_t p = match_run(head, end, [&](uint32_t i) { return t.other(i); });
+        return match_run(p, end, [&](uint32_t i) { return t.newline(i) || t.cpt[i] == '/'; });
+    }
+    return t.space(pos) ? match_trailing_whitespace(t, pos, end) : pos;
+}
 
 void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) {
     Spans tmp;
@@ -191,17 +330,22 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
         apply(spans, tmp);
         spans.swap(tmp);
     };
+    // A pass of a regex that need not match everywhere.
+    auto matches = [&](auto&& match) {
+        pass([&](const Spans& in, Spans& out) { split_by_matches(in, out, match); });
+    };
     auto gpt2 = [&](const Spans& in, Spans& out) {
         split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_gpt2(t, p, e); });
     };
+    auto number = [&](uint32_t i) { return t.number(i); };
+    auto letter = [&](uint32_t i) { return t.letter(i); };
+    auto space = [&](uint32_t i) { return t.space(i); };
     switch (kind) {
         case PreTokenizerKind::GPT2:
             pass(gpt2);
             break;
         case PreTokenizerKind::GPT2_SINGLE_DIGITS:
-            pass([&](const Spans& in, Spans& out) {
-                split_by_matches(in, out, [&](uint32_t p, uint32_t) { return t.number(p) ? p + 1 : p; });
-            });
+            matches([&](uint32_t p, uint32_t) { return t.number(p) ? p + 1 : p; });
             pass(gpt2);
             break;
         case PreTokenizerKind::LLAMA3:
@@ -213,26 +357,61 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
             break;
         }
         case PreTokenizerKind::DEFAULT:
-            pass([&](const Spans& in, Spans& out) {
-                split_by_matches(in, out, [&](uint32_t p, uint32_t e) {
-                    while (p < e && default_punctuation(t, p)) ++p;
-                    return p;
+        case PreTokenizerKind::FALCON: {
+            const bool falcon = kind == PreTokenizerKind::FALCON;
+            matches([&](uint32_t p, uint32_t e) {
+                return match_run(p, e, [&](uint32_t i) {
+                    return falcon ? falcon_punctuation(t, i) : default_punctuation(t, i);
                 });
             });
             pass(gpt2);
-            pass([&](const Spans& in, Spans& out) {
-                split_by_matches(in, out, [&](uint32_t p, uint32_t e) {
-                    while (p < e && t.number(p)) ++p;
-                    return p;
-                });
+            if (!falcon) matches([&](uint32_t p, uint32_t e) { return match_run(p, e, number); });
+            matches([&](uint32_t p, uint32_t e) {
+                const bool three =
+                    p + 3 <= e && ascii_digit(t.cpt[p]) && ascii_digit(t.cpt[p + 1]) && ascii_digit(t.cpt[p + 2]);
+                return three ? p + 3 : p;
             });
-            pass([&](const Spans& in, Spans& out) {
-                split_by_matches(in, out, [&](uint32_t p, uint32_t e) {
-                    const bool three = p + 3 <= e && ascii_digit(t.cpt[p]) && ascii_digit(t.cpt[p + 1]) &&
-                                       ascii_digit(t.cpt[p + 2]);
-                    return three ? p + 3 : p;
-                });
+            break;
+        }
+        case PreTokenizerKind::DEEPSEEK_LLM:
+            matches([&](uint32_t p, uint32_t) { return t.newline(p) ? p + 1 : p; });
+            matches([&](uint32_t p, uint32_t e) {
+                return match_space_then_run(t, p, e, [&](uint32_t i) { return in_literal_class(t, i, kDeepseekLetters); });
             });
+            matches([&](uint32_t p, uint32_t e) {
+                return match_space_then_run(t, p, e,
+                                            [&](uint32_t i) { return in_literal_class(t, i, kDeepseekPunctuation); });
+            });
+            // \s+$: a whitespace run that ends the piece.
+            matches([&](uint32_t p, uint32_t e) {
+                const uint32_t r = match_run(p, e, space);
+                return r == e ? r : p;
+            });
+            matches([&](uint32_t p, uint32_t e) {
+                return match_run(p, e, [&](uint32_t i) { return in_literal_class(t, i, kDeepseekCjk); });
+            });
+            matches([&](uint32_t p, uint32_t e) { return match_run(p, e, number); });
+            break;
+        case PreTokenizerKind::DEEPSEEK_CODER:
+            matches([&](uint32_t p, uint32_t) { return t.newline(p) ? p + 1 : p; });
+            matches([&](uint32_t p, uint32_t e) { return match_space_then_run(t, p, e, letter); });
+            matches([&](uint32_t p, uint32_t e) {
+                return match_space_then_run(t, p, e, [&](uint32_t i) { return t.punctuation(i); });
+            });
+            matches([&](uint32_t p, uint32_t e) {
+                return match_run(p, e, [&](uint32_t i) { return in_literal_class(t, i, kDeepseekCjk); });
+            });
+            matches([&](uint32_t p, uint32_t) { return t.number(p) ? p + 1 : p; });
+            break;
+        case PreTokenizerKind::DEEPSEEK3:
+            matches([&](uint32_t p, uint32_t e) { return match_run(p, std::min(e, p + 3), number); });
+            matches([&](uint32_t p, uint32_t e) {
+                return match_run(p, e, [&](uint32_t i) { return in_literal_class(t, i, kDeepseek3Cjk); });
+            });
+            matches([&](uint32_t p, uint32_t e) { return match_deepseek3(t, p, e); });
+            break;
+        case PreTokenizerKind::TEKKEN:
+            matches([&](uint32_t p, uint32_t e) { return match_tekken(t, p, e); });
             break;
     }
 }

@@ -22,6 +22,22 @@ enum class PreTokenizerKind {
     LLAMA3,
     // LLAMA3 with \p{N} instead of \p{N}{1,3} (qwen2, ...).
     QWEN2,
+    // DEFAULT without the number-run pass, the backtick counted as
+    // punctuation.
+    FALCON,
+    // [\r\n], \s?<Latin/Greek/Cyrillic/... letters>+, \s?<ASCII and
+    // full-width punctuation>+, \s+$, <CJK and Hangul>+, \p{N}+.
+    DEEPSEEK_LLM,
+    // [\r\n], \s?\p{L}+, \s?\p{P}+, <CJK and Hangul>+, \p{N}.
+    DEEPSEEK_CODER,
+    // \p{N}{1,3}, <CJK ideographs and kana>+, then
+    // [ASCII punct][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+    //  ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    DEEPSEEK3,
+    // Mistral's: [^\r\n\p{L}\p{N}]?<upper>*<lower>+|[^\r\n\p{L}\p{N}]?<upper>+<lower>*|
+    // \p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    // where a non-ASCII letter is both upper and lower case.
+    TEKKEN,
 };
 
 struct PreTokenizerSpec {

@@ -17,20 +17,28 @@ struct Fragment {
 
 class SpecialTokenSplitter {
 public:
+    struct Special {
+        int32_t id;
+        std::string text;
+        bool needs_parse_special;  // cut out only with parse_special
+        bool lstrip = false;       // drops the whitespace before a match
+        bool rstrip = false;       // drops the whitespace after a match
+    };
+
+    SpecialTokenSplitter() = default;
     // Control, user-defined and unknown tokens are special (types as
     // TokenType numbers, one per token).
     SpecialTokenSplitter(const std::vector<std::string>& tokens, const std::vector<int32_t>& types);
+    // These tokens, as a tokenizer.json lists them.
+    explicit SpecialTokenSplitter(std::vector<Special> specials);
 
     // User-defined tokens are always cut out; control and unknown ones only
     // with parse_special (as in llama.cpp and Hugging Face tokenizers).
     void split(const std::string& text, bool parse_special, std::vector<Fragment>& out) const;
 
 private:
-    struct Special {
-        int32_t id;
-        std::string text;
-        bool needs_parse_special;
-    };
+    void sort_longest_first();
+
     std::vector<Special> specials_;  // longest text first
 };
 

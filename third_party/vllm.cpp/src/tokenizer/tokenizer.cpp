@@ -1,11 +1,14 @@
-// Tokenizer::create and what every tokenizer shares: token types and the
-// end-of-generation set.
+// Tokenizer::create and what every tokenizer shares: token types, the
+// end-of-generation set, special tokens around the model's own encoding,
+// and token pieces.
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
 
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/token_pieces.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -28,7 +31,8 @@ bool is_end_of_turn_text(const std::string& text) {
 
 }  // namespace
 
-Tokenizer::Tokenizer(TokenizerData data) : data_(std::move(data)) {
+Tokenizer::Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Special> specials)
+    : data_(std::move(data)) {
     const size_t n = data_.tokens.size();
     if (data_.token_types.empty()) data_.token_types.assign(n, static_cast<int32_t>(TokenType::NORMAL));
     for (size_t id = 0; id < n; ++id) {
@@ -40,24 +44,89 @@ Tokenizer::Tokenizer(TokenizerData data) : data_(std::move(data)) {
     for (int32_t id : {data_.eos_id, data_.eot_id, data_.eom_id}) {
         if (id >= 0) eog_ids_.push_back(id);
     }
+    eog_ids_.insert(eog_ids_.end(), data_.extra_eog_ids.begin(), data_.extra_eog_ids.end());
     std::sort(eog_ids_.begin(), eog_ids_.end());
     eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
+    specials_ = specials.empty() ? SpecialTokenSplitter(data_.tokens, data_.token_types)
+                                 : SpecialTokenSplitter(std::move(specials));
+}
+
+void Tokenizer::set_pieces(std::string (*normal)(const std::string& text)) {
+    const size_t n = data_.tokens.size();
+    pieces_.resize(n);
+    skippable_.resize(n);
+    for (size_t id = 0; id < n; ++id) {
+        const std::string& text = data_.tokens[id];
+        const auto type = static_cast<TokenType>(data_.token_types[id]);
+        switch (type) {
+            case TokenType::NORMAL:
+                pieces_[id] = normal(text);
+                break;
+            case TokenType::CONTROL:
+            case TokenType::UNKNOWN:
+            case TokenType::USER_DEFINED:
+                pieces_[id] = text;
+                break;
+            case TokenType::BYTE: {
+                const int b = byte_fallback_value(text);
+                if (b >= 0) pieces_[id] = std::string(1, static_cast<char>(b));
+                break;
+            }
+            default:
+                // Unused and undefined tokens render as nothing.
+                break;
+        }
+        skippable_[id] = type == TokenType::CONTROL || type == TokenType::UNKNOWN;
+    }
+}
+
+std::vector<int32_t> Tokenizer::encode(const std::string& text, bool add_special, bool parse_special) const {
+    std::vector<int32_t> out;
+    out.reserve(text.size() / 3 + 2);
+    if (add_special && data_.add_bos) out.push_back(data_.bos_id);
+    std::vector<Fragment> fragments;
+    specials_.split(text, parse_special, fragments);
+    for (const Fragment& f : fragments) {
+        if (f.token >= 0) {
+            out.push_back(f.token);
+        } else {
+            encode_text(text.substr(f.begin, f.end - f.begin), f.begin == 0, out);
+        }
+    }
+    if (add_special && data_.add_eos) out.push_back(data_.eos_id);
+    return out;
+}
+
+std::string Tokenizer::token_bytes(int32_t id, bool skip_special) const {
+    if (id < 0 || id >= vocab_size()) {
+        throw_invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                               std::to_string(vocab_size()) + ")");
+    }
+    if (skip_special && skippable_[id]) return "";
+    return pieces_[id];
 }
 
 bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id); }
 
 std::unique_ptr<Tokenizer> Tokenizer::create(const TokenizerData& data) {
-    if (data.model != "gpt2") {
+    const bool spm = data.model == "llama";
+    if (data.model != "gpt2" && !spm) {
         throw_model_load("unsupported tokenizer model '" + data.model +
-                         "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2') only");
+                         "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2') and SentencePiece "
+                         "('llama') only");
     }
     PreTokenizerSpec spec;
-    if (!find_pretokenizer(data.pre, spec)) {
+    // SentencePiece has no pre-tokenizer: llama.cpp ignores the key there.
+    if (!spm && !find_pretokenizer(data.pre, spec)) {
         throw_model_load("unknown pre-tokenizer '" + data.pre + "' (tokenizer.ggml.pre)");
     }
     const size_t n = data.tokens.size();
     if (n == 0) throw_model_load("the tokenizer has no tokens");
-    if (data.merges.empty()) throw_model_load("the BPE tokenizer has no merges (tokenizer.ggml.merges)");
+    if (!spm && data.merges.empty()) throw_model_load("the BPE tokenizer has no merges (tokenizer.ggml.merges)");
+    if (!data.scores.empty() && data.scores.size() != n) {
+        throw_model_load("the tokenizer has " + std::to_string(data.scores.size()) + " scores for " +
+                         std::to_string(n) + " tokens");
+    }
     if (!data.token_types.empty() && data.token_types.size() != n) {
         throw_model_load("the tokenizer has " + std::to_string(data.token_types.size()) + " token types for " +
                          std::to_string(n) + " tokens");
@@ -69,6 +138,7 @@ std::unique_ptr<Tokenizer> Tokenizer::create(const TokenizerData& data) {
     }
     if (data.add_bos && data.bos_id < 0) throw_model_load("add_bos_token is true, but there is no bos_token_id");
     if (data.add_eos && data.eos_id < 0) throw_model_load("add_eos_token is true, but there is no eos_token_id");
+    if (spm) return std::make_unique<SpmTokenizer>(data);
     return std::make_unique<BpeTokenizer>(data, spec);
 }
 

@@ -1,12 +1,15 @@
 // The tokenizer facade: built from GGUF metadata, it turns text into token
 // ids (special tokens in the text are single tokens) and ids back into
 // bytes. Byte-level BPE (`tokenizer.ggml.model == "gpt2"`) with the
-// pre-tokenizer that `tokenizer.ggml.pre` names.
+// pre-tokenizer that `tokenizer.ggml.pre` names, and SentencePiece
+// (`"llama"`: score-ordered bigram merges with byte fallback).
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tokenizer/special_tokens.h"
 
 namespace vllm {
 
@@ -23,14 +26,21 @@ struct TokenizerData {
     std::vector<std::string> tokens;   // tokenizer.ggml.tokens
     std::vector<int32_t> token_types;  // tokenizer.ggml.token_type (may be empty)
     std::vector<std::string> merges;   // tokenizer.ggml.merges ("a b")
+    std::vector<float> scores;         // tokenizer.ggml.scores (SentencePiece; may be empty)
     int32_t bos_id = -1;
     int32_t eos_id = -1;
     int32_t eot_id = -1;
     int32_t eom_id = -1;
+    // More end-of-generation ids: a Hugging Face generation_config.json's
+    // eos_token_id list (Llama 3: <|end_of_text|>, <|eom_id|>, <|eot_id|>).
+    std::vector<int32_t> extra_eog_ids;
     int32_t unk_id = -1;
     int32_t pad_id = -1;
     bool add_bos = false;
     bool add_eos = false;
+    // SentencePiece: a space goes before the text at the start and after
+    // each special token (tokenizer.ggml.add_space_prefix).
+    bool add_space_prefix = false;
 
     // Reads the tokenizer.ggml.* keys; MODEL_LOAD error when they are
     // missing or malformed.
@@ -49,14 +59,14 @@ public:
     // say. parse_special: control (and unknown) token texts in `text`
     // become single tokens; user-defined token texts always do, as in
     // llama.cpp.
-    virtual std::vector<int32_t> encode(const std::string& text, bool add_special,
-                                        bool parse_special) const = 0;
+    std::vector<int32_t> encode(const std::string& text, bool add_special, bool parse_special) const;
 
     // The raw bytes a token stands for (byte-level symbols mapped back to
-    // bytes). Control (and unknown) tokens give "" when skip_special, else
-    // their text; user-defined tokens give their text. INVALID_ARGUMENT
-    // error for an id outside the vocabulary.
-    virtual std::string token_bytes(int32_t id, bool skip_special) const = 0;
+    // bytes, SentencePiece's U+2581 back to a space, <0xNN> to its byte).
+    // Control (and unknown) tokens give "" when skip_special, else their
+    // text; user-defined tokens give their text. INVALID_ARGUMENT error for
+    // an id outside the vocabulary.
+    std::string token_bytes(int32_t id, bool skip_special) const;
 
     int32_t vocab_size() const { return static_cast<int32_t>(data_.tokens.size()); }
     int32_t bos_id() const { return data_.bos_id; }
@@ -70,12 +80,28 @@ public:
 
 protected:
     // Fills in token types (NORMAL when the GGUF has none), makes the
-    // end-of-turn markers CONTROL as llama.cpp does, and finds the EOG set.
-    explicit Tokenizer(TokenizerData data);
+    // end-of-turn markers CONTROL as llama.cpp does, finds the EOG set and
+    // the special tokens. `specials` overrides how added tokens match
+    // (tokenizer.json); empty: as llama.cpp matches them.
+    explicit Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Special> specials = {});
+
+    // Appends the ids of a piece of text between special tokens (every
+    // piece starts the input or follows one); at_start: it starts the input.
+    virtual void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const = 0;
+
+    // Called by the subclass's constructor: the bytes of each token, with
+    // `normal` giving those of a NORMAL token's text.
+    void set_pieces(std::string (*normal)(const std::string& text));
+
     TokenizerData data_;
 
 private:
     std::vector<int32_t> eog_ids_;  // sorted
+    SpecialTokenSplitter specials_;
+    // token_bytes(id, false) of every token, and whether skip_special
+    // silences it (control and unknown tokens).
+    std::vector<std::string> pieces_;
+    std::vector<bool> skippable_;
 };
 
 // Turns a stream of token ids into text deltas that never split a UTF-8

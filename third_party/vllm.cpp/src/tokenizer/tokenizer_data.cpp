@@ -33,6 +33,13 @@ TokenizerData TokenizerData::from_gguf(const GgufFile& file) {
     d.token_types.assign(types.begin(), types.begin() + (types.empty() ? 0 : n));
 
     d.merges = file.get_string_array("tokenizer.ggml.merges");
+    const std::vector<double> scores = file.get_float_array("tokenizer.ggml.scores");
+    if (!scores.empty() && scores.size() != n) {
+        throw_model_load("'" + file.path() + "': tokenizer.ggml.scores has " + std::to_string(scores.size()) +
+                         " entries for " + std::to_string(n) + " tokens");
+    }
+    // llama.cpp keeps scores as float: ties between them are float ties.
+    d.scores.assign(scores.begin(), scores.end());
     d.bos_id = read_token_id(file, "tokenizer.ggml.bos_token_id", n);
     d.eos_id = read_token_id(file, "tokenizer.ggml.eos_token_id", n);
     d.eot_id = read_token_id(file, "tokenizer.ggml.eot_token_id", n);
@@ -40,12 +47,15 @@ TokenizerData TokenizerData::from_gguf(const GgufFile& file) {
     d.unk_id = read_token_id(file, "tokenizer.ggml.unknown_token_id", n);
     d.pad_id = read_token_id(file, "tokenizer.ggml.padding_token_id", n);
 
-    // Without the key, llama.cpp lets the pre-tokenizer decide (llama3
-    // models add BOS).
+    // Without the keys, llama.cpp's defaults: SentencePiece adds BOS and a
+    // space prefix; for BPE the pre-tokenizer decides (llama3 models add
+    // BOS).
+    const bool spm = d.model == "llama";
     PreTokenizerSpec spec;
     const bool known_pre = find_pretokenizer(d.pre, spec);
-    d.add_bos = file.get_bool("tokenizer.ggml.add_bos_token", known_pre && spec.add_bos_default);
+    d.add_bos = file.get_bool("tokenizer.ggml.add_bos_token", spm || (known_pre && spec.add_bos_default));
     d.add_eos = file.get_bool("tokenizer.ggml.add_eos_token", false);
+    d.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix", spm);
     return d;
 }
 

@@ -1,0 +1,49 @@
+// What a Hugging Face checkpoint of each architecture looks like, one row
+// per architecture: the `architectures` class name in config.json, the
+// GGUF architecture it becomes, which config.json keys give which GGUF
+// hyperparameters, and which tensor names become which llama.cpp names.
+// Adding an architecture to the HF loader is adding its row here (the
+// forward itself is model_config's and llama's). tests/hf_convert.py holds
+// the same rows for the test-side conversion.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace vllm {
+
+// config.json key -> `<arch>.<gguf_suffix>` metadata.
+struct HfConfigKey {
+    enum class Kind { INT, FLOAT };
+    const char* hf_key;
+    const char* gguf_suffix;
+    Kind kind;
+};
+
+// HF tensor name -> llama.cpp name; "{N}" stands for the layer number.
+struct HfTensorName {
+    const char* hf_name;
+    const char* gguf_name;
+};
+
+struct HfArchitecture {
+    const char* hf_class;   // config.json "architectures"[0], e.g. "LlamaForCausalLM"
+    const char* gguf_name;  // general.architecture, e.g. "llama"
+    std::vector<HfConfigKey> config;
+    std::vector<HfTensorName> tensors;
+    // llama.cpp's converter stores Gemma's RMSNorm weights as 1 + w; the HF
+    // checkpoint holds w. Applies to every tensor whose HF name ends in
+    // "norm.weight".
+    bool norm_plus_one = false;
+    // transformers' default for tie_word_embeddings when config.json omits it.
+    bool tie_default = false;
+};
+
+// The row for `hf_class`, or nullptr.
+const HfArchitecture* find_hf_architecture(const std::string& hf_class);
+// "LlamaForCausalLM, MistralForCausalLM, ..." for error messages.
+std::string supported_hf_architectures();
+// The llama.cpp name of HF tensor `hf_name` under `arch`, or "" when the
+// architecture has no such tensor.
+std::string gguf_tensor_name(const HfArchitecture& arch, const std::string& hf_name);
+
+}  // namespace vllm

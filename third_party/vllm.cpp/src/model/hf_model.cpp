@@ -1,0 +1,254 @@
+#include "model/hf_model.h"
+
+#include <cmath>
+#include <set>
+
+#include "kernels/cpu/kernels.h"
+#include "model/hf_architecture.h"
+#include "model/hf_json.h"
+#include "util/json.h"
+
+namespace vllm {
+
+namespace {
+
+GgufValue string_value(std::string s) {
+    GgufValue v;
+    v.type = GgufValueType::STRING;
+    v.s = std::move(s);
+    return v;
+}
+
+GgufValue int_value(int64_t i) {
+    GgufValue v;
+    v.type = GgufValueType::INT64;
+    v.i = i;
+    return v;
+}
+
+GgufValue float_value(double f) {
+    GgufValue v;
+    v.type = GgufValueType::FLOAT64;
+    v.f = f;
+    return v;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// Llama 3.1+ ("rope_type": "llama3"): per-frequency divisors that stretch the
+// low frequencies by `factor` and keep the high ones, blending in between —
+// what llama.cpp's converter writes as rope_freqs.weight.
+std::vector<float> llama3_rope_factors(double theta, int rope_dim, double factor, double low_freq_factor,
+                                       double high_freq_factor, double original_context) {
+    const double low_freq_wavelen = original_context / low_freq_factor;
+    const double high_freq_wavelen = original_context / high_freq_factor;
+    std::vector<float> out;
+    for (int i = 0; i < rope_dim; i += 2) {
+        const double freq = 1.0 / std::pow(theta, static_cast<double>(i) / rope_dim);
+        const double wavelen = 2.0 * M_PI / freq;
+        if (wavelen < high_freq_wavelen) {
+            out.push_back(1.0f);
+        } else if (wavelen > low_freq_wavelen) {
+            out.push_back(static_cast<float>(factor));
+        } else {
+            const double smooth = (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+            out.push_back(static_cast<float>(1.0 / ((1.0 - smooth) / factor + smooth)));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model directory") {
+    const std::string config_path = dir + "/config.json";
+    if (!file_exists(config_path)) fail("config.json is missing");
+    const json::Value config = read_json_file(config_path);
+    if (!config.is_object()) fail("config.json is not a JSON object");
+    const json::Value* classes = config.find("architectures");
+    if (classes == nullptr || !classes->is_array() || classes->size() == 0 || !classes->items()[0].is_string())
+        fail("config.json has no \"architectures\" list naming the model class");
+    const std::string& hf_class = classes->items()[0].as_string();
+    const HfArchitecture* arch = find_hf_architecture(hf_class);
+    if (arch == nullptr)
+        fail("config.json architectures '" + hf_class + "' is not supported (supported: " + supported_hf_architectures() + ")");
+    read_config(config, *arch);
+
+    bool tied = arch->tie_default;
+    if (const json::Value* tie = config.find("tie_word_embeddings"); tie != nullptr && !tie->is_null()) {
+        if (!tie->is_bool()) fail("config.json 'tie_word_embeddings' is not a boolean");
+        tied = tie->as_bool();
+    }
+    open_shards();
+    add_tensors(*arch, tied);
+}
+
+void HfModel::read_config(const json::Value& config, const HfArchitecture& arch) {
+    const std::string a = std::string(arch.gguf_name) + ".";
+    metadata_["general.architecture"] = string_value(arch.gguf_name);
+    metadata_["general.name"] = string_value(base_name(path()));
+    metadata_["vllm.rope_style"] = string_value("halves");
+    for (const HfConfigKey& key : arch.config) {
+        const json::Value* v = config.find(key.hf_key);
+        if (v == nullptr || v->is_null()) continue;
+        if (key.kind == HfConfigKey::Kind::INT) {
+            if (!v->is_int()) fail(std::string("config.json '") + key.hf_key + "' is not an integer");
+            metadata_[a + key.gguf_suffix] = int_value(v->as_int());
+        } else {
+            if (!v->is_number()) fail(std::string("config.json '") + key.hf_key + "' is not a number");
+            metadata_[a + key.gguf_suffix] = float_value(v->as_double());
+        }
+    }
+    // One head size for keys and values, as HF's head_dim means.
+    if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
+    if (const json::Value* partial = config.find("partial_rotary_factor"); partial != nullptr && !partial->is_null()) {
+        if (!partial->is_number() || !(partial->as_double() > 0.0 && partial->as_double() <= 1.0))
+            fail("config.json 'partial_rotary_factor' is not a number in (0, 1]");
+        metadata_[a + "rope.dimension_count"] = int_value(static_cast<int64_t>(head_size(a) * partial->as_double()));
+    }
+    if (const json::Value* scaling = config.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
+        if (!scaling->is_object()) fail("config.json 'rope_scaling' is not an object");
+        read_rope_scaling(*scaling, a);
+    }
+    // Phi-3 keeps its pre-extension context outside rope_scaling.
+    if (const json::Value* original = config.find("original_max_position_embeddings");
+        original != nullptr && original->is_int() && find(a + "rope.scaling.original_context_length") == nullptr)
+        metadata_[a + "rope.scaling.original_context_length"] = int_value(original->as_int());
+}
+
+int64_t HfModel::head_size(const std::string& a) const {
+    const int64_t heads = get_int(a + "attention.head_count", 0);
+    return get_int(a + "attention.key_length", heads > 0 ? get_int(a + "embedding_length", 0) / heads : 0);
+}
+
+void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a) {
+    const auto number = [&](const char* key, double fallback) {
+        const json::Value* v = scaling.find(key);
+        if (v == nullptr || v->is_null()) return fallback;
+        if (!v->is_number()) fail(std::string("config.json rope_scaling '") + key + "' is not a number");
+        return v->as_double();
+    };
+    const auto factors = [&](const char* key) {
+        const json::Value* v = scaling.find(key);
+        if (v == nullptr || !v->is_array()) fail(std::string("config.json rope_scaling '") + key + "' is not a list of numbers");
+        std::vector<float> out;
+        for (const json::Value& f : v->items()) {
+            if (!f.is_number()) fail(std::string("config.json rope_scaling '") + key + "' is not a list of numbers");
+            out.push_back(static_cast<float>(f.as_double()));
+        }
+        return out;
+    };
+    // transformers names the kind "rope_type" (older configs: "type").
+    const json::Value* kind = scaling.find("rope_type");
+    if (kind == nullptr) kind = scaling.find("type");
+    if (kind == nullptr || !kind->is_string()) fail("config.json rope_scaling has no 'rope_type' string");
+    const std::string type = kind->as_string();
+    const double original = number("original_max_position_embeddings", 0.0);
+    if (original > 0.0) metadata_[a + "rope.scaling.original_context_length"] = int_value(static_cast<int64_t>(original));
+    if (type == "default") return;
+    if (type == "llama3") {
+        // llama.cpp's form: no scaling type, a rope_freqs tensor instead.
+        const int rope_dim = static_cast<int>(get_int(a + "rope.dimension_count", head_size(a)));
+        if (rope_dim <= 0) fail("config.json has no head size for the llama3 RoPE factors");
+        add_computed("rope_freqs.weight", {rope_dim / 2},
+                     llama3_rope_factors(get_float(a + "rope.freq_base", 10000.0), rope_dim, number("factor", 8.0),
+                                         number("low_freq_factor", 1.0), number("high_freq_factor", 4.0),
+                                         original > 0.0 ? original : 8192.0));
+        return;
+    }
+    metadata_[a + "rope.scaling.type"] = string_value(type == "su" ? "longrope" : type);
+    metadata_[a + "rope.scaling.factor"] = float_value(number("factor", 1.0));
+    if (type == "yarn") {
+        metadata_[a + "rope.scaling.yarn_beta_fast"] = float_value(number("beta_fast", 32.0));
+        metadata_[a + "rope.scaling.yarn_beta_slow"] = float_value(number("beta_slow", 1.0));
+    } else if (type == "longrope" || type == "su") {
+        std::vector<float> long_factors = factors("long_factor"), short_factors = factors("short_factor");
+        const int64_t n_long = static_cast<int64_t>(long_factors.size()), n_short = static_cast<int64_t>(short_factors.size());
+        add_computed("rope_factors_long.weight", {n_long}, std::move(long_factors));
+        add_computed("rope_factors_short.weight", {n_short}, std::move(short_factors));
+    }
+}
+
+void HfModel::open_shards() {
+    const std::string index_path = path() + "/model.safetensors.index.json";
+    if (!file_exists(index_path)) {
+        if (!file_exists(path() + "/model.safetensors"))
+            fail("neither model.safetensors nor model.safetensors.index.json is present");
+        shards_.push_back(std::make_unique<SafetensorsFile>(path() + "/model.safetensors"));
+        return;
+    }
+    const json::Value index = read_json_file(index_path);
+    const json::Value* weight_map = index.is_object() ? index.find("weight_map") : nullptr;
+    if (weight_map == nullptr || !weight_map->is_object())
+        fail("model.safetensors.index.json has no 'weight_map' object");
+    std::set<std::string> opened;
+    for (const json::Value::Member& entry : weight_map->members()) {
+        if (!entry.second.is_string())
+            fail("model.safetensors.index.json maps tensor '" + entry.first + "' to something that is not a file name");
+        const std::string& shard = entry.second.as_string();
+        if (shard.empty() || shard.find('/') != std::string::npos || shard == "..")
+            fail("model.safetensors.index.json names shard '" + shard + "', which is not a file in the directory");
+        if (!opened.insert(shard).second) continue;
+        if (!file_exists(path() + "/" + shard))
+            fail("model.safetensors.index.json names shard '" + shard + "', which is missing");
+        shards_.push_back(std::make_unique<SafetensorsFile>(path() + "/" + shard));
+    }
+    if (shards_.empty()) fail("model.safetensors.index.json names no shards");
+}
+
+void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
+    for (const std::unique_ptr<SafetensorsFile>& shard : shards_) {
+        for (const SafetensorsTensor& t : shard->tensors()) {
+            // A buffer older transformers versions saved; RoPE comes from rope_theta.
+            if (ends_with(t.name, "rotary_emb.inv_freq")) continue;
+            // Tied: the embedding is the output matrix, as in a GGUF without output.weight.
+            if (tied && t.name == "lm_head.weight") continue;
+            const std::string name = gguf_tensor_name(arch, t.name);
+            if (name.empty())
+                fail("tensor '" + t.name + "' in " + base_name(shard->path()) + " is not part of a " + arch.hf_class +
+                     " checkpoint");
+            if (find_tensor(name) != nullptr) fail("tensor '" + t.name + "' appears in more than one shard");
+            std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // GGUF lists the contiguous dim first
+            if (arch.norm_plus_one && ends_with(t.name, "norm.weight")) {
+                int64_t n = 1;
+                for (int64_t d : dims) n *= d;
+                std::vector<float> values(static_cast<size_t>(n));
+                kernels::dequantize_row(t.type, t.data, values.data(), n);
+                for (float& v : values) v += 1.0f;
+                add_computed(name, std::move(dims), std::move(values));
+                continue;
+            }
+            GgufTensor g;
+            g.name = name;
+            g.dims = std::move(dims);
+            g.type = static_cast<uint32_t>(t.type);
+            g.data = t.data;
+            g.nbytes = t.nbytes;
+            add_tensor(std::move(g));
+        }
+    }
+    if (!tied && find_tensor("output.weight") == nullptr)
+        fail("tensor 'lm_head.weight' is missing (config.json says tie_word_embeddings is false)");
+}
+
+void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+    computed_.push_back(std::move(values));  // moving keeps the buffer the tensor points into
+    GgufTensor t;
+    t.name = name;
+    t.dims = std::move(dims);
+    t.type = static_cast<uint32_t>(GgmlType::F32);
+    t.data = reinterpret_cast<const uint8_t*>(computed_.back().data());
+    t.nbytes = computed_.back().size() * sizeof(float);
+    add_tensor(std::move(t));
+}
+
+void HfModel::release(const uint8_t* data, size_t n) const {
+    for (const std::unique_ptr<SafetensorsFile>& shard : shards_)
+        if (shard->holds(data)) shard->release(data, n);
+}
+
+}  // namespace vllm

@@ -1,0 +1,47 @@
+// A Hugging Face model directory as a ModelSource: config.json becomes the
+// GGUF metadata keys and the safetensors tensors (model.safetensors, or the
+// shards model.safetensors.index.json names) get llama.cpp's names, through
+// the architecture's row in hf_architecture. Tensors are read in place in
+// their stored type; only what llama.cpp's converter would have changed is
+// computed here (Gemma's 1 + w norm vectors, Llama 3 RoPE frequency factors).
+//
+// HF checkpoints keep q/k rows as trained, so RoPE rotates halves: the
+// source says so with the metadata key `vllm.rope_style` = "halves", which
+// model_config reads (GGUF files of Llama/Mistral carry permuted rows and no
+// such key).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_source.h"
+#include "model/safetensors_file.h"
+
+namespace vllm {
+
+struct HfArchitecture;
+namespace json { class Value; }
+
+class HfModel : public ModelSource {
+public:
+    // Reads config.json and maps every shard; throws Error(VLLM_ERR_MODEL_LOAD)
+    // naming the file and the problem.
+    explicit HfModel(const std::string& dir);
+
+    void release(const uint8_t* data, size_t n) const override;
+
+private:
+    void read_config(const json::Value& config, const HfArchitecture& arch);
+    void read_rope_scaling(const json::Value& scaling, const std::string& arch_prefix);
+    // attention.key_length, else embedding_length / head_count (0 when unknown).
+    int64_t head_size(const std::string& arch_prefix) const;
+    void open_shards();
+    void add_tensors(const HfArchitecture& arch, bool tied);
+    // A float32 tensor whose values this loader computed.
+    void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
+
+    std::vector<std::unique_ptr<SafetensorsFile>> shards_;
+    std::vector<std::vector<float>> computed_;  // storage of add_computed tensors
+};
+
+}  // namespace vllm

@@ -1,0 +1,406 @@
+#include "tokenizer/hf_tokenizer_json.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/metaspace_bpe_tokenizer.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/token_pieces.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace vllm {
+
+namespace {
+
+const char kMetaspace[] = "\xE2\x96\x81";  // U+2581
+
+// The Split regexes of byte-level tokenizers whose splits a GGUF
+// pre-tokenizer reproduces.
+struct KnownSplit {
+    const char* regex;
+    PreTokenizerKind kind;
+};
+const KnownSplit kKnownSplits[] = {
+    {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+     PreTokenizerKind::LLAMA3},
+    {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+     PreTokenizerKind::QWEN2},
+    {R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)", PreTokenizerKind::GPT2},
+};
+
+// Reads one tokenizer.json; every refusal names the file and the component.
+class Loader {
+public:
+    Loader(std::string path, const HfTokenizerOptions& options) : path_(std::move(path)), options_(options) {}
+
+    std::unique_ptr<Tokenizer> load();
+
+private:
+    [[noreturn]] void refuse(const std::string& what) const { throw_model_load("'" + path_ + "': " + what); }
+
+    const json::Value& member(const json::Value& object, const char* key, const std::string& where) const;
+    std::string type_of(const json::Value& component, const std::string& where) const;
+    bool flag(const json::Value& object, const char* key, bool fallback) const;
+    // The components of a Sequence (or the component itself).
+    std::vector<const json::Value*> flatten(const json::Value& component, const char* list_key,
+                                            const std::string& where) const;
+
+    void read_vocab(const json::Value& model);
+    void read_merges(const json::Value& model);
+    void read_added_tokens(const json::Value& root);
+    void read_normalizer(const json::Value& root);
+    void read_pre_tokenizer(const json::Value& root);
+    void read_decoder(const json::Value& root);
+    void read_post_processor(const json::Value& root);
+    void apply_options();
+    int32_t token_id(const std::string& text, const std::string& where) const;
+
+    std::string path_;
+    HfTokenizerOptions options_;
+    TokenizerData data_;
+    std::vector<MergePair> merges_;
+    std::vector<SpecialTokenSplitter::Special> specials_;
+    bool byte_level_ = false;       // ByteLevel pre-tokenizer
+    bool replaces_spaces_ = false;  // normalizer Replace " " -> "▁" or Metaspace
+    PreTokenizerSpec spec_;
+    MetaspaceOptions metaspace_;
+};
+
+const json::Value& Loader::member(const json::Value& object, const char* key, const std::string& where) const {
+    const json::Value* v = object.is_object() ? object.find(key) : nullptr;
+    if (v == nullptr) refuse(where + " has no '" + key + "'");
+    return *v;
+}
+
+std::string Loader::type_of(const json::Value& component, const std::string& where) const {
+    const json::Value& type = member(component, "type", where);
+    if (!type.is_string()) refuse(where + "'s type is not a string");
+    return type.as_string();
+}
+
+bool Loader::flag(const json::Value& object, const char* key, bool fallback) const {
+    const json::Value* v = object.find(key);
+    if (v == nullptr || v->is_null()) return fallback;
+    if (!v->is_bool()) refuse(std::string("'") + key + "' is not a boolean");
+    return v->as_bool();
+}
+
+std::vector<const json::Value*> Loader::flatten(const json::Value& component, const char* list_key,
+                                                const std::string& where) const {
+    if (component.is_null()) return {};
+    if (type_of(component, where) != "Sequence") return {&component};
+    const json::Value& list = member(component, list_key, where);
+    if (!list.is_array()) refuse(where + " Sequence's '" + list_key + "' is not an array");
+    std::vector<const json::Value*> out;
+    for (const json::Value& item : list.items()) {
+        for (const json::Value* c : flatten(item, list_key, where)) out.push_back(c);
+    }
+    return out;
+}
+
+void Loader::read_vocab(const json::Value& model) {
+    const json::Value& vocab = member(model, "vocab", "the model");
+    if (!vocab.is_object()) refuse("the model's vocab is not an object");
+    for (const auto& [text, id] : vocab.members()) {
+        if (!id.is_int() || id.as_int() < 0 || id.as_int() >= (int64_t(1) << 31)) {
+            refuse("vocab entry '" + text + "' has no valid id");
+        }
+        const size_t i = static_cast<size_t>(id.as_int());
+        if (i >= data_.tokens.size()) data_.tokens.resize(i + 1);
+        data_.tokens[i] = text;
+    }
+}
+
+void Loader::read_merges(const json::Value& model) {
+    const json::Value* merges = model.find("merges");
+    if (merges == nullptr || !merges->is_array()) refuse("the BPE model has no merges array");
+    merges_.reserve(merges->size());
+    for (const json::Value& m : merges->items()) {
+        if (m.is_string()) {
+            // "left right": exactly one space, as tokenizers requires.
+            const std::string& s = m.as_string();
+            const size_t space = s.find(' ');
+            if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
+                refuse("merge '" + s + "' is not two tokens separated by a space");
+            }
+            merges_.emplace_back(s.substr(0, space), s.substr(space + 1));
+        } else if (m.is_array() && m.size() == 2 && m.items()[0].is_string() && m.items()[1].is_string()) {
+            merges_.emplace_back(m.items()[0].as_string(), m.items()[1].as_string());
+        } else {
+            refuse("a merge is neither \"a b\" nor [a, b]");
+        }
+    }
+}
+
+void Loader::read_added_tokens(const json::Value& root) {
+    const json::Value* added = root.find("added_tokens");
+    if (added == nullptr || added->is_null()) return;
+    if (!added->is_array()) refuse("added_tokens is not an array");
+    for (const json::Value& t : added->items()) {
+        const json::Value& id = member(t, "id", "an added token");
+        const json::Value& content = member(t, "content", "an added token");
+        if (!id.is_int() || id.as_int() < 0 || id.as_int() >= (int64_t(1) << 31) || !content.is_string()) {
+            refuse("an added token has no valid id or content");
+        }
+        const std::string& text = content.as_string();
+        const bool special = flag(t, "special", false);
+        if (flag(t, "single_word", false)) refuse("added token '" + text + "': single_word is not supported");
+        // A normalized token matches the normalized text: the same text
+        // when nothing rewrites spaces.
+        if (!special && flag(t, "normalized", true) && replaces_spaces_ && text.find(' ') != std::string::npos) {
+            refuse("added token '" + text + "': normalized matching of a token with spaces is not supported");
+        }
+        const size_t i = static_cast<size_t>(id.as_int());
+        if (i >= data_.tokens.size()) data_.tokens.resize(i + 1);
+        data_.tokens[i] = text;
+        if (data_.token_types.size() < data_.tokens.size()) {
+            data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
+        }
+        data_.token_types[i] = static_cast<int32_t>(special ? TokenType::CONTROL : TokenType::USER_DEFINED);
+        if (!text.empty()) {
+            specials_.push_back({static_cast<int32_t>(i), text, special, flag(t, "lstrip", false),
+                                 flag(t, "rstrip", false)});
+        }
+    }
+}
+
+void Loader::read_normalizer(const json::Value& root) {
+    const json::Value* normalizer = root.find("normalizer");
+    if (normalizer == nullptr) return;
+    for (const json::Value* n : flatten(*normalizer, "normalizers", "the normalizer")) {
+        const std::string type = type_of(*n, "the normalizer");
+        if (type == "Replace") {
+            const json::Value& pattern = member(*n, "pattern", "the Replace normalizer");
+            const json::Value* literal = pattern.find("String");
+            const json::Value& content = member(*n, "content", "the Replace normalizer");
+            if (literal == nullptr || !literal->is_string() || literal->as_string() != " " || !content.is_string() ||
+                content.as_string() != kMetaspace) {
+                refuse("normalizer Replace other than \" \" -> \"\u2581\" is not supported");
+            }
+            replaces_spaces_ = true;
+        } else if (type == "Prepend") {
+            const json::Value& prepend = member(*n, "prepend", "the Prepend normalizer");
+            if (!prepend.is_string() || prepend.as_string() != kMetaspace) {
+                refuse("normalizer Prepend other than \"\u2581\" is not supported");
+            }
+            metaspace_.prepend = MetaspaceOptions::Prepend::ALWAYS;
+        } else {
+            refuse("normalizer " + type + " is not supported");
+        }
+    }
+}
+
+void Loader::read_pre_tokenizer(const json::Value& root) {
+    const json::Value* pre = root.find("pre_tokenizer");
+    if (pre == nullptr) return;
+    bool digits = false;
+    const KnownSplit* split = nullptr;
+    bool byte_level_regex = false;
+    for (const json::Value* p : flatten(*pre, "pretokenizers", "the pre-tokenizer")) {
+        const std::string type = type_of(*p, "the pre-tokenizer");
+        if (type == "ByteLevel") {
+            if (flag(*p, "add_prefix_space", false)) refuse("pre-tokenizer ByteLevel with add_prefix_space is not supported");
+            byte_level_ = true;
+            byte_level_regex = flag(*p, "use_regex", true);
+        } else if (type == "Digits") {
+            if (!flag(*p, "individual_digits", false)) refuse("pre-tokenizer Digits without individual_digits is not supported");
+            digits = true;
+        } else if (type == "Split") {
+            const json::Value& pattern = member(*p, "pattern", "the Split pre-tokenizer");
+            const json::Value* regex = pattern.find("Regex");
+            const json::Value* literal = pattern.find("String");
+            if (literal != nullptr && literal->is_string() && literal->as_string() == " " && replaces_spaces_) {
+                continue;  // no spaces are left once the normalizer replaced them
+            }
+            if (regex == nullptr || !regex->is_string()) refuse("pre-tokenizer Split on a string is not supported");
+            for (const KnownSplit& k : kKnownSplits) {
+                if (regex->as_string() == k.regex) split = &k;
+            }
+            if (split == nullptr) refuse("pre-tokenizer Split regex '" + regex->as_string() + "' is not supported");
+            const json::Value* behavior = p->find("behavior");
+            if (behavior == nullptr || !behavior->is_string() || behavior->as_string() != "Isolated" ||
+                flag(*p, "invert", false)) {
+                refuse("pre-tokenizer Split other than Isolated is not supported");
+            }
+        } else if (type == "Metaspace") {
+            const json::Value* replacement = p->find("replacement");
+            if (replacement != nullptr && (!replacement->is_string() || replacement->as_string() != kMetaspace)) {
+                refuse("pre-tokenizer Metaspace with a replacement other than \"\u2581\" is not supported");
+            }
+            replaces_spaces_ = true;
+            metaspace_.split = flag(*p, "split", true);
+            metaspace_.prepend_unless_escaped_space = true;
+            const json::Value* scheme = p->find("prepend_scheme");
+            const std::string s = scheme != nullptr && scheme->is_string()
+                                      ? scheme->as_string()
+                                      : (flag(*p, "add_prefix_space", true) ? "always" : "never");
+            if (s == "always") {
+                metaspace_.prepend = MetaspaceOptions::Prepend::ALWAYS;
+            } else if (s == "first") {
+                metaspace_.prepend = MetaspaceOptions::Prepend::FIRST;
+            } else if (s == "never") {
+                metaspace_.prepend = MetaspaceOptions::Prepend::NEVER;
+            } else {
+                refuse("pre-tokenizer Metaspace prepend_scheme '" + s + "' is not supported");
+            }
+        } else {
+            refuse("pre-tokenizer " + type + " is not supported");
+        }
+    }
+    if (!byte_level_) {
+        if (digits || split != nullptr) refuse("a Digits or Split pre-tokenizer without ByteLevel is not supported");
+        return;
+    }
+    if (replaces_spaces_) refuse("ByteLevel together with a space replacement is not supported");
+    // ByteLevel's own regex is GPT-2's; with a Split before it, it has none.
+    if (split != nullptr && !byte_level_regex && !digits) {
+        spec_.kind = split->kind;
+    } else if (split == nullptr && byte_level_regex) {
+        spec_.kind = digits ? PreTokenizerKind::GPT2_SINGLE_DIGITS : PreTokenizerKind::GPT2;
+    } else {
+        refuse("this combination of Split, Digits and ByteLevel pre-tokenizers is not supported");
+    }
+}
+
+void Loader::read_decoder(const json::Value& root) {
+    const json::Value* decoder = root.find("decoder");
+    if (decoder == nullptr) return;
+    for (const json::Value* d : flatten(*decoder, "decoders", "the decoder")) {
+        const std::string type = type_of(*d, "the decoder");
+        const bool fits = byte_level_ ? type == "ByteLevel"
+                                      : type == "Replace" || type == "ByteFallback" || type == "Fuse" ||
+                                            type == "Strip" || type == "Metaspace";
+        // Token pieces are decoded by the pre-tokenization's inverse; Strip
+        // (the leading space of a whole text) does not apply to generated
+        // continuations.
+        if (!fits) refuse("decoder " + type + " is not supported with this pre-tokenization");
+    }
+}
+
+int32_t Loader::token_id(const std::string& text, const std::string& where) const {
+    for (size_t id = 0; id < data_.tokens.size(); ++id) {
+        if (data_.tokens[id] == text) return static_cast<int32_t>(id);
+    }
+    refuse(where + " '" + text + "' is not in the vocabulary");
+}
+
+void Loader::read_post_processor(const json::Value& root) {
+    const json::Value* post = root.find("post_processor");
+    if (post == nullptr) return;
+    for (const json::Value* p : flatten(*post, "processors", "the post-processor")) {
+        const std::string type = type_of(*p, "the post-processor");
+        if (type == "ByteLevel") continue;  // offsets only
+        if (type == "RobertaProcessing") {
+            for (const char* key : {"cls", "sep"}) {
+                const json::Value& pair = member(*p, key, "the RobertaProcessing post-processor");
+                if (!pair.is_array() || pair.size() != 2 || !pair.items()[0].is_string()) {
+                    refuse(std::string("RobertaProcessing's '") + key + "' is not [token, id]");
+                }
+                (key[0] == 'c' ? data_.bos_id : data_.eos_id) = token_id(pair.items()[0].as_string(), key);
+            }
+            data_.add_bos = data_.add_eos = true;
+            continue;
+        }
+        if (type != "TemplateProcessing") refuse("post-processor " + type + " is not supported");
+        // single: [SpecialToken BOS]? Sequence A [SpecialToken EOS]?
+        const json::Value& single = member(*p, "single", "the TemplateProcessing post-processor");
+        if (!single.is_array()) refuse("TemplateProcessing's 'single' is not an array");
+        bool seen_sequence = false;
+        for (const json::Value& piece : single.items()) {
+            if (piece.find("Sequence") != nullptr) {
+                seen_sequence = true;
+                continue;
+            }
+            const json::Value* special = piece.find("SpecialToken");
+            const json::Value* id = special != nullptr ? special->find("id") : nullptr;
+            if (id == nullptr || !id->is_string()) refuse("a TemplateProcessing piece is neither Sequence nor SpecialToken");
+            bool& add = seen_sequence ? data_.add_eos : data_.add_bos;
+            if (add) refuse("TemplateProcessing with more than one special token on a side is not supported");
+            add = true;
+            (seen_sequence ? data_.eos_id : data_.bos_id) = token_id(id->as_string(), "TemplateProcessing token");
+        }
+    }
+}
+
+void Loader::apply_options() {
+    if (!options_.bos_token.empty()) data_.bos_id = token_id(options_.bos_token, "bos_token");
+    if (!options_.eos_token.empty()) data_.eos_id = token_id(options_.eos_token, "eos_token");
+    if (options_.add_bos_token) data_.add_bos = *options_.add_bos_token;
+    if (options_.add_eos_token) data_.add_eos = *options_.add_eos_token;
+    if (data_.add_bos && data_.bos_id < 0) refuse("add_bos_token is true, but there is no bos_token");
+    if (data_.add_eos && data_.eos_id < 0) refuse("add_eos_token is true, but there is no eos_token");
+    for (int32_t id : options_.eos_token_ids) {
+        if (id < 0 || static_cast<size_t>(id) >= data_.tokens.size())
+            refuse("generation_config.json's eos_token_id " + std::to_string(id) + " is outside the vocabulary");
+        data_.extra_eog_ids.push_back(id);
+    }
+}
+
+std::unique_ptr<Tokenizer> Loader::load() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) throw_model_load("cannot read tokenizer file '" + path_ + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    json::Value root;
+    try {
+        root = json::parse(text.str());
+    } catch (const Error& e) {
+        refuse(std::string("not a JSON tokenizer file: ") + e.what());
+    }
+    if (!root.is_object()) refuse("not a tokenizer.json: the top level is not an object");
+
+    const json::Value& model = member(root, "model", "the tokenizer");
+    const json::Value* type = model.find("type");
+    const std::string model_type = type != nullptr && type->is_string() ? type->as_string() : "BPE";
+    if (model_type != "BPE") refuse("model " + model_type + " is not supported (BPE only)");
+    const json::Value* dropout = model.find("dropout");
+    if (dropout != nullptr && !dropout->is_null()) refuse("BPE dropout is not supported");
+    for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+        const json::Value* v = model.find(affix);
+        if (v != nullptr && v->is_string() && !v->as_string().empty()) {
+            refuse(std::string("BPE ") + affix + " is not supported");
+        }
+    }
+
+    read_normalizer(root);
+    read_pre_tokenizer(root);
+    read_decoder(root);
+    if (!byte_level_ && !replaces_spaces_) refuse("neither a ByteLevel nor a Metaspace-style tokenizer");
+    read_vocab(model);
+    read_merges(model);
+    data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
+    const bool byte_fallback = flag(model, "byte_fallback", false);
+    for (size_t id = 0; id < data_.tokens.size(); ++id) {
+        if (data_.tokens[id].empty()) {
+            data_.token_types[id] = static_cast<int32_t>(TokenType::UNUSED);
+        } else if (byte_fallback && byte_fallback_value(data_.tokens[id]) >= 0) {
+            data_.token_types[id] = static_cast<int32_t>(TokenType::BYTE);
+        }
+    }
+    read_added_tokens(root);
+    const json::Value* unk = model.find("unk_token");
+    if (unk != nullptr && unk->is_string()) data_.unk_id = token_id(unk->as_string(), "unk_token");
+    read_post_processor(root);
+    apply_options();
+
+    const bool ignore_merges = flag(model, "ignore_merges", false);
+    data_.model = byte_level_ ? "gpt2" : "llama";
+    if (byte_level_) {
+        spec_.ignore_merges = ignore_merges;
+        return std::make_unique<BpeTokenizer>(std::move(data_), spec_, merges_, std::move(specials_));
+    }
+    metaspace_.ignore_merges = ignore_merges;
+    metaspace_.fallback = {byte_fallback, data_.unk_id, flag(model, "fuse_unk", false)};
+    return std::make_unique<MetaspaceBpeTokenizer>(std::move(data_), merges_, std::move(specials_), metaspace_);
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path, const HfTokenizerOptions& options) {
+    return Loader(path, options).load();
+}
+
+}  // namespace vllm

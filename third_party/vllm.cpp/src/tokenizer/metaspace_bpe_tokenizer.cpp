@@ -1,0 +1,53 @@
+#include "tokenizer/metaspace_bpe_tokenizer.h"
+
+#include "tokenizer/token_pieces.h"
+
+namespace vllm {
+
+namespace {
+
+const std::string kMetaspace = "\xE2\x96\x81";  // U+2581
+
+}  // namespace
+
+MetaspaceBpeTokenizer::MetaspaceBpeTokenizer(TokenizerData data, const std::vector<MergePair>& merges,
+                                             std::vector<SpecialTokenSplitter::Special> specials,
+                                             const MetaspaceOptions& options)
+    : Tokenizer(std::move(data), std::move(specials)), bpe_(data_.tokens, merges), options_(options) {
+    set_pieces(metaspace_to_spaces);
+}
+
+void MetaspaceBpeTokenizer::encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const {
+    if (text.empty()) return;
+    std::string normalized = spaces_to_metaspace(text);
+    const bool wanted = options_.prepend == MetaspaceOptions::Prepend::ALWAYS ||
+                        (options_.prepend == MetaspaceOptions::Prepend::FIRST && at_start);
+    const bool escaped = normalized.compare(0, kMetaspace.size(), kMetaspace) == 0;
+    if (wanted && !(options_.prepend_unless_escaped_space && escaped)) normalized = kMetaspace + normalized;
+
+    BpeScratch scratch;
+    if (!options_.split) {
+        encode_word(normalized, scratch, out);
+        return;
+    }
+    size_t begin = 0;
+    for (size_t next = normalized.find(kMetaspace, 1); next != std::string::npos;
+         next = normalized.find(kMetaspace, next + kMetaspace.size())) {
+        encode_word(normalized.substr(begin, next - begin), scratch, out);
+        begin = next;
+    }
+    encode_word(normalized.substr(begin), scratch, out);
+}
+
+void MetaspaceBpeTokenizer::encode_word(const std::string& word, BpeScratch& scratch, std::vector<int32_t>& out) const {
+    if (options_.ignore_merges) {
+        const int32_t id = bpe_.find_token(word);
+        if (id >= 0) {
+            out.push_back(id);
+            return;
+        }
+    }
+    bpe_.encode_chars(word.data(), word.size(), options_.fallback, scratch, out);
+}
+
+}  // namespace vllm
