@@ -22,19 +22,29 @@ test_architectures.py, whose docstring has the reason):
 * greedy, prefill chunks of 7 and 64: ids equal transformers', except where
   transformers' top-2 gap at the first difference is below twice the largest
   logit error of the teacher-forced run plus 1e-4 (greedy_check.py).
+
+The Python engine loads each tiny model and completes greedily with the ids
+model_probe gives for the same prompt; hyperparameters out of range and a
+missing sandwich norm are refused at load, naming the key or tensor.
 """
 
 import json
 import pathlib
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+import tiny_models
 from greedy_check import greedy_failures
 from native_build import build_native_tests
 
-TINY = pathlib.Path(__file__).parent / "golden" / "tiny"
+GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
+sys.path.insert(0, str(GOLDEN_DIR))
+import gemma3_file  # noqa: E402
+
+TINY = GOLDEN_DIR / "tiny"
 CASES = sorted(p.stem for p in TINY.glob("*.gguf"))
 FLOAT_MAX, FLOAT_MEAN = 1e-3, 1e-4
 LOGITS_CHUNK = 8
@@ -89,3 +99,73 @@ def test_tiny_model_matches_transformers(probe, tmp_path, case, record_property)
         ours = [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
         failures = greedy_failures(prompts, ours, 2 * float(err.max()) + 1e-4)
         assert not failures, (f"chunk {chunk}", failures)
+
+
+API_PROMPT = "KQXZ VJWY"  # no merges apply: one token per byte
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("case", CASES)
+def test_python_engine_completes_as_probe(probe, case):
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    model = TINY / f"{case}.gguf"
+    ids = list(API_PROMPT.encode())
+    out = subprocess.run([probe, str(model), "greedy", "8", "64"], input=" ".join(map(str, ids)) + "\n", text=True,
+                         check=True, timeout=60, capture_output=True)
+    want = [int(t) for t in out.stdout.split()]
+    with vllm_cpp.Engine.load(str(model), max_model_len=64) as engine:
+        got = engine.complete(API_PROMPT, vllm_cpp.SamplingParams.greedy(max_tokens=8, ignore_eos=True))
+    assert got.prompt_tokens == len(ids) and got.completion_tokens == 8
+    try:
+        text = tiny_models.decode_ids(want).decode("utf-8")
+    except UnicodeDecodeError:  # the text of invalid UTF-8 is the detokenizer's business
+        assert got.text
+    else:
+        assert got.text == text
+
+
+def _rewritten(source, target, set_values=(), drop_tensor=None):
+    """A copy of GGUF ``source`` with metadata keys set (int32 or float32 by
+    the value's type) and one tensor left out."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(source))
+    writer = gguf.GGUFWriter(str(target), reader.fields["general.architecture"].contents())
+    overrides = dict(set_values)
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture" or name in overrides:
+            continue
+        gemma3_file.copy_field(writer, field)
+    for key, value in overrides.items():
+        (writer.add_int32 if isinstance(value, int) else writer.add_float32)(key, value)
+    for t in reader.tensors:
+        if t.name != drop_tensor:
+            writer.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return target
+
+
+BAD_GEMMA2 = {
+    "negative-softcap": (dict(set_values={"gemma2.attn_logit_softcapping": -1.0}),
+                         "gemma2.attn_logit_softcapping must not be negative"),
+    "negative-window": (dict(set_values={"gemma2.attention.sliding_window": -4}),
+                        "gemma2.attention.sliding_window must not be negative"),
+    "missing-post-norm": (dict(drop_tensor="blk.1.post_ffw_norm.weight"),
+                          "tensor 'blk.1.post_ffw_norm.weight' is missing"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(BAD_GEMMA2))
+def test_bad_gemma2_refused_at_load(probe, tmp_path, bad):
+    edits, message = BAD_GEMMA2[bad]
+    path = _rewritten(TINY / "gemma2.gguf", tmp_path / f"{bad}.gguf", **edits)
+    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
+                       timeout=30)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=message.replace(".", r"\.")):
+        vllm_cpp.Engine.load(str(path))

@@ -53,7 +53,8 @@ def sha256(path: pathlib.Path) -> str:
     return h.hexdigest()
 
 
-def _copy_field(writer, field) -> None:
+def copy_field(writer, field) -> None:
+    """Adds GGUFReader ``field`` (key, type and value) to ``writer``."""
     import gguf
 
     vtype = field.types[0]
@@ -80,7 +81,7 @@ def runnable_copy(source: pathlib.Path, directory: pathlib.Path) -> pathlib.Path
     for name, field in reader.fields.items():
         # GGUF.* are the header's own fields; the architecture the writer adds itself.
         if not name.startswith("GGUF.") and name != "general.architecture":
-            _copy_field(writer, field)
+            copy_field(writer, field)
     for t in reader.tensors:
         shape = [int(d) for d in reversed(t.shape)]  # rows first, as numpy holds them
         if t.tensor_type.name in REQUANTIZE:
