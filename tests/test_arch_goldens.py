@@ -38,7 +38,8 @@ import pytest
 
 import tiny_models
 from greedy_check import greedy_failures
-from native_build import build_native_tests
+from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
+from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
 
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
@@ -51,16 +52,9 @@ LOGITS_CHUNK = 8
 GREEDY_CHUNKS = (7, 64)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def float32_kv_cache():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f32")
-        yield
-
-
 @pytest.fixture(scope="module")
 def probe():
-    return str(build_native_tests() / "model_probe")
+    return model_probe_path()
 
 
 def _logits(probe, model, ids, out):

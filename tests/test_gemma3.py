@@ -38,7 +38,8 @@ import numpy as np
 import pytest
 
 from greedy_check import greedy_failures
-from native_build import build_native_tests
+from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
+from probe_fixtures import model_probe_path
 
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
@@ -66,7 +67,7 @@ def gemma3(request):
 
 @pytest.fixture(scope="module")
 def probe(gemma3):
-    return [str(build_native_tests() / "model_probe"), gemma3]
+    return [model_probe_path(), gemma3]
 
 
 @pytest.mark.timeout(900)
