@@ -9,7 +9,8 @@ transformers' 32 greedy ids and top-2 gaps) and ``<case>_logits.npy``
 ids). Cases: gemma (GeGLU, embedding scale), gemma2 (soft-capping of scores
 and logits, sandwich norms, sliding window 8 on layer 0), gemma3 (q/k norms,
 sliding window 8 on five of six layers with local RoPE base 10000), mistral
-(sliding window 8 on every layer).
+(sliding window 8 on every layer), llama-yarn (YaRN RoPE scaling, factor 4
+over an original context of 64).
 
 Each case runs through model_probe with the float32 KV cache (as
 test_architectures.py, whose docstring has the reason):
@@ -64,7 +65,7 @@ def _logits(probe, model, ids, out):
 
 
 def test_every_case_has_goldens():
-    assert set(CASES) == {"gemma", "gemma2", "gemma3", "mistral"}
+    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama-yarn", "mistral"}
     for case in CASES:
         assert (TINY / f"{case}.json").is_file() and (TINY / f"{case}_logits.npy").is_file()
 

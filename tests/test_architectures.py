@@ -251,8 +251,16 @@ def test_unsupported_tensor_type_rejected_by_loader(probe, tmp_path, wtype):
 
 @pytest.mark.timeout(60)
 def test_unsupported_rope_scaling_rejected_by_loader(probe, tmp_path):
+    path = tm.write_tiny_model(tmp_path / "llama-longrope.gguf", "llama", "F16", rope_scaling=("longrope", 4.0))
+    assert "unsupported RoPE scaling 'longrope' (rope.scaling.type; supported: none, linear, yarn)" in _probe_error(
+        probe, path)
+
+
+@pytest.mark.timeout(60)
+def test_yarn_without_original_context_rejected_by_loader(probe, tmp_path):
+    """YaRN's ramp is defined by the original context; a file without it is refused, naming the key."""
     path = tm.write_tiny_model(tmp_path / "llama-yarn.gguf", "llama", "F16", rope_scaling=("yarn", 4.0))
-    assert "unsupported RoPE scaling 'yarn'" in _probe_error(probe, path)
+    assert "YaRN needs a positive llama.rope.scaling.original_context_length" in _probe_error(probe, path)
 
 
 # ------------------------------------------------------------ Python API

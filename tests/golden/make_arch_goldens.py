@@ -22,7 +22,8 @@ What this script does, per case of ``CASES``
    ref_ids, ref_gaps) and ``tiny/<case>_logits.npy``.
 
 The sliding-window cases use a window of 8, so the prompts (12-30 ids) and
-the 32 generated ids run far past it; Gemma 2's soft-caps (5 on the scores,
+the 32 generated ids run far past it; llama-yarn scales RoPE by YaRN
+(factor 4 over an original context of 64); Gemma 2's soft-caps (5 on the scores,
 10 on the logits) are small enough to change every score and logit.
 query_pre_attn_scalar is the head dim (as the engine assumes, see
 model_config.cpp).
@@ -76,6 +77,10 @@ CASES = {
     "gemma3": ("Gemma3TextConfig", dict(COMMON, **GEMMA, num_hidden_layers=6, sliding_window=WINDOW,
                                         rope_theta=1000000.0, rope_local_base_freq=10000.0)),
     "mistral": ("MistralConfig", dict(COMMON, num_hidden_layers=2, sliding_window=WINDOW)),
+    # YaRN x4 over an original context of 64 (the prompts and greedy ids reach 62).
+    "llama-yarn": ("LlamaConfig", dict(COMMON, num_hidden_layers=2, max_position_embeddings=256,
+                                       rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=10000.0,
+                                                            original_max_position_embeddings=64))),
 }
 
 
@@ -94,15 +99,19 @@ def _randomize(model, seed):
             p.copy_(p.half().float())
 
 
-def _flatten_rope_theta(config_json):
-    """transformers 5 writes the RoPE base inside ``rope_parameters`` (per
-    layer type for Gemma 3); hf_convert.py reads the top-level ``rope_theta``
-    of earlier versions, so the global layers' base is copied there."""
+def _earlier_rope_layout(config_json):
+    """transformers 5 writes the RoPE base and scaling inside
+    ``rope_parameters`` (per layer type for Gemma 3); hf_convert.py (and the
+    engine's HF loader) read the top-level ``rope_theta`` and
+    ``rope_scaling`` of earlier versions, so the global layers' are copied
+    there."""
     config = json.loads(config_json.read_text())
     rope = config.get("rope_parameters") or {}
     rope = rope.get("full_attention", rope)
     if "rope_theta" in rope:
         config["rope_theta"] = rope["rope_theta"]
+    if rope.get("rope_type", "default") != "default":
+        config["rope_scaling"] = {k: v for k, v in rope.items() if k != "rope_theta"}
     config_json.write_text(json.dumps(config))
 
 
@@ -135,7 +144,7 @@ def make_case(case, seed=0):
     prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in PROMPT_LENGTHS[:N_PROMPTS]]
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        _flatten_rope_theta(pathlib.Path(tmp) / "config.json")
+        _earlier_rope_layout(pathlib.Path(tmp) / "config.json")
         doc = hf_convert.tokenizer_json(_TOKENIZER["tokens"], _TOKENIZER["types"], _TOKENIZER["merges"], "default")
         (pathlib.Path(tmp) / "tokenizer.json").write_text(json.dumps(doc))
         (pathlib.Path(tmp) / "tokenizer_config.json").write_text(json.dumps(

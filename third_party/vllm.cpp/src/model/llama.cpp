@@ -30,12 +30,30 @@ void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool) {
 }
 
 // theta_i = freq_scale * base^(-2i / rope_dim) / rope_freqs[i] (llama.cpp's
-// rope with freq_factors and linear scaling).
-std::vector<float> inv_frequencies(const ModelConfig& c, double base, double freq_scale,
+// rope with freq_factors and linear scaling); with `yarn`, YaRN's blend of
+// that and the unscaled base^(-2i / rope_dim) (ModelConfig::yarn_*).
+std::vector<float> inv_frequencies(const ModelConfig& c, double base, double freq_scale, bool yarn,
                                    const std::vector<float>& rope_freqs) {
+    // The pair that makes `rotations` turns over the original context.
+    const auto pair_of = [&](double rotations) {
+        const double two_pi = 2.0 * std::acos(-1.0);
+        return c.rope_dim * std::log(c.yarn_original_context / (rotations * two_pi)) / (2.0 * std::log(base));
+    };
+    double low = 0.0, high = 0.0;
+    if (yarn) {
+        low = std::max(0.0, std::floor(pair_of(c.yarn_beta_fast)));
+        high = std::min(double(c.rope_dim - 1), std::ceil(pair_of(c.yarn_beta_slow)));
+    }
     std::vector<float> inv_freq(c.rope_dim / 2);
     for (size_t i = 0; i < inv_freq.size(); ++i) {
-        double f = freq_scale * std::pow(base, -2.0 * double(i) / c.rope_dim);
+        const double original = std::pow(base, -2.0 * double(i) / c.rope_dim);
+        double f = freq_scale * original;
+        if (yarn) {
+            // 1 for pairs below `low` (they keep the original), 0 above `high`.
+            const double keep = 1.0 - std::clamp((double(i) - low) / std::max(0.001, high - low), 0.0, 1.0);
+            const double mix = keep * c.yarn_ext_factor;
+            f = f * (1.0 - mix) + original * mix;
+        }
         if (!rope_freqs.empty()) f /= rope_freqs[i];
         inv_freq[i] = static_cast<float>(f);
     }
@@ -54,9 +72,11 @@ void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
-    rope_.inv_freq = inv_frequencies(config_, config_.rope_theta, config_.rope_freq_scale, weights_.rope_freqs);
+    const bool yarn = config_.yarn_original_context > 0;
+    rope_.inv_freq = inv_frequencies(config_, config_.rope_theta, config_.rope_freq_scale, yarn, weights_.rope_freqs);
+    rope_.magnitude = config_.rope_magnitude;
     if (config_.rope_theta_sliding > 0.0f)
-        rope_sliding_.inv_freq = inv_frequencies(config_, config_.rope_theta_sliding, 1.0, weights_.rope_freqs);
+        rope_sliding_.inv_freq = inv_frequencies(config_, config_.rope_theta_sliding, 1.0, false, weights_.rope_freqs);
 }
 
 void LlamaModel::fill_angles(RopeAngles& angles) {
@@ -67,8 +87,8 @@ void LlamaModel::fill_angles(RopeAngles& angles) {
     for (int64_t t = 0; t < T; ++t)
         for (int64_t p = 0; p < pairs; ++p) {
             const float angle = positions_[t] * angles.inv_freq[p];
-            angles.cos[t * pairs + p] = std::cos(angle);
-            angles.sin[t * pairs + p] = std::sin(angle);
+            angles.cos[t * pairs + p] = std::cos(angle) * angles.magnitude;
+            angles.sin[t * pairs + p] = std::sin(angle) * angles.magnitude;
         }
 }
 

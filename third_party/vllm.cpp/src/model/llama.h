@@ -40,6 +40,7 @@ private:
     // pair, and per forward the cos/sin of every batch token's angles.
     struct RopeAngles {
         std::vector<float> inv_freq;
+        float magnitude = 1.0f;       // cos and sin are scaled by it (YaRN)
         std::vector<float> cos, sin;  // [tokens][rope_dim / 2]
     };
 

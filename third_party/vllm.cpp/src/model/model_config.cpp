@@ -48,6 +48,27 @@ float positive_or_zero(const ModelSource& file, const std::string& key) {
     return static_cast<float>(v);
 }
 
+// YaRN's keys as llama.cpp's converter writes them (defaults: llama.cpp's).
+void read_yarn(const ModelSource& file, const std::string& a, double factor, ModelConfig& c) {
+    const std::string k = a + "rope.scaling.";
+    const int64_t original = file.get_int(k + "original_context_length", 0);
+    if (original <= 0)
+        throw_model_load("cannot load '" + file.path() + "': YaRN needs a positive " + k + "original_context_length");
+    c.yarn_original_context = static_cast<int>(original);
+    c.yarn_beta_fast = static_cast<float>(file.get_float(k + "yarn_beta_fast", 32.0));
+    c.yarn_beta_slow = static_cast<float>(file.get_float(k + "yarn_beta_slow", 1.0));
+    c.yarn_ext_factor = static_cast<float>(file.get_float(k + "yarn_ext_factor", 1.0));
+    if (!(c.yarn_beta_fast > 0.0f && c.yarn_beta_slow > 0.0f && c.yarn_ext_factor >= 0.0f && c.yarn_ext_factor <= 1.0f))
+        throw_model_load("cannot load '" + file.path() + "': " + k +
+                         "yarn_beta_fast/yarn_beta_slow must be positive, yarn_ext_factor in [0, 1]");
+    // llama.cpp's mscale: attn_factor * (1 + 0.1 ln(factor)) where any
+    // extrapolated frequency is kept (transformers' default attention factor).
+    const double attn_factor = file.get_float(k + "attn_factor", 1.0);
+    if (!(attn_factor > 0.0))
+        throw_model_load("cannot load '" + file.path() + "': " + k + "attn_factor must be positive");
+    c.rope_magnitude = static_cast<float>(attn_factor * (c.yarn_ext_factor > 0.0f ? 1.0 + 0.1 * std::log(factor) : 1.0));
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_source(const ModelSource& file) {
@@ -98,18 +119,19 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (value_length != c.head_dim)
         throw_model_load("cannot load '" + file.path() + "': attention.value_length " + std::to_string(value_length) +
                          " differs from the key length " + std::to_string(c.head_dim) + " (unsupported)");
-    // RoPE scaling: only linear is implemented; the others change the
-    // angles (and attention scale) in ways this forward does not model, so
-    // loading such a model would silently give wrong results.
+    // RoPE scaling: linear and YaRN are implemented; the others change the
+    // angles in ways this forward does not model, so loading such a model
+    // would silently give wrong results.
     const std::string scaling = file.get_string(a + "rope.scaling.type", "none");
-    if (scaling == "linear") {
+    if (scaling == "linear" || scaling == "yarn") {
         const double factor = file.get_float(a + "rope.scaling.factor", 1.0);
         if (!(factor > 0.0))
             throw_model_load("cannot load '" + file.path() + "': rope.scaling.factor must be positive");
         c.rope_freq_scale = static_cast<float>(1.0 / factor);
+        if (scaling == "yarn") read_yarn(file, a, factor, c);
     } else if (scaling != "none" && !scaling.empty()) {
         throw_model_load("cannot load '" + file.path() + "': unsupported RoPE scaling '" + scaling +
-                         "' (rope.scaling.type; supported: none, linear)");
+                         "' (rope.scaling.type; supported: none, linear, yarn)");
     }
     // Gemma's query_pre_attn_scalar is its key length in llama.cpp (except
     // Gemma 2/3 27B, which llama.cpp recognises by size: not modelled here).

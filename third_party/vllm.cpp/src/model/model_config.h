@@ -34,6 +34,15 @@ struct ModelConfig {
     // Linear RoPE scaling ("rope.scaling.type" = "linear"): every angle is
     // multiplied by 1 / rope.scaling.factor. 1 when the model has none.
     float rope_freq_scale = 1.0f;
+    // YaRN ("rope.scaling.type" = "yarn", with rope_freq_scale = 1 / factor):
+    // pair i's frequency is the interpolated one (times rope_freq_scale) or
+    // the original, blended by a ramp over the pairs between those making
+    // yarn_beta_fast and yarn_beta_slow rotations in the original context
+    // (fast pairs keep theirs), times yarn_ext_factor; cos and sin are
+    // multiplied by rope_magnitude (YaRN's mscale). 0: no YaRN.
+    int yarn_original_context = 0;
+    float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f, yarn_ext_factor = 1.0f;
+    float rope_magnitude = 1.0f;
     float rms_eps = 1e-5f;
     RopeStyle rope_style = RopeStyle::ADJACENT_PAIRS;
     bool qkv_bias = false;  // Qwen2
