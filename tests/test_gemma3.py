@@ -52,12 +52,15 @@ VOCAB = 262144
 
 
 @pytest.fixture(scope="module")
-def gemma3(request):
-    """The runnable copy of Gemma 3 270M (made once into pytest's cache directory)."""
+def gemma3(request, tmp_path_factory):
+    """The runnable copy of Gemma 3 270M, made once into pytest's cache
+    directory (or a temporary one when the cache plugin is off)."""
     source = gemma3_file.source_path()
     if source is None or not source.is_file():
         pytest.skip(f"Gemma 3 270M GGUF not found (looked at {gemma3_file.WHERE})")
-    path = gemma3_file.runnable_copy(source, request.config.cache.mkdir("gemma3"))
+    cache = getattr(request.config, "cache", None)
+    directory = cache.mkdir("gemma3") if cache is not None else tmp_path_factory.mktemp("gemma3")
+    path = gemma3_file.runnable_copy(source, directory)
     digest = gemma3_file.sha256(path)
     if digest != GOLDEN["model_sha256"]:
         pytest.fail(f"{path} has sha256 {digest}, the goldens were made on {GOLDEN['model_sha256']}: "
