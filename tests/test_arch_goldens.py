@@ -10,7 +10,7 @@ ids). Cases: gemma (GeGLU, embedding scale), gemma2 (soft-capping of scores
 and logits, sandwich norms, sliding window 8 on layer 0), gemma3 (q/k norms,
 sliding window 8 on five of six layers with local RoPE base 10000), mistral
 (sliding window 8 on every layer), llama-yarn (YaRN RoPE scaling, factor 4
-over an original context of 64).
+over an original context of 64), phi3 (fused q/k/v and gate/up matrices).
 
 Each case runs through model_probe with the float32 KV cache (as
 test_architectures.py, whose docstring has the reason):
@@ -25,12 +25,14 @@ test_architectures.py, whose docstring has the reason):
   logit error of the teacher-forced run plus 1e-4 (greedy_check.py).
 
 The Python engine loads each tiny model and completes greedily with the ids
-model_probe gives for the same prompt; hyperparameters out of range and a
-missing sandwich norm are refused at load, naming the key or tensor.
+model_probe gives for the same prompt; hyperparameters out of range, a
+missing sandwich norm, a fused matrix of the wrong size and LongRoPE factors
+are refused at load, naming the key or tensor.
 """
 
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -65,7 +67,7 @@ def _logits(probe, model, ids, out):
 
 
 def test_every_case_has_goldens():
-    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama-yarn", "mistral"}
+    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama-yarn", "mistral", "phi3"}
     for case in CASES:
         assert (TINY / f"{case}.json").is_file() and (TINY / f"{case}_logits.npy").is_file()
 
@@ -119,9 +121,9 @@ def test_python_engine_completes_as_probe(probe, case):
         assert got.text == text
 
 
-def _rewritten(source, target, set_values=(), drop_tensor=None):
+def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=()):
     """A copy of GGUF ``source`` with metadata keys set (int32 or float32 by
-    the value's type) and one tensor left out."""
+    the value's type), one tensor left out and float32 tensors added."""
     import gguf
 
     reader = gguf.GGUFReader(str(source))
@@ -136,6 +138,8 @@ def _rewritten(source, target, set_values=(), drop_tensor=None):
     for t in reader.tensors:
         if t.name != drop_tensor:
             writer.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
+    for name, values in dict(add_tensors).items():
+        writer.add_tensor(name, np.asarray(values, dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -143,24 +147,28 @@ def _rewritten(source, target, set_values=(), drop_tensor=None):
     return target
 
 
-BAD_GEMMA2 = {
-    "negative-softcap": (dict(set_values={"gemma2.attn_logit_softcapping": -1.0}),
-                         "gemma2.attn_logit_softcapping must not be negative"),
-    "negative-window": (dict(set_values={"gemma2.attention.sliding_window": -4}),
-                        "gemma2.attention.sliding_window must not be negative"),
-    "missing-post-norm": (dict(drop_tensor="blk.1.post_ffw_norm.weight"),
-                          "tensor 'blk.1.post_ffw_norm.weight' is missing"),
+BAD_MODELS = {
+    "gemma2-negative-softcap": ("gemma2", dict(set_values={"gemma2.attn_logit_softcapping": -1.0}),
+                                "gemma2.attn_logit_softcapping must not be negative"),
+    "gemma2-negative-window": ("gemma2", dict(set_values={"gemma2.attention.sliding_window": -4}),
+                               "gemma2.attention.sliding_window must not be negative"),
+    "gemma2-missing-post-norm": ("gemma2", dict(drop_tensor="blk.1.post_ffw_norm.weight"),
+                                 "tensor 'blk.1.post_ffw_norm.weight' is missing"),
+    "phi3-longrope": ("phi3", dict(add_tensors={"rope_factors_long.weight": np.ones(16)}),
+                      "tensor 'rope_factors_long.weight' asks for LongRoPE scaling, which is not supported"),
+    "phi3-short-qkv": ("phi3", dict(set_values={"phi3.attention.head_count_kv": 4}),
+                       "tensor 'blk.0.attn_qkv.weight' has shape [64, 256], expected [64, 384]"),
 }
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("bad", sorted(BAD_GEMMA2))
-def test_bad_gemma2_refused_at_load(probe, tmp_path, bad):
-    edits, message = BAD_GEMMA2[bad]
-    path = _rewritten(TINY / "gemma2.gguf", tmp_path / f"{bad}.gguf", **edits)
+@pytest.mark.parametrize("bad", sorted(BAD_MODELS))
+def test_bad_model_refused_at_load(probe, tmp_path, bad):
+    case, edits, message = BAD_MODELS[bad]
+    path = _rewritten(TINY / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
     r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
                        timeout=30)
     assert r.returncode != 0 and message in r.stderr, r.stderr
     vllm_cpp = pytest.importorskip("vllm_cpp")
-    with pytest.raises(vllm_cpp.ModelLoadError, match=message.replace(".", r"\.")):
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
         vllm_cpp.Engine.load(str(path))

@@ -230,7 +230,7 @@ def test_reference_matches_llama_cpp(tmp_path, variant):
 
 
 # ------------------------------------------------------------ rejections
-UNSUPPORTED_ARCHS = ("gpt2", "falcon", "phi3")
+UNSUPPORTED_ARCHS = ("gpt2", "falcon")
 UNSUPPORTED_TYPES = ("Q5_0", "Q2_K")
 
 

@@ -77,6 +77,8 @@ CASES = {
     "gemma3": ("Gemma3TextConfig", dict(COMMON, **GEMMA, num_hidden_layers=6, sliding_window=WINDOW,
                                         rope_theta=1000000.0, rope_local_base_freq=10000.0)),
     "mistral": ("MistralConfig", dict(COMMON, num_hidden_layers=2, sliding_window=WINDOW)),
+    # Fused qkv_proj and gate_up_proj (GGUF attn_qkv, ffn_up), no RoPE scaling.
+    "phi3": ("Phi3Config", dict(COMMON, num_hidden_layers=2, sliding_window=None)),
     # YaRN x4 over an original context of 64 (the prompts and greedy ids reach 62).
     "llama-yarn": ("LlamaConfig", dict(COMMON, num_hidden_layers=2, max_position_embeddings=256,
                                        rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=10000.0,

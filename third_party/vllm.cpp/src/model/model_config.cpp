@@ -40,6 +40,9 @@ const ArchitectureTraits kArchitectures[] = {
     {"gemma",   HALVES, false, false, GELU, true,  false, false, 0, 0.0f},
     {"gemma2",  HALVES, false, false, GELU, true,  true,  true,  2, 0.0f},
     {"gemma3",  HALVES, false, true,  GELU, true,  true,  true,  6, 10000.0f},
+    // Phi-3: q/k/v and gate/up fused into one matrix each (weights.cpp views
+    // their rows); llama.cpp leaves its sliding window off, and so do we.
+    {"phi3",    HALVES, false, false, SILU, false, false, false, 0, 0.0f},
 };
 
 float positive_or_zero(const ModelSource& file, const std::string& key) {
