@@ -7,9 +7,10 @@ as Q8_0 until the engine runs Q5_0). The suite needs neither llama_cpp nor
 torch; it skips, naming where it looked, when the Gemma file is absent, and
 fails when the runnable copy's sha256 is not the one the goldens were made on.
 
-The engine runs through model_probe (token ids in, greedy ids or logits out:
-no tokenizer or sampler, so the check is the forward alone) with the default
-half-precision KV cache, as served.
+The forward runs through model_probe (token ids in, greedy ids or logits
+out: no tokenizer or sampler, so the check is the forward alone) with the
+default half-precision KV cache, as served; one test runs the whole engine
+(tokenizer included) on the golden prompts' texts.
 
 Teacher-forced: for 3 prompts (the 657-id one included, so every row is
 past the 512-token sliding window), at every position from the prompt's
@@ -102,3 +103,17 @@ def test_teacher_forced_logits_match_llama_cpp(probe, tmp_path, name):
     print(f"\n{name}: max {errors.max():.3f} mean {errors.mean():.3f} over {errors.shape[0]} positions")
     assert errors.max() < TF_MAX, f"max error {errors.max():.3f} at position {np.argmax(errors.max(axis=1))}"
     assert errors.mean() < TF_MEAN, f"mean error {errors.mean():.3f}"
+
+
+@pytest.mark.timeout(600)
+def test_engine_tokenizes_as_llama_cpp_and_answers(gemma3):
+    """The whole engine (SentencePiece tokenizer, scheduler, sampler) on the
+    same file: every prompt gets llama.cpp's prompt length, and greedy
+    decoding answers the factual question as llama.cpp does."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    with vllm_cpp.Engine.load(gemma3, max_model_len=1024) as engine:
+        for prompt in GOLDEN["prompts"]:
+            out = engine.complete(prompt["text"], vllm_cpp.SamplingParams.greedy(max_tokens=4, ignore_eos=True))
+            assert out.prompt_tokens == len(prompt["prompt_ids"]), prompt["name"]
+            if prompt["name"] == "question":
+                assert out.text.startswith(" Paris."), out.text
