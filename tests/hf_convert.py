@@ -83,6 +83,14 @@ SOFTCAPPING = (
     ("attn_logit_softcapping", "attn_logit_softcapping", float),
     ("final_logit_softcapping", "final_logit_softcapping", float),
 )
+# config.json rope_scaling key -> GGUF key suffix, for "rope_type": "yarn"
+# (the engine's HF loader, hf_model.cpp, maps the same keys).
+YARN_SCALING = (
+    ("factor", "rope.scaling.factor", float),
+    ("original_max_position_embeddings", "rope.scaling.original_context_length", int),
+    ("beta_fast", "rope.scaling.yarn_beta_fast", float),
+    ("beta_slow", "rope.scaling.yarn_beta_slow", float),
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,6 +336,12 @@ def gguf_to_hf(gguf_path: str, out_dir: str, dtype: str = "bf16") -> None:
         value = _field(reader, a + suffix)
         if value is not None:
             config[hf_key] = kind(value)
+    if _field(reader, a + "rope.scaling.type") == "yarn":
+        config["rope_scaling"] = {"rope_type": "yarn"}
+        for hf_key, suffix, kind in YARN_SCALING:
+            value = _field(reader, a + suffix)
+            if value is not None:
+                config["rope_scaling"][hf_key] = kind(value)
     tokens = _field(reader, "tokenizer.ggml.tokens")
     config.setdefault("vocab_size", len(tokens))
     config.setdefault("num_key_value_heads", config["num_attention_heads"])
@@ -394,6 +408,12 @@ def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
             (writer.add_uint32 if kind is int else writer.add_float32)(a + suffix, kind(config[hf_key]))
     if config.get("head_dim") is not None:
         writer.add_uint32(a + "attention.value_length", int(config["head_dim"]))
+    scaling = config.get("rope_scaling") or {}
+    if scaling.get("rope_type", scaling.get("type")) == "yarn":
+        writer.add_string(a + "rope.scaling.type", "yarn")
+        for hf_key, suffix, kind in YARN_SCALING:
+            if scaling.get(hf_key) is not None:
+                (writer.add_uint32 if kind is int else writer.add_float32)(a + suffix, kind(scaling[hf_key]))
     heads = (config["num_attention_heads"], config.get("num_key_value_heads") or config["num_attention_heads"])
 
     gguf_type = DTYPES[dtype][1]

@@ -62,7 +62,6 @@ loader) and through ``vllm_cpp.ModelLoadError``.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
 import sys
@@ -71,7 +70,8 @@ import numpy as np
 import pytest
 
 import tiny_models as tm
-from native_build import build_native_tests
+from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
+from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "golden"))
 import reference_forward as rf  # noqa: E402
@@ -105,19 +105,9 @@ def _case_id(case):
 
 
 # ------------------------------------------------------------------ helpers
-@pytest.fixture(scope="module", autouse=True)
-def float32_kv_cache():
-    """The float32 KV cache for every engine this module starts (see the docstring)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f32")
-        yield
-
-
 @pytest.fixture(scope="module")
 def probe():
-    """model_probe from build/native-tests, or $VLLM_TEST_MODEL_PROBE (e.g. a sanitizer build)."""
-    override = os.environ.get("VLLM_TEST_MODEL_PROBE")
-    return override if override else str(build_native_tests() / "model_probe")
+    return model_probe_path()
 
 
 def _probe_logits(probe, path, ids, chunk, out):
@@ -261,8 +251,16 @@ def test_unsupported_tensor_type_rejected_by_loader(probe, tmp_path, wtype):
 
 @pytest.mark.timeout(60)
 def test_unsupported_rope_scaling_rejected_by_loader(probe, tmp_path):
+    path = tm.write_tiny_model(tmp_path / "llama-longrope.gguf", "llama", "F16", rope_scaling=("longrope", 4.0))
+    assert "unsupported RoPE scaling 'longrope' (rope.scaling.type; supported: none, linear, yarn)" in _probe_error(
+        probe, path)
+
+
+@pytest.mark.timeout(60)
+def test_yarn_without_original_context_rejected_by_loader(probe, tmp_path):
+    """YaRN's ramp is defined by the original context; a file without it is refused, naming the key."""
     path = tm.write_tiny_model(tmp_path / "llama-yarn.gguf", "llama", "F16", rope_scaling=("yarn", 4.0))
-    assert "unsupported RoPE scaling 'yarn'" in _probe_error(probe, path)
+    assert "YaRN needs a positive llama.rope.scaling.original_context_length" in _probe_error(probe, path)
 
 
 # ------------------------------------------------------------ Python API

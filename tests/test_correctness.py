@@ -24,6 +24,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from greedy_check import greedy_failures
 from native_build import build_native_tests
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -42,13 +43,6 @@ def _ids(field):
     return json.loads(field) if isinstance(field, str) else list(field)
 
 
-def _first_difference(a, b):
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return None
-
-
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("chunk", [512, 5], ids=["one-prefill", "chunked-prefill"])
 def test_greedy_matches_float_reference(probe, chunk):
@@ -58,15 +52,9 @@ def test_greedy_matches_float_reference(probe, chunk):
                          text=True, check=True, timeout=500)
     lines = out.stdout.strip().split("\n")
     assert len(lines) == len(prompts)
-    failures = []
-    for prompt, line in zip(prompts, lines):
-        ours = [int(t) for t in line.split()]
-        ref = _ids(prompt["ref_ids"])
-        gaps = _ids(prompt["ref_gaps"])
-        assert len(ours) == N_GREEDY
-        diff = _first_difference(ours, ref)
-        if diff is not None and gaps[diff] >= GAP_THRESHOLD:
-            failures.append(f"{prompt['name']}: first difference at step {diff}, reference gap {gaps[diff]:.3f}")
+    ours = [[int(t) for t in line.split()] for line in lines]
+    refs = [dict(name=p["name"], ref_ids=_ids(p["ref_ids"]), ref_gaps=_ids(p["ref_gaps"])) for p in prompts]
+    failures = greedy_failures(refs, ours, GAP_THRESHOLD)
     assert not failures, failures
 
 

@@ -30,6 +30,8 @@ void check(bool ok, const char* what, double value) {
 struct Fixture {
     int n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size, num_blocks;
     bool f16;
+    int window = 0;        // PagedAttention::window
+    float softcap = 0.0f;  // PagedAttention::softcap
     // The caches as floats (for f16, the values the halves hold exactly),
     // and for f16 the halves the kernel reads, as the KV cache stores them.
     std::vector<float> q, keys, values;
@@ -69,6 +71,8 @@ struct Fixture {
         a.n_kv_heads = n_kv_heads;
         a.head_dim = head_dim;
         a.scale = 1.0f / std::sqrt(float(head_dim));
+        a.window = window;
+        a.softcap = softcap;
         return a;
     }
 
@@ -82,25 +86,30 @@ struct Fixture {
                       size_t(kv_head) * head_dim + d];
     }
 
-    // Softmax attention in double, straight from the definition.
+    // Softmax attention in double, straight from the definition: keys
+    // [first, pos] (first = pos - window + 1 with a window), scores
+    // soft-capped when asked.
     std::vector<float> reference() const {
         std::vector<float> out(q.size());
         const int group = n_heads / n_kv_heads;
         for (size_t t = 0; t < positions.size(); ++t)
             for (int h = 0; h < n_heads; ++h) {
                 const float* qv = &q[(t * n_heads + h) * head_dim];
-                std::vector<double> w(positions[t] + 1);
+                const int first = window > 0 ? std::max(0, positions[t] - window + 1) : 0;
+                std::vector<double> w(positions[t] + 1 - first);
                 double max_w = -1e300, total = 0;
-                for (int j = 0; j <= positions[t]; ++j) {
+                for (int j = first; j <= positions[t]; ++j) {
                     double s = 0;
                     for (int d = 0; d < head_dim; ++d) s += double(qv[d]) * key(j, h / group, d);
-                    w[j] = s / std::sqrt(double(head_dim));
-                    max_w = std::max(max_w, w[j]);
+                    s /= std::sqrt(double(head_dim));
+                    if (softcap > 0) s = softcap * std::tanh(s / softcap);
+                    w[j - first] = s;
+                    max_w = std::max(max_w, s);
                 }
                 for (double& x : w) total += (x = std::exp(x - max_w));
                 for (int d = 0; d < head_dim; ++d) {
                     double acc = 0;
-                    for (int j = 0; j <= positions[t]; ++j) acc += w[j] * value(j, h / group, d);
+                    for (int j = first; j <= positions[t]; ++j) acc += w[j - first] * value(j, h / group, d);
                     out[(t * n_heads + h) * head_dim + d] = float(acc / total);
                 }
             }
@@ -123,16 +132,20 @@ AttentionTile whole(const Fixture& f, int n_tokens, int kv_head) {
     return tile;
 }
 
-void test_against_reference(int n_tokens, int first_pos, int block_size = 16, bool f16 = false) {
+void test_against_reference(int n_tokens, int first_pos, int block_size = 16, bool f16 = false, int window = 0,
+                            float softcap = 0.0f) {
     Fixture f(n_tokens, first_pos, block_size, f16);
+    f.window = window;
+    f.softcap = softcap;
     std::vector<float> out(f.q.size());
     PagedAttention a = f.args(out.data());
     for (int h = 0; h < f.n_kv_heads; ++h) attention_tile(a, whole(f, n_tokens, h));
     check(max_diff(out, f.reference()) < 1e-4, "tile equals the float definition", max_diff(out, f.reference()));
 }
 
-void test_split_merge(int n_tokens, int first_pos, int n_splits, bool f16 = false) {
+void test_split_merge(int n_tokens, int first_pos, int n_splits, bool f16 = false, int window = 0) {
     Fixture f(n_tokens, first_pos, 16, f16);
+    f.window = window;
     std::vector<float> full(f.q.size()), merged(f.q.size());
     PagedAttention a = f.args(full.data());
     PagedAttention b = f.args(merged.data());
@@ -180,41 +193,60 @@ void test_half_conversion() {
     check(bad == 0, "half conversions round to nearest even and back exactly", bad);
 }
 
-// silu_mul against double math (relative 1e-5: fast_exp rounds x log2(e)
-// to float, so its error grows with |x|, 4.7e-6 at |g| <= 30; past g = -87,
-// where fast_exp clamps, results under 1e-35 are compared with 1e-24 added
-// to |want|); and split at any element into calls whose tails fall
-// elsewhere: bit for bit the same, as the model's threads split the rows
-// anywhere.
-void test_silu_mul() {
+// An element-wise op `op(x, up, n)` against double math `want(x, up)`:
+// |got - want| / (|want| + floor) < 1e-5 (fast_exp rounds x log2(e) to
+// float, so its error grows with |x|, 4.7e-6 at |x| <= 30; past x = -87,
+// where fast_exp clamps, results under 1e-35 are compared with `floor`
+// 1e-24; soft_cap's tanh is 2 sigmoid(2x) - 1, whose error is absolute, a
+// float ulp of 1, so it is measured against the cap); and split at any
+// element into calls whose tails fall elsewhere: bit for bit the same, as
+// the model's threads split the rows anywhere.
+template <typename Op, typename Want>
+void test_elementwise(const char* name, Op op, Want want, double floor = 1e-24) {
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> wide(-30.0f, 30.0f), narrow(-4.0f, 4.0f);
     const int n = 1003;  // 62 vectors and a tail of 11
-    std::vector<float> gate(n), up(n);
-    for (int i = 0; i < n; ++i) gate[i] = i % 2 ? wide(rng) : narrow(rng), up[i] = narrow(rng);
+    std::vector<float> x(n), up(n);
+    for (int i = 0; i < n; ++i) x[i] = i % 2 ? wide(rng) : narrow(rng), up[i] = narrow(rng);
     const float special[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 86.0f, -86.0f, 88.0f, -88.0f, 100.0f, -100.0f};
-    for (size_t i = 0; i < sizeof special / sizeof *special; ++i) gate[i * 97] = special[i];
-    std::vector<float> whole_call = gate;
-    silu_mul(whole_call.data(), up.data(), n);
+    for (size_t i = 0; i < sizeof special / sizeof *special; ++i) x[i * 97] = special[i];
+    std::vector<float> whole_call = x;
+    op(whole_call.data(), up.data(), n);
     double worst = 0;
     for (int i = 0; i < n; ++i) {
-        const double g = gate[i], want = g / (1.0 + std::exp(-g)) * up[i];
-        worst = std::max(worst, std::fabs(whole_call[i] - want) / (std::fabs(want) + 1e-24));
+        const double w = want(double(x[i]), double(up[i]));
+        worst = std::max(worst, std::fabs(whole_call[i] - w) / (std::fabs(w) + floor));
     }
-    check(worst < 1e-5, "silu_mul equals g * sigmoid(g) * up", worst);
+    check(worst < 1e-5, name, worst);
     for (const int cut : {1, 5, 16, 23, 500}) {
-        std::vector<float> pieces = gate;
-        for (int begin = 0; begin < n; begin += cut) silu_mul(&pieces[begin], &up[begin], std::min(cut, n - begin));
+        std::vector<float> pieces = x;
+        for (int begin = 0; begin < n; begin += cut) op(&pieces[begin], &up[begin], std::min(cut, n - begin));
         check(std::memcmp(pieces.data(), whole_call.data(), sizeof(float) * n) == 0,
-              "silu_mul gives the same bits in a tail as in a vector", cut);
+              "the same bits in a tail as in a vector", cut);
     }
+}
+
+void test_activations() {
+    test_elementwise("silu_mul equals g * sigmoid(g) * up", silu_mul,
+                     [](double g, double up) { return g / (1.0 + std::exp(-g)) * up; });
+    // 0.5 g (1 + tanh(u)) as g / (1 + e^-2u): the same value, without the
+    // cancellation that makes it 0 in double for g below about -9.
+    test_elementwise("gelu_tanh_mul equals 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) * up", gelu_tanh_mul,
+                     [](double g, double up) {
+                         const double u = std::sqrt(2.0 / std::acos(-1.0)) * (g + 0.044715 * g * g * g);
+                         return g / (1.0 + std::exp(-2.0 * u)) * up;
+                     });
+    for (const float cap : {5.0f, 30.0f})
+        test_elementwise(
+            "soft_cap equals cap * tanh(x / cap)", [cap](float* x, const float*, int64_t n) { soft_cap(x, n, cap); },
+            [cap](double x, double) { return cap * std::tanh(x / cap); }, cap);
 }
 
 }  // namespace
 
 int main() {
     test_half_conversion();
-    test_silu_mul();
+    test_activations();
     for (const bool f16 : {false, true}) {  // float and half caches
         test_against_reference(1, 0, 16, f16);     // first token: attends to itself only
         test_against_reference(1, 300, 16, f16);   // decode with a long context
@@ -225,6 +257,12 @@ int main() {
         test_split_merge(1, 300, 2, f16);
         test_split_merge(1, 500, 4, f16);
         test_split_merge(3, 200, 3, f16);  // queries whose causal limits differ; a split can hold no key for some
+        test_against_reference(21, 100, 16, f16, 7);        // window shorter than the tile: every query's own start
+        test_against_reference(1, 300, 16, f16, 40);        // decode: a window starting inside a chunk
+        test_against_reference(3, 150, 8, f16, 33);         // gathered keys with a window
+        test_against_reference(5, 17, 16, f16, 0, 2.0f);    // soft-capped scores
+        test_against_reference(5, 70, 16, f16, 30, 2.0f);   // both
+        test_split_merge(3, 500, 4, f16, 100);  // splits wholly before the window merge as no-ops
     }
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -29,22 +29,70 @@ void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool) {
     });
 }
 
+// theta_i = freq_scale * base^(-2i / rope_dim) / rope_freqs[i] (llama.cpp's
+// rope with freq_factors and linear scaling); with `yarn`, YaRN's blend of
+// that and the unscaled base^(-2i / rope_dim) (ModelConfig::yarn_*).
+std::vector<float> inv_frequencies(const ModelConfig& c, double base, double freq_scale, bool yarn,
+                                   const std::vector<float>& rope_freqs) {
+    // The pair that makes `rotations` turns over the original context.
+    const auto pair_of = [&](double rotations) {
+        const double two_pi = 2.0 * std::acos(-1.0);
+        return c.rope_dim * std::log(c.yarn_original_context / (rotations * two_pi)) / (2.0 * std::log(base));
+    };
+    double low = 0.0, high = 0.0;
+    if (yarn) {
+        low = std::max(0.0, std::floor(pair_of(c.yarn_beta_fast)));
+        high = std::min(double(c.rope_dim - 1), std::ceil(pair_of(c.yarn_beta_slow)));
+    }
+    std::vector<float> inv_freq(c.rope_dim / 2);
+    for (size_t i = 0; i < inv_freq.size(); ++i) {
+        const double original = std::pow(base, -2.0 * double(i) / c.rope_dim);
+        double f = freq_scale * original;
+        if (yarn) {
+            // 1 for pairs below `low` (they keep the original), 0 above `high`.
+            const double keep = 1.0 - std::clamp((double(i) - low) / std::max(0.001, high - low), 0.0, 1.0);
+            const double mix = keep * c.yarn_ext_factor;
+            f = f * (1.0 - mix) + original * mix;
+        }
+        if (!rope_freqs.empty()) f /= rope_freqs[i];
+        inv_freq[i] = static_cast<float>(f);
+    }
+    return inv_freq;
+}
+
+// The FFN's gate activation times up, over [begin, end) of the gate rows.
+void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n) {
+    if (act == FfnActivation::GELU_TANH)
+        kernels::gelu_tanh_mul(gate, up, n);
+    else
+        kernels::silu_mul(gate, up, n);
+}
+
 }  // namespace
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
-    const int pairs = config_.rope_dim / 2;
-    inv_freq_.resize(pairs);
-    // theta_i = freq_scale * base^(-2i / rope_dim) / rope_freqs[i] (llama.cpp's
-    // rope with freq_factors and linear scaling).
-    for (int i = 0; i < pairs; ++i) {
-        double f = config_.rope_freq_scale * std::pow(double(config_.rope_theta), -2.0 * i / config_.rope_dim);
-        if (!weights_.rope_freqs.empty()) f /= weights_.rope_freqs[i];
-        inv_freq_[i] = static_cast<float>(f);
-    }
+    const bool yarn = config_.yarn_original_context > 0;
+    rope_.inv_freq = inv_frequencies(config_, config_.rope_theta, config_.rope_freq_scale, yarn, weights_.rope_freqs);
+    rope_.magnitude = config_.rope_magnitude;
+    if (config_.rope_theta_sliding > 0.0f)
+        rope_sliding_.inv_freq = inv_frequencies(config_, config_.rope_theta_sliding, 1.0, false, weights_.rope_freqs);
 }
 
-void LlamaModel::rope(float* vectors, int n_heads, ThreadPool& pool) {
+void LlamaModel::fill_angles(RopeAngles& angles) {
+    const int64_t T = static_cast<int64_t>(positions_.size());
+    const int64_t pairs = static_cast<int64_t>(angles.inv_freq.size());
+    angles.cos.resize(T * pairs);
+    angles.sin.resize(T * pairs);
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t p = 0; p < pairs; ++p) {
+            const float angle = positions_[t] * angles.inv_freq[p];
+            angles.cos[t * pairs + p] = std::cos(angle) * angles.magnitude;
+            angles.sin[t * pairs + p] = std::sin(angle) * angles.magnitude;
+        }
+}
+
+void LlamaModel::rope(float* vectors, int n_heads, const RopeAngles& angles, ThreadPool& pool) {
     const int hd = config_.head_dim, pairs = config_.rope_dim / 2;
     const int64_t n_tokens = static_cast<int64_t>(positions_.size());
     const bool halves = config_.rope_style == RopeStyle::HALVES;
@@ -52,8 +100,8 @@ void LlamaModel::rope(float* vectors, int n_heads, ThreadPool& pool) {
         for (int64_t i = begin; i < end; ++i) {
             const int64_t t = i / n_heads;
             float* v = vectors + i * hd;
-            const float* c = &rope_cos_[t * pairs];
-            const float* s = &rope_sin_[t * pairs];
+            const float* c = &angles.cos[t * pairs];
+            const float* s = &angles.sin[t * pairs];
             for (int p = 0; p < pairs; ++p) {
                 // HALVES pairs element p with p + rope_dim/2; ADJACENT with 2p+1.
                 float* a = halves ? v + p : v + 2 * p;
@@ -105,15 +153,19 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     a.n_heads = config_.n_heads;
     a.n_kv_heads = config_.n_kv_heads;
     a.head_dim = hd;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    a.scale = config_.attn_scale;
+    a.softcap = config_.attn_softcap;
+    const bool sliding = config_.is_sliding(layer);
+    if (sliding) a.window = config_.sliding_window;
 
     // Long key ranges are split into fixed runs of kKeysPerSplit keys that
     // threads work on in parallel, and the partial softmaxes are merged
     // afterwards (flash-decoding). The split points are absolute key
     // positions, whatever the batch holds, so a query gets bit-identical
     // attention whether it runs alone, batched, in a decode step or in a
-    // prefill chunk (batch invariance). A run past a query's own position
-    // holds nothing it sees and merges as an exact no-op.
+    // prefill chunk (batch invariance). A run past a query's own position,
+    // or before every query's sliding window, holds nothing it sees and
+    // merges as an exact no-op; the runs before the window are not made.
     struct Split {
         size_t tile, first_work;
         int n;
@@ -124,14 +176,16 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     int64_t partial_floats = 0;
     for (size_t i = 0; i < tiles.size(); ++i) {
         const int span = positions_[tiles[i].t_end - 1] + 1;
-        const int n = (span + kKeysPerSplit - 1) / kKeysPerSplit;
+        const int first_key = sliding ? std::max(0, positions_[tiles[i].t_begin] - a.window + 1) : 0;
+        const int first_split = first_key / kKeysPerSplit;
+        const int n = (span + kKeysPerSplit - 1) / kKeysPerSplit - first_split;
         if (n == 1) {
             work.push_back(tiles[i]);
             partial_offset.push_back(-1);
             continue;
         }
         split_tiles.push_back({i, work.size(), n});
-        for (int k = 0; k < n; ++k) {
+        for (int k = first_split; k < first_split + n; ++k) {
             kernels::AttentionTile part = tiles[i];
             part.key_begin = k * kKeysPerSplit;
             part.key_end = std::min(span, (k + 1) * kKeysPerSplit);
@@ -159,7 +213,6 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
                          std::vector<float>& logits) {
     const ModelConfig& c = config_;
     const int dim = c.dim, hd = c.head_dim, q_dim = c.n_heads * hd, kv_dim = c.n_kv_heads * hd;
-    const int pairs = c.rope_dim / 2;
 
     positions_.clear();
     std::vector<int32_t> tokens;
@@ -178,18 +231,19 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
     gate_.resize(T * c.ffn_dim);
     up_.resize(T * c.ffn_dim);
 
-    rope_cos_.resize(T * pairs);
-    rope_sin_.resize(T * pairs);
-    for (int64_t t = 0; t < T; ++t)
-        for (int p = 0; p < pairs; ++p) {
-            const float angle = positions_[t] * inv_freq_[p];
-            rope_cos_[t * pairs + p] = std::cos(angle);
-            rope_sin_[t * pairs + p] = std::sin(angle);
-        }
+    fill_angles(rope_);
+    const bool sliding_rope = c.rope_theta_sliding > 0.0f;
+    if (sliding_rope) fill_angles(rope_sliding_);
 
     const kernels::QuantMatrix& embd = weights_.token_embedding;
-    for (int64_t t = 0; t < T; ++t)
-        kernels::dequantize_row(embd.type, embd.data + size_t(tokens[t]) * embd.row_bytes, &x_[t * dim], dim);
+    // Gemma scales the embedding by sqrt(dim), rounded to float as llama.cpp does.
+    const float embd_scale = std::sqrt(static_cast<float>(dim));
+    for (int64_t t = 0; t < T; ++t) {
+        float* row = &x_[t * dim];
+        kernels::dequantize_row(embd.type, embd.data + size_t(tokens[t]) * embd.row_bytes, row, dim);
+        if (c.scale_embedding)
+            for (int i = 0; i < dim; ++i) row[i] *= embd_scale;
+    }
 
     for (int l = 0; l < c.n_layers; ++l) {
         const LayerWeights& w = weights_.layers[l];
@@ -204,19 +258,22 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
             rms_norm_rows(q_.data(), w.q_norm.data(), q_.data(), T * c.n_heads, hd, c.rms_eps, pool);
             rms_norm_rows(k_.data(), w.k_norm.data(), k_.data(), T * c.n_kv_heads, hd, c.rms_eps, pool);
         }
-        rope(q_.data(), c.n_heads, pool);
-        rope(k_.data(), c.n_kv_heads, pool);
+        const RopeAngles& angles = sliding_rope && c.is_sliding(l) ? rope_sliding_ : rope_;
+        rope(q_.data(), c.n_heads, angles, pool);
+        rope(k_.data(), c.n_kv_heads, angles, pool);
         attention(batch, l, cache, pool);
         // Residual adds go through xn_ as the matmul output.
         kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
+        if (c.post_norms) rms_norm_rows(xn_.data(), w.post_attn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         add_in_place(x_.data(), xn_.data(), T * dim, pool);
 
         rms_norm_rows(x_.data(), w.ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul_shared({{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, xn_.data(), T, pool);
         pool.parallel_for(T * c.ffn_dim, [&](int64_t begin, int64_t end) {
-            kernels::silu_mul(&gate_[begin], &up_[begin], end - begin);
+            gated_activation(c.ffn_activation, &gate_[begin], &up_[begin], end - begin);
         });
         kernels::matmul(w.w_down, gate_.data(), T, xn_.data(), pool);
+        if (c.post_norms) rms_norm_rows(xn_.data(), w.post_ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         add_in_place(x_.data(), xn_.data(), T * dim, pool);
     }
 
@@ -232,6 +289,7 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
     }
     logits.resize(n_out * c.vocab_size);
     if (n_out > 0) kernels::matmul(weights_.output, last.data(), n_out, logits.data(), pool);
+    if (c.final_softcap > 0.0f) kernels::soft_cap(logits.data(), static_cast<int64_t>(logits.size()), c.final_softcap);
 }
 
 }  // namespace vllm

@@ -1,5 +1,6 @@
 // The Llama-family decoder forward (Llama, SmolLM2, Mistral; Qwen2's qkv
-// bias and Qwen3's q/k norm as flags). One call runs a batch that mixes
+// bias, Qwen3's q/k norm and Gemma's GeGLU, embedding scale, sandwich norms,
+// soft-capping and sliding-window layers as flags). One call runs a batch that mixes
 // sequences in prefill and in decode: matmuls see all tokens at once,
 // attention reads each sequence's K/V through its block table.
 #pragma once
@@ -35,8 +36,17 @@ public:
                  std::vector<float>& logits);
 
 private:
+    // RoPE angles for one base and scale: the frequency of each rotated
+    // pair, and per forward the cos/sin of every batch token's angles.
+    struct RopeAngles {
+        std::vector<float> inv_freq;
+        float magnitude = 1.0f;       // cos and sin are scaled by it (YaRN)
+        std::vector<float> cos, sin;  // [tokens][rope_dim / 2]
+    };
+
     void attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool);
-    void rope(float* vectors, int n_heads, ThreadPool& pool);
+    void rope(float* vectors, int n_heads, const RopeAngles& angles, ThreadPool& pool);
+    void fill_angles(RopeAngles& angles);
 
     // Keys per split of a long attention tile (a multiple of the attention
     // kernel's key chunk); see attention().
@@ -44,11 +54,11 @@ private:
 
     ModelConfig config_;
     ModelWeights weights_;
-    std::vector<float> inv_freq_;  // RoPE frequency per rotated pair
+    RopeAngles rope_;          // every layer's, or the global layers' (Gemma 3)
+    RopeAngles rope_sliding_;  // Gemma 3's sliding layers; unused unless config.rope_theta_sliding
 
     // Per-forward scratch, sized to the batch.
     std::vector<int32_t> positions_;
-    std::vector<float> rope_cos_, rope_sin_;  // [tokens][rope_dim / 2]
     std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
 };
 

@@ -4,6 +4,8 @@
 #include "model/model_source.h"
 #include "util/error.h"
 
+#include <cmath>
+
 namespace vllm {
 
 namespace {
@@ -13,16 +15,62 @@ struct ArchitectureTraits {
     RopeStyle rope_style;
     bool qkv_bias;
     bool qk_norm;
+    FfnActivation ffn_activation;
+    bool gemma;              // embedding scaled by sqrt(dim)
+    bool post_norms;
+    bool sliding_window;     // reads <arch>.attention.sliding_window
+    int sliding_pattern;     // see ModelConfig::sliding_pattern
+    float rope_theta_sliding;
 };
 
+constexpr auto SILU = FfnActivation::SILU;
+constexpr auto GELU = FfnActivation::GELU_TANH;
+constexpr auto PAIRS = RopeStyle::ADJACENT_PAIRS;
+constexpr auto HALVES = RopeStyle::HALVES;
+
 // Architectures whose forward is the Llama one with these flags. Mistral
-// GGUFs use the "llama" architecture name.
+// GGUFs use the "llama" architecture name. Gemma's pattern and local RoPE
+// base are fixed by the architecture, as in llama.cpp (the GGUF has no key).
 const ArchitectureTraits kArchitectures[] = {
-    {"llama", RopeStyle::ADJACENT_PAIRS, false, false},
-    {"mistral", RopeStyle::ADJACENT_PAIRS, false, false},
-    {"qwen2", RopeStyle::HALVES, true, false},
-    {"qwen3", RopeStyle::HALVES, false, true},
+    // name      rope    bias   qk_norm act   gemma  post   window pattern theta_sliding
+    {"llama",   PAIRS,  false, false, SILU, false, false, true,  0, 0.0f},
+    {"mistral", PAIRS,  false, false, SILU, false, false, true,  0, 0.0f},
+    {"qwen2",   HALVES, true,  false, SILU, false, false, false, 0, 0.0f},
+    {"qwen3",   HALVES, false, true,  SILU, false, false, false, 0, 0.0f},
+    {"gemma",   HALVES, false, false, GELU, true,  false, false, 0, 0.0f},
+    {"gemma2",  HALVES, false, false, GELU, true,  true,  true,  2, 0.0f},
+    {"gemma3",  HALVES, false, true,  GELU, true,  true,  true,  6, 10000.0f},
+    // Phi-3: q/k/v and gate/up fused into one matrix each (weights.cpp views
+    // their rows); llama.cpp leaves its sliding window off, and so do we.
+    {"phi3",    HALVES, false, false, SILU, false, false, false, 0, 0.0f},
 };
+
+float positive_or_zero(const ModelSource& file, const std::string& key) {
+    const double v = file.get_float(key, 0.0);
+    if (!(v >= 0.0)) throw_model_load("cannot load '" + file.path() + "': " + key + " must not be negative");
+    return static_cast<float>(v);
+}
+
+// YaRN's keys as llama.cpp's converter writes them (defaults: llama.cpp's).
+void read_yarn(const ModelSource& file, const std::string& a, double factor, ModelConfig& c) {
+    const std::string k = a + "rope.scaling.";
+    const int64_t original = file.get_int(k + "original_context_length", 0);
+    if (original <= 0)
+        throw_model_load("cannot load '" + file.path() + "': YaRN needs a positive " + k + "original_context_length");
+    c.yarn_original_context = static_cast<int>(original);
+    c.yarn_beta_fast = static_cast<float>(file.get_float(k + "yarn_beta_fast", 32.0));
+    c.yarn_beta_slow = static_cast<float>(file.get_float(k + "yarn_beta_slow", 1.0));
+    c.yarn_ext_factor = static_cast<float>(file.get_float(k + "yarn_ext_factor", 1.0));
+    if (!(c.yarn_beta_fast > 0.0f && c.yarn_beta_slow > 0.0f && c.yarn_ext_factor >= 0.0f && c.yarn_ext_factor <= 1.0f))
+        throw_model_load("cannot load '" + file.path() + "': " + k +
+                         "yarn_beta_fast/yarn_beta_slow must be positive, yarn_ext_factor in [0, 1]");
+    // llama.cpp's mscale: attn_factor * (1 + 0.1 ln(factor)) where any
+    // extrapolated frequency is kept (transformers' default attention factor).
+    const double attn_factor = file.get_float(k + "attn_factor", 1.0);
+    if (!(attn_factor > 0.0))
+        throw_model_load("cannot load '" + file.path() + "': " + k + "attn_factor must be positive");
+    c.rope_magnitude = static_cast<float>(attn_factor * (c.yarn_ext_factor > 0.0f ? 1.0 + 0.1 * std::log(factor) : 1.0));
+}
 
 }  // namespace
 
@@ -49,6 +97,11 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
         throw_model_load("cannot load '" + file.path() + "': unknown vllm.rope_style '" + rope_style + "'");
     c.qkv_bias = traits->qkv_bias;
     c.qk_norm = traits->qk_norm;
+    c.ffn_activation = traits->ffn_activation;
+    c.scale_embedding = traits->gemma;
+    c.post_norms = traits->post_norms;
+    c.sliding_pattern = traits->sliding_pattern;
+    c.rope_theta_sliding = traits->rope_theta_sliding;
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
@@ -69,18 +122,30 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (value_length != c.head_dim)
         throw_model_load("cannot load '" + file.path() + "': attention.value_length " + std::to_string(value_length) +
                          " differs from the key length " + std::to_string(c.head_dim) + " (unsupported)");
-    // RoPE scaling: only linear is implemented; the others change the
-    // angles (and attention scale) in ways this forward does not model, so
-    // loading such a model would silently give wrong results.
+    // RoPE scaling: linear and YaRN are implemented; the others change the
+    // angles in ways this forward does not model, so loading such a model
+    // would silently give wrong results.
     const std::string scaling = file.get_string(a + "rope.scaling.type", "none");
-    if (scaling == "linear") {
+    if (scaling == "linear" || scaling == "yarn") {
         const double factor = file.get_float(a + "rope.scaling.factor", 1.0);
         if (!(factor > 0.0))
             throw_model_load("cannot load '" + file.path() + "': rope.scaling.factor must be positive");
         c.rope_freq_scale = static_cast<float>(1.0 / factor);
+        if (scaling == "yarn") read_yarn(file, a, factor, c);
     } else if (scaling != "none" && !scaling.empty()) {
         throw_model_load("cannot load '" + file.path() + "': unsupported RoPE scaling '" + scaling +
-                         "' (rope.scaling.type; supported: none, linear)");
+                         "' (rope.scaling.type; supported: none, linear, yarn)");
+    }
+    // Gemma's query_pre_attn_scalar is its key length in llama.cpp (except
+    // Gemma 2/3 27B, which llama.cpp recognises by size: not modelled here).
+    c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    c.attn_softcap = positive_or_zero(file, a + "attn_logit_softcapping");
+    c.final_softcap = positive_or_zero(file, a + "final_logit_softcapping");
+    if (traits->sliding_window) {
+        const int64_t window = file.get_int(a + "attention.sliding_window", 0);
+        if (window < 0)
+            throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window must not be negative");
+        c.sliding_window = static_cast<int>(window);
     }
     if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
         c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)

@@ -10,7 +10,13 @@ class ModelSource;
 
 enum class RopeStyle {
     ADJACENT_PAIRS,  // rotate (x[2i], x[2i+1]): Llama/Mistral GGUFs (q/k permuted by the converter)
-    HALVES,          // rotate (x[i], x[i + d/2]): Qwen2/Qwen3 ("neox")
+    HALVES,          // rotate (x[i], x[i + d/2]): Qwen2/Qwen3/Gemma ("neox")
+};
+
+// The FFN's gate activation: out = act(gate) * up.
+enum class FfnActivation {
+    SILU,       // SwiGLU: Llama, Qwen
+    GELU_TANH,  // GeGLU with the tanh approximation of GELU: Gemma
 };
 
 struct ModelConfig {
@@ -28,10 +34,47 @@ struct ModelConfig {
     // Linear RoPE scaling ("rope.scaling.type" = "linear"): every angle is
     // multiplied by 1 / rope.scaling.factor. 1 when the model has none.
     float rope_freq_scale = 1.0f;
+    // YaRN ("rope.scaling.type" = "yarn", with rope_freq_scale = 1 / factor):
+    // pair i's frequency is the interpolated one (times rope_freq_scale) or
+    // the original, blended by a ramp over the pairs between those making
+    // yarn_beta_fast and yarn_beta_slow rotations in the original context
+    // (fast pairs keep theirs), times yarn_ext_factor; cos and sin are
+    // multiplied by rope_magnitude (YaRN's mscale). 0: no YaRN.
+    int yarn_original_context = 0;
+    float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f, yarn_ext_factor = 1.0f;
+    float rope_magnitude = 1.0f;
     float rms_eps = 1e-5f;
     RopeStyle rope_style = RopeStyle::ADJACENT_PAIRS;
     bool qkv_bias = false;  // Qwen2
-    bool qk_norm = false;   // Qwen3
+    bool qk_norm = false;   // Qwen3, Gemma 3
+    FfnActivation ffn_activation = FfnActivation::SILU;
+    // Gemma: the token embedding is multiplied by sqrt(dim).
+    bool scale_embedding = false;
+    // Gemma 2/3 "sandwich" norms: the attention and FFN outputs are
+    // RMS-normalised (post_attention_norm, post_ffw_norm) before the residual add.
+    bool post_norms = false;
+    // Scores are q.k * attn_scale; 1/sqrt(head_dim) unless the architecture
+    // says otherwise.
+    float attn_scale = 0.0f;
+    // Gemma 2 soft-capping: x -> cap * tanh(x / cap) on the attention scores
+    // and the final logits. 0 when absent.
+    float attn_softcap = 0.0f;
+    float final_softcap = 0.0f;
+
+    // Sliding-window attention: a query at position p of a sliding layer
+    // sees the keys at (p - sliding_window, p]. 0: every layer is global.
+    int sliding_window = 0;
+    // With sliding_pattern n > 0 every n-th layer is global (llama.cpp's
+    // "swa pattern": Gemma 2 alternates with 2, Gemma 3 has a global layer
+    // every 6th); 0: every layer slides (Mistral).
+    int sliding_pattern = 0;
+    // Gemma 3's sliding layers rotate with their own base (10000) and no
+    // linear scaling; 0: they use the global rope_theta and rope_freq_scale.
+    float rope_theta_sliding = 0.0f;
+
+    bool is_sliding(int layer) const {
+        return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);
+    }
 
     // MODEL_LOAD error for an architecture this engine does not run, or for
     // missing/inconsistent hyperparameters.

@@ -29,6 +29,25 @@ public:
         return m;
     }
 
+    // `name` is `rows` rows, each a matrix of another's rows: [rows[0], dim]
+    // on top, then [rows[1], dim], ... (Phi-3's fused attn_qkv, ffn_up).
+    std::vector<kernels::QuantMatrix> stacked(const std::string& name, const std::vector<int64_t>& rows,
+                                              int64_t cols) const {
+        int64_t total = 0;
+        for (int64_t r : rows) total += r;
+        const kernels::QuantMatrix whole = matrix(name, total, cols);
+        std::vector<kernels::QuantMatrix> parts;
+        int64_t first = 0;
+        for (int64_t r : rows) {
+            kernels::QuantMatrix part = whole;
+            part.data = whole.data + size_t(first) * whole.row_bytes;
+            part.rows = r;
+            parts.push_back(part);
+            first += r;
+        }
+        return parts;
+    }
+
     // A vector of n elements, expanded to float.
     std::vector<float> vector(const std::string& name, int64_t n) const {
         const GgufTensor& t = require(name);
@@ -73,6 +92,10 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
     w.output_norm = load.vector("output_norm.weight", dim);
     w.output = load.find("output.weight") ? load.matrix("output.weight", config.vocab_size, dim) : w.token_embedding;
+    for (const char* factors : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (load.find(factors))
+            throw_model_load("cannot load '" + file.path() + "': tensor '" + factors +
+                             "' asks for LongRoPE scaling, which is not supported");
     if (load.find("rope_freqs.weight")) {
         w.rope_freqs = load.vector("rope_freqs.weight", config.rope_dim / 2);
         for (float f : w.rope_freqs)
@@ -84,9 +107,14 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers[i];
         l.attn_norm = load.vector(p + "attn_norm.weight", dim);
-        l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
-        l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
-        l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
+        if (load.find(p + "attn_qkv.weight")) {
+            const auto qkv = load.stacked(p + "attn_qkv.weight", {q_dim, kv_dim, kv_dim}, dim);
+            l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
+        } else {
+            l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
+            l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
+            l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
+        }
         l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
         if (config.qkv_bias) {
             l.bq = load.vector(p + "attn_q.bias", q_dim);
@@ -98,9 +126,18 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.k_norm = load.vector(p + "attn_k_norm.weight", config.head_dim);
         }
         l.ffn_norm = load.vector(p + "ffn_norm.weight", dim);
-        l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
-        l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
+        if (load.find(p + "ffn_gate.weight")) {
+            l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
+            l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
+        } else {  // llama.cpp keeps a fused gate and up projection as ffn_up: gate rows first
+            const auto gate_up = load.stacked(p + "ffn_up.weight", {ffn, ffn}, dim);
+            l.w_gate = gate_up[0], l.w_up = gate_up[1];
+        }
         l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
+        if (config.post_norms) {
+            l.post_attn_norm = load.vector(p + "post_attention_norm.weight", dim);
+            l.post_ffn_norm = load.vector(p + "post_ffw_norm.weight", dim);
+        }
     }
     // The token embedding is also read row by row (dequantize_row), so it
     // stays as stored; a tied output matrix gets its own prepared copy.

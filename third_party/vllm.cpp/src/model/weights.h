@@ -19,6 +19,7 @@ struct LayerWeights {
     std::vector<float> q_norm, k_norm;      // empty unless config.qk_norm (head_dim each)
     std::vector<float> ffn_norm;
     kernels::QuantMatrix w_gate, w_up, w_down;
+    std::vector<float> post_attn_norm, post_ffn_norm;  // empty unless config.post_norms
 };
 
 struct ModelWeights {

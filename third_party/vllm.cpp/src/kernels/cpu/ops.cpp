@@ -12,6 +12,8 @@ namespace vllm::kernels {
     namespace ns {                                                                                \
     void attention_tile(const PagedAttention&, const AttentionTile&);                             \
     void silu_mul(float*, const float*, int64_t);                                                 \
+    void gelu_tanh_mul(float*, const float*, int64_t);                                            \
+    void soft_cap(float*, int64_t, float);                                                        \
     void rms_norm(const float*, const float*, float*, int64_t, float);                            \
     }
 VLLM_DECLARE_OPS(scalar)
@@ -29,29 +31,38 @@ namespace {
 struct OpsTable {
     decltype(&scalar::attention_tile) attention_tile;
     decltype(&scalar::silu_mul) silu_mul;
+    decltype(&scalar::gelu_tanh_mul) gelu_tanh_mul;
+    decltype(&scalar::soft_cap) soft_cap;
     decltype(&scalar::rms_norm) rms_norm;
 };
+
+#define VLLM_OPS_TABLE(ns) OpsTable{ns::attention_tile, ns::silu_mul, ns::gelu_tanh_mul, ns::soft_cap, ns::rms_norm}
 
 const OpsTable& ops() {
     static const OpsTable table = [] {
 #ifdef VLLM_HAVE_X86_KERNELS
         const char* isa = active_isa();
-        if (std::strcmp(isa, "avx512") == 0) return OpsTable{avx512::attention_tile, avx512::silu_mul, avx512::rms_norm};
-        if (std::strcmp(isa, "avx2") == 0) return OpsTable{avx2::attention_tile, avx2::silu_mul, avx2::rms_norm};
+        if (std::strcmp(isa, "avx512") == 0) return VLLM_OPS_TABLE(avx512);
+        if (std::strcmp(isa, "avx2") == 0) return VLLM_OPS_TABLE(avx2);
 #endif
 #ifdef VLLM_HAVE_NEON_KERNELS
-        if (std::strcmp(active_isa(), "neon") == 0) return OpsTable{neon::attention_tile, neon::silu_mul, neon::rms_norm};
+        if (std::strcmp(active_isa(), "neon") == 0) return VLLM_OPS_TABLE(neon);
 #endif
-        return OpsTable{scalar::attention_tile, scalar::silu_mul, scalar::rms_norm};
+        return VLLM_OPS_TABLE(scalar);
     }();
     return table;
 }
+#undef VLLM_OPS_TABLE
 
 }  // namespace
 
 void attention_tile(const PagedAttention& a, const AttentionTile& tile) { ops().attention_tile(a, tile); }
 
 void silu_mul(float* gate, const float* up, int64_t n) { ops().silu_mul(gate, up, n); }
+
+void gelu_tanh_mul(float* gate, const float* up, int64_t n) { ops().gelu_tanh_mul(gate, up, n); }
+
+void soft_cap(float* x, int64_t n, float cap) { ops().soft_cap(x, n, cap); }
 
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps) {
     ops().rms_norm(x, weight, out, n, eps);

@@ -24,6 +24,11 @@ struct PagedAttention {
     int n_kv_heads = 0;
     int head_dim = 0;
     float scale = 1.0f;
+    // Sliding window: a query at position p sees only keys at
+    // (p - window, p]. 0: every earlier key.
+    int window = 0;
+    // Gemma 2: scores become softcap * tanh(score / softcap). 0: uncapped.
+    float softcap = 0.0f;
 };
 
 // Limits of one attention tile (the kernel keeps a tile on the stack).
@@ -64,6 +69,12 @@ void merge_attention_partials(const PagedAttention& a, const AttentionTile& tile
 
 // gate[i] = silu(gate[i]) * up[i]
 void silu_mul(float* gate, const float* up, int64_t n);
+
+// gate[i] = gelu_tanh(gate[i]) * up[i], GELU's tanh approximation (GeGLU).
+void gelu_tanh_mul(float* gate, const float* up, int64_t n);
+
+// x[i] = cap * tanh(x[i] / cap) (Gemma 2's logit soft-capping), cap > 0.
+void soft_cap(float* x, int64_t n, float cap);
 
 // out = x / rms(x) * weight, over n elements (out may alias x).
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps);

@@ -34,6 +34,7 @@ constexpr int kLanes = kAttentionHeadDimMultiple;  // accumulator width: one AVX
 
 inline float max_of(float a, float b) { return a > b ? a : b; }
 inline int min_of(int a, int b) { return a < b ? a : b; }
+inline int max_of(int a, int b) { return a > b ? a : b; }
 
 inline float dot(const float* a, const float* b, int n) {
     float acc[kLanes] = {};
@@ -120,14 +121,43 @@ inline Vec fast_exp(Vec x) {
     return p * scale2;
 }
 
-// gate * sigmoid(gate) * up on 16 lanes, branch-free: silu(g) = g / (1 + e^-g),
-// computed from e = e^-|g| (fast_exp's argument stays <= 0, no overflow) as
-// g * (g >= 0 ? 1 : e) / (1 + e).
-inline Vec silu_mul_lanes(Vec g, Vec up) {
-    const Vec e = fast_exp(g < 0.0f ? g : -g);
+// sigmoid(x) = 1 / (1 + e^-x) on 16 lanes, branch-free, computed from
+// e = e^-|x| (fast_exp's argument stays <= 0, no overflow) as
+// (x >= 0 ? 1 : e) / (1 + e).
+inline Vec sigmoid_lanes(Vec x) {
+    const Vec e = fast_exp(x < 0.0f ? x : -x);
     const Vec one = splat(1.0f);
-    const Vec sigmoid = (g >= 0.0f ? one : e) / (one + e);
-    return g * sigmoid * up;
+    return (x >= 0.0f ? one : e) / (one + e);
+}
+
+// tanh(x) = 2 sigmoid(2x) - 1.
+inline Vec tanh_lanes(Vec x) { return 2.0f * sigmoid_lanes(2.0f * x) - 1.0f; }
+
+inline Vec silu_mul_lanes(Vec g, Vec up) { return g * sigmoid_lanes(g) * up; }
+
+// GELU's tanh form 0.5 g (1 + tanh(u)), u = sqrt(2/pi) (g + 0.044715 g^3),
+// written as g sigmoid(2u): the same value without 1 + tanh's cancellation
+// for negative g.
+inline Vec gelu_tanh_mul_lanes(Vec g, Vec up) {
+    const Vec u = 0.7978845608028654f * (g + 0.044715f * g * g * g);
+    return g * sigmoid_lanes(2.0f * u) * up;
+}
+
+// Applies `lanes` (Vec -> Vec) to x[0, n) in place, 16 at a time. The last
+// n % kLanes elements go through the same vector code, zero padded: the
+// model splits rows across threads at any element, so an element must get
+// the same bits in a tail as in a whole vector.
+template <typename Lanes>
+void map_lanes(float* x, const float* y, int64_t n, Lanes lanes) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) store(x + i, lanes(load(x + i), y ? load(y + i) : Vec{}));
+    if (i == n) return;
+    const size_t rest = size_t(n - i);
+    float a[kLanes] = {}, b[kLanes] = {};
+    std::memcpy(a, x + i, rest * sizeof(float));
+    if (y) std::memcpy(b, y + i, rest * sizeof(float));
+    store(a, lanes(load(a), load(b)));
+    std::memcpy(x + i, a, rest * sizeof(float));
 }
 
 // A cache element (float or half) as a float, and 16 consecutive ones.
@@ -173,6 +203,16 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     // them. Half value rows are widened to floats once per chunk into `vf`,
     // shared by all the tile's queries; float rows are read in place.
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
+    // With a sliding window, chunks before the earliest query's window hold
+    // nothing the tile sees; start at the chunk (an absolute multiple of
+    // kLanes) that holds its first visible key.
+    int first_chunk = tile.key_begin;
+    if (a.window > 0) {
+        int lowest = pos[0];
+        for (int qi = 1; qi < nq; ++qi) lowest = min_of(lowest, pos[qi]);
+        const int first_key = lowest - a.window + 1;
+        if (first_key > first_chunk) first_chunk = first_key / kLanes * kLanes;
+    }
     const int hd_vecs = hd / kLanes;
     const bool whole_chunks = bs % kLanes == 0;
     Vec kt[kAttentionMaxHeadDim];
@@ -202,8 +242,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             for (int off = 0; off < row_bytes; off += kLine) __builtin_prefetch(row + off);
         }
     };
-    prefetch_chunk(tile.key_begin);
-    for (int chunk_start = tile.key_begin; chunk_start <= last; chunk_start += kLanes) {
+    prefetch_chunk(first_chunk);
+    for (int chunk_start = first_chunk; chunk_start <= last; chunk_start += kLanes) {
         prefetch_chunk(chunk_start + kLanes);
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
         // Only keys below n_keys are ever weighted (visible <= n_keys).
@@ -227,9 +267,11 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             }
         }
         for (int qi = 0; qi < nq; ++qi) {
-            // Causal: this query sees keys up to its own position.
+            // Causal: this query sees keys up to its own position, and with a
+            // window none before pos - window + 1: lanes [first, visible).
             const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
-            if (visible <= 0) continue;
+            const int first = a.window > 0 ? max_of(0, pos[qi] - a.window + 1 - chunk_start) : 0;
+            if (visible <= first) continue;
             // Four partial sums keep four multiply-adds in flight.
             const float* qv = &q[size_t(qi) * hd];
             Vec s0{}, s1{}, s2{}, s3{};
@@ -240,7 +282,9 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
                 s3 += qv[d + 3] * kt[d + 3];
             }
             Vec sc = (s0 + s1) + (s2 + s3);
+            if (a.softcap > 0.0f) sc = a.softcap * tanh_lanes(sc / a.softcap);
             if (visible < kLanes) sc = lane_index() < visible ? sc : splat(-INFINITY);
+            if (first > 0) sc = lane_index() >= first ? sc : splat(-INFINITY);
             const float new_max = max_of(m[qi], max_lane(sc));
             const float correction = fast_exp(m[qi] - new_max);
             Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
@@ -260,7 +304,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             int c = 0;
             for (; c + 4 <= hd_vecs; c += 4) {
                 Vec a0 = oq[c], a1 = oq[c + 1], a2 = oq[c + 2], a3 = oq[c + 3];
-                for (int j = 0; j < visible; ++j) {
+                for (int j = first; j < visible; ++j) {
                     const float* v = values[j] + c * kLanes;
                     a0 += pr[j] * load(v);
                     a1 += pr[j] * load(v + kLanes);
@@ -271,7 +315,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             }
             for (; c < hd_vecs; ++c) {
                 Vec acc = oq[c];
-                for (int j = 0; j < visible; ++j) acc += pr[j] * load(values[j] + c * kLanes);
+                for (int j = first; j < visible; ++j) acc += pr[j] * load(values[j] + c * kLanes);
                 oq[c] = acc;
             }
         }
@@ -301,19 +345,12 @@ void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
         attention_tile_impl<float>(a, tile);
 }
 
-void silu_mul(float* gate, const float* up, int64_t n) {
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) store(gate + i, silu_mul_lanes(load(gate + i), load(up + i)));
-    if (i == n) return;
-    // The last n % kLanes elements go through the same vector code, zero
-    // padded: the model splits rows across threads at any element, so an
-    // element must get the same bits in a tail as in a whole vector.
-    const size_t rest = size_t(n - i);
-    float g[kLanes] = {}, u[kLanes] = {};
-    std::memcpy(g, gate + i, rest * sizeof(float));
-    std::memcpy(u, up + i, rest * sizeof(float));
-    store(g, silu_mul_lanes(load(g), load(u)));
-    std::memcpy(gate + i, g, rest * sizeof(float));
+void silu_mul(float* gate, const float* up, int64_t n) { map_lanes(gate, up, n, silu_mul_lanes); }
+
+void gelu_tanh_mul(float* gate, const float* up, int64_t n) { map_lanes(gate, up, n, gelu_tanh_mul_lanes); }
+
+void soft_cap(float* x, int64_t n, float cap) {
+    map_lanes(x, nullptr, n, [cap](Vec v, Vec) { return cap * tanh_lanes(v / cap); });
 }
 
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps) {

@@ -1,0 +1,174 @@
+"""Architectures on tiny random models made by transformers (no torch here).
+
+The models and goldens are committed under tests/golden/tiny/ by
+tests/golden/make_arch_goldens.py: per case ``<case>.gguf`` (F16 matrices
+holding exactly the float16-rounded weights transformers ran, converted by
+tests/hf_convert.py), ``<case>.json`` (3 prompts of random ids with
+transformers' 32 greedy ids and top-2 gaps) and ``<case>_logits.npy``
+(transformers' float32 logits for every position of prompt 0 + its greedy
+ids). Cases: gemma (GeGLU, embedding scale), gemma2 (soft-capping of scores
+and logits, sandwich norms, sliding window 8 on layer 0), gemma3 (q/k norms,
+sliding window 8 on five of six layers with local RoPE base 10000), mistral
+(sliding window 8 on every layer), llama-yarn (YaRN RoPE scaling, factor 4
+over an original context of 64), phi3 (fused q/k/v and gate/up matrices).
+
+Each case runs through model_probe with the float32 KV cache (as
+test_architectures.py, whose docstring has the reason):
+
+* logits mode, prefill of 8 ids then one decode step per id: every row from
+  position 7 on is within FLOAT_MAX (max) and FLOAT_MEAN (mean) of
+  transformers'. Weights are the same floats on both sides, so only float32
+  rounding and the order of sums separate the two (measured max ~1e-5 on
+  logits of std 1.6-1.8);
+* greedy, prefill chunks of 7 and 64: ids equal transformers', except where
+  transformers' top-2 gap at the first difference is below twice the largest
+  logit error of the teacher-forced run plus 1e-4 (greedy_check.py).
+
+The Python engine loads each tiny model and completes greedily with the ids
+model_probe gives for the same prompt; hyperparameters out of range, a
+missing sandwich norm, a fused matrix of the wrong size and LongRoPE factors
+are refused at load, naming the key or tensor.
+"""
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tiny_models
+from greedy_check import greedy_failures
+from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
+from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
+
+GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
+sys.path.insert(0, str(GOLDEN_DIR))
+import gemma3_file  # noqa: E402
+
+TINY = GOLDEN_DIR / "tiny"
+CASES = sorted(p.stem for p in TINY.glob("*.gguf"))
+FLOAT_MAX, FLOAT_MEAN = 1e-3, 1e-4
+LOGITS_CHUNK = 8
+GREEDY_CHUNKS = (7, 64)
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return model_probe_path()
+
+
+def _logits(probe, model, ids, out):
+    subprocess.run([probe, str(model), "logits", str(out), str(LOGITS_CHUNK)], input=" ".join(map(str, ids)) + "\n",
+                   text=True, check=True, timeout=60, capture_output=True)
+    return np.fromfile(out, dtype=np.float32)
+
+
+def test_every_case_has_goldens():
+    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama-yarn", "mistral", "phi3"}
+    for case in CASES:
+        assert (TINY / f"{case}.json").is_file() and (TINY / f"{case}_logits.npy").is_file()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", CASES)
+def test_tiny_model_matches_transformers(probe, tmp_path, case, record_property):
+    golden = json.loads((TINY / f"{case}.json").read_text())
+    model = TINY / f"{case}.gguf"
+    want = np.load(TINY / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
+    first = golden["prompts"][0]
+    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin")
+    got = got.reshape(-1, want.shape[1])
+    assert got.shape == want.shape
+    err = np.abs(got - want)
+    record_property("max_error", float(err.max()))
+    print(f"\n{case}: max {err.max():.2e} mean {err.mean():.2e} logit std {want.std():.2f}")
+    assert err.max() <= FLOAT_MAX, f"max logit error {err.max():.3g} at row {np.unravel_index(err.argmax(), err.shape)}"
+    assert err.mean() <= FLOAT_MEAN, f"mean logit error {err.mean():.3g}"
+
+    prompts = golden["prompts"]
+    stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
+    for chunk in GREEDY_CHUNKS:
+        out = subprocess.run([probe, str(model), "greedy", str(len(first["ref_ids"])), str(chunk)], input=stdin,
+                             text=True, check=True, timeout=60, capture_output=True)
+        ours = [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
+        failures = greedy_failures(prompts, ours, 2 * float(err.max()) + 1e-4)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
+API_PROMPT = "KQXZ VJWY"  # no merges apply: one token per byte
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("case", CASES)
+def test_python_engine_completes_as_probe(probe, case):
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    model = TINY / f"{case}.gguf"
+    ids = list(API_PROMPT.encode())
+    out = subprocess.run([probe, str(model), "greedy", "8", "64"], input=" ".join(map(str, ids)) + "\n", text=True,
+                         check=True, timeout=60, capture_output=True)
+    want = [int(t) for t in out.stdout.split()]
+    with vllm_cpp.Engine.load(str(model), max_model_len=64) as engine:
+        got = engine.complete(API_PROMPT, vllm_cpp.SamplingParams.greedy(max_tokens=8, ignore_eos=True))
+    assert got.prompt_tokens == len(ids) and got.completion_tokens == 8
+    try:
+        text = tiny_models.decode_ids(want).decode("utf-8")
+    except UnicodeDecodeError:  # the text of invalid UTF-8 is the detokenizer's business
+        assert got.text
+    else:
+        assert got.text == text
+
+
+def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=()):
+    """A copy of GGUF ``source`` with metadata keys set (int32 or float32 by
+    the value's type), one tensor left out and float32 tensors added."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(source))
+    writer = gguf.GGUFWriter(str(target), reader.fields["general.architecture"].contents())
+    overrides = dict(set_values)
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture" or name in overrides:
+            continue
+        gemma3_file.copy_field(writer, field)
+    for key, value in overrides.items():
+        (writer.add_int32 if isinstance(value, int) else writer.add_float32)(key, value)
+    for t in reader.tensors:
+        if t.name != drop_tensor:
+            writer.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
+    for name, values in dict(add_tensors).items():
+        writer.add_tensor(name, np.asarray(values, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return target
+
+
+BAD_MODELS = {
+    "gemma2-negative-softcap": ("gemma2", dict(set_values={"gemma2.attn_logit_softcapping": -1.0}),
+                                "gemma2.attn_logit_softcapping must not be negative"),
+    "gemma2-negative-window": ("gemma2", dict(set_values={"gemma2.attention.sliding_window": -4}),
+                               "gemma2.attention.sliding_window must not be negative"),
+    "gemma2-missing-post-norm": ("gemma2", dict(drop_tensor="blk.1.post_ffw_norm.weight"),
+                                 "tensor 'blk.1.post_ffw_norm.weight' is missing"),
+    "phi3-longrope": ("phi3", dict(add_tensors={"rope_factors_long.weight": np.ones(16)}),
+                      "tensor 'rope_factors_long.weight' asks for LongRoPE scaling, which is not supported"),
+    "phi3-short-qkv": ("phi3", dict(set_values={"phi3.attention.head_count_kv": 4}),
+                       "tensor 'blk.0.attn_qkv.weight' has shape [64, 256], expected [64, 384]"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(BAD_MODELS))
+def test_bad_model_refused_at_load(probe, tmp_path, bad):
+    case, edits, message = BAD_MODELS[bad]
+    path = _rewritten(TINY / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
+    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
+                       timeout=30)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
+        vllm_cpp.Engine.load(str(path))
