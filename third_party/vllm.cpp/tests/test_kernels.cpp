@@ -42,8 +42,9 @@ void check(bool ok, const std::string& what) {
     }
 }
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
-                           GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kTypes[] = {GgmlType::F32,    GgmlType::F16,    GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
+                           GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+                           GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::string name_of(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)); }
 
@@ -92,27 +93,35 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, st
                 put16(&m[2 * i], static_cast<uint16_t>(bits >> 16));
             }
             break;
-        case GgmlType::Q4_0:
-        case GgmlType::Q8_0:
-        case GgmlType::Q4_1: {
-            const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
-            for (size_t off = 0; off < m.size(); off += block) {
-                put16(&m[off], random_half(rng, -8, -4, false));
-                if (type == GgmlType::Q4_1) put16(&m[off + 2], random_half(rng, -5, -1, true));
+        default: {
+            // Quantized: each block's fp16 scales at their offset, of a
+            // magnitude that keeps the weights of order 0.1.
+            struct ScaleField {
+                size_t offset;
+                int lo, hi;  // exponent range
+                bool sign;
+            };
+            std::vector<ScaleField> fields;
+            switch (type) {
+                case GgmlType::Q4_0:
+                case GgmlType::Q8_0: fields = {{0, -8, -4, false}}; break;
+                case GgmlType::Q4_1: fields = {{0, -8, -4, false}, {2, -5, -1, true}}; break;
+                case GgmlType::Q5_0: fields = {{0, -9, -5, false}}; break;
+                case GgmlType::Q5_1: fields = {{0, -9, -5, false}, {2, -5, -1, true}}; break;
+                case GgmlType::IQ4_NL: fields = {{0, -12, -8, false}}; break;
+                case GgmlType::IQ4_XS: fields = {{0, -15, -11, false}}; break;
+                case GgmlType::Q2_K: fields = {{80, -9, -5, false}, {82, -9, -5, false}}; break;
+                case GgmlType::Q3_K: fields = {{108, -12, -8, false}}; break;
+                case GgmlType::Q4_K:
+                case GgmlType::Q5_K: fields = {{0, -10, -6, false}, {2, -10, -6, false}}; break;
+                case GgmlType::Q6_K: fields = {{208, -12, -8, false}}; break;
+                default: break;
             }
+            const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
+            for (size_t off = 0; off < m.size(); off += block)
+                for (const ScaleField& f : fields) put16(&m[off + f.offset], random_half(rng, f.lo, f.hi, f.sign));
             break;
         }
-        case GgmlType::Q4_K:
-        case GgmlType::Q5_K:
-            for (size_t off = 0; off < m.size(); off += ggml_type_info(static_cast<uint32_t>(type))->block_bytes) {
-                put16(&m[off], random_half(rng, -10, -6, false));
-                put16(&m[off + 2], random_half(rng, -10, -6, false));
-            }
-            break;
-        case GgmlType::Q6_K:
-            for (size_t off = 0; off < m.size(); off += 210) put16(&m[off + 208], random_half(rng, -12, -8, false));
-            break;
-        default: break;
     }
     return m;
 }
@@ -262,6 +271,15 @@ void test_matmul() {
                 int diff = 0;
                 for (size_t i = 0; i < want.size(); ++i) diff += !(std::fabs(got[i] - want[i]) <= 2.0 * ref.summation[i]);
                 check(diff == 0, std::string(isa->name) + " vs scalar, " + what + ": " + std::to_string(diff) + " differ");
+                // Batch invariance: each token alone gets its batched result bit for bit.
+                int varied = 0;
+                for (int64_t t = 0; t < s.tokens && s.tokens > 1; ++t) {
+                    std::vector<float> alone(s.rows);
+                    matmul_with(*isa, m, &x[t * s.cols], 1, alone.data(), pool);
+                    varied += !std::equal(alone.begin(), alone.end(), got.begin() + t * s.rows);
+                }
+                check(varied == 0, std::string(isa->name) + " batch invariance, " + what + ": " + std::to_string(varied) +
+                                       " tokens differ alone");
             }
         }
     }
@@ -379,7 +397,8 @@ void test_matmul_shared() {
 void test_matvec_rows() {
     std::mt19937 rng(3);
     ThreadPool pool(1);
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16}) {
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q6_K,
+                          GgmlType::F16}) {
         const int64_t cols = ggml_type_info(static_cast<uint32_t>(type))->block_elements == 256 ? 512 : 96;
         const int64_t rows = 21;
         const std::vector<uint8_t> w = random_matrix(type, rows, cols, rng);
@@ -425,7 +444,7 @@ void test_errors() {
     float x[32] = {}, y[1];
     bool threw = false;
     try {
-        matmul({GgmlType::Q2_K, w.data(), 1, 256, 84}, x, 1, y, pool);
+        matmul({GgmlType::Q8_1, w.data(), 1, 32, 36}, x, 1, y, pool);
     } catch (const std::exception&) {
         threw = true;
     }

@@ -13,16 +13,18 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type) {
     static const GgmlTypeInfo bf16{"BF16", 1, 2, true};
     static const GgmlTypeInfo q4_0{"Q4_0", QK, 2 + QK / 2, true};
     static const GgmlTypeInfo q4_1{"Q4_1", QK, 4 + QK / 2, true};
-    static const GgmlTypeInfo q5_0{"Q5_0", QK, 2 + 4 + QK / 2, false};
-    static const GgmlTypeInfo q5_1{"Q5_1", QK, 4 + 4 + QK / 2, false};
+    static const GgmlTypeInfo q5_0{"Q5_0", QK, 2 + 4 + QK / 2, true};
+    static const GgmlTypeInfo q5_1{"Q5_1", QK, 4 + 4 + QK / 2, true};
     static const GgmlTypeInfo q8_0{"Q8_0", QK, 2 + QK, true};
     static const GgmlTypeInfo q8_1{"Q8_1", QK, 4 + QK, false};
-    static const GgmlTypeInfo q2_k{"Q2_K", QK_K, QK_K / 16 + QK_K / 4 + 4, false};
-    static const GgmlTypeInfo q3_k{"Q3_K", QK_K, QK_K / 8 + QK_K / 4 + 12 + 2, false};
+    static const GgmlTypeInfo q2_k{"Q2_K", QK_K, QK_K / 16 + QK_K / 4 + 4, true};
+    static const GgmlTypeInfo q3_k{"Q3_K", QK_K, QK_K / 8 + QK_K / 4 + 12 + 2, true};
     static const GgmlTypeInfo q4_k{"Q4_K", QK_K, 4 + 12 + QK_K / 2, true};
     static const GgmlTypeInfo q5_k{"Q5_K", QK_K, 4 + 12 + QK_K / 8 + QK_K / 2, true};
     static const GgmlTypeInfo q6_k{"Q6_K", QK_K, QK_K / 2 + QK_K / 4 + QK_K / 16 + 2, true};
     static const GgmlTypeInfo q8_k{"Q8_K", QK_K, 4 + QK_K + QK_K / 16 * 2, false};
+    static const GgmlTypeInfo iq4_nl{"IQ4_NL", QK, 2 + QK / 2, true};
+    static const GgmlTypeInfo iq4_xs{"IQ4_XS", QK_K, 2 + 2 + QK_K / 64 + QK_K / 2, true};
     switch (static_cast<GgmlType>(type)) {
         case GgmlType::F32: return &f32;
         case GgmlType::F16: return &f16;
@@ -39,6 +41,8 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type) {
         case GgmlType::Q5_K: return &q5_k;
         case GgmlType::Q6_K: return &q6_k;
         case GgmlType::Q8_K: return &q8_k;
+        case GgmlType::IQ4_NL: return &iq4_nl;
+        case GgmlType::IQ4_XS: return &iq4_xs;
     }
     return nullptr;
 }

@@ -29,7 +29,24 @@ using GemmFn = void (*)(const GemmArgs&);
 using QuantizeFn = void (*)(const float* x, int64_t n, uint8_t* out);
 
 // The weight types with kernels, in table order.
-enum KernelSlot { kSlotF32, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ8_0, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kNumSlots };
+enum KernelSlot {
+    kSlotF32,
+    kSlotF16,
+    kSlotBF16,
+    kSlotQ4_0,
+    kSlotQ4_1,
+    kSlotQ5_0,
+    kSlotQ5_1,
+    kSlotQ8_0,
+    kSlotIQ4_NL,
+    kSlotIQ4_XS,
+    kSlotQ2_K,
+    kSlotQ3_K,
+    kSlotQ4_K,
+    kSlotQ5_K,
+    kSlotQ6_K,
+    kNumSlots
+};
 
 // The slot of `type`, or -1 when the type has no kernels.
 int kernel_slot(GgmlType type);

@@ -87,6 +87,63 @@ float dot_q4_1(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     return acc;
 }
 
+float dot_q5_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ5_0*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQK; ++i) {
+        int isum = 0;
+        for (int l = 0; l < kQK; ++l) isum += (q5_value(b[i].qh, b[i].qs, l) - 16) * x.qs[i * kQK + l];
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+    }
+    return acc;
+}
+
+float dot_q5_1(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ5_1*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQK; ++i) {
+        int isum = 0;
+        for (int l = 0; l < kQK; ++l) isum += q5_value(b[i].qh, b[i].qs, l) * x.qs[i * kQK + l];
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum) + fp16_to_fp32(b[i].m) * x.s[i];
+    }
+    return acc;
+}
+
+// sum_l kIq4Values[q_l] xq_l over one 32-element block of nibbles.
+int iq4_block_isum(const uint8_t* qs, const int8_t* xq) {
+    int isum = 0;
+    for (int l = 0; l < kQK; ++l) isum += kIq4Values[nibble(qs, l)] * xq[l];
+    return isum;
+}
+
+float dot_iq4_nl(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockIQ4_NL*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQK; ++i)
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(iq4_block_isum(b[i].qs, x.qs + i * kQK));
+    return acc;
+}
+
+// IQ4_XS against 32-element activation blocks: each sub-block is an
+// IQ4_NL block whose scale is d * (sc - 32).
+float dot_iq4_xs(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockIQ4_XS*>(w);
+    const Q8x32Row x = q8x32_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int j = 0; j < kQKK / kQK; ++j) {
+            const int64_t blk = i * (kQKK / kQK) + j;
+            const float scale = d * static_cast<float>(iq4_xs_scale(b[i], j));
+            acc += scale * x.d[blk] * static_cast<float>(iq4_block_isum(b[i].qs + 16 * j, x.qs + blk * kQK));
+        }
+    }
+    return acc;
+}
+
 float dot_q8_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(w);
     const Q8x32Row x = q8x32_row(xrow, cols);
@@ -94,6 +151,46 @@ float dot_q8_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     for (int64_t i = 0; i < cols / kQK; ++i) {
         int isum = 0;
         for (int l = 0; l < kQK; ++l) isum += b[i].qs[l] * x.qs[i * kQK + l];
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+    }
+    return acc;
+}
+
+// d dx sum_g sc_g (q . x)_g - dmin dx sum_g m_g sum(x)_g over 16-element
+// groups g.
+float dot_q2_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ2_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const int8_t* xq = x.qs + i * kQKK;
+        int isum = 0, msum = 0;
+        for (int g = 0; g < 16; ++g) {
+            int s = 0;
+            for (int e = 16 * g; e < 16 * g + 16; ++e) s += q2_k_value(b[i], e) * xq[e];
+            isum += (b[i].scales[g] & 0x0f) * s;
+            msum += (b[i].scales[g] >> 4) * x.bsums[i * 16 + g];
+        }
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum) -
+               fp16_to_fp32(b[i].dmin) * x.d[i] * static_cast<float>(msum);
+    }
+    return acc;
+}
+
+float dot_q3_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ3_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const int8_t* xq = x.qs + i * kQKK;
+        int scales[16];
+        q3_k_signed_scales(b[i].scales, scales);
+        int isum = 0;
+        for (int g = 0; g < 16; ++g) {
+            int s = 0;
+            for (int e = 16 * g; e < 16 * g + 16; ++e) s += (q3_k_value(b[i], e) - 4) * xq[e];
+            isum += scales[g] * s;
+        }
         acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
     }
     return acc;
@@ -207,7 +304,13 @@ const IsaKernels& scalar_kernels() {
         t.gemm[kSlotBF16] = gemm<dot_half<bf16_to_fp32>>;
         t.gemm[kSlotQ4_0] = gemm<dot_q4_0>;
         t.gemm[kSlotQ4_1] = gemm<dot_q4_1>;
+        t.gemm[kSlotQ5_0] = gemm<dot_q5_0>;
+        t.gemm[kSlotQ5_1] = gemm<dot_q5_1>;
         t.gemm[kSlotQ8_0] = gemm<dot_q8_0>;
+        t.gemm[kSlotIQ4_NL] = gemm<dot_iq4_nl>;
+        t.gemm[kSlotIQ4_XS] = gemm<dot_iq4_xs>;
+        t.gemm[kSlotQ2_K] = gemm<dot_q2_k>;
+        t.gemm[kSlotQ3_K] = gemm<dot_q3_k>;
         t.gemm[kSlotQ4_K] = gemm<dot_q4_k>;
         t.gemm[kSlotQ5_K] = gemm<dot_q5_k>;
         t.gemm[kSlotQ6_K] = gemm<dot_q6_k>;
