@@ -324,9 +324,12 @@ struct Gemm {
         uint8_t* panel = Fmt::kMins || g.tok_end - g.tok_begin > kT
                              ? panel_buffer(PanelWeights<V, Fmt, kR>::bytes(g.cols))
                              : nullptr;
+        // The rows past the last whole tile go one at a time, through the
+        // panel too for kMins formats: a row's result then does not depend
+        // on which tile it falls in (matvec_rows may start anywhere).
         int64_t r = g.row_begin;
         for (; r + kR <= g.row_end; r += kR) row_tile<kR>(g, r, panel);
-        for (; r < g.row_end; ++r) row_tile<1>(g, r, nullptr);
+        for (; r < g.row_end; ++r) row_tile<1>(g, r, Fmt::kMins ? panel : nullptr);
     }
 };
 
