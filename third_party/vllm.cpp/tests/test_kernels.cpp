@@ -449,6 +449,12 @@ void test_errors() {
         threw = true;
     }
     check(threw, "matmul rejects a type without kernels");
+    // Types without kernels are still known by name and geometry, so the
+    // loader can say which one a file holds.
+    const GgmlTypeInfo* iq2 = ggml_type_info(static_cast<uint32_t>(GgmlType::IQ2_XXS));
+    check(iq2 && !iq2->supported && ggml_type_name(16) == "IQ2_XXS" && iq2->block_bytes == 66,
+          "IQ2_XXS is known and unsupported");
+    check(kernel_slot(GgmlType::IQ2_XXS) < 0 && ggml_type_info(99) == nullptr, "no kernels for IQ2_XXS, no type 99");
 }
 
 // --- benchmark ------------------------------------------------------------------------
