@@ -14,10 +14,7 @@ namespace {
 void dequantize_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQK) {
         const float d = fp16_to_fp32(b[i].d);
-        for (int l = 0; l < kQK / 2; ++l) {
-            y[l] = d * static_cast<float>((b[i].qs[l] & 0x0f) - 8);
-            y[l + kQK / 2] = d * static_cast<float>((b[i].qs[l] >> 4) - 8);
-        }
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(nibble(b[i].qs, l) - 8);
     }
 }
 
@@ -25,10 +22,7 @@ void dequantize_q4_1(const BlockQ4_1* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQK) {
         const float d = fp16_to_fp32(b[i].d);
         const float m = fp16_to_fp32(b[i].m);
-        for (int l = 0; l < kQK / 2; ++l) {
-            y[l] = d * static_cast<float>(b[i].qs[l] & 0x0f) + m;
-            y[l + kQK / 2] = d * static_cast<float>(b[i].qs[l] >> 4) + m;
-        }
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(nibble(b[i].qs, l)) + m;
     }
 }
 
@@ -112,13 +106,8 @@ void dequantize_q3_k(const BlockQ3_K* b, float* y, int64_t nb) {
 void dequantize_q6_k(const BlockQ6_K* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQKK) {
         const float d = fp16_to_fp32(b[i].d);
-        for (int e = 0; e < kQKK; ++e) {
-            const int h = e / 128, k = (e % 128) / 32, l = e % 32;
-            const uint8_t lo = b[i].ql[64 * h + 32 * (k & 1) + l];
-            const int low4 = k < 2 ? (lo & 0x0f) : (lo >> 4);
-            const int high2 = (b[i].qh[32 * h + l] >> (2 * k)) & 3;
-            y[e] = d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>((low4 | (high2 << 4)) - 32);
-        }
+        for (int e = 0; e < kQKK; ++e)
+            y[e] = d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>(q6_k_value(b[i], e) - 32);
     }
 }
 

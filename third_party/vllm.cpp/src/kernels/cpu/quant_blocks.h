@@ -212,6 +212,15 @@ static inline int q3_k_value(const BlockQ3_K& b, int e) {
     return low2 | (((b.hmask[l] >> (4 * h + k)) & 1) << 2);
 }
 
+// The 6-bit value (0..63, w = d * scale * (value - 32)) of element e of a
+// Q6_K block.
+static inline int q6_k_value(const BlockQ6_K& b, int e) {
+    const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+    const uint8_t lo = b.ql[64 * h + 32 * (k & 1) + l];
+    const int low4 = k < 2 ? (lo & 0x0f) : (lo >> 4);
+    return low4 | (((b.qh[32 * h + l] >> (2 * k)) & 3) << 4);
+}
+
 // The signed scale (sc - 32) of sub-block j (0..7) of an IQ4_XS block:
 // low 4 bits from a nibble of scales_l, top 2 from scales_h.
 static inline int iq4_xs_scale(const BlockIQ4_XS& b, int j) {
