@@ -24,11 +24,11 @@ import subprocess
 import numpy as np
 import pytest
 
+from greedy_rule import divergence
 from native_build import build_native_tests
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 REFERENCE = json.loads((GOLDEN / "reference_smollm2.json").read_text())
-GAP_THRESHOLD = 0.35
 N_GREEDY = 32
 
 
@@ -40,13 +40,6 @@ def probe(smollm2_path):
 
 def _ids(field):
     return json.loads(field) if isinstance(field, str) else list(field)
-
-
-def _first_difference(a, b):
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return None
 
 
 @pytest.mark.timeout(600)
@@ -64,9 +57,9 @@ def test_greedy_matches_float_reference(probe, chunk):
         ref = _ids(prompt["ref_ids"])
         gaps = _ids(prompt["ref_gaps"])
         assert len(ours) == N_GREEDY
-        diff = _first_difference(ours, ref)
-        if diff is not None and gaps[diff] >= GAP_THRESHOLD:
-            failures.append(f"{prompt['name']}: first difference at step {diff}, reference gap {gaps[diff]:.3f}")
+        found = divergence(ours, ref, gaps)
+        if found is not None:
+            failures.append(f"{prompt['name']}: first difference at step {found[0]}, reference gap {found[1]:.3f}")
     assert not failures, failures
 
 
