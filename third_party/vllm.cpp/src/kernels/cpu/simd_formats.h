@@ -68,9 +68,10 @@ struct FloatFormat {
 
 // --- 32-element blocks, taken in pairs -----------------------------------------
 
-// Shared by the 32-element formats (and IQ4_XS, read as such): a step is blocks 2s and 2s + 1. With an
-// odd block count the last step pairs the last block with itself; the
-// activations' pad block has d = s = 0, so the second copy adds nothing.
+// Shared by the 32-element formats (and IQ4_XS, read as such): a step is
+// blocks 2s and 2s + 1. With an odd block count the last step pairs the
+// last block with itself; the activations' pad block has d = s = 0, so the
+// second copy adds nothing.
 template <class V, class Block>
 struct PairedBlocks {
     static constexpr bool kSuperBlock = false;
