@@ -22,7 +22,7 @@ test_architectures.py, whose docstring has the reason):
   logits of std 1.6-1.8);
 * greedy, prefill chunks of 7 and 64: ids equal transformers', except where
   transformers' top-2 gap at the first difference is below twice the largest
-  logit error of the teacher-forced run plus 1e-4 (greedy_check.py).
+  logit error of the teacher-forced run plus 1e-4 (greedy_rule.py).
 
 The Python engine loads each tiny model and completes greedily with the ids
 model_probe gives for the same prompt; hyperparameters out of range, a
@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 
 import tiny_models
-from greedy_check import greedy_failures
+from greedy_rule import greedy_failures
 from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
 from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
 

@@ -2,7 +2,8 @@
 on tiny random models (tests/tiny_models.py) checked against the numpy float
 reference (tests/golden/reference_forward.py) of the very same GGUF.
 
-Matrix: llama x {F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K} x
+Matrix: llama x {F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} x
 {tied, separate output}; qwen2 and qwen3 x {F32, F16, Q8_0, Q4_K, Q6_K}
 (mixed tied/separate); mistral F16; llama with Llama-3.1-style
 ``rope_freqs.weight`` and with linear RoPE scaling.  Every model has GQA
@@ -32,7 +33,8 @@ allow max 1e-3 and mean 1e-4 — 30x headroom, yet any real defect (wrong RoPE
 pairing, a missing bias or norm, f16-rounded activations: >= 5e-3) fails.
 
 Quantized types: the engine, like llama.cpp, rounds each matmul's input to
-8 bits per block (32 elements for Q4_0/Q4_1/Q8_0, 256 for the K-quants)
+8 bits per block (32 elements for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/IQ4_NL/IQ4_XS,
+256 for the K-quants)
 for an integer dot product.  That error is not a defect, and its size is
 known exactly for each model: the reference with ``act_quant=True``
 applies the same rounding, and |act_quant - float| is the error an exact
@@ -204,10 +206,12 @@ def test_rope_variants_match_reference(probe, tmp_path, variant, record_property
 # ----------------------------------------------- the generator and reference
 @pytest.mark.timeout(30)
 def test_k_quant_encoders_round_trip():
-    """tiny_models' Q4_K/Q5_K/Q6_K encoders write blocks gguf-py decodes to
-    the input within the formats' resolution (4, 5, 6 bits)."""
+    """tiny_models' K-quant and IQ4 encoders write blocks gguf-py decodes to
+    the input within the formats' resolution (2 to 6 bits; IQ4's grid is
+    coarsest, a step of 23/127, at its ends)."""
     errors = tm.check_k_quant_round_trip()
-    assert errors["Q4_K"] < 0.06 and errors["Q5_K"] < 0.03 and errors["Q6_K"] < 0.02, errors
+    limits = {"Q2_K": 0.3, "Q3_K": 0.15, "Q4_K": 0.06, "Q5_K": 0.03, "Q6_K": 0.02, "IQ4_NL": 0.1, "IQ4_XS": 0.1}
+    assert errors.keys() == limits.keys() and all(errors[t] < limits[t] for t in limits), errors
 
 
 @pytest.mark.timeout(60)
@@ -231,7 +235,7 @@ def test_reference_matches_llama_cpp(tmp_path, variant):
 
 # ------------------------------------------------------------ rejections
 UNSUPPORTED_ARCHS = ("gpt2", "falcon")
-UNSUPPORTED_TYPES = ("Q5_0", "Q2_K")
+UNSUPPORTED_TYPES = ("IQ2_XXS", "TQ2_0")
 
 
 @pytest.mark.timeout(60)

@@ -24,12 +24,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from greedy_check import greedy_failures
+from greedy_rule import greedy_failures
 from native_build import build_native_tests
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 REFERENCE = json.loads((GOLDEN / "reference_smollm2.json").read_text())
-GAP_THRESHOLD = 0.35
 N_GREEDY = 32
 
 
@@ -54,7 +53,7 @@ def test_greedy_matches_float_reference(probe, chunk):
     assert len(lines) == len(prompts)
     ours = [[int(t) for t in line.split()] for line in lines]
     refs = [dict(name=p["name"], ref_ids=_ids(p["ref_ids"]), ref_gaps=_ids(p["ref_gaps"])) for p in prompts]
-    failures = greedy_failures(refs, ours, GAP_THRESHOLD)
+    failures = greedy_failures(refs, ours)
     assert not failures, failures
 
 

@@ -22,11 +22,11 @@ table), so their logits differ by that noise, not by zero: measured max
 0.58-0.99, mean 0.17-0.23 (top-1 logits ~17-24, as SmolLM2's).
 
 Greedy: 9 prompts x 32 ids, in one prefill and in prefill chunks of 5 ids,
-under the near-tie rule of test_correctness.py (greedy_check.py): identical,
-or the first difference where llama.cpp's top-2 gap is below GAP_THRESHOLD.
-test_correctness.py's 0.35 is llama.cpp's own departure from a float
-reference; here the reference is llama.cpp, whose noise adds to ours, so the
-threshold is 0.35 x sqrt(2) ~ 0.5 (measured: 8 prompts identical, one first
+under the near-tie rule of test_correctness.py (greedy_rule.py): identical,
+or the first difference where llama.cpp's top-2 gap is below
+PEER_GAP_THRESHOLD: test_correctness.py's 0.35 is llama.cpp's own departure
+from a float reference; here the reference is llama.cpp, whose noise adds to
+ours, so the threshold is 0.35 x sqrt(2) ~ 0.5 (measured: 8 prompts identical, one first
 differs where llama.cpp's gap is 0.359).
 """
 
@@ -38,7 +38,7 @@ import sys
 import numpy as np
 import pytest
 
-from greedy_check import greedy_failures
+from greedy_rule import PEER_GAP_THRESHOLD, greedy_failures
 from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
 from probe_fixtures import model_probe_path
 
@@ -47,7 +47,6 @@ sys.path.insert(0, str(GOLDEN_DIR))
 import gemma3_file  # noqa: E402
 
 GOLDEN = json.loads((GOLDEN_DIR / "gemma3_270m.json").read_text())
-GAP_THRESHOLD = 0.5
 TF_MAX, TF_MEAN = 1.25, 0.35
 VOCAB = 262144
 
@@ -82,7 +81,7 @@ def test_greedy_matches_llama_cpp(probe, chunk):
     out = subprocess.run(probe + ["greedy", str(GOLDEN["n_new"]), str(chunk)], input=stdin, capture_output=True,
                          text=True, check=True, timeout=850)
     ours = [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
-    failures = greedy_failures(prompts, ours, GAP_THRESHOLD)
+    failures = greedy_failures(prompts, ours, PEER_GAP_THRESHOLD)
     assert not failures, failures
 
 

@@ -29,11 +29,11 @@ Any other ``arch`` string writes the llama tensor set under that name (for
 the unsupported-architecture tests).
 
 Quantization: F32/F16/BF16/Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 through
-``gguf.quants.quantize``; Q4_K, Q5_K and Q6_K (which gguf-py can only
-dequantize) through the simple encoders below, which round-trip through
+``gguf.quants.quantize``; Q2_K..Q6_K, IQ4_NL and IQ4_XS (which gguf-py can
+only dequantize) through the simple encoders below, which round-trip through
 ``gguf.quants.dequantize`` (checked by ``check_k_quant_round_trip``).  Other
-types (e.g. Q2_K) get random blocks: good only to test that a loader rejects
-them.
+types (e.g. IQ2_XXS) get random blocks: good only to test that a loader
+rejects them.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ __all__ = [
 ]
 
 #: Tensor types the engine supports, in the order the tests list them.
-WEIGHT_TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q5_K", "Q6_K")
+WEIGHT_TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "IQ4_XS", "Q2_K", "Q3_K",
+                "Q4_K", "Q5_K", "Q6_K")
 
 QK_K = 256
 
@@ -166,23 +167,24 @@ def _pack_k_scales(sc: np.ndarray, mn: np.ndarray) -> np.ndarray:
     return out
 
 
-def _k_affine(blocks: np.ndarray, levels: int):
-    """Per 32-element sub-block x ~ d*sc*q - dmin*m with q in [0, levels];
-    returns (d f16 [n], dmin f16 [n], sc, m uint [n, 8], q [n, 8, 32])."""
+def _k_affine(blocks: np.ndarray, levels: int, groups: int = 8, scale_max: int = 63):
+    """Per sub-block (``groups`` of them per 256) x ~ d*sc*q - dmin*m with q
+    in [0, levels] and sc, m in [0, scale_max]; returns (d f16 [n], dmin f16
+    [n], sc, m uint [n, groups], q [n, groups, 256 / groups])."""
     n = blocks.shape[0]
-    sub = blocks.reshape(n, 8, 32).astype(np.float32)
+    sub = blocks.reshape(n, groups, QK_K // groups).astype(np.float32)
     lo = np.minimum(sub.min(axis=-1), 0.0)  # offset is -dmin*m <= 0
     hi = sub.max(axis=-1)
-    scale = (hi - lo) / levels  # [n, 8]
+    scale = (hi - lo) / levels  # [n, groups]
     minv = -lo
-    d = _f16(scale.max(axis=-1) / 63.0)
-    dmin = _f16(minv.max(axis=-1) / 63.0)
+    d = _f16(scale.max(axis=-1) / scale_max)
+    dmin = _f16(minv.max(axis=-1) / scale_max)
     d32, dmin32 = d.astype(np.float32), dmin.astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         sc = np.where(d32[:, None] > 0, np.rint(scale / d32[:, None]), 0)
         m = np.where(dmin32[:, None] > 0, np.rint(minv / dmin32[:, None]), 0)
-    sc = np.clip(sc, 0, 63).astype(np.uint8)
-    m = np.clip(m, 0, 63).astype(np.uint8)
+    sc = np.clip(sc, 0, scale_max).astype(np.uint8)
+    m = np.clip(m, 0, scale_max).astype(np.uint8)
     step = (d32[:, None] * sc)[..., None]  # [n, 8, 1]
     off = (dmin32[:, None] * m)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -239,7 +241,99 @@ def _quantize_q6_k(blocks: np.ndarray) -> np.ndarray:
     )
 
 
-_K_ENCODERS = {QT.Q4_K: _quantize_q4_k, QT.Q5_K: _quantize_q5_k, QT.Q6_K: _quantize_q6_k}
+def _quantize_q2_k(blocks: np.ndarray) -> np.ndarray:
+    n = blocks.shape[0]
+    d, dmin, sc, m, q = _k_affine(blocks, 3, groups=16, scale_max=15)
+    # element 128h + 32k + l: bits 2k of qs[32h + l]
+    qq = q.reshape(n, 2, 4, 32)
+    qs = qq[:, :, 0] | (qq[:, :, 1] << 2) | (qq[:, :, 2] << 4) | (qq[:, :, 3] << 6)
+    return np.concatenate(
+        [sc | (m << 4), qs.reshape(n, 64), d.reshape(n, 1).view(np.uint8), dmin.reshape(n, 1).view(np.uint8)], axis=1
+    )
+
+
+def _signed_scales(sub: np.ndarray, qmin: int, levels: int):
+    """Per sub-block x ~ d*sc*q, sc a signed 6-bit integer (-32..31) and q an
+    integer in [qmin, qmin + levels - 1], the sub-block's largest-magnitude
+    element landing on qmin; returns (d f16 [n], sc int [n, groups])."""
+    big = np.take_along_axis(sub, np.abs(sub).argmax(axis=-1)[..., None], axis=-1)[..., 0]
+    scale = big / qmin  # [n, groups], signed
+    d = _f16(np.abs(scale).max(axis=-1) / 31.0)
+    d32 = d.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.where(d32[:, None] > 0, np.rint(scale / d32[:, None]), 0)
+    return d, np.clip(sc, -32, 31).astype(np.int32)
+
+
+def _quantize_q3_k(blocks: np.ndarray) -> np.ndarray:
+    n = blocks.shape[0]
+    sub = blocks.reshape(n, 16, 16).astype(np.float32)
+    d, sc = _signed_scales(sub, -4, 8)
+    step = (d.astype(np.float32)[:, None] * sc)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(step != 0, np.rint(sub / step), 0)
+    v = (np.clip(q, -4, 3) + 4).astype(np.uint8).reshape(n, 2, 4, 32)  # element 128h + 32k + l
+    low, high = v & 3, v >> 2
+    qs = low[:, :, 0] | (low[:, :, 1] << 2) | (low[:, :, 2] << 4) | (low[:, :, 3] << 6)
+    hmask = np.zeros((n, 32), dtype=np.uint8)
+    for h in range(2):
+        for k in range(4):
+            hmask |= (high[:, h, k] << (4 * h + k)).astype(np.uint8)
+    # 6-bit scales + 32: low nibbles in bytes 0..7 (scales 0..7 low, 8..15
+    # high nibble), the top two bits of scale j + 4t at bit 2t of byte 8 + j.
+    s6 = (sc + 32).astype(np.uint8)
+    packed = np.zeros((n, 12), dtype=np.uint8)
+    packed[:, :8] = (s6[:, :8] & 0x0F) | ((s6[:, 8:] & 0x0F) << 4)
+    for t in range(4):
+        packed[:, 8:12] |= ((s6[:, 4 * t:4 * t + 4] >> 4) << (2 * t)).astype(np.uint8)
+    return np.concatenate([hmask, qs.reshape(n, 64), packed, d.reshape(n, 1).view(np.uint8)], axis=1)
+
+
+_IQ4_VALUES = np.array(gguf.quants.IQ4_NL.kvalues, dtype=np.float32)
+
+
+def _iq4_indexes(sub: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """The nearest grid value's index for every element, given each
+    sub-block's step [..., 1]; as the 16 bytes of nibbles per 32 elements
+    (element l < 16 in the low nibble of byte l, l >= 16 in the high one)."""
+    idx = np.abs(step[..., None] * _IQ4_VALUES - sub[..., None]).argmin(axis=-1).astype(np.uint8)
+    return idx[..., :16] | (idx[..., 16:] << 4)
+
+
+def _quantize_iq4_nl(blocks: np.ndarray) -> np.ndarray:
+    n = blocks.shape[0]  # blocks of 32
+    sub = blocks.astype(np.float32)
+    big = np.take_along_axis(sub, np.abs(sub).argmax(axis=-1)[:, None], axis=-1)
+    d = _f16(big[:, 0] / _IQ4_VALUES[0])
+    qs = _iq4_indexes(sub, d.astype(np.float32)[:, None])
+    return np.concatenate([d.reshape(n, 1).view(np.uint8), qs], axis=1)
+
+
+def _quantize_iq4_xs(blocks: np.ndarray) -> np.ndarray:
+    n = blocks.shape[0]
+    sub = blocks.reshape(n, 8, 32).astype(np.float32)
+    d, sc = _signed_scales(sub, int(_IQ4_VALUES[0]), 16)
+    qs = _iq4_indexes(sub, (d.astype(np.float32)[:, None] * sc)[..., None])
+    ls = (sc + 32).astype(np.uint16)  # [n, 8], 6 bits
+    scales_h = np.zeros(n, dtype=np.uint16)
+    for j in range(8):
+        scales_h |= ((ls[:, j] >> 4) & 3) << (2 * j)
+    scales_l = ((ls[:, 0::2] & 0x0F) | ((ls[:, 1::2] & 0x0F) << 4)).astype(np.uint8)
+    return np.concatenate(
+        [d.reshape(n, 1).view(np.uint8), scales_h.reshape(n, 1).view(np.uint8), scales_l, qs.reshape(n, 128)], axis=1
+    )
+
+
+# Encoders by type, each taking [n, block elements] floats.
+_K_ENCODERS = {
+    QT.Q2_K: _quantize_q2_k,
+    QT.Q3_K: _quantize_q3_k,
+    QT.Q4_K: _quantize_q4_k,
+    QT.Q5_K: _quantize_q5_k,
+    QT.Q6_K: _quantize_q6_k,
+    QT.IQ4_NL: _quantize_iq4_nl,
+    QT.IQ4_XS: _quantize_iq4_xs,
+}
 
 
 def quantize_matrix(w: np.ndarray, qtype: QT, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -252,7 +346,7 @@ def quantize_matrix(w: np.ndarray, qtype: QT, rng: np.random.Generator | None = 
         return w.astype(np.float16)
     if qtype in _K_ENCODERS:
         rows, cols = w.shape
-        blocks = _K_ENCODERS[qtype](w.reshape(-1, QK_K))
+        blocks = _K_ENCODERS[qtype](w.reshape(-1, gguf.GGML_QUANT_SIZES[qtype][0]))
         return blocks.reshape(rows, -1)
     try:
         return gguf.quants.quantize(w, qtype)
@@ -265,7 +359,8 @@ def quantize_matrix(w: np.ndarray, qtype: QT, rng: np.random.Generator | None = 
 
 
 def check_k_quant_round_trip(seed: int = 0) -> dict:
-    """Max relative error of encode -> gguf dequantize for the K-quants."""
+    """Max relative error of encode -> gguf dequantize for the types with
+    encoders here (the K-quants, IQ4_NL, IQ4_XS)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((8, 512)).astype(np.float32)
     x[0, :40] += 3.0  # a positive-only sub-block (no min) and an outlier mix

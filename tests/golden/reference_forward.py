@@ -45,8 +45,8 @@ Family members (``general.architecture``):
   n_embd / n_head.
 
 Optional activation quantization (``act_quant=True``, off by default): the
-input rows of every matmul whose weight is Q4_0/Q4_1/Q8_0 (blocks of 32) or
-Q4_K/Q5_K/Q6_K (blocks of 256) are first rounded the way llama.cpp and the
+input rows of every matmul whose weight is Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/IQ4_NL/
+IQ4_XS (blocks of 32) or Q2_K..Q6_K (blocks of 256) are first rounded the way llama.cpp and the
 engine quantize them for an integer dot product: per block d = amax / 127
 (float32), q = rint(x / d), x' = q * d.  With it the reference reproduces
 that rounding instead of the float result, which isolates the remaining
@@ -80,7 +80,13 @@ ARCHITECTURES = {"llama": "normal", "mistral": "normal", "qwen2": "neox", "qwen3
 _ACT_BLOCK = {
     GGMLQuantizationType.Q4_0: 32,
     GGMLQuantizationType.Q4_1: 32,
+    GGMLQuantizationType.Q5_0: 32,
+    GGMLQuantizationType.Q5_1: 32,
     GGMLQuantizationType.Q8_0: 32,
+    GGMLQuantizationType.IQ4_NL: 32,
+    GGMLQuantizationType.IQ4_XS: 32,  # the engine reads IQ4_XS as 32-element blocks
+    GGMLQuantizationType.Q2_K: 256,
+    GGMLQuantizationType.Q3_K: 256,
     GGMLQuantizationType.Q4_K: 256,
     GGMLQuantizationType.Q5_K: 256,
     GGMLQuantizationType.Q6_K: 256,

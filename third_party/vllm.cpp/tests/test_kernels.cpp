@@ -24,6 +24,7 @@
 #include "kernels/cpu/interleave.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/quant_blocks.h"
 
 using namespace vllm;
 using namespace vllm::kernels;
@@ -42,8 +43,9 @@ void check(bool ok, const std::string& what) {
     }
 }
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
-                           GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kTypes[] = {GgmlType::F32,    GgmlType::F16,    GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
+                           GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+                           GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::string name_of(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)); }
 
@@ -92,27 +94,35 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, st
                 put16(&m[2 * i], static_cast<uint16_t>(bits >> 16));
             }
             break;
-        case GgmlType::Q4_0:
-        case GgmlType::Q8_0:
-        case GgmlType::Q4_1: {
-            const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
-            for (size_t off = 0; off < m.size(); off += block) {
-                put16(&m[off], random_half(rng, -8, -4, false));
-                if (type == GgmlType::Q4_1) put16(&m[off + 2], random_half(rng, -5, -1, true));
+        default: {
+            // Quantized: each block's fp16 scales at their offset, of a
+            // magnitude that keeps the weights of order 0.1.
+            struct ScaleField {
+                size_t offset;
+                int lo, hi;  // exponent range
+                bool sign;
+            };
+            std::vector<ScaleField> fields;
+            switch (type) {
+                case GgmlType::Q4_0:
+                case GgmlType::Q8_0: fields = {{0, -8, -4, false}}; break;
+                case GgmlType::Q4_1: fields = {{0, -8, -4, false}, {2, -5, -1, true}}; break;
+                case GgmlType::Q5_0: fields = {{0, -9, -5, false}}; break;
+                case GgmlType::Q5_1: fields = {{0, -9, -5, false}, {2, -5, -1, true}}; break;
+                case GgmlType::IQ4_NL: fields = {{0, -12, -8, false}}; break;
+                case GgmlType::IQ4_XS: fields = {{0, -15, -11, false}}; break;
+                case GgmlType::Q2_K: fields = {{80, -9, -5, false}, {82, -9, -5, false}}; break;
+                case GgmlType::Q3_K: fields = {{108, -12, -8, false}}; break;
+                case GgmlType::Q4_K:
+                case GgmlType::Q5_K: fields = {{0, -10, -6, false}, {2, -10, -6, false}}; break;
+                case GgmlType::Q6_K: fields = {{208, -12, -8, false}}; break;
+                default: break;
             }
+            const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
+            for (size_t off = 0; off < m.size(); off += block)
+                for (const ScaleField& f : fields) put16(&m[off + f.offset], random_half(rng, f.lo, f.hi, f.sign));
             break;
         }
-        case GgmlType::Q4_K:
-        case GgmlType::Q5_K:
-            for (size_t off = 0; off < m.size(); off += ggml_type_info(static_cast<uint32_t>(type))->block_bytes) {
-                put16(&m[off], random_half(rng, -10, -6, false));
-                put16(&m[off + 2], random_half(rng, -10, -6, false));
-            }
-            break;
-        case GgmlType::Q6_K:
-            for (size_t off = 0; off < m.size(); off += 210) put16(&m[off + 208], random_half(rng, -12, -8, false));
-            break;
-        default: break;
     }
     return m;
 }
@@ -171,6 +181,30 @@ void test_quantizers() {
     }
 }
 
+// The BF16x2 activations of the builds that have them: hi + lo within
+// 2^-16 |x| of x, hi a bf16 rounding of x, pads zero.
+void test_bf16x2_split() {
+    std::mt19937 rng(9);
+    for (const IsaKernels* isa : available_isas()) {
+        if (isa->quantize_bf16x2 == nullptr) continue;
+        for (int64_t n : {7, 32, 33, 576}) {
+            const std::vector<float> x = random_activations(n, rng);
+            std::vector<uint8_t> out(act_row_bytes(ActKind::BF16x2, n), 0xab);
+            isa->quantize_bf16x2(x.data(), n, out.data());
+            const Bf16x2Row row = bf16x2_row(out.data(), n);
+            int bad = 0;
+            for (int64_t i = 0; i < elements_padded32(n); ++i) {
+                const double hi = bf16_to_fp32(row.hi[i]), lo = bf16_to_fp32(row.lo[i]);
+                if (i >= n) bad += hi != 0.0 || lo != 0.0;
+                else bad += !(std::fabs(hi + lo - x[i]) <= std::ldexp(std::fabs(x[i]), -16)) ||
+                            !(std::fabs(hi - x[i]) <= std::ldexp(std::fabs(x[i]), -8));
+            }
+            check(bad == 0, std::string("bf16x2 split ") + isa->name + " n=" + std::to_string(n) + ": " +
+                                std::to_string(bad) + " bad elements");
+        }
+    }
+}
+
 // --- matmul ---------------------------------------------------------------------------
 
 struct Shape {
@@ -188,6 +222,7 @@ struct Reference {
     std::vector<double> y;
     std::vector<double> bound;      // |scalar build - y| must not exceed this
     std::vector<double> summation;  // the float summation part of it
+    std::vector<double> magnitude;  // sum_i |w_i x_i|
 };
 
 Reference reference(GgmlType type, const std::vector<uint8_t>& w, const Shape& s, const std::vector<float>& x) {
@@ -199,6 +234,7 @@ Reference reference(GgmlType type, const std::vector<uint8_t>& w, const Shape& s
     ref.y.resize(s.rows * s.tokens);
     ref.bound.resize(s.rows * s.tokens);
     ref.summation.resize(s.rows * s.tokens);
+    ref.magnitude.resize(s.rows * s.tokens);
     for (int64_t t = 0; t < s.tokens; ++t) {
         const float* xt = &x[t * s.cols];
         for (int64_t b = 0; block && b < s.cols; b += block) {
@@ -216,6 +252,7 @@ Reference reference(GgmlType type, const std::vector<uint8_t>& w, const Shape& s
             }
             const int64_t i = t * s.rows + r;
             ref.y[i] = sum;
+            ref.magnitude[i] = abs_sum;
             ref.summation[i] = (s.cols + 8) * std::ldexp(abs_sum + quant, -24) + 1e-6;
             ref.bound[i] = quant * 1.0001 + ref.summation[i];
         }
@@ -254,14 +291,29 @@ void test_matmul() {
             check(bad == 0, "scalar vs float math, " + what + ": " + std::to_string(bad) + " outside the bound");
 
             // The SIMD builds quantize identically and differ from the
-            // scalar one only in float summation order.
+            // scalar one only in float summation order, or read the
+            // activations as two bf16 halves (BF16x2: each x off by at most
+            // 2^-16 |x|).
             for (const IsaKernels* isa : available_isas()) {
                 if (isa == &scalar) continue;
+                const bool split = activation_kind(*isa, type) == ActKind::BF16x2;
                 std::vector<float> got(want.size(), NAN);
                 matmul_with(*isa, m, x.data(), s.tokens, got.data(), pool);
                 int diff = 0;
-                for (size_t i = 0; i < want.size(); ++i) diff += !(std::fabs(got[i] - want[i]) <= 2.0 * ref.summation[i]);
+                for (size_t i = 0; i < want.size(); ++i) {
+                    const double bound = 2.0 * ref.summation[i] + (split ? std::ldexp(ref.magnitude[i], -16) : 0.0);
+                    diff += !(std::fabs(got[i] - want[i]) <= bound);
+                }
                 check(diff == 0, std::string(isa->name) + " vs scalar, " + what + ": " + std::to_string(diff) + " differ");
+                // Batch invariance: each token alone gets its batched result bit for bit.
+                int varied = 0;
+                for (int64_t t = 0; t < s.tokens && s.tokens > 1; ++t) {
+                    std::vector<float> alone(s.rows);
+                    matmul_with(*isa, m, &x[t * s.cols], 1, alone.data(), pool);
+                    varied += !std::equal(alone.begin(), alone.end(), got.begin() + t * s.rows);
+                }
+                check(varied == 0, std::string(isa->name) + " batch invariance, " + what + ": " + std::to_string(varied) +
+                                       " tokens differ alone");
             }
         }
     }
@@ -343,7 +395,7 @@ void test_matmul_shared() {
     const Case cases[] = {{GgmlType::Q4_1, 576, 576, true}, {GgmlType::Q4_1, 192, 576, true},
                           {GgmlType::Q4_1, 192, 576, false}, {GgmlType::Q6_K, 32, 512, false},
                           {GgmlType::F16, 5, 576, false},    {GgmlType::Q8_0, 16, 576, true},
-                          {GgmlType::Q4_0, 3, 96, false}};
+                          {GgmlType::Q4_0, 3, 96, false},    {GgmlType::BF16, 7, 576, false}};
     for (int64_t tokens : {1, 3, 16, 70}) {
         std::vector<std::vector<uint8_t>> bytes, storage(std::size(cases));
         std::vector<QuantMatrix> matrices;
@@ -364,9 +416,9 @@ void test_matmul_shared() {
             matmul(matrices[i], x_for(matrices[i].cols), tokens, alone[i].data(), pool);
         }
         // The 576-wide ones in one call (they mix Q4_1, interleaved or not,
-        // with Q8_0 and F16, which quantize differently or not at all).
+        // with Q8_0, F16 and BF16, which quantize differently or not at all).
         matmul_shared({{&matrices[0], shared[0].data()}, {&matrices[1], shared[1].data()}, {&matrices[2], shared[2].data()},
-                       {&matrices[4], shared[4].data()}, {&matrices[5], shared[5].data()}},
+                       {&matrices[4], shared[4].data()}, {&matrices[5], shared[5].data()}, {&matrices[7], shared[7].data()}},
                       x576.data(), tokens, pool);
         matmul_shared({{&matrices[3], shared[3].data()}}, x512.data(), tokens, pool);
         matmul_shared({{&matrices[6], shared[6].data()}}, x96.data(), tokens, pool);
@@ -379,7 +431,8 @@ void test_matmul_shared() {
 void test_matvec_rows() {
     std::mt19937 rng(3);
     ThreadPool pool(1);
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16}) {
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q6_K,
+                          GgmlType::F16}) {
         const int64_t cols = ggml_type_info(static_cast<uint32_t>(type))->block_elements == 256 ? 512 : 96;
         const int64_t rows = 21;
         const std::vector<uint8_t> w = random_matrix(type, rows, cols, rng);
@@ -425,11 +478,17 @@ void test_errors() {
     float x[32] = {}, y[1];
     bool threw = false;
     try {
-        matmul({GgmlType::Q2_K, w.data(), 1, 256, 84}, x, 1, y, pool);
+        matmul({GgmlType::Q8_1, w.data(), 1, 32, 36}, x, 1, y, pool);
     } catch (const std::exception&) {
         threw = true;
     }
     check(threw, "matmul rejects a type without kernels");
+    // Types without kernels are still known by name and geometry, so the
+    // loader can say which one a file holds.
+    const GgmlTypeInfo* iq2 = ggml_type_info(static_cast<uint32_t>(GgmlType::IQ2_XXS));
+    check(iq2 && !iq2->supported && ggml_type_name(16) == "IQ2_XXS" && iq2->block_bytes == 66,
+          "IQ2_XXS is known and unsupported");
+    check(kernel_slot(GgmlType::IQ2_XXS) < 0 && ggml_type_info(99) == nullptr, "no kernels for IQ2_XXS, no type 99");
 }
 
 // --- benchmark ------------------------------------------------------------------------
@@ -461,7 +520,8 @@ void bench(int threads) {
     };
     const Case cases[] = {{GgmlType::Q4_1, 576, 576},  {GgmlType::Q4_1, 576, 192},  {GgmlType::Q4_1, 576, 1536},
                           {GgmlType::Q4_1, 1536, 576}, {GgmlType::Q8_0, 576, 49152}, {GgmlType::Q4_0, 576, 1536},
-                          {GgmlType::Q4_K, 1536, 576}, {GgmlType::Q6_K, 1536, 576},  {GgmlType::F16, 576, 576}};
+                          {GgmlType::Q4_K, 1536, 576}, {GgmlType::Q6_K, 1536, 576},  {GgmlType::F16, 576, 576},
+                          {GgmlType::BF16, 576, 576}};
     ThreadPool pool(threads);
     std::mt19937 rng(1);
     std::printf("%d threads\n", threads);
@@ -507,6 +567,7 @@ int main(int argc, char** argv) {
     std::printf(" (active: %s)\n", active_isa());
     test_dequantize();
     test_quantizers();
+    test_bf16x2_split();
     test_matmul();
     test_matvec_rows();
     test_interleaved();

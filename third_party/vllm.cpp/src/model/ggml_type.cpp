@@ -1,45 +1,56 @@
 #include "model/ggml_type.h"
 
+#include <iterator>
+
 namespace vllm {
 
 namespace {
+
 constexpr int64_t QK = 32;    // elements per block of the classic formats
-constexpr int64_t QK_K = 256; // elements per super-block of the K-quants
+constexpr int64_t QK_K = 256; // elements per super-block of the K-quants and most IQ formats
+
+struct TypeEntry {
+    GgmlType type;
+    GgmlTypeInfo info;
+};
+
+// Every type a GGUF file may hold, supported or not: the geometry lets the
+// reader size (and the loader name) a tensor it has no kernels for.
+constexpr TypeEntry kTypes[] = {
+    {GgmlType::F32, {"F32", 1, 4, true}},
+    {GgmlType::F16, {"F16", 1, 2, true}},
+    {GgmlType::BF16, {"BF16", 1, 2, true}},
+    {GgmlType::Q4_0, {"Q4_0", QK, 2 + QK / 2, true}},
+    {GgmlType::Q4_1, {"Q4_1", QK, 4 + QK / 2, true}},
+    {GgmlType::Q5_0, {"Q5_0", QK, 2 + 4 + QK / 2, true}},
+    {GgmlType::Q5_1, {"Q5_1", QK, 4 + 4 + QK / 2, true}},
+    {GgmlType::Q8_0, {"Q8_0", QK, 2 + QK, true}},
+    {GgmlType::Q8_1, {"Q8_1", QK, 4 + QK, false}},
+    {GgmlType::Q2_K, {"Q2_K", QK_K, QK_K / 16 + QK_K / 4 + 4, true}},
+    {GgmlType::Q3_K, {"Q3_K", QK_K, QK_K / 8 + QK_K / 4 + 12 + 2, true}},
+    {GgmlType::Q4_K, {"Q4_K", QK_K, 4 + 12 + QK_K / 2, true}},
+    {GgmlType::Q5_K, {"Q5_K", QK_K, 4 + 12 + QK_K / 8 + QK_K / 2, true}},
+    {GgmlType::Q6_K, {"Q6_K", QK_K, QK_K / 2 + QK_K / 4 + QK_K / 16 + 2, true}},
+    {GgmlType::Q8_K, {"Q8_K", QK_K, 4 + QK_K + QK_K / 16 * 2, false}},
+    {GgmlType::IQ4_NL, {"IQ4_NL", QK, 2 + QK / 2, true}},
+    {GgmlType::IQ4_XS, {"IQ4_XS", QK_K, 2 + 2 + QK_K / 64 + QK_K / 2, true}},
+    {GgmlType::IQ2_XXS, {"IQ2_XXS", QK_K, 2 + QK_K / 4, false}},
+    {GgmlType::IQ2_XS, {"IQ2_XS", QK_K, 2 + QK_K / 4 + QK_K / 32, false}},
+    {GgmlType::IQ2_S, {"IQ2_S", QK_K, 2 + QK_K / 4 + QK_K / 16, false}},
+    {GgmlType::IQ3_XXS, {"IQ3_XXS", QK_K, 2 + 3 * QK_K / 8, false}},
+    {GgmlType::IQ3_S, {"IQ3_S", QK_K, 2 + QK_K / 4 + QK_K / 8 + QK_K / 32 + 4, false}},
+    {GgmlType::IQ1_S, {"IQ1_S", QK_K, 2 + QK_K / 8 + QK_K / 16, false}},
+    {GgmlType::IQ1_M, {"IQ1_M", QK_K, QK_K / 8 + QK_K / 16 + QK_K / 32, false}},
+    {GgmlType::TQ1_0, {"TQ1_0", QK_K, 2 + 4 * 13, false}},
+    {GgmlType::TQ2_0, {"TQ2_0", QK_K, 2 + QK_K / 4, false}},
+    {GgmlType::MXFP4, {"MXFP4", QK, 1 + QK / 2, false}},
+};
+
 }  // namespace
 
 const GgmlTypeInfo* ggml_type_info(uint32_t type) {
-    static const GgmlTypeInfo f32{"F32", 1, 4, true};
-    static const GgmlTypeInfo f16{"F16", 1, 2, true};
-    static const GgmlTypeInfo bf16{"BF16", 1, 2, true};
-    static const GgmlTypeInfo q4_0{"Q4_0", QK, 2 + QK / 2, true};
-    static const GgmlTypeInfo q4_1{"Q4_1", QK, 4 + QK / 2, true};
-    static const GgmlTypeInfo q5_0{"Q5_0", QK, 2 + 4 + QK / 2, false};
-    static const GgmlTypeInfo q5_1{"Q5_1", QK, 4 + 4 + QK / 2, false};
-    static const GgmlTypeInfo q8_0{"Q8_0", QK, 2 + QK, true};
-    static const GgmlTypeInfo q8_1{"Q8_1", QK, 4 + QK, false};
-    static const GgmlTypeInfo q2_k{"Q2_K", QK_K, QK_K / 16 + QK_K / 4 + 4, false};
-    static const GgmlTypeInfo q3_k{"Q3_K", QK_K, QK_K / 8 + QK_K / 4 + 12 + 2, false};
-    static const GgmlTypeInfo q4_k{"Q4_K", QK_K, 4 + 12 + QK_K / 2, true};
-    static const GgmlTypeInfo q5_k{"Q5_K", QK_K, 4 + 12 + QK_K / 8 + QK_K / 2, true};
-    static const GgmlTypeInfo q6_k{"Q6_K", QK_K, QK_K / 2 + QK_K / 4 + QK_K / 16 + 2, true};
-    static const GgmlTypeInfo q8_k{"Q8_K", QK_K, 4 + QK_K + QK_K / 16 * 2, false};
-    switch (static_cast<GgmlType>(type)) {
-        case GgmlType::F32: return &f32;
-        case GgmlType::F16: return &f16;
-        case GgmlType::BF16: return &bf16;
-        case GgmlType::Q4_0: return &q4_0;
-        case GgmlType::Q4_1: return &q4_1;
-        case GgmlType::Q5_0: return &q5_0;
-        case GgmlType::Q5_1: return &q5_1;
-        case GgmlType::Q8_0: return &q8_0;
-        case GgmlType::Q8_1: return &q8_1;
-        case GgmlType::Q2_K: return &q2_k;
-        case GgmlType::Q3_K: return &q3_k;
-        case GgmlType::Q4_K: return &q4_k;
-        case GgmlType::Q5_K: return &q5_k;
-        case GgmlType::Q6_K: return &q6_k;
-        case GgmlType::Q8_K: return &q8_k;
-    }
+    for (const TypeEntry& e : kTypes)
+        if (static_cast<uint32_t>(e.type) == type) return &e.info;
     return nullptr;
 }
 

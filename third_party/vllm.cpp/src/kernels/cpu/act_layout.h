@@ -3,19 +3,27 @@
 // 8 bits (symmetric, q = round(x / d) with d = amax / 127, so q is never
 // -128 and sign tricks stay exact):
 //
-//   Q8x32  (for Q4_0, Q4_1, Q8_0): per 32 elements a float scale d and
-//          s = d * sum(q), the latter carrying Q4_1's min term. Laid out
+//   Q8x32  (for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, IQ4_XS): per 32 elements a float scale d and
+//          s = d * sum(q), the latter carrying Q4_1's and Q5_1's min term. Laid out
 //          per row as qs[nb2 * 32] | d[nb16] | s[nb16], with the block
 //          count nb rounded up to even (nb2: the SIMD kernels take blocks
 //          in pairs) and to 16 (nb16: they read 16 values at once). Pad
 //          blocks are zeros (q = 0, d = s = 0), so they add nothing.
-//   Q8x256 (for the K-quants): per 256 elements a float scale d, the sums
+//   Q8x256 (for the K-quants Q2_K..Q6_K): per 256 elements a float scale d, the sums
 //          of q over each 16 elements (bsums) for the K-quants' mins and
 //          offsets, and again s = d * sum(q) per 32 elements. Laid out as
 //          qs[n] | d[n / 256] | bsums[n / 16] | s[nb16].
 //
-// The float types (F32, F16, BF16) take the float rows as they are. Rows
-// are padded to 64 bytes so every row starts on a cache line.
+//   BF16x2 (for BF16 on builds with AVX-512 BF16, whose vdpbf16ps multiplies
+//          bf16 by bf16): each element split into hi = bf16(x) and
+//          lo = bf16(x - hi), laid out as hi[n32] | lo[n32] (n32: the
+//          element count rounded up to 32, pads zero). hi + lo keeps 16 of
+//          a float's 24 significant bits (|x - hi - lo| <= 2^-16 |x|), and
+//          bf16 products are exact in float, so the weights multiply as
+//          stored at about float accuracy.
+//
+// The float types (F32, F16, and BF16 elsewhere) take the float rows as
+// they are. Rows are padded to 64 bytes so every row starts on a cache line.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,13 +33,19 @@
 
 namespace vllm::kernels {
 
-enum class ActKind { F32, Q8x32, Q8x256 };
+enum class ActKind { F32, Q8x32, Q8x256, BF16x2 };
 
 static inline ActKind act_kind(GgmlType type) {
     switch (type) {
         case GgmlType::Q4_0:
         case GgmlType::Q4_1:
-        case GgmlType::Q8_0: return ActKind::Q8x32;
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
+        case GgmlType::Q8_0:
+        case GgmlType::IQ4_NL:
+        case GgmlType::IQ4_XS: return ActKind::Q8x32;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
         case GgmlType::Q6_K: return ActKind::Q8x256;
@@ -45,9 +59,12 @@ static inline int64_t q8x32_blocks_padded(int64_t cols) { return (cols / 32 + 1)
 // nb16: the number of 32-element blocks rounded up to 16.
 static inline int64_t blocks32_padded16(int64_t cols) { return (cols / 32 + 15) & ~int64_t{15}; }
 
+static inline int64_t elements_padded32(int64_t cols) { return (cols + 31) & ~int64_t{31}; }
+
 // Bytes per activation row of `cols` elements in the given layout.
 static inline size_t act_row_bytes(ActKind kind, int64_t cols) {
     switch (kind) {
+        case ActKind::BF16x2: return round_up_64(static_cast<size_t>(elements_padded32(cols)) * 2 * sizeof(uint16_t));
         case ActKind::Q8x32:
             return round_up_64(static_cast<size_t>(q8x32_blocks_padded(cols)) * 32 +
                                static_cast<size_t>(blocks32_padded16(cols)) * 2 * sizeof(float));
@@ -111,6 +128,16 @@ static inline void q8x256_fill_sums(uint8_t* row, int64_t cols) {
     auto* s = reinterpret_cast<float*>(row + o.s);
     for (int64_t b = 0; b < cols / 32; ++b) s[b] = d[b / 8] * static_cast<float>(bsums[2 * b] + bsums[2 * b + 1]);
     for (int64_t b = cols / 32; b < blocks32_padded16(cols); ++b) s[b] = 0.0f;
+}
+
+struct Bf16x2Row {
+    const uint16_t* hi;
+    const uint16_t* lo;
+};
+
+static inline Bf16x2Row bf16x2_row(const uint8_t* row, int64_t cols) {
+    const auto* hi = reinterpret_cast<const uint16_t*>(row);
+    return {hi, hi + elements_padded32(cols)};
 }
 
 struct Q8x32Row {

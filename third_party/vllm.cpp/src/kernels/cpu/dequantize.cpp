@@ -14,10 +14,7 @@ namespace {
 void dequantize_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQK) {
         const float d = fp16_to_fp32(b[i].d);
-        for (int l = 0; l < kQK / 2; ++l) {
-            y[l] = d * static_cast<float>((b[i].qs[l] & 0x0f) - 8);
-            y[l + kQK / 2] = d * static_cast<float>((b[i].qs[l] >> 4) - 8);
-        }
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(nibble(b[i].qs, l) - 8);
     }
 }
 
@@ -25,10 +22,35 @@ void dequantize_q4_1(const BlockQ4_1* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQK) {
         const float d = fp16_to_fp32(b[i].d);
         const float m = fp16_to_fp32(b[i].m);
-        for (int l = 0; l < kQK / 2; ++l) {
-            y[l] = d * static_cast<float>(b[i].qs[l] & 0x0f) + m;
-            y[l + kQK / 2] = d * static_cast<float>(b[i].qs[l] >> 4) + m;
-        }
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(nibble(b[i].qs, l)) + m;
+    }
+}
+
+void dequantize_q5_0(const BlockQ5_0* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(q5_value(b[i].qh, b[i].qs, l) - 16);
+    }
+}
+
+void dequantize_q5_1(const BlockQ5_1* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = fp16_to_fp32(b[i].d);
+        const float m = fp16_to_fp32(b[i].m);
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(q5_value(b[i].qh, b[i].qs, l)) + m;
+    }
+}
+
+// 16 nibbles laid out as in Q4_0, looked up in the IQ4 grid and scaled.
+void dequantize_iq4_run(const uint8_t* qs, float d, float* y) {
+    for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(kIq4Values[nibble(qs, l)]);
+}
+
+void dequantize_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQKK) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int j = 0; j < kQKK / kQK; ++j)
+            dequantize_iq4_run(b[i].qs + 16 * j, d * static_cast<float>(iq4_xs_scale(b[i], j)), y + kQK * j);
     }
 }
 
@@ -59,16 +81,33 @@ void dequantize_k4_or_k5(uint16_t d16, uint16_t dmin16, const uint8_t* scales, c
     }
 }
 
+void dequantize_q2_k(const BlockQ2_K* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQKK) {
+        const float d = fp16_to_fp32(b[i].d);
+        const float dmin = fp16_to_fp32(b[i].dmin);
+        for (int e = 0; e < kQKK; ++e) {
+            const float scale = d * static_cast<float>(b[i].scales[e / 16] & 0x0f);
+            const float min = dmin * static_cast<float>(b[i].scales[e / 16] >> 4);
+            y[e] = scale * static_cast<float>(q2_k_value(b[i], e)) - min;
+        }
+    }
+}
+
+void dequantize_q3_k(const BlockQ3_K* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQKK) {
+        const float d = fp16_to_fp32(b[i].d);
+        int scales[16];
+        q3_k_signed_scales(b[i].scales, scales);
+        for (int e = 0; e < kQKK; ++e)
+            y[e] = d * static_cast<float>(scales[e / 16]) * static_cast<float>(q3_k_value(b[i], e) - 4);
+    }
+}
+
 void dequantize_q6_k(const BlockQ6_K* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQKK) {
         const float d = fp16_to_fp32(b[i].d);
-        for (int e = 0; e < kQKK; ++e) {
-            const int h = e / 128, k = (e % 128) / 32, l = e % 32;
-            const uint8_t lo = b[i].ql[64 * h + 32 * (k & 1) + l];
-            const int low4 = k < 2 ? (lo & 0x0f) : (lo >> 4);
-            const int high2 = (b[i].qh[32 * h + l] >> (2 * k)) & 3;
-            y[e] = d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>((low4 | (high2 << 4)) - 32);
-        }
+        for (int e = 0; e < kQKK; ++e)
+            y[e] = d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>(q6_k_value(b[i], e) - 32);
     }
 }
 
@@ -86,7 +125,17 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
         }
         case GgmlType::Q4_0: dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK); return;
         case GgmlType::Q4_1: dequantize_q4_1(static_cast<const BlockQ4_1*>(src), dst, n / kQK); return;
+        case GgmlType::Q5_0: dequantize_q5_0(static_cast<const BlockQ5_0*>(src), dst, n / kQK); return;
+        case GgmlType::Q5_1: dequantize_q5_1(static_cast<const BlockQ5_1*>(src), dst, n / kQK); return;
         case GgmlType::Q8_0: dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK); return;
+        case GgmlType::IQ4_NL: {
+            const auto* b = static_cast<const BlockIQ4_NL*>(src);
+            for (int64_t i = 0; i < n / kQK; ++i) dequantize_iq4_run(b[i].qs, fp16_to_fp32(b[i].d), dst + i * kQK);
+            return;
+        }
+        case GgmlType::IQ4_XS: dequantize_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, n / kQKK); return;
+        case GgmlType::Q2_K: dequantize_q2_k(static_cast<const BlockQ2_K*>(src), dst, n / kQKK); return;
+        case GgmlType::Q3_K: dequantize_q3_k(static_cast<const BlockQ3_K*>(src), dst, n / kQKK); return;
         case GgmlType::Q4_K:
             for (int64_t i = 0; i < n / kQKK; ++i) {
                 const auto& b = reinterpret_cast<const BlockQ4_K*>(p)[i];

@@ -87,7 +87,13 @@ int kernel_slot(GgmlType type) {
         case GgmlType::BF16: return kSlotBF16;
         case GgmlType::Q4_0: return kSlotQ4_0;
         case GgmlType::Q4_1: return kSlotQ4_1;
+        case GgmlType::Q5_0: return kSlotQ5_0;
+        case GgmlType::Q5_1: return kSlotQ5_1;
         case GgmlType::Q8_0: return kSlotQ8_0;
+        case GgmlType::IQ4_NL: return kSlotIQ4_NL;
+        case GgmlType::IQ4_XS: return kSlotIQ4_XS;
+        case GgmlType::Q2_K: return kSlotQ2_K;
+        case GgmlType::Q3_K: return kSlotQ3_K;
         case GgmlType::Q4_K: return kSlotQ4_K;
         case GgmlType::Q5_K: return kSlotQ5_K;
         case GgmlType::Q6_K: return kSlotQ6_K;

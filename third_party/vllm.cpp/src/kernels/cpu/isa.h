@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/kernels.h"
 
 namespace vllm::kernels {
@@ -29,7 +30,24 @@ using GemmFn = void (*)(const GemmArgs&);
 using QuantizeFn = void (*)(const float* x, int64_t n, uint8_t* out);
 
 // The weight types with kernels, in table order.
-enum KernelSlot { kSlotF32, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ8_0, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kNumSlots };
+enum KernelSlot {
+    kSlotF32,
+    kSlotF16,
+    kSlotBF16,
+    kSlotQ4_0,
+    kSlotQ4_1,
+    kSlotQ5_0,
+    kSlotQ5_1,
+    kSlotQ8_0,
+    kSlotIQ4_NL,
+    kSlotIQ4_XS,
+    kSlotQ2_K,
+    kSlotQ3_K,
+    kSlotQ4_K,
+    kSlotQ5_K,
+    kSlotQ6_K,
+    kNumSlots
+};
 
 // The slot of `type`, or -1 when the type has no kernels.
 int kernel_slot(GgmlType type);
@@ -38,6 +56,9 @@ struct IsaKernels {
     const char* name;
     QuantizeFn quantize_q8x32;
     QuantizeFn quantize_q8x256;
+    // BF16 weights' activations in the BF16x2 layout, where gemm[kSlotBF16]
+    // reads them so (AVX-512 BF16); nullptr: BF16 takes float activations.
+    QuantizeFn quantize_bf16x2;
     GemmFn gemm[kNumSlots];
     // For matrices in the interleaved layout (interleave.h); nullptr where
     // the build has no such kernel for the type.
@@ -50,6 +71,9 @@ const IsaKernels& scalar_kernels();
 #ifdef VLLM_HAVE_X86_KERNELS
 const IsaKernels& avx2_kernels();
 const IsaKernels& avx512_kernels();
+// Switches the AVX-512 table's BF16 kernel to vdpbf16ps (only on CPUs with
+// AVX-512 BF16; kernels_avx512bf16.cpp).
+void use_avx512_bf16(IsaKernels& k);
 #endif
 #ifdef VLLM_HAVE_NEON_KERNELS
 // AArch64: the "neon" build (kernels_neon.cpp), which is the SDOT variant
@@ -57,6 +81,11 @@ const IsaKernels& avx512_kernels();
 const IsaKernels& neon_kernels();
 const IsaKernels& neon_dotprod_kernels();  // only via neon_kernels()
 #endif
+
+// How `isa`'s gemm for `type` reads its activations (act_layout.h).
+static inline ActKind activation_kind(const IsaKernels& isa, GgmlType type) {
+    return type == GgmlType::BF16 && isa.quantize_bf16x2 != nullptr ? ActKind::BF16x2 : act_kind(type);
+}
 
 // The build named `name` ("scalar", "avx2", "avx512", "neon") when this
 // machine can run it, else nullptr.

@@ -6,7 +6,11 @@
 namespace vllm::kernels {
 
 const IsaKernels& avx512_kernels() {
-    static const IsaKernels k = make_isa_kernels<Avx512>();
+    static const IsaKernels k = [] {
+        IsaKernels t = make_isa_kernels<Avx512>();
+        if (__builtin_cpu_supports("avx512bf16")) use_avx512_bf16(t);
+        return t;
+    }();
     return k;
 }
 

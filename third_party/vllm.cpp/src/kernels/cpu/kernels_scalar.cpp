@@ -4,6 +4,7 @@
 // the same integer-then-scale arithmetic the SIMD kernels use.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/isa.h"
@@ -59,41 +60,109 @@ void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
 
 // --- dot products of one weight row with one activation row --------------
 
-float dot_q4_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
-    const auto* b = reinterpret_cast<const BlockQ4_0*>(w);
+// A row of a 32-element block format against Q8x32 activations:
+// sum_b (d_b dx_b isum_b [+ m_b s_b]), isum_b = sum_l quant(block b, l) xq_l,
+// the min term for the formats that have one (Q4_1, Q5_1).
+template <class Block, class Quant>
+float dot_blocks32(const uint8_t* w, const uint8_t* xrow, int64_t cols, Quant quant) {
+    const auto* b = reinterpret_cast<const Block*>(w);
     const Q8x32Row x = q8x32_row(xrow, cols);
     float acc = 0.0f;
     for (int64_t i = 0; i < cols / kQK; ++i) {
-        const int8_t* xq = x.qs + i * kQK;
         int isum = 0;
-        for (int l = 0; l < kQK / 2; ++l)
-            isum += ((b[i].qs[l] & 0x0f) - 8) * xq[l] + ((b[i].qs[l] >> 4) - 8) * xq[l + kQK / 2];
-        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+        for (int l = 0; l < kQK; ++l) isum += quant(b[i], l) * x.qs[i * kQK + l];
+        float block = fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+        // sum_l (d q_l + m) x_l = d dx isum + m * (dx sum_l xq_l)
+        if constexpr (std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>)
+            block += fp16_to_fp32(b[i].m) * x.s[i];
+        acc += block;
     }
     return acc;
+}
+
+float dot_q4_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dot_blocks32<BlockQ4_0>(w, xrow, cols, [](const BlockQ4_0& b, int l) { return nibble(b.qs, l) - 8; });
 }
 
 float dot_q4_1(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
-    const auto* b = reinterpret_cast<const BlockQ4_1*>(w);
+    return dot_blocks32<BlockQ4_1>(w, xrow, cols, [](const BlockQ4_1& b, int l) { return nibble(b.qs, l); });
+}
+
+float dot_q5_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dot_blocks32<BlockQ5_0>(w, xrow, cols,
+                                   [](const BlockQ5_0& b, int l) { return q5_value(b.qh, b.qs, l) - 16; });
+}
+
+float dot_q5_1(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dot_blocks32<BlockQ5_1>(w, xrow, cols, [](const BlockQ5_1& b, int l) { return q5_value(b.qh, b.qs, l); });
+}
+
+float dot_q8_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dot_blocks32<BlockQ8_0>(w, xrow, cols, [](const BlockQ8_0& b, int l) { return static_cast<int>(b.qs[l]); });
+}
+
+float dot_iq4_nl(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dot_blocks32<BlockIQ4_NL>(w, xrow, cols,
+                                     [](const BlockIQ4_NL& b, int l) { return static_cast<int>(kIq4Values[nibble(b.qs, l)]); });
+}
+
+// IQ4_XS against 32-element activation blocks: each sub-block is an
+// IQ4_NL block whose scale is d * (sc - 32).
+float dot_iq4_xs(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockIQ4_XS*>(w);
     const Q8x32Row x = q8x32_row(xrow, cols);
     float acc = 0.0f;
-    for (int64_t i = 0; i < cols / kQK; ++i) {
-        const int8_t* xq = x.qs + i * kQK;
-        int isum = 0;
-        for (int l = 0; l < kQK / 2; ++l) isum += (b[i].qs[l] & 0x0f) * xq[l] + (b[i].qs[l] >> 4) * xq[l + kQK / 2];
-        // sum_l (d q_l + m) x_l = d dx isum + m * (dx sum_l xq_l)
-        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum) + fp16_to_fp32(b[i].m) * x.s[i];
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int j = 0; j < kQKK / kQK; ++j) {
+            const int64_t blk = i * (kQKK / kQK) + j;
+            int isum = 0;
+            for (int l = 0; l < kQK; ++l) isum += kIq4Values[nibble(b[i].qs + 16 * j, l)] * x.qs[blk * kQK + l];
+            acc += d * static_cast<float>(iq4_xs_scale(b[i], j)) * x.d[blk] * static_cast<float>(isum);
+        }
     }
     return acc;
 }
 
-float dot_q8_0(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
-    const auto* b = reinterpret_cast<const BlockQ8_0*>(w);
-    const Q8x32Row x = q8x32_row(xrow, cols);
+// sum_g scale(g) sum_{e in g} quant(e) xq_e over the 16 groups of 16
+// elements of a super-block (Q2_K, Q3_K, Q6_K).
+template <class Quant, class Scale>
+int groups16_isum(const int8_t* xq, Quant quant, Scale scale) {
+    int isum = 0;
+    for (int g = 0; g < 16; ++g) {
+        int s = 0;
+        for (int e = 16 * g; e < 16 * g + 16; ++e) s += quant(e) * xq[e];
+        isum += scale(g) * s;
+    }
+    return isum;
+}
+
+// d dx sum_g sc_g (q . x)_g - dmin dx sum_g m_g sum(x)_g over 16-element
+// groups g.
+float dot_q2_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ2_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
     float acc = 0.0f;
-    for (int64_t i = 0; i < cols / kQK; ++i) {
-        int isum = 0;
-        for (int l = 0; l < kQK; ++l) isum += b[i].qs[l] * x.qs[i * kQK + l];
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const int isum = groups16_isum(
+            x.qs + i * kQKK, [&](int e) { return q2_k_value(b[i], e); }, [&](int g) { return b[i].scales[g] & 0x0f; });
+        int msum = 0;
+        for (int g = 0; g < 16; ++g) msum += (b[i].scales[g] >> 4) * x.bsums[i * 16 + g];
+        acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum) -
+               fp16_to_fp32(b[i].dmin) * x.d[i] * static_cast<float>(msum);
+    }
+    return acc;
+}
+
+float dot_q3_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const BlockQ3_K*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        int scales[16];
+        q3_k_signed_scales(b[i].scales, scales);
+        const int isum = groups16_isum(
+            x.qs + i * kQKK, [&](int e) { return q3_k_value(b[i], e) - 4; }, [&](int g) { return scales[g]; });
         acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
     }
     return acc;
@@ -146,19 +215,8 @@ float dot_q6_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     const Q8x256Row x = q8x256_row(xrow, cols);
     float acc = 0.0f;
     for (int64_t i = 0; i < cols / kQKK; ++i) {
-        const int8_t* xq = x.qs + i * kQKK;
-        int isum = 0;
-        for (int g = 0; g < 16; ++g) {
-            int s = 0;
-            for (int e = 16 * g; e < 16 * g + 16; ++e) {
-                const int h = e / 128, k = (e % 128) / 32, l = e % 32;
-                const uint8_t lo = b[i].ql[64 * h + 32 * (k & 1) + l];
-                const int low4 = k < 2 ? (lo & 0x0f) : (lo >> 4);
-                const int high2 = (b[i].qh[32 * h + l] >> (2 * k)) & 3;
-                s += ((low4 | (high2 << 4)) - 32) * xq[e];
-            }
-            isum += b[i].scales[g] * s;
-        }
+        const int isum = groups16_isum(
+            x.qs + i * kQKK, [&](int e) { return q6_k_value(b[i], e) - 32; }, [&](int g) { return static_cast<int>(b[i].scales[g]); });
         acc += fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
     }
     return acc;
@@ -207,7 +265,13 @@ const IsaKernels& scalar_kernels() {
         t.gemm[kSlotBF16] = gemm<dot_half<bf16_to_fp32>>;
         t.gemm[kSlotQ4_0] = gemm<dot_q4_0>;
         t.gemm[kSlotQ4_1] = gemm<dot_q4_1>;
+        t.gemm[kSlotQ5_0] = gemm<dot_q5_0>;
+        t.gemm[kSlotQ5_1] = gemm<dot_q5_1>;
         t.gemm[kSlotQ8_0] = gemm<dot_q8_0>;
+        t.gemm[kSlotIQ4_NL] = gemm<dot_iq4_nl>;
+        t.gemm[kSlotIQ4_XS] = gemm<dot_iq4_xs>;
+        t.gemm[kSlotQ2_K] = gemm<dot_q2_k>;
+        t.gemm[kSlotQ3_K] = gemm<dot_q3_k>;
         t.gemm[kSlotQ4_K] = gemm<dot_q4_k>;
         t.gemm[kSlotQ5_K] = gemm<dot_q5_k>;
         t.gemm[kSlotQ6_K] = gemm<dot_q6_k>;

@@ -62,11 +62,13 @@ GemmFn checked_gemm(const IsaKernels& isa, const QuantMatrix& w) {
 // quantized into the scratch buffer (in parallel when there are many).
 const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, const float* x, int64_t n_tokens,
                                    size_t* stride, ThreadPool* pool) {
-    const ActKind kind = act_kind(w.type);
+    const ActKind kind = activation_kind(isa, w.type);
     *stride = act_row_bytes(kind, w.cols);
     if (kind == ActKind::F32) return reinterpret_cast<const uint8_t*>(x);
     uint8_t* out = scratch(*stride * static_cast<size_t>(n_tokens));
-    const QuantizeFn quantize = kind == ActKind::Q8x32 ? isa.quantize_q8x32 : isa.quantize_q8x256;
+    const QuantizeFn quantize = kind == ActKind::Q8x32    ? isa.quantize_q8x32
+                                : kind == ActKind::Q8x256 ? isa.quantize_q8x256
+                                                          : isa.quantize_bf16x2;
     const size_t s = *stride;
     const auto rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) quantize(x + t * w.cols, w.cols, out + t * s);
@@ -105,7 +107,7 @@ void matmul_shared_with(const IsaKernels& isa, const MatmulOutput* outputs, size
         std::vector<size_t> group;
         for (size_t i = first; i < n_outputs; ++i) {
             const QuantMatrix& w = *outputs[i].w;
-            if (done[i] || w.cols != w0.cols || act_kind(w.type) != act_kind(w0.type)) continue;
+            if (done[i] || w.cols != w0.cols || activation_kind(isa, w.type) != activation_kind(isa, w0.type)) continue;
             done[i] = true;
             if (w.rows > 0) group.push_back(i);
         }

@@ -59,6 +59,13 @@ struct Avx2 {
         const __m256i q = loadu_256(p);
         return {shift16<A>(q), shift16<B>(q)};
     }
+    static I bit_mask_bytes(uint64_t bits) {
+        return {bit_mask_32(static_cast<uint32_t>(bits)), bit_mask_32(static_cast<uint32_t>(bits >> 32))};
+    }
+    static I lookup16(const int8_t* table, I index) {
+        const __m256i t = _mm256_broadcastsi128_si256(loadu_128(table));
+        return {_mm256_shuffle_epi8(t, index.lo), _mm256_shuffle_epi8(t, index.hi)};
+    }
 
     // --- integer dot products -------------------------------------------------
     // maddubs saturates its int16 pair sums, so u must stay below 128 (the
@@ -95,6 +102,7 @@ struct Avx2 {
     // --- int16 scales (see simd_avx512.h) ----------------------------------------
     static I set1_16(int16_t v) { return {_mm256_set1_epi16(v), _mm256_set1_epi16(v)}; }
     static I mullo16(I a, I b) { return {_mm256_mullo_epi16(a.lo, b.lo), _mm256_mullo_epi16(a.hi, b.hi)}; }
+    static I sub16(I a, I b) { return {_mm256_sub_epi16(a.lo, b.lo), _mm256_sub_epi16(a.hi, b.hi)}; }
     static I u8x16_to_i16(uint64_t lo, uint64_t hi) {
         return {_mm256_cvtepu8_epi16(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo))),
                 _mm256_setzero_si256()};

@@ -66,6 +66,12 @@ struct Avx512 {
         const __m256i q = loadu_256(p);
         return _mm512_inserti64x4(_mm512_castsi256_si512(shift16<A>(q)), shift16<B>(q), 1);
     }
+    // Byte i is 0xff where bit i of `bits` is set, else 0.
+    static I bit_mask_bytes(uint64_t bits) { return _mm512_movm_epi8(bits); }
+    // table[index] for every byte (index 0..15).
+    static I lookup16(const int8_t* table, I index) {
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(loadu_128(table)), index);
+    }
 
     // --- integer dot products -------------------------------------------------
     // acc + the sums of 4 adjacent u8 * s8 products per int32 lane.
@@ -92,6 +98,7 @@ struct Avx512 {
     // --- int16 scales ------------------------------------------------------------
     static I set1_16(int16_t v) { return _mm512_set1_epi16(v); }
     static I mullo16(I a, I b) { return _mm512_mullo_epi16(a, b); }
+    static I sub16(I a, I b) { return _mm512_sub_epi16(a, b); }
     // 16 bytes (lo: bytes 0..7, hi: 8..15) as int16 in lanes 0..15.
     static I u8x16_to_i16(uint64_t lo, uint64_t hi) {
         return _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo))));

@@ -3,12 +3,12 @@
 // simd_gemm.h. A step of a tile covers 64 elements of a quantized weight
 // row and its activations (16 of a float row).
 //
-// "Flat" formats (F32, F16, BF16, Q4_0, Q4_1, Q8_0) accumulate each step
-// straight into float accumulators:
+// "Flat" formats (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
+// IQ4_XS) accumulate each step straight into float accumulators:
 //   XRow x_row(row, cols); int64_t steps(cols); kStepBytes (of a row);
 //   W load_w(row, step, cols); X load_x(xrow, step); madd(acc, W, X);
 //   float tail(row, xrow, cols): elements past the last full step.
-// Super-block formats (Q4_K, Q5_K, Q6_K) sum four steps in int32 with the
+// Super-block formats (Q2_K .. Q6_K) sum four steps in int32 with the
 // sub-block scales, and go to float once per 256 elements:
 //   row(row, sb, Row&); template <int S> I weights(Row) (step S of 4);
 //   Row::scales: the int16 sub-block scales, kScalesPerStep of them per step;
@@ -17,9 +17,14 @@
 // kMins: the format has a min term, sum over 32-element blocks b of
 // m_b * s_b (s: the activations' d * sum(q)), which tiles over panels add
 // for 16 blocks at once at the end instead of step by step.
+// kGroupMins (super-block formats): a min term per 16-element group
+// (Q2_K), corr times the activations' group sums scaled by Row::dmin,
+// which every tile adds per super-block, panel or not.
 // Include only from *_avx2.cpp / *_avx512.cpp (internal linkage).
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -63,9 +68,10 @@ struct FloatFormat {
 
 // --- 32-element blocks, taken in pairs -----------------------------------------
 
-// Shared by Q4_0, Q4_1 and Q8_0: a step is blocks 2s and 2s + 1. With an
-// odd block count the last step pairs the last block with itself; the
-// activations' pad block has d = s = 0, so the second copy adds nothing.
+// Shared by the 32-element formats (and IQ4_XS, read as such): a step is
+// blocks 2s and 2s + 1. With an odd block count the last step pairs the
+// last block with itself; the activations' pad block has d = s = 0, so the
+// second copy adds nothing.
 template <class V, class Block>
 struct PairedBlocks {
     static constexpr bool kSuperBlock = false;
@@ -84,40 +90,61 @@ struct PairedBlocks {
     static float tail(const uint8_t*, XRow, int64_t) { return 0.0f; }
 };
 
-template <class V>
-struct Q4_0Format : PairedBlocks<V, BlockQ4_0> {
-    using Base = PairedBlocks<V, BlockQ4_0>;
+// The unsigned quants (below 128) of a step's two blocks, in element
+// order: Q4_0 / Q4_1 nibbles, plus 16 times the fifth bits for Q5_0 / Q5_1.
+template <class V, class Block>
+typename V::I unsigned_quants(const Block* a, const Block* b) {
+    const typename V::I nibbles = V::nibbles_2x16(a->qs, b->qs);
+    if constexpr (std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>) {
+        uint32_t ha, hb;
+        std::memcpy(&ha, a->qh, sizeof ha);
+        std::memcpy(&hb, b->qh, sizeof hb);
+        return V::or_(nibbles, V::and_(V::bit_mask_bytes(ha | static_cast<uint64_t>(hb) << 32), V::set1_8(0x10)));
+    } else {
+        return nibbles;
+    }
+}
+
+// Q4_0 (kOffset 8) and Q5_0 (16): w = d (q - kOffset).
+template <class V, class Block, int kOffset>
+struct OffsetFormat : PairedBlocks<V, Block> {
+    using Base = PairedBlocks<V, Block>;
     using I = typename V::I;
     using F = typename V::F;
     struct W {
-        I q;  // 0..15
+        I q;  // 0 .. 2 kOffset - 1
         F d;
     };
     struct X {
         I q;
-        I bias;  // -8 * sum(x) spread over the lanes: turns q into q - 8
+        I bias;  // -kOffset * sum(x) spread over the lanes: turns q into q - kOffset
         F d;
     };
     static W load_w(const uint8_t* row, int64_t step, int64_t cols) {
-        const BlockQ4_0* a = Base::first(row, step);
-        const BlockQ4_0* b = Base::second(row, step, cols);
-        return {V::nibbles_2x16(a->qs, b->qs), V::f16_pair(&a->d, &b->d)};
+        const Block* a = Base::first(row, step);
+        const Block* b = Base::second(row, step, cols);
+        return {unsigned_quants<V>(a, b), V::f16_pair(&a->d, &b->d)};
     }
     static X load_x(const Q8x32Row& x, int64_t step) {
         const I q = V::load(x.qs + 64 * step);
-        return {q, V::sub32(V::zero(), V::dot_u8(V::zero(), V::set1_8(8), q)), V::bcast2(x.d + 2 * step)};
+        return {q, V::sub32(V::zero(), V::dot_u8(V::zero(), V::set1_8(kOffset), q)), V::bcast2(x.d + 2 * step)};
     }
     static void madd(typename V::Acc& acc, const W& w, const X& x) {
         acc = V::fma(V::cvt(V::dot_u8(x.bias, w.q, x.q)), V::mul(w.d, x.d), acc);
     }
 };
 
-// w = d q + m: sum_b (d dx isum + m s)_b. madd() adds the min term step by
-// step; tiles over panels use madd_without_min() and add it at the end, an
-// FMA per step and tile pair less.
 template <class V>
-struct Q4_1Format : PairedBlocks<V, BlockQ4_1> {
-    using Base = PairedBlocks<V, BlockQ4_1>;
+using Q4_0Format = OffsetFormat<V, BlockQ4_0, 8>;
+template <class V>
+using Q5_0Format = OffsetFormat<V, BlockQ5_0, 16>;
+
+// Q4_1 and Q5_1, w = d q + m: sum_b (d dx isum + m s)_b. madd() adds the
+// min term step by step; tiles over panels use madd_without_min() and add
+// it at the end, an FMA per step and tile pair less.
+template <class V, class Block>
+struct MinFormat : PairedBlocks<V, Block> {
+    using Base = PairedBlocks<V, Block>;
     using I = typename V::I;
     using F = typename V::F;
     static constexpr bool kMins = true;
@@ -131,9 +158,9 @@ struct Q4_1Format : PairedBlocks<V, BlockQ4_1> {
         F s;  // s / 8: the min term lands once in each of a block's 8 lanes
     };
     static W load_w(const uint8_t* row, int64_t step, int64_t cols) {
-        const BlockQ4_1* a = Base::first(row, step);
-        const BlockQ4_1* b = Base::second(row, step, cols);
-        return {V::nibbles_2x16(a->qs, b->qs), V::f16_pair(&a->d, &b->d), V::f16_pair(&a->m, &b->m)};
+        const Block* a = Base::first(row, step);
+        const Block* b = Base::second(row, step, cols);
+        return {unsigned_quants<V>(a, b), V::f16_pair(&a->d, &b->d), V::f16_pair(&a->m, &b->m)};
     }
     static X load_x(const Q8x32Row& x, int64_t step) {
         return {V::load(x.qs + 64 * step), V::bcast2(x.d + 2 * step),
@@ -149,8 +176,14 @@ struct Q4_1Format : PairedBlocks<V, BlockQ4_1> {
 };
 
 template <class V>
-struct Q8_0Format : PairedBlocks<V, BlockQ8_0> {
-    using Base = PairedBlocks<V, BlockQ8_0>;
+using Q4_1Format = MinFormat<V, BlockQ4_1>;
+template <class V>
+using Q5_1Format = MinFormat<V, BlockQ5_1>;
+
+// Signed weights times the signed activations, one scale per block: Q8_0,
+// IQ4_NL, IQ4_XS.
+template <class V>
+struct SignedDot {
     using F = typename V::F;
     struct W {
         typename V::S8W q;
@@ -160,16 +193,54 @@ struct Q8_0Format : PairedBlocks<V, BlockQ8_0> {
         typename V::S8X q;
         F d;
     };
-    static W load_w(const uint8_t* row, int64_t step, int64_t cols) {
-        const BlockQ8_0* a = Base::first(row, step);
-        const BlockQ8_0* b = Base::second(row, step, cols);
-        return {V::s8_weights(V::load_2x32(a->qs, b->qs)), V::f16_pair(&a->d, &b->d)};
-    }
     static X load_x(const Q8x32Row& x, int64_t step) {
         return {V::s8_acts(V::load(x.qs + 64 * step)), V::bcast2(x.d + 2 * step)};
     }
     static void madd(typename V::Acc& acc, const W& w, const X& x) {
         acc = V::fma(V::cvt(V::dot_s8(w.q, x.q)), V::mul(w.d, x.d), acc);
+    }
+};
+
+// The signed quants of a step's two blocks: Q8_0's bytes, or the IQ4 grid
+// values IQ4_NL's nibbles pick.
+template <class V, class Block>
+typename V::I signed_quants(const Block* a, const Block* b) {
+    if constexpr (std::is_same_v<Block, BlockQ8_0>) return V::load_2x32(a->qs, b->qs);
+    else return V::lookup16(kIq4Values, V::nibbles_2x16(a->qs, b->qs));
+}
+
+template <class V, class Block>
+struct SignedFormat : PairedBlocks<V, Block>, SignedDot<V> {
+    using Base = PairedBlocks<V, Block>;
+    using W = typename SignedDot<V>::W;
+    static W load_w(const uint8_t* row, int64_t step, int64_t cols) {
+        const Block* a = Base::first(row, step);
+        const Block* b = Base::second(row, step, cols);
+        return {V::s8_weights(signed_quants<V>(a, b)), V::f16_pair(&a->d, &b->d)};
+    }
+};
+
+template <class V>
+using Q8_0Format = SignedFormat<V, BlockQ8_0>;
+template <class V>
+using IQ4_NLFormat = SignedFormat<V, BlockIQ4_NL>;
+
+// IQ4_XS read as 32-element blocks (the Q8x32 activations): a step is
+// sub-blocks 2j and 2j + 1 of super-block step / 4, each an IQ4_NL block
+// whose scale is d * (sc - 32). Rows are whole super-blocks, so steps come
+// out as for the paired formats and never pair a block with itself.
+template <class V>
+struct IQ4_XSFormat : PairedBlocks<V, BlockIQ4_XS>, SignedDot<V> {
+    using W = typename SignedDot<V>::W;
+    static constexpr int64_t kStepBytes = sizeof(BlockIQ4_XS) / 4;  // for prefetching: a step's share
+    static W load_w(const uint8_t* row, int64_t step, int64_t /*cols*/) {
+        const BlockIQ4_XS* b = reinterpret_cast<const BlockIQ4_XS*>(row) + step / 4;
+        const int j = 2 * static_cast<int>(step % 4);
+        const float d = fp16_to_fp32(b->d);
+        const float scales[2] = {d * static_cast<float>(iq4_xs_scale(*b, j)),
+                                 d * static_cast<float>(iq4_xs_scale(*b, j + 1))};
+        const typename V::I q = V::lookup16(kIq4Values, V::nibbles_2x16(b->qs + 16 * j, b->qs + 16 * (j + 1)));
+        return {V::s8_weights(q), V::bcast2(scales)};
     }
 };
 
@@ -181,7 +252,7 @@ template <class V, class Block>
 struct KRow {
     const Block* b;
     typename V::F d;       // super-block scale, all lanes
-    typename V::F dmin;    // -dmin, all lanes (kMins formats)
+    typename V::F dmin;    // -dmin, all lanes (formats with mins)
     typename V::I scales;  // sub-block scales as int16 in lanes 0..15
     typename V::I corr;    // per 16-element activation sum, int16 in lanes 0..15
 };
@@ -218,9 +289,71 @@ void k4_k5_mins(const Block* b, float* out) {
     }
 }
 
+// The 2-bit quants of step S (elements 64S .. 64S + 63) of a Q2_K or Q3_K
+// block: bit pairs 4(S % 2) and 4(S % 2) + 2 of the half's 32 qs bytes.
+template <class V, int S, class Block>
+typename V::I two_bit_quants(const Block* b) {
+    return V::and_(V::template dup32_shift<-4 * (S % 2), -4 * (S % 2) - 2>(b->qs + 32 * (S / 2)), V::set1_8(3));
+}
+
+// w = d sc q - dmin m per 16-element group: sc and m are the nibbles of
+// the group's scale byte.
+template <class V>
+struct Q2_KFormat {
+    static constexpr bool kSuperBlock = true;
+    static constexpr bool kMins = false;
+    static constexpr bool kGroupMins = true;
+    static constexpr int kScalesPerStep = 4;
+    using Block = BlockQ2_K;
+    using Row = KRow<V, Block>;
+    [[gnu::always_inline]] static void row(const uint8_t* p, int64_t sb, Row& r) {
+        r.b = reinterpret_cast<const BlockQ2_K*>(p) + sb;
+        r.d = V::set1(fp16_to_fp32(r.b->d));
+        r.dmin = V::set1(-fp16_to_fp32(r.b->dmin));
+        uint64_t half[2];
+        std::memcpy(half, r.b->scales, sizeof half);
+        const uint64_t low = 0x0f0f0f0f0f0f0f0full;
+        r.scales = V::u8x16_to_i16(half[0] & low, half[1] & low);
+        r.corr = V::u8x16_to_i16((half[0] >> 4) & low, (half[1] >> 4) & low);
+    }
+    template <int S>
+    static typename V::I weights(const Row& r) {
+        return two_bit_quants<V, S>(r.b);
+    }
+};
+
+// w = d (sc - 32) (q - 4): as Q6_K, the offset is corr = -4 * scale on
+// the activations' group sums. The third bit of step S's two halves is
+// bit 4(S / 2) + 2(S % 2) (and the next) of hmask, moved to bit 2.
+template <class V>
+struct Q3_KFormat {
+    static constexpr bool kSuperBlock = true;
+    static constexpr bool kMins = false;
+    static constexpr bool kGroupMins = false;
+    static constexpr int kScalesPerStep = 4;
+    using Block = BlockQ3_K;
+    using Row = KRow<V, Block>;
+    [[gnu::always_inline]] static void row(const uint8_t* p, int64_t sb, Row& r) {
+        r.b = reinterpret_cast<const BlockQ3_K*>(p) + sb;
+        r.d = V::set1(fp16_to_fp32(r.b->d));
+        r.dmin = V::set1(0.0f);
+        uint64_t lo, hi;
+        q3_k_scales(r.b->scales, &lo, &hi);
+        r.scales = V::sub16(V::u8x16_to_i16(lo, hi), V::set1_16(32));
+        r.corr = V::mullo16(r.scales, V::set1_16(-4));
+    }
+    template <int S>
+    static typename V::I weights(const Row& r) {
+        constexpr int bit = 4 * (S / 2) + 2 * (S % 2);
+        const typename V::I high = V::and_(V::template dup32_shift<2 - bit, 1 - bit>(r.b->hmask), V::set1_8(4));
+        return V::or_(two_bit_quants<V, S>(r.b), high);
+    }
+};
+
 template <class V>
 struct Q4_KFormat {
     static constexpr bool kSuperBlock = true;
+    static constexpr bool kGroupMins = false;
     static constexpr bool kMins = true;
     static constexpr int kScalesPerStep = 2;
     using Block = BlockQ4_K;
@@ -235,6 +368,7 @@ struct Q4_KFormat {
 template <class V>
 struct Q5_KFormat {
     static constexpr bool kSuperBlock = true;
+    static constexpr bool kGroupMins = false;
     static constexpr bool kMins = true;
     static constexpr int kScalesPerStep = 2;
     using Block = BlockQ5_K;
@@ -252,6 +386,7 @@ struct Q5_KFormat {
 template <class V>
 struct Q6_KFormat {
     static constexpr bool kSuperBlock = true;
+    static constexpr bool kGroupMins = false;
     static constexpr bool kMins = false;
     static constexpr int kScalesPerStep = 4;
     using Block = BlockQ6_K;

@@ -253,7 +253,7 @@ void tile_superblock(const Tile& a, const Weights& weights) {
             const I bsums = V::load_half(x[t].bsums + sb * 16);
             const typename V::F dx = V::set1(x[t].d[sb]);
             for (int r = 0; r < R; ++r) {
-                if constexpr (Fmt::kMins) {
+                if constexpr (Fmt::kMins || Fmt::kGroupMins) {
                     acc[r][t] = V::fma(V::cvt(isum[r][t]), V::mul(rows[r]->d, dx), acc[r][t]);
                     if constexpr (!kSeparateMins) {
                         const I mins = V::madd_i16(V::zero(), bsums, rows[r]->corr);
@@ -316,16 +316,20 @@ struct Gemm {
 
     static void run(const GemmArgs& g) {
         // A panel pays off once a row tile meets more than one token tile.
-        // Formats with a min term always use one: the panel adds that term
-        // after the dot product, the direct path inside it, and a token's
-        // result must not depend on how many tokens share its batch (batch
-        // invariance: a request's output is the same alone or batched).
+        // kMins formats always use one: the panel adds that term after the
+        // dot product, the direct path inside it, and a token's result must
+        // not depend on how many tokens share its batch (batch invariance:
+        // a request's output is the same alone or batched). For the others
+        // (Q2_K's group mins included) both paths do the same arithmetic.
         uint8_t* panel = Fmt::kMins || g.tok_end - g.tok_begin > kT
                              ? panel_buffer(PanelWeights<V, Fmt, kR>::bytes(g.cols))
                              : nullptr;
+        // The rows past the last whole tile go one at a time, through the
+        // panel too for kMins formats: a row's result then does not depend
+        // on which tile it falls in (matvec_rows may start anywhere).
         int64_t r = g.row_begin;
         for (; r + kR <= g.row_end; r += kR) row_tile<kR>(g, r, panel);
-        for (; r < g.row_end; ++r) row_tile<1>(g, r, nullptr);
+        for (; r < g.row_end; ++r) row_tile<1>(g, r, Fmt::kMins ? panel : nullptr);
     }
 };
 

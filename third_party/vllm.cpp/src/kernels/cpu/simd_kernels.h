@@ -49,7 +49,13 @@ IsaKernels make_isa_kernels() {
     k.gemm[kSlotBF16] = Gemm<V, FloatFormat<V, GgmlType::BF16>>::run;
     k.gemm[kSlotQ4_0] = Gemm<V, Q4_0Format<V>>::run;
     k.gemm[kSlotQ4_1] = Gemm<V, Q4_1Format<V>>::run;
+    k.gemm[kSlotQ5_0] = Gemm<V, Q5_0Format<V>>::run;
+    k.gemm[kSlotQ5_1] = Gemm<V, Q5_1Format<V>>::run;
     k.gemm[kSlotQ8_0] = Gemm<V, Q8_0Format<V>>::run;
+    k.gemm[kSlotIQ4_NL] = Gemm<V, IQ4_NLFormat<V>>::run;
+    k.gemm[kSlotIQ4_XS] = Gemm<V, IQ4_XSFormat<V>>::run;
+    k.gemm[kSlotQ2_K] = Gemm<V, Q2_KFormat<V>>::run;
+    k.gemm[kSlotQ3_K] = Gemm<V, Q3_KFormat<V>>::run;
     k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
     k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
     k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;

@@ -152,6 +152,21 @@ struct Neon {
         const int8x16_t q1 = neon_load16(static_cast<const uint8_t*>(p) + 16);
         return {{neon_shift16<A>(q0), neon_shift16<A>(q1), neon_shift16<B>(q0), neon_shift16<B>(q1)}};
     }
+    // Byte i is 0xff where bit i of `bits` is set, else 0: register j takes
+    // bytes 2j and 2j + 1 of `bits` 8 lanes each and tests one bit per lane.
+    VLLM_NEON_INLINE static I bit_mask_bytes(uint64_t bits) {
+        const uint8x16_t bytes = vcombine_u8(vcreate_u8(bits), vcreate_u8(0));
+        const uint8x16_t select = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
+        return each([&](int j) {
+            const uint8x16_t index = vcombine_u8(vdup_n_u8(static_cast<uint8_t>(2 * j)), vdup_n_u8(static_cast<uint8_t>(2 * j + 1)));
+            return vreinterpretq_s8_u8(vtstq_u8(vqtbl1q_u8(bytes, index), select));
+        });
+    }
+    // table[index] for every byte (index 0..15).
+    VLLM_NEON_INLINE static I lookup16(const int8_t* table, I index) {
+        const int8x16_t t = vld1q_s8(table);
+        return each([&](int j) { return vqtbl1q_s8(t, vreinterpretq_u8_s8(index.v[j])); });
+    }
 
     // --- integer dot products -------------------------------------------------
     // The weights here are below 128, so u8 x s8 is s8 x s8.
@@ -202,6 +217,7 @@ struct Neon {
     // --- int16 scales ------------------------------------------------------------
     VLLM_NEON_INLINE static I set1_16(int16_t v) { return each([v](int) { return s8(vdupq_n_s16(v)); }); }
     VLLM_NEON_INLINE static I mullo16(I a, I b) { return each([&](int j) { return s8(vmulq_s16(s16(a.v[j]), s16(b.v[j]))); }); }
+    VLLM_NEON_INLINE static I sub16(I a, I b) { return each([&](int j) { return s8(vsubq_s16(s16(a.v[j]), s16(b.v[j]))); }); }
     // 16 bytes (lo: bytes 0..7, hi: 8..15) as int16 in lanes 0..15.
     VLLM_NEON_INLINE static I u8x16_to_i16(uint64_t lo, uint64_t hi) {
         return {{vreinterpretq_s8_u16(vmovl_u8(vcreate_u8(lo))), vreinterpretq_s8_u16(vmovl_u8(vcreate_u8(hi))),

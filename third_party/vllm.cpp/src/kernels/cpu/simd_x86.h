@@ -40,6 +40,16 @@ inline __m256i nibbles_16(const void* p) {
     return _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
 }
 
+// Byte i is 0xff where bit i of `bits` is set, else 0: each 128-bit lane
+// spreads its copy of the 4 bytes 8 lanes each, then tests one bit per lane.
+inline __m256i bit_mask_32(uint32_t bits) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(bits)),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+}
+
 inline float hsum_256(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
