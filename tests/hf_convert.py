@@ -329,7 +329,12 @@ def _field(reader: gguf.GGUFReader, key: str, default=None):
 
 def gguf_to_hf(gguf_path: str, out_dir: str, dtype: str = "bf16") -> None:
     reader = gguf.GGUFReader(gguf_path)
-    arch = architecture(gguf_name=_field(reader, "general.architecture"))
+    name = _field(reader, "general.architecture")
+    arch = architecture(gguf_name=name)
+    if name == "llama" and _field(reader, "llama.attention.sliding_window") is not None:
+        # Both Llama and Mistral checkpoints become llama.cpp's "llama"; only
+        # Mistral has a sliding window, which LlamaForCausalLM would drop.
+        arch = architecture(hf_class="MistralForCausalLM")
     a = arch.gguf_name + "."
     config = {"architectures": [arch.hf_class], "model_type": arch.model_type}
     for hf_key, suffix, kind in arch.config:

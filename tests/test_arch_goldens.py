@@ -12,8 +12,11 @@ sliding window 8 on five of six layers with local RoPE base 10000), mistral
 (sliding window 8 on every layer), llama-yarn (YaRN RoPE scaling, factor 4
 over an original context of 64), phi3 (fused q/k/v and gate/up matrices).
 
-Each case runs through model_probe with the float32 KV cache (as
-test_architectures.py, whose docstring has the reason):
+Each case runs in both forms, the GGUF as committed and the Hugging Face
+directory hf_convert.gguf_to_hf makes of it (float32 safetensors holding
+the same values, q/k rows un-permuted, Gemma norms as w rather than 1 + w),
+through model_probe with the float32 KV cache (as test_architectures.py,
+whose docstring has the reason):
 
 * logits mode, prefill of 8 ids then one decode step per id: every row from
   position 7 on is within FLOAT_MAX (max) and FLOAT_MEAN (mean) of
@@ -39,6 +42,7 @@ import sys
 import numpy as np
 import pytest
 
+import hf_convert
 import tiny_models
 from greedy_rule import greedy_failures
 from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
@@ -60,6 +64,21 @@ def probe():
     return model_probe_path()
 
 
+@pytest.fixture(scope="module")
+def model_forms(tmp_path_factory):
+    """form -> case -> the model path: the committed GGUF, or its Hugging
+    Face directory (converted on first use)."""
+    root = tmp_path_factory.mktemp("hf-forms")
+
+    def hf_dir(case):
+        target = root / case
+        if not target.exists():
+            hf_convert.gguf_to_hf(str(TINY / f"{case}.gguf"), str(target), "f32")
+        return target
+
+    return {"gguf": lambda case: TINY / f"{case}.gguf", "hf": hf_dir}
+
+
 def _logits(probe, model, ids, out):
     subprocess.run([probe, str(model), "logits", str(out), str(LOGITS_CHUNK)], input=" ".join(map(str, ids)) + "\n",
                    text=True, check=True, timeout=60, capture_output=True)
@@ -73,10 +92,11 @@ def test_every_case_has_goldens():
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("form", ["gguf", "hf"])
 @pytest.mark.parametrize("case", CASES)
-def test_tiny_model_matches_transformers(probe, tmp_path, case, record_property):
+def test_tiny_model_matches_transformers(probe, model_forms, tmp_path, case, form, record_property):
     golden = json.loads((TINY / f"{case}.json").read_text())
-    model = TINY / f"{case}.gguf"
+    model = model_forms[form](case)
     want = np.load(TINY / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
     first = golden["prompts"][0]
     got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin")
@@ -84,7 +104,7 @@ def test_tiny_model_matches_transformers(probe, tmp_path, case, record_property)
     assert got.shape == want.shape
     err = np.abs(got - want)
     record_property("max_error", float(err.max()))
-    print(f"\n{case}: max {err.max():.2e} mean {err.mean():.2e} logit std {want.std():.2f}")
+    print(f"\n{case} ({form}): max {err.max():.2e} mean {err.mean():.2e} logit std {want.std():.2f}")
     assert err.max() <= FLOAT_MAX, f"max logit error {err.max():.3g} at row {np.unravel_index(err.argmax(), err.shape)}"
     assert err.mean() <= FLOAT_MEAN, f"mean logit error {err.mean():.3g}"
 
