@@ -22,23 +22,12 @@
 #include "chat/tool_parsers/forced_tool_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
 #include "util/error.h"
+#include "check.h"
 
 using namespace vllm;
 using namespace vllm::chat;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 std::string show(const std::string& s) {
     std::string out;

@@ -24,23 +24,12 @@
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "check.h"
 
 using namespace vllm;
 using namespace vllm::chat;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 void check_throws(const std::function<void()>& body, vllm_status status, const std::string& needle,
                   const std::string& what) {

@@ -17,23 +17,12 @@
 #include "structured/utf8_ranges.h"
 #include "util/error.h"
 #include "util/utf8.h"
+#include "check.h"
 
 using namespace vllm;
 using namespace vllm::structured;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 void check_throws(const std::function<void()>& fn, const std::string& needle, const std::string& what) {
     try {

@@ -7,22 +7,11 @@
 
 #include "util/error.h"
 #include "util/json.h"
+#include "check.h"
 
 using namespace vllm;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 void check_eq(const std::string& got, const std::string& want, const std::string& what) {
     check(got == want, what + ": got [" + got + "] want [" + want + "]");

@@ -25,23 +25,12 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/quant_blocks.h"
+#include "check.h"
 
 using namespace vllm;
 using namespace vllm::kernels;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 const GgmlType kTypes[] = {GgmlType::F32,    GgmlType::F16,    GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
                            GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::IQ4_XS,

@@ -18,23 +18,12 @@
 #include "chat/openai_protocol.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "check.h"
 
 using namespace vllm;
 using namespace vllm::chat;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 const std::string kUser = R"("messages": [{"role": "user", "content": "Hi"}])";
 

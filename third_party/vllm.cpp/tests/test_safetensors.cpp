@@ -23,22 +23,11 @@
 #include "model/model_config.h"
 #include "model/safetensors_file.h"
 #include "util/error.h"
+#include "check.h"
 
 using namespace vllm;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 // Runs `load`; passes when it throws a MODEL_LOAD error whose message holds
 // every one of `parts`.

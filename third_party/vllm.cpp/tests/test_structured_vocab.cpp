@@ -13,24 +13,13 @@
 #include "structured/jump_forward.h"
 #include "structured_sim.h"
 #include "util/error.h"
+#include "check.h"
 
 using namespace vllm;
 using namespace vllm::structured;
 using structured_sim::simulate;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 double now_seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -13,22 +13,11 @@
 #include <vector>
 
 #include "util/thread_pool.h"
+#include "check.h"
 
 using namespace vllm;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 void test_chunks_run_once(int threads) {
     ThreadPool pool(threads);

@@ -23,22 +23,11 @@
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"
+#include "check.h"
 
 using namespace vllm;
 
 namespace {
-
-int g_passed = 0;
-int g_failed = 0;
-
-void check(bool ok, const std::string& what) {
-    if (ok) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        std::printf("FAIL: %s\n", what.c_str());
-    }
-}
 
 // Printable form of a test string for failure messages.
 std::string escape(const std::string& s, size_t max_len = 60) {

@@ -1,0 +1,25 @@
+// The one checking helper of the native test programs: a check passes or
+// prints "FAIL: <what>"; the program ends by printing the tally
+// ("N passed, M failed", which the Python suite and CTest read) and exits
+// non-zero when anything failed.
+#pragma once
+#include <cstdio>
+#include <string>
+
+namespace vllm_test {
+
+inline int g_passed = 0;
+inline int g_failed = 0;
+
+inline void check(bool ok, const std::string& what) {
+    if (ok) {
+        ++g_passed;
+    } else {
+        ++g_failed;
+        std::printf("FAIL: %s\n", what.c_str());
+    }
+}
+
+}  // namespace vllm_test
+
+using namespace vllm_test;
