@@ -155,11 +155,14 @@ with Engine.load(sys.argv[1], max_model_len=256, num_blocks=16) as engine:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmRSS from /proc")
-def test_resident_memory_is_about_the_file_size(hf_dir):
+def test_resident_memory_is_about_the_file_size(hf_dir, tmp_path):
     """bf16 weights are used as stored: loading does not expand them to
     float32 (that would be twice the file)."""
+    # From a neutral folder: `python -c` puts the current one first on
+    # sys.path, and a checkout's vllm_cpp/ has no compiled module unless it
+    # was installed in editable mode.
     out = subprocess.run([sys.executable, "-c", _RSS_SCRIPT, hf_dir], capture_output=True, text=True, timeout=300,
-                         check=True)
+                         check=True, cwd=tmp_path)
     grown_mb = float(out.stdout.strip().splitlines()[-1])
     file_mb = os.path.getsize(os.path.join(hf_dir, "model.safetensors")) / 2 ** 20
     assert grown_mb < 1.4 * file_mb, (grown_mb, file_mb)

@@ -30,10 +30,10 @@ model_config.cpp).
 
 How to regenerate
 -----------------
-From the repository root, with the reference venv (torch CPU, transformers,
-numpy, gguf)::
+From the repository root, with a Python that has torch (CPU), transformers,
+numpy and gguf::
 
-    /work/refvenv/bin/python tests/golden/make_arch_goldens.py [--only CASE]
+    python tests/golden/make_arch_goldens.py [--only CASE]
 
 A few seconds per case.
 """
