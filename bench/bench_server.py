@@ -71,7 +71,10 @@ def start_llamacpp(model, threads, ctx):
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", model, "--n_threads", str(threads),
-         "--n_threads_batch", str(threads), "--n_ctx", str(ctx), "--port", str(port), "--model_alias", "model"],
+         "--n_threads_batch", str(threads), "--n_ctx", str(ctx), "--port", str(port), "--model_alias", "model",
+         # Its default lets each new request cut off the stream in progress;
+         # queued one after another, every request gets its full output.
+         "--interrupt_requests", "False"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return process, "http://127.0.0.1:%d" % port
 
