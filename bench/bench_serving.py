@@ -55,12 +55,10 @@ def prompt_text(i, tokenize, n_tokens):
 
 def child_vllm(model, threads):
     os.environ["VLLM_CPP_NUM_THREADS"] = str(threads)
-    import threading
-
     from vllm_cpp import Engine, SamplingParams, Toggle
+    from vllm_cpp.cli.bench import measure
 
     out = {}
-    params = SamplingParams.greedy(max_tokens=OUTPUT_TOKENS, ignore_eos=True)
     with Engine.load(model, max_model_len=1024, max_num_seqs=64, max_num_batched_tokens=2048) as eng:
         from llama_cpp import Llama  # its tokenizer only, to build identical prompts
 
@@ -70,34 +68,11 @@ def child_vllm(model, threads):
         eng.complete(prompts[-1], SamplingParams.greedy(max_tokens=4))  # warm-up
         offset = 0
         for c in CONCURRENCY:
-            first = [None] * c
-            done = threading.Event()
-            left = [c]
-            lock = threading.Lock()
-
-            def make_cb(i):
-                def cb(event):
-                    if first[i] is None and event.delta:
-                        first[i] = time.perf_counter()
-                    if event.finished:
-                        with lock:
-                            left[0] -= 1
-                            if left[0] == 0:
-                                done.set()
-                    return True
-
-                return cb
-
-            start = time.perf_counter()
-            reqs = [eng.submit(prompts[offset + i], params, make_cb(i)) for i in range(c)]
-            done.wait()
-            wall = time.perf_counter() - start
-            for r in reqs:
-                r.wait()
-                r.close()
-            tokens = c * OUTPUT_TOKENS
+            # The same measurement as `vllm-cpp bench` (every prompt at once, greedy, ignore_eos).
+            ids = [eng.tokenize(p) for p in prompts[offset:offset + c]]
+            result = measure(eng, ids, OUTPUT_TOKENS)
             offset += c
-            out[str(c)] = {"tokens_per_s": tokens / wall, "ttft_p50": statistics.median(f - start for f in first)}
+            out[str(c)] = {"tokens_per_s": result["output_tokens_per_s"], "ttft_p50": result["ttft_p50_s"]}
         out["stats"] = eng.stats()
 
     # Time to first token of a repeated 1,000-token prompt.
