@@ -7,24 +7,22 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/half.h"
 #include "kernels/cpu/ops.h"
+#include "check.h"
 
 using namespace vllm::kernels;
 
 namespace {
 
-int passed = 0, failed = 0;
-
+// A check that reports the measured value with its name.
 void check(bool ok, const char* what, double value) {
-    if (ok) {
-        ++passed;
-    } else {
-        ++failed;
-        std::printf("FAIL %s (%g)\n", what, value);
-    }
+    char text[64];
+    std::snprintf(text, sizeof text, " (%g)", value);
+    vllm_test::check(ok, what + std::string(text));
 }
 
 struct Fixture {
@@ -264,6 +262,6 @@ int main() {
         test_against_reference(5, 70, 16, f16, 30, 2.0f);   // both
         test_split_merge(3, 500, 4, f16, 100);  // splits wholly before the window merge as no-ops
     }
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    std::printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
 }
