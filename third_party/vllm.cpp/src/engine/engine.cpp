@@ -11,7 +11,6 @@
 #include "model/hf_model.h"
 #include "model/hf_json.h"
 #include "model/hf_tokenizer_config.h"
-#include "model/mapped_file.h"
 #include "sample/sampler.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
@@ -102,9 +101,6 @@ void Engine::load_hf_tokenizer() {
     options.eos_token_ids = std::move(files.eos_token_ids);
     const std::string path = config_.model_path + "/tokenizer.json";
     if (!file_exists(path)) throw_model_load("cannot load '" + config_.model_path + "': tokenizer.json is missing");
-    // Mapping it first refuses a FIFO or device without blocking (the
-    // loader reads the path itself).
-    MappedFile(path, [&](const std::string& why) { throw_model_load("cannot load '" + path + "': " + why); });
     tokenizer_ = load_hf_tokenizer_json(path, options);
     chat_template_ = std::move(files.chat_template);
 }

@@ -1,9 +1,9 @@
 #include "tokenizer/hf_tokenizer_json.h"
 
-#include <fstream>
-#include <sstream>
+#include <string_view>
 #include <vector>
 
+#include "model/mapped_file.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
@@ -343,13 +343,13 @@ void Loader::apply_options() {
 }
 
 std::unique_ptr<Tokenizer> Loader::load() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw_model_load("cannot read tokenizer file '" + path_ + "'");
-    std::stringstream text;
-    text << in.rdbuf();
+    // Through MappedFile, so a FIFO or device in its place is refused
+    // without blocking rather than read.
+    const MappedFile file(
+        path_, [&](const std::string& why) { throw_model_load("cannot read tokenizer file '" + path_ + "': " + why); });
     json::Value root;
     try {
-        root = json::parse(text.str());
+        root = json::parse(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
     } catch (const Error& e) {
         refuse(std::string("not a JSON tokenizer file: ") + e.what());
     }
