@@ -14,6 +14,14 @@ the values, and both directions undo that:
   - Llama/Mistral q/k rows are permuted for llama.cpp's adjacent-pairs RoPE
     (`permute_qk`); HF checkpoints rotate halves.
   - Gemma norm weights are stored as 1 + w (`norm_plus_one`).
+  - RoPE scaling (`_rope_to_gguf`, `_rope_from_gguf`): YaRN as metadata;
+    Llama 3's "llama3" as the rope_freqs.weight divisors llama.cpp's
+    converter computes (the rope_scaling dict itself is kept under the
+    private key HF_ROPE_SCALING_KEY so that the way back can restore it);
+    Phi-3's LongRoPE as the rope_factors_long/short.weight tensors with the
+    original context and the attention factor.
+  - Gemma 2/3's query_pre_attn_scalar, when it is not the head size (which
+    is all llama.cpp assumes), as `<arch>.attention.scale` = scalar^-0.5.
 The tokenizer goes through tokenizer.json (byte-level BPE: vocab, merges,
 added tokens, the pre-tokenizer `tokenizer.ggml.pre` names; GGUF -> HF also
 Gemma's SentencePiece vocabulary, as transformers exports it),
@@ -92,6 +100,11 @@ YARN_SCALING = (
     ("beta_fast", "rope.scaling.yarn_beta_fast", float),
     ("beta_slow", "rope.scaling.yarn_beta_slow", float),
 )
+
+#: GGUF tensors that carry RoPE scaling, not weights of the checkpoint.
+ROPE_TENSORS = ("rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight")
+#: Where hf_to_gguf keeps a "llama3" rope_scaling dict (JSON) for gguf_to_hf.
+HF_ROPE_SCALING_KEY = "hf_convert.rope_scaling"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -402,12 +415,7 @@ def gguf_to_hf(gguf_path: str, out_dir: str, dtype: str = "bf16") -> None:
         value = _field(reader, a + suffix)
         if value is not None:
             config[hf_key] = kind(value)
-    if _field(reader, a + "rope.scaling.type") == "yarn":
-        config["rope_scaling"] = {"rope_type": "yarn"}
-        for hf_key, suffix, kind in YARN_SCALING:
-            value = _field(reader, a + suffix)
-            if value is not None:
-                config["rope_scaling"][hf_key] = kind(value)
+    _rope_from_gguf(reader, a, config)
     tokens = _field(reader, "tokenizer.ggml.tokens")
     config.setdefault("vocab_size", len(tokens))
     config.setdefault("num_key_value_heads", config["num_attention_heads"])
@@ -419,6 +427,8 @@ def gguf_to_hf(gguf_path: str, out_dir: str, dtype: str = "bf16") -> None:
 
     tensors = {}
     for t in reader.tensors:
+        if t.name in ROPE_TENSORS:
+            continue
         hf_name = _rename(t.name, arch.tensors, 1, 0)
         if hf_name is None:
             raise ValueError("GGUF tensor %r has no Hugging Face name for %s" % (t.name, arch.gguf_name))
@@ -468,6 +478,98 @@ def read_json(model_dir: str, name: str, default=None):
         return json.load(f)
 
 
+# --- RoPE scaling and the attention scale ---------------------------------------
+
+def _rope_kind(scaling: dict) -> str:
+    return scaling.get("rope_type", scaling.get("type", "default"))
+
+
+def _head_size(config: dict) -> int:
+    return config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+
+
+def llama3_rope_factors(config: dict, scaling: dict) -> np.ndarray:
+    """The per-pair frequency divisors of "llama3" RoPE scaling, as llama.cpp's
+    converter writes them to rope_freqs.weight (its defaults included)."""
+    dim = int(_head_size(config) * config.get("partial_rotary_factor", 1.0))
+    factor = scaling.get("factor", 8.0)
+    low, high = scaling.get("low_freq_factor", 1.0), scaling.get("high_freq_factor", 4.0)
+    original = scaling.get("original_max_position_embeddings", 8192)
+    wavelen = 2 * np.pi * config.get("rope_theta", 10000.0) ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    smooth = (original / wavelen - low) / (high - low)
+    blended = 1.0 / ((1.0 - smooth) / factor + smooth)
+    out = np.where(wavelen < original / high, 1.0, np.where(wavelen > original / low, factor, blended))
+    return out.astype(np.float32)
+
+
+def _longrope_original(config: dict, scaling: dict) -> int:
+    # transformers takes the top-level key over rope_scaling's, and
+    # max_position_embeddings where neither is given.
+    return int(config.get("original_max_position_embeddings") or scaling.get("original_max_position_embeddings")
+               or config["max_position_embeddings"])
+
+
+def longrope_attention_factor(config: dict, scaling: dict) -> float:
+    """transformers' LongRoPE attention factor (cos and sin are scaled by it)."""
+    if scaling.get("attention_factor") is not None:
+        return float(scaling["attention_factor"])
+    original = _longrope_original(config, scaling)
+    factor = scaling.get("factor") or config["max_position_embeddings"] / original
+    return 1.0 if factor <= 1.0 else float(np.sqrt(1.0 + np.log(factor) / np.log(original)))
+
+
+def _rope_to_gguf(writer: gguf.GGUFWriter, a: str, config: dict) -> None:
+    scaling = config.get("rope_scaling") or {}
+    kind = _rope_kind(scaling)
+    if kind == "yarn":
+        writer.add_string(a + "rope.scaling.type", "yarn")
+        for hf_key, suffix, value_type in YARN_SCALING:
+            if scaling.get(hf_key) is not None:
+                (writer.add_uint32 if value_type is int else writer.add_float32)(a + suffix, value_type(scaling[hf_key]))
+    elif kind == "llama3":
+        writer.add_tensor("rope_freqs.weight", llama3_rope_factors(config, scaling))
+        writer.add_string(HF_ROPE_SCALING_KEY, json.dumps(scaling))
+    elif kind in ("longrope", "su"):
+        writer.add_uint32(a + "rope.scaling.original_context_length", _longrope_original(config, scaling))
+        writer.add_float32(a + "rope.scaling.attn_factor", longrope_attention_factor(config, scaling))
+        writer.add_tensor("rope_factors_long.weight", np.asarray(scaling["long_factor"], dtype=np.float32))
+        writer.add_tensor("rope_factors_short.weight", np.asarray(scaling["short_factor"], dtype=np.float32))
+    elif kind != "default":
+        raise ValueError("rope_scaling type %r has no GGUF form here" % kind)
+    scalar = config.get("query_pre_attn_scalar")
+    if scalar is not None and scalar != _head_size(config):
+        writer.add_float32(a + "attention.scale", float(scalar) ** -0.5)
+
+
+def _rope_from_gguf(reader: gguf.GGUFReader, a: str, config: dict) -> None:
+    tensors = {t.name: t for t in reader.tensors if t.name in ROPE_TENSORS}
+    if _field(reader, a + "rope.scaling.type") == "yarn":
+        config["rope_scaling"] = {"rope_type": "yarn"}
+        for hf_key, suffix, kind in YARN_SCALING:
+            value = _field(reader, a + suffix)
+            if value is not None:
+                config["rope_scaling"][hf_key] = kind(value)
+    if "rope_freqs.weight" in tensors:
+        saved = _field(reader, HF_ROPE_SCALING_KEY)
+        if saved is None:
+            raise ValueError("rope_freqs.weight without the llama3 rope_scaling it was computed from")
+        config["rope_scaling"] = json.loads(saved)
+    if "rope_factors_long.weight" in tensors:
+        config["original_max_position_embeddings"] = int(_field(reader, a + "rope.scaling.original_context_length"))
+        config["rope_scaling"] = scaling = {
+            "rope_type": "longrope",
+            "long_factor": [float(f) for f in tensors["rope_factors_long.weight"].data],
+            "short_factor": [float(f) for f in tensors["rope_factors_short.weight"].data],
+        }
+        # Only an attention factor that is not transformers' default is written.
+        attention = float(_field(reader, a + "rope.scaling.attn_factor", 1.0))
+        if not np.isclose(attention, longrope_attention_factor(config, scaling), rtol=1e-6):
+            scaling["attention_factor"] = attention
+    scale = _field(reader, a + "attention.scale")
+    if scale is not None:
+        config["query_pre_attn_scalar"] = float(scale) ** -2
+
+
 # --- HF -> GGUF ----------------------------------------------------------------
 
 def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
@@ -480,12 +582,7 @@ def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
             (writer.add_uint32 if kind is int else writer.add_float32)(a + suffix, kind(config[hf_key]))
     if config.get("head_dim") is not None:
         writer.add_uint32(a + "attention.value_length", int(config["head_dim"]))
-    scaling = config.get("rope_scaling") or {}
-    if scaling.get("rope_type", scaling.get("type")) == "yarn":
-        writer.add_string(a + "rope.scaling.type", "yarn")
-        for hf_key, suffix, kind in YARN_SCALING:
-            if scaling.get(hf_key) is not None:
-                (writer.add_uint32 if kind is int else writer.add_float32)(a + suffix, kind(scaling[hf_key]))
+    _rope_to_gguf(writer, a, config)
     heads = (config["num_attention_heads"], config.get("num_key_value_heads") or config["num_attention_heads"])
 
     gguf_type = DTYPES[dtype][1]

@@ -6,11 +6,19 @@ holding exactly the float16-rounded weights transformers ran, converted by
 tests/hf_convert.py), ``<case>.json`` (3 prompts of random ids with
 transformers' 32 greedy ids and top-2 gaps) and ``<case>_logits.npy``
 (transformers' float32 logits for every position of prompt 0 + its greedy
-ids). Cases: gemma (GeGLU, embedding scale), gemma2 (soft-capping of scores
-and logits, sandwich norms, sliding window 8 on layer 0), gemma3 (q/k norms,
-sliding window 8 on five of six layers with local RoPE base 10000), mistral
-(sliding window 8 on every layer), llama-yarn (YaRN RoPE scaling, factor 4
-over an original context of 64), phi3 (fused q/k/v and gate/up matrices).
+ids; ``max_model_len`` where the engine is to be built for that context).
+Cases: llama (the plain family), llama3 (Llama 3.1's "llama3" RoPE
+scaling, rope_freqs.weight in GGUF), llama-yarn (YaRN RoPE scaling, factor 4
+over an original context of 64), mistral (sliding window 8 on every layer),
+qwen2 (q/k/v biases), qwen3 (q/k norms), gemma (GeGLU, embedding scale),
+gemma2 (soft-capping of scores and logits, sandwich norms, sliding window 8
+on layer 0), gemma3 (q/k norms, sliding window 8 on five of six layers with
+local RoPE base 10000, query_pre_attn_scalar 16 where the head dim is 32),
+phi3 (fused q/k/v and gate/up matrices), phi3-longrope (LongRoPE's long
+factors: original context 8, shorter than every prompt) and
+phi3-longrope-short (its short factors: original context 64, max_model_len
+64; make_arch_goldens.py says why these are the cases where the engine's
+choice of factor set and transformers' agree).
 
 Each case runs in both forms, the GGUF as committed and the Hugging Face
 directory hf_convert.gguf_to_hf makes of it (float32 safetensors holding
@@ -29,13 +37,16 @@ whose docstring has the reason):
 
 The Python engine loads each tiny model and completes greedily with the ids
 model_probe gives for the same prompt; hyperparameters out of range, a
-missing sandwich norm, a fused matrix of the wrong size and LongRoPE factors
-are refused at load, naming the key or tensor.
+missing sandwich norm, a fused matrix of the wrong size, LongRoPE factor
+tensors missing, of the wrong size or not positive, and RoPE scaling types
+that are not implemented (GGUF and config.json) are refused at load, naming
+the key or tensor.
 """
 
 import json
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -79,14 +90,20 @@ def model_forms(tmp_path_factory):
     return {"gguf": lambda case: TINY / f"{case}.gguf", "hf": hf_dir}
 
 
-def _logits(probe, model, ids, out):
-    subprocess.run([probe, str(model), "logits", str(out), str(LOGITS_CHUNK)], input=" ".join(map(str, ids)) + "\n",
-                   text=True, check=True, timeout=60, capture_output=True)
+def _context(golden):
+    """model_probe's optional last argument: the max_model_len the case is built for."""
+    return [str(golden["max_model_len"])] if "max_model_len" in golden else []
+
+
+def _logits(probe, model, ids, out, context):
+    subprocess.run([probe, str(model), "logits", str(out), str(LOGITS_CHUNK), *context],
+                   input=" ".join(map(str, ids)) + "\n", text=True, check=True, timeout=60, capture_output=True)
     return np.fromfile(out, dtype=np.float32)
 
 
 def test_every_case_has_goldens():
-    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama-yarn", "mistral", "phi3"}
+    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama", "llama3", "llama-yarn", "mistral", "phi3",
+                          "phi3-longrope", "phi3-longrope-short", "qwen2", "qwen3"}
     for case in CASES:
         assert (TINY / f"{case}.json").is_file() and (TINY / f"{case}_logits.npy").is_file()
 
@@ -99,7 +116,7 @@ def test_tiny_model_matches_transformers(probe, model_forms, tmp_path, case, for
     model = model_forms[form](case)
     want = np.load(TINY / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
     first = golden["prompts"][0]
-    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin")
+    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", _context(golden))
     got = got.reshape(-1, want.shape[1])
     assert got.shape == want.shape
     err = np.abs(got - want)
@@ -111,8 +128,8 @@ def test_tiny_model_matches_transformers(probe, model_forms, tmp_path, case, for
     prompts = golden["prompts"]
     stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
     for chunk in GREEDY_CHUNKS:
-        out = subprocess.run([probe, str(model), "greedy", str(len(first["ref_ids"])), str(chunk)], input=stdin,
-                             text=True, check=True, timeout=60, capture_output=True)
+        out = subprocess.run([probe, str(model), "greedy", str(len(first["ref_ids"])), str(chunk), *_context(golden)],
+                             input=stdin, text=True, check=True, timeout=60, capture_output=True)
         ours = [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
         failures = greedy_failures(prompts, ours, 2 * float(err.max()) + 1e-4)
         assert not failures, (f"chunk {chunk}", failures)
@@ -124,11 +141,14 @@ API_PROMPT = "KQXZ VJWY"  # no merges apply: one token per byte
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("case", CASES)
 def test_python_engine_completes_as_probe(probe, case):
+    """Also that the engine builds the model for its max_model_len (64 here:
+    LongRoPE's long factors for phi3-longrope, the short ones for
+    phi3-longrope-short)."""
     vllm_cpp = pytest.importorskip("vllm_cpp")
     model = TINY / f"{case}.gguf"
     ids = list(API_PROMPT.encode())
-    out = subprocess.run([probe, str(model), "greedy", "8", "64"], input=" ".join(map(str, ids)) + "\n", text=True,
-                         check=True, timeout=60, capture_output=True)
+    out = subprocess.run([probe, str(model), "greedy", "8", "64", "64"], input=" ".join(map(str, ids)) + "\n",
+                         text=True, check=True, timeout=60, capture_output=True)
     want = [int(t) for t in out.stdout.split()]
     with vllm_cpp.Engine.load(str(model), max_model_len=64) as engine:
         got = engine.complete(API_PROMPT, vllm_cpp.SamplingParams.greedy(max_tokens=8, ignore_eos=True))
@@ -142,8 +162,9 @@ def test_python_engine_completes_as_probe(probe, case):
 
 
 def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=()):
-    """A copy of GGUF ``source`` with metadata keys set (int32 or float32 by
-    the value's type), one tensor left out and float32 tensors added."""
+    """A copy of GGUF ``source`` with metadata keys set (int32, float32 or
+    string by the value's type), one tensor left out and float32 tensors
+    added (a dropped tensor can be added back with other values)."""
     import gguf
 
     reader = gguf.GGUFReader(str(source))
@@ -154,7 +175,8 @@ def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=()):
             continue
         gemma3_file.copy_field(writer, field)
     for key, value in overrides.items():
-        (writer.add_int32 if isinstance(value, int) else writer.add_float32)(key, value)
+        add = {int: writer.add_int32, float: writer.add_float32, str: writer.add_string}[type(value)]
+        add(key, value)
     for t in reader.tensors:
         if t.name != drop_tensor:
             writer.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
@@ -174,8 +196,28 @@ BAD_MODELS = {
                                "gemma2.attention.sliding_window must not be negative"),
     "gemma2-missing-post-norm": ("gemma2", dict(drop_tensor="blk.1.post_ffw_norm.weight"),
                                  "tensor 'blk.1.post_ffw_norm.weight' is missing"),
-    "phi3-longrope": ("phi3", dict(add_tensors={"rope_factors_long.weight": np.ones(16)}),
-                      "tensor 'rope_factors_long.weight' asks for LongRoPE scaling, which is not supported"),
+    "phi3-longrope-one-set": ("phi3-longrope", dict(drop_tensor="rope_factors_short.weight"),
+                              "tensor 'rope_factors_short.weight' is missing"),
+    "phi3-longrope-short-set": ("phi3-longrope", dict(drop_tensor="rope_factors_long.weight",
+                                                      add_tensors={"rope_factors_long.weight": np.ones(4)}),
+                                "tensor 'rope_factors_long.weight' has 4 elements, expected 16"),
+    "phi3-longrope-zero-factor": ("phi3-longrope", dict(drop_tensor="rope_factors_short.weight",
+                                                        add_tensors={"rope_factors_short.weight": np.zeros(16)}),
+                                  "tensor 'rope_factors_short.weight' has a non-positive factor"),
+    "phi3-longrope-and-rope-freqs": ("phi3-longrope", dict(add_tensors={"rope_freqs.weight": np.ones(16)}),
+                                     "tensor 'rope_freqs.weight' and LongRoPE factor tensors in one model"),
+    "phi3-longrope-attn-factor": ("phi3-longrope", dict(set_values={"phi3.rope.scaling.attn_factor": -1.0}),
+                                  "phi3.rope.scaling.attn_factor must be positive"),
+    "phi3-longrope-with-yarn": ("phi3-longrope", dict(set_values={"phi3.rope.scaling.type": "yarn"}),
+                                "LongRoPE factor tensors with phi3.rope.scaling.type 'yarn'"),
+    "phi3-longrope-type-alone": ("phi3", dict(set_values={"phi3.rope.scaling.type": "longrope"}),
+                                 "phi3.rope.scaling.type 'longrope' needs the tensors rope_factors_long.weight and "
+                                 "rope_factors_short.weight"),
+    "llama-dynamic-rope": ("llama", dict(set_values={"llama.rope.scaling.type": "dynamic"}),
+                           "unsupported RoPE scaling 'dynamic' (rope.scaling.type; supported: none, linear, yarn, "
+                           "longrope)"),
+    "gemma3-zero-attention-scale": ("gemma3", dict(set_values={"gemma3.attention.scale": 0.0}),
+                                    "gemma3.attention.scale must be positive"),
     "phi3-short-qkv": ("phi3", dict(set_values={"phi3.attention.head_count_kv": 4}),
                        "tensor 'blk.0.attn_qkv.weight' has shape [64, 256], expected [64, 384]"),
 }
@@ -192,3 +234,27 @@ def test_bad_model_refused_at_load(probe, tmp_path, bad):
     vllm_cpp = pytest.importorskip("vllm_cpp")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
         vllm_cpp.Engine.load(str(path))
+
+
+HF_BAD_ROPE = {
+    "dynamic": ("llama", {"rope_type": "dynamic", "factor": 2.0}, "unsupported RoPE scaling 'dynamic'"),
+    "longrope-without-factors": ("phi3", {"rope_type": "longrope"},
+                                 "config.json rope_scaling 'long_factor' is not a list of numbers"),
+    "no-type": ("llama", {"factor": 2.0}, "config.json rope_scaling has no 'rope_type' string"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(HF_BAD_ROPE))
+def test_bad_rope_scaling_in_config_json_refused(model_forms, tmp_path, bad):
+    """config.json's rope_scaling: a type the engine does not implement is
+    refused by name; LongRoPE without its factor lists names the key."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    case, scaling, message = HF_BAD_ROPE[bad]
+    target = tmp_path / case
+    shutil.copytree(model_forms["hf"](case), target)
+    config = json.loads((target / "config.json").read_text())
+    config["rope_scaling"] = scaling
+    (target / "config.json").write_text(json.dumps(config))
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
+        vllm_cpp.Engine.load(str(target))

@@ -254,10 +254,14 @@ def test_unsupported_tensor_type_rejected_by_loader(probe, tmp_path, wtype):
 
 
 @pytest.mark.timeout(60)
-def test_unsupported_rope_scaling_rejected_by_loader(probe, tmp_path):
-    path = tm.write_tiny_model(tmp_path / "llama-longrope.gguf", "llama", "F16", rope_scaling=("longrope", 4.0))
-    assert "unsupported RoPE scaling 'longrope' (rope.scaling.type; supported: none, linear, yarn)" in _probe_error(
-        probe, path)
+@pytest.mark.parametrize("scaling, message", [
+    ("dynamic", "unsupported RoPE scaling 'dynamic' (rope.scaling.type; supported: none, linear, yarn, longrope)"),
+    ("longrope", "llama.rope.scaling.type 'longrope' needs the tensors rope_factors_long.weight and "
+                 "rope_factors_short.weight"),
+])
+def test_unsupported_rope_scaling_rejected_by_loader(probe, tmp_path, scaling, message):
+    path = tm.write_tiny_model(tmp_path / f"llama-{scaling}.gguf", "llama", "F16", rope_scaling=(scaling, 4.0))
+    assert message in _probe_error(probe, path)
 
 
 @pytest.mark.timeout(60)

@@ -10,7 +10,10 @@
 //   model_probe MODEL logits OUT CHUNK stdin: one line of ids; writes the
 //                                      logits row after every position as
 //                                      raw float32 [n_ids, vocab] to OUT
-// CHUNK is the prefill chunk size, so chunked prefill is exercised too.
+// CHUNK is the prefill chunk size, so chunked prefill is exercised too. An
+// optional last argument MAX_MODEL_LEN is the engine's max_model_len the
+// model is built for (default: its context length), which picks LongRoPE's
+// factor set.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -69,8 +72,10 @@ int32_t argmax(const std::vector<float>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        std::fprintf(stderr, "usage: model_probe MODEL greedy N CHUNK | model_probe MODEL logits OUT CHUNK\n");
+    if (argc != 5 && argc != 6) {
+        std::fprintf(stderr,
+                     "usage: model_probe MODEL greedy N CHUNK [MAX_MODEL_LEN] | "
+                     "model_probe MODEL logits OUT CHUNK [MAX_MODEL_LEN]\n");
         return 2;
     }
     try {
@@ -82,7 +87,7 @@ int main(int argc, char** argv) {
             file = std::make_unique<vllm::GgufFile>(argv[1]);
         vllm::ModelConfig config = vllm::ModelConfig::from_source(*file);
         vllm::ModelWeights weights = vllm::ModelWeights::from_source(*file, config);
-        vllm::LlamaModel model(config, std::move(weights));
+        vllm::LlamaModel model(config, std::move(weights), argc == 6 ? std::stoi(argv[5]) : 0);
         const int block_size = 16, num_blocks = 64;
         vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks,
                             vllm::kv_dtype_from_env());

@@ -84,7 +84,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
                                " holds fewer tokens than max_model_len " + std::to_string(max_model_len_) +
                                "; raise num_blocks or lower max_model_len");
     }
-    model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(weights));
+    model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(weights), max_model_len_);
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, num_blocks, max_model_len_);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });

@@ -115,14 +115,25 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
             fail("config.json 'partial_rotary_factor' is not a number in (0, 1]");
         metadata_[a + "rope.dimension_count"] = int_value(static_cast<int64_t>(head_size(a) * partial->as_double()));
     }
+    // Phi-3 keeps its pre-extension context next to rope_scaling; transformers
+    // takes it over rope_scaling's own.
+    if (const json::Value* original = config.find("original_max_position_embeddings");
+        original != nullptr && !original->is_null()) {
+        if (!original->is_int() || original->as_int() <= 0)
+            fail("config.json 'original_max_position_embeddings' is not a positive integer");
+        metadata_[a + "rope.scaling.original_context_length"] = int_value(original->as_int());
+    }
     if (const json::Value* scaling = config.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
         if (!scaling->is_object()) fail("config.json 'rope_scaling' is not an object");
         read_rope_scaling(*scaling, a);
     }
-    // Phi-3 keeps its pre-extension context outside rope_scaling.
-    if (const json::Value* original = config.find("original_max_position_embeddings");
-        original != nullptr && original->is_int() && find(a + "rope.scaling.original_context_length") == nullptr)
-        metadata_[a + "rope.scaling.original_context_length"] = int_value(original->as_int());
+    // Gemma 2/3 scale attention scores by query_pre_attn_scalar^-0.5, which
+    // is not always head_dim^-0.5 (Gemma 2 27B: dim / n_heads).
+    if (const json::Value* scalar = config.find("query_pre_attn_scalar"); scalar != nullptr && !scalar->is_null()) {
+        if (!scalar->is_number() || !(scalar->as_double() > 0.0))
+            fail("config.json 'query_pre_attn_scalar' is not a positive number");
+        metadata_[a + "attention.scale"] = float_value(1.0 / std::sqrt(scalar->as_double()));
+    }
 }
 
 int64_t HfModel::head_size(const std::string& a) const {
@@ -152,8 +163,10 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
     if (kind == nullptr) kind = scaling.find("type");
     if (kind == nullptr || !kind->is_string()) fail("config.json rope_scaling has no 'rope_type' string");
     const std::string type = kind->as_string();
-    const double original = number("original_max_position_embeddings", 0.0);
-    if (original > 0.0) metadata_[a + "rope.scaling.original_context_length"] = int_value(static_cast<int64_t>(original));
+    const std::string original_key = a + "rope.scaling.original_context_length";
+    if (const double in_scaling = number("original_max_position_embeddings", 0.0); in_scaling > 0.0 && find(original_key) == nullptr)
+        metadata_[original_key] = int_value(static_cast<int64_t>(in_scaling));
+    const double original = static_cast<double>(get_int(original_key, 0));
     if (type == "default") return;
     if (type == "llama3") {
         // llama.cpp's form: no scaling type, a rope_freqs tensor instead.
@@ -165,16 +178,29 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
                                          original > 0.0 ? original : 8192.0));
         return;
     }
-    metadata_[a + "rope.scaling.type"] = string_value(type == "su" ? "longrope" : type);
-    metadata_[a + "rope.scaling.factor"] = float_value(number("factor", 1.0));
-    if (type == "yarn") {
-        metadata_[a + "rope.scaling.yarn_beta_fast"] = float_value(number("beta_fast", 32.0));
-        metadata_[a + "rope.scaling.yarn_beta_slow"] = float_value(number("beta_slow", 1.0));
-    } else if (type == "longrope" || type == "su") {
+    // transformers' Phi-3 reads the older names "su" and "yarn" as LongRoPE.
+    if (type == "longrope" || type == "su" || (type == "yarn" && a == "phi3.")) {
+        // llama.cpp's form: no scaling type; the factor tensors, the original
+        // context (transformers' default: max_position_embeddings) and the
+        // attention factor, computed as transformers does.
+        const double context = static_cast<double>(get_int(a + "context_length", 0));
+        const double orig = original > 0.0 ? original : context;
+        if (!(orig > 0.0)) fail("config.json has no original_max_position_embeddings for the LongRoPE scaling");
+        metadata_[original_key] = int_value(static_cast<int64_t>(orig));
+        const double factor = number("factor", context / orig);
+        metadata_[a + "rope.scaling.attn_factor"] = float_value(
+            number("attention_factor", factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(orig))));
         std::vector<float> long_factors = factors("long_factor"), short_factors = factors("short_factor");
         const int64_t n_long = static_cast<int64_t>(long_factors.size()), n_short = static_cast<int64_t>(short_factors.size());
         add_computed("rope_factors_long.weight", {n_long}, std::move(long_factors));
         add_computed("rope_factors_short.weight", {n_short}, std::move(short_factors));
+        return;
+    }
+    metadata_[a + "rope.scaling.type"] = string_value(type);
+    metadata_[a + "rope.scaling.factor"] = float_value(number("factor", 1.0));
+    if (type == "yarn") {
+        metadata_[a + "rope.scaling.yarn_beta_fast"] = float_value(number("beta_fast", 32.0));
+        metadata_[a + "rope.scaling.yarn_beta_slow"] = float_value(number("beta_slow", 1.0));
     }
 }
 

@@ -30,7 +30,8 @@ void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool) {
 }
 
 // theta_i = freq_scale * base^(-2i / rope_dim) / rope_freqs[i] (llama.cpp's
-// rope with freq_factors and linear scaling); with `yarn`, YaRN's blend of
+// rope with freq_factors and linear scaling; the divisors are Llama 3's
+// rope_freqs or one of LongRoPE's factor sets); with `yarn`, YaRN's blend of
 // that and the unscaled base^(-2i / rope_dim) (ModelConfig::yarn_*).
 std::vector<float> inv_frequencies(const ModelConfig& c, double base, double freq_scale, bool yarn,
                                    const std::vector<float>& rope_freqs) {
@@ -70,10 +71,14 @@ void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n
 
 }  // namespace
 
-LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights)
+LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, int max_model_len)
     : config_(std::move(config)), weights_(std::move(weights)) {
     const bool yarn = config_.yarn_original_context > 0;
-    rope_.inv_freq = inv_frequencies(config_, config_.rope_theta, config_.rope_freq_scale, yarn, weights_.rope_freqs);
+    if (max_model_len <= 0) max_model_len = config_.context_length;
+    const std::vector<float>& divisors = config_.longrope_original_context == 0 ? weights_.rope_freqs
+                                         : config_.long_rope_factors(max_model_len) ? weights_.rope_factors_long
+                                                                                      : weights_.rope_factors_short;
+    rope_.inv_freq = inv_frequencies(config_, config_.rope_theta, config_.rope_freq_scale, yarn, divisors);
     rope_.magnitude = config_.rope_magnitude;
     if (config_.rope_theta_sliding > 0.0f)
         rope_sliding_.inv_freq = inv_frequencies(config_, config_.rope_theta_sliding, 1.0, false, weights_.rope_freqs);

@@ -25,7 +25,10 @@ struct SequenceSlice {
 
 class LlamaModel {
 public:
-    LlamaModel(ModelConfig config, ModelWeights weights);
+    // max_model_len: the longest sequence the engine will run (the model's
+    // context length when <= 0); it picks LongRoPE's factor set
+    // (ModelConfig::long_rope_factors).
+    LlamaModel(ModelConfig config, ModelWeights weights, int max_model_len);
 
     const ModelConfig& config() const { return config_; }
 
@@ -40,7 +43,7 @@ private:
     // pair, and per forward the cos/sin of every batch token's angles.
     struct RopeAngles {
         std::vector<float> inv_freq;
-        float magnitude = 1.0f;       // cos and sin are scaled by it (YaRN)
+        float magnitude = 1.0f;       // cos and sin are scaled by it (attn_factor, YaRN)
         std::vector<float> cos, sin;  // [tokens][rope_dim / 2]
     };
 

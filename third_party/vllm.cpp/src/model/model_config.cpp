@@ -21,6 +21,10 @@ struct ArchitectureTraits {
     bool sliding_window;     // reads <arch>.attention.sliding_window
     int sliding_pattern;     // see ModelConfig::sliding_pattern
     float rope_theta_sliding;
+    // The block count of the 27B model, whose query_pre_attn_scalar is
+    // dim / n_heads rather than head_dim; llama.cpp knows it by this count
+    // (its GGUFs do not store the scalar). 0: the scale is 1/sqrt(head_dim).
+    int layers_of_27b;
 };
 
 constexpr auto SILU = FfnActivation::SILU;
@@ -32,17 +36,17 @@ constexpr auto HALVES = RopeStyle::HALVES;
 // GGUFs use the "llama" architecture name. Gemma's pattern and local RoPE
 // base are fixed by the architecture, as in llama.cpp (the GGUF has no key).
 const ArchitectureTraits kArchitectures[] = {
-    // name      rope    bias   qk_norm act   gemma  post   window pattern theta_sliding
-    {"llama",   PAIRS,  false, false, SILU, false, false, true,  0, 0.0f},
-    {"mistral", PAIRS,  false, false, SILU, false, false, true,  0, 0.0f},
-    {"qwen2",   HALVES, true,  false, SILU, false, false, false, 0, 0.0f},
-    {"qwen3",   HALVES, false, true,  SILU, false, false, false, 0, 0.0f},
-    {"gemma",   HALVES, false, false, GELU, true,  false, false, 0, 0.0f},
-    {"gemma2",  HALVES, false, false, GELU, true,  true,  true,  2, 0.0f},
-    {"gemma3",  HALVES, false, true,  GELU, true,  true,  true,  6, 10000.0f},
+    // name      rope    bias   qk_norm act   gemma  post   window pattern theta_sliding 27B
+    {"llama",   PAIRS,  false, false, SILU, false, false, true,  0, 0.0f,     0},
+    {"mistral", PAIRS,  false, false, SILU, false, false, true,  0, 0.0f,     0},
+    {"qwen2",   HALVES, true,  false, SILU, false, false, false, 0, 0.0f,     0},
+    {"qwen3",   HALVES, false, true,  SILU, false, false, false, 0, 0.0f,     0},
+    {"gemma",   HALVES, false, false, GELU, true,  false, false, 0, 0.0f,     0},
+    {"gemma2",  HALVES, false, false, GELU, true,  true,  true,  2, 0.0f,     46},
+    {"gemma3",  HALVES, false, true,  GELU, true,  true,  true,  6, 10000.0f, 62},
     // Phi-3: q/k/v and gate/up fused into one matrix each (weights.cpp views
     // their rows); llama.cpp leaves its sliding window off, and so do we.
-    {"phi3",    HALVES, false, false, SILU, false, false, false, 0, 0.0f},
+    {"phi3",    HALVES, false, false, SILU, false, false, false, 0, 0.0f,     0},
 };
 
 float positive_or_zero(const ModelSource& file, const std::string& key) {
@@ -66,10 +70,29 @@ void read_yarn(const ModelSource& file, const std::string& a, double factor, Mod
                          "yarn_beta_fast/yarn_beta_slow must be positive, yarn_ext_factor in [0, 1]");
     // llama.cpp's mscale: attn_factor * (1 + 0.1 ln(factor)) where any
     // extrapolated frequency is kept (transformers' default attention factor).
-    const double attn_factor = file.get_float(k + "attn_factor", 1.0);
-    if (!(attn_factor > 0.0))
-        throw_model_load("cannot load '" + file.path() + "': " + k + "attn_factor must be positive");
-    c.rope_magnitude = static_cast<float>(attn_factor * (c.yarn_ext_factor > 0.0f ? 1.0 + 0.1 * std::log(factor) : 1.0));
+    if (c.yarn_ext_factor > 0.0f) c.rope_magnitude *= static_cast<float>(1.0 + 0.1 * std::log(factor));
+}
+
+// LongRoPE is what llama.cpp's converter writes for Phi-3's "longrope"/"su"
+// scaling: no scaling type (or "longrope"), the factor tensors, the original
+// context and the attention factor (already in rope_magnitude).
+void read_longrope(const ModelSource& file, const std::string& a, const std::string& scaling, ModelConfig& c) {
+    const bool factors = file.find_tensor("rope_factors_long.weight") != nullptr ||
+                         file.find_tensor("rope_factors_short.weight") != nullptr;
+    if (!factors) {
+        if (scaling == "longrope")
+            throw_model_load("cannot load '" + file.path() + "': " + a +
+                             "rope.scaling.type 'longrope' needs the tensors rope_factors_long.weight and "
+                             "rope_factors_short.weight");
+        return;
+    }
+    if (scaling != "none" && scaling != "longrope")
+        throw_model_load("cannot load '" + file.path() + "': LongRoPE factor tensors with " + a +
+                         "rope.scaling.type '" + scaling + "'");
+    const int64_t original = file.get_int(a + "rope.scaling.original_context_length", c.context_length);
+    if (original <= 0)
+        throw_model_load("cannot load '" + file.path() + "': " + a + "rope.scaling.original_context_length must be positive");
+    c.longrope_original_context = static_cast<int>(original);
 }
 
 }  // namespace
@@ -122,23 +145,32 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (value_length != c.head_dim)
         throw_model_load("cannot load '" + file.path() + "': attention.value_length " + std::to_string(value_length) +
                          " differs from the key length " + std::to_string(c.head_dim) + " (unsupported)");
-    // RoPE scaling: linear and YaRN are implemented; the others change the
-    // angles in ways this forward does not model, so loading such a model
-    // would silently give wrong results.
+    const double attn_factor = file.get_float(a + "rope.scaling.attn_factor", 1.0);
+    if (!(attn_factor > 0.0))
+        throw_model_load("cannot load '" + file.path() + "': " + a + "rope.scaling.attn_factor must be positive");
+    c.rope_magnitude = static_cast<float>(attn_factor);
+    // RoPE scaling: linear, YaRN and LongRoPE are implemented; the others
+    // change the angles in ways this forward does not model, so loading such
+    // a model would silently give wrong results.
     const std::string scaling = file.get_string(a + "rope.scaling.type", "none");
+    read_longrope(file, a, scaling, c);
     if (scaling == "linear" || scaling == "yarn") {
         const double factor = file.get_float(a + "rope.scaling.factor", 1.0);
         if (!(factor > 0.0))
             throw_model_load("cannot load '" + file.path() + "': rope.scaling.factor must be positive");
         c.rope_freq_scale = static_cast<float>(1.0 / factor);
         if (scaling == "yarn") read_yarn(file, a, factor, c);
-    } else if (scaling != "none" && !scaling.empty()) {
+    } else if (scaling != "none" && scaling != "longrope" && !scaling.empty()) {
         throw_model_load("cannot load '" + file.path() + "': unsupported RoPE scaling '" + scaling +
-                         "' (rope.scaling.type; supported: none, linear, yarn)");
+                         "' (rope.scaling.type; supported: none, linear, yarn, longrope)");
     }
-    // Gemma's query_pre_attn_scalar is its key length in llama.cpp (except
-    // Gemma 2/3 27B, which llama.cpp recognises by size: not modelled here).
-    c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    // Gemma 2/3's query_pre_attn_scalar: see ModelConfig::attn_scale.
+    const double scale = file.get_float(a + "attention.scale", 0.0);
+    if (file.find(a + "attention.scale") != nullptr && !(scale > 0.0))
+        throw_model_load("cannot load '" + file.path() + "': " + a + "attention.scale must be positive");
+    const bool gemma_27b = traits->layers_of_27b > 0 && c.n_layers == traits->layers_of_27b;
+    const int query_scalar = gemma_27b ? c.dim / c.n_heads : c.head_dim;
+    c.attn_scale = scale > 0.0 ? static_cast<float>(scale) : 1.0f / std::sqrt(static_cast<float>(query_scalar));
     c.attn_softcap = positive_or_zero(file, a + "attn_logit_softcapping");
     c.final_softcap = positive_or_zero(file, a + "final_logit_softcapping");
     if (traits->sliding_window) {

@@ -42,7 +42,16 @@ struct ModelConfig {
     // multiplied by rope_magnitude (YaRN's mscale). 0: no YaRN.
     int yarn_original_context = 0;
     float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f, yarn_ext_factor = 1.0f;
+    // cos and sin are multiplied by this: rope.scaling.attn_factor (llama.cpp
+    // applies it to every model; LongRoPE's attention factor), times YaRN's
+    // mscale. 1 when the model has neither.
     float rope_magnitude = 1.0f;
+    // LongRoPE (Phi-3 "longrope"/"su"): per-pair frequency divisors in two
+    // sets, rope_factors_short/long (ModelWeights), trained for contexts up
+    // to and past this original context (rope.scaling.original_context_length,
+    // default context_length). 0: no LongRoPE. Which set a model runs with is
+    // chosen once, by the engine's max_model_len: long_rope_factors().
+    int longrope_original_context = 0;
     float rms_eps = 1e-5f;
     RopeStyle rope_style = RopeStyle::ADJACENT_PAIRS;
     bool qkv_bias = false;  // Qwen2
@@ -53,8 +62,11 @@ struct ModelConfig {
     // Gemma 2/3 "sandwich" norms: the attention and FFN outputs are
     // RMS-normalised (post_attention_norm, post_ffw_norm) before the residual add.
     bool post_norms = false;
-    // Scores are q.k * attn_scale; 1/sqrt(head_dim) unless the architecture
-    // says otherwise.
+    // Scores are q.k * attn_scale: `<arch>.attention.scale` when the source
+    // has it (the Hugging Face loader writes Gemma's query_pre_attn_scalar^-0.5
+    // there), else llama.cpp's rule: 1/sqrt(dim / n_heads) for the Gemma 2/3
+    // 27B models (recognised by their block count, as llama.cpp does),
+    // 1/sqrt(head_dim) for everything else.
     float attn_scale = 0.0f;
     // Gemma 2 soft-capping: x -> cap * tanh(x / cap) on the attention scores
     // and the final logits. 0 when absent.
@@ -71,6 +83,18 @@ struct ModelConfig {
     // Gemma 3's sliding layers rotate with their own base (10000) and no
     // linear scaling; 0: they use the global rope_theta and rope_freq_scale.
     float rope_theta_sliding = 0.0f;
+
+    // Whether a LongRoPE model serving sequences of up to max_model_len
+    // tokens rotates with the long factors: when max_model_len exceeds the
+    // original context, as vLLM and llama.cpp choose. The choice is made once
+    // for every sequence and position (transformers instead switches by each
+    // sequence's current length and recomputes its cache when it crosses the
+    // original context), so the KV cache, prefix caching and batch invariance
+    // hold; a sequence shorter than the original context then rotates with
+    // the long factors too.
+    bool long_rope_factors(int max_model_len) const {
+        return longrope_original_context > 0 && max_model_len > longrope_original_context;
+    }
 
     bool is_sliding(int layer) const {
         return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);

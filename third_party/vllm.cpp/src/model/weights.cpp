@@ -59,6 +59,14 @@ public:
         return out;
     }
 
+    // RoPE frequency divisors: n positive floats.
+    std::vector<float> rope_divisors(const std::string& name, int64_t n) const {
+        std::vector<float> out = vector(name, n);
+        for (float f : out)
+            if (!(f > 0.0f)) fail(name, "has a non-positive factor");
+        return out;
+    }
+
 private:
     const GgufTensor& require(const std::string& name) const {
         const GgufTensor* t = file_.find_tensor(name);
@@ -92,15 +100,15 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
     w.output_norm = load.vector("output_norm.weight", dim);
     w.output = load.find("output.weight") ? load.matrix("output.weight", config.vocab_size, dim) : w.token_embedding;
-    for (const char* factors : {"rope_factors_long.weight", "rope_factors_short.weight"})
-        if (load.find(factors))
-            throw_model_load("cannot load '" + file.path() + "': tensor '" + factors +
-                             "' asks for LongRoPE scaling, which is not supported");
     if (load.find("rope_freqs.weight")) {
-        w.rope_freqs = load.vector("rope_freqs.weight", config.rope_dim / 2);
-        for (float f : w.rope_freqs)
-            if (!(f > 0.0f))
-                throw_model_load("cannot load '" + file.path() + "': tensor 'rope_freqs.weight' has a non-positive factor");
+        if (config.longrope_original_context > 0)
+            throw_model_load("cannot load '" + file.path() +
+                             "': tensor 'rope_freqs.weight' and LongRoPE factor tensors in one model");
+        w.rope_freqs = load.rope_divisors("rope_freqs.weight", config.rope_dim / 2);
+    }
+    if (config.longrope_original_context > 0) {
+        w.rope_factors_long = load.rope_divisors("rope_factors_long.weight", config.rope_dim / 2);
+        w.rope_factors_short = load.rope_divisors("rope_factors_short.weight", config.rope_dim / 2);
     }
     w.layers.resize(config.n_layers);
     for (int i = 0; i < config.n_layers; ++i) {

@@ -41,6 +41,9 @@ struct ModelWeights {
     // Optional per-pair RoPE frequency divisors (rope_freqs.weight, rope_dim / 2
     // floats; Llama 3.1+ "llama3" RoPE scaling). Empty when absent.
     std::vector<float> rope_freqs;
+    // LongRoPE's two sets of such divisors (rope_factors_long/short.weight);
+    // empty unless config.longrope_original_context.
+    std::vector<float> rope_factors_long, rope_factors_short;
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.
