@@ -161,25 +161,39 @@ def test_python_engine_completes_as_probe(probe, case):
         assert got.text == text
 
 
-def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=()):
+def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), layers=None):
     """A copy of GGUF ``source`` with metadata keys set (int32, float32 or
-    string by the value's type), one tensor left out and float32 tensors
-    added (a dropped tensor can be added back with other values)."""
+    string by the value's type; None leaves the key out), one tensor left out and float32 tensors
+    added (a dropped tensor can be added back with other values). With
+    ``layers``, the model has that many blocks, block i a copy of block
+    i mod the source's count."""
     import gguf
 
     reader = gguf.GGUFReader(str(source))
-    writer = gguf.GGUFWriter(str(target), reader.fields["general.architecture"].contents())
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(str(target), arch)
     overrides = dict(set_values)
+    source_layers = int(reader.fields[f"{arch}.block_count"].contents())
+    if layers is not None:
+        overrides[f"{arch}.block_count"] = layers
     for name, field in reader.fields.items():
         if name.startswith("GGUF.") or name == "general.architecture" or name in overrides:
             continue
         gemma3_file.copy_field(writer, field)
     for key, value in overrides.items():
+        if value is None:
+            continue
         add = {int: writer.add_int32, float: writer.add_float32, str: writer.add_string}[type(value)]
         add(key, value)
     for t in reader.tensors:
-        if t.name != drop_tensor:
-            writer.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
+        if t.name == drop_tensor:
+            continue
+        copies = [t.name]
+        if layers is not None and t.name.startswith("blk."):
+            block, rest = t.name[4:].split(".", 1)
+            copies = [f"blk.{i}.{rest}" for i in range(int(block), layers, source_layers)]
+        for name in copies:
+            writer.add_tensor(name, np.asarray(t.data), raw_dtype=t.tensor_type)
     for name, values in dict(add_tensors).items():
         writer.add_tensor(name, np.asarray(values, dtype=np.float32))
     writer.write_header_to_file()
@@ -234,6 +248,24 @@ def test_bad_model_refused_at_load(probe, tmp_path, bad):
     vllm_cpp = pytest.importorskip("vllm_cpp")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
         vllm_cpp.Engine.load(str(path))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case, layers", [("gemma2", 46), ("gemma3", 62)])
+def test_gemma_27b_attention_scale_by_block_count(probe, tmp_path, case, layers):
+    """llama.cpp's GGUFs of Gemma 2/3 do not store query_pre_attn_scalar; it
+    knows the 27B models, whose scalar is dim / n_heads rather than the head
+    dim, by their block count. The tiny model stretched to that count without
+    attention.scale computes what it does with the scale 1/sqrt(64 / 4) written
+    out, and not what it does with 1/sqrt(head_dim)."""
+    ids = json.loads((TINY / f"{case}.json").read_text())["prompts"][0]["prompt_ids"]
+    out = {}
+    for name, scale in (("rule", None), ("dim-over-heads", 16 ** -0.5), ("head-dim", 32 ** -0.5)):
+        path = tmp_path / f"{name}.gguf"
+        _rewritten(TINY / f"{case}.gguf", path, set_values={f"{case}.attention.scale": scale}, layers=layers)
+        out[name] = _logits(probe, path, ids, tmp_path / f"{name}.bin", [])
+    assert np.array_equal(out["rule"], out["dim-over-heads"])
+    assert np.abs(out["rule"] - out["head-dim"]).max() > 1e-3
 
 
 HF_BAD_ROPE = {
