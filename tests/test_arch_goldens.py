@@ -36,7 +36,9 @@ whose docstring has the reason):
   logit error of the teacher-forced run plus 1e-4 (greedy_rule.py).
 
 The Python engine loads each tiny model and completes greedily with the ids
-model_probe gives for the same prompt; hyperparameters out of range, a
+model_probe gives for the same prompt, and picks LongRoPE's factor set by
+its max_model_len; a Gemma 2/3 GGUF stretched to the 27B block count
+without attention.scale gets llama.cpp's dim / n_heads scale; hyperparameters out of range, a
 missing sandwich norm, a fused matrix of the wrong size, LongRoPE factor
 tensors missing, of the wrong size or not positive, and RoPE scaling types
 that are not implemented (GGUF and config.json) are refused at load, naming
@@ -159,6 +161,25 @@ def test_python_engine_completes_as_probe(probe, case):
         assert got.text
     else:
         assert got.text == text
+
+
+@pytest.mark.timeout(60)
+def test_python_engine_picks_longrope_factors_by_max_model_len():
+    """The engine built for max_model_len 64 (not past phi3-longrope-short's
+    original context) rotates with the short factors and continues the golden
+    prompts as transformers does; built for 256 it takes the long factors
+    for every sequence, and its continuations differ from transformers' (as
+    documented: the set is chosen by max_model_len, not by sequence length)."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    golden = json.loads((TINY / "phi3-longrope-short.json").read_text())
+    prompts = golden["prompts"]
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=len(prompts[0]["ref_ids"]), ignore_eos=True)
+    outputs = {}
+    for max_model_len in (golden["max_model_len"], 256):
+        with vllm_cpp.Engine.load(str(TINY / "phi3-longrope-short.gguf"), max_model_len=max_model_len) as engine:
+            outputs[max_model_len] = [engine.complete(p["prompt_ids"], params).token_ids for p in prompts]
+    assert not greedy_failures(prompts, outputs[golden["max_model_len"]], 1e-3)
+    assert greedy_failures(prompts, outputs[256], 1e-3)
 
 
 def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), layers=None):
