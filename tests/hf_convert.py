@@ -518,6 +518,11 @@ def longrope_attention_factor(config: dict, scaling: dict) -> float:
     return 1.0 if factor <= 1.0 else float(np.sqrt(1.0 + np.log(factor) / np.log(original)))
 
 
+def _yarn_mscale(scaling: dict) -> float:
+    """YaRN's default attention factor, 1 + 0.1 ln(factor)."""
+    return 1.0 + 0.1 * float(np.log(scaling["factor"]))
+
+
 def _rope_to_gguf(writer: gguf.GGUFWriter, a: str, config: dict) -> None:
     scaling = config.get("rope_scaling") or {}
     kind = _rope_kind(scaling)
@@ -526,6 +531,8 @@ def _rope_to_gguf(writer: gguf.GGUFWriter, a: str, config: dict) -> None:
         for hf_key, suffix, value_type in YARN_SCALING:
             if scaling.get(hf_key) is not None:
                 (writer.add_uint32 if value_type is int else writer.add_float32)(a + suffix, value_type(scaling[hf_key]))
+        if scaling.get("attention_factor") is not None:  # it replaces YaRN's mscale, which llama.cpp multiplies by
+            writer.add_float32(a + "rope.scaling.attn_factor", scaling["attention_factor"] / _yarn_mscale(scaling))
     elif kind == "llama3":
         writer.add_tensor("rope_freqs.weight", llama3_rope_factors(config, scaling))
         writer.add_string(HF_ROPE_SCALING_KEY, json.dumps(scaling))
@@ -549,6 +556,9 @@ def _rope_from_gguf(reader: gguf.GGUFReader, a: str, config: dict) -> None:
             value = _field(reader, a + suffix)
             if value is not None:
                 config["rope_scaling"][hf_key] = kind(value)
+        attn_factor = _field(reader, a + "rope.scaling.attn_factor")
+        if attn_factor is not None:
+            config["rope_scaling"]["attention_factor"] = float(attn_factor) * _yarn_mscale(config["rope_scaling"])
     if "rope_freqs.weight" in tensors:
         saved = _field(reader, HF_ROPE_SCALING_KEY)
         if saved is None:

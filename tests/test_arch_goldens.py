@@ -9,7 +9,8 @@ transformers' 32 greedy ids and top-2 gaps) and ``<case>_logits.npy``
 ids; ``max_model_len`` where the engine is to be built for that context).
 Cases: llama (the plain family), llama3 (Llama 3.1's "llama3" RoPE
 scaling, rope_freqs.weight in GGUF), llama-yarn (YaRN RoPE scaling, factor 4
-over an original context of 64), mistral (sliding window 8 on every layer),
+over an original context of 64), llama-yarn-attention (the same with
+transformers' attention_factor 1.5), mistral (sliding window 8 on every layer),
 qwen2 (q/k/v biases), qwen3 (q/k norms), gemma (GeGLU, embedding scale),
 gemma2 (soft-capping of scores and logits, sandwich norms, sliding window 8
 on layer 0), gemma3 (q/k norms, sliding window 8 on five of six layers with
@@ -104,7 +105,8 @@ def _logits(probe, model, ids, out, context):
 
 
 def test_every_case_has_goldens():
-    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama", "llama3", "llama-yarn", "mistral", "phi3",
+    assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama", "llama3", "llama-yarn", "llama-yarn-attention",
+                          "mistral", "phi3",
                           "phi3-longrope", "phi3-longrope-short", "qwen2", "qwen3"}
     for case in CASES:
         assert (TINY / f"{case}.json").is_file() and (TINY / f"{case}_logits.npy").is_file()
@@ -294,6 +296,13 @@ HF_BAD_ROPE = {
     "longrope-without-factors": ("phi3", {"rope_type": "longrope"},
                                  "config.json rope_scaling 'long_factor' is not a list of numbers"),
     "no-type": ("llama", {"factor": 2.0}, "config.json rope_scaling has no 'rope_type' string"),
+    "yarn-mscale": ("llama-yarn", {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64,
+                                   "mscale": 1.0, "mscale_all_dim": 0.5},
+                    "config.json rope_scaling 'mscale' (DeepSeek's YaRN attention factor) is not supported"),
+    "yarn-untruncated": ("llama-yarn", {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64,
+                                        "truncate": False},
+                         "config.json rope_scaling 'truncate': false (YaRN's correction range not rounded) is not "
+                         "supported"),
 }
 
 

@@ -24,7 +24,8 @@ What this script does, per case of ``CASES``
 
 The sliding-window cases use a window of 8, so the prompts (12-30 ids) and
 the 32 generated ids run far past it; llama-yarn scales RoPE by YaRN
-(factor 4 over an original context of 64), llama3 by Llama 3.1's "llama3"
+(factor 4 over an original context of 64; llama-yarn-attention with an
+attention_factor of 1.5), llama3 by Llama 3.1's "llama3"
 rule (factor 8 over an original context of 64, so the 16 pairs fall in all
 three of its bands); Gemma 2's soft-caps (5 on the scores, 10 on the logits)
 are small enough to change every score and logit. Gemma 2's
@@ -113,6 +114,10 @@ CASES = {
     "qwen2": ("Qwen2Config", dict(COMMON, num_hidden_layers=2)),
     # q/k RMS norms over each head.
     "qwen3": ("Qwen3Config", dict(COMMON, num_hidden_layers=2)),
+    # YaRN with transformers' attention_factor in place of its 1 + 0.1 ln(factor).
+    "llama-yarn-attention": ("LlamaConfig", dict(COMMON, num_hidden_layers=2, rope_parameters=dict(
+        rope_type="yarn", factor=4.0, rope_theta=10000.0, original_max_position_embeddings=64,
+        attention_factor=1.5))),
     # YaRN x4 over an original context of 64 (the prompts and greedy ids reach 62).
     "llama-yarn": ("LlamaConfig", dict(COMMON, num_hidden_layers=2, max_position_embeddings=256,
                                        rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=10000.0,

@@ -201,6 +201,22 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
     if (type == "yarn") {
         metadata_[a + "rope.scaling.yarn_beta_fast"] = float_value(number("beta_fast", 32.0));
         metadata_[a + "rope.scaling.yarn_beta_slow"] = float_value(number("beta_slow", 1.0));
+        for (const char* key : {"mscale", "mscale_all_dim"})
+            if (number(key, 0.0) != 0.0)
+                fail(std::string("config.json rope_scaling '") + key + "' (DeepSeek's YaRN attention factor) is not supported");
+        if (const json::Value* truncate = scaling.find("truncate"); truncate != nullptr && !truncate->is_null()) {
+            if (!truncate->is_bool()) fail("config.json rope_scaling 'truncate' is not a boolean");
+            if (!truncate->as_bool())
+                fail("config.json rope_scaling 'truncate': false (YaRN's correction range not rounded) is not supported");
+        }
+        // transformers' attention factor replaces YaRN's 1 + 0.1 ln(factor),
+        // which the model multiplies attn_factor by (model_config.cpp).
+        if (const json::Value* attention = scaling.find("attention_factor"); attention != nullptr && !attention->is_null()) {
+            const double factor = number("factor", 1.0);
+            if (!attention->is_number() || !(attention->as_double() > 0.0) || !(factor > 1.0))
+                fail("config.json rope_scaling 'attention_factor' needs a positive value and a 'factor' above 1");
+            metadata_[a + "rope.scaling.attn_factor"] = float_value(attention->as_double() / (1.0 + 0.1 * std::log(factor)));
+        }
     }
 }
 
