@@ -14,7 +14,9 @@ the values, and both directions undo that:
   - Llama/Mistral q/k rows are permuted for llama.cpp's adjacent-pairs RoPE
     (`permute_qk`); HF checkpoints rotate halves.
   - Gemma norm weights are stored as 1 + w (`norm_plus_one`).
-  - RoPE scaling (`_rope_to_gguf`, `_rope_from_gguf`): YaRN as metadata;
+  - RoPE scaling (`_rope_to_gguf`, `_rope_from_gguf`): linear and YaRN as
+    metadata (YaRN's attention_factor as llama.cpp's attn_factor, which
+    multiplies YaRN's own 1 + 0.1 ln(factor));
     Llama 3's "llama3" as the rope_freqs.weight divisors llama.cpp's
     converter computes (the rope_scaling dict itself is kept under the
     private key HF_ROPE_SCALING_KEY so that the way back can restore it);
@@ -533,6 +535,9 @@ def _rope_to_gguf(writer: gguf.GGUFWriter, a: str, config: dict) -> None:
                 (writer.add_uint32 if value_type is int else writer.add_float32)(a + suffix, value_type(scaling[hf_key]))
         if scaling.get("attention_factor") is not None:  # it replaces YaRN's mscale, which llama.cpp multiplies by
             writer.add_float32(a + "rope.scaling.attn_factor", scaling["attention_factor"] / _yarn_mscale(scaling))
+    elif kind == "linear":
+        writer.add_string(a + "rope.scaling.type", "linear")
+        writer.add_float32(a + "rope.scaling.factor", float(scaling["factor"]))
     elif kind == "llama3":
         writer.add_tensor("rope_freqs.weight", llama3_rope_factors(config, scaling))
         writer.add_string(HF_ROPE_SCALING_KEY, json.dumps(scaling))
@@ -559,6 +564,8 @@ def _rope_from_gguf(reader: gguf.GGUFReader, a: str, config: dict) -> None:
         attn_factor = _field(reader, a + "rope.scaling.attn_factor")
         if attn_factor is not None:
             config["rope_scaling"]["attention_factor"] = float(attn_factor) * _yarn_mscale(config["rope_scaling"])
+    if _field(reader, a + "rope.scaling.type") == "linear":
+        config["rope_scaling"] = {"rope_type": "linear", "factor": float(_field(reader, a + "rope.scaling.factor"))}
     if "rope_freqs.weight" in tensors:
         saved = _field(reader, HF_ROPE_SCALING_KEY)
         if saved is None:

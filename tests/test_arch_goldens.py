@@ -14,7 +14,8 @@ transformers' attention_factor 1.5), mistral (sliding window 8 on every layer),
 qwen2 (q/k/v biases), qwen3 (q/k norms), gemma (GeGLU, embedding scale),
 gemma2 (soft-capping of scores and logits, sandwich norms, sliding window 8
 on layer 0), gemma3 (q/k norms, sliding window 8 on five of six layers with
-local RoPE base 10000, query_pre_attn_scalar 16 where the head dim is 32),
+local RoPE base 10000, linear RoPE scaling x8 on the global layer,
+query_pre_attn_scalar 16 where the head dim is 32),
 phi3 (fused q/k/v and gate/up matrices), phi3-longrope (LongRoPE's long
 factors: original context 8, shorter than every prompt) and
 phi3-longrope-short (its short factors: original context 64, max_model_len

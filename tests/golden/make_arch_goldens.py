@@ -96,10 +96,12 @@ CASES = {
                                   hidden_activation="gelu_pytorch_tanh")),
     "gemma2": ("Gemma2Config", dict(COMMON, **GEMMA, num_hidden_layers=2, sliding_window=WINDOW,
                                     attn_logit_softcapping=5.0, final_logit_softcapping=10.0)),
-    # Six layers: five sliding (local RoPE base 10000), the sixth global;
-    # query_pre_attn_scalar dim / n_heads = 16, not the head dim 32.
+    # Six layers: five sliding (local RoPE base 10000), the sixth global with
+    # linear RoPE scaling x8 (as Gemma 3 4B-27B); query_pre_attn_scalar
+    # dim / n_heads = 16, not the head dim 32.
     "gemma3": ("Gemma3TextConfig", dict(COMMON, **dict(GEMMA, query_pre_attn_scalar=16), num_hidden_layers=6,
-                                        sliding_window=WINDOW, rope_theta=1000000.0, rope_local_base_freq=10000.0)),
+                                        sliding_window=WINDOW, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                                        rope_scaling=dict(rope_type="linear", factor=8.0))),
     "mistral": ("MistralConfig", dict(COMMON, num_hidden_layers=2, sliding_window=WINDOW)),
     # Fused qkv_proj and gate_up_proj (GGUF attn_qkv, ffn_up), no RoPE scaling.
     "phi3": ("Phi3Config", dict(COMMON, num_hidden_layers=2, sliding_window=None)),
