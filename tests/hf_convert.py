@@ -90,6 +90,9 @@ SANDWICH_NORMS = (
     (LAYER + "post_feedforward_layernorm.weight", "blk.{N}.post_ffw_norm.weight"),
 )
 SLIDING_WINDOW = (("sliding_window", "attention.sliding_window", int),)
+# Gemma 3's sliding layers' RoPE base (llama.cpp's converter leaves the key out
+# and llama.cpp fixes the base at 10000).
+LOCAL_ROPE_BASE = (("rope_local_base_freq", "rope.freq_base_swa", float),)
 SOFTCAPPING = (
     ("attn_logit_softcapping", "attn_logit_softcapping", float),
     ("final_logit_softcapping", "final_logit_softcapping", float),
@@ -132,7 +135,7 @@ ARCHITECTURES = (
                  norm_plus_one=True, tie_default=True),
     Architecture("gemma2", "Gemma2ForCausalLM", "gemma2", COMMON_CONFIG + SLIDING_WINDOW + SOFTCAPPING,
                  COMMON_TENSORS + SANDWICH_NORMS, norm_plus_one=True, tie_default=True),
-    Architecture("gemma3", "Gemma3ForCausalLM", "gemma3_text", COMMON_CONFIG + SLIDING_WINDOW,
+    Architecture("gemma3", "Gemma3ForCausalLM", "gemma3_text", COMMON_CONFIG + SLIDING_WINDOW + LOCAL_ROPE_BASE,
                  COMMON_TENSORS + SANDWICH_NORMS + QK_NORM, norm_plus_one=True, tie_default=True),
     Architecture("phi3", "Phi3ForCausalLM", "phi3", COMMON_CONFIG + SLIDING_WINDOW,
                  COMMON_TENSORS[:4] + (
@@ -525,6 +528,26 @@ def _yarn_mscale(scaling: dict) -> float:
     return 1.0 + 0.1 * float(np.log(scaling["factor"]))
 
 
+def older_rope_layout(config: dict) -> dict:
+    """``config`` in the layout transformers wrote before version 5, which
+    this converter reads: transformers 5 writes ``rope_parameters`` (one dict,
+    or one per layer type: Gemma 3's full_attention and sliding_attention)
+    instead of the top-level rope_theta, partial_rotary_factor, rope_scaling
+    and Gemma 3's rope_local_base_freq."""
+    config = dict(config)
+    rope = config.pop("rope_parameters", None) or {}
+    sliding = rope.get("sliding_attention")
+    rope = dict(rope.get("full_attention", rope))
+    if sliding and sliding.get("rope_theta") is not None:
+        config.setdefault("rope_local_base_freq", sliding["rope_theta"])
+    for key in ("rope_theta", "partial_rotary_factor"):
+        if rope.get(key) is not None:
+            config.setdefault(key, rope.pop(key))
+    if rope.get("rope_type", "default") != "default" and not config.get("rope_scaling"):
+        config["rope_scaling"] = rope
+    return config
+
+
 def _rope_to_gguf(writer: gguf.GGUFWriter, a: str, config: dict) -> None:
     scaling = config.get("rope_scaling") or {}
     kind = _rope_kind(scaling)
@@ -590,7 +613,7 @@ def _rope_from_gguf(reader: gguf.GGUFReader, a: str, config: dict) -> None:
 # --- HF -> GGUF ----------------------------------------------------------------
 
 def hf_to_gguf(model_dir: str, gguf_path: str, dtype: str = "f16") -> None:
-    config = read_json(model_dir, "config.json")
+    config = older_rope_layout(read_json(model_dir, "config.json"))
     arch = architecture(hf_class=config["architectures"][0])
     writer = gguf.GGUFWriter(gguf_path, arch.gguf_name)
     a = arch.gguf_name + "."

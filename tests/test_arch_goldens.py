@@ -22,9 +22,12 @@ phi3-longrope-short (its short factors: original context 64, max_model_len
 64; make_arch_goldens.py says why these are the cases where the engine's
 choice of factor set and transformers' agree).
 
-Each case runs in both forms, the GGUF as committed and the Hugging Face
+Each case runs in three forms: the GGUF as committed, the Hugging Face
 directory hf_convert.gguf_to_hf makes of it (float32 safetensors holding
 the same values, q/k rows un-permuted, Gemma norms as w rather than 1 + w),
+and that directory with ``<case>.config.json``, the config.json
+transformers saved for the model (transformers 5 writes the RoPE settings
+as rope_parameters, per layer type for Gemma 3),
 through model_probe with the float32 KV cache (as test_architectures.py,
 whose docstring has the reason):
 
@@ -81,8 +84,10 @@ def probe():
 
 @pytest.fixture(scope="module")
 def model_forms(tmp_path_factory):
-    """form -> case -> the model path: the committed GGUF, or its Hugging
-    Face directory (converted on first use)."""
+    """form -> case -> the model path: the committed GGUF, its Hugging Face
+    directory (converted on first use), or that directory with the
+    config.json transformers saved (transformers 5's rope_parameters layout,
+    its own keys)."""
     root = tmp_path_factory.mktemp("hf-forms")
 
     def hf_dir(case):
@@ -91,7 +96,14 @@ def model_forms(tmp_path_factory):
             hf_convert.gguf_to_hf(str(TINY / f"{case}.gguf"), str(target), "f32")
         return target
 
-    return {"gguf": lambda case: TINY / f"{case}.gguf", "hf": hf_dir}
+    def transformers_config(case):
+        target = root / f"{case}-transformers-config"
+        if not target.exists():
+            shutil.copytree(hf_dir(case), target)
+            shutil.copy(TINY / f"{case}.config.json", target / "config.json")
+        return target
+
+    return {"gguf": lambda case: TINY / f"{case}.gguf", "hf": hf_dir, "hf-transformers-config": transformers_config}
 
 
 def _context(golden):
@@ -107,14 +119,14 @@ def _logits(probe, model, ids, out, context):
 
 def test_every_case_has_goldens():
     assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama", "llama3", "llama-yarn", "llama-yarn-attention",
-                          "mistral", "phi3",
-                          "phi3-longrope", "phi3-longrope-short", "qwen2", "qwen3"}
+                          "mistral", "phi3", "phi3-longrope", "phi3-longrope-short", "qwen2", "qwen3"}
     for case in CASES:
-        assert (TINY / f"{case}.json").is_file() and (TINY / f"{case}_logits.npy").is_file()
+        for name in (f"{case}.json", f"{case}_logits.npy", f"{case}.config.json"):
+            assert (TINY / name).is_file(), name
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("form", ["gguf", "hf"])
+@pytest.mark.parametrize("form", ["gguf", "hf", "hf-transformers-config"])
 @pytest.mark.parametrize("case", CASES)
 def test_tiny_model_matches_transformers(probe, model_forms, tmp_path, case, form, record_property):
     golden = json.loads((TINY / f"{case}.json").read_text())
@@ -254,6 +266,9 @@ BAD_MODELS = {
     "llama-dynamic-rope": ("llama", dict(set_values={"llama.rope.scaling.type": "dynamic"}),
                            "unsupported RoPE scaling 'dynamic' (rope.scaling.type; supported: none, linear, yarn, "
                            "longrope)"),
+    "llama-sliding-rope-base": ("llama", dict(set_values={"llama.rope.freq_base_swa": 5000.0}),
+                                "llama.rope.freq_base_swa differs from llama.rope.freq_base, but llama's sliding "
+                                "layers rotate with the global base"),
     "gemma3-zero-attention-scale": ("gemma3", dict(set_values={"gemma3.attention.scale": 0.0}),
                                     "gemma3.attention.scale must be positive"),
     "phi3-short-qkv": ("phi3", dict(set_values={"phi3.attention.head_count_kv": 4}),
@@ -320,4 +335,18 @@ def test_bad_rope_scaling_in_config_json_refused(model_forms, tmp_path, bad):
     config["rope_scaling"] = scaling
     (target / "config.json").write_text(json.dumps(config))
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
+        vllm_cpp.Engine.load(str(target))
+
+
+@pytest.mark.timeout(60)
+def test_scaled_sliding_rope_in_rope_parameters_refused(model_forms, tmp_path):
+    """Gemma 3's sliding layers rotate unscaled; a transformers 5 config that
+    scales them is refused, naming the setting."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    target = tmp_path / "gemma3"
+    shutil.copytree(model_forms["hf-transformers-config"]("gemma3"), target)
+    config = json.loads((target / "config.json").read_text())
+    config["rope_parameters"]["sliding_attention"] = {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}
+    (target / "config.json").write_text(json.dumps(config))
+    with pytest.raises(vllm_cpp.ModelLoadError, match="rope_parameters 'sliding_attention' has a RoPE scaling"):
         vllm_cpp.Engine.load(str(target))

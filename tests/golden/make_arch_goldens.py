@@ -18,7 +18,9 @@ What this script does, per case of ``CASES``
    cache), with the top-1 minus top-2 gap at every step.
 4. Teacher-forced: transformers' logits for every position of the first
    prompt + its greedy ids, float32 [positions, vocab].
-5. Writes ``tiny/<case>.json`` (case, config, prompts with prompt_ids,
+5. Writes ``tiny/<case>.config.json`` (the config.json transformers saved,
+   as it saved it: the test loads the model with it too) and
+   ``tiny/<case>.json`` (case, config, prompts with prompt_ids,
    ref_ids, ref_gaps; ``max_model_len`` where the case needs the engine built
    for a given context) and ``tiny/<case>_logits.npy``.
 
@@ -58,6 +60,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import shutil
 import sys
 import tempfile
 
@@ -142,22 +145,6 @@ def _randomize(model, seed):
             p.copy_(p.half().float())
 
 
-def _earlier_rope_layout(config_json):
-    """transformers 5 writes the RoPE base and scaling inside
-    ``rope_parameters`` (per layer type for Gemma 3); hf_convert.py (and the
-    engine's HF loader) read the top-level ``rope_theta`` and
-    ``rope_scaling`` of earlier versions, so the global layers' are copied
-    there."""
-    config = json.loads(config_json.read_text())
-    rope = config.get("rope_parameters") or {}
-    rope = rope.get("full_attention", rope)
-    if "rope_theta" in rope:
-        config["rope_theta"] = rope["rope_theta"]
-    if rope.get("rope_type", "default") != "default":
-        config["rope_scaling"] = {k: v for k, v in rope.items() if k != "rope_theta"}
-    config_json.write_text(json.dumps(config))
-
-
 def _greedy(model, prompt):
     import torch
 
@@ -188,7 +175,7 @@ def make_case(case, seed=0):
     prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in PROMPT_LENGTHS[:N_PROMPTS]]
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        _earlier_rope_layout(pathlib.Path(tmp) / "config.json")
+        shutil.copy(pathlib.Path(tmp) / "config.json", OUT / f"{case}.config.json")
         doc = hf_convert.tokenizer_json(_TOKENIZER["tokens"], _TOKENIZER["types"], _TOKENIZER["merges"], "default")
         (pathlib.Path(tmp) / "tokenizer.json").write_text(json.dumps(doc))
         (pathlib.Path(tmp) / "tokenizer_config.json").write_text(json.dumps(

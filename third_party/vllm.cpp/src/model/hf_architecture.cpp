@@ -34,6 +34,8 @@ const Keys kCommonConfig = {
     {"vocab_size", "vocab_size", Kind::INT},
 };
 const Keys kSlidingWindow = {{"sliding_window", "attention.sliding_window", Kind::INT}};
+// Gemma 3's sliding layers' RoPE base (transformers 5: rope_parameters, hf_model.cpp).
+const Keys kLocalRopeBase = {{"rope_local_base_freq", "rope.freq_base_swa", Kind::FLOAT}};
 const Keys kSoftcapping = {
     {"attn_logit_softcapping", "attn_logit_softcapping", Kind::FLOAT},
     {"final_logit_softcapping", "final_logit_softcapping", Kind::FLOAT},
@@ -87,9 +89,9 @@ const std::vector<HfArchitecture>& architectures() {
          /*norm_plus_one=*/true, /*tie_default=*/true},
         {"Gemma2ForCausalLM", "gemma2", kCommonConfig + kSlidingWindow + kSoftcapping,
          kEmbeddingAndHead + kSeparateProjections + kSandwichNorms, true, true},
-        {"Gemma3ForCausalLM", "gemma3", kCommonConfig + kSlidingWindow,
+        {"Gemma3ForCausalLM", "gemma3", kCommonConfig + kSlidingWindow + kLocalRopeBase,
          kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm, true, true},
-        {"Gemma3ForConditionalGeneration", "gemma3", kCommonConfig + kSlidingWindow,
+        {"Gemma3ForConditionalGeneration", "gemma3", kCommonConfig + kSlidingWindow + kLocalRopeBase,
          kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm, true, true, /*text_config=*/true,
          // transformers before 4.52 saved "language_model.model.", later ones "model.language_model.".
          {{"language_model.model.", "model."}, {"model.language_model.", "model."}, {"language_model.lm_head.", "lm_head."}},

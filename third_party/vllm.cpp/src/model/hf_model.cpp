@@ -110,7 +110,44 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
     }
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
-    if (const json::Value* partial = config.find("partial_rotary_factor"); partial != nullptr && !partial->is_null()) {
+    read_rope(config, a);
+    // Gemma 2/3 scale attention scores by query_pre_attn_scalar^-0.5, which
+    // is not always head_dim^-0.5 (Gemma 2 27B: dim / n_heads).
+    if (const json::Value* scalar = config.find("query_pre_attn_scalar"); scalar != nullptr && !scalar->is_null()) {
+        if (!scalar->is_number() || !(scalar->as_double() > 0.0))
+            fail("config.json 'query_pre_attn_scalar' is not a positive number");
+        metadata_[a + "attention.scale"] = float_value(1.0 / std::sqrt(scalar->as_double()));
+    }
+}
+
+const json::Value* HfModel::member_object(const json::Value& parent, const std::string& key,
+                                          const std::string& where) const {
+    const json::Value* v = parent.find(key);
+    if (v == nullptr || v->is_null()) return nullptr;
+    if (!v->is_object()) fail("config.json " + where + "'" + key + "' is not an object");
+    return v;
+}
+
+void HfModel::read_rope(const json::Value& config, const std::string& a) {
+    const json::Value* scaling = member_object(config, "rope_scaling", "");
+    const json::Value* parameters = member_object(config, "rope_parameters", "");
+    const json::Value* global = parameters;
+    if (parameters != nullptr && parameters->find("full_attention") != nullptr) {
+        global = member_object(*parameters, "full_attention", "rope_parameters ");
+        if (const json::Value* sliding = member_object(*parameters, "sliding_attention", "rope_parameters "))
+            read_sliding_rope(*sliding, a);
+    }
+    if (global != nullptr) {
+        if (const json::Value* theta = global->find("rope_theta"); theta != nullptr && !theta->is_null()) {
+            if (!theta->is_number()) fail("config.json rope_parameters 'rope_theta' is not a number");
+            metadata_[a + "rope.freq_base"] = float_value(theta->as_double());
+        }
+        // An older rope_scaling, where a file has both, is what transformers reads.
+        if (scaling == nullptr) scaling = global;
+    }
+    const json::Value* partial = config.find("partial_rotary_factor");
+    if ((partial == nullptr || partial->is_null()) && global != nullptr) partial = global->find("partial_rotary_factor");
+    if (partial != nullptr && !partial->is_null()) {
         if (!partial->is_number() || !(partial->as_double() > 0.0 && partial->as_double() <= 1.0))
             fail("config.json 'partial_rotary_factor' is not a number in (0, 1]");
         metadata_[a + "rope.dimension_count"] = int_value(static_cast<int64_t>(head_size(a) * partial->as_double()));
@@ -123,16 +160,17 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
             fail("config.json 'original_max_position_embeddings' is not a positive integer");
         metadata_[a + "rope.scaling.original_context_length"] = int_value(original->as_int());
     }
-    if (const json::Value* scaling = config.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
-        if (!scaling->is_object()) fail("config.json 'rope_scaling' is not an object");
-        read_rope_scaling(*scaling, a);
-    }
-    // Gemma 2/3 scale attention scores by query_pre_attn_scalar^-0.5, which
-    // is not always head_dim^-0.5 (Gemma 2 27B: dim / n_heads).
-    if (const json::Value* scalar = config.find("query_pre_attn_scalar"); scalar != nullptr && !scalar->is_null()) {
-        if (!scalar->is_number() || !(scalar->as_double() > 0.0))
-            fail("config.json 'query_pre_attn_scalar' is not a positive number");
-        metadata_[a + "attention.scale"] = float_value(1.0 / std::sqrt(scalar->as_double()));
+    if (scaling != nullptr) read_rope_scaling(*scaling, a);
+}
+
+void HfModel::read_sliding_rope(const json::Value& sliding, const std::string& a) {
+    const json::Value* kind = sliding.find("rope_type");
+    if (kind != nullptr && !kind->is_null() && !(kind->is_string() && kind->as_string() == "default"))
+        fail("config.json rope_parameters 'sliding_attention' has a RoPE scaling, which is not supported (its layers "
+             "rotate unscaled)");
+    if (const json::Value* theta = sliding.find("rope_theta"); theta != nullptr && !theta->is_null()) {
+        if (!theta->is_number()) fail("config.json rope_parameters 'sliding_attention' 'rope_theta' is not a number");
+        metadata_[a + "rope.freq_base_swa"] = float_value(theta->as_double());
     }
 }
 

@@ -37,7 +37,16 @@ public:
 
 private:
     void read_config(const json::Value& config, const HfArchitecture& arch);
+    // RoPE: transformers before 5 writes rope_theta, partial_rotary_factor and
+    // rope_scaling at the top level; transformers 5 writes rope_parameters,
+    // one dict or one per layer type (Gemma 3: full_attention and
+    // sliding_attention, whose base becomes rope.freq_base_swa).
+    void read_rope(const json::Value& config, const std::string& arch_prefix);
+    void read_sliding_rope(const json::Value& sliding, const std::string& arch_prefix);
     void read_rope_scaling(const json::Value& scaling, const std::string& arch_prefix);
+    // parent[key] when it is an object; nullptr when absent or null; fails
+    // naming `where` + key otherwise.
+    const json::Value* member_object(const json::Value& parent, const std::string& key, const std::string& where) const;
     // attention.key_length, else embedding_length / head_count (0 when unknown).
     int64_t head_size(const std::string& arch_prefix) const;
     void open_shards();

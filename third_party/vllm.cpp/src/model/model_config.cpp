@@ -134,6 +134,17 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.n_kv_heads = static_cast<int>(file.get_int(a + "attention.head_count_kv", c.n_heads));
     c.context_length = static_cast<int>(file.get_int(a + "context_length", 2048));
     c.rope_theta = static_cast<float>(file.get_float(a + "rope.freq_base", 10000.0));
+    // The sliding layers' own base: llama.cpp's key (the HF loader writes it
+    // from Gemma 3's rope_parameters), else the architecture's fixed one.
+    if (file.find(a + "rope.freq_base_swa") != nullptr) {
+        const double swa = file.get_float(a + "rope.freq_base_swa", 0.0);
+        if (!(swa > 0.0)) throw_model_load("cannot load '" + file.path() + "': " + a + "rope.freq_base_swa must be positive");
+        if (c.rope_theta_sliding > 0.0f)
+            c.rope_theta_sliding = static_cast<float>(swa);
+        else if (static_cast<float>(swa) != c.rope_theta)
+            throw_model_load("cannot load '" + file.path() + "': " + a + "rope.freq_base_swa differs from " + a +
+                             "rope.freq_base, but " + c.architecture + "'s sliding layers rotate with the global base");
+    }
     c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
     if (c.n_layers <= 0 || c.dim <= 0 || c.ffn_dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
         c.n_heads % c.n_kv_heads != 0 || c.context_length <= 0)

@@ -80,8 +80,9 @@ struct ModelConfig {
     // "swa pattern": Gemma 2 alternates with 2, Gemma 3 has a global layer
     // every 6th); 0: every layer slides (Mistral).
     int sliding_pattern = 0;
-    // Gemma 3's sliding layers rotate with their own base (10000) and no
-    // linear scaling; 0: they use the global rope_theta and rope_freq_scale.
+    // Gemma 3's sliding layers rotate with their own base (rope.freq_base_swa,
+    // default 10000) and no linear scaling; 0: they use the global rope_theta
+    // and rope_freq_scale.
     float rope_theta_sliding = 0.0f;
 
     // Whether a LongRoPE model serving sequences of up to max_model_len
