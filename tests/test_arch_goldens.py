@@ -339,6 +339,19 @@ def test_bad_rope_scaling_in_config_json_refused(model_forms, tmp_path, bad):
 
 
 @pytest.mark.timeout(60)
+def test_rope_parameters_without_a_type_is_unscaled(probe, model_forms, tmp_path):
+    """A rope_parameters dict with only a base (no rope_type) loads, unscaled."""
+    target = tmp_path / "qwen2"
+    shutil.copytree(model_forms["hf-transformers-config"]("qwen2"), target)
+    config = json.loads((target / "config.json").read_text())
+    config["rope_parameters"] = {"rope_theta": config["rope_parameters"]["rope_theta"]}
+    (target / "config.json").write_text(json.dumps(config))
+    ids = json.loads((TINY / "qwen2.json").read_text())["prompts"][0]["prompt_ids"]
+    want = _logits(probe, model_forms["hf-transformers-config"]("qwen2"), ids, tmp_path / "want.bin", [])
+    assert np.array_equal(_logits(probe, target, ids, tmp_path / "got.bin", []), want)
+
+
+@pytest.mark.timeout(60)
 def test_scaled_sliding_rope_in_rope_parameters_refused(model_forms, tmp_path):
     """Gemma 3's sliding layers rotate unscaled; a transformers 5 config that
     scales them is refused, naming the setting."""

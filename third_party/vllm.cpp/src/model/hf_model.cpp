@@ -142,8 +142,10 @@ void HfModel::read_rope(const json::Value& config, const std::string& a) {
             if (!theta->is_number()) fail("config.json rope_parameters 'rope_theta' is not a number");
             metadata_[a + "rope.freq_base"] = float_value(theta->as_double());
         }
-        // An older rope_scaling, where a file has both, is what transformers reads.
-        if (scaling == nullptr) scaling = global;
+        // An older rope_scaling, where a file has both, is what transformers
+        // reads; a rope_parameters without a type is unscaled.
+        if (scaling == nullptr && (global->find("rope_type") != nullptr || global->find("type") != nullptr))
+            scaling = global;
     }
     const json::Value* partial = config.find("partial_rotary_factor");
     if ((partial == nullptr || partial->is_null()) && global != nullptr) partial = global->find("partial_rotary_factor");
