@@ -9,8 +9,9 @@ namespace vllm {
 KVCacheManager::KVCacheManager(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks,
                                int block_size, bool enable_prefix_caching)
     : block_size_(block_size), prefix_caching_(enable_prefix_caching) {
-    if (groups.empty() || groups.size() != group_blocks.size())
-        throw_runtime("internal error: every KV cache group needs a block count");
+    if (groups.empty() || groups.size() > kMaxKvCacheGroups || groups.size() != group_blocks.size())
+        throw_runtime("internal error: 1 to " + std::to_string(kMaxKvCacheGroups) +
+                      " KV cache groups, each with a block count, expected");
     for (size_t g = 0; g < groups.size(); ++g) groups_.emplace_back(groups[g], group_blocks[g], block_size);
 }
 
