@@ -14,12 +14,16 @@ layers of six; mistral: every layer; window 8 each):
   mid-prompt and mid-decode;
 * serving on tiny gemma3: batch invariance, batch invariance under
   preemption (every group's blocks come back), and prefix-cache hits
-  longer than the window giving the output of no hit.
+  longer than the window giving the output of no hit;
+* an explicit num_blocks below one sequence's need is refused naming it (for
+  a model whose only group is sliding: its window and chunk, not
+  max_model_len), and the least that is enough serves a 200-token prompt.
 
 Gemma 3 270M (window 512) is covered in test_gemma3.py.
 """
 
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -142,3 +146,19 @@ def test_prefix_cache_hit_longer_than_the_window(gemma3_engine):
     hits = after["prefix_cache_hits"] - before["prefix_cache_hits"]
     assert hits == (149 // 4) * 4 + (151 // 4) * 4
     assert hits > 2 * WINDOW
+
+
+@pytest.mark.parametrize("case, enough, message", [
+    # Mistral's only group is sliding: with chunks of 16 one sequence needs
+    # ceil((7 + 16) / 4) + 1 = 7 blocks, not max_model_len's 64.
+    ("mistral", 7, "holds fewer tokens than one sequence's sliding window and chunk need (7 blocks)"),
+    ("gemma3", 64, "holds fewer tokens than max_model_len 256"),
+])
+def test_too_few_blocks_are_refused_and_name_the_need(case, enough, message):
+    options = dict(max_model_len=256, block_size=4, max_num_batched_tokens=16)
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match=re.escape(message)):
+        Engine.load(str(TINY / f"{case}.gguf"), num_blocks=enough - 1, **options)
+    # The refusal leaves nothing behind, and the least that is enough serves a long prompt.
+    with Engine.load(str(TINY / f"{case}.gguf"), num_blocks=enough, **options) as eng:
+        assert eng.complete(letters(200, 3), greedy(8)).completion_tokens == 8
+        assert eng.stats()["kv_blocks_total"] == enough
