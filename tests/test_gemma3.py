@@ -110,3 +110,41 @@ def test_engine_tokenizes_as_llama_cpp_and_answers(gemma3):
             assert out.prompt_tokens == len(prompt["prompt_ids"]), prompt["name"]
             if prompt["name"] == "question":
                 assert out.text.startswith(" Paris."), out.text
+
+
+@pytest.mark.timeout(900)
+def test_window_freed_past_512_tokens_gives_the_full_cache_output(probe, gemma3):
+    """The 657-id prompt runs past the 512-token sliding window: the engine,
+    whose sliding layers keep only the window's KV blocks, continues it
+    greedily exactly as model_probe does keeping every block (prefill chunks
+    of 256 and the whole prompt); during decode the sliding group holds about
+    the window's 32 blocks while the full group holds the whole sequence; a
+    prefix-cache hit longer than the window gives the same output again."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    ids = max(GOLDEN["prompts"], key=lambda p: len(p["prompt_ids"]))["prompt_ids"]
+    n_new = 16
+    out = subprocess.run(probe + ["greedy", str(n_new), "64"], input=" ".join(map(str, ids)) + "\n",
+                         capture_output=True, text=True, check=True, timeout=600)
+    want = [int(t) for t in out.stdout.split()]
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=n_new, ignore_eos=True)
+    for chunk in (256, 2048):
+        with vllm_cpp.Engine.load(gemma3, max_model_len=1024, max_num_batched_tokens=chunk) as engine:
+            assert list(engine.complete(ids, params).token_ids) == want, chunk
+            if chunk != 256:
+                continue
+            # A second run hits the cache (656 tokens, past the window) and streams stats.
+            seen = []
+
+            def record(event):
+                groups = {g["kind"]: g for g in engine.stats()["kv_cache_groups"]}
+                seen.append((groups["full_attention"]["blocks_used"], groups["sliding_window"]["blocks_used"]))
+
+            hits_before = engine.stats()["prefix_cache_hits"]
+            again = engine.complete(ids, params)
+            assert list(again.token_ids) == want
+            assert engine.stats()["prefix_cache_hits"] - hits_before == (len(ids) - 1) // 16 * 16
+            engine.complete_stream(ids, params, record)
+            # Delivery runs after the step's stats are published: a callback
+            # may already see the request finished (every block given back).
+            running = [(full, sliding) for full, sliding in seen if full > 0]
+            assert running and all(full >= len(ids) // 16 and sliding <= 512 // 16 + 2 for full, sliding in running), seen

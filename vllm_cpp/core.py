@@ -1004,10 +1004,13 @@ class Engine:
     # -- statistics --------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
         """Engine statistics (a snapshot between engine steps): running and
-        waiting requests, KV blocks (``kv_blocks_total/used/free/cached``),
-        ``block_size``, ``kv_cache_bytes``, prefix-cache ``queries`` and
-        ``hits`` (tokens), prompt and generated token totals, preemptions,
-        model steps, finished and aborted requests."""
+        waiting requests, KV blocks (``kv_blocks_total/used/free/cached``, of
+        the primary KV cache group: full attention when the model has it),
+        ``block_size``, ``kv_cache_bytes`` (all groups), prefix-cache
+        ``queries`` and ``hits`` (tokens), prompt and generated token totals,
+        preemptions, model steps, finished and aborted requests, and
+        ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,
+        ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``)."""
         out = ffi.new("char**")
         with self._use() as ptr:
             _ffi.check(lib.vllm_engine_stats(ptr, out))

@@ -56,7 +56,7 @@ struct Probe {
             s.tokens = tokens.data() + done;
             s.n_tokens = n;
             s.start_pos = start + static_cast<int>(done);
-            s.block_table = table.data();
+            s.block_tables[0] = table.data();
             s.want_logits = done + n == tokens.size();
             model.forward({s}, cache, pool, logits);
             done += n;
@@ -89,7 +89,11 @@ int main(int argc, char** argv) {
         vllm::ModelWeights weights = vllm::ModelWeights::from_source(*file, config);
         vllm::LlamaModel model(config, std::move(weights), argc == 6 ? std::stoi(argv[5]) : 0);
         const int block_size = 16, num_blocks = 64;
-        vllm::KVCache cache(config.n_layers, config.n_kv_heads, config.head_dim, block_size, num_blocks,
+        // One group of every layer: the probe keeps every block (a sliding
+        // layer then reads only its window of them).
+        vllm::KVCacheGroupSpec all_layers;
+        for (int l = 0; l < config.n_layers; ++l) all_layers.layers.push_back(l);
+        vllm::KVCache cache({all_layers}, {num_blocks}, config.n_kv_heads, config.head_dim, block_size,
                             vllm::kv_dtype_from_env());
         vllm::ThreadPool pool;
         Probe probe{model, cache, pool, {}};

@@ -1,8 +1,12 @@
 // Unit test of the paged attention kernel: against a direct float
 // computation, and split-key partials merged (flash-decoding) against the
 // whole tile, for every ISA build the machine runs (VLLM_CPP_ISA selects);
-// and of silu_mul, from the same per-ISA ops build.
+// a sliding window over blocks freed before it reads none of them; and of
+// silu_mul, from the same per-ISA ops build.
 // Prints "N passed, M failed".
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -167,6 +171,57 @@ void test_split_merge(int n_tokens, int first_pos, int n_splits, bool f16 = fals
     check(max_diff(full, merged) < 1e-5, "split-key partials merge to the whole tile", max_diff(full, merged));
 }
 
+// A copy of `bytes` bytes preceded by an unreadable guard region: a read
+// through a kNullBlock (-1) table entry lands in it and faults.
+class GuardedCopy {
+public:
+    GuardedCopy(const void* data, size_t bytes) {
+        const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        guard_ = (kGuardBytes + page - 1) / page * page;
+        size_ = guard_ + (bytes + page - 1) / page * page;
+        base_ = static_cast<char*>(mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        mprotect(base_, guard_, PROT_NONE);
+        std::memcpy(base_ + guard_, data, bytes);
+    }
+    ~GuardedCopy() { munmap(base_, size_); }
+    GuardedCopy(const GuardedCopy&) = delete;
+    GuardedCopy& operator=(const GuardedCopy&) = delete;
+    const void* data() const { return base_ + guard_; }
+
+private:
+    // Block -1 starts at most one block (block_size x 3 heads x 64 dims x 4
+    // bytes: 24 KiB for blocks of 32) before the cache.
+    static constexpr size_t kGuardBytes = 64 << 10;
+    char* base_;
+    size_t guard_, size_;
+};
+
+// A sliding window over a table whose blocks wholly before the earliest
+// query's window are freed (kNullBlock, as a sliding KV cache group leaves
+// them): the kernel loads none of them (a load would fault in the guard)
+// and the result is the definition's.
+void test_window_skips_freed_blocks(int n_tokens, int first_pos, int block_size, bool f16, int window) {
+    Fixture f(n_tokens, first_pos, block_size, f16);
+    f.window = window;
+    std::vector<float> out(f.q.size());
+    PagedAttention a = f.args(out.data());
+    const size_t element = f16 ? sizeof(uint16_t) : sizeof(float);
+    GuardedCopy keys(a.k_cache, f.keys.size() * element), values(a.v_cache, f.values.size() * element);
+    a.k_cache = keys.data();
+    a.v_cache = values.data();
+    std::vector<int32_t> freed = f.table;
+    const int first_visible = std::max(0, first_pos - window + 1);
+    for (int b = 0; b < first_visible / block_size; ++b) freed[b] = -1;
+    for (int h = 0; h < f.n_kv_heads; ++h) {
+        AttentionTile tile = whole(f, n_tokens, h);
+        tile.block_table = freed.data();
+        attention_tile(a, tile);
+    }
+    const double diff = max_diff(out, f.reference());
+    check(diff < 1e-4, ("window over freed blocks of " + std::to_string(block_size) + " equals the definition").c_str(),
+          diff);
+}
+
 // The cache's half conversions: every finite half survives a round trip;
 // values between two neighbours round to the nearer, ties to the even one;
 // past the largest half is infinity.
@@ -261,6 +316,11 @@ int main() {
         test_against_reference(5, 17, 16, f16, 0, 2.0f);    // soft-capped scores
         test_against_reference(5, 70, 16, f16, 30, 2.0f);   // both
         test_split_merge(3, 500, 4, f16, 100);  // splits wholly before the window merge as no-ops
+        for (const int block_size : {2, 4, 8, 16, 32}) {
+            test_window_skips_freed_blocks(1, 301, block_size, f16, 8);    // decode
+            test_window_skips_freed_blocks(5, 101, block_size, f16, 8);    // a prefill chunk
+            test_window_skips_freed_blocks(21, 203, block_size, f16, 33);  // a full tile, a wider window
+        }
     }
     std::printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

@@ -14,6 +14,12 @@
 
 namespace vllm {
 
+// A block-table entry that holds no block: a sliding-window group's blocks
+// that have left every future query's window are given back and replaced
+// by it. Attention never reads one (LlamaModel::check_block_tables refuses
+// a batch that would).
+constexpr int32_t kNullBlock = -1;
+
 // What a full block holds: the hash of every block before it (the chain) and
 // its own tokens. Two blocks with equal keys hold equal K/V.
 struct BlockKey {

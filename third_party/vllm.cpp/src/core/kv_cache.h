@@ -1,7 +1,10 @@
-// Paged KV storage: every layer keeps K and V in `num_blocks` blocks of
-// `block_size` token slots. A sequence owns a block table (block ids in
-// position order); token position p lives in block table[p / block_size],
-// slot p % block_size. Which blocks are free is block_pool's business.
+// Paged KV storage: every layer keeps K and V in blocks of `block_size`
+// token slots, as many as its KV cache group's pool has (kv_cache_group.h:
+// a sliding-window group needs far fewer than a full-attention one). A
+// sequence owns a block table per group (block ids in position order);
+// token position p of a layer lives in block table[p / block_size] of the
+// layer's group, slot p % block_size. Which blocks are free is
+// block_pool's business.
 //
 // Element type (KvDtype): IEEE half precision (16-bit patterns, core/half.h;
 // the default, as in llama.cpp) rounded to nearest even once when stored,
@@ -21,6 +24,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
+
+#include "core/kv_cache_group.h"
 
 namespace vllm {
 
@@ -33,12 +39,14 @@ KvDtype kv_dtype_from_env();
 
 class KVCache {
 public:
-    KVCache(int n_layers, int n_kv_heads, int head_dim, int block_size, int num_blocks,
-            KvDtype dtype = kDefaultKvDtype);
+    // group_blocks[g]: blocks per layer of group g.
+    KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks, int n_kv_heads,
+            int head_dim, int block_size, KvDtype dtype = kDefaultKvDtype);
 
     int block_size() const { return block_size_; }
-    int num_blocks() const { return num_blocks_; }
     KvDtype dtype() const { return dtype_; }
+    // The KV cache group whose block table a layer reads.
+    int group_of(int layer) const { return layers_[layer].group; }
 
     // Store a token's K or V (n_kv_heads * head_dim floats, head-major) at
     // (layer, block, slot), rounded to half for KvDtype::F16.
@@ -47,26 +55,29 @@ public:
 
     // Base of a layer's K (or V) blocks, in the layouts above.
     // Elements are floats or halves (uint16_t), per dtype().
-    const void* layer_keys(int layer) const { return keys_.get() + size_t(layer) * layer_stride(); }
-    const void* layer_values(int layer) const { return values_.get() + size_t(layer) * layer_stride(); }
+    const void* layer_keys(int layer) const { return keys_.get() + layers_[layer].offset; }
+    const void* layer_values(int layer) const { return values_.get() + layers_[layer].offset; }
 
-    // Bytes of K and V storage for all blocks (reserved, touched as used).
-    size_t total_bytes() const { return 2 * size_t(n_layers_) * layer_stride(); }
+    // Bytes of K and V storage for all blocks (reserved, touched as used),
+    // and for one group's layers.
+    size_t total_bytes() const { return 2 * layer_bytes_total_; }
+    size_t group_bytes(int group) const { return group_bytes_[group]; }
 
     static size_t element_bytes(KvDtype dtype) { return dtype == KvDtype::F16 ? 2 : 4; }
-    // Bytes one token takes across all layers (K and V), for sizing.
-    static size_t bytes_per_token(int n_layers, int n_kv_heads, int head_dim, KvDtype dtype);
+    // Bytes one token takes in one layer (K and V), for sizing.
+    static size_t bytes_per_layer_token(int n_kv_heads, int head_dim, KvDtype dtype);
 
 private:
-    // In bytes.
-    size_t layer_stride() const { return size_t(num_blocks_) * block_size_ * token_stride_ * element_bytes(dtype_); }
-    int n_layers_;
-    int n_kv_heads_;
-    int head_dim_;
+    struct Layer {
+        int group = 0;
+        size_t offset = 0;  // bytes from the start of keys_ (and of values_)
+    };
     int block_size_;
-    int num_blocks_;
     KvDtype dtype_;
     size_t token_stride_;  // elements
+    std::vector<Layer> layers_;
+    std::vector<size_t> group_bytes_;
+    size_t layer_bytes_total_ = 0;  // of K (V is as large)
     // Left uninitialised: pages are only touched (and committed) as blocks
     // are written, so an auto-sized cache costs what is used.
     std::unique_ptr<unsigned char[]> keys_;

@@ -1,57 +1,72 @@
 // Which KV blocks each request uses, and the automatic prefix cache.
 //
-// A request's block table covers its computed tokens plus the ones being
-// computed this step. With prefix caching on, every full block is known by
-// a hash chain over its tokens (BlockKey): a request whose prompt starts
-// with blocks some earlier request computed reuses them instead of
-// recomputing them, as vLLM V1's KVCacheManager does.
+// The model's layers fall into KV cache groups (kv_cache_group.h): one for
+// full attention, one per sliding-window width. A request has one block
+// table per group; each covers its computed tokens plus the ones being
+// computed this step, except that a sliding group's blocks which have left
+// every future query's window are given back and read kNullBlock. With
+// prefix caching on, every full block is known by a hash chain over its
+// tokens (BlockKey), the same chain in every group: a request whose prompt
+// starts with blocks some earlier request computed reuses them instead of
+// recomputing them, as vLLM V1's KVCacheManager (with its
+// HybridKVCacheCoordinator for several groups) does.
 #pragma once
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
-#include "core/block_pool.h"
+#include "core/kv_cache_group.h"
 #include "engine/request.h"
 
 namespace vllm {
 
+// A prefix-cache hit: its length, and per group the blocks to adopt.
+struct CachedPrefix {
+    int num_tokens = 0;
+    std::vector<std::vector<int32_t>> blocks;  // [group][block], kNullBlock where not needed
+};
+
 class KVCacheManager {
 public:
-    KVCacheManager(int num_blocks, int block_size, bool enable_prefix_caching);
+    // group_blocks[g]: the size of group g's block pool.
+    KVCacheManager(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks, int block_size,
+                   bool enable_prefix_caching);
 
     int block_size() const { return block_size_; }
     bool prefix_caching() const { return prefix_caching_; }
-    const BlockPool& pool() const { return pool_; }
+    int num_groups() const { return static_cast<int>(groups_.size()); }
+    const KVCacheGroup& group(int g) const { return groups_[g]; }
 
-    // Cached blocks that hold the start of the request's tokens (at most all
-    // but its last token: that one is always computed, for its logits).
-    // Looks only; nothing is reserved.
-    std::vector<int32_t> find_cached_prefix(const Request& request) const;
+    // The longest cached start of the request's tokens (at most all but its
+    // last token: that one is always computed, for its logits) that every
+    // group can supply. Looks only; nothing is reserved.
+    CachedPrefix find_cached_prefix(const Request& request) const;
 
-    // Makes room for `num_new_tokens` more tokens after the request's
-    // computed ones, first adopting `cached_prefix` (from find_cached_prefix,
-    // only on admission). False, with nothing changed, when too few blocks
-    // are free.
-    bool allocate(Request& request, int num_new_tokens, const std::vector<int32_t>& cached_prefix = {});
+    // Makes room in every group for `num_new_tokens` more tokens after the
+    // request's computed ones, first adopting `cached_prefix` (from
+    // find_cached_prefix, only on admission). False, with nothing changed,
+    // when some group has too few free blocks.
+    bool allocate(Request& request, int num_new_tokens, const CachedPrefix& cached_prefix = {});
 
-    // Records the request's newly full, computed blocks in the prefix cache.
-    void cache_full_blocks(const Request& request);
+    // After the request's computed tokens advanced: records its newly full
+    // blocks in the prefix cache, then gives back the sliding groups' blocks
+    // that left the window.
+    void commit_computed(const Request& request);
 
     // Gives back all the request's blocks (they stay cached until evicted).
     void free(const Request& request);
 
-    const std::vector<int32_t>& block_table(const Request& request) const;
+    const std::vector<int32_t>& block_table(const Request& request, int group) const;
 
 private:
     struct Entry {
-        std::vector<int32_t> blocks;
-        std::vector<uint64_t> hashes;  // of the full blocks cached so far, in order
+        std::vector<std::vector<int32_t>> tables;  // per group
+        std::vector<uint64_t> hashes;  // of the full blocks cached so far, in order (one chain for all groups)
     };
-    BlockKey key_of(const Request& request, int block_index, uint64_t parent_hash) const;
 
     int block_size_;
     bool prefix_caching_;
-    BlockPool pool_;
+    std::vector<KVCacheGroup> groups_;
     std::unordered_map<const Request*, Entry> entries_;
 };
 

@@ -41,9 +41,9 @@ size_t Scheduler::next_waiting() const {
         for (size_t i = 1; i < waiting_.size(); ++i)
             if (runs_before(waiting_[i], waiting_[best])) best = i;
     } else if (policy_ == SchedulingPolicy::LPM) {
-        size_t best_len = kv_.find_cached_prefix(*waiting_[0]).size();
+        int best_len = kv_.find_cached_prefix(*waiting_[0]).num_tokens;
         for (size_t i = 1; i < waiting_.size(); ++i) {
-            const size_t len = kv_.find_cached_prefix(*waiting_[i]).size();
+            const int len = kv_.find_cached_prefix(*waiting_[i]).num_tokens;
             if (len > best_len) best = i, best_len = len;
         }
     }
@@ -105,8 +105,8 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
         Request* r = waiting_[w];
-        std::vector<int32_t> cached = kv_.find_cached_prefix(*r);
-        const int cached_tokens = static_cast<int>(cached.size()) * kv_.block_size();
+        const CachedPrefix cached = kv_.find_cached_prefix(*r);
+        const int cached_tokens = cached.num_tokens;
         const int n = std::min(budget, r->num_tokens() - cached_tokens);
         if (!kv_.allocate(*r, n, cached)) break;
         if (!r->admitted_once) {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
+#include "engine/kv_cache_plan.h"
 #include "engine/output_processor.h"
 #include "model/gguf_reader.h"
 #include "model/hf_model.h"
@@ -22,15 +22,6 @@ namespace {
 bool is_directory(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int64_t kv_budget_bytes() {
-    int64_t mb = EngineConfig::kDefaultKvCacheMb;
-    if (const char* env = std::getenv("VLLM_CPP_KV_CACHE_MB")) {
-        int64_t v = std::atoll(env);
-        if (v > 0) mb = v;
-    }
-    return mb << 20;
 }
 
 }  // namespace
@@ -68,24 +59,9 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         throw_invalid_argument("max_model_len " + std::to_string(max_model_len_) + " exceeds the model's context length " +
                                std::to_string(model_config.context_length));
 
-    const int bs = config.block_size;
-    const int blocks_for_one_seq = (max_model_len_ + bs - 1) / bs;
-    int num_blocks = config.num_blocks;
-    if (num_blocks <= 0) {
-        const size_t per_block = KVCache::bytes_per_token(model_config.n_layers, model_config.n_kv_heads,
-                                                          model_config.head_dim, config.kv_dtype) * bs;
-        const int64_t budget_blocks = kv_budget_bytes() / static_cast<int64_t>(per_block);
-        // Enough for max_num_seqs full-length sequences, within the budget,
-        // but never less than one full-length sequence.
-        num_blocks = static_cast<int>(std::max<int64_t>(blocks_for_one_seq,
-                                                        std::min<int64_t>(budget_blocks, int64_t(blocks_for_one_seq) * config.max_num_seqs)));
-    } else if (num_blocks < blocks_for_one_seq) {
-        throw_invalid_argument("num_blocks " + std::to_string(num_blocks) + " x block_size " + std::to_string(bs) +
-                               " holds fewer tokens than max_model_len " + std::to_string(max_model_len_) +
-                               "; raise num_blocks or lower max_model_len");
-    }
+    KvCachePlan kv_plan = plan_kv_cache(model_config, config, max_model_len_);
     model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(weights), max_model_len_);
-    core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, num_blocks, max_model_len_);
+    core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
 }

@@ -6,15 +6,15 @@
 
 namespace vllm {
 
-EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, int num_blocks,
-                       int max_model_len)
+EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer,
+                       const KvCachePlan& kv_plan, int max_model_len)
     : config_(config),
       model_(model),
       tokenizer_(tokenizer),
       max_model_len_(max_model_len),
-      kv_cache_(model.config().n_layers, model.config().n_kv_heads, model.config().head_dim, config.block_size,
-                num_blocks, config.kv_dtype),
-      kv_manager_(num_blocks, config.block_size, config.prefix_caching),
+      kv_cache_(kv_plan.groups, kv_plan.group_blocks, model.config().n_kv_heads, model.config().head_dim,
+                config.block_size, config.kv_dtype),
+      kv_manager_(kv_plan.groups, kv_plan.group_blocks, config.block_size, config.prefix_caching),
       scheduler_(parse_scheduling_policy(config.scheduling_policy), config.max_num_seqs,
                  config.max_num_batched_tokens, kv_manager_) {}
 
@@ -55,7 +55,7 @@ void EngineCore::step() {
         slice.tokens = r.tokens.data() + r.num_computed_tokens;
         slice.n_tokens = s.num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
-        slice.block_table = kv_manager_.block_table(r).data();
+        for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
         slice.want_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();
         slices.push_back(slice);
     }
@@ -67,7 +67,7 @@ void EngineCore::step() {
     for (size_t i = 0; i < batch.size(); ++i) {
         Request& r = *batch[i].request;
         r.num_computed_tokens += batch[i].num_new_tokens;
-        kv_manager_.cache_full_blocks(r);
+        kv_manager_.commit_computed(r);
         if (!slices[i].want_logits) continue;
         try {
             sample_and_output(r, logits_.data() + row++ * size_t(vocab));
@@ -168,13 +168,29 @@ void EngineCore::fail_all(vllm_status status, const std::string& error) {
 
 EngineStats EngineCore::stats() const {
     EngineStats s = counters_;
-    const BlockPool& pool = kv_manager_.pool();
     s.running_requests = scheduler_.num_running();
     s.waiting_requests = scheduler_.num_waiting();
-    s.kv_blocks_total = pool.num_blocks();
-    s.kv_blocks_free = pool.num_free();
-    s.kv_blocks_used = pool.num_blocks() - pool.num_free();
-    s.kv_blocks_cached = pool.num_cached();
+    for (int g = 0; g < kv_manager_.num_groups(); ++g) {
+        const KVCacheGroup& group = kv_manager_.group(g);
+        const BlockPool& pool = group.pool();
+        KvCacheGroupStats gs;
+        gs.kind = group.spec().kind_name();
+        gs.sliding_window = group.spec().sliding_window;
+        gs.num_layers = static_cast<int64_t>(group.spec().layers.size());
+        gs.blocks_total = pool.num_blocks();
+        gs.blocks_free = pool.num_free();
+        gs.blocks_used = pool.num_blocks() - pool.num_free();
+        gs.blocks_cached = pool.num_cached();
+        gs.bytes = static_cast<int64_t>(kv_cache_.group_bytes(g));
+        s.kv_cache_groups.push_back(gs);
+    }
+    // The top-level block counts are the primary (first) group's: full
+    // attention when the model has it, as they were before groups.
+    const KvCacheGroupStats& primary = s.kv_cache_groups.front();
+    s.kv_blocks_total = primary.blocks_total;
+    s.kv_blocks_free = primary.blocks_free;
+    s.kv_blocks_used = primary.blocks_used;
+    s.kv_blocks_cached = primary.blocks_cached;
     s.block_size = kv_cache_.block_size();
     s.kv_cache_bytes = kv_cache_.total_bytes();
     s.prefix_caching = kv_manager_.prefix_caching();

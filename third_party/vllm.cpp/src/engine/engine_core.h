@@ -11,6 +11,7 @@
 #include "core/kv_cache_manager.h"
 #include "core/scheduler.h"
 #include "engine/engine_config.h"
+#include "engine/kv_cache_plan.h"
 #include "engine/request.h"
 #include "engine/stats.h"
 #include "model/llama.h"
@@ -22,7 +23,7 @@ namespace vllm {
 
 class EngineCore {
 public:
-    EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, int num_blocks,
+    EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, const KvCachePlan& kv_plan,
                int max_model_len);
 
     void add(std::unique_ptr<Request> request);

@@ -29,6 +29,21 @@ std::string EngineStats::to_json() const {
     num("jump_forward_tokens", jump_forward_tokens);
     num("requests_finished", requests_finished);
     num("requests_aborted", requests_aborted);
+    std::string groups = "[";
+    for (const KvCacheGroupStats& g : kv_cache_groups) {
+        if (groups.size() > 1) groups += ",";
+        groups += "{\"kind\":\"" + std::string(g.kind) + "\"";
+        auto group_num = [&groups](const char* name, int64_t v) { groups += ",\"" + std::string(name) + "\":" + std::to_string(v); };
+        group_num("sliding_window", g.sliding_window);
+        group_num("num_layers", g.num_layers);
+        group_num("blocks_total", g.blocks_total);
+        group_num("blocks_used", g.blocks_used);
+        group_num("blocks_free", g.blocks_free);
+        group_num("blocks_cached", g.blocks_cached);
+        group_num("bytes", g.bytes);
+        groups += "}";
+    }
+    field("kv_cache_groups", groups + "]");
     return out + "}";
 }
 

@@ -3,9 +3,25 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace vllm {
 
+// One KV cache group's blocks (kv_cache_group.h), as "kv_cache_groups" shows them.
+struct KvCacheGroupStats {
+    const char* kind = "";       // "full_attention" | "sliding_window"
+    int64_t sliding_window = 0;  // 0 for full attention
+    int64_t num_layers = 0;
+    int64_t blocks_total = 0;
+    int64_t blocks_used = 0;
+    int64_t blocks_free = 0;
+    int64_t blocks_cached = 0;
+    int64_t bytes = 0;           // K and V of all its blocks, in all its layers
+};
+
+// The kv_blocks_* fields are the primary KV cache group's (full attention
+// when the model has any full-attention layer, else its sliding group);
+// kv_cache_groups lists every group, the primary first.
 struct EngineStats {
     int64_t running_requests = 0;
     int64_t waiting_requests = 0;
@@ -14,7 +30,7 @@ struct EngineStats {
     int64_t kv_blocks_free = 0;    // allocatable (includes cached ones)
     int64_t kv_blocks_cached = 0;  // holding prefix-cache content
     int64_t block_size = 0;
-    int64_t kv_cache_bytes = 0;    // num_blocks x block_size x bytes per token
+    int64_t kv_cache_bytes = 0;    // all groups' K/V storage together
     bool prefix_caching = false;
     int64_t prefix_cache_queries = 0;  // prompt tokens looked up
     int64_t prefix_cache_hits = 0;     // of those, found cached
@@ -25,6 +41,7 @@ struct EngineStats {
     int64_t jump_forward_tokens = 0;   // tokens appended by jump-forward, not sampled
     int64_t requests_finished = 0;
     int64_t requests_aborted = 0;
+    std::vector<KvCacheGroupStats> kv_cache_groups;
 
     std::string to_json() const;
 };

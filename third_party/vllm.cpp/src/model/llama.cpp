@@ -1,6 +1,7 @@
 #include "model/llama.h"
 
 #include "kernels/cpu/ops.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -128,17 +129,19 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     std::vector<kernels::AttentionTile> tiles;
     const int64_t tokens_per_tile = std::max(1, kernels::kAttentionMaxQueries / group);
     int64_t t0 = 0;
+    const int kv_group = cache.group_of(layer);
     for (const SequenceSlice& sl : batch) {
+        const int32_t* block_table = sl.block_tables[kv_group];
         for (int i = 0; i < sl.n_tokens; ++i) {
             const int pos = sl.start_pos + i;
-            const int32_t block = sl.block_table[pos / bs];
+            const int32_t block = block_table[pos / bs];
             cache.store_key(layer, block, pos % bs, &k_[(t0 + i) * kv_dim]);
             cache.store_value(layer, block, pos % bs, &v_[(t0 + i) * kv_dim]);
         }
         for (int64_t t = t0; t < t0 + sl.n_tokens; t += tokens_per_tile)
             for (int h = 0; h < config_.n_kv_heads; ++h) {
                 kernels::AttentionTile tile;
-                tile.block_table = sl.block_table;
+                tile.block_table = block_table;
                 tile.t_begin = t;
                 tile.t_end = std::min<int64_t>(t + tokens_per_tile, t0 + sl.n_tokens);
                 tile.kv_head = h;
@@ -214,9 +217,34 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     }
 }
 
+void LlamaModel::check_block_tables(const std::vector<SequenceSlice>& batch, const KVCache& cache) const {
+    // Only sliding groups hold null entries. A sliding layer reads from the
+    // window of the slice's first query on (the attention kernel reads no
+    // key outside a tile's windows); a group with a full-attention layer
+    // (e.g. a single group for every layer) is never freed early.
+    std::array<int, kMaxKvCacheGroups> window{};
+    std::array<bool, kMaxKvCacheGroups> full{};
+    for (int l = 0; l < config_.n_layers; ++l) {
+        const int g = cache.group_of(l);
+        if (config_.is_sliding(l)) window[g] = config_.sliding_window;
+        else full[g] = true;
+    }
+    const int bs = cache.block_size();
+    for (const SequenceSlice& sl : batch)
+        for (int g = 0; g < kMaxKvCacheGroups; ++g) {
+            if (sl.block_tables[g] == nullptr || full[g]) continue;
+            const int first = std::max(0, sl.start_pos - window[g] + 1);
+            for (int b = first / bs; b <= (sl.start_pos + sl.n_tokens - 1) / bs; ++b)
+                if (sl.block_tables[g][b] == kNullBlock)
+                    throw_runtime("internal error: attention would read a freed KV block (group " + std::to_string(g) +
+                                  ", position " + std::to_string(b * bs) + ")");
+        }
+}
+
 void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
                          std::vector<float>& logits) {
     const ModelConfig& c = config_;
+    check_block_tables(batch, cache);
     const int dim = c.dim, hd = c.head_dim, q_dim = c.n_heads * hd, kv_dim = c.n_kv_heads * hd;
 
     positions_.clear();

@@ -4,6 +4,7 @@
 // sequences in prefill and in decode: matmuls see all tokens at once,
 // attention reads each sequence's K/V through its block table.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +20,10 @@ struct SequenceSlice {
     const int32_t* tokens = nullptr;     // the new tokens to run
     int n_tokens = 0;
     int start_pos = 0;                   // position of tokens[0]; K/V of [0, start_pos) is cached
-    const int32_t* block_table = nullptr;  // covers positions [0, start_pos + n_tokens)
+    // Per KV cache group (KVCache::group_of), the block table covering
+    // positions [0, start_pos + n_tokens); a sliding-window group's entries
+    // before the window are kNullBlock.
+    std::array<const int32_t*, kMaxKvCacheGroups> block_tables{};
     bool want_logits = false;            // logits of the slice's last token
 };
 
@@ -48,6 +52,9 @@ private:
     };
 
     void attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool);
+    // Refuses a batch in which some layer would read a kNullBlock entry
+    // (an internal error: the KV cache manager frees only what no query reads).
+    void check_block_tables(const std::vector<SequenceSlice>& batch, const KVCache& cache) const;
     void rope(float* vectors, int n_heads, const RopeAngles& angles, ThreadPool& pool);
     void fill_angles(RopeAngles& angles);
 

@@ -206,12 +206,15 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     // With a sliding window, chunks before the earliest query's window hold
     // nothing the tile sees; start at the chunk (an absolute multiple of
     // kLanes) that holds its first visible key.
-    int first_chunk = tile.key_begin;
+    // No key before `first_read` is loaded either (the lanes before it are
+    // masked for every query, and are padded with a visible key): a sliding
+    // window's blocks before it may already be freed (kNullBlock).
+    int first_chunk = tile.key_begin, first_read = tile.key_begin;
     if (a.window > 0) {
         int lowest = pos[0];
         for (int qi = 1; qi < nq; ++qi) lowest = min_of(lowest, pos[qi]);
         const int first_key = lowest - a.window + 1;
-        if (first_key > first_chunk) first_chunk = first_key / kLanes * kLanes;
+        if (first_key > first_chunk) first_chunk = first_key / kLanes * kLanes, first_read = first_key;
     }
     const int hd_vecs = hd / kLanes;
     const bool whole_chunks = bs % kLanes == 0;
@@ -237,7 +240,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             const int dim_step = chunk_bytes >= kLine ? 1 : kLine / chunk_bytes;
             for (int d = 0; d < hd; d += dim_step) __builtin_prefetch(k0 + size_t(d) * bs * sizeof(T));
         }
-        for (int j = 0; j < n_keys; ++j) {
+        for (int j = max_of(0, first_read - start); j < n_keys; ++j) {
             const auto* row = reinterpret_cast<const char*>(value_row(start + j));
             for (int off = 0; off < row_bytes; off += kLine) __builtin_prefetch(row + off);
         }
@@ -248,7 +251,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         const int n_keys = min_of(kLanes, last + 1 - chunk_start);
         // Only keys below n_keys are ever weighted (visible <= n_keys).
         const float* values[kLanes];
-        for (int j = 0; j < n_keys; ++j) {
+        for (int j = max_of(0, first_read - chunk_start); j < n_keys; ++j) {
             const T* row = value_row(chunk_start + j);
             if constexpr (sizeof(T) == sizeof(float)) {
                 values[j] = row;
@@ -262,7 +265,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             for (int d = 0; d < hd; ++d) kt[d] = load16(k0 + size_t(d) * bs);
         } else {
             for (int j = 0; j < kLanes; ++j) {
-                const T* k0 = key_rows(chunk_start + min_of(j, n_keys - 1));  // pad with a real key; masked below
+                // Pad with a real, readable key; masked below.
+                const T* k0 = key_rows(max_of(first_read, chunk_start + min_of(j, n_keys - 1)));
                 for (int d = 0; d < hd; ++d) kt[d][j] = to_float(k0[size_t(d) * bs]);
             }
         }

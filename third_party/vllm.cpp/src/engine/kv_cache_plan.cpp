@@ -1,0 +1,70 @@
+#include "engine/kv_cache_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/kv_cache.h"
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+
+int64_t kv_budget_bytes() {
+    int64_t mb = EngineConfig::kDefaultKvCacheMb;
+    if (const char* env = std::getenv("VLLM_CPP_KV_CACHE_MB")) {
+        int64_t v = std::atoll(env);
+        if (v > 0) mb = v;
+    }
+    return mb << 20;
+}
+
+}  // namespace
+
+KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, int max_model_len) {
+    KvCachePlan plan;
+    std::vector<int> windows(model.n_layers);
+    for (int l = 0; l < model.n_layers; ++l) windows[l] = model.is_sliding(l) ? model.sliding_window : 0;
+    plan.groups = group_layers_by_window(windows);
+
+    const int bs = config.block_size;
+    const int blocks_for_one_seq = (max_model_len + bs - 1) / bs;
+    const int max_chunk = std::min(config.max_num_batched_tokens, max_model_len);
+    auto per_sequence = [&](const KVCacheGroupSpec& g) {
+        if (!g.is_sliding()) return blocks_for_one_seq;
+        return std::min(blocks_for_one_seq, KVCacheGroup::blocks_per_sequence(g.sliding_window, max_chunk, bs));
+    };
+    const int64_t layer_block_bytes =
+        static_cast<int64_t>(KVCache::bytes_per_layer_token(model.n_kv_heads, model.head_dim, config.kv_dtype)) * bs;
+
+    // The other (sliding) groups first: their need is small and fixed.
+    int64_t budget = kv_budget_bytes();
+    std::vector<int64_t> blocks(plan.groups.size());
+    for (size_t g = 1; g < plan.groups.size(); ++g) {
+        blocks[g] = int64_t(per_sequence(plan.groups[g])) * config.max_num_seqs;
+        budget -= blocks[g] * layer_block_bytes * static_cast<int64_t>(plan.groups[g].layers.size());
+    }
+
+    const int primary_one_seq = per_sequence(plan.groups[0]);
+    if (config.num_blocks > 0) {
+        if (config.num_blocks < primary_one_seq)
+            throw_invalid_argument("num_blocks " + std::to_string(config.num_blocks) + " x block_size " +
+                                   std::to_string(bs) + " holds fewer tokens than " +
+                                   (plan.groups[0].is_sliding()
+                                        ? "one sequence's sliding window and chunk need (" +
+                                              std::to_string(primary_one_seq) + " blocks); raise num_blocks"
+                                        : "max_model_len " + std::to_string(max_model_len) +
+                                              "; raise num_blocks or lower max_model_len"));
+        blocks[0] = config.num_blocks;
+    } else {
+        const int64_t budget_blocks =
+            std::max<int64_t>(0, budget) / (layer_block_bytes * static_cast<int64_t>(plan.groups[0].layers.size()));
+        blocks[0] = std::max<int64_t>(primary_one_seq,
+                                      std::min<int64_t>(budget_blocks, int64_t(primary_one_seq) * config.max_num_seqs));
+    }
+    for (size_t g = 1; g < plan.groups.size(); ++g) blocks[g] = std::min(blocks[g], blocks[0]);
+    for (int64_t b : blocks) plan.group_blocks.push_back(static_cast<int>(b));
+    return plan;
+}
+
+}  // namespace vllm

@@ -1,0 +1,32 @@
+// How many KV blocks each KV cache group gets (kv_cache_group.h).
+//
+// The first group is the "primary" one: full attention when the model has
+// any full-attention layer, else its one sliding group. It is sized as the
+// whole cache was before groups: `num_blocks` when set (at least one
+// max_model_len sequence), else max_num_seqs max_model_len sequences within
+// what is left of the budget (VLLM_CPP_KV_CACHE_MB), but never less than
+// one. A sliding group besides it needs only blocks_per_sequence() blocks
+// per running sequence (the window, the largest chunk, one of slack), so it
+// gets that for max_num_seqs sequences — taken from the budget first, and
+// never more than the primary group has (a sequence never holds more
+// sliding blocks than full ones). For Gemma 3 (five sliding layers in six,
+// window 512) most of the memory thus goes to the global layers.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/kv_cache_group.h"
+#include "engine/engine_config.h"
+#include "model/model_config.h"
+
+namespace vllm {
+
+struct KvCachePlan {
+    std::vector<KVCacheGroupSpec> groups;
+    std::vector<int> group_blocks;  // per group
+};
+
+// INVALID_ARGUMENT when num_blocks is set below one sequence's need.
+KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, int max_model_len);
+
+}  // namespace vllm
