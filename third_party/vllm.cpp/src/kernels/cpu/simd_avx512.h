@@ -19,6 +19,8 @@ struct Avx512 {
     static constexpr int kFloats = 16;  // floats per F
     // Tokens per tile of the interleaved matmul (simd_interleaved.h).
     static constexpr int kInterleavedTokens = 8;
+    // Tokens per tile of the interleaved float matmuls.
+    static constexpr int kFloatInterleavedTokens = 8;
     // dot_u8 is exact for every u8 (VNNI sums in int32).
     static constexpr bool kWideU8Dot = true;
 
@@ -143,6 +145,9 @@ struct Avx512 {
     static F load_bf16(const uint16_t* p) {
         return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(loadu_256(p)), 16));
     }
+    // The bf16 in the low / high half of each 32-bit lane, as floats.
+    static F bf16_low_halves(I v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
+    static F bf16_high_halves(I v) { return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(~0xffff))); }
     static void store_f32(float* p, F v) { _mm512_storeu_ps(p, v); }
     static F fma_f(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
 

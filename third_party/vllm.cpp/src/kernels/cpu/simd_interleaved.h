@@ -11,6 +11,11 @@
 // vector serves kT tokens. A token's arithmetic is the same whatever tile it lands in,
 // so results do not depend on how many tokens share the batch.
 //
+// The float formats (BF16, F16) take float activations: per pair of
+// columns, the 16 rows' two weight vectors are widened to float in
+// registers and each meets every token of the tile as one FMA with the
+// token's activation broadcast (V::kFloatInterleavedTokens tokens a tile).
+//
 // Include only from the SIMD builds' kernels_*.cpp (internal linkage).
 #pragma once
 #include <cstdint>
@@ -66,6 +71,43 @@ struct InterleavedQ8_0 {
     static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-128.0f)); }
 };
 
+// The two columns of a pair as floats, row r in lane r.
+template <class V>
+struct InterleavedF16 {
+    static void pair(const uint8_t* p, typename V::F& even, typename V::F& odd) {
+        const auto* h = reinterpret_cast<const uint16_t*>(p);
+        even = V::load_f16(h);
+        odd = V::load_f16(h + kInterleaveRows);
+    }
+};
+
+template <class V>
+struct InterleavedBF16 {
+    static void pair(const uint8_t* p, typename V::F& even, typename V::F& odd) {
+        const typename V::I v = V::load(p);
+        even = V::bf16_low_halves(v);
+        odd = V::bf16_high_halves(v);
+    }
+};
+
+template <class V, class Fmt, int T>
+void interleaved_float_tile(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+    using F = typename V::F;
+    const float* x[T];
+    for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const float*>(g.x + (t0 + t) * g.x_stride);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
+    for (int64_t c = 0; c < g.cols; c += 2) {
+        F even, odd;
+        Fmt::pair(group + c / 2 * kFloatGroupPairBytes, even, odd);
+        for (int t = 0; t < T; ++t) {
+            acc[t] = V::fma_f(even, V::set1(x[t][c]), acc[t]);
+            acc[t] = V::fma_f(odd, V::set1(x[t][c + 1]), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
+}
+
 template <class V, class Fmt, int T>
 void interleaved_tile(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
     using I = typename V::I;
@@ -92,26 +134,66 @@ void interleaved_tile(const uint8_t* group, const GemmArgs& g, int64_t t0, float
     for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
 }
 
-// The tile for n (1..kT) tokens.
-template <class V, class Fmt, int... Ts>
-auto interleaved_tile_for(int n, std::integer_sequence<int, Ts...>) {
-    using Fn = void (*)(const uint8_t*, const GemmArgs&, int64_t, float*);
-    static constexpr Fn fns[] = {&interleaved_tile<V, Fmt, Ts + 1>...};
-    return fns[n - 1];
-}
+using InterleavedTileFn = void (*)(const uint8_t* group, const GemmArgs&, int64_t t0, float* y);
 
-// GemmFn over an interleaved matrix: row_begin and row_end are multiples
-// of 16.
+// The tiles of 1..kT tokens, Tile<T> each.
+template <template <int> class Tile, int... Ts>
+struct InterleavedTiles {
+    static constexpr InterleavedTileFn kFns[] = {&Tile<Ts + 1>::run...};
+};
+
 template <class V, class Fmt>
-void gemm_interleaved(const GemmArgs& g) {
-    constexpr int kT = V::kInterleavedTokens;
+struct QuantTile {
+    template <int T>
+    struct Of {
+        static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+            interleaved_tile<V, Fmt, T>(group, g, t0, y);
+        }
+    };
+};
+
+template <class V, class Fmt>
+struct FloatTile {
+    template <int T>
+    struct Of {
+        static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+            interleaved_float_tile<V, Fmt, T>(group, g, t0, y);
+        }
+    };
+};
+
+// The walk over an interleaved matrix with the tiles `fns` (fns[n - 1]
+// takes n tokens, up to kT): row_begin and row_end are multiples of 16.
+template <int kT>
+void gemm_interleaved_tiles(const GemmArgs& g, const InterleavedTileFn* fns) {
     for (int64_t r = g.row_begin; r < g.row_end; r += kInterleaveRows) {
         const uint8_t* group = g.w + r * g.w_stride;  // 16 rows take 16 row strides in either layout
         for (int64_t t = g.tok_begin; t < g.tok_end; t += kT) {
             const int n = static_cast<int>(g.tok_end - t < kT ? g.tok_end - t : kT);
-            interleaved_tile_for<V, Fmt>(n, std::make_integer_sequence<int, kT>{})(group, g, t, g.y + t * g.y_stride + r);
+            fns[n - 1](group, g, t, g.y + t * g.y_stride + r);
         }
     }
+}
+
+template <template <int> class Tile, int... Ts>
+constexpr const InterleavedTileFn* interleaved_tiles(std::integer_sequence<int, Ts...>) {
+    return InterleavedTiles<Tile, Ts...>::kFns;
+}
+
+// GemmFn over an interleaved quantized matrix (Q8x32 activations).
+template <class V, class Fmt>
+void gemm_interleaved(const GemmArgs& g) {
+    constexpr int kT = V::kInterleavedTokens;
+    gemm_interleaved_tiles<kT>(
+        g, interleaved_tiles<QuantTile<V, Fmt>::template Of>(std::make_integer_sequence<int, kT>{}));
+}
+
+// GemmFn over an interleaved float matrix (float activations).
+template <class V, class Fmt>
+void gemm_interleaved_float(const GemmArgs& g) {
+    constexpr int kT = V::kFloatInterleavedTokens;
+    gemm_interleaved_tiles<kT>(
+        g, interleaved_tiles<FloatTile<V, Fmt>::template Of>(std::make_integer_sequence<int, kT>{}));
 }
 
 }  // namespace
