@@ -60,8 +60,8 @@ struct Bf16Format {
 // two independent chains of dot products; they meet at the end.
 constexpr int kPairTileTokens = 8;
 
-template <int T>
-struct Bf16PairsTile {
+struct Bf16PairsTiles {
+    template <int T>
     static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
         const uint16_t* x[T];
         for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const uint16_t*>(g.x + (t0 + t) * g.x_stride);
@@ -83,7 +83,7 @@ struct Bf16PairsTile {
 
 void gemm_bf16_interleaved(const GemmArgs& g) {
     gemm_interleaved_tiles<kPairTileTokens>(
-        g, interleaved_tiles<Bf16PairsTile>(std::make_integer_sequence<int, kPairTileTokens>{}));
+        g, interleaved_tiles<Bf16PairsTiles>(std::make_integer_sequence<int, kPairTileTokens>{}));
 }
 
 }  // namespace

@@ -90,76 +90,64 @@ struct InterleavedBF16 {
     }
 };
 
-template <class V, class Fmt, int T>
-void interleaved_float_tile(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
-    using F = typename V::F;
-    const float* x[T];
-    for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const float*>(g.x + (t0 + t) * g.x_stride);
-    F acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
-    for (int64_t c = 0; c < g.cols; c += 2) {
-        F even, odd;
-        Fmt::pair(group + c / 2 * kFloatGroupPairBytes, even, odd);
-        for (int t = 0; t < T; ++t) {
-            acc[t] = V::fma_f(even, V::set1(x[t][c]), acc[t]);
-            acc[t] = V::fma_f(odd, V::set1(x[t][c + 1]), acc[t]);
+// Tiles: run<T>(group, g, t0, y) takes T tokens from t0 against one
+// 16-row group, writing y[t * y_stride + r].
+template <class V, class Fmt>
+struct FloatTiles {
+    template <int T>
+    static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+        using F = typename V::F;
+        const float* x[T];
+        for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const float*>(g.x + (t0 + t) * g.x_stride);
+        F acc[T];
+        for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
+        for (int64_t c = 0; c < g.cols; c += 2) {
+            F even, odd;
+            Fmt::pair(group + c / 2 * kFloatGroupPairBytes, even, odd);
+            for (int t = 0; t < T; ++t) {
+                acc[t] = V::fma_f(even, V::set1(x[t][c]), acc[t]);
+                acc[t] = V::fma_f(odd, V::set1(x[t][c + 1]), acc[t]);
+            }
         }
+        for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
     }
-    for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
-}
+};
 
-template <class V, class Fmt, int T>
-void interleaved_tile(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
-    using I = typename V::I;
-    using F = typename V::F;
-    Q8x32Row x[T];
-    for (int t = 0; t < T; ++t) x[t] = q8x32_row(g.x + (t0 + t) * g.x_stride, g.cols);
-    F acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
+template <class V, class Fmt>
+struct QuantTiles {
+    template <int T>
+    static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+        using I = typename V::I;
+        using F = typename V::F;
+        Q8x32Row x[T];
+        for (int t = 0; t < T; ++t) x[t] = q8x32_row(g.x + (t0 + t) * g.x_stride, g.cols);
+        F acc[T];
+        for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
 
-    for (int64_t b = 0; b < g.cols / kQK; ++b) {
-        const uint8_t* block = group + b * Fmt::kBlockBytes;
-        I sum[T];
-        for (int t = 0; t < T; ++t) sum[t] = V::zero();
-        Fmt::for_each_weights(block, [&](const I& w, int x_offset) {
-            for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
-        });
-        const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
-        const F offset = Fmt::offset(block, d);
-        for (int t = 0; t < T; ++t) {
-            acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
-            acc[t] = V::fma_f(offset, V::set1(x[t].s[b]), acc[t]);
+        for (int64_t b = 0; b < g.cols / kQK; ++b) {
+            const uint8_t* block = group + b * Fmt::kBlockBytes;
+            I sum[T];
+            for (int t = 0; t < T; ++t) sum[t] = V::zero();
+            Fmt::for_each_weights(block, [&](const I& w, int x_offset) {
+                for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
+            });
+            const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
+            const F offset = Fmt::offset(block, d);
+            for (int t = 0; t < T; ++t) {
+                acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
+                acc[t] = V::fma_f(offset, V::set1(x[t].s[b]), acc[t]);
+            }
         }
+        for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
     }
-    for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
-}
+};
 
 using InterleavedTileFn = void (*)(const uint8_t* group, const GemmArgs&, int64_t t0, float* y);
 
-// The tiles of 1..kT tokens, Tile<T> each.
-template <template <int> class Tile, int... Ts>
+// Tiles::run<1..kT>, indexed by the token count less one.
+template <class Tiles, int... Ts>
 struct InterleavedTiles {
-    static constexpr InterleavedTileFn kFns[] = {&Tile<Ts + 1>::run...};
-};
-
-template <class V, class Fmt>
-struct QuantTile {
-    template <int T>
-    struct Of {
-        static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
-            interleaved_tile<V, Fmt, T>(group, g, t0, y);
-        }
-    };
-};
-
-template <class V, class Fmt>
-struct FloatTile {
-    template <int T>
-    struct Of {
-        static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
-            interleaved_float_tile<V, Fmt, T>(group, g, t0, y);
-        }
-    };
+    static constexpr InterleavedTileFn kFns[] = {&Tiles::template run<Ts + 1>...};
 };
 
 // The walk over an interleaved matrix with the tiles `fns` (fns[n - 1]
@@ -175,9 +163,9 @@ void gemm_interleaved_tiles(const GemmArgs& g, const InterleavedTileFn* fns) {
     }
 }
 
-template <template <int> class Tile, int... Ts>
+template <class Tiles, int... Ts>
 constexpr const InterleavedTileFn* interleaved_tiles(std::integer_sequence<int, Ts...>) {
-    return InterleavedTiles<Tile, Ts...>::kFns;
+    return InterleavedTiles<Tiles, Ts...>::kFns;
 }
 
 // GemmFn over an interleaved quantized matrix (Q8x32 activations).
@@ -185,7 +173,7 @@ template <class V, class Fmt>
 void gemm_interleaved(const GemmArgs& g) {
     constexpr int kT = V::kInterleavedTokens;
     gemm_interleaved_tiles<kT>(
-        g, interleaved_tiles<QuantTile<V, Fmt>::template Of>(std::make_integer_sequence<int, kT>{}));
+        g, interleaved_tiles<QuantTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }
 
 // GemmFn over an interleaved float matrix (float activations).
@@ -193,7 +181,7 @@ template <class V, class Fmt>
 void gemm_interleaved_float(const GemmArgs& g) {
     constexpr int kT = V::kFloatInterleavedTokens;
     gemm_interleaved_tiles<kT>(
-        g, interleaved_tiles<FloatTile<V, Fmt>::template Of>(std::make_integer_sequence<int, kT>{}));
+        g, interleaved_tiles<FloatTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }
 
 }  // namespace
