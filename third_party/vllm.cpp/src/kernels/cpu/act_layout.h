@@ -24,7 +24,7 @@
 //          float reference went from 0.019-0.026 (mean) with float-accurate
 //          activations (two bf16 halves, twice the dot products) to
 //          0.032-0.039, against 0.14-0.16 for the 8-bit activations of the
-//          quantized formats, for 1.5-2x the GEMM speed (BENCHMARKS.md).
+//          quantized formats, for about 1.5x the interleaved GEMM's speed.
 //
 // The float types (F32, F16, and BF16 elsewhere) take the float rows as
 // they are. Rows are padded to 64 bytes so every row starts on a cache line.
