@@ -18,9 +18,9 @@ struct Avx2 {
     // Tokens per tile of the interleaved matmul (simd_interleaved.h): its
     // sums and accumulators take two registers each.
     static constexpr int kInterleavedTokens = 2;
-    // Tokens per tile of the interleaved float matmuls (two accumulator
-    // registers each).
-    static constexpr int kFloatInterleavedTokens = 4;
+    // Tokens per tile of the interleaved float matmuls (four accumulator
+    // registers each: two chains of two halves).
+    static constexpr int kFloatInterleavedTokens = 2;
     // dot_u8 saturates for u8 of 128 and more (see there).
     static constexpr bool kWideU8Dot = false;
 
@@ -137,6 +137,7 @@ struct Avx2 {
     static F cvt(I v) { return {_mm256_cvtepi32_ps(v.lo), _mm256_cvtepi32_ps(v.hi)}; }
     static F set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
     static F mul(F a, F b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+    static F add(F a, F b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
     static F bcast2(const float* p) { return {_mm256_broadcast_ss(p), _mm256_broadcast_ss(p + 1)}; }
     static F f16_pair(const uint16_t* a, const uint16_t* b) {
         return {_mm256_cvtph_ps(broadcast_16(a)), _mm256_cvtph_ps(broadcast_16(b))};

@@ -127,6 +127,7 @@ struct Avx512 {
     static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
     static F set1(float v) { return _mm512_set1_ps(v); }
     static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+    static F add(F a, F b) { return _mm512_add_ps(a, b); }
     // p[0] in lanes 0..7, p[1] in lanes 8..15: one scale per 32-element block.
     static F bcast2(const float* p) {
         return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_broadcast_ss(p)), _mm256_broadcast_ss(p + 1), 1);

@@ -99,17 +99,19 @@ struct FloatTiles {
         using F = typename V::F;
         const float* x[T];
         for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const float*>(g.x + (t0 + t) * g.x_stride);
-        F acc[T];
-        for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
+        // Even and odd columns sum apart: two FMA chains per token, so a
+        // lone token (decode) is not bound by one chain's latency.
+        F even_acc[T], odd_acc[T];
+        for (int t = 0; t < T; ++t) even_acc[t] = odd_acc[t] = V::set1(0.0f);
         for (int64_t c = 0; c < g.cols; c += 2) {
             F even, odd;
             Fmt::pair(group + c / 2 * kFloatGroupPairBytes, even, odd);
             for (int t = 0; t < T; ++t) {
-                acc[t] = V::fma_f(even, V::set1(x[t][c]), acc[t]);
-                acc[t] = V::fma_f(odd, V::set1(x[t][c + 1]), acc[t]);
+                even_acc[t] = V::fma_f(even, V::set1(x[t][c]), even_acc[t]);
+                odd_acc[t] = V::fma_f(odd, V::set1(x[t][c + 1]), odd_acc[t]);
             }
         }
-        for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
+        for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, V::add(even_acc[t], odd_acc[t]));
     }
 };
 
