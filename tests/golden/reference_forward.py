@@ -51,6 +51,9 @@ engine quantize them for an integer dot product: per block d = amax / 127
 (float32), q = rint(x / d), x' = q * d.  With it the reference reproduces
 that rounding instead of the float result, which isolates the remaining
 engine differences (summation order, online softmax) from the 8-bit error.
+It also rounds the inputs of BF16 matmuls to bf16 (to nearest even), as
+the engine does on CPUs with AVX-512 BF16 (vdpbf16ps) and llama.cpp does
+everywhere.
 
 Usage::
 
@@ -106,6 +109,14 @@ def quantize_activations(x: np.ndarray, block: int) -> np.ndarray:
         inv = np.where(d != 0, np.float32(1.0) / d, np.float32(0.0)).astype(np.float32)
     q = np.rint(b * inv)
     return (q * d).reshape(x32.shape).astype(x.dtype, copy=False)
+
+
+def round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to bfloat16 (nearest, ties to even), back as floats."""
+    x32 = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x32.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    return rounded.view(np.float32).astype(x.dtype, copy=False)
 
 
 def _field_value(reader: GGUFReader, key: str, default=None):
@@ -228,9 +239,11 @@ class ReferenceModel:
         return (x64 / np.sqrt(ms + self.eps)).astype(self.dtype) * w
 
     def _matmul(self, x, w, wtype):
-        """x @ w^T, with x rounded to 8 bits first when act_quant and w is quantized."""
+        """x @ w^T, with x rounded to 8 bits (bf16 for BF16 w) first when act_quant and w is quantized."""
         if self.act_quant and wtype in _ACT_BLOCK:
             x = quantize_activations(x, _ACT_BLOCK[wtype])
+        elif self.act_quant and wtype == GGMLQuantizationType.BF16:
+            x = round_to_bf16(x)
         return x @ w.T
 
     def _rope(self, x, positions):

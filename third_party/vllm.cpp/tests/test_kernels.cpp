@@ -3,10 +3,11 @@
 // build, and the scalar build against float math.
 //
 //   test_kernels           run the tests; prints "N passed, M failed"
-//   test_kernels --bench [threads]
+//   test_kernels --bench [threads [type]]
 //                          GFLOP/s of the SmolLM2-135M matmul shapes (and
 //                          a few other types) with 2 threads by default,
-//                          for each SIMD build this machine runs
+//                          for each SIMD build this machine runs (only the
+//                          cases of one weight type if named, e.g. BF16)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -170,26 +171,27 @@ void test_quantizers() {
     }
 }
 
-// The BF16x2 activations of the builds that have them: hi + lo within
-// 2^-16 |x| of x, hi a bf16 rounding of x, pads zero.
-void test_bf16x2_split() {
+// The BF16 activations of the builds that have them: each element rounded
+// to the nearest bf16 (ties to even), pads zero.
+void test_bf16_rounding() {
     std::mt19937 rng(9);
     for (const IsaKernels* isa : available_isas()) {
-        if (isa->quantize_bf16x2 == nullptr) continue;
+        if (isa->quantize_bf16 == nullptr) continue;
         for (int64_t n : {7, 32, 33, 576}) {
-            const std::vector<float> x = random_activations(n, rng);
-            std::vector<uint8_t> out(act_row_bytes(ActKind::BF16x2, n), 0xab);
-            isa->quantize_bf16x2(x.data(), n, out.data());
-            const Bf16x2Row row = bf16x2_row(out.data(), n);
+            std::vector<float> x = random_activations(n, rng);
+            x[0] = 1.0f + std::ldexp(1.0f, -8);  // a tie: rounds to the even 1.0
+            std::vector<uint8_t> out(act_row_bytes(ActKind::BF16, n), 0xab);
+            isa->quantize_bf16(x.data(), n, out.data());
+            const auto* got = reinterpret_cast<const uint16_t*>(out.data());
             int bad = 0;
             for (int64_t i = 0; i < elements_padded32(n); ++i) {
-                const double hi = bf16_to_fp32(row.hi[i]), lo = bf16_to_fp32(row.lo[i]);
-                if (i >= n) bad += hi != 0.0 || lo != 0.0;
-                else bad += !(std::fabs(hi + lo - x[i]) <= std::ldexp(std::fabs(x[i]), -16)) ||
-                            !(std::fabs(hi - x[i]) <= std::ldexp(std::fabs(x[i]), -8));
+                uint32_t bits = 0;
+                if (i < n) std::memcpy(&bits, &x[i], 4);
+                const uint16_t want = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+                bad += got[i] != want;
             }
-            check(bad == 0, std::string("bf16x2 split ") + isa->name + " n=" + std::to_string(n) + ": " +
-                                std::to_string(bad) + " bad elements");
+            check(bad == 0 && got[0] == 0x3f80, std::string("bf16 rounding ") + isa->name + " n=" + std::to_string(n) +
+                                                   ": " + std::to_string(bad) + " bad elements");
         }
     }
 }
@@ -281,16 +283,15 @@ void test_matmul() {
 
             // The SIMD builds quantize identically and differ from the
             // scalar one only in float summation order, or read the
-            // activations as two bf16 halves (BF16x2: each x off by at most
-            // 2^-16 |x|).
+            // activations rounded to bf16 (each x off by at most 2^-9 |x|).
             for (const IsaKernels* isa : available_isas()) {
                 if (isa == &scalar) continue;
-                const bool split = activation_kind(*isa, type) == ActKind::BF16x2;
+                const bool bf16 = activation_kind(*isa, type) == ActKind::BF16;
                 std::vector<float> got(want.size(), NAN);
                 matmul_with(*isa, m, x.data(), s.tokens, got.data(), pool);
                 int diff = 0;
                 for (size_t i = 0; i < want.size(); ++i) {
-                    const double bound = 2.0 * ref.summation[i] + (split ? std::ldexp(ref.magnitude[i], -16) : 0.0);
+                    const double bound = 2.0 * ref.summation[i] + (bf16 ? std::ldexp(ref.magnitude[i], -8) : 0.0);
                     diff += !(std::fabs(got[i] - want[i]) <= bound);
                 }
                 check(diff == 0, std::string(isa->name) + " vs scalar, " + what + ": " + std::to_string(diff) + " differ");
@@ -308,15 +309,19 @@ void test_matmul() {
     }
 }
 
-// The interleaved layout (Q4_0, Q4_1, Q8_0): every build with a kernel for it
-// agrees with the scalar row-layout matmul, and a token's result is
-// bit-identical whether it is computed alone or in a batch.
+// The interleaved layout (Q4_0, Q4_1, Q8_0, BF16, F16): every build with a
+// kernel for it agrees with the scalar row-layout matmul, and a token's
+// result is bit-identical whether it is computed alone or in a batch.
 void test_interleaved() {
     std::mt19937 rng(7);
     ThreadPool pool(2);
     const Shape shapes[] = {{16, 32, 1}, {16, 96, 3}, {32, 576, 17}, {64, 1536, 70}, {192, 576, 9}, {48, 96, 33}};
-    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
-        for (const Shape& s : shapes) {
+    // The float types also take column counts that are no multiple of 32.
+    const Shape float_shapes[] = {{16, 2, 3}, {16, 34, 9}, {32, 50, 17}, {48, 1538, 5}};
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::BF16, GgmlType::F16}) {
+        std::vector<Shape> cases(std::begin(shapes), std::end(shapes));
+        if (type == GgmlType::BF16 || type == GgmlType::F16) cases.insert(cases.end(), std::begin(float_shapes), std::end(float_shapes));
+        for (const Shape& s : cases) {
             const std::string what = name_of(type) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
                                      " tokens=" + std::to_string(s.tokens);
             const std::vector<uint8_t> w = random_matrix(type, s.rows, s.cols, rng);
@@ -332,10 +337,14 @@ void test_interleaved() {
                   "interleave gives an aligned interleaved matrix, " + what);
             for (const IsaKernels* isa : available_isas()) {
                 if (isa->gemm_interleaved[kernel_slot(type)] == nullptr) continue;
+                const bool bf16 = activation_kind(*isa, type) == ActKind::BF16;  // as in test_matmul
                 std::vector<float> got(want.size(), NAN);
                 matmul_with(*isa, packed, x.data(), s.tokens, got.data(), pool);
                 int diff = 0;
-                for (size_t i = 0; i < want.size(); ++i) diff += !(std::fabs(got[i] - want[i]) <= 2.0 * ref.summation[i]);
+                for (size_t i = 0; i < want.size(); ++i) {
+                    const double bound = 2.0 * ref.summation[i] + (bf16 ? std::ldexp(ref.magnitude[i], -8) : 0.0);
+                    diff += !(std::fabs(got[i] - want[i]) <= bound);
+                }
                 check(diff == 0, std::string(isa->name) + " interleaved vs scalar, " + what + ": " + std::to_string(diff) +
                                      " differ");
                 int varied = 0;
@@ -347,6 +356,7 @@ void test_interleaved() {
                 check(varied == 0, std::string(isa->name) + " interleaved batch invariance, " + what);
             }
         }
+    }
     // Refusals: a build without the kernel, matvec_rows, and matrices
     // that have no interleaved form.
     const std::vector<uint8_t> w = random_matrix(GgmlType::Q4_1, 16, 64, rng);
@@ -368,6 +378,13 @@ void test_interleaved() {
     check(!can_interleave(matrix_of(GgmlType::Q4_K, random_matrix(GgmlType::Q4_K, 16, 256, rng), 16, 256)),
           "Q4_K has no interleaved form");
     check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage); }), "interleave refuses 8 rows");
+    const std::vector<uint8_t> wf = random_matrix(GgmlType::BF16, 24, 33, rng);
+    check(!can_interleave(matrix_of(GgmlType::BF16, wf, 24, 32)), "24 BF16 rows have no interleaved form");
+    check(!can_interleave(matrix_of(GgmlType::BF16, wf, 16, 33)), "33 BF16 columns have no interleaved form");
+    check(!can_interleave(matrix_of(GgmlType::F16, wf, 16, 33)), "33 F16 columns have no interleaved form");
+    check(!can_interleave(matrix_of(GgmlType::F32, random_matrix(GgmlType::F32, 16, 32, rng), 16, 32)),
+          "F32 has no interleaved form");
+    check(throws([&] { interleave(matrix_of(GgmlType::BF16, wf, 16, 33), storage); }), "interleave refuses odd columns");
 }
 
 // matmul_shared gives each matrix exactly what matmul gives it, whether
@@ -502,7 +519,7 @@ double seconds_per_call(const std::function<void()>& fn) {
     return best;
 }
 
-void bench(int threads) {
+void bench(int threads, const std::string& only_type) {
     struct Case {
         GgmlType type;
         int64_t cols, rows;
@@ -510,7 +527,8 @@ void bench(int threads) {
     const Case cases[] = {{GgmlType::Q4_1, 576, 576},  {GgmlType::Q4_1, 576, 192},  {GgmlType::Q4_1, 576, 1536},
                           {GgmlType::Q4_1, 1536, 576}, {GgmlType::Q8_0, 576, 49152}, {GgmlType::Q4_0, 576, 1536},
                           {GgmlType::Q4_K, 1536, 576}, {GgmlType::Q6_K, 1536, 576},  {GgmlType::F16, 576, 576},
-                          {GgmlType::BF16, 576, 576}};
+                          {GgmlType::BF16, 576, 576},  {GgmlType::BF16, 576, 1536}, {GgmlType::BF16, 1536, 576},
+                          {GgmlType::F16, 576, 1536}};
     ThreadPool pool(threads);
     std::mt19937 rng(1);
     std::printf("%d threads\n", threads);
@@ -519,6 +537,7 @@ void bench(int threads) {
     for (const IsaKernels* isa : available_isas()) {
         if (std::strcmp(isa->name, "scalar") == 0) continue;  // minutes, and not what is measured here
         for (const Case& c : cases) {
+            if (!only_type.empty() && name_of(c.type) != only_type) continue;
             const std::vector<uint8_t> w = random_matrix(c.type, c.rows, c.cols, rng);
             const QuantMatrix rows = matrix_of(c.type, w, c.rows, c.cols);
             std::vector<uint8_t> storage;
@@ -548,7 +567,7 @@ void bench(int threads) {
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "--bench") {
-        bench(argc > 2 ? std::atoi(argv[2]) : 2);
+        bench(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? argv[3] : "");
         return 0;
     }
     std::printf("builds on this machine:");
@@ -556,7 +575,7 @@ int main(int argc, char** argv) {
     std::printf(" (active: %s)\n", active_isa());
     test_dequantize();
     test_quantizers();
-    test_bf16x2_split();
+    test_bf16_rounding();
     test_matmul();
     test_matvec_rows();
     test_interleaved();

@@ -51,23 +51,40 @@ void interleave_blocks(const QuantMatrix& w, uint8_t* out) {
         }
 }
 
+// The 16-bit elements of a float matrix (BF16, F16) into their group pairs.
+void interleave_float(const QuantMatrix& w, uint8_t* out) {
+    const bool bf16 = w.type == GgmlType::BF16;
+    auto* dst = reinterpret_cast<uint16_t*>(out);
+    for (int64_t g = 0; g < w.rows / kInterleaveRows; ++g)
+        for (int64_t r = 0; r < kInterleaveRows; ++r) {
+            const auto* row = reinterpret_cast<const uint16_t*>(w.data + (g * kInterleaveRows + r) * w.row_bytes);
+            uint16_t* group = dst + g * kInterleaveRows * w.cols;
+            for (int64_t c = 0; c < w.cols; ++c) {
+                uint16_t* pair = group + (c / 2) * (kFloatGroupPairBytes / sizeof(uint16_t));
+                pair[bf16 ? 2 * r + c % 2 : kInterleaveRows * (c % 2) + r] = row[c];
+            }
+        }
+}
+
 }  // namespace
 
 bool can_interleave(const QuantMatrix& w) {
-    const bool type = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0;
-    return w.layout == WeightLayout::kRows && type && w.rows > 0 &&
-           w.rows % kInterleaveRows == 0 && w.cols % kQK == 0;
+    const bool quantized = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0;
+    const bool float16 = w.type == GgmlType::BF16 || w.type == GgmlType::F16;
+    return w.layout == WeightLayout::kRows && w.rows > 0 && w.rows % kInterleaveRows == 0 &&
+           ((quantized && w.cols % kQK == 0) || (float16 && w.cols > 0 && w.cols % 2 == 0));
 }
 
 QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage) {
     if (!can_interleave(w))
-        throw_invalid_argument("interleave: not a Q4_0, Q4_1 or Q8_0 matrix with a multiple of 16 rows");
+        throw_invalid_argument("interleave: not a Q4_0, Q4_1, Q8_0 or (with an even column count) BF16 or F16 matrix with a multiple of 16 rows");
     storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
     const auto address = reinterpret_cast<uintptr_t>(storage.data());
     uint8_t* out = storage.data() + (64 - address % 64) % 64;
     if (w.type == GgmlType::Q4_0) interleave_blocks<BlockQ4_0>(w, out);
     else if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1>(w, out);
-    else interleave_blocks<BlockQ8_0>(w, out);
+    else if (w.type == GgmlType::Q8_0) interleave_blocks<BlockQ8_0>(w, out);
+    else interleave_float(w, out);
     QuantMatrix packed = w;
     packed.data = out;
     packed.layout = WeightLayout::kInterleaved16;

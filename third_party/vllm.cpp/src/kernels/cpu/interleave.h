@@ -15,6 +15,15 @@
 //   Q8_0 (544 bytes): d[16]; then 8 runs of 64 bytes: run j holds, for row
 //        r, elements 4j..4j+3 plus 128 (u8, for the unsigned x signed dot
 //        products; the kernels take 128 * sum(x) back out).
+//
+// The float types have no blocks: per 16-row group, 64 bytes per pair of
+// columns (2p, 2p + 1), so they too keep 16 * row_bytes per group (and
+// need an even column count):
+//   BF16: row r's elements 2p, 2p + 1 in bytes 4r..4r + 3, so 32-bit lane
+//         r holds the pair vdpbf16ps multiplies with a broadcast pair of
+//         activations (and a shift or mask widens either to float).
+//   F16:  rows 0..15 of column 2p, then rows 0..15 of column 2p + 1, each
+//         half one vcvtph2ps to 16 floats.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -31,8 +40,11 @@ constexpr size_t kQ8_0GroupBlockBytes = 544;
 constexpr size_t kQ4_0GroupRunsOffset = 32;
 constexpr size_t kQ4_1GroupRunsOffset = 64;
 constexpr size_t kQ8_0GroupRunsOffset = 32;
+// A pair of columns of a float group (BF16, F16).
+constexpr size_t kFloatGroupPairBytes = 64;
 
-// Whether `w` (in the file's row layout) has an interleaved form.
+// Whether `w` (in the file's row layout) has an interleaved form: Q4_0,
+// Q4_1, Q8_0, BF16 or F16 (even column counts) with a multiple of 16 rows.
 bool can_interleave(const QuantMatrix& w);
 
 // `w` rewritten in the interleaved layout into `storage` (resized; the

@@ -56,9 +56,10 @@ struct IsaKernels {
     const char* name;
     QuantizeFn quantize_q8x32;
     QuantizeFn quantize_q8x256;
-    // BF16 weights' activations in the BF16x2 layout, where gemm[kSlotBF16]
-    // reads them so (AVX-512 BF16); nullptr: BF16 takes float activations.
-    QuantizeFn quantize_bf16x2;
+    // BF16 weights' activations rounded to bf16 (ActKind::BF16), where
+    // gemm[kSlotBF16] reads them so (AVX-512 BF16); nullptr: BF16 takes
+    // float activations.
+    QuantizeFn quantize_bf16;
     GemmFn gemm[kNumSlots];
     // For matrices in the interleaved layout (interleave.h); nullptr where
     // the build has no such kernel for the type.
@@ -84,7 +85,7 @@ const IsaKernels& neon_dotprod_kernels();  // only via neon_kernels()
 
 // How `isa`'s gemm for `type` reads its activations (act_layout.h).
 static inline ActKind activation_kind(const IsaKernels& isa, GgmlType type) {
-    return type == GgmlType::BF16 && isa.quantize_bf16x2 != nullptr ? ActKind::BF16x2 : act_kind(type);
+    return type == GgmlType::BF16 && isa.quantize_bf16 != nullptr ? ActKind::BF16 : act_kind(type);
 }
 
 // The build named `name` ("scalar", "avx2", "avx512", "neon") when this

@@ -31,8 +31,9 @@ struct QuantMatrix {
 };
 
 // `w` (row layout) as the active build's fastest matmul reads it: for Q4_0
-// and Q4_1 (AVX2, AVX-512, NEON with SDOT) and Q8_0 (AVX-512) with a
-// multiple of 16 rows, a copy in
+// and Q4_1 (AVX2, AVX-512, NEON with SDOT), Q8_0 (AVX-512), and BF16 and
+// F16 with an even column count (AVX2, AVX-512), with a multiple of 16
+// rows, a copy in
 // the interleaved layout written into `storage`, which the returned matrix
 // points into (keep the vector alive; moving it keeps its buffer).
 // Otherwise `w` itself, and `storage` is left alone.
@@ -40,7 +41,8 @@ QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& stora
 
 // y[t * w.rows + r] = sum_c x[t * w.cols + c] * W[r, c] for every token t in
 // [0, n_tokens) and row r, parallelised over `pool`. Quantized weights may
-// quantize the activations to 8 bits per block (as llama.cpp does).
+// quantize the activations to 8 bits per block, and BF16 weights round them
+// to bf16 on CPUs with AVX-512 BF16 (as llama.cpp does).
 void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 
 // One matmul of matmul_shared(): y = W x for W = *w.

@@ -68,7 +68,7 @@ const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, 
     uint8_t* out = scratch(*stride * static_cast<size_t>(n_tokens));
     const QuantizeFn quantize = kind == ActKind::Q8x32    ? isa.quantize_q8x32
                                 : kind == ActKind::Q8x256 ? isa.quantize_q8x256
-                                                          : isa.quantize_bf16x2;
+                                                          : isa.quantize_bf16;
     const size_t s = *stride;
     const auto rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) quantize(x + t * w.cols, w.cols, out + t * s);

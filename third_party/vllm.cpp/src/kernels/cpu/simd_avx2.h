@@ -18,6 +18,9 @@ struct Avx2 {
     // Tokens per tile of the interleaved matmul (simd_interleaved.h): its
     // sums and accumulators take two registers each.
     static constexpr int kInterleavedTokens = 2;
+    // Tokens per tile of the interleaved float matmuls (four accumulator
+    // registers each: two chains of two halves).
+    static constexpr int kFloatInterleavedTokens = 2;
     // dot_u8 saturates for u8 of 128 and more (see there).
     static constexpr bool kWideU8Dot = false;
 
@@ -134,6 +137,7 @@ struct Avx2 {
     static F cvt(I v) { return {_mm256_cvtepi32_ps(v.lo), _mm256_cvtepi32_ps(v.hi)}; }
     static F set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
     static F mul(F a, F b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+    static F add(F a, F b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
     static F bcast2(const float* p) { return {_mm256_broadcast_ss(p), _mm256_broadcast_ss(p + 1)}; }
     static F f16_pair(const uint16_t* a, const uint16_t* b) {
         return {_mm256_cvtph_ps(broadcast_16(a)), _mm256_cvtph_ps(broadcast_16(b))};
@@ -149,6 +153,14 @@ struct Avx2 {
             return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
         };
         return {widen(loadu_128(p)), widen(loadu_128(p + 8))};
+    }
+    // The bf16 in the low / high half of each 32-bit lane, as floats.
+    static F bf16_low_halves(I v) {
+        return {_mm256_castsi256_ps(_mm256_slli_epi32(v.lo, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(v.hi, 16))};
+    }
+    static F bf16_high_halves(I v) {
+        const __m256i high = _mm256_set1_epi32(~0xffff);
+        return {_mm256_castsi256_ps(_mm256_and_si256(v.lo, high)), _mm256_castsi256_ps(_mm256_and_si256(v.hi, high))};
     }
     static void store_f32(float* p, F v) {
         _mm256_storeu_ps(p, v.lo);

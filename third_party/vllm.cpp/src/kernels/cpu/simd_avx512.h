@@ -19,6 +19,8 @@ struct Avx512 {
     static constexpr int kFloats = 16;  // floats per F
     // Tokens per tile of the interleaved matmul (simd_interleaved.h).
     static constexpr int kInterleavedTokens = 8;
+    // Tokens per tile of the interleaved float matmuls.
+    static constexpr int kFloatInterleavedTokens = 8;
     // dot_u8 is exact for every u8 (VNNI sums in int32).
     static constexpr bool kWideU8Dot = true;
 
@@ -125,6 +127,7 @@ struct Avx512 {
     static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
     static F set1(float v) { return _mm512_set1_ps(v); }
     static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+    static F add(F a, F b) { return _mm512_add_ps(a, b); }
     // p[0] in lanes 0..7, p[1] in lanes 8..15: one scale per 32-element block.
     static F bcast2(const float* p) {
         return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_broadcast_ss(p)), _mm256_broadcast_ss(p + 1), 1);
@@ -143,6 +146,9 @@ struct Avx512 {
     static F load_bf16(const uint16_t* p) {
         return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(loadu_256(p)), 16));
     }
+    // The bf16 in the low / high half of each 32-bit lane, as floats.
+    static F bf16_low_halves(I v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
+    static F bf16_high_halves(I v) { return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(~0xffff))); }
     static void store_f32(float* p, F v) { _mm512_storeu_ps(p, v); }
     static F fma_f(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
 

@@ -1,7 +1,8 @@
 // Everything one SIMD build provides, as an IsaKernels table: the matmul
 // (simd_gemm.h) for every weight format, the interleaved matmuls
 // (simd_interleaved.h) where the layer has kInterleavedTokens (Q8_0's only
-// with kWideU8Dot: its unsigned weights reach 255), the activation quantizers
+// with kWideU8Dot: its unsigned weights reach 255) or, for F16 and BF16,
+// kFloatInterleavedTokens, the activation quantizers
 // (simd_quantize.h) and the dense float helpers below. Included once per
 // build by kernels_avx2.cpp / kernels_avx512.cpp after their vector layer.
 #pragma once
@@ -63,6 +64,10 @@ IsaKernels make_isa_kernels() {
         k.gemm_interleaved[kSlotQ4_0] = gemm_interleaved<V, InterleavedQ4_0<V>>;
         k.gemm_interleaved[kSlotQ4_1] = gemm_interleaved<V, InterleavedQ4_1<V>>;
         if constexpr (V::kWideU8Dot) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
+    }
+    if constexpr (V::kFloatInterleavedTokens > 0) {
+        k.gemm_interleaved[kSlotF16] = gemm_interleaved_float<V, InterleavedF16<V>>;
+        k.gemm_interleaved[kSlotBF16] = gemm_interleaved_float<V, InterleavedBF16<V>>;
     }
     k.dot_f32 = dense_dot<V>;
     k.axpy_f32 = dense_axpy<V>;

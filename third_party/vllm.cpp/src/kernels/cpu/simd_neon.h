@@ -71,6 +71,8 @@ struct Neon {
 #else
     static constexpr int kInterleavedTokens = 0;
 #endif
+    // No interleaved float matmuls (F16 and BF16 keep the row layout).
+    static constexpr int kFloatInterleavedTokens = 0;
     // dot_u8 takes u as signed (see there): Q8_0's +128 weights do not fit.
     static constexpr bool kWideU8Dot = false;
 
