@@ -112,9 +112,13 @@ GgufFile::GgufFile(const std::string& path)
         t.name = c.read_string();
         uint32_t n_dims = c.read<uint32_t>();
         if (n_dims == 0 || n_dims > kMaxDims) fail("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions");
+        uint64_t elements = 1;
         for (uint32_t d = 0; d < n_dims; ++d) {
             uint64_t dim = c.read<uint64_t>();
             if (dim == 0 || dim > (uint64_t(1) << 40)) fail("tensor '" + t.name + "' has a bad dimension");
+            // Bounded, so element and byte counts cannot overflow.
+            if (elements > (uint64_t(1) << 48) / dim) fail("tensor '" + t.name + "' has too many elements");
+            elements *= dim;
             t.dims.push_back(static_cast<int64_t>(dim));
         }
         t.type = c.read<uint32_t>();
@@ -131,6 +135,7 @@ GgufFile::GgufFile(const std::string& path)
             fail("tensor '" + t.name + "' row length is not a multiple of its block size");
         t.nbytes = static_cast<size_t>(t.elements() / info->block_elements) * info->block_bytes;
         if (t.offset % alignment != 0) fail("tensor '" + t.name + "' data is not aligned");
+        if (t.offset > size) fail("file is truncated (tensor '" + t.name + "' data starts past the end)");
         uint64_t begin = data_start + t.offset;
         if (begin > size || t.nbytes > size - begin)
             fail("file is truncated (tensor '" + t.name + "' data runs past the end)");

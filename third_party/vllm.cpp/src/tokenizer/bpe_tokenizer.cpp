@@ -7,12 +7,17 @@
 namespace vllm {
 
 BpeTokenizer::BpeTokenizer(const TokenizerData& data, const PreTokenizerSpec& spec)
-    : BpeTokenizer(data, spec, split_gguf_merges(data.merges), {}) {}
+    : Tokenizer(data),
+      pretokenizer_(spec.kind),
+      ignore_merges_(spec.ignore_merges),
+      bpe_(data_.tokens, split_gguf_merges(data_.merges)) {
+    set_pieces(byte_level_to_bytes);
+}
 
 BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
-                           std::vector<SpecialTokenSplitter::Special> specials)
-    : Tokenizer(std::move(data), std::move(specials)),
-      pretokenizer_(spec.kind, spec.nfc),
+                           AddedVocabulary added)
+    : Tokenizer(std::move(data), std::move(added)),
+      pretokenizer_(spec.kind),
       ignore_merges_(spec.ignore_merges),
       bpe_(data_.tokens, merges) {
     set_pieces(byte_level_to_bytes);

@@ -17,7 +17,7 @@ public:
     BpeTokenizer(const TokenizerData& data, const PreTokenizerSpec& spec);
     // From a tokenizer.json: its merges and added tokens.
     BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
-                 std::vector<SpecialTokenSplitter::Special> specials);
+                 AddedVocabulary added);
 
 private:
     void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const override;

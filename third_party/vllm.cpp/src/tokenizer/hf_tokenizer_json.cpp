@@ -62,7 +62,8 @@ private:
     HfTokenizerOptions options_;
     TokenizerData data_;
     std::vector<MergePair> merges_;
-    std::vector<SpecialTokenSplitter::Special> specials_;
+    std::vector<AddedToken> added_tokens_;
+    HfNormalizer normalizer_;
     bool byte_level_ = false;       // ByteLevel pre-tokenizer
     bool replaces_spaces_ = false;  // normalizer Replace " " -> "▁" or Metaspace
     PreTokenizerSpec spec_;
@@ -147,12 +148,6 @@ void Loader::read_added_tokens(const json::Value& root) {
         }
         const std::string& text = content.as_string();
         const bool special = flag(t, "special", false);
-        if (flag(t, "single_word", false)) refuse("added token '" + text + "': single_word is not supported");
-        // A normalized token matches the normalized text: the same text
-        // when nothing rewrites spaces.
-        if (!special && flag(t, "normalized", true) && replaces_spaces_ && text.find(' ') != std::string::npos) {
-            refuse("added token '" + text + "': normalized matching of a token with spaces is not supported");
-        }
         const size_t i = static_cast<size_t>(id.as_int());
         if (i >= data_.tokens.size()) data_.tokens.resize(i + 1);
         data_.tokens[i] = text;
@@ -160,10 +155,8 @@ void Loader::read_added_tokens(const json::Value& root) {
             data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
         }
         data_.token_types[i] = static_cast<int32_t>(special ? TokenType::CONTROL : TokenType::USER_DEFINED);
-        if (!text.empty()) {
-            specials_.push_back({static_cast<int32_t>(i), text, special, flag(t, "lstrip", false),
-                                 flag(t, "rstrip", false)});
-        }
+        added_tokens_.push_back({static_cast<int32_t>(i), text, special, flag(t, "single_word", false),
+                                 flag(t, "lstrip", false), flag(t, "rstrip", false), flag(t, "normalized", true)});
     }
 }
 
@@ -181,14 +174,15 @@ void Loader::read_normalizer(const json::Value& root) {
                 refuse("normalizer Replace other than \" \" -> \"\u2581\" is not supported");
             }
             replaces_spaces_ = true;
+            normalizer_.add(HfNormalizer::Step::REPLACE_SPACES);
         } else if (type == "Prepend") {
             const json::Value& prepend = member(*n, "prepend", "the Prepend normalizer");
             if (!prepend.is_string() || prepend.as_string() != kMetaspace) {
                 refuse("normalizer Prepend other than \"\u2581\" is not supported");
             }
-            metaspace_.prepend = MetaspaceOptions::Prepend::ALWAYS;
+            normalizer_.add(HfNormalizer::Step::PREPEND_METASPACE);
         } else if (type == "NFC") {
-            spec_.nfc = true;
+            normalizer_.add(HfNormalizer::Step::NFC);
         } else {
             refuse("normalizer " + type + " is not supported");
         }
@@ -234,7 +228,6 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
             }
             replaces_spaces_ = true;
             metaspace_.split = flag(*p, "split", true);
-            metaspace_.prepend_unless_escaped_space = true;
             const json::Value* scheme = p->find("prepend_scheme");
             const std::string s = scheme != nullptr && scheme->is_string()
                                       ? scheme->as_string()
@@ -254,7 +247,7 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
     }
     if (!byte_level_) {
         if (digits || split != nullptr) refuse("a Digits or Split pre-tokenizer without ByteLevel is not supported");
-        if (spec_.nfc) refuse("normalizer NFC is supported with ByteLevel pre-tokenization only");
+        if (normalizer_.has(HfNormalizer::Step::NFC)) refuse("normalizer NFC is supported with ByteLevel pre-tokenization only");
         return;
     }
     if (replaces_spaces_) refuse("ByteLevel together with a space replacement is not supported");
@@ -393,11 +386,12 @@ std::unique_ptr<Tokenizer> Loader::load() {
     data_.model = byte_level_ ? "gpt2" : "llama";
     if (byte_level_) {
         spec_.ignore_merges = ignore_merges;
-        return std::make_unique<BpeTokenizer>(std::move(data_), spec_, merges_, std::move(specials_));
+        return std::make_unique<BpeTokenizer>(std::move(data_), spec_, merges_, AddedVocabulary(added_tokens_, normalizer_));
     }
     metaspace_.ignore_merges = ignore_merges;
     metaspace_.fallback = {byte_fallback, data_.unk_id, flag(model, "fuse_unk", false)};
-    return std::make_unique<MetaspaceBpeTokenizer>(std::move(data_), merges_, std::move(specials_), metaspace_);
+    return std::make_unique<MetaspaceBpeTokenizer>(std::move(data_), merges_, AddedVocabulary(added_tokens_, normalizer_),
+                                                   metaspace_);
 }
 
 }  // namespace

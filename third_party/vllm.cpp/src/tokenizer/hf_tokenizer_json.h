@@ -7,12 +7,12 @@
 //   - SentencePiece-style BPE (Llama 2, Mistral, Gemma): normalizer Replace
 //     " " -> "▁" and/or Prepend "▁", or pre-tokenizer Metaspace; byte_fallback;
 //     decoders Replace/ByteFallback/Fuse/Strip/Metaspace.
-// added_tokens (lstrip/rstrip; special ones are control tokens, the others
-// user-defined) and the post-processor's BOS/EOS (TemplateProcessing,
-// RobertaProcessing, ByteLevel) are read too. Anything else (WordPiece,
-// Unigram and WordLevel models, other normalizers, unknown Split regexes,
-// single_word tokens, BPE dropout) is refused at load with a MODEL_LOAD
-// error naming the component and the file.
+// added_tokens (matched as `tokenizers` matches them, added_vocabulary.h;
+// special ones are control tokens, the others user-defined) and the
+// post-processor's BOS/EOS (TemplateProcessing, RobertaProcessing,
+// ByteLevel) are read too. Anything else (WordPiece, Unigram and WordLevel
+// models, other normalizers, unknown Split regexes, BPE dropout) is refused
+// at load with a MODEL_LOAD error naming the component and the file.
 #pragma once
 #include <memory>
 #include <optional>

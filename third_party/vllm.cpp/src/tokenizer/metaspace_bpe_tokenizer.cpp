@@ -11,9 +11,8 @@ const std::string kMetaspace = "\xE2\x96\x81";  // U+2581
 }  // namespace
 
 MetaspaceBpeTokenizer::MetaspaceBpeTokenizer(TokenizerData data, const std::vector<MergePair>& merges,
-                                             std::vector<SpecialTokenSplitter::Special> specials,
-                                             const MetaspaceOptions& options)
-    : Tokenizer(std::move(data), std::move(specials)), bpe_(data_.tokens, merges), options_(options) {
+                                             AddedVocabulary added, const MetaspaceOptions& options)
+    : Tokenizer(std::move(data), std::move(added)), bpe_(data_.tokens, merges), options_(options) {
     set_pieces(metaspace_to_spaces);
 }
 
@@ -23,7 +22,7 @@ void MetaspaceBpeTokenizer::encode_text(const std::string& text, bool at_start, 
     const bool wanted = options_.prepend == MetaspaceOptions::Prepend::ALWAYS ||
                         (options_.prepend == MetaspaceOptions::Prepend::FIRST && at_start);
     const bool escaped = normalized.compare(0, kMetaspace.size(), kMetaspace) == 0;
-    if (wanted && !(options_.prepend_unless_escaped_space && escaped)) normalized = kMetaspace + normalized;
+    if (wanted && !escaped) normalized = kMetaspace + normalized;
 
     BpeScratch scratch;
     if (!options_.split) {

@@ -1,6 +1,8 @@
 // SentencePiece-style BPE as a tokenizer.json describes it (Llama 2,
-// Mistral, Gemma): between added tokens, spaces become U+2581 ("▁"), a "▁"
-// may go in front, the text may be split before each "▁", and each word is
+// Mistral, Gemma): between added tokens, the text comes normalized (the
+// normalizer may have put a "▁" in front and replaced spaces by U+2581);
+// a Metaspace pre-tokenizer replaces spaces by "▁", may put one in front and
+// may split the text before each "▁", and each word is
 // merged by rank from its characters, a character outside the vocabulary
 // falling back to its <0xNN> byte tokens. Detokenizing maps "▁" back to a
 // space and keeps a leading one, as for the GGUF SentencePiece tokenizer.
@@ -14,15 +16,14 @@
 namespace vllm {
 
 struct MetaspaceOptions {
+    // The Metaspace pre-tokenizer's "▁" in front of a text not starting
+    // with one.
     enum class Prepend {
         NEVER,
-        ALWAYS,  // before every piece of text (normalizer Prepend, Metaspace "always")
-        FIRST,   // before the piece that starts the input (Metaspace "first")
+        ALWAYS,  // before every piece of text
+        FIRST,   // before the piece that starts the input
     };
     Prepend prepend = Prepend::NEVER;
-    // Metaspace's prepend skips a text already starting with "▁" (the
-    // Prepend normalizer does not).
-    bool prepend_unless_escaped_space = false;
     bool split = false;          // each "▁" starts a new word (Metaspace split)
     bool ignore_merges = false;  // a word that is a token is taken whole
     BpeCharFallback fallback;
@@ -31,7 +32,7 @@ struct MetaspaceOptions {
 class MetaspaceBpeTokenizer final : public Tokenizer {
 public:
     MetaspaceBpeTokenizer(TokenizerData data, const std::vector<MergePair>& merges,
-                          std::vector<SpecialTokenSplitter::Special> specials, const MetaspaceOptions& options);
+                          AddedVocabulary added, const MetaspaceOptions& options);
 
 private:
     void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const override;

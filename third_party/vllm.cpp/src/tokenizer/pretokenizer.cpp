@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "tokenizer/nfc.h"
 #include "tokenizer/unicode.h"
 #include "util/utf8.h"
 
@@ -433,7 +432,6 @@ bool find_pretokenizer(const std::string& name, PreTokenizerSpec& spec) {
 void PreTokenizer::split(const std::string& text, std::string& normalized, std::vector<Word>& words) const {
     Codepoints t;
     decode_utf8_lenient(text, t.cpt);
-    if (nfc_) nfc_normalize(t.cpt);
     const uint32_t n = static_cast<uint32_t>(t.cpt.size());
     t.cls.resize(n);
     // Byte offset of each code point in `normalized`, plus the end.

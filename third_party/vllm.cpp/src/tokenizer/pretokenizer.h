@@ -46,8 +46,6 @@ struct PreTokenizerSpec {
     bool ignore_merges = false;
     // add_bos when the GGUF does not say.
     bool add_bos_default = false;
-    // Text goes to NFC first (a tokenizer.json normalizer; GGUF has none).
-    bool nfc = false;
 };
 
 // The spec llama.cpp gives a `tokenizer.ggml.pre` name ("" is DEFAULT);
@@ -62,16 +60,15 @@ struct Word {
 
 class PreTokenizer {
 public:
-    explicit PreTokenizer(PreTokenizerKind kind, bool nfc = false) : kind_(kind), nfc_(nfc) {}
+    explicit PreTokenizer(PreTokenizerKind kind) : kind_(kind) {}
 
     // `normalized` receives `text` with each invalid UTF-8 byte replaced by
-    // U+FFFD (as llama.cpp does before splitting), in NFC if asked; `words`
-    // cover it in order.
+    // U+FFFD (as llama.cpp does before splitting); `words` cover it in
+    // order.
     void split(const std::string& text, std::string& normalized, std::vector<Word>& words) const;
 
 private:
     PreTokenizerKind kind_;
-    bool nfc_;
 };
 
 }  // namespace vllm

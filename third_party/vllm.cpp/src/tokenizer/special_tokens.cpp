@@ -1,7 +1,6 @@
 #include "tokenizer/special_tokens.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 
 #include "tokenizer/tokenizer.h"
@@ -16,14 +15,6 @@ SpecialTokenSplitter::SpecialTokenSplitter(const std::vector<std::string>& token
             specials_.push_back({static_cast<int32_t>(id), tokens[id], control});
         }
     }
-    sort_longest_first();
-}
-
-SpecialTokenSplitter::SpecialTokenSplitter(std::vector<Special> specials) : specials_(std::move(specials)) {
-    sort_longest_first();
-}
-
-void SpecialTokenSplitter::sort_longest_first() {
     // Ties in length keep id order (llama.cpp's unstable sort leaves them
     // unspecified).
     std::stable_sort(specials_.begin(), specials_.end(),
@@ -52,17 +43,9 @@ void SpecialTokenSplitter::split(const std::string& text, bool parse_special, st
                 const size_t match = window.find(special.text, pos);
                 if (match == std::string_view::npos) break;
                 found = true;
-                // llama.cpp's lstrip/rstrip trim ASCII whitespace (isspace).
-                uint32_t left_end = static_cast<uint32_t>(match);
-                if (special.lstrip) {
-                    while (left_end > pos && std::isspace(static_cast<unsigned char>(text[left_end - 1]))) --left_end;
-                }
-                if (left_end > pos) next.push_back({-1, pos, left_end});
+                if (match > pos) next.push_back({-1, pos, static_cast<uint32_t>(match)});
                 next.push_back({special.id, 0, 0});
                 pos = static_cast<uint32_t>(match + special.text.size());
-                if (special.rstrip) {
-                    while (pos < f.end && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-                }
             }
             if (pos < f.end) next.push_back({-1, pos, f.end});
         }

@@ -1,6 +1,8 @@
 // Finds special-token texts in the input before any BPE, as llama.cpp's
 // tokenizer_st_partition does: longest token text first, each cutting
-// every occurrence out of the text fragments that are left.
+// every occurrence out of the text fragments that are left. For GGUF
+// vocabularies; tokenizer.json's added tokens match as `tokenizers` matches
+// them (added_vocabulary.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,24 +23,18 @@ public:
         int32_t id;
         std::string text;
         bool needs_parse_special;  // cut out only with parse_special
-        bool lstrip = false;       // drops the whitespace before a match
-        bool rstrip = false;       // drops the whitespace after a match
     };
 
     SpecialTokenSplitter() = default;
     // Control, user-defined and unknown tokens are special (types as
     // TokenType numbers, one per token).
     SpecialTokenSplitter(const std::vector<std::string>& tokens, const std::vector<int32_t>& types);
-    // These tokens, as a tokenizer.json lists them.
-    explicit SpecialTokenSplitter(std::vector<Special> specials);
 
     // User-defined tokens are always cut out; control and unknown ones only
     // with parse_special (as in llama.cpp and Hugging Face tokenizers).
     void split(const std::string& text, bool parse_special, std::vector<Fragment>& out) const;
 
 private:
-    void sort_longest_first();
-
     std::vector<Special> specials_;  // longest text first
 };
 

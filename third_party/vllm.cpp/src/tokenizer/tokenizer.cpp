@@ -31,8 +31,16 @@ bool is_end_of_turn_text(const std::string& text) {
 
 }  // namespace
 
-Tokenizer::Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Special> specials)
-    : data_(std::move(data)) {
+Tokenizer::Tokenizer(TokenizerData data) : data_(std::move(data)) {
+    find_end_of_generation();
+    specials_ = SpecialTokenSplitter(data_.tokens, data_.token_types);
+}
+
+Tokenizer::Tokenizer(TokenizerData data, AddedVocabulary added) : data_(std::move(data)), added_(std::move(added)) {
+    find_end_of_generation();
+}
+
+void Tokenizer::find_end_of_generation() {
     const size_t n = data_.tokens.size();
     if (data_.token_types.empty()) data_.token_types.assign(n, static_cast<int32_t>(TokenType::NORMAL));
     for (size_t id = 0; id < n; ++id) {
@@ -47,8 +55,6 @@ Tokenizer::Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Speci
     eog_ids_.insert(eog_ids_.end(), data_.extra_eog_ids.begin(), data_.extra_eog_ids.end());
     std::sort(eog_ids_.begin(), eog_ids_.end());
     eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
-    specials_ = specials.empty() ? SpecialTokenSplitter(data_.tokens, data_.token_types)
-                                 : SpecialTokenSplitter(std::move(specials));
 }
 
 void Tokenizer::set_pieces(std::string (*normal)(const std::string& text)) {
@@ -84,13 +90,25 @@ std::vector<int32_t> Tokenizer::encode(const std::string& text, bool add_special
     std::vector<int32_t> out;
     out.reserve(text.size() / 3 + 2);
     if (add_special && data_.add_bos) out.push_back(data_.bos_id);
-    std::vector<Fragment> fragments;
-    specials_.split(text, parse_special, fragments);
-    for (const Fragment& f : fragments) {
-        if (f.token >= 0) {
-            out.push_back(f.token);
-        } else {
-            encode_text(text.substr(f.begin, f.end - f.begin), f.begin == 0, out);
+    if (added_) {
+        std::vector<AddedTokenPiece> pieces;
+        added_->split(text, parse_special, pieces);
+        for (const AddedTokenPiece& p : pieces) {
+            if (p.token >= 0) {
+                out.push_back(p.token);
+            } else {
+                encode_text(p.text, p.at_start, out);
+            }
+        }
+    } else {
+        std::vector<Fragment> fragments;
+        specials_.split(text, parse_special, fragments);
+        for (const Fragment& f : fragments) {
+            if (f.token >= 0) {
+                out.push_back(f.token);
+            } else {
+                encode_text(text.substr(f.begin, f.end - f.begin), f.begin == 0, out);
+            }
         }
     }
     if (add_special && data_.add_eos) out.push_back(data_.eos_id);

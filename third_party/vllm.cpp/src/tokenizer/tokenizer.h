@@ -7,9 +7,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tokenizer/added_vocabulary.h"
 #include "tokenizer/special_tokens.h"
 
 namespace vllm {
@@ -82,12 +84,15 @@ public:
 protected:
     // Fills in token types (NORMAL when the GGUF has none), makes the
     // end-of-turn markers CONTROL as llama.cpp does, finds the EOG set and
-    // the special tokens. `specials` overrides how added tokens match
-    // (tokenizer.json); empty: as llama.cpp matches them.
-    explicit Tokenizer(TokenizerData data, std::vector<SpecialTokenSplitter::Special> specials = {});
+    // the special tokens, matched as llama.cpp matches them.
+    explicit Tokenizer(TokenizerData data);
+    // From a tokenizer.json: its added tokens match as `tokenizers` matches
+    // them, and the text between them is normalized before encode_text.
+    Tokenizer(TokenizerData data, AddedVocabulary added);
 
     // Appends the ids of a piece of text between special tokens (every
     // piece starts the input or follows one); at_start: it starts the input.
+    // From a tokenizer.json the piece is already normalized.
     virtual void encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const = 0;
 
     // Called by the subclass's constructor: the bytes of each token, with
@@ -97,8 +102,12 @@ protected:
     TokenizerData data_;
 
 private:
+    // Makes the end-of-turn markers CONTROL and collects the EOG ids.
+    void find_end_of_generation();
+
     std::vector<int32_t> eog_ids_;  // sorted
-    SpecialTokenSplitter specials_;
+    SpecialTokenSplitter specials_;       // GGUF
+    std::optional<AddedVocabulary> added_;  // tokenizer.json
     // token_bytes(id, false) of every token, and whether skip_special
     // silences it (control and unknown tokens).
     std::vector<std::string> pieces_;

@@ -13,6 +13,7 @@ constexpr uint8_t kClassPunctuation = 4;  // \p{P}
 constexpr uint8_t kClassWhitespace = 8;   // \s (Unicode White_Space)
 constexpr uint8_t kClassSymbol = 16;      // \p{S}
 constexpr uint8_t kClassMark = 32;        // \p{M}
+constexpr uint8_t kClassWord = 64;        // \w (Rust regex: Alphabetic, \p{M}, Nd, Pc, Join_Control)
 
 struct CodepointRange {
     uint32_t first;

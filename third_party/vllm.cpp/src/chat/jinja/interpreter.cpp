@@ -87,6 +87,14 @@ void bind_parameters(Interpreter& interp, const Stmt& def, CallArgs& args, Scope
     scope.set("kwargs", Value(std::move(kwargs)));
 }
 
+}  // namespace
+
+Interpreter::~Interpreter() {
+    for (const std::shared_ptr<Scope>& s : closures) s->vars.clear();
+}
+
+namespace {
+
 class Macro : public Object {
 public:
     Macro(const Stmt& def, std::shared_ptr<Scope> closure) : def_(def), closure_(std::move(closure)) {}
@@ -201,6 +209,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s) {
                 break;
             }
             case StmtType::Macro:
+                closures.push_back(scope);
                 scope->set(s.targets[0], Value(std::make_shared<Macro>(s, scope)));
                 break;
             case StmtType::CallBlock: exec_call_block(s); break;
@@ -222,6 +231,10 @@ Interpreter::Flow Interpreter::exec(const Stmt& s) {
             case StmtType::Break: return Flow::Break;
             case StmtType::Continue: return Flow::Continue;
         }
+        // Each piece is bounded, but a loop may append many: bound the whole.
+        if (out->size() > kMaxResultBytes)
+            throw_render_error("rendered output exceeds the template engine's limit of " +
+                               std::to_string(kMaxResultBytes) + " bytes");
     } catch (RenderError& e) {
         if (e.line == 0) e.line = s.line;
         throw;
@@ -287,6 +300,7 @@ void Interpreter::exec_call_block(const Stmt& s) {
     Value callee = eval(*call_expr.operands[0]);
     CallArgs args;
     eval_args(call_expr, 1, args);
+    closures.push_back(scope);
     args.keywords.emplace_back("caller", Value(std::make_shared<Caller>(s, scope)));
     append_str(*out, call(callee, args));
 }

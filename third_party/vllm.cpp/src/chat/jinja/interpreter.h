@@ -28,6 +28,9 @@ constexpr int64_t kMaxSteps = 20'000'000;  // loop iterations + macro calls in o
 
 struct Interpreter {
     explicit Interpreter(std::shared_ptr<Scope> globals) : scope(std::move(globals)) {}
+    ~Interpreter();
+    Interpreter(const Interpreter&) = delete;
+    Interpreter& operator=(const Interpreter&) = delete;
 
     std::string render(const Template& tmpl);
 
@@ -45,6 +48,9 @@ struct Interpreter {
     std::shared_ptr<Scope> scope;
     int call_depth = 0;
     int64_t steps = 0;
+    // Scopes a macro or call block closes over. A macro is stored in the
+    // scope it closes over, a reference cycle: the render's end breaks it.
+    std::vector<std::shared_ptr<Scope>> closures;
 
 private:
     Flow exec(const Stmt& s);

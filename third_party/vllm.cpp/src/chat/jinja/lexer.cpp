@@ -299,7 +299,10 @@ private:
                 ++i;
                 continue;
             }
-            if (i + 1 >= src_.size()) continue;  // reported as unterminated above
+            if (i + 1 >= src_.size()) {  // a backslash ending the source
+                line_ = start_line;
+                fail("unexpected end of string literal");
+            }
             char e = src_[i + 1];
             i += 2;
             switch (e) {
