@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "engine/output_processor.h"
+#include "kernels/cpu/kernels.h"
 #include "model/gguf_reader.h"
 #include "model/hf_model.h"
 #include "model/hf_json.h"
@@ -24,18 +25,22 @@ bool is_directory(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int64_t kv_budget_bytes() {
-    int64_t mb = EngineConfig::kDefaultKvCacheMb;
+// VLLM_CPP_KV_CACHE_MB when set to a positive number, else the
+// kv_cache_memory_bytes option, else the default.
+int64_t kv_budget_bytes(const EngineConfig& config) {
     if (const char* env = std::getenv("VLLM_CPP_KV_CACHE_MB")) {
         int64_t v = std::atoll(env);
-        if (v > 0) mb = v;
+        if (v > 0) return v << 20;
     }
-    return mb << 20;
+    if (config.kv_cache_memory_bytes > 0) return config.kv_cache_memory_bytes;
+    return EngineConfig::kDefaultKvCacheMb << 20;
 }
 
 }  // namespace
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
+    // Before any weight is laid out for the kernels.
+    if (!config.isa.empty()) kernels::require_isa(config.isa);
     // A directory is a Hugging Face model (config.json + safetensors +
     // tokenizer.json); anything else must be a GGUF file.
     if (is_directory(config.model_path)) {
@@ -52,6 +57,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         chat_template_ = gguf->get_string("tokenizer.chat_template", "");
         source_ = std::move(gguf);
     }
+    if (config.chat_template) chat_template_ = *config.chat_template;
     ModelConfig model_config = ModelConfig::from_source(*source_);
     ModelWeights weights = ModelWeights::from_source(*source_, model_config);
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
@@ -74,7 +80,12 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     if (num_blocks <= 0) {
         const size_t per_block = KVCache::bytes_per_token(model_config.n_layers, model_config.n_kv_heads,
                                                           model_config.head_dim, config.kv_dtype) * bs;
-        const int64_t budget_blocks = kv_budget_bytes() / static_cast<int64_t>(per_block);
+        const int64_t budget_blocks = kv_budget_bytes(config) / static_cast<int64_t>(per_block);
+        if (config.kv_cache_memory_bytes > 0 && budget_blocks < blocks_for_one_seq)
+            throw_invalid_argument("kv_cache_memory_bytes " + std::to_string(config.kv_cache_memory_bytes) +
+                                   " holds fewer tokens than max_model_len " + std::to_string(max_model_len_) +
+                                   " (one sequence needs " + std::to_string(int64_t(blocks_for_one_seq) * per_block) +
+                                   " bytes); raise it or lower max_model_len");
         // Enough for max_num_seqs full-length sequences, within the budget,
         // but never less than one full-length sequence.
         num_blocks = static_cast<int>(std::max<int64_t>(blocks_for_one_seq,
