@@ -36,8 +36,8 @@ from typing import (
 )
 
 from . import _ffi
-from .chat_template import load_chat_template
 from ._ffi import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, UINT64_MAX, decode_cstr, encode_str, ffi, lib
+from .chat_template import load_chat_template
 from .errors import (
     CallbackError,
     InvalidArgumentError,
