@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 
 import pytest
@@ -42,7 +43,9 @@ def test_help_reads_like_vllms(cli, tmp_path):
     for flag in ("--host", "--port", "--api-key", "--served-model-name", "--max-model-len", "--max-num-seqs",
                  "--max-num-batched-tokens", "--block-size", "--num-blocks", "--enable-prefix-caching",
                  "--no-enable-prefix-caching", "--scheduling-policy", "--tool-call-parser", "--reasoning-parser",
-                 "--speculative-config", "--kv-transfer-config", "--chat-template", "--enable-auto-tool-choice"):
+                 "--speculative-config", "--kv-transfer-config", "--chat-template", "--enable-auto-tool-choice",
+                 "--trust-request-chat-template", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--num-threads",
+                 "--isa"):
         assert flag in serve.stdout, flag
     # From a neutral folder: from the checkout, -m would find its uncompiled vllm_cpp/ first.
     module = subprocess.run([sys.executable, "-m", "vllm_cpp", "--help"], capture_output=True, text=True,
@@ -66,7 +69,8 @@ def test_bad_flags_one_line_exit_2(cli, args, needle):
 
 @pytest.mark.parametrize("args,needle", [
     (("--speculative-config", '{"method": "ngram"}'), "speculative_config"),
-    (("--chat-template", "template.jinja"), "--chat-template"),
+    (("--chat-template", "{% for m in messages %}"), "chat template"),
+    (("--kv-cache-dtype", "fp8"), "fp8"),
     (("--scheduling-policy", "random"), "random"),
 ])
 def test_options_the_engine_refuses(cli, smollm2_path, args, needle):
@@ -74,6 +78,13 @@ def test_options_the_engine_refuses(cli, smollm2_path, args, needle):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], result.stderr
+
+
+def test_chat_template_that_is_no_file_nor_template(cli, smollm2_path):
+    result = run(cli, "generate", smollm2_path, "hi", "--chat-template", "missing-template.jinja")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert "--chat-template" in lines[0] and "missing-template.jinja" in lines[0]
 
 
 def test_missing_model_exits_1(cli, tmp_path):
@@ -98,15 +109,22 @@ def test_bench(cli, smollm2_path):
     assert len(rows) == 2
 
 
-def test_serve_then_sigterm(cli, smollm2_path):
+def start_server(cli, smollm2_path, *flags):
+    """``vllm-cpp serve`` on a free port as "smol"; (process, base URL) once it serves."""
     server = subprocess.Popen([cli, "serve", smollm2_path, "--port", "0", "--max-model-len", "256",
-                               "--served-model-name", "smol"],
+                               "--served-model-name", "smol", *flags],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    match = re.search(r"on http://127\.0\.0\.1:(\d+)", line)
+    if not match:
+        server.kill()
+        pytest.fail(line + server.stderr.read(), pytrace=False)
+    return server, "http://127.0.0.1:%s" % match.group(1)
+
+
+def test_serve_then_sigterm(cli, smollm2_path):
+    server, url = start_server(cli, smollm2_path)
     try:
-        line = server.stdout.readline()
-        match = re.search(r"on http://127\.0\.0\.1:(\d+)", line)
-        assert match, line + server.stderr.read()
-        url = "http://127.0.0.1:%s" % match.group(1)
         body = json.dumps({"model": "smol", "prompt": "Hello", "max_tokens": 4, "temperature": 0}).encode()
         request = urllib.request.Request(url + "/v1/completions", data=body,
                                          headers={"Content-Type": "application/json"})
@@ -124,17 +142,26 @@ def test_serve_then_sigterm(cli, smollm2_path):
             server.wait()
 
 
-def test_chat_in_a_terminal(cli, smollm2_path):
+MARKER_TEMPLATE = "{% for m in messages %}<<{{ m.content }}>>{% endfor %}"
+
+
+@pytest.mark.parametrize("template", [None, MARKER_TEMPLATE], ids=["model-template", "chat-template-file"])
+def test_chat_in_a_terminal(cli, smollm2_path, tmp_path, template):
     pexpect = pytest.importorskip("pexpect")
+    flags = []
+    if template is not None:
+        (tmp_path / "t.jinja").write_text(template)
+        flags = ["--chat-template", str(tmp_path / "t.jinja")]
     child = pexpect.spawn(cli, ["chat", smollm2_path, "--temperature", "0", "--max-tokens", "8",
-                                "--max-model-len", "256"], encoding="utf-8", timeout=120)
+                                "--max-model-len", "256", *flags], encoding="utf-8", timeout=120)
     try:
         child.expect("Chatting with")
         child.expect_exact(">>> ")
         child.sendline("Hi")
         child.expect_exact(">>> ")
-        reply = child.before.replace("\r", "").split("\n", 1)[1].strip()  # after the echoed input
-        assert reply, child.before
+        if template is None:
+            reply = child.before.replace("\r", "").split("\n", 1)[1].strip()  # after the echoed input
+            assert reply, child.before
         child.sendline("And who are you?")
         child.expect_exact(">>> ")
         child.sendeof()
@@ -142,3 +169,39 @@ def test_chat_in_a_terminal(cli, smollm2_path):
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+def test_chat_template_end_to_end(cli, smollm2_path, engine, tmp_path):
+    """--chat-template FILE: serve renders with it (/tokenize, /v1/chat/completions),
+    generate accepts it (chat: test_chat_in_a_terminal)."""
+    template = tmp_path / "marker.jinja"
+    template.write_text(MARKER_TEMPLATE)
+    expected = engine.tokenize("<<Hi>>", add_special_tokens=False)
+    server, url = start_server(cli, smollm2_path, "--chat-template", str(template))
+    try:
+        def post(route, body):
+            request = urllib.request.Request(url + route, data=json.dumps(body).encode(),
+                                             headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=120) as response:
+                    return response.status, json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, json.loads(exc.read())
+
+        messages = [{"role": "user", "content": "Hi"}]
+        assert post("/tokenize", {"model": "smol", "messages": messages}) == \
+            (200, {"count": len(expected), "max_model_len": 256, "tokens": expected})
+        status, answer = post("/v1/chat/completions", {"model": "smol", "messages": messages, "max_tokens": 2})
+        assert status == 200 and answer["usage"]["prompt_tokens"] == len(expected)
+        status, answer = post("/v1/chat/completions", {"model": "smol", "messages": messages,
+                                                       "chat_template": MARKER_TEMPLATE})
+        assert status == 400 and "--trust-request-chat-template" in answer["error"]["message"]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    result = run(cli, "generate", smollm2_path, "Hi", "--temperature", "0", "--max-tokens", "2",
+                 "--max-model-len", "128", "--chat-template", str(template))
+    assert result.returncode == 0, result.stderr

@@ -34,6 +34,8 @@ VLLM_OK = 0
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
 

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import enum
 import functools
+import inspect
 import json
 import numbers
 import operator
@@ -35,7 +36,8 @@ from typing import (
 )
 
 from . import _ffi
-from ._ffi import INT32_MAX, INT32_MIN, UINT64_MAX, decode_cstr, encode_str, ffi, lib
+from ._ffi import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, UINT64_MAX, decode_cstr, encode_str, ffi, lib
+from .chat_template import load_chat_template
 from .errors import (
     CallbackError,
     InvalidArgumentError,
@@ -204,41 +206,146 @@ def _toggle(value: Any, name: str) -> Toggle:
     )
 
 
-def _scheduler(value: Any) -> Optional[str]:
-    if value is None:
-        return None
+def _policy(value: Any, name: str) -> Union[SchedulerPolicy, str]:
     if isinstance(value, SchedulerPolicy):
-        return value.value
-    if isinstance(value, str):
+        return value
+    if not isinstance(value, str):
+        raise InvalidConfigurationError(
+            "%s must be a SchedulerPolicy or str, not %s" % (name, type(value).__name__)
+        )
+    try:
+        return SchedulerPolicy(value)
+    except ValueError:
         # Unknown names are the engine's to refuse (InvalidArgumentError).
-        return _opt_str(value, "scheduler")
-    raise InvalidConfigurationError(
-        "scheduler must be a SchedulerPolicy or str, not %s" % type(value).__name__
-    )
+        return _opt_str(value, name)
+
+
+def _path_str(value: Any, name: str) -> str:
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    if not isinstance(value, str):
+        try:
+            value = os.fspath(value)
+        except TypeError:
+            raise InvalidConfigurationError(
+                "%s must be a str or os.PathLike, not %s" % (name, type(value).__name__)
+            ) from None
+        if isinstance(value, bytes):
+            value = os.fsdecode(value)
+    return _opt_str(value, name)
+
+
+def _int64(value: Any, name: str) -> int:
+    return _int_in(value, name, INT64_MIN, INT64_MAX)
 
 
 # --------------------------------------------------------------------------
-# Engine options.
+# Engine options: one table drives Engine.load's keywords, EngineBuilder's
+# methods, validation, marshalling, LLM's vLLM names and the CLI's flags.
 
-#: Option names accepted by Engine.load and EngineBuilder, in vllm_model_params order.
-ENGINE_OPTIONS = (
-    "tokenizer_config_path",
-    "block_size",
-    "num_blocks",
-    "max_model_len",
-    "max_num_seqs",
-    "tool_parser",
-    "reasoning_parser",
-    "speculative_config",
-    "prefix_caching",
-    "max_num_batched_tokens",
-    "scheduler",
-    "kv_transfer_config",
-    "jump_forward",
+
+@dataclass(frozen=True)
+class OptionKind:
+    """How values of one kind of engine option are checked and carried."""
+
+    annotation: Any
+    #: A set value (not None) -> its normalized form; InvalidConfigurationError.
+    check: Callable[[Any, str], Any]
+    #: The normalized form -> the vllm_model_params field's or the JSON value.
+    native: Callable[[Any], Any]
+    #: The command line's argparse ``type``; None: a --flag/--no-flag switch.
+    cli_type: Optional[Callable[[str], Any]] = str
+
+
+_INT32 = OptionKind(int, _int32, int, int)
+_INT64 = OptionKind(int, _int64, int, int)
+_TEXT = OptionKind(str, _opt_str, str)
+_TEMPLATE = OptionKind(str, _opt_str, str, load_chat_template)  # the CLI takes FILE or TEXT
+_PATH = OptionKind(PathLike, _path_str, str)
+_JSON = OptionKind(Union[str, Dict[str, Any]], _opt_json, str)
+_TOGGLE = OptionKind(Toggle, _toggle, int, None)
+_POLICY = OptionKind(Union[SchedulerPolicy, str], _policy, str)
+
+
+@dataclass(frozen=True)
+class EngineOption:
+    """One engine option: an ``Engine.load`` keyword and the
+    ``EngineBuilder`` method of the same name."""
+
+    name: str
+    kind: OptionKind
+    #: Its ``vllm_model_params`` field; None: a key (``name``) of the
+    #: options JSON of ``vllm_engine_load_with_options``.
+    field: Optional[str]
+    doc: str
+    #: vLLM's name when it differs (``LLM`` keywords, the CLI flag).
+    vllm_name: Optional[str] = None
+    #: A flag of every ``vllm-cpp`` subcommand: ``--<vLLM name with dashes>``.
+    cli: bool = False
+    metavar: Optional[str] = None
+
+    @property
+    def flag_name(self) -> str:
+        return self.vllm_name or self.name
+
+
+#: Every engine option, v10's struct fields in their order, then the options JSON.
+ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
+    EngineOption("tokenizer_config_path", _PATH, "tokenizer_config_path",
+                 "Override for a Hugging Face directory's tokenizer_config.json (unused for GGUF files)."),
+    EngineOption("block_size", _INT32, "block_size",
+                 "Tokens per KV block (unset or <= 0: engine default, 16).", cli=True, metavar="N"),
+    EngineOption("num_blocks", _INT32, "num_blocks",
+                 "KV block count (unset or <= 0: sized from the KV cache budget).", cli=True, metavar="N"),
+    EngineOption("max_model_len", _INT32, "max_model_len",
+                 "Longest sequence, prompt + output (unset or <= 0: the model's context length).",
+                 cli=True, metavar="N"),
+    EngineOption("max_num_seqs", _INT32, "max_num_seqs",
+                 "Most sequences scheduled at once (unset: engine default, 8).", cli=True, metavar="N"),
+    EngineOption("tool_parser", _TEXT, "tool_parser",
+                 "Tool-call parser for chat: hermes, llama3_json, mistral, pythonic "
+                 "(unset: detected from the chat template).", vllm_name="tool_call_parser", cli=True,
+                 metavar="NAME"),
+    EngineOption("reasoning_parser", _TEXT, "reasoning_parser",
+                 "Reasoning parser: deepseek_r1, qwen3, mistral or none (unset: detected from the template).",
+                 cli=True, metavar="NAME"),
+    EngineOption("speculative_config", _JSON, "speculative_config",
+                 "Speculative decoding config as vLLM's --speculative-config (str or dict).",
+                 cli=True, metavar="JSON"),
+    EngineOption("prefix_caching", _TOGGLE, "enable_prefix_caching",
+                 "Automatic prefix caching: Toggle.DEFAULT (on), ON or OFF.",
+                 vllm_name="enable_prefix_caching", cli=True),
+    EngineOption("max_num_batched_tokens", _INT32, "max_num_batched_tokens",
+                 "Per-step token budget (chunked prefill; None: engine default, 2048).", cli=True, metavar="N"),
+    EngineOption("scheduler", _POLICY, "scheduling_policy",
+                 "Scheduling policy: SchedulerPolicy.FCFS (default), PRIORITY or LPM.",
+                 vllm_name="scheduling_policy", cli=True, metavar="POLICY"),
+    EngineOption("kv_transfer_config", _JSON, "kv_transfer_config",
+                 "KV connector config as vLLM's --kv-transfer-config (str or dict).", cli=True, metavar="JSON"),
+    EngineOption("jump_forward", _TOGGLE, "enable_jump_forward",
+                 "Jump-forward decoding for structured output: Toggle.DEFAULT (off), ON or OFF "
+                 "(VT_ENABLE_JUMP_FORWARD overrides)."),
+    EngineOption("chat_template", _TEMPLATE, None,
+                 "Chat template text used instead of the model's (parsed at load); the command line "
+                 "takes a file or the text.", cli=True, metavar="FILE|TEXT"),
+    EngineOption("kv_cache_dtype", _TEXT, None,
+                 "KV cache element type: auto (float16), float16/fp16, float32/fp32 "
+                 "(VLLM_CPP_KV_CACHE_DTYPE overrides).", cli=True, metavar="DTYPE"),
+    EngineOption("kv_cache_memory_bytes", _INT64, None,
+                 "KV cache budget in bytes when num_blocks is unset (default 1 GiB; "
+                 "VLLM_CPP_KV_CACHE_MB overrides).", cli=True, metavar="N"),
+    EngineOption("num_threads", _INT32, None,
+                 "Threads of the engine's pool, 1-1024 (default: all cores; VLLM_CPP_NUM_THREADS overrides).",
+                 cli=True, metavar="N"),
+    EngineOption("isa", _TEXT, None,
+                 "Kernel build: scalar, avx2, avx512 or neon, process-wide (default: the best this CPU "
+                 "runs; VLLM_CPP_ISA overrides).", cli=True, metavar="NAME"),
 )
 
-_INT_OPTIONS = ("block_size", "num_blocks", "max_model_len", "max_num_seqs",
-                "max_num_batched_tokens")
+_OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}
+
+#: Option names accepted by Engine.load and EngineBuilder, in table order.
+ENGINE_OPTIONS = tuple(_OPTIONS_BY_NAME)
 
 
 def _normalize_options(options: Dict[str, Any]) -> Dict[str, Any]:
@@ -247,94 +354,60 @@ def _normalize_options(options: Dict[str, Any]) -> Dict[str, Any]:
     if unknown:
         raise TypeError("unknown engine option(s): %s (known: %s)"
                         % (", ".join(unknown), ", ".join(ENGINE_OPTIONS)))
-    out: Dict[str, Any] = {}
-    for name in ENGINE_OPTIONS:
-        value = options.get(name)
-        if value is None:
-            continue
-        if name in _INT_OPTIONS:
-            out[name] = _int32(value, name)
-        elif name == "tokenizer_config_path":
-            if not isinstance(value, str):
-                try:
-                    value = os.fspath(value)
-                except TypeError:
-                    raise InvalidConfigurationError(
-                        "tokenizer_config_path must be a str or os.PathLike, not %s"
-                        % type(value).__name__
-                    ) from None
-                if isinstance(value, bytes):
-                    value = os.fsdecode(value)
-            out[name] = _opt_str(value, name)
-        elif name in ("tool_parser", "reasoning_parser"):
-            out[name] = _opt_str(value, name)
-        elif name in ("speculative_config", "kv_transfer_config"):
-            out[name] = _opt_json(value, name)
-        elif name in ("prefix_caching", "jump_forward"):
-            out[name] = _toggle(value, name)
-        elif name == "scheduler":
-            policy = _scheduler(value)
-            try:
-                out[name] = SchedulerPolicy(policy)
-            except ValueError:
-                out[name] = policy
-    return out
+    return {o.name: o.kind.check(options[o.name], o.name)
+            for o in ENGINE_OPTION_TABLE if options.get(o.name) is not None}
+
+
+def engine_options_from_vllm_names(kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """``Engine.load`` options from keywords that may use vLLM's names
+    (``enable_prefix_caching``, ``scheduling_policy``, ``tool_call_parser``)."""
+    by_vllm_name = {o.vllm_name: o.name for o in ENGINE_OPTION_TABLE if o.vllm_name}
+    return {by_vllm_name.get(name, name): value for name, value in kwargs.items()}
+
+
+def _load_signature() -> inspect.Signature:
+    """``Engine.load(cls, model_path, *, <every option>=None)``."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Signature(
+        [inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("model_path", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=PathLike)]
+        + [inspect.Parameter(o.name, keyword, default=None, annotation=Optional[o.kind.annotation])
+           for o in ENGINE_OPTION_TABLE],
+        return_annotation="Engine")
 
 
 def _model_path(model_path: Any) -> str:
-    if isinstance(model_path, bytes):
-        model_path = os.fsdecode(model_path)
-    if not isinstance(model_path, str):
-        try:
-            model_path = os.fspath(model_path)
-        except TypeError:
-            raise InvalidConfigurationError(
-                "model_path must be a str or os.PathLike, not %s" % type(model_path).__name__
-            ) from None
-        if isinstance(model_path, bytes):
-            model_path = os.fsdecode(model_path)
-    encode_str(model_path, "model_path")
-    return model_path
+    return _path_str(model_path, "model_path")
 
 
 def native_model_params(model_path: PathLike, options: Dict[str, Any]):
     """The ``vllm_model_params*`` for a model path and normalized options,
-    plus the buffers it points into (keep both alive for the call)."""
+    plus the buffers it points into (keep both alive for the call). Options
+    carried by the options JSON are left out (:func:`native_options_json`)."""
     keep: List[Any] = []
 
-    def cstr(value: Optional[str], name: str):
-        if value is None:
-            return ffi.NULL
+    def native(value: Any, name: str):
+        if not isinstance(value, str):
+            return value
         buf = ffi.new("char[]", encode_str(value, name))
         keep.append(buf)
         return buf
 
     p = ffi.new("vllm_model_params*")
     p[0] = lib.vllm_model_params_default()
-    p.model_path = cstr(_model_path(model_path), "model_path")
-    o = options
-    if "tokenizer_config_path" in o:
-        p.tokenizer_config_path = cstr(o["tokenizer_config_path"], "tokenizer_config_path")
-    for name in _INT_OPTIONS:
-        if name in o:
-            setattr(p, name, o[name])
-    if "tool_parser" in o:
-        p.tool_parser = cstr(o["tool_parser"], "tool_parser")
-    if "reasoning_parser" in o:
-        p.reasoning_parser = cstr(o["reasoning_parser"], "reasoning_parser")
-    if "speculative_config" in o:
-        p.speculative_config = cstr(o["speculative_config"], "speculative_config")
-    if "prefix_caching" in o:
-        p.enable_prefix_caching = int(o["prefix_caching"])
-    if "scheduler" in o:
-        sched = o["scheduler"]
-        p.scheduling_policy = cstr(sched.value if isinstance(sched, SchedulerPolicy) else sched,
-                                   "scheduler")
-    if "kv_transfer_config" in o:
-        p.kv_transfer_config = cstr(o["kv_transfer_config"], "kv_transfer_config")
-    if "jump_forward" in o:
-        p.enable_jump_forward = int(o["jump_forward"])
+    p.model_path = native(_model_path(model_path), "model_path")
+    for o in ENGINE_OPTION_TABLE:
+        if o.field is not None and o.name in options:
+            setattr(p, o.field, native(o.kind.native(options[o.name]), o.name))
     return p, keep
+
+
+def native_options_json(options: Dict[str, Any]) -> Optional[str]:
+    """The options JSON of ``vllm_engine_load_with_options`` for normalized
+    options (None when none of them travels that way)."""
+    carried = {o.name: o.kind.native(options[o.name])
+               for o in ENGINE_OPTION_TABLE if o.field is None and o.name in options}
+    return json.dumps(carried) if carried else None
 
 
 # --------------------------------------------------------------------------
@@ -658,64 +731,27 @@ class EngineBuilder:
         """The options set so far, validated and normalized like Engine.load does."""
         return _normalize_options(dict(self._options))
 
-    def tokenizer_config_path(self, path: Optional[PathLike]) -> "EngineBuilder":
-        """Override for tokenizer_config.json (HF directories only)."""
-        return self._set("tokenizer_config_path", path)
-
-    def block_size(self, n: Optional[int]) -> "EngineBuilder":
-        """Tokens per KV block (<= 0 or None: engine default)."""
-        return self._set("block_size", n)
-
-    def num_blocks(self, n: Optional[int]) -> "EngineBuilder":
-        """KV block count (<= 0 or None: sized from a memory budget)."""
-        return self._set("num_blocks", n)
-
-    def max_model_len(self, n: Optional[int]) -> "EngineBuilder":
-        """Longest sequence (<= 0 or None: the model's context length)."""
-        return self._set("max_model_len", n)
-
-    def max_num_seqs(self, n: Optional[int]) -> "EngineBuilder":
-        """Most sequences scheduled at once (None: engine default)."""
-        return self._set("max_num_seqs", n)
-
-    def tool_parser(self, name: Optional[str]) -> "EngineBuilder":
-        """Tool-call parser for chat (None: detect from the chat template)."""
-        return self._set("tool_parser", name)
-
-    def reasoning_parser(self, name: Optional[str]) -> "EngineBuilder":
-        """Reasoning parser (None: detect; "none": disabled)."""
-        return self._set("reasoning_parser", name)
-
-    def speculative_config(self, config: Union[str, Dict[str, Any], None]) -> "EngineBuilder":
-        """Speculative decoding config as vLLM's --speculative-config (str or dict)."""
-        return self._set("speculative_config", config)
-
-    def prefix_caching(self, toggle: Optional[Toggle]) -> "EngineBuilder":
-        """Prefix caching: Toggle.DEFAULT, ON or OFF."""
-        return self._set("prefix_caching", toggle)
-
-    def max_num_batched_tokens(self, n: Optional[int]) -> "EngineBuilder":
-        """Per-step token budget (chunked prefill; None: engine default)."""
-        return self._set("max_num_batched_tokens", n)
-
-    def scheduler(self, policy: Union[SchedulerPolicy, str, None]) -> "EngineBuilder":
-        """Scheduling policy (SchedulerPolicy.FCFS, PRIORITY, LPM)."""
-        return self._set("scheduler", policy)
-
-    def kv_transfer_config(self, config: Union[str, Dict[str, Any], None]) -> "EngineBuilder":
-        """KV connector config as vLLM's --kv-transfer-config (str or dict)."""
-        return self._set("kv_transfer_config", config)
-
-    def jump_forward(self, toggle: Optional[Toggle]) -> "EngineBuilder":
-        """Jump-forward decoding for structured output: Toggle.DEFAULT, ON or OFF."""
-        return self._set("jump_forward", toggle)
-
     def load(self) -> "Engine":
         """Load the engine with these options (see :meth:`Engine.load`)."""
         return Engine.load(self._model_path, **self._options)
 
     def __repr__(self) -> str:
         return "EngineBuilder(%r, %r)" % (self._model_path, self._options)
+
+
+def _builder_method(option: EngineOption) -> Callable[[EngineBuilder, Any], EngineBuilder]:
+    def set_option(self: EngineBuilder, value: Any) -> EngineBuilder:
+        return self._set(option.name, value)
+
+    set_option.__name__ = option.name
+    set_option.__qualname__ = "EngineBuilder." + option.name
+    set_option.__doc__ = option.doc
+    set_option.__annotations__ = {"value": Optional[option.kind.annotation], "return": "EngineBuilder"}
+    return set_option
+
+
+for _option in ENGINE_OPTION_TABLE:
+    setattr(EngineBuilder, _option.name, _builder_method(_option))
 
 
 def _free_engine(ptr) -> None:
@@ -747,61 +783,37 @@ class Engine:
 
     # -- construction ------------------------------------------------------
     @classmethod
-    def load(
-        cls,
-        model_path: PathLike,
-        *,
-        tokenizer_config_path: Optional[PathLike] = None,
-        block_size: Optional[int] = None,
-        num_blocks: Optional[int] = None,
-        max_model_len: Optional[int] = None,
-        max_num_seqs: Optional[int] = None,
-        tool_parser: Optional[str] = None,
-        reasoning_parser: Optional[str] = None,
-        speculative_config: Union[str, Dict[str, Any], None] = None,
-        prefix_caching: Optional[Toggle] = None,
-        max_num_batched_tokens: Optional[int] = None,
-        scheduler: Union[SchedulerPolicy, str, None] = None,
-        kv_transfer_config: Union[str, Dict[str, Any], None] = None,
-        jump_forward: Optional[Toggle] = None,
-    ) -> "Engine":
+    def load(cls, model_path: PathLike, **options: Any) -> "Engine":
         """Load a model: a GGUF file or a Hugging Face model directory.
 
-        Every option left at ``None`` takes the native default (see
-        ``vllm_model_params`` in the C ABI). Raises :class:`AbiMismatchError`
-        (checked first), ``TypeError`` for an unknown option,
-        :class:`InvalidConfigurationError` for a value the ABI cannot carry,
-        :class:`ModelLoadError` (path and reason in the message) and
-        :class:`InvalidArgumentError` from the engine.
+        The keywords are the options of ``ENGINE_OPTION_TABLE`` (see
+        docs/python-api.md). Every option left at ``None`` takes the native
+        default (``vllm_model_params`` and ``vllm_engine_load_with_options``
+        in the C ABI). Raises :class:`AbiMismatchError` (checked first),
+        ``TypeError`` for an unknown option, :class:`InvalidConfigurationError`
+        for a value the ABI cannot carry, :class:`ModelLoadError` (path and
+        reason in the message) and :class:`InvalidArgumentError` from the
+        engine.
         """
         _ffi.check_abi()
-        options = _normalize_options({
-            "tokenizer_config_path": tokenizer_config_path,
-            "block_size": block_size,
-            "num_blocks": num_blocks,
-            "max_model_len": max_model_len,
-            "max_num_seqs": max_num_seqs,
-            "tool_parser": tool_parser,
-            "reasoning_parser": reasoning_parser,
-            "speculative_config": speculative_config,
-            "prefix_caching": prefix_caching,
-            "max_num_batched_tokens": max_num_batched_tokens,
-            "scheduler": scheduler,
-            "kv_transfer_config": kv_transfer_config,
-            "jump_forward": jump_forward,
-        })
+        options = _normalize_options(options)
         path = _model_path(model_path)
         params, keep = native_model_params(path, options)
+        options_json = native_options_json(options)
         out = ffi.new("vllm_engine**")
-        status = lib.vllm_engine_load(params, out)
+        status = lib.vllm_engine_load_with_options(
+            params, ffi.NULL if options_json is None else encode_str(options_json, "options"), out)
         del keep
         if status != 0:
             if out[0] != ffi.NULL:  # the ABI says it stays NULL; be safe anyway
                 lib.vllm_engine_free(out[0])
             _ffi.check(status)
         if out[0] == ffi.NULL:
-            raise _ffi.error_for_status(4, "vllm_engine_load returned OK but no engine")
+            raise _ffi.error_for_status(4, "vllm_engine_load_with_options returned OK but no engine")
         return cls(out[0], path, options)
+
+    # help(Engine.load) and IDEs show one keyword per option.
+    load.__func__.__signature__ = _load_signature()
 
     @classmethod
     def builder(cls, model_path: PathLike) -> EngineBuilder:

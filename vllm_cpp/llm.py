@@ -23,7 +23,15 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .core import Completion, Engine, SamplingParams, StructuredOutput, TokenLogprob, Toggle
+from .chat_template import load_chat_template
+from .core import (
+    Completion,
+    Engine,
+    SamplingParams,
+    StructuredOutput,
+    TokenLogprob,
+    engine_options_from_vllm_names,
+)
 from .errors import InvalidConfigurationError
 
 __all__ = ["LLM", "RequestOutput", "CompletionOutput"]
@@ -56,23 +64,6 @@ class RequestOutput:
     prompt_token_ids: Optional[List[int]]
     outputs: List[CompletionOutput]
     finished: bool = True
-
-
-_VLLM_OPTION_NAMES = {
-    "enable_prefix_caching": "prefix_caching",
-    "scheduling_policy": "scheduler",
-    "tool_call_parser": "tool_parser",
-}
-
-
-def _engine_options(kwargs: Dict[str, Any]) -> Dict[str, Any]:
-    options = {}
-    for name, value in kwargs.items():
-        target = _VLLM_OPTION_NAMES.get(name, name)
-        if target == "prefix_caching" and isinstance(value, bool):
-            value = Toggle.ON if value else Toggle.OFF
-        options[target] = value
-    return options
 
 
 def _prompt(value: PromptInput) -> Tuple[Union[str, List[int]], Optional[str]]:
@@ -132,11 +123,15 @@ def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
 
 class LLM:
     """An engine with vLLM's offline API. Extra keyword arguments are
-    ``Engine.load`` options (vLLM's names accepted). Use as a context
-    manager or call ``close()`` to free the engine early."""
+    ``Engine.load`` options (vLLM's names accepted); ``chat_template`` is a
+    file or the template text, as ``vllm serve --chat-template`` takes it.
+    Use as a context manager or call ``close()`` to free the engine early."""
 
     def __init__(self, model: str, **engine_options: Any):
-        self.engine = Engine.load(model, **_engine_options(engine_options))
+        options = engine_options_from_vllm_names(engine_options)
+        if options.get("chat_template") is not None:
+            options["chat_template"] = load_chat_template(options["chat_template"])
+        self.engine = Engine.load(model, **options)
         self._ids = itertools.count()
 
     def close(self) -> None:
@@ -183,9 +178,11 @@ class LLM:
     def chat(self, messages: Union[Conversation, Sequence[Conversation]],
              sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
              use_tqdm: bool = False, chat_template_kwargs: Optional[Dict[str, Any]] = None,
-             tools: Optional[List[Dict[str, Any]]] = None) -> List[RequestOutput]:
-        """Chat completions with the model's template: one conversation (a
-        list of messages) or a batch of them, submitted at once."""
+             tools: Optional[List[Dict[str, Any]]] = None,
+             chat_template: Optional[str] = None) -> List[RequestOutput]:
+        """Chat completions with the model's template, or ``chat_template``
+        (the template's text, as in vLLM): one conversation (a list of
+        messages) or a batch of them, submitted at once."""
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
         params = _per_prompt(sampling_params, len(conversations))
         responses: List[Optional[str]] = [None] * len(conversations)
@@ -196,6 +193,8 @@ class LLM:
                 body["chat_template_kwargs"] = chat_template_kwargs
             if tools is not None:
                 body["tools"] = tools
+            if chat_template is not None:
+                body["chat_template"] = chat_template
             bodies.append(body)
         requests = []
         try:

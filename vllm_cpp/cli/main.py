@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the model name in the API (default: MODEL as given)")
     group.add_argument("--enable-auto-tool-choice", action="store_true",
                        help="allow tool_choice 'auto' (needs a tool call parser)")
+    group.add_argument("--trust-request-chat-template", action="store_true",
+                       help="use a request's own chat_template (refused by default, as in vLLM)")
     group.add_argument("--max-pending-requests", type=int, default=256, metavar="N",
                        help="engine requests in flight before the server answers 503 (default 256)")
     group.add_argument("--max-request-bytes", type=int, default=16 * 1024 * 1024, metavar="N",
@@ -78,9 +80,6 @@ def build_parser() -> argparse.ArgumentParser:
 def _load(args: argparse.Namespace):
     from ..core import Engine
 
-    if args.chat_template is not None:
-        raise UsageError("--chat-template is not supported yet: the engine renders the GGUF's own "
-                         "tokenizer.chat_template")
     return Engine.load(args.model, **engine_options(args))
 
 

@@ -28,7 +28,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           max_request_bytes=args.max_request_bytes,
                           max_pending_requests=args.max_pending_requests,
                           max_model_len=args.max_model_len,
-                          enable_auto_tool_choice=args.enable_auto_tool_choice)
+                          enable_auto_tool_choice=args.enable_auto_tool_choice,
+                          trust_request_chat_template=args.trust_request_chat_template)
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).

@@ -235,6 +235,45 @@ VLLM_API vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request
 VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_ids, int32_t n_token_ids,
                                      bool skip_special_tokens, char** out_text);
 
+/* vllm_engine_load with engine options beyond vllm_model_params, as one JSON
+   object (borrowed for the call; NULL or "" is exactly vllm_engine_load).
+   A key whose value is null counts as left out. Keys:
+     "chat_template"          string, the chat template's text (Jinja, as
+                              transformers renders it): used instead of the
+                              GGUF's tokenizer.chat_template or the directory's
+                              template, also for detecting the tool/reasoning
+                              parsers. Parsed at load: a template that does not
+                              parse (or an unknown tool_parser/reasoning_parser)
+                              is INVALID_ARGUMENT "chat template line N: ...".
+                              Per engine.
+     "kv_cache_dtype"         string, vLLM's names: "auto" (the default, IEEE
+                              half), "float16" ("fp16", "half", "f16"),
+                              "float32" ("fp32", "float", "f32"); "bfloat16"
+                              and "fp8"/"fp8_e4m3"/"fp8_e5m2"... are refused by
+                              name (not implemented). Per engine.
+     "kv_cache_memory_bytes"  integer >= 1: the KV cache budget when num_blocks
+                              is unset (the cache holds at most max_num_seqs
+                              full-length sequences within it); a budget below
+                              one max_model_len sequence, or num_blocks also
+                              set, is INVALID_ARGUMENT. Per engine.
+     "num_threads"            integer in [1, 1024]: the engine's thread pool
+                              (default: all hardware threads). Per engine.
+     "isa"                    "scalar", "avx2", "avx512" (x86-64) or "neon"
+                              (AArch64): the kernel build. Process-wide: the
+                              first engine that names one (or the first kernel
+                              use) fixes it; a later engine naming another, or
+                              one this CPU cannot run, is INVALID_ARGUMENT.
+   Environment overrides win over these options when set:
+   VLLM_CPP_KV_CACHE_DTYPE (f16|f32), VLLM_CPP_KV_CACHE_MB (MiB),
+   VLLM_CPP_NUM_THREADS, VLLM_CPP_ISA; the option's value is still checked.
+   (VT_ENABLE_JUMP_FORWARD likewise overrides enable_jump_forward.)
+   Errors: INVALID_ARGUMENT naming the key for JSON that is not an object,
+   an unknown key, a wrong type or a value out of range; otherwise those of
+   vllm_engine_load. On failure *out stays NULL; the engine is freed with
+   vllm_engine_free. */
+VLLM_API vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const char* options_json,
+                                                   vllm_engine** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,7 @@ from .protocol import (
     ApiError,
     check_fields,
     check_model,
+    check_request_chat_template,
     invalid,
     parse_body,
     parse_chat_request,
@@ -51,7 +52,7 @@ from .serving_completion import CompletionServing
 logger = logging.getLogger("vllm_cpp.server")
 
 TOKENIZE_FIELDS = ("model", "prompt", "add_special_tokens", "messages", "add_generation_prompt",
-                   "continue_final_message", "chat_template_kwargs", "tools")
+                   "continue_final_message", "chat_template_kwargs", "tools", "chat_template")
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class ServerConfig:
     max_pending_requests: int = 256
     max_model_len: Optional[int] = None
     enable_auto_tool_choice: bool = False
+    trust_request_chat_template: bool = False  # a request's own chat_template is used, not refused
 
 
 class Admission:
@@ -169,7 +171,8 @@ class OpenAIServer:
     async def create_chat_completion(self, request: Request) -> Response:
         body = await self.read_json(request)
         check_model(body, [self.config.model_name])
-        stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice)
+        stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice,
+                                                   self.config.trust_request_chat_template)
         n = body.get("n")
         return await self._generate(
             request, n if isinstance(n, int) and n > 0 else 1, stream,
@@ -221,9 +224,11 @@ class OpenAIServer:
     async def tokenize(self, request: Request) -> Response:
         """``prompt`` (text), or a chat request's ``messages`` rendered by the
         model's template (with ``add_generation_prompt``,
-        ``continue_final_message``, ``chat_template_kwargs``, ``tools``)."""
+        ``continue_final_message``, ``chat_template_kwargs``, ``tools``, and
+        ``chat_template`` on a server that trusts request templates)."""
         body = await self.read_json(request)
         check_fields(body, TOKENIZE_FIELDS)
+        check_request_chat_template(body, self.config.trust_request_chat_template)
         check_model(body, [self.config.model_name])
         if ("prompt" in body) == ("messages" in body):
             raise invalid("send exactly one of 'prompt' and 'messages'")

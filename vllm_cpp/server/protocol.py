@@ -279,17 +279,31 @@ CHAT_FIELDS = (
     "parallel_tool_calls",
     # vLLM's extras
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
-    "chat_template_kwargs", "add_generation_prompt", "continue_final_message",
+    "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
 )
 
 
-def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool) -> Tuple[bool, bool]:
+def check_request_chat_template(body: Dict[str, Any], trusted: bool) -> None:
+    """A request's own template (``chat_template``, or transformers' way,
+    ``chat_template_kwargs.chat_template``) runs only on a server started
+    with --trust-request-chat-template, as in vLLM."""
+    kwargs = body.get("chat_template_kwargs")
+    if not trusted and (body.get("chat_template") is not None
+                        or (isinstance(kwargs, dict) and kwargs.get("chat_template") is not None)):
+        raise invalid("Chat template is passed with request, but --trust-request-chat-template is not set. "
+                      "Refused request with untrusted chat template.", param="chat_template")
+
+
+def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool,
+                       trust_chat_template: bool = False) -> Tuple[bool, bool]:
     """Checks the HTTP layer's part of a chat body; returns (stream,
     include_usage). ``parallel_tool_calls`` and ``user`` are accepted and
     dropped (every call found is returned, as vLLM does). As in vLLM,
     tool_choice "auto" (the default with tools) needs the server started
-    with --enable-auto-tool-choice."""
+    with --enable-auto-tool-choice, and a request's own chat template
+    --trust-request-chat-template."""
     check_fields(body, CHAT_FIELDS)
+    check_request_chat_template(body, trust_chat_template)
     if "messages" not in body:
         raise invalid("'messages' is required", param="messages")
     if body.get("tools") and body.get("tool_choice", "auto") == "auto" and not auto_tool_choice:

@@ -407,6 +407,126 @@ static void test_server_entry_points(vllm_engine* engine, const vllm_sampling_pa
                  "chat submit without a callback");
 }
 
+/* vllm_engine_load_with_options: every refusal is INVALID_ARGUMENT naming the
+   key, decided before the model file is read. */
+static void test_load_options_refusals(void) {
+    vllm_model_params mp = vllm_model_params_default();
+    mp.model_path = "/nonexistent/model.gguf";
+    vllm_engine* engine = (vllm_engine*)0x1;
+    static const struct { const char* json; const char* named; } bad[] = {
+        {"[1]", "object"},
+        {"{\"chat_template\": ", "options_json"},
+        {"{\"max_model_len\": 64}", "max_model_len"},
+        {"{\"chat_template\": 3}", "chat_template"},
+        {"{\"chat_template\": \"\"}", "chat_template"},
+        {"{\"kv_cache_dtype\": \"fp8\"}", "fp8"},
+        {"{\"kv_cache_dtype\": \"fp8_e4m3\"}", "fp8"},
+        {"{\"kv_cache_dtype\": \"bfloat16\"}", "bfloat16"},
+        {"{\"kv_cache_dtype\": \"int4\"}", "kv_cache_dtype"},
+        {"{\"kv_cache_memory_bytes\": 0}", "kv_cache_memory_bytes"},
+        {"{\"kv_cache_memory_bytes\": 1.5}", "kv_cache_memory_bytes"},
+        {"{\"kv_cache_memory_bytes\": \"1G\"}", "kv_cache_memory_bytes"},
+        {"{\"num_threads\": 0}", "num_threads"},
+        {"{\"num_threads\": 100000}", "num_threads"},
+        {"{\"num_threads\": true}", "num_threads"},
+        {"{\"isa\": \"sse4\"}", "isa"},
+#if defined(__x86_64__)
+        {"{\"isa\": \"neon\"}", "isa"},
+#endif
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        CHECK_STATUS(vllm_engine_load_with_options(&mp, bad[i].json, &engine), VLLM_ERR_INVALID_ARGUMENT, "bad option");
+        CHECK(strstr(vllm_last_error(), bad[i].named) != NULL, bad[i].json);
+        CHECK(engine == NULL, "failure leaves *out NULL");
+    }
+    mp.num_blocks = 64;
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, "{\"kv_cache_memory_bytes\": 1000000}", &engine),
+                 VLLM_ERR_INVALID_ARGUMENT, "kv_cache_memory_bytes with num_blocks");
+    mp.num_blocks = 0;
+    CHECK_STATUS(vllm_engine_load_with_options(NULL, "{}", &engine), VLLM_ERR_INVALID_ARGUMENT, "NULL params");
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, "{}", NULL), VLLM_ERR_INVALID_ARGUMENT, "NULL out");
+    /* Valid options, then the model's own error. */
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, "{\"kv_cache_dtype\": \"auto\", \"num_threads\": null}", &engine),
+                 VLLM_ERR_MODEL_LOAD, "good options reach the model load");
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, NULL, &engine), VLLM_ERR_MODEL_LOAD, "NULL options: as vllm_engine_load");
+}
+
+/* Chat-tokenizes one user message "Hi" (optionally with a request template). */
+static int chat_ids(vllm_engine* engine, const char* request, int32_t* ids, int32_t max_ids) {
+    int32_t* out = NULL;
+    int32_t n = 0;
+    if (vllm_chat_tokenize(engine, request, &out, &n) != VLLM_OK) return -1;
+    int32_t kept = n < max_ids ? n : max_ids;
+    memcpy(ids, out, (size_t)kept * sizeof *ids);
+    vllm_tokens_free(out);
+    return n;
+}
+
+static bool ids_of_text(vllm_engine* engine, const char* text, const int32_t* ids, int n) {
+    int32_t* out = NULL;
+    int32_t m = 0;
+    if (vllm_tokenize(engine, text, false, &out, &m) != VLLM_OK) return false;
+    bool same = m == n && memcmp(out, ids, (size_t)n * sizeof *ids) == 0;
+    vllm_tokens_free(out);
+    return same;
+}
+
+static void test_load_options_with_model(const char* path) {
+    vllm_model_params mp = vllm_model_params_default();
+    mp.model_path = path;
+    mp.max_model_len = 128;
+    vllm_engine* engine = NULL;
+    const char* options =
+        "{\"chat_template\": \"{% for m in messages %}<<{{ m.content }}>>{% endfor %}\", \"kv_cache_dtype\": \"float32\", "
+        "\"kv_cache_memory_bytes\": 16777216, \"num_threads\": 1}";
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, options, &engine), VLLM_OK, "load with options");
+    if (engine == NULL) return;
+    const char* hi = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}";
+    int32_t ids[64];
+    int n = chat_ids(engine, hi, ids, 64);
+    CHECK(n > 0 && ids_of_text(engine, "<<Hi>>", ids, n), "the loaded template renders the prompt");
+    n = chat_ids(engine,
+                 "{\"chat_template\": \"[{{ messages[0].content }}]\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}",
+                 ids, 64);
+    CHECK(n > 0 && ids_of_text(engine, "[Hi]", ids, n), "a request's template renders its prompt");
+    CHECK(chat_ids(engine, "{\"chat_template\": \"{% if %}\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}",
+                   ids, 64) < 0 && strstr(vllm_last_error(), "chat_template") != NULL,
+          "a request template that does not parse is refused by name");
+    CHECK(chat_ids(engine, "{\"chat_template_kwargs\": {\"chat_template\": \"x\"}, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", ids, 64) < 0 &&
+              strstr(vllm_last_error(), "chat_template_kwargs.chat_template") != NULL,
+          "chat_template_kwargs.chat_template is refused by name");
+    char* stats = NULL;
+    CHECK_STATUS(vllm_engine_stats(engine, &stats), VLLM_OK, "stats");
+    /* float32 K/V within a 16 MiB budget (when no environment override is set). */
+    if (stats != NULL && getenv("VLLM_CPP_KV_CACHE_MB") == NULL) {
+        const char* at = strstr(stats, "\"kv_cache_bytes\":");
+        CHECK(at != NULL && atoll(at + strlen("\"kv_cache_bytes\":")) <= 16777216, "kv_cache_bytes within the budget");
+    }
+    vllm_string_free(stats);
+    vllm_sampling_params sp = vllm_sampling_params_default();
+    sp.temperature = 0.0f;
+    sp.max_tokens = 4;
+    vllm_completion c;
+    CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "complete with options");
+    vllm_completion_free(&c);
+    vllm_engine_free(engine);
+
+    engine = NULL;
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, "{\"chat_template\": \"{% for %}\"}", &engine),
+                 VLLM_ERR_INVALID_ARGUMENT, "a template that does not parse is refused at load");
+    CHECK(strstr(vllm_last_error(), "chat template") != NULL && engine == NULL, "the refusal names the template");
+    CHECK_STATUS(vllm_engine_load_with_options(&mp, "{\"kv_cache_memory_bytes\": 4096}", &engine),
+                 getenv("VLLM_CPP_KV_CACHE_MB") == NULL ? VLLM_ERR_INVALID_ARGUMENT : VLLM_OK,
+                 "a budget below one sequence is refused");
+    vllm_engine_free(engine);
+    engine = NULL;
+    /* The kernels are process-wide: scalar is the process's own only where nothing better runs. */
+    vllm_status st = vllm_engine_load_with_options(&mp, "{\"isa\": \"scalar\"}", &engine);
+    CHECK(st == VLLM_OK || (st == VLLM_ERR_INVALID_ARGUMENT && strstr(vllm_last_error(), "process-wide") != NULL),
+          "a second engine's conflicting isa is refused by name");
+    vllm_engine_free(engine);
+}
+
 static void test_with_model(const char* path) {
     vllm_model_params mp = vllm_model_params_default();
     mp.model_path = path;
@@ -505,7 +625,11 @@ static void test_with_model(const char* path) {
 
 int main(int argc, char** argv) {
     test_without_model();
-    if (argc > 1) test_with_model(argv[1]);
+    test_load_options_refusals();
+    if (argc > 1) {
+        test_with_model(argv[1]);
+        test_load_options_with_model(argv[1]);
+    }
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 
 #include "chat/chat_service.h"
 #include "engine/engine.h"
+#include "engine/engine_options.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -123,16 +124,7 @@ vllm_sampling_params vllm_sampling_params_default(void) {
 }
 
 vllm_status vllm_engine_load(const vllm_model_params* params, vllm_engine** out) {
-    return guarded([&] {
-        require_non_null(out, "out");
-        *out = nullptr;
-        require_non_null(params, "params");
-        vllm::EngineConfig config = vllm::EngineConfig::from_c(*params);
-        auto handle = std::make_unique<vllm_engine>();
-        handle->engine = std::make_unique<vllm::Engine>(config);
-        handle->chat_parsers = {config.tool_parser, config.reasoning_parser};
-        *out = handle.release();
-    });
+    return vllm_engine_load_with_options(params, nullptr, out);
 }
 
 void vllm_engine_free(vllm_engine* engine) { delete engine; }
@@ -601,5 +593,23 @@ const char* vllm_last_error(void) { return g_last_error.c_str(); }
 const char* vllm_version(void) { return VLLM_VERSION_STRING; }
 
 int32_t vllm_abi_version(void) { return VLLM_ABI_VERSION; }
+
+vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const char* options_json,
+                                          vllm_engine** out) {
+    return guarded([&] {
+        require_non_null(out, "out");
+        *out = nullptr;
+        require_non_null(params, "params");
+        vllm::EngineConfig config = vllm::EngineConfig::from_c(*params);
+        if (options_json != nullptr) vllm::apply_engine_options(options_json, config);
+        auto handle = std::make_unique<vllm_engine>();
+        handle->engine = std::make_unique<vllm::Engine>(config);
+        handle->chat_parsers = {config.tool_parser, config.reasoning_parser};
+        // A template given at load is parsed at load, so a broken one is
+        // refused here rather than at the first chat call.
+        if (config.chat_template) chat_service(handle.get());
+        *out = handle.release();
+    });
+}
 
 }  // extern "C"

@@ -319,8 +319,16 @@ void parse_outputs(const json::Value& body, ChatRequest& r) {
 }
 
 void parse_template_options(const json::Value& body, ChatRequest& r) {
+    if (const json::Value* v = field(body, "chat_template")) {
+        r.chat_template = read_string(*v, "chat_template");
+        if (r.chat_template.empty()) throw_invalid_argument("'chat_template' must not be empty");
+    }
     if (const json::Value* v = field(body, "chat_template_kwargs")) {
         require_object(*v, "chat_template_kwargs");
+        // transformers would take it as the template itself; one way to give it is enough.
+        if (v->contains("chat_template"))
+            throw_invalid_argument("'chat_template_kwargs.chat_template' is not supported: give the template as the "
+                                   "request's 'chat_template'");
         r.chat_template_kwargs = *v;
     }
     if (const json::Value* v = field(body, "add_generation_prompt"))

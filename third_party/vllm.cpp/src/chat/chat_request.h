@@ -66,6 +66,9 @@ struct ChatRequest {
     bool stream = false;
     bool include_usage = false;    // stream_options.include_usage
 
+    // The request's own chat template (vLLM's `chat_template`), used instead
+    // of the model's; "" : the model's. A server decides whether to trust it.
+    std::string chat_template;
     json::Value chat_template_kwargs = json::Value::object();  // extra template variables
     bool add_generation_prompt = true;
     bool continue_final_message = false;

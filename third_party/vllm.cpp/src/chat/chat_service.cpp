@@ -122,6 +122,14 @@ ChatService::ChatService(const Tokenizer& tokenizer, const std::string& template
 
 ChatService::~ChatService() = default;
 
+ChatTemplate ChatService::request_template(const std::string& source) const {
+    try {
+        return ChatTemplate(source, token_text(tokenizer_, tokenizer_.bos_id()), token_text(tokenizer_, tokenizer_.eos_id()));
+    } catch (const Error& e) {
+        throw_invalid_argument(std::string("'chat_template': ") + e.what());
+    }
+}
+
 std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::string_view request_json) const {
     auto prepared = std::make_shared<Prepared>();
     Prepared& p = *prepared;
@@ -130,7 +138,12 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
         throw_invalid_argument(
             "tool_choice 'auto' (the default with 'tools') needs a tool parser: load the model with tool_parser "
             "set (its chat template shows no known tool-call format)");
-    p.prompt_text = render_chat_prompt(p.request, template_.get());
+    if (p.request.chat_template.empty()) {
+        p.prompt_text = render_chat_prompt(p.request, template_.get());
+    } else {
+        const ChatTemplate own = request_template(p.request.chat_template);
+        p.prompt_text = render_chat_prompt(p.request, &own);
+    }
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
     p.constraint = chat_output_constraint(p.request);
     // The grammar constrains the output from its first token, so a model

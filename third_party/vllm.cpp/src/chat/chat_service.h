@@ -116,6 +116,8 @@ private:
     // cancels whatever is still running when an error (or a stop) leaves early.
     void submit_choices(const Prepared& prepared, ChoiceStreams& streams) const;
     ChatOutputParser output_parser(const Prepared& prepared) const;
+    // A request's own chat template, parsed (INVALID_ARGUMENT "'chat_template': ..." when it does not parse).
+    ChatTemplate request_template(const std::string& source) const;
     // The request's "model" echoed back (as vLLM does; a server has checked
     // it names the served model), else the model's own name.
     const std::string& response_model(const Prepared& prepared) const;

@@ -7,6 +7,7 @@
 
 #include "engine/kv_cache_plan.h"
 #include "engine/output_processor.h"
+#include "kernels/cpu/kernels.h"
 #include "model/gguf_reader.h"
 #include "model/hf_model.h"
 #include "model/hf_json.h"
@@ -27,6 +28,8 @@ bool is_directory(const std::string& path) {
 }  // namespace
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
+    // Before any weight is laid out for the kernels.
+    if (!config.isa.empty()) kernels::require_isa(config.isa);
     // A directory is a Hugging Face model (config.json + safetensors +
     // tokenizer.json); anything else must be a GGUF file.
     if (is_directory(config.model_path)) {
@@ -43,6 +46,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         chat_template_ = gguf->get_string("tokenizer.chat_template", "");
         source_ = std::move(gguf);
     }
+    if (config.chat_template) chat_template_ = *config.chat_template;
     ModelConfig model_config = ModelConfig::from_source(*source_);
     ModelWeights weights = ModelWeights::from_source(*source_, model_config);
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);

@@ -41,9 +41,9 @@ public:
 
     EngineStats stats() const;
     const Tokenizer& tokenizer() const { return *tokenizer_; }
-    // The model's chat template ("" when it has none): a GGUF file's
-    // `tokenizer.chat_template` metadata, a Hugging Face directory's as
-    // HfTokenizerConfig chooses it.
+    // The chat template ("" when there is none): the chat_template option
+    // when given, else a GGUF file's `tokenizer.chat_template` metadata or a
+    // Hugging Face directory's as HfTokenizerConfig chooses it.
     const std::string& chat_template() const { return chat_template_; }
     // The model's name for responses: the file or directory name, without its parents.
     const std::string& model_name() const { return model_name_; }

@@ -2,6 +2,7 @@
 // resolved. Features of later issues are refused here by name.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/kv_cache.h"
@@ -29,6 +30,14 @@ struct EngineConfig {
     // KV cache element type: VLLM_CPP_KV_CACHE_DTYPE ("f32" or "f16"),
     // read by from_c, like the other environment overrides (kv_cache.h).
     KvDtype kv_dtype = kDefaultKvDtype;
+
+    // Options of vllm_engine_load_with_options (engine_options.h); each is
+    // left unset where its environment override is set.
+    // The chat template text, over the model's own (GGUF or directory).
+    std::optional<std::string> chat_template;
+    int64_t kv_cache_memory_bytes = 0;  // 0: VLLM_CPP_KV_CACHE_MB or kDefaultKvCacheMb
+    int num_threads = 0;                // 0: ThreadPool::default_thread_count()
+    std::string isa;                    // "": the process's kernels (kernels::require_isa)
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

@@ -16,7 +16,8 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
                 config.block_size, config.kv_dtype),
       kv_manager_(kv_plan.groups, kv_plan.group_blocks, config.block_size, config.prefix_caching),
       scheduler_(parse_scheduling_policy(config.scheduling_policy), config.max_num_seqs,
-                 config.max_num_batched_tokens, kv_manager_) {}
+                 config.max_num_batched_tokens, kv_manager_),
+      pool_(config.num_threads) {}
 
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();

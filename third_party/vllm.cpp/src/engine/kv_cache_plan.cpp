@@ -10,13 +10,15 @@ namespace vllm {
 
 namespace {
 
-int64_t kv_budget_bytes() {
-    int64_t mb = EngineConfig::kDefaultKvCacheMb;
+// VLLM_CPP_KV_CACHE_MB when set to a positive number, else the
+// kv_cache_memory_bytes option, else the default.
+int64_t kv_budget_bytes(const EngineConfig& config) {
     if (const char* env = std::getenv("VLLM_CPP_KV_CACHE_MB")) {
         int64_t v = std::atoll(env);
-        if (v > 0) mb = v;
+        if (v > 0) return v << 20;
     }
-    return mb << 20;
+    if (config.kv_cache_memory_bytes > 0) return config.kv_cache_memory_bytes;
+    return int64_t(EngineConfig::kDefaultKvCacheMb) << 20;
 }
 
 }  // namespace
@@ -38,7 +40,7 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
         static_cast<int64_t>(KVCache::bytes_per_layer_token(model.n_kv_heads, model.head_dim, config.kv_dtype)) * bs;
 
     // The other (sliding) groups first: their need is small and fixed.
-    int64_t budget = kv_budget_bytes();
+    int64_t budget = kv_budget_bytes(config);
     std::vector<int64_t> blocks(plan.groups.size());
     for (size_t g = 1; g < plan.groups.size(); ++g) {
         blocks[g] = int64_t(per_sequence(plan.groups[g])) * config.max_num_seqs;
@@ -57,8 +59,17 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
                                               "; raise num_blocks or lower max_model_len"));
         blocks[0] = config.num_blocks;
     } else {
-        const int64_t budget_blocks =
-            std::max<int64_t>(0, budget) / (layer_block_bytes * static_cast<int64_t>(plan.groups[0].layers.size()));
+        const int64_t primary_block_bytes = layer_block_bytes * static_cast<int64_t>(plan.groups[0].layers.size());
+        const int64_t budget_blocks = std::max<int64_t>(0, budget) / primary_block_bytes;
+        // An explicit budget too small for one sequence is a mistake to
+        // report; the default budget only ever grows to one sequence.
+        if (config.kv_cache_memory_bytes > 0 && budget_blocks < primary_one_seq)
+            throw_invalid_argument("kv_cache_memory_bytes " + std::to_string(config.kv_cache_memory_bytes) +
+                                   " holds fewer tokens than max_model_len " + std::to_string(max_model_len) +
+                                   " (it needs at least " +
+                                   std::to_string(int64_t(primary_one_seq) * primary_block_bytes +
+                                                  kv_budget_bytes(config) - budget) +
+                                   " bytes); raise it or lower max_model_len");
         blocks[0] = std::max<int64_t>(primary_one_seq,
                                       std::min<int64_t>(budget_blocks, int64_t(primary_one_seq) * config.max_num_seqs));
     }

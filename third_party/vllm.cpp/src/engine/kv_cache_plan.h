@@ -4,8 +4,9 @@
 // any full-attention layer, else its one sliding group. It is sized as the
 // whole cache was before groups: `num_blocks` when set (at least one
 // max_model_len sequence), else max_num_seqs max_model_len sequences within
-// what is left of the budget (VLLM_CPP_KV_CACHE_MB), but never less than
-// one. A sliding group besides it needs only blocks_per_sequence() blocks
+// what is left of the budget (VLLM_CPP_KV_CACHE_MB, else the
+// kv_cache_memory_bytes option, else 1 GiB), but never less than one (an
+// explicit kv_cache_memory_bytes below one is refused). A sliding group besides it needs only blocks_per_sequence() blocks
 // per running sequence (the window, the largest chunk, one of slack), so it
 // gets that for max_num_seqs sequences — taken from the budget first, and
 // never more than the primary group has (a sequence never holds more

@@ -2,10 +2,12 @@
 // CPU runs, or a lower one named by VLLM_CPP_ISA (for tests and
 // comparisons). The SIMD builds are only called after the check, since
 // their code may use instructions this CPU lacks.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "kernels/cpu/isa.h"
+#include "util/error.h"
 
 namespace vllm::kernels {
 
@@ -58,6 +60,9 @@ const IsaKernels& kernels_at(int level) {
     return scalar_kernels();
 }
 
+// The level require_isa() asked for before the first kernel ran; -1: none.
+std::atomic<int> g_requested_level{-1};
+
 }  // namespace
 
 const IsaKernels* find_isa(const char* name) {
@@ -72,10 +77,27 @@ const IsaKernels& active_kernels() {
         if (const char* env = std::getenv("VLLM_CPP_ISA")) {
             const int wanted = level_named(env);
             if (wanted >= 0 && wanted < level) level = wanted;
+        } else if (g_requested_level.load() >= 0) {
+            level = g_requested_level.load();
         }
         return kernels_at(level);
     }();
     return kernels;
+}
+
+void require_isa(const std::string& name) {
+    const IsaKernels* wanted = find_isa(name.c_str());
+    if (wanted == nullptr)
+        throw_invalid_argument("engine option 'isa' '" + name + "' is not a kernel build this CPU runs (best: " +
+                               kernels_at(cpu_level()).name + ")");
+    // Before the first kernel ran, this request decides; a concurrent first
+    // use may decide first, which the check below then reports.
+    g_requested_level.store(level_named(name.c_str()));
+    const IsaKernels& active = active_kernels();
+    if (&active != wanted)
+        throw_invalid_argument("engine option 'isa' '" + name + "' conflicts with the kernels this process already uses ('" +
+                               active.name + "'): the instruction set is process-wide, chosen by the first engine "
+                               "(or VLLM_CPP_ISA)");
 }
 
 const char* active_isa() { return active_kernels().name; }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <initializer_list>
 #include <vector>
 
@@ -73,5 +74,13 @@ void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 // VLLM_CPP_ISA=scalar|avx2|avx512|neon forces a lower one (for tests);
 // a value the CPU cannot run is ignored.
 const char* active_isa();
+
+// Makes `name` the process's instruction set (an engine's `isa` option):
+// chosen now when no kernel has run yet, else it must be the one in use.
+// The choice is process-wide because weights are laid out for it at load.
+// INVALID_ARGUMENT when `name` is not a build this CPU runs, or when the
+// process already uses another one (chosen by an earlier engine, first use
+// or VLLM_CPP_ISA).
+void require_isa(const std::string& name);
 
 }  // namespace vllm::kernels
