@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -29,6 +30,16 @@ struct TokenLogprob {
 // A log-probability as JSON can carry it: JSON has no infinities, and vLLM
 // sends -9999.0 for a token of probability 0 (a masked one).
 inline double finite_logprob(double logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }
+
+// Told that a stream has something new for its pull consumer (see
+// RequestStream::take_pending). Called with the stream's lock held, from the
+// engine loop or a canceller: it must only note the stream as ready, never
+// call back into it.
+class StreamListener {
+public:
+    virtual ~StreamListener() = default;
+    virtual void stream_ready() = 0;
+};
 
 class RequestStream {
 public:
@@ -75,7 +86,28 @@ public:
     bool engine_done() const;
     Result result() const;
 
+    // --- pull consumer side (instead of next(): one consumer per stream) ---
+    // What the consumer has not taken yet: one event's, or every pending
+    // event's deltas and logprobs concatenated.
+    struct Pending {
+        std::string text;
+        std::vector<TokenLogprob> logprobs;
+        bool finished = false;  // the terminal event; after cancel(), the engine's drop
+    };
+    // The listener is told of every new event, and once more when the engine
+    // lets go of a cancelled stream; attaching it tells it at once when
+    // something is already pending. Null detaches.
+    void set_listener(std::shared_ptr<StreamListener> listener);
+    // Takes every pending event (coalesce) or the first one (the listener is
+    // told again when more remain); false when there is nothing new. A
+    // cancelled stream ends with one finished batch, no text, once the engine
+    // has dropped it, so a pull consumer always sees an end.
+    bool take_pending(Pending& out, bool coalesce);
+
 private:
+    bool has_pending_locked() const;
+    void notify_locked();
+
     mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::deque<Event> events_;
@@ -83,6 +115,7 @@ private:
     bool engine_done_ = false;       // finish() or mark_aborted() happened
     bool cancel_requested_ = false;  // cancel() won before the terminal event was taken
     bool terminal_taken_ = false;
+    std::shared_ptr<StreamListener> listener_;
 };
 
 }  // namespace vllm
