@@ -26,7 +26,7 @@ class CompletionRun:
         self.timer = timer
         self.completion: Optional[Completion] = None
         self._events = RequestEvents(
-            lambda cb: engine.submit(prompt, params, cb, priority=priority),
+            lambda events: engine.submit_pull(prompt, params, events, priority=priority),
             lambda request: setattr(self, "completion", engine.request_completion(request)))
 
     def cancel(self) -> None:
@@ -54,7 +54,7 @@ class ChatRun:
         self.timer = timer
         # A blocking call's one delivery is the whole response, not a token.
         self._timed = bool(body.get("stream"))
-        self._events = RequestEvents(lambda cb: engine.submit_chat(body, cb))
+        self._events = RequestEvents(lambda events: engine.submit_chat_pull(body, events))
 
     def cancel(self) -> None:
         self._events.cancel()
