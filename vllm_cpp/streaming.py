@@ -563,14 +563,16 @@ _POLL_BATCH = 1024
 
 class PulledEvent:
     """One event of a pull request: its new text (``delta``), whether it is
-    the last one, and the new tokens' logprob entries (``vllm_request_output``'s
-    format) when the request asked for them."""
+    the last one, how many tokens a completion generated since its previous
+    event, and their logprob entries (``vllm_request_output``'s format) when
+    the request asked for them."""
 
-    __slots__ = ("delta", "finished", "logprobs")
+    __slots__ = ("delta", "finished", "n_tokens", "logprobs")
 
-    def __init__(self, delta: str, finished: bool, logprobs: Optional[list]):
+    def __init__(self, delta: str, finished: bool, n_tokens: int, logprobs: Optional[list]):
         self.delta = delta
         self.finished = finished
+        self.n_tokens = n_tokens
         self.logprobs = logprobs
 
 
@@ -614,7 +616,8 @@ class EventPoller:
                 logprobs = None
                 if event.logprobs_json != ffi.NULL:
                     logprobs = json.loads(ffi.string(event.logprobs_json))
-                pulled = PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished), logprobs)
+                pulled = PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished),
+                                     event.n_tokens, logprobs)
                 if pulled.finished:
                     consumers.pop(event.tag, None)
                 batch = by_loop.get(consumer.loop)
@@ -650,8 +653,10 @@ class RequestEvents:
     ``async for`` on the event loop that created it. After the last event the
     request's outcome is checked by ``wait()`` (raising its error) and
     ``after(request)`` runs; both return at once by then. Leaving the loop
-    early, or ``cancel()`` before it, cancels the request; it is closed when
-    its last event arrives (which the engine sends once it has dropped it)."""
+    early cancels the request and returns once the engine has dropped it
+    (its last event, at the engine's next step); ``cancel()`` for a request
+    never read cancels it without waiting. Either way it is closed on the
+    loop when its last event arrives."""
 
     def __init__(self, submit: Callable[["RequestEvents"], Request],
                  after: Optional[Callable[[Request], None]] = None):
@@ -686,18 +691,21 @@ class RequestEvents:
             return
         self.request.cancel()
 
+    async def _next_event(self) -> None:
+        """Waits until an event is queued."""
+        while not self._events:
+            self._waiter = self.loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
     async def __aiter__(self):
         events = self._events
         finished = False
         try:
             while True:
-                if not events:
-                    self._waiter = self.loop.create_future()
-                    try:
-                        await self._waiter
-                    finally:
-                        self._waiter = None
-                    continue
+                await self._next_event()
                 event = events.popleft()
                 if event.finished:
                     finished = True
@@ -710,7 +718,15 @@ class RequestEvents:
             if finished:
                 self.request.close()
             else:
-                self.cancel()
+                # Left early: cancel, and return once the engine has let go
+                # of the request (its next step), as a blocking cancel does.
+                self.request.cancel()
+                try:
+                    while not any(event.finished for event in events):
+                        events.clear()
+                        await self._next_event()
+                finally:
+                    self.cancel()  # closes it, now or when its last event comes
 
 
 def _settle(request: Request, after: Optional[Callable[[Request], None]]) -> None:

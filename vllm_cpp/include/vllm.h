@@ -250,6 +250,9 @@ typedef struct vllm_event {
     const char* text;           /* library-owned, valid until the next vllm_poller_poll
                                    or vllm_poller_free; never splits a UTF-8 code point */
     bool finished;              /* the request's last event */
+    int32_t n_tokens;           /* a completion's tokens generated since its previous
+                                   event (text may lag behind them: a stop string's
+                                   possible start is held back); 0 for chat */
     const char* logprobs_json;  /* NULL, or (a completion submitted with logprobs >= 0)
                                    library-owned like text: a JSON array of the entries
                                    vllm_request_output's "logprobs" has, for the tokens

@@ -447,10 +447,11 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
        call; everything polled by this thread. */
     vllm_request* requests[PULL_REQUESTS];
     char texts[PULL_REQUESTS][4096];
-    int finished[PULL_REQUESTS], logprob_events[PULL_REQUESTS];
+    int finished[PULL_REQUESTS], logprob_events[PULL_REQUESTS], tokens[PULL_REQUESTS];
     memset(texts, 0, sizeof texts);
     memset(finished, 0, sizeof finished);
     memset(logprob_events, 0, sizeof logprob_events);
+    memset(tokens, 0, sizeof tokens);
     vllm_sampling_params greedy = *sp;
     greedy.temperature = 0.0f;
     greedy.max_tokens = 12;
@@ -487,6 +488,7 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
             }
             if (tag == 5 && events[i].text[0] != '\0') vllm_request_cancel(requests[5]);
             strncat(texts[tag], events[i].text, sizeof texts[tag] - strlen(texts[tag]) - 1);
+            tokens[tag] += events[i].n_tokens;
             if (events[i].logprobs_json != NULL) {
                 ++logprob_events[tag];
                 CHECK(strstr(events[i].logprobs_json, "\"top_logprobs\"") != NULL, "logprobs JSON has alternatives");
@@ -506,6 +508,8 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
     CHECK_STATUS(vllm_request_completion(requests[0], &c), VLLM_OK, "completion of a pull request");
     CHECK(c.text != NULL && strcmp(c.text, texts[0]) == 0, "polled text equals the completion");
     CHECK(c.completion_tokens == 12 && strcmp(c.finish_reason, "length") == 0, "pull request ran to max_tokens");
+    CHECK(tokens[0] == 12 && tokens[1] == 12, "the events count every generated token");
+    CHECK(tokens[3] == 0, "chat events count no tokens");
     vllm_completion_free(&c);
     {
         vllm_completion blocking;

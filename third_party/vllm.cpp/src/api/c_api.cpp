@@ -699,6 +699,7 @@ vllm_status vllm_poller_poll(vllm_poller* poller, int32_t timeout_ms, vllm_event
             poller->texts.push_back(std::move(pending.text));
             event.text = poller->texts.back().c_str();
             event.finished = pending.finished;
+            event.n_tokens = pending.n_tokens;
             event.logprobs_json = nullptr;
             if (!pending.logprobs.empty()) {
                 poller->logprobs.push_back(vllm::json::dump(logprob_entries(tokenizer, pending.logprobs)));

@@ -12,9 +12,11 @@ void RequestStream::push_step(const std::string& delta, const std::vector<int32_
     result_.output_tokens.insert(result_.output_tokens.end(), tokens.begin(), tokens.end());
     result_.completion_tokens = static_cast<int32_t>(result_.output_tokens.size());
     result_.logprobs.insert(result_.logprobs.end(), logprobs.begin(), logprobs.end());
+    tokens_since_event_ += static_cast<int32_t>(tokens.size());
     if (delta.empty() && logprobs.empty()) return;
     result_.text += delta;
-    if (!cancel_requested_) events_.push_back({delta, false, std::move(logprobs)});
+    if (!cancel_requested_) events_.push_back({delta, false, std::move(logprobs), tokens_since_event_});
+    tokens_since_event_ = 0;
     cv_.notify_all();
     notify_locked();
 }
@@ -25,7 +27,8 @@ void RequestStream::finish(const char* finish_reason, vllm_status status, const 
     result_.status = status;
     result_.error = error;
     engine_done_ = true;
-    if (!cancel_requested_) events_.push_back({"", true, {}});
+    if (!cancel_requested_) events_.push_back({"", true, {}, tokens_since_event_});
+    tokens_since_event_ = 0;
     cv_.notify_all();
     notify_locked();
 }
@@ -111,6 +114,7 @@ bool RequestStream::take_pending(Pending& out, bool coalesce) {
         out.text += event.delta;
         out.logprobs.insert(out.logprobs.end(), std::make_move_iterator(event.logprobs.begin()),
                             std::make_move_iterator(event.logprobs.end()));
+        out.n_tokens += event.n_tokens;
         out.finished = event.finished;
         events_.pop_front();
     } while (coalesce && !out.finished && !events_.empty());
