@@ -6,9 +6,9 @@ costs.
 For each client count (default 1, 8, 32) that many clients each send one
 streaming ``/v1/completions`` request at once (distinct natural-text prompts
 of ``--input-len`` tokens, greedy, ``--output-len`` tokens at most).
-Reported per server: output tokens/s over the wall time (tokens counted as
-streamed chunks, one per token on both servers) and p50 time to first
-token. The in-process row runs the same prompts through ``Engine.submit``
+Reported per server: output tokens/s over the wall time (tokens from the
+stream's usage chunk where the server sends one, else one per streamed
+chunk, as llama-cpp-python streams them) and p50 time to first token. The in-process row runs the same prompts through ``Engine.submit``
 (``vllm_cpp.cli.bench.measure``, with ignore_eos, so its token count is the
 maximum); the HTTP cost is 1 - HTTP tok/s / in-process tok/s.
 
@@ -80,19 +80,25 @@ def start_llamacpp(model, threads, ctx):
 
 
 async def one_stream(http, prompt, output_len, start):
-    body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True}
-    first, tokens = None, 0
+    body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True}}
+    first, chunks, usage = None, 0, None
     async with http.stream("POST", "/v1/completions", json=body) as response:
         response.raise_for_status()
         async for line in response.aiter_lines():
             if not line.startswith("data: ") or line.strip() == "data: [DONE]":
                 continue
-            choices = json.loads(line[6:]).get("choices") or []
+            chunk = json.loads(line[6:])
+            usage = chunk.get("usage") or usage
+            choices = chunk.get("choices") or []
             if choices and choices[0].get("text"):
-                tokens += 1
+                chunks += 1
                 if first is None:
                     first = time.perf_counter() - start
-    return first, tokens
+    # A chunk may carry several tokens (vllm-cpp sends a lagging stream's
+    # tokens together): the usage chunk counts them; without one (llama-cpp-
+    # python ignores stream_options) a chunk is one token.
+    return first, usage["completion_tokens"] if usage else chunks
 
 
 async def http_level(url, prompts, output_len):

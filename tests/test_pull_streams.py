@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from vllm_cpp import Engine, SamplingParams
+from vllm_cpp import Engine, EngineClosedError, SamplingParams
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -133,3 +133,20 @@ def test_callback_requests_keep_a_delivery_thread_each(pull_engine):
             request.wait()
             request.close()
     assert len(threads) == n
+
+
+def test_closing_the_engine_ends_its_streams(smollm2_path):
+    """A stream whose request is closed under it (Engine.close()) ends with
+    EngineClosedError instead of waiting for ever."""
+    engine = Engine.load(smollm2_path, max_model_len=128)
+
+    async def main():
+        stream = engine.astream("Once upon a time", SamplingParams.greedy(max_tokens=100, ignore_eos=True))
+        assert await stream.__anext__()
+        engine.close()
+        with pytest.raises(EngineClosedError):
+            async for _delta in stream:
+                pass
+
+    asyncio.run(main())
+    assert engine.closed

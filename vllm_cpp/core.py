@@ -1150,7 +1150,8 @@ class Engine:
                 _ffi.handles.release(h)
             self._lifetime.release()
             raise
-        request = Request(self, out[0], sink, logits, handles)
+        on_free = None if pull is None else functools.partial(pull[0].forget, user_data)
+        request = Request(self, out[0], sink, logits, handles, on_free)
         with self._requests_lock:
             self._requests.add(request)
         return request

@@ -312,14 +312,18 @@ def defer_to_reaper(job: Callable[[], None]) -> None:
 # Non-blocking requests.
 
 
-def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime) -> None:
+def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime,
+                  on_free: Optional[Callable[[], None]]) -> None:
     """Free a native request handle, then release its Python callback objects
-    and its hold on the engine. Never runs on the request's own delivery
-    thread (that would join itself): from there it goes to the reaper."""
+    and its hold on the engine (``on_free`` runs in between). Never runs on
+    the request's own delivery thread (that would join itself): from there
+    it goes to the reaper."""
     if sink.thread_id == threading.get_ident():
-        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime))
+        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime, on_free))
         return
     lib.vllm_request_free(ptr)
+    if on_free is not None:
+        on_free()
     for h in handles:
         _ffi.handles.release(h)
     del handles[:]
@@ -339,7 +343,7 @@ class Request:
     """
 
     def __init__(self, engine, ptr, sink: TokenSink, logits: Optional[LogitsSink],
-                 handles: list):
+                 handles: list, on_free: Optional[Callable[[], None]] = None):
         # `engine._lifetime` was acquired by Engine.submit for this request;
         # _free_request releases it after the native handle is gone.
         self._engine = engine  # keeps the Engine object alive
@@ -347,7 +351,7 @@ class Request:
         self._sink = sink
         self._logits = logits
         self._lifetime = _Lifetime(
-            functools.partial(_free_request, ptr, sink, handles, engine._lifetime), "request"
+            functools.partial(_free_request, ptr, sink, handles, engine._lifetime, on_free), "request"
         )
         # The finalizer only closes the lifetime: the free itself waits for
         # any thread still inside wait()/cancel() on this handle.
@@ -600,6 +604,18 @@ class EventPoller:
 
     def unregister(self, tag: int) -> None:
         self._consumers.pop(tag, None)
+
+    def forget(self, tag: int) -> None:
+        """The request of ``tag`` was freed: a consumer still waiting for
+        its last event (the request was closed under it, e.g. by
+        ``Engine.close()``) gets an empty one (its ``wait()`` then raises
+        that the request is closed)."""
+        consumer = self._consumers.pop(tag, None)
+        if consumer is not None:
+            try:
+                consumer.loop.call_soon_threadsafe(consumer.deliver, PulledEvent("", True, 0, None))
+            except RuntimeError:  # the loop is closed: nobody reads it
+                pass
 
     def _run(self) -> None:
         events = ffi.new("vllm_event[]", _POLL_BATCH)

@@ -419,7 +419,11 @@ std::shared_ptr<vllm::RequestStream> submit_with_logprobs(vllm_engine* engine, c
     return engine->engine->submit_tokens(std::move(ids), std::move(sampling), priority);
 }
 
-void check_poller(vllm_engine* engine, vllm_poller* poller) {
+// The checks both pull submits make; clears *out first.
+void check_pull_arguments(vllm_engine* engine, vllm_poller* poller, vllm_request** out) {
+    if (out != nullptr) *out = nullptr;
+    require_non_null(out, "out");
+    require_non_null(engine, "engine");
     require_non_null(poller, "poller");
     if (poller->engine != engine) vllm::throw_invalid_argument("the poller belongs to another engine");
 }
@@ -722,10 +726,7 @@ vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, u
                                      const vllm_sampling_params* params, int32_t priority, int32_t logprobs,
                                      vllm_request** out) {
     return guarded([&] {
-        if (out != nullptr) *out = nullptr;
-        require_non_null(out, "out");
-        require_non_null(engine, "engine");
-        check_poller(engine, poller);
+        check_pull_arguments(engine, poller, out);
         require_non_null(params, "params");
         if ((prompt == nullptr) == (prompt_token_ids == nullptr))
             vllm::throw_invalid_argument("give exactly one of prompt and prompt_token_ids");
@@ -742,10 +743,7 @@ vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, u
 vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag, const char* request_json,
                                   vllm_request** out) {
     return guarded([&] {
-        if (out != nullptr) *out = nullptr;
-        require_non_null(out, "out");
-        require_non_null(engine, "engine");
-        check_poller(engine, poller);
+        check_pull_arguments(engine, poller, out);
         require_non_null(request_json, "request_json");
         const vllm::chat::ChatService& service = chat_service(engine);
         std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
