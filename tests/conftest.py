@@ -40,6 +40,29 @@ def smollm2_path():
         pytest.fail(str(exc), pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def gemma3_gguf():
+    """The published Gemma 3 270M GGUF (golden/gemma3_file.py says where it
+    is looked for); the test skips, naming those places, without it."""
+    sys.path.insert(0, str(pathlib.Path(__file__).parent / "golden"))
+    import gemma3_file
+
+    path = gemma3_file.source_path()
+    if path is None or not path.is_file():
+        pytest.skip(f"Gemma 3 270M GGUF not found (looked at {gemma3_file.WHERE})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def gemma3_hf_dir(gemma3_gguf):
+    """Gemma 3 270M as a bf16 Hugging Face directory, made from the GGUF by
+    tests/hf_convert.py (its tokenizer.json is transformers' export of the
+    GGUF's vocabulary) and cached in ~/.cache/vllm-cpp-test/."""
+    import hf_convert
+
+    return pathlib.Path(hf_convert.cached(str(gemma3_gguf), "to-hf", "bf16"))
+
+
 @pytest.fixture(scope="module")
 def engine(smollm2_path):
     """One engine per test module, loaded once and closed at module end."""

@@ -14,8 +14,9 @@ the values, and both directions undo that:
   - Llama/Mistral q/k rows are permuted for llama.cpp's adjacent-pairs RoPE
     (`permute_qk`); HF checkpoints rotate halves.
   - Gemma norm weights are stored as 1 + w (`norm_plus_one`).
-The tokenizer goes through tokenizer.json (byte-level BPE only: vocab,
-merges, added tokens, the pre-tokenizer `tokenizer.ggml.pre` names),
+The tokenizer goes through tokenizer.json (byte-level BPE: vocab, merges,
+added tokens, the pre-tokenizer `tokenizer.ggml.pre` names; GGUF -> HF also
+Gemma's SentencePiece vocabulary, as transformers exports it),
 tokenizer_config.json (chat template, bos/eos) and generation_config.json.
 """
 
@@ -276,6 +277,7 @@ PRE_TOKENIZERS = {
 }
 
 CONTROL, USER_DEFINED = 3, 4  # llama.cpp token types
+GEMMA_ARCHITECTURES = ("gemma", "gemma2", "gemma3")
 
 
 
@@ -296,6 +298,65 @@ def tokenizer_json(tokens: List[str], types: List[int], merges: List[str], pre: 
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
                   "ignore_merges": ignore_merges,
                   "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges},
+    }
+
+
+def _gemma_vocabulary(tokens: List[str]) -> List[str]:
+    """Gemma GGUFs store a token of two or more spaces as spaces, while the
+    tokenizer.json model looks it up as U+2581s (its normalizer turns every
+    space into one), so those tokens are respelled."""
+    return ["\u2581" * len(t) if " " in t and not t.strip() else t for t in tokens]
+
+
+def _merges_from_vocabulary(vocab_tokens: List[str]) -> List[List[str]]:
+    """SentencePiece GGUFs list no merges, so they are recovered from the
+    vocabulary as transformers does: every cut of a token into two tokens is a
+    merge. A Gemma file's scores do not follow its merge order, its token
+    order does: merges rank by the merged token's id (the last one, for a
+    spelling that occurs twice), then the longer left half first; one token's
+    cuts that tie keep the order of their halves' ids."""
+    vocab = {t: i for i, t in enumerate(vocab_tokens)}
+    merges = []
+    for merged, rank in vocab.items():
+        cuts = [(vocab[merged[:k]], vocab[merged[k:]], merged[:k], merged[k:]) for k in range(1, len(merged))
+                if merged[:k] in vocab and merged[k:] in vocab]
+        cuts.sort()
+        merges.extend((rank, -len(left), -len(right), left, right) for _, _, left, right in cuts)
+    merges.sort(key=lambda m: m[:3])  # stable: equal keys stay in their cuts' order
+    return [[left, right] for _, _, _, left, right in merges]
+
+
+def gemma_tokenizer_json(tokens: List[str], types: List[int], bos: int) -> dict:
+    """A Gemma SentencePiece vocabulary (tokenizer.ggml.model "llama") as the
+    tokenizer.json transformers exports from the GGUF (GemmaTokenizer): BPE
+    over characters with byte fallback, spaces normalized to U+2581, no
+    space prefix, BOS added by the post-processor; control tokens are
+    special added tokens, user-defined ones plain added tokens."""
+    vocab_tokens = _gemma_vocabulary(tokens)
+    vocab = {t: i for i, t in enumerate(vocab_tokens)}
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": types[i] == CONTROL}
+             for i, t in enumerate(tokens)
+             if types[i] == CONTROL or (types[i] == USER_DEFINED and t in vocab)]
+    bos_text = tokens[bos]
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
+                          "invert": False},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": bos_text, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": bos_text, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": bos_text, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {bos_text: {"id": bos_text, "ids": [bos], "tokens": [bos_text]}},
+        },
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+                  "vocab": vocab, "merges": _merges_from_vocabulary(vocab_tokens)},
     }
 
 
@@ -370,14 +431,20 @@ def gguf_to_hf(gguf_path: str, out_dir: str, dtype: str = "bf16") -> None:
     os.makedirs(out_dir, exist_ok=True)
     write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
     types = list(_field(reader, "tokenizer.ggml.token_type", [1] * len(tokens)))
-    doc = tokenizer_json(tokens, types, _field(reader, "tokenizer.ggml.merges"),
-                         _field(reader, "tokenizer.ggml.pre", "default"))
+    vocabulary = _field(reader, "tokenizer.ggml.model", "gpt2")
+    if vocabulary == "gpt2":
+        doc = tokenizer_json(tokens, types, _field(reader, "tokenizer.ggml.merges"),
+                             _field(reader, "tokenizer.ggml.pre", "default"))
+    elif vocabulary == "llama" and name in GEMMA_ARCHITECTURES:
+        doc = gemma_tokenizer_json(tokens, types, bos)
+    else:
+        raise ValueError("a %r vocabulary of a %r model has no tokenizer.json form here" % (vocabulary, name))
     tok_config = {
         "add_bos_token": bool(_field(reader, "tokenizer.ggml.add_bos_token", False)),
         "add_eos_token": bool(_field(reader, "tokenizer.ggml.add_eos_token", False)),
         "bos_token": tokens[bos] if bos is not None else None,
         "eos_token": tokens[eos] if eos is not None else None,
-        "tokenizer_class": "PreTrainedTokenizerFast",
+        "tokenizer_class": "GemmaTokenizer" if vocabulary == "llama" else "PreTrainedTokenizerFast",
     }
     template = _field(reader, "tokenizer.chat_template")
     if template is not None:

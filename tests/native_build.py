@@ -14,6 +14,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "third_party" / "vllm.cpp"
 BUILD = ROOT / "build" / "native-tests"
+#: The engine's CMake is told where vllm.h is (-DVLLM_INCLUDE_DIR).
+INCLUDE_DIR = ROOT / "vllm_cpp" / "include"
 
 
 def _tool(name):
@@ -30,7 +32,8 @@ def build_native_tests():
     cmake = _tool("cmake")
     if cmake is None:
         raise RuntimeError("cmake is needed to build the native tests (pip install cmake)")
-    configure = [cmake, "-S", str(ENGINE), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release", "-DVLLM_BUILD_TESTS=ON"]
+    configure = [cmake, "-S", str(ENGINE), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release", "-DVLLM_BUILD_TESTS=ON",
+                 f"-DVLLM_INCLUDE_DIR={INCLUDE_DIR}"]
     ninja = _tool("ninja")
     if ninja and not (BUILD / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]

@@ -18,6 +18,8 @@ import subprocess
 
 import pytest
 
+from native_build import INCLUDE_DIR
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "third_party" / "vllm.cpp"
 BUILD = ROOT / "build" / "arm-tests"
@@ -35,6 +37,7 @@ def test_kernels():
     if cmake is None:
         pytest.skip("cmake is not on PATH")
     subprocess.run([cmake, "-S", str(ENGINE), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",
+                    f"-DVLLM_INCLUDE_DIR={INCLUDE_DIR}",
                     f"-DCMAKE_TOOLCHAIN_FILE={ENGINE / 'cmake' / 'aarch64-linux-gnu.cmake'}"],
                    check=True, stdout=subprocess.DEVNULL)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")

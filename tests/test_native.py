@@ -2,8 +2,8 @@
 
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion); test_kernels,
-test_attention, test_thread_pool and test_tokenizer are C++ unit tests of
-internals. Each prints
+test_attention, test_thread_pool, test_sampler and test_tokenizer are C++
+unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
@@ -50,6 +50,11 @@ def test_kernels(build):
 @pytest.mark.timeout(300)
 def test_thread_pool(build):
     run_program(build, "test_thread_pool")
+
+
+@pytest.mark.timeout(300)
+def test_sampler(build):
+    run_program(build, "test_sampler")
 
 
 @pytest.mark.timeout(300)

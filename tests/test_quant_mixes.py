@@ -5,9 +5,7 @@ A user's Q4_K_M or Q5_K_M file is not all Q4_K / Q5_K: llama.cpp fills the
 mix with Q5_0 / Q5_1 (or IQ4_NL) on matrices whose rows are not a multiple
 of 256 (SmolLM2's 576-wide ones), with Q6_K / Q8_0 on some others. Each mix
 below is made with ``llama_cpp.llama_model_quantize`` from the bundled Q4_1
-GGUF (requantizing, ``allow_requantize``) and cached between runs under
-``~/.cache/vllm-cpp-test/quant-mixes`` (``$VLLM_CPP_TEST_CACHE`` replaces
-``~/.cache/vllm-cpp-test``), keyed by the llama-cpp-python version; Q2_K
+GGUF (requantizing) and cached between runs (tests/llama_quantize.py); Q2_K
 also "pure" (PURE_MIXES), since its mix of SmolLM2 holds no Q2_K tensor.
 
 Checked per mix: the engine loads the file, and its 32 greedy ids on 8 of
@@ -31,9 +29,7 @@ importable.
 from __future__ import annotations
 
 import collections
-import ctypes
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -41,6 +37,7 @@ import sys
 import pytest
 
 from greedy_rule import PEER_GAP_THRESHOLD, divergence, first_difference
+from llama_quantize import quantized
 from native_build import build_native_tests
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (llama_cpp) to make and run the mixes")
@@ -63,31 +60,6 @@ PROMPTS = json.loads((GOLDEN / "reference_smollm2.json").read_text())["prompts"]
 
 def _ids(field):
     return json.loads(field) if isinstance(field, str) else list(field)
-
-
-def _cache_dir() -> pathlib.Path:
-    root = pathlib.Path(os.environ.get("VLLM_CPP_TEST_CACHE", "~/.cache/vllm-cpp-test")).expanduser()
-    path = root / "quant-mixes"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _mix_file(source: str, mix: str, pure: bool) -> pathlib.Path:
-    """The source GGUF quantized to ``mix`` by llama.cpp, made once and cached."""
-    name = f"{pathlib.Path(source).stem}-{mix}{'-pure' if pure else ''}-llama_cpp-{llama_cpp.__version__}.gguf"
-    out = _cache_dir() / name
-    if out.exists():
-        return out
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{mix}")
-    params.allow_requantize = True
-    params.pure = pure
-    params.nthread = 2
-    partial = out.with_suffix(".part")
-    status = llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), ctypes.byref(params))
-    assert status == 0, f"llama_model_quantize to {mix} failed (status {status})"
-    partial.replace(out)  # whole files only: an interrupted run leaves no bad cache entry
-    return out
 
 
 def _tensor_types(path: pathlib.Path) -> dict:
@@ -122,7 +94,7 @@ def _llama_cpp_greedy(path, prompts):
 @pytest.mark.parametrize("mix, pure", [(None, False)] + [(m, False) for m in MIXES] + [(m, True) for m in PURE_MIXES],
                          ids=["source", *MIXES, *(f"{m}-pure" for m in PURE_MIXES)])
 def test_mix_matches_llama_cpp(probe, smollm2_path, mix, pure, record_property):
-    path = pathlib.Path(smollm2_path) if mix is None else _mix_file(smollm2_path, mix, pure)
+    path = pathlib.Path(smollm2_path) if mix is None else quantized(smollm2_path, mix, pure)
     prompts = [_ids(p["prompt_ids"]) for p in PROMPTS]
     theirs = _llama_cpp_greedy(path, prompts)
     ours = _engine_greedy(probe, path, prompts)

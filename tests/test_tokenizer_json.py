@@ -6,9 +6,10 @@ package, the way transformers exports it (ByteLevel pre-tokenizer and
 decoder, the control tokens as special added tokens), so this runs anywhere;
 so are variants with the pre-tokenization of SmolLM2's own, Llama 3's and
 Qwen 2's (NFC) tokenizer.json.
-Gemma 3's (33 MB, SentencePiece-style BPE with byte fallback) needs
-transformers to export: make_tokenizer_json_golden.py leaves it in
-build/tokenizer-json/gemma3/, and its test skips when it is absent.
+Gemma 3's (SentencePiece-style BPE with byte fallback, 514,906 merges
+recovered from the vocabulary) is the one tests/hf_convert.py writes into
+the Hugging Face form of the GGUF (conftest's gemma3_hf_dir), the same
+document transformers exports; its tests skip without the Gemma file.
 """
 
 import json
@@ -21,7 +22,6 @@ from tokenizer_probe import BYTE_LEVEL_PRE_TOKENIZERS, ProbeError, probe_path, t
 
 HERE = pathlib.Path(__file__).parent
 GOLDEN = HERE / "golden"
-GEMMA_JSON = HERE.parent / "build" / "tokenizer-json" / "gemma3" / "tokenizer.json"
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +35,8 @@ def smollm2_json(smollm2_path, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def gemma3_json():
-    if not GEMMA_JSON.is_file():
-        pytest.skip(f"{GEMMA_JSON} is absent: tests/golden/make_tokenizer_json_golden.py exports it (transformers)")
-    return GEMMA_JSON
+def gemma3_json(gemma3_hf_dir):
+    return gemma3_hf_dir / "tokenizer.json"
 
 
 def check_against_golden(probe, path, golden_name):

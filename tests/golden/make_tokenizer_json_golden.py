@@ -15,10 +15,11 @@ How the committed files were made:
 `AutoTokenizer.from_pretrained(dir, gguf_file=name).save_pretrained(out)`,
 then `Tokenizer.from_file(out/tokenizer.json).encode(text, add_special_tokens)`
 for make_tokenizer_golden.py's corpus plus make_tokenizer_gguf_golden.py's
-Gemma texts. The exported files (2 MB and 33 MB) are not committed: they are
-written to build/tokenizer-json/{smollm2,gemma3}/ in the checkout, where
-tests/test_tokenizer_json.py finds them (its tests that need them skip
-otherwise).
+Gemma texts. The exported files (2 MB and 33 MB) are not committed (they
+are written to build/tokenizer-json/{smollm2,gemma3}/): the suite writes
+the same documents itself, SmolLM2's with tokenizer_probe.py and Gemma's
+with tests/hf_convert.py, and this script checks that Gemma's equals the
+export (vocabulary, merges, added tokens and all).
 
 Outputs, next to this script: tokenizer_json_{smollm2,gemma3}.json
   {"cases": [{"text", "add_special_tokens", "ids"}], "tokenizer_config": {...}}
@@ -77,6 +78,21 @@ def pre_tokenizer_variants(gguf_path):
     return variants
 
 
+def check_hf_convert_writes_the_export(gguf_path, out_dir):
+    """The suite tokenizes Gemma with the tokenizer.json that hf_convert
+    writes (no transformers in CI): it must be transformers' export."""
+    import gguf
+    import hf_convert
+
+    reader = gguf.GGUFReader(gguf_path)
+    field = lambda key: hf_convert._field(reader, key)  # noqa: E731
+    ours = hf_convert.gemma_tokenizer_json(field("tokenizer.ggml.tokens"), list(field("tokenizer.ggml.token_type")),
+                                           field("tokenizer.ggml.bos_token_id"))
+    with open(os.path.join(out_dir, "tokenizer.json"), encoding="utf-8") as f:
+        exported = json.load(f)
+    assert json.loads(json.dumps(ours)) == exported, "hf_convert's Gemma tokenizer.json differs from transformers'"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smollm2", required=True, help="SmolLM2 GGUF file")
@@ -96,6 +112,8 @@ def main():
                   "cases": cases_for(out, CORPUS + GEMMA_TEXTS)}
         if name == "smollm2":
             golden["pre_tokenizer_variants"] = pre_tokenizer_variants(path)
+        else:
+            check_hf_convert_writes_the_export(path, out)
         with open(os.path.join(HERE, f"tokenizer_json_{name}.json"), "w", encoding="utf-8") as f:
             json.dump(golden, f, ensure_ascii=False, indent=1)
             f.write("\n")

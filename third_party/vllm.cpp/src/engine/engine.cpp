@@ -11,7 +11,6 @@
 #include "model/hf_model.h"
 #include "model/hf_json.h"
 #include "model/hf_tokenizer_config.h"
-#include "sample/sampler.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
 #include "util/utf8.h"

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "sample/sampler.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -96,10 +95,10 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     if (r.sampling.logits_processor != nullptr)
         r.sampling.logits_processor(r.output.data(), r.num_output_tokens(), logits, vocab,
                                     r.sampling.logits_processor_user_data);
-    const int32_t token = Sampler::sample(r.sampling, logits, vocab, r.prompt, r.output, r.rng);
+    const int32_t token = sampler_.sample(r.sampling, logits, vocab, r.prompt, r.output, r.rng);
 
     std::vector<TokenLogprob> logprobs;
-    if (r.sampling.logprobs >= 0) logprobs.push_back(Sampler::logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
+    if (r.sampling.logprobs >= 0) logprobs.push_back(sampler_.logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
     if (r.matcher && !r.matcher->accept_token(token)) {
         // Only reachable when a logits processor undid the mask.
         r.stream->finish(nullptr, VLLM_ERR_RUNTIME,

@@ -14,6 +14,7 @@
 #include "engine/request.h"
 #include "engine/stats.h"
 #include "model/llama.h"
+#include "sample/sampler.h"
 #include "tokenizer/tokenizer.h"
 #include "util/thread_pool.h"
 
@@ -58,6 +59,7 @@ private:
     ThreadPool pool_;
     std::list<std::unique_ptr<Request>> requests_;
     std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
+    Sampler sampler_;  // its scratch is reused request after request
     std::vector<float> logits_;
     std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()

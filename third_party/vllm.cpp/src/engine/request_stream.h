@@ -6,7 +6,6 @@
 // may block, call back into the engine or take the GIL without ever holding
 // up the engine loop or an engine lock. Thread-safe.
 #pragma once
-#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -16,20 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "sample/token_logprob.h"
 #include "vllm.h"
 
 namespace vllm {
-
-// One generated token's log-probability and the most likely alternatives.
-struct TokenLogprob {
-    int32_t token = 0;
-    float logprob = 0.0f;
-    std::vector<std::pair<int32_t, float>> top;  // (token, logprob), most likely first
-};
-
-// A log-probability as JSON can carry it: JSON has no infinities, and vLLM
-// sends -9999.0 for a token of probability 0 (a masked one).
-inline double finite_logprob(double logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }
 
 // Told that a stream has something new for its pull consumer (see
 // RequestStream::take_pending). Called with the stream's lock held, from the

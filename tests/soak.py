@@ -1,0 +1,334 @@
+"""A soak of the engine: every kind of request at once, with faults, watched
+for lost requests, hangs and leaks.
+
+    python tests/soak.py [--requests 10000] [--threads 4] [--model PATH] [--seed N]
+
+Worker threads draw requests at random from KINDS: blocking, streamed with
+a callback that raises or stops early, non-blocking (waited, cancelled at a
+random moment, or dropped unwaited for the garbage collector), async
+(acomplete, astream left early), chat (blocking and streamed), a logits
+processor that raises at a random step, and invalid requests; each with
+random sampling parameters (temperature, top-p/k, min-p, penalties, seed,
+stop strings, lengths, a regex/choice/JSON constraint) on random prompts
+(ASCII, other scripts, emoji, long). Every request ends in exactly one
+outcome bucket; an exception that is not the fault the request injected
+(or the error an invalid request must get) is a failure. A watchdog fails
+the run when no request has ended for --hang-seconds.
+
+Every --report-every requests it prints resident memory, threads and open
+file descriptors. "Flat after warm-up" is judged between the sample taken
+after the first --warmup requests and the last one taken while serving;
+after the engine is closed, threads and descriptors are back to where they
+were before it was loaded.
+
+tests/test_soak.py runs a few hundred requests of it in the suite; the
+documented run (RELIABILITY.md) is the default 10,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import dataclasses
+import gc
+import os
+import random
+import sys
+import threading
+import time
+
+from vllm_cpp import (Engine, InvalidArgumentError, InvalidConfigurationError, LogitsProcessorError,
+                      RequestOutcome, SamplingParams, StreamControl, StructuredOutput)
+
+PROMPT_PIECES = ("The capital of France is", "Once upon a time", "def fibonacci(n):", "Tokyo 東京 は",
+                 "Emoji 🙂🚀 and accents: naïve café", "1, 2, 3, 4,", "Ein Satz auf Deutsch.",
+                 "Why is the sky blue?", "<|im_start|>user\nHi<|im_end|>", "    indented\n\tcode")
+
+
+class InjectedFault(Exception):
+    """Raised on purpose by a soak callback or logits processor."""
+
+
+@dataclasses.dataclass
+class Sample:
+    requests_done: int
+    rss_mib: float
+    threads: int
+    fds: int
+
+
+def resources(done: int) -> Sample:
+    rss_kib = 0
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss_kib = int(line.split()[1])
+    return Sample(done, rss_kib / 1024.0, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")))
+
+
+def random_prompt(rng: random.Random) -> str:
+    text = " ".join(rng.choice(PROMPT_PIECES) for _ in range(rng.randint(1, 4)))
+    return text * (rng.randint(4, 12) if rng.random() < 0.05 else 1)
+
+
+def random_params(rng: random.Random, **overrides) -> SamplingParams:
+    fields = dict(temperature=rng.choice((0.0, 0.7, 1.0, 1.3)), top_p=rng.choice((1.0, 0.9, 0.5)),
+                  top_k=rng.choice((0, 0, 5, 40)), min_p=rng.choice((0.0, 0.0, 0.05)),
+                  max_tokens=rng.randint(1, 24), seed=rng.choice((None, rng.randint(0, 2**32))),
+                  presence_penalty=rng.choice((0.0, 0.5)), frequency_penalty=rng.choice((0.0, 0.3)),
+                  repetition_penalty=rng.choice((1.0, 1.1)), min_tokens=rng.choice((0, 0, 2)),
+                  stop=tuple(rng.sample((".", "\n", " the", "ing", "\u00e9"), rng.randint(0, 2))))
+    roll = rng.random()
+    if roll < 0.04:
+        fields["structured_output"] = StructuredOutput.regex(r"[a-z]{1,8}( [a-z]{1,8}){0,3}")
+    elif roll < 0.08:
+        fields["structured_output"] = StructuredOutput.choice(["yes", "no", "maybe"])
+    elif roll < 0.10:
+        fields["structured_output"] = StructuredOutput.json_object()
+        fields["max_tokens"] = 48
+    fields.update(overrides)
+    fields["min_tokens"] = min(fields["min_tokens"], fields["max_tokens"])
+    return SamplingParams(**fields)
+
+
+def _stream_callback(rng: random.Random, mode: str):
+    """A callback that, after a random number of events, raises (mode
+    "raise"), returns STOP ("stop") or simply goes on ("continue")."""
+    limit = rng.randint(0, 6)
+    seen = [0]
+
+    def on_event(event):
+        seen[0] += 1
+        if seen[0] > limit and not event.finished:
+            if mode == "raise":
+                raise InjectedFault("callback fault")
+            if mode == "stop":
+                return StreamControl.STOP
+        return StreamControl.CONTINUE
+
+    return on_event
+
+
+# --- the kinds of request ------------------------------------------------------
+# Each takes (engine, rng, loop) and returns the name of its outcome bucket.
+
+def kind_complete(engine, rng, loop):
+    return "complete:" + str(engine.complete(random_prompt(rng), random_params(rng)).finish_reason)
+
+
+def kind_stream_callback(engine, rng, loop):
+    mode = rng.choice(("raise", "stop", "continue"))
+    try:
+        outcome = engine.complete_stream(random_prompt(rng), random_params(rng), _stream_callback(rng, mode))
+    except InjectedFault:
+        return "stream:callback_raised"
+    return "stream:stopped" if outcome.stopped_by_callback else "stream:finished"
+
+
+def kind_submit_wait(engine, rng, loop):
+    with engine.submit(random_prompt(rng), random_params(rng), _stream_callback(rng, "continue")) as request:
+        return "submit:" + request.wait(timeout=300).value
+
+
+def kind_submit_cancel(engine, rng, loop):
+    with engine.submit(random_prompt(rng), random_params(rng, max_tokens=64), lambda event: None) as request:
+        time.sleep(rng.random() * 0.02)
+        request.cancel()
+        return "cancel:" + request.wait(timeout=300).value
+
+
+def kind_submit_drop(engine, rng, loop):
+    # Never waited or closed: the finalizer must cancel it and free it.
+    engine.submit(random_prompt(rng), random_params(rng), _stream_callback(rng, "continue"))
+    if rng.random() < 0.2:
+        gc.collect()
+    return "dropped"
+
+
+def kind_async(engine, rng, loop):
+    async def run():
+        if rng.random() < 0.5:
+            completion = await engine.acomplete(random_prompt(rng), random_params(rng))
+            return "async:complete:" + str(completion.finish_reason)
+        limit = rng.randint(0, 4)
+        stream = engine.astream(random_prompt(rng), random_params(rng))
+        n = 0
+        async for _ in stream:
+            n += 1
+            if n > limit:
+                await stream.aclose()
+                return "async:left_early"
+        return "async:stream_finished"
+
+    return loop.run_until_complete(asyncio.wait_for(run(), 300))
+
+
+def kind_chat(engine, rng, loop):
+    request = {"messages": [{"role": "user", "content": random_prompt(rng)}], "max_tokens": rng.randint(1, 16),
+               "temperature": rng.choice((0.0, 0.8)), "n": rng.choice((1, 1, 2))}
+    if rng.random() < 0.5:
+        return "chat:" + engine.chat(request)["choices"][0]["finish_reason"]
+    chunks = sum(1 for _ in engine.chat_stream(dict(request, stream=True)))
+    return "chat:stream" if chunks else "chat:empty_stream"
+
+
+def kind_logits_fault(engine, rng, loop):
+    at = rng.randint(0, 4)
+
+    def processor(token_ids, logits):
+        if len(token_ids) >= at:
+            raise InjectedFault("logits processor fault")
+
+    try:
+        engine.complete(random_prompt(rng), random_params(rng, max_tokens=8, logits_processor=processor))
+    except LogitsProcessorError as exc:
+        if not isinstance(exc.__cause__, InjectedFault):
+            raise
+        return "logits:raised"
+    return "logits:finished_first"
+
+
+def kind_invalid(engine, rng, loop):
+    bad = rng.choice(("empty", "temperature", "top_p", "chat"))
+    try:
+        if bad == "empty":
+            engine.complete("", SamplingParams())
+        elif bad == "temperature":
+            engine.complete("hi", SamplingParams(temperature=-1.0))
+        elif bad == "top_p":
+            engine.complete("hi", SamplingParams(top_p=0.0))
+        else:
+            engine.chat({"messages": [{"role": "nobody"}], "max_tokens": -3})
+    except (InvalidArgumentError, InvalidConfigurationError):
+        return "invalid:refused"
+    raise AssertionError(f"the invalid request ({bad}) was accepted")
+
+
+KINDS = (kind_complete, kind_stream_callback, kind_submit_wait, kind_submit_cancel, kind_submit_drop, kind_async,
+         kind_chat, kind_logits_fault, kind_invalid)
+
+
+@dataclasses.dataclass
+class SoakReport:
+    submitted: int
+    outcomes: collections.Counter
+    failures: list
+    samples: list
+    hung: bool
+    seconds: float
+
+    def accounted(self) -> int:
+        return sum(self.outcomes.values()) + len(self.failures)
+
+    def flat_window(self, warmup: int):
+        """(the first sample at or past `warmup` requests, the last sample
+        taken while the engine served): where "flat" is judged."""
+        running = self.samples[1:-1] or self.samples
+        first = next((s for s in running if s.requests_done >= warmup), running[0])
+        return first, running[-1]
+
+
+def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_every: int = 500,
+             hang_seconds: float = 120.0, log=print, **engine_options) -> SoakReport:
+    """Runs the soak; the engine is loaded (max_model_len 512, 8 sequences,
+    unless `engine_options` say otherwise) and closed here."""
+    engine = Engine.load(model, **{"max_model_len": 512, "max_num_seqs": 8, **engine_options})
+    outcomes, failures, samples = collections.Counter(), [], [resources(0)]
+    lock = threading.Lock()
+    next_index = [0]
+    last_end = [time.monotonic()]
+    stop = threading.Event()
+    hung = [False]
+
+    def take() -> int:
+        with lock:
+            if next_index[0] >= requests:
+                return -1
+            next_index[0] += 1
+            return next_index[0] - 1
+
+    def worker(worker_id):
+        loop = asyncio.new_event_loop()
+        try:
+            while not stop.is_set():
+                index = take()
+                if index < 0:
+                    return
+                rng = random.Random(seed * 1_000_003 + index)
+                kind = rng.choice(KINDS)
+                try:
+                    bucket = kind(engine, rng, loop)
+                    error = None
+                except Exception as exc:  # noqa: BLE001 - every unexpected error is a failure, counted
+                    bucket, error = None, f"request {index} ({kind.__name__}): {type(exc).__name__}: {exc}"
+                with lock:
+                    if error is None:
+                        outcomes[bucket] += 1
+                    else:
+                        failures.append(error)
+                    last_end[0] = time.monotonic()
+                    done = sum(outcomes.values()) + len(failures)
+                if done % report_every == 0:
+                    sample = resources(done)
+                    samples.append(sample)
+                    log(f"{done:6d} requests: rss {sample.rss_mib:.1f} MiB, {sample.threads} threads, "
+                        f"{sample.fds} fds")
+        finally:
+            loop.close()
+
+    def watchdog():
+        while not stop.wait(1.0):
+            if time.monotonic() - last_end[0] > hang_seconds:
+                hung[0] = True
+                log(f"watchdog: no request ended for {hang_seconds:.0f} s")
+                stop.set()
+                engine.cancel_all()
+
+    start = time.monotonic()
+    dog = threading.Thread(target=watchdog, daemon=True)
+    dog.start()
+    pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    stop.set()
+    dog.join()
+    engine.close()
+    gc.collect()
+    samples.append(resources(sum(outcomes.values()) + len(failures)))
+    return SoakReport(requests, outcomes, failures, samples, hung[0], time.monotonic() - start)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=None, help="a GGUF file or HF directory (default: the bundled SmolLM2)")
+    parser.add_argument("--requests", type=int, default=10000)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report-every", type=int, default=500)
+    parser.add_argument("--warmup", type=int, default=1000, help="requests before the 'flat' baseline sample")
+    parser.add_argument("--hang-seconds", type=float, default=120.0)
+    args = parser.parse_args(argv)
+    if args.model is None:
+        from vllm_cpp.models import smollm2_path
+        args.model = smollm2_path()
+
+    report = run_soak(args.model, args.requests, args.threads, args.seed, args.report_every, args.hang_seconds)
+    print(f"{report.submitted} requests in {report.seconds:.0f} s; outcomes: {dict(sorted(report.outcomes.items()))}")
+    warm, last_running = report.flat_window(args.warmup)
+    before, after = report.samples[0], report.samples[-1]
+    print(f"while serving, after warm-up ({warm.requests_done} requests) -> last sample "
+          f"({last_running.requests_done}): rss {warm.rss_mib:.1f} -> {last_running.rss_mib:.1f} MiB, "
+          f"threads {warm.threads} -> {last_running.threads}, fds {warm.fds} -> {last_running.fds}")
+    print(f"before load -> after close: threads {before.threads} -> {after.threads}, fds {before.fds} -> {after.fds}")
+    for failure in report.failures[:20]:
+        print("FAIL:", failure)
+    ok = not report.failures and not report.hung and report.accounted() == report.submitted
+    print("accounted for:", report.accounted(), "of", report.submitted, "-", "OK" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
