@@ -6,11 +6,16 @@ costs.
 For each client count (default 1, 8, 32) that many clients each send one
 streaming ``/v1/completions`` request at once (distinct natural-text prompts
 of ``--input-len`` tokens, greedy, ``--output-len`` tokens at most).
-Reported per server: output tokens/s over the wall time (tokens counted as
-streamed chunks, one per token on both servers) and p50 time to first
-token. The in-process row runs the same prompts through ``Engine.submit``
+Reported per server: output tokens/s over the wall time (tokens from the
+stream's usage chunk where the server sends one, else one per streamed
+chunk, as llama-cpp-python streams them) and p50 time to first token. The in-process row runs the same prompts through ``Engine.submit``
 (``vllm_cpp.cli.bench.measure``, with ignore_eos, so its token count is the
-maximum); the HTTP cost is 1 - HTTP tok/s / in-process tok/s.
+maximum); the HTTP cost is 1 - HTTP tok/s / in-process tok/s. Where /proc
+exists, the CPU time each process spent per output token is reported too
+(the server process's; the in-process run's, engine and callbacks) and the
+HTTP layer's share of the server's CPU, 1 - in-process / server: on a busy
+shared machine throughput swings with the neighbours, CPU per token much
+less.
 
 Usage:  python bench/bench_server.py [--model PATH] [--threads N]
                                      [--clients 1,8,32] [--input-len 128] [--output-len 128]
@@ -80,19 +85,25 @@ def start_llamacpp(model, threads, ctx):
 
 
 async def one_stream(http, prompt, output_len, start):
-    body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True}
-    first, tokens = None, 0
+    body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True}}
+    first, chunks, usage = None, 0, None
     async with http.stream("POST", "/v1/completions", json=body) as response:
         response.raise_for_status()
         async for line in response.aiter_lines():
             if not line.startswith("data: ") or line.strip() == "data: [DONE]":
                 continue
-            choices = json.loads(line[6:]).get("choices") or []
+            chunk = json.loads(line[6:])
+            usage = chunk.get("usage") or usage
+            choices = chunk.get("choices") or []
             if choices and choices[0].get("text"):
-                tokens += 1
+                chunks += 1
                 if first is None:
                     first = time.perf_counter() - start
-    return first, tokens
+    # A chunk may carry several tokens (vllm-cpp sends a lagging stream's
+    # tokens together): the usage chunk counts them; without one (llama-cpp-
+    # python ignores stream_options) a chunk is one token.
+    return first, usage["completion_tokens"] if usage else chunks
 
 
 async def http_level(url, prompts, output_len):
@@ -103,7 +114,29 @@ async def http_level(url, prompts, output_len):
         wall = time.perf_counter() - start
     tokens = sum(t for _, t in results)
     return {"tokens_per_s": tokens / wall, "ttft_p50_s": statistics.median(f for f, _ in results if f is not None),
-            "mean_output_tokens": tokens / len(prompts)}
+            "mean_output_tokens": tokens / len(prompts), "n": len(prompts)}
+
+
+def cpu_seconds(pid=None):
+    """User + system CPU time of a process (this one by default), from
+    /proc; None where there is no /proc."""
+    if pid is None:
+        times = os.times()
+        return times.user + times.system
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def with_cpu_per_token(result, cpu_before, cpu_after):
+    """``result`` with the CPU milliseconds its process spent per output
+    token: on a shared machine this holds up where throughput does not."""
+    if cpu_before is not None and cpu_after is not None:
+        result["cpu_ms_per_token"] = 1e3 * (cpu_after - cpu_before) / (result["mean_output_tokens"] * result["n"])
+    return result
 
 
 def run_server(started, levels, prompts_for, output_len, what):
@@ -111,7 +144,12 @@ def run_server(started, levels, prompts_for, output_len, what):
     try:
         wait_ready(url, process, what)
         asyncio.run(http_level(url, prompts_for(1, warm=True), 4))  # warm-up
-        return {c: asyncio.run(http_level(url, prompts_for(c), output_len)) for c in levels}
+        results = {}
+        for c in levels:
+            before = cpu_seconds(process.pid)
+            result = asyncio.run(http_level(url, prompts_for(c), output_len))
+            results[c] = with_cpu_per_token(result, before, cpu_seconds(process.pid))
+        return results
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -153,8 +191,12 @@ def main():
                 return texts[-1:]
             return texts[offsets[clients]:offsets[clients] + clients]
 
-        in_process = {c: measure(engine, [engine.tokenize(t) for t in prompts_for(c)], args.output_len)
-                      for c in levels}
+        in_process = {}
+        for c in levels:
+            prompts = [engine.tokenize(t) for t in prompts_for(c)]
+            before = cpu_seconds()
+            result = dict(measure(engine, prompts, args.output_len), mean_output_tokens=args.output_len, n=c)
+            in_process[c] = with_cpu_per_token(result, before, cpu_seconds())
 
     ours = run_server(start_vllm_cpp(model, args.threads, max(levels), ctx), levels, prompts_for,
                       args.output_len, "vllm-cpp serve")
@@ -168,16 +210,20 @@ def main():
           % (os.path.basename(model), args.threads, platform.processor() or platform.machine(),
              args.input_len, args.output_len))
     print("| clients | vllm-cpp tok/s | TTFT p50 (ms) | llama-cpp-python tok/s | TTFT p50 (ms) | ratio "
-          "| in-process tok/s | HTTP cost |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| in-process tok/s | HTTP cost | CPU ms/token: server | in-process | HTTP CPU share |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c in levels:
         o, p = ours[c], in_process[c]
         t = theirs[c] if theirs else None
-        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% |" % (
+        cpu = "- | - | -"
+        if "cpu_ms_per_token" in o and "cpu_ms_per_token" in p:
+            cpu = "%.2f | %.2f | %.1f%%" % (o["cpu_ms_per_token"], p["cpu_ms_per_token"],
+                                           100.0 * (1 - p["cpu_ms_per_token"] / o["cpu_ms_per_token"]))
+        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% | %s |" % (
             c, o["tokens_per_s"], o["ttft_p50_s"] * 1e3,
             "%.1f" % t["tokens_per_s"] if t else "-", "%.0f" % (t["ttft_p50_s"] * 1e3) if t else "-",
             "%.2fx" % (o["tokens_per_s"] / t["tokens_per_s"]) if t else "-",
-            p["output_tokens_per_s"], 100.0 * (1 - o["tokens_per_s"] / p["output_tokens_per_s"])))
+            p["output_tokens_per_s"], 100.0 * (1 - o["tokens_per_s"] / p["output_tokens_per_s"]), cpu))
     print("\nMean streamed output tokens per request: vllm-cpp %s; llama-cpp-python %s"
           % (", ".join("%.0f" % ours[c]["mean_output_tokens"] for c in levels),
              ", ".join("%.0f" % theirs[c]["mean_output_tokens"] for c in levels) if theirs else "-"))

@@ -84,8 +84,6 @@ CASES = [
      "regex", None),
     ("logprobs out of range", "POST", "/v1/completions", completion(logprobs=50), None, 400, "logprobs",
      "logprobs"),
-    ("streamed completion logprobs", "POST", "/v1/completions", completion(stream=True, logprobs=1), None, 400,
-     "logprobs", "logprobs"),
     ("tools without auto tool choice", "POST", "/v1/chat/completions",
      chat(tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]),
      None, 400, "enable-auto-tool-choice", "tool_choice"),

@@ -157,6 +157,53 @@ def test_logprobs(client):
         assert max(top.values()) == pytest.approx(lp)
 
 
+def test_streamed_completion_logprobs_equal_the_blocking_ones(client):
+    """Each streamed chunk carries its tokens' logprobs (tokens,
+    token_logprobs, top_logprobs, text_offset continuing across chunks), and
+    together they are the blocking response's (greedy)."""
+    kwargs = dict(model=MODEL_NAME, prompt=["The capital of France is", "Once upon a time"], max_tokens=24,
+                  temperature=0, logprobs=3)
+    blocking = client.completions.create(**kwargs)
+    assert isinstance(strict(blocking), OpenAICompletion)
+    chunks = list(client.completions.create(**kwargs, stream=True))
+    for chunk in chunks:
+        assert isinstance(strict_completion_chunk(chunk), OpenAICompletion)
+    for choice in blocking.choices:
+        assert streamed_text(chunks, choice.index) == choice.text
+        streamed = {"tokens": [], "token_logprobs": [], "top_logprobs": [], "text_offset": []}
+        for chunk in chunks:
+            for part in chunk.choices:
+                if part.index == choice.index and part.logprobs is not None:
+                    assert len(part.logprobs.tokens) >= 1
+                    assert part.logprobs.text_offset[0] == len("".join(streamed["tokens"]))
+                    for key in streamed:
+                        streamed[key] += getattr(part.logprobs, key)
+        expected = choice.logprobs
+        assert streamed["tokens"] == expected.tokens
+        assert streamed["token_logprobs"] == pytest.approx(expected.token_logprobs)
+        assert streamed["text_offset"] == expected.text_offset
+        assert [list(top) for top in streamed["top_logprobs"]] == [list(top) for top in expected.top_logprobs]
+        assert len(expected.tokens) == 24
+
+
+def test_streamed_chat_logprobs(client):
+    """Streamed chat chunks carry their tokens' logprobs; together they are
+    the blocking response's (greedy)."""
+    kwargs = dict(model=MODEL_NAME, messages=HI, max_tokens=12, temperature=0, logprobs=True, top_logprobs=2)
+    blocking = client.chat.completions.create(**kwargs)
+    chunks = list(client.chat.completions.create(**kwargs, stream=True))
+    streamed = []
+    for chunk in chunks:
+        assert isinstance(strict(chunk), ChatCompletionChunk)
+        for choice in chunk.choices:
+            if choice.logprobs is not None and choice.logprobs.content:
+                streamed += choice.logprobs.content
+    expected = blocking.choices[0].logprobs.content
+    assert [t.token for t in streamed] == [t.token for t in expected]
+    assert [t.logprob for t in streamed] == pytest.approx([t.logprob for t in expected])
+    assert all(len(t.top_logprobs) == 2 for t in streamed)
+
+
 def test_tools_with_a_parser(client):
     response = client.chat.completions.create(model=MODEL_NAME, messages=FEW_SHOT_TOOL_CALLS,
                                               tools=[WEATHER_TOOL], max_tokens=40, temperature=0)

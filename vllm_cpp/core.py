@@ -46,8 +46,10 @@ from .errors import (
 from .streaming import (
     LOGITS_TRAMPOLINE,
     TOKEN_TRAMPOLINE,
+    EventPoller,
     LogitsSink,
     Request,
+    RequestEvents,
     RequestOutcome,
     StreamEvent,
     StreamOutcome,
@@ -754,7 +756,9 @@ for _option in ENGINE_OPTION_TABLE:
     setattr(EngineBuilder, _option.name, _builder_method(_option))
 
 
-def _free_engine(ptr) -> None:
+def _free_engine(ptr, pollers: List[EventPoller]) -> None:
+    for poller in pollers:  # before the engine: a poll reads its tokenizer
+        poller.close()
     lib.vllm_engine_free(ptr)
 
 
@@ -773,7 +777,11 @@ class Engine:
         self._ptr = ptr
         self._model_path = model_path
         self._options = options
-        self._lifetime = _Lifetime(functools.partial(_free_engine, ptr), "engine")
+        # The async requests' poller, made at the first one (a list so the
+        # engine's free, which must not hold the Engine, can reach it).
+        self._pollers: List[EventPoller] = []
+        self._pollers_lock = threading.Lock()
+        self._lifetime = _Lifetime(functools.partial(_free_engine, ptr, self._pollers), "engine")
         lifetime = self._lifetime
         # The finalizer closes the lifetime; the native free waits for the
         # calls in flight and the live requests.
@@ -1081,21 +1089,69 @@ class Engine:
             lambda h, handle, out: lib.vllm_chat_submit(h, text_b, TOKEN_TRAMPOLINE, handle, out),
             callback, None)
 
-    def _start_request(self, submit_native: Callable[[Any, Any, Any], int], callback: StreamCallback,
-                       native: Optional[_NativeSampling]) -> Request:
+    def submit_pull(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
+                    *, priority: Optional[int] = None) -> Request:
+        """Start a completion whose output goes to ``consumer`` (a
+        :class:`RequestEvents`, which calls this) through the engine's poller
+        (``vllm_request_submit_pull``): no thread per request. The path under
+        :meth:`astream`, :meth:`acomplete` and the server. Refusals as
+        :meth:`submit`."""
+        params = _sampling(params)
+        priority = 0 if priority is None else _int32(priority, "priority")
+        prompt_b, array, n_ids = ffi.NULL, ffi.NULL, 0
+        if isinstance(prompt, str):
+            prompt_b = encode_str(prompt, "prompt")
+        else:
+            ids = _token_ids(prompt, "prompt")
+            array, n_ids = ffi.new("int32_t[]", ids or [0]), len(ids)
+        logprobs = -1 if params.logprobs is None else params.logprobs
+        native = _NativeSampling(params)
+        poller = self._poller()
+        return self._start_request(
+            lambda h, tag, out: lib.vllm_request_submit_pull(
+                h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, out),
+            None, native, (poller, consumer))
+
+    def submit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
+        """:meth:`submit_chat` with its output going to ``consumer`` through
+        the engine's poller (``vllm_chat_submit_pull``); the path under
+        :meth:`achat`, :meth:`achat_stream` and the server."""
+        text_b = encode_str(_request_json(request), "request_json")
+        poller = self._poller()
+        return self._start_request(
+            lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
+            None, None, (poller, consumer))
+
+    def _poller(self) -> EventPoller:
+        with self._pollers_lock:
+            if not self._pollers:
+                with self._use() as h:
+                    self._pollers.append(EventPoller(h))
+            return self._pollers[0]
+
+    def _start_request(self, submit_native: Callable[[Any, Any, Any], int], callback: Optional[StreamCallback],
+                       native: Optional[_NativeSampling],
+                       pull: Optional[Tuple[EventPoller, RequestEvents]] = None) -> Request:
         """Run ``submit_native(engine_ptr, user_data, out)`` and wrap the
-        native request; the Request takes over the callback handles."""
+        native request; the Request takes over the callback handles. A pull
+        request (``pull``: the poller and the consumer) passes its tag as
+        user_data and has no callback; its sink only records the outcome."""
         logits = native.logits if native is not None else None
-        sink = TokenSink(callback, logits)
-        handle = _ffi.handles.register(sink)
-        handles = [handle]
+        if pull is None:
+            sink = TokenSink(callback, logits)
+            user_data = _ffi.handles.register(sink)
+            handles = [user_data]
+        else:
+            sink = TokenSink(lambda _event: None, logits)  # never called back
+            user_data = pull[0].register(pull[1])
+            handles = []
         if native is not None:
             handles += native.handles
             native.handles = []
         out = ffi.new("vllm_request**")
         self._lifetime.acquire()  # held by the request until it is freed
         try:
-            status = submit_native(self._ptr, handle, out)
+            status = submit_native(self._ptr, user_data, out)
             if status != 0 or out[0] == ffi.NULL:
                 message = _ffi.last_error()
                 if out[0] != ffi.NULL:
@@ -1103,11 +1159,14 @@ class Engine:
                 raise _ffi.error_for_status(status if status != 0 else 4,
                                             message or "the submit call returned no request")
         except BaseException:
+            if pull is not None:
+                pull[0].unregister(user_data)
             for h in handles:
                 _ffi.handles.release(h)
             self._lifetime.release()
             raise
-        request = Request(self, out[0], sink, logits, handles)
+        on_free = None if pull is None else functools.partial(pull[0].forget, user_data)
+        request = Request(self, out[0], sink, logits, handles, on_free)
         with self._requests_lock:
             self._requests.add(request)
         return request
@@ -1139,26 +1198,26 @@ class Engine:
         """The :class:`Completion` (with token ids), built on :meth:`submit`
         without blocking the event loop; cancelling the awaiting task
         cancels the request."""
-        return await await_request(lambda cb: self.submit(prompt, params, cb), self.request_completion)
+        return await await_request(lambda events: self.submit_pull(prompt, params, events), self.request_completion)
 
     def astream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
-        """Async generator of text deltas, built on :meth:`submit`; leaving it
-        early or cancelling the task cancels the request."""
+        """Async generator of text deltas, built on :meth:`submit_pull`;
+        leaving it early or cancelling the task cancels the request."""
         _check_prompt(prompt)
-        return aiterate_request(lambda cb: self.submit(prompt, params, cb))
+        return aiterate_request(lambda events: self.submit_pull(prompt, params, events))
 
     async def achat(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """:meth:`chat` through :meth:`submit_chat`, without blocking the
         event loop; cancelling the task cancels every choice natively."""
         body = _with_stream(request, False)
-        parts = [part async for part in aiterate_request(lambda cb: self.submit_chat(body, cb))]
+        parts = [part async for part in aiterate_request(lambda events: self.submit_chat_pull(body, events))]
         return json.loads("".join(parts))
 
     def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
         """Async generator of chunk dicts through :meth:`submit_chat`; leaving
         it early or cancelling the task cancels every choice natively."""
         body = _with_stream(request, True)
-        return aiterate_request(lambda cb: self.submit_chat(body, cb), json.loads)
+        return aiterate_request(lambda events: self.submit_chat_pull(body, events), json.loads)
 
 
 def _with_stream(request: Any, stream: bool) -> str:

@@ -13,14 +13,17 @@ re-raises it once the native call has returned.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import functools
+import itertools
+import json
 import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 from . import _ffi
 from ._ffi import decode_cstr, ffi, lib
@@ -39,7 +42,7 @@ __all__ = [
     "RequestOutcome",
     "Request",
     "RequestEvents",
-    "aiterate_events",
+    "PulledEvent",
 ]
 
 
@@ -309,14 +312,18 @@ def defer_to_reaper(job: Callable[[], None]) -> None:
 # Non-blocking requests.
 
 
-def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime) -> None:
+def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime,
+                  on_free: Optional[Callable[[], None]]) -> None:
     """Free a native request handle, then release its Python callback objects
-    and its hold on the engine. Never runs on the request's own delivery
-    thread (that would join itself): from there it goes to the reaper."""
+    and its hold on the engine (``on_free`` runs in between). Never runs on
+    the request's own delivery thread (that would join itself): from there
+    it goes to the reaper."""
     if sink.thread_id == threading.get_ident():
-        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime))
+        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime, on_free))
         return
     lib.vllm_request_free(ptr)
+    if on_free is not None:
+        on_free()
     for h in handles:
         _ffi.handles.release(h)
     del handles[:]
@@ -336,7 +343,7 @@ class Request:
     """
 
     def __init__(self, engine, ptr, sink: TokenSink, logits: Optional[LogitsSink],
-                 handles: list):
+                 handles: list, on_free: Optional[Callable[[], None]] = None):
         # `engine._lifetime` was acquired by Engine.submit for this request;
         # _free_request releases it after the native handle is gone.
         self._engine = engine  # keeps the Engine object alive
@@ -344,7 +351,7 @@ class Request:
         self._sink = sink
         self._logits = logits
         self._lifetime = _Lifetime(
-            functools.partial(_free_request, ptr, sink, handles, engine._lifetime), "request"
+            functools.partial(_free_request, ptr, sink, handles, engine._lifetime, on_free), "request"
         )
         # The finalizer only closes the lifetime: the free itself waits for
         # any thread still inside wait()/cancel() on this handle.
@@ -545,79 +552,197 @@ def iterate_on_thread(run: Callable[[Callable[[StreamEvent], Any]], Any],
 
 
 # --------------------------------------------------------------------------
-# Async adapters on top of Request.
+# Pull-style delivery: the async adapters.
 #
-# They hold no executor thread while a request runs (a server awaits many at
-# once and the default executor has a handful of threads): the callback hands
-# events to the loop, and only the short final wait() runs in the executor.
-# Delivery can end without a terminal event when the sink stopped it itself
-# (a failed logits processor), so a watchdog timer checks is_done() every
-# _QUIET_CHECK_S and then wakes the reader with None.
+# An engine's async requests are submitted without a callback
+# (``vllm_request_submit_pull``, ``vllm_chat_submit_pull``) and report to
+# the engine's one native poller. One Python thread polls it: each poll hands
+# over the new output of every ready request (a completion's deltas of
+# several steps coalesced), and all of a poll's events for one event loop go
+# to that loop in one ``call_soon_threadsafe``. So thousands of streams cost
+# no thread each, and a token costs no thread hop of its own.
 
-_QUIET_CHECK_S = 0.25
+_POLL_BATCH = 1024
+
+
+class PulledEvent:
+    """One event of a pull request: its new text (``delta``), whether it is
+    the last one, how many tokens a completion generated since its previous
+    event, and their logprob entries (``vllm_request_output``'s format) when
+    the request asked for them."""
+
+    __slots__ = ("delta", "finished", "n_tokens", "logprobs")
+
+    def __init__(self, delta: str, finished: bool, n_tokens: int, logprobs: Optional[list]):
+        self.delta = delta
+        self.finished = finished
+        self.n_tokens = n_tokens
+        self.logprobs = logprobs
+
+
+class EventPoller:
+    """An engine's native poller (``vllm_poller``) and the thread that polls
+    it. ``register(consumer)`` gives the tag to submit with; the consumer's
+    ``loop`` receives its events through ``consumer.deliver``. ``close()``
+    stops the thread and frees the poller; it must run before the engine is
+    freed (every request submitted with the poller is freed by then)."""
+
+    def __init__(self, engine_ptr):
+        out = ffi.new("vllm_poller**")
+        _ffi.check(lib.vllm_poller_create(engine_ptr, out))
+        self.ptr = out[0]
+        self._consumers: Dict[int, "RequestEvents"] = {}
+        self._tags = itertools.count(1)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="vllm-cpp-poller", daemon=True)
+        self._thread.start()
+
+    def register(self, consumer: "RequestEvents") -> int:
+        tag = next(self._tags)
+        self._consumers[tag] = consumer
+        return tag
+
+    def unregister(self, tag: int) -> None:
+        self._consumers.pop(tag, None)
+
+    def forget(self, tag: int) -> None:
+        """The request of ``tag`` was freed: a consumer still waiting for
+        its last event (the request was closed under it, e.g. by
+        ``Engine.close()``) gets an empty one (its ``wait()`` then raises
+        that the request is closed)."""
+        consumer = self._consumers.pop(tag, None)
+        if consumer is not None:
+            try:
+                consumer.loop.call_soon_threadsafe(consumer.deliver, PulledEvent("", True, 0, None))
+            except RuntimeError:  # the loop is closed: nobody reads it
+                pass
+
+    def _run(self) -> None:
+        events = ffi.new("vllm_event[]", _POLL_BATCH)
+        count = ffi.new("int32_t*")
+        consumers = self._consumers
+        while not self._stopping:
+            _ffi.check(lib.vllm_poller_poll(self.ptr, -1, events, _POLL_BATCH, count))
+            by_loop: Dict[Any, list] = {}
+            for i in range(count[0]):
+                event = events[i]
+                consumer = consumers.get(event.tag)
+                if consumer is None:  # closed meanwhile
+                    continue
+                logprobs = None
+                if event.logprobs_json != ffi.NULL:
+                    logprobs = json.loads(ffi.string(event.logprobs_json))
+                pulled = PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished),
+                                     event.n_tokens, logprobs)
+                if pulled.finished:
+                    consumers.pop(event.tag, None)
+                batch = by_loop.get(consumer.loop)
+                if batch is None:
+                    batch = by_loop[consumer.loop] = []
+                batch.append((consumer, pulled))
+            for loop, batch in by_loop.items():
+                try:
+                    loop.call_soon_threadsafe(_deliver_all, batch)
+                except RuntimeError:  # the loop is closed: nobody reads these
+                    for consumer, pulled in batch:
+                        if pulled.finished:
+                            consumer.request.close()
+        # This thread frees the poller: close() may run on it (a finalizer).
+        lib.vllm_poller_free(self.ptr)
+
+    def close(self) -> None:
+        self._stopping = True
+        _ffi.check(lib.vllm_poller_wake(self.ptr))
+        if threading.current_thread() is not self._thread:
+            self._thread.join()
+
+
+def _deliver_all(batch: list) -> None:
+    for consumer, event in batch:
+        consumer.deliver(event)
 
 
 class RequestEvents:
-    """A request submitted now (``submit(callback)``: a refusal raises
-    here), whose events (deltas and the terminal one) are read with
-    ``async for``. At the end its outcome is checked by ``wait()`` (raising
-    the request's error) and ``after(request)`` runs, both in the executor.
-    Leaving the loop early, or ``cancel()`` before it, cancels the request;
-    it is closed either way."""
+    """A pull request submitted now (``submit(consumer)`` registers this
+    object with the engine's poller and returns the :class:`Request`; a
+    refusal raises here), whose :class:`PulledEvent`s are read with
+    ``async for`` on the event loop that created it. After the last event the
+    request's outcome is checked by ``wait()`` (raising its error) and
+    ``after(request)`` runs; both return at once by then. Leaving the loop
+    early cancels the request and returns once the engine has dropped it
+    (its last event, at the engine's next step); ``cancel()`` for a request
+    never read cancels it without waiting. Either way it is closed on the
+    loop when its last event arrives."""
 
-    def __init__(self, submit: Callable[[Callable[[StreamEvent], Any]], Request],
+    def __init__(self, submit: Callable[["RequestEvents"], Request],
                  after: Optional[Callable[[Request], None]] = None):
-        self._loop = asyncio.get_running_loop()
-        self._items: "asyncio.Queue[Optional[StreamEvent]]" = asyncio.Queue()
-        self._stop = threading.Event()
+        self.loop = asyncio.get_running_loop()
+        self._events: "collections.deque[PulledEvent]" = collections.deque()
+        self._waiter: Optional[asyncio.Future] = None
         self._after = after
-        self.request = submit(self._on_event)
-        self._watchdog = self._loop.call_later(_QUIET_CHECK_S, self._watch)
+        self._abandoned = False
+        self.request = submit(self)
 
-    def _on_event(self, event: StreamEvent):
-        if self._stop.is_set():
-            return False
-        self._loop.call_soon_threadsafe(self._items.put_nowait, event)
-        return True
-
-    def _watch(self) -> None:
-        if self.request.is_done():
-            self._items.put_nowait(None)  # behind any event still queued
-        else:
-            self._watchdog = self._loop.call_later(_QUIET_CHECK_S, self._watch)
+    def deliver(self, event: PulledEvent) -> None:
+        """On the loop: one event from the poller."""
+        if self._abandoned:
+            if event.finished:
+                self.request.close()
+            return
+        logits = self.request._logits
+        if logits is not None and logits.error is not None:
+            self.request.cancel()  # the processor failed: end; wait() raises it
+        self._events.append(event)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def cancel(self) -> None:
-        self._watchdog.cancel()
-        self._stop.set()
+        """Cancel the request; it is closed once the engine has dropped it."""
+        if self._abandoned:
+            return
+        self._abandoned = True
+        if any(event.finished for event in self._events):
+            self.request.close()
+            return
         self.request.cancel()
-        self._loop.run_in_executor(None, self.request.close)
+
+    async def _next_event(self) -> None:
+        """Waits until an event is queued."""
+        while not self._events:
+            self._waiter = self.loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
     async def __aiter__(self):
+        events = self._events
         finished = False
         try:
             while True:
-                event = await self._items.get()
-                if event is None:
-                    break
-                yield event
+                await self._next_event()
+                event = events.popleft()
                 if event.finished:
+                    finished = True
+                    self.request._sink.terminal = not self.request._cancel_requested
+                    _settle(self.request, self._after)
+                yield event
+                if finished:
                     break
-            finished = True
-            self._watchdog.cancel()
-            await self._loop.run_in_executor(None, _settle, self.request, self._after)
         finally:
             if finished:
-                self._loop.run_in_executor(None, self.request.close)
+                self.request.close()
             else:
-                self.cancel()
-
-
-async def aiterate_events(submit: Callable[[Callable[[StreamEvent], Any]], Request],
-                          after: Optional[Callable[[Request], None]] = None):
-    """:class:`RequestEvents` as an async generator that submits at its
-    first ``__anext__``."""
-    async for event in RequestEvents(submit, after):
-        yield event
+                # Left early: cancel, and return once the engine has let go
+                # of the request (its next step), as a blocking cancel does.
+                self.request.cancel()
+                try:
+                    while not any(event.finished for event in events):
+                        events.clear()
+                        await self._next_event()
+                finally:
+                    self.cancel()  # closes it, now or when its last event comes
 
 
 def _settle(request: Request, after: Optional[Callable[[Request], None]]) -> None:
@@ -626,13 +751,13 @@ def _settle(request: Request, after: Optional[Callable[[Request], None]]) -> Non
         after(request)
 
 
-async def await_request(submit: Callable[[Callable[[StreamEvent], Any]], Request],
+async def await_request(submit: Callable[[RequestEvents], Request],
                         result: Callable[[Request], Any]) -> Any:
-    """Submit with ``submit(callback)``, wait for the request without
+    """Submit with ``submit(consumer)``, wait for the request without
     blocking the event loop, then return ``result(request)``; cancelling the
     awaiting task cancels the native request. The request is closed after."""
     values = []
-    events = aiterate_events(submit, lambda request: values.append(result(request)))
+    events = RequestEvents(submit, lambda request: values.append(result(request))).__aiter__()
     try:
         async for _event in events:
             pass
@@ -641,14 +766,14 @@ async def await_request(submit: Callable[[Callable[[StreamEvent], Any]], Request
     return values[0]
 
 
-async def aiterate_request(submit: Callable[[Callable[[StreamEvent], Any]], Request],
+async def aiterate_request(submit: Callable[[RequestEvents], Request],
                            convert: Callable[[str], Any] = lambda s: s):
-    """Async generator over the non-empty deltas of a submitted request.
+    """Async generator over the non-empty deltas of a pull request.
 
     Leaving the generator early (``break``, ``aclose()``, task cancellation)
     cancels the native request.
     """
-    events = aiterate_events(submit)
+    events = RequestEvents(submit).__aiter__()
     try:
         async for event in events:
             if event.delta:

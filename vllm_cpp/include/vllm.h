@@ -273,6 +273,80 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
    vllm_engine_free. */
 VLLM_API vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const char* options_json,
                                                    vllm_engine** out);
+/* ---- Pull-style delivery (additive) ----
+   A poller is a queue of ready requests that one client thread polls,
+   instead of a delivery thread per request calling a callback: requests
+   submitted with vllm_request_submit_pull / vllm_chat_submit_pull have no
+   callback, and vllm_poller_poll hands over the new output of every request
+   that has some, in one call. So one thread serves any number of streams.
+   The callback entry points are unchanged (one delivery thread each). */
+typedef struct vllm_poller vllm_poller;
+
+/* One request's new output, as vllm_poller_poll reports it. */
+typedef struct vllm_event {
+    uint64_t tag;               /* the tag the request was submitted with */
+    const char* text;           /* library-owned, valid until the next vllm_poller_poll
+                                   or vllm_poller_free; never splits a UTF-8 code point */
+    bool finished;              /* the request's last event */
+    int32_t n_tokens;           /* a completion's tokens generated since its previous
+                                   event (text may lag behind them: a stop string's
+                                   possible start is held back); 0 for chat */
+    const char* logprobs_json;  /* NULL, or (a completion submitted with logprobs >= 0)
+                                   library-owned like text: a JSON array of the entries
+                                   vllm_request_output's "logprobs" has, for the tokens
+                                   of this event */
+} vllm_event;
+
+/* A poller for requests of `engine`, which must outlive it. The poller is
+   the caller's (vllm_poller_free). */
+VLLM_API vllm_status vllm_poller_create(vllm_engine* engine, vllm_poller** out);
+/* NULL is a no-op. Free every request submitted with the poller first. */
+VLLM_API void vllm_poller_free(vllm_poller* poller);
+
+/* Waits up to timeout_ms (< 0: without limit) until some request of the
+   poller has new output, or vllm_poller_wake; then writes at most
+   max_events events to `events` and their count to *out_n (0: timed out,
+   woken, or nothing new after all). Per request, events come in order and a
+   completion's event carries all the text (and logprobs) generated since its
+   previous one: the deltas of several engine steps, concatenated. A chat
+   call's events are the JSON texts its callback would get, one per event
+   (each chunk when it streams; else the chat.completion JSON), then a
+   terminal event with "". Every request ends with exactly one event with
+   finished set, also when cancelled (then once the engine has dropped it,
+   with no more text); by then vllm_request_wait returns at once, with the
+   request's status, and vllm_request_completion / vllm_request_output
+   work. One thread at a time may poll a poller; the strings of the
+   previous call are released by the next. A request freed while its event
+   is being prepared by a poll in progress may still be reported by that
+   poll (by its tag); never by a later one. */
+VLLM_API vllm_status vllm_poller_poll(vllm_poller* poller, int32_t timeout_ms, vllm_event* events,
+                                      int32_t max_events, int32_t* out_n);
+/* Makes a vllm_poller_poll in progress (or else the next) return at once
+   (e.g. to stop the polling thread). Any thread. */
+VLLM_API vllm_status vllm_poller_wake(vllm_poller* poller);
+
+/* vllm_request_submit_tokens without a callback: the request's output is
+   reported by `poller` under `tag` (the caller's choice, e.g. an index).
+   The prompt is text (`prompt`, tokenized as vllm_request_submit does;
+   prompt_token_ids must be NULL) or token ids (`prompt` NULL). The request
+   is the caller's (vllm_request_free; that cancels it if still running and
+   returns once the engine has let go of it); vllm_request_cancel,
+   vllm_request_wait, vllm_request_done, vllm_request_error,
+   vllm_request_completion and vllm_request_output work as for a submitted
+   request, where "delivery has finished" means the engine is done with it.
+   Errors as vllm_request_submit_tokens. */
+VLLM_API vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                              const char* prompt, const int32_t* prompt_token_ids,
+                                              int32_t n_prompt_token_ids, const vllm_sampling_params* params,
+                                              int32_t priority, int32_t logprobs, vllm_request** out);
+
+/* vllm_chat_submit without a callback: validated before it returns (as
+   vllm_chat_submit); its output is reported by `poller` under `tag` (see
+   vllm_poller_poll). The chat call itself still runs on a library thread
+   (its choices are merged by a blocking loop); only delivery is pulled.
+   The request is the caller's (vllm_request_free), as vllm_chat_submit's. */
+VLLM_API vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                           const char* request_json, vllm_request** out);
 
 #ifdef __cplusplus
 }

@@ -6,9 +6,9 @@ handler's task), and report timings to the metrics."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar
 
-from ..core import Completion, Engine, Prompt, SamplingParams
+from ..core import Completion, Engine, Prompt, SamplingParams, TokenLogprob
 from ..streaming import RequestEvents
 from .metrics import RequestTimer
 
@@ -17,29 +17,36 @@ T = TypeVar("T")
 
 class CompletionRun:
     """One engine completion, submitted at construction (an engine refusal
-    raises there, before any response is started): ``deltas()`` yields its
-    text as it is generated; then ``completion`` holds the whole result
-    (with token ids and logprobs). ``cancel()`` for a run never read."""
+    raises there, before any response is started): ``outputs()`` yields its
+    text as it is generated, with the new tokens' logprobs when asked for;
+    then ``completion`` holds the whole result (with token ids and
+    logprobs). ``cancel()`` for a run never read."""
 
     def __init__(self, engine: Engine, prompt: Prompt, params: SamplingParams, priority: int,
                  timer: RequestTimer):
         self.timer = timer
         self.completion: Optional[Completion] = None
         self._events = RequestEvents(
-            lambda cb: engine.submit(prompt, params, cb, priority=priority),
+            lambda events: engine.submit_pull(prompt, params, events, priority=priority),
             lambda request: setattr(self, "completion", engine.request_completion(request)))
 
     def cancel(self) -> None:
         self._events.cancel()
 
-    async def deltas(self) -> AsyncIterator[str]:
+    async def outputs(self) -> AsyncIterator[Tuple[str, Optional[Tuple[TokenLogprob, ...]]]]:
+        """(text, logprobs) per engine event that has either: the text
+        generated since the previous one, and its tokens' logprobs (None
+        unless the request asked for them)."""
         async for event in self._events:
-            if event.delta:
-                self.timer.output()
-                yield event.delta
+            if event.n_tokens:
+                self.timer.output(event.n_tokens)
+            if event.delta or event.logprobs:
+                logprobs = event.logprobs
+                yield event.delta, (None if logprobs is None
+                                    else tuple(TokenLogprob.from_native(e) for e in logprobs))
 
     async def run(self) -> Completion:
-        async for _delta in self.deltas():
+        async for _output in self.outputs():
             pass
         assert self.completion is not None
         return self.completion
@@ -54,7 +61,7 @@ class ChatRun:
         self.timer = timer
         # A blocking call's one delivery is the whole response, not a token.
         self._timed = bool(body.get("stream"))
-        self._events = RequestEvents(lambda cb: engine.submit_chat(body, cb))
+        self._events = RequestEvents(lambda events: engine.submit_chat_pull(body, events))
 
     def cancel(self) -> None:
         self._events.cancel()

@@ -108,14 +108,18 @@ class RequestTimer:
         self._start = time.monotonic()
         self._last: Optional[float] = None
 
-    def output(self) -> None:
-        """Output arrived (a delta)."""
+    def output(self, tokens: int = 1) -> None:
+        """Output arrived: ``tokens`` tokens at once (a completion's event
+        carries every token since the previous one; the gap is shared
+        between them), or one delta of a chat stream."""
         now = time.monotonic()
         model = self._metrics.model_name
         if self._last is None:
             self._metrics.time_to_first_token.labels(model).observe(now - self._start)
-        else:
-            self._metrics.inter_token_latency.labels(model).observe(now - self._last)
+            tokens -= 1
+        gap = (now - (self._last if self._last is not None else now)) / max(tokens, 1)
+        for _ in range(tokens):
+            self._metrics.inter_token_latency.labels(model).observe(gap)
         self._last = now
 
     def done(self) -> None:

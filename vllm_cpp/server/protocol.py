@@ -240,9 +240,6 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise _type_error("user", "a string", user)
     stream = read_bool(body, "stream", False)
     logprobs = read_int(body, "logprobs", None, 0, 20)
-    if stream and logprobs is not None:
-        raise invalid("'logprobs' with 'stream' is not supported for /v1/completions yet "
-                      "(the blocking response carries them)", param="logprobs")
     max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
     seed = read_int(body, "seed", None, 0, UINT64_MAX)
     try:

@@ -27,12 +27,12 @@ def _choice_params(params: SamplingParams, index: int) -> SamplingParams:
     return dataclasses.replace(params, seed=(params.seed + index) % 2**64)
 
 
-def _legacy_logprobs(logprobs: Optional[Tuple[TokenLogprob, ...]]) -> Optional[Dict[str, Any]]:
+def _legacy_logprobs(logprobs: Tuple[TokenLogprob, ...], offset: int = 0) -> Tuple[Dict[str, Any], int]:
     """OpenAI's completions ``logprobs`` object (tokens, token_logprobs,
-    top_logprobs, text_offset)."""
-    if logprobs is None:
-        return None
-    offsets, offset = [], 0
+    top_logprobs, text_offset) of tokens whose text starts at ``offset`` in
+    the choice's text (a stream's chunks continue the offsets), and the
+    offset after them."""
+    offsets = []
     for entry in logprobs:
         offsets.append(offset)
         offset += len(entry.token)
@@ -41,7 +41,11 @@ def _legacy_logprobs(logprobs: Optional[Tuple[TokenLogprob, ...]]) -> Optional[D
         "token_logprobs": [e.logprob for e in logprobs],
         "top_logprobs": [{alt.token: alt.logprob for alt in e.top_logprobs} for e in logprobs],
         "text_offset": offsets,
-    }
+    }, offset
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 class CompletionServing:
@@ -93,7 +97,8 @@ class CompletionServing:
         completions = self._finish(runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
         response["choices"] = [
-            {"index": i, "text": c.text, "logprobs": _legacy_logprobs(c.logprobs),
+            {"index": i, "text": c.text,
+             "logprobs": None if c.logprobs is None else _legacy_logprobs(c.logprobs)[0],
              "finish_reason": str(c.finish_reason)}
             for i, c in enumerate(completions)]
         response["usage"] = self._usage(request, completions)
@@ -105,21 +110,28 @@ class CompletionServing:
         finish chunk per choice, the usage chunk when asked, then ``[DONE]``.
         ``usage_out`` gets the usage (for the request log)."""
         envelope = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
+        # Every chunk is this envelope with one choice: its JSON is written
+        # once and each chunk only fills in the choice (the per-token cost).
+        head = _dumps(dict(envelope, choices=[]))[:-3] + '[{"index":'
 
-        def chunk(index: int, text: str, finish_reason: Optional[str]) -> str:
-            body = dict(envelope, choices=[{"index": index, "text": text, "logprobs": None,
-                                            "finish_reason": finish_reason}])
-            return json.dumps(body, separators=(",", ":"))
+        def chunk(index: int, text: str, logprobs: Optional[Dict[str, Any]], finish_reason: Optional[str]) -> str:
+            return "%s%d,\"text\":%s,\"logprobs\":%s,\"finish_reason\":%s}]}" % (
+                head, index, _dumps(text), "null" if logprobs is None else _dumps(logprobs),
+                "null" if finish_reason is None else _dumps(finish_reason))
 
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
-            async for delta in run.deltas():
-                yield chunk(index, delta, None)
-            yield chunk(index, "", str(run.completion.finish_reason))
+            offset = 0
+            async for text, logprobs in run.outputs():
+                legacy = None
+                if logprobs is not None:
+                    legacy, offset = _legacy_logprobs(logprobs, offset)
+                yield chunk(index, text, legacy, None)
+            yield chunk(index, "", None, str(run.completion.finish_reason))
 
         async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
             yield item
         usage = self._usage(request, self._finish(runs))
         usage_out.update(usage)
         if request.include_usage:
-            yield json.dumps(dict(envelope, choices=[], usage=usage), separators=(",", ":"))
+            yield _dumps(dict(envelope, choices=[], usage=usage))
         yield "[DONE]"

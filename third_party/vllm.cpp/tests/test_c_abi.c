@@ -525,6 +525,143 @@ static void test_load_options_with_model(const char* path) {
     CHECK(st == VLLM_OK || (st == VLLM_ERR_INVALID_ARGUMENT && strstr(vllm_last_error(), "process-wide") != NULL),
           "a second engine's conflicting isa is refused by name");
     vllm_engine_free(engine);
+/* Pull-style delivery: requests without callbacks, one thread polling. */
+#define PULL_REQUESTS 6
+static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
+    vllm_poller* poller = (vllm_poller*)0x1;
+    CHECK_STATUS(vllm_poller_create(NULL, &poller), VLLM_ERR_INVALID_ARGUMENT, "poller_create(NULL engine)");
+    CHECK(poller == NULL, "a failed poller_create leaves *out NULL");
+    CHECK_STATUS(vllm_poller_create(engine, NULL), VLLM_ERR_INVALID_ARGUMENT, "poller_create(NULL out)");
+    CHECK_STATUS(vllm_poller_create(engine, &poller), VLLM_OK, "poller_create");
+    vllm_event events[4];
+    int32_t n = -1;
+    CHECK_STATUS(vllm_poller_poll(NULL, 0, events, 4, &n), VLLM_ERR_INVALID_ARGUMENT, "poll(NULL poller)");
+    CHECK_STATUS(vllm_poller_poll(poller, 0, NULL, 4, &n), VLLM_ERR_INVALID_ARGUMENT, "poll(NULL events)");
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 0, &n), VLLM_ERR_INVALID_ARGUMENT, "poll(max_events 0)");
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 4, &n), VLLM_OK, "poll with nothing submitted");
+    CHECK(n == 0, "nothing to report");
+    CHECK_STATUS(vllm_poller_wake(poller), VLLM_OK, "wake");
+    CHECK_STATUS(vllm_poller_poll(poller, -1, events, 4, &n), VLLM_OK, "a woken poll returns");
+    CHECK(n == 0, "a woken poll reports nothing");
+    CHECK_STATUS(vllm_poller_wake(NULL), VLLM_ERR_INVALID_ARGUMENT, "wake(NULL)");
+
+    vllm_request* request = (vllm_request*)0x1;
+    const int32_t ids[] = {504, 3458, 282};
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, NULL, NULL, 0, sp, 0, -1, &request),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_pull without a prompt");
+    CHECK(request == NULL, "a refused submit_pull leaves *out NULL");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, "hi", ids, 3, sp, 0, -1, &request),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_pull with both prompts");
+    CHECK_STATUS(vllm_request_submit_pull(engine, NULL, 1, "hi", NULL, 0, sp, 0, -1, &request),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_pull without a poller");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, "hi", NULL, 0, sp, 0, 21, &request),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_pull logprobs 21");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, "", NULL, 0, sp, 0, -1, &request),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_pull empty prompt");
+    CHECK_STATUS(vllm_chat_submit_pull(engine, poller, 1, "{\"messages\": 3}", &request), VLLM_ERR_INVALID_ARGUMENT,
+                 "chat_submit_pull bad body");
+
+    /* Greedy requests, one with logprobs, one cancelled at once, one chat
+       call; everything polled by this thread. */
+    vllm_request* requests[PULL_REQUESTS];
+    char texts[PULL_REQUESTS][4096];
+    int finished[PULL_REQUESTS], logprob_events[PULL_REQUESTS], tokens[PULL_REQUESTS];
+    memset(texts, 0, sizeof texts);
+    memset(finished, 0, sizeof finished);
+    memset(logprob_events, 0, sizeof logprob_events);
+    memset(tokens, 0, sizeof tokens);
+    vllm_sampling_params greedy = *sp;
+    greedy.temperature = 0.0f;
+    greedy.max_tokens = 12;
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 0, "The capital of France is", NULL, 0, &greedy, 0, -1,
+                                          &requests[0]), VLLM_OK, "submit_pull text");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, NULL, ids, 3, &greedy, 0, 2, &requests[1]), VLLM_OK,
+                 "submit_pull ids with logprobs");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 2, "Once upon a time", NULL, 0, &greedy, 0, -1,
+                                          &requests[2]), VLLM_OK, "submit_pull to cancel");
+    CHECK_STATUS(vllm_request_cancel(requests[2]), VLLM_OK, "cancel a pull request");
+    CHECK_STATUS(vllm_chat_submit_pull(engine, poller, 3,
+                                       "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], "
+                                       "\"max_tokens\": 8, \"temperature\": 0, \"stream\": true}",
+                                       &requests[3]), VLLM_OK, "chat_submit_pull streaming");
+    CHECK_STATUS(vllm_chat_submit_pull(engine, poller, 4,
+                                       "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], "
+                                       "\"max_tokens\": 8, \"temperature\": 0}",
+                                       &requests[4]), VLLM_OK, "chat_submit_pull blocking");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 5, "The capital of France is", NULL, 0, &greedy, 0, -1,
+                                          &requests[5]), VLLM_OK, "submit_pull to cancel later");
+    int left = PULL_REQUESTS, chat_chunks = 0, polls = 0, out_of_order = 0;
+    while (left > 0 && polls < 100000) {
+        ++polls;
+        CHECK_STATUS(vllm_poller_poll(poller, 1000, events, 4, &n), VLLM_OK, "poll");
+        for (int32_t i = 0; i < n; ++i) {
+            const int tag = (int)events[i].tag;
+            if (tag < 0 || tag >= PULL_REQUESTS || finished[tag]) {
+                ++out_of_order;
+                continue;
+            }
+            if (tag == 3 && events[i].text[0] != '\0') {
+                ++chat_chunks;
+                CHECK(events[i].text[0] == '{', "a chat event is one JSON chunk");
+            }
+            if (tag == 5 && events[i].text[0] != '\0') vllm_request_cancel(requests[5]);
+            strncat(texts[tag], events[i].text, sizeof texts[tag] - strlen(texts[tag]) - 1);
+            tokens[tag] += events[i].n_tokens;
+            if (events[i].logprobs_json != NULL) {
+                ++logprob_events[tag];
+                CHECK(strstr(events[i].logprobs_json, "\"top_logprobs\"") != NULL, "logprobs JSON has alternatives");
+            }
+            if (events[i].finished) {
+                finished[tag] = 1;
+                --left;
+                CHECK(vllm_request_done(requests[tag]), "done once the last event is out");
+                CHECK_STATUS(vllm_request_wait(requests[tag]), VLLM_OK, "wait after the last event");
+            }
+        }
+    }
+    CHECK(left == 0, "every pull request ends with one finished event");
+    CHECK(out_of_order == 0, "no event after a request's finished one");
+    for (int i = 0; i < PULL_REQUESTS; ++i) CHECK(finished[i] == 1, "one finished event each");
+    vllm_completion c;
+    CHECK_STATUS(vllm_request_completion(requests[0], &c), VLLM_OK, "completion of a pull request");
+    CHECK(c.text != NULL && strcmp(c.text, texts[0]) == 0, "polled text equals the completion");
+    CHECK(c.completion_tokens == 12 && strcmp(c.finish_reason, "length") == 0, "pull request ran to max_tokens");
+    CHECK(tokens[0] == 12 && tokens[1] == 12, "the events count every generated token");
+    CHECK(tokens[3] == 0, "chat events count no tokens");
+    vllm_completion_free(&c);
+    {
+        vllm_completion blocking;
+        CHECK_STATUS(vllm_complete(engine, "The capital of France is", &greedy, &blocking), VLLM_OK, "blocking");
+        CHECK(strcmp(blocking.text, texts[0]) == 0, "pull text equals the blocking text (greedy)");
+        vllm_completion_free(&blocking);
+    }
+    char* output = NULL;
+    CHECK_STATUS(vllm_request_output(engine, requests[1], &output), VLLM_OK, "output of a pull request");
+    CHECK(output != NULL && strstr(output, "\"top_logprobs\"") != NULL, "its logprobs");
+    vllm_string_free(output);
+    CHECK(logprob_events[1] > 0 && logprob_events[0] == 0, "logprobs only where requested");
+    CHECK_STATUS(vllm_request_completion(requests[2], &c), VLLM_OK, "completion of a cancelled pull request");
+    CHECK(strcmp(c.finish_reason, "abort") == 0 && texts[2][0] == '\0', "cancelled at once: abort, no text");
+    vllm_completion_free(&c);
+    CHECK_STATUS(vllm_request_completion(requests[5], &c), VLLM_OK, "completion of a pull request cancelled later");
+    CHECK(strcmp(c.finish_reason, "abort") == 0 && c.completion_tokens < 12, "cancelled mid-way: abort");
+    vllm_completion_free(&c);
+    CHECK(chat_chunks >= 2 && strstr(texts[3], "chat.completion.chunk") != NULL, "chat chunks pulled");
+    CHECK(strstr(texts[4], "\"chat.completion\"") != NULL, "chat response pulled");
+    CHECK_STATUS(vllm_request_completion(requests[3], &c), VLLM_ERR_INVALID_ARGUMENT, "no completion of a chat call");
+    for (int i = 0; i < PULL_REQUESTS; ++i) vllm_request_free(requests[i]);
+
+    /* Freed while running: nothing more is reported, the engine goes on. */
+    vllm_sampling_params longer = greedy;
+    longer.max_tokens = 64;
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 7, "Once upon a time", NULL, 0, &longer, 0, -1, &request),
+                 VLLM_OK, "submit_pull to free while running");
+    vllm_request_free(request);
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 4, &n), VLLM_OK, "poll after free");
+    CHECK(n == 0, "a freed request is not reported");
+
+    vllm_poller_free(poller);
+    vllm_poller_free(NULL);
 }
 
 static void test_with_model(const char* path) {
@@ -617,6 +754,7 @@ static void test_with_model(const char* path) {
     test_requests(engine, &sp);
     test_chat(engine);
     test_server_entry_points(engine, &sp);
+    test_pull(engine, &sp);
 
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "engine usable after errors");
     vllm_completion_free(&c);

@@ -2,6 +2,7 @@
 // everything, set the thread's last error. No engine logic lives here.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -16,6 +17,7 @@
 #include "chat/chat_service.h"
 #include "engine/engine.h"
 #include "engine/engine_options.h"
+#include "engine/ready_queue.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -30,14 +32,25 @@ struct vllm_engine {
     std::unique_ptr<vllm::chat::ChatService> chat;
 };
 
+// A ReadyQueue and the strings of the last poll's events.
+struct vllm_poller {
+    vllm_engine* engine = nullptr;
+    std::shared_ptr<vllm::ReadyQueue> queue = std::make_shared<vllm::ReadyQueue>();
+    std::vector<std::string> texts;
+    std::vector<std::string> logprobs;
+};
+
 // A non-blocking request: one engine request (a completion: its stream) or
 // one chat call (its choices, reached through chat_cancel), plus the
 // delivery thread that runs the caller's callback. The engine never sees the
 // callback, so a callback can block or re-enter the library without stalling
-// the engine.
+// the engine. A pull request has no callback: its poller reports its output
+// (`pull`); a pull completion has no thread at all, a pull chat call's thread
+// runs the call and pushes its texts into the entry's own stream.
 struct vllm_request {
     std::shared_ptr<vllm::RequestStream> stream;              // completion; null for chat
     std::shared_ptr<vllm::chat::ChatCancel> chat_cancel;      // chat; null for a completion
+    std::shared_ptr<vllm::PullEntry> pull;                    // pull requests only
     bool logprobs = false;  // a completion submitted with logprobs >= 0
     vllm_token_callback cb = nullptr;
     void* user_data = nullptr;
@@ -305,10 +318,29 @@ vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_s
 }
 
 void cancel_request(vllm_request* request) {
-    if (request->stream)
+    if (request->stream) {
         request->stream->cancel();
-    else
+    } else {
         request->chat_cancel->cancel();
+        // A pull chat call's consumer gets its end once the call has stopped.
+        if (request->pull) request->pull->stream().cancel();
+    }
+}
+
+bool is_pull_completion(const vllm_request* request) { return request->pull && request->stream; }
+
+// A pull completion has no delivery thread: it counts as delivered once the
+// engine is done with it, with the engine's status unless it was cancelled.
+void settle_pull_completion(const vllm_request* request) {
+    if (!is_pull_completion(request) || !request->stream->engine_done()) return;
+    vllm_request* r = const_cast<vllm_request*>(request);
+    const vllm::RequestStream::Result result = r->stream->result();
+    const bool failed = !r->stream->cancel_requested() && result.status != VLLM_OK;
+    std::lock_guard<std::mutex> lock(r->mutex);
+    if (r->delivered) return;
+    r->status = failed ? result.status : VLLM_OK;
+    r->error = failed ? result.error : "";
+    r->delivered = true;
 }
 
 // The completion request's stream; INVALID_ARGUMENT for a chat request
@@ -321,6 +353,7 @@ const vllm::RequestStream& completion_stream(const vllm_request* request) {
 
 // Throws unless delivery has finished without an error.
 void require_delivered(const vllm_request* request) {
+    settle_pull_completion(request);
     vllm_request* r = const_cast<vllm_request*>(request);
     std::lock_guard<std::mutex> lock(r->mutex);
     if (!r->delivered) vllm::throw_invalid_argument("the request is still running (wait for it first)");
@@ -337,27 +370,63 @@ vllm::json::Value logprob_entry(const vllm::Tokenizer& tokenizer, int32_t token,
     return entry;
 }
 
+// The JSON array of `sampled` (vllm_request_output's "logprobs" entries).
+vllm::json::Value logprob_entries(const vllm::Tokenizer& tokenizer, const std::vector<vllm::TokenLogprob>& sampled) {
+    vllm::json::Value entries = vllm::json::Value::array();
+    for (const vllm::TokenLogprob& token_logprob : sampled) {
+        vllm::json::Value entry = logprob_entry(tokenizer, token_logprob.token, token_logprob.logprob);
+        vllm::json::Value top = vllm::json::Value::array();
+        for (const auto& [token, logprob] : token_logprob.top) top.push_back(logprob_entry(tokenizer, token, logprob));
+        entry.set("top_logprobs", std::move(top));
+        entries.push_back(std::move(entry));
+    }
+    return entries;
+}
+
 std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStream::Result& result, bool logprobs) {
     vllm::json::Value out = vllm::json::Value::object();
     vllm::json::Value ids = vllm::json::Value::array();
     for (int32_t id : result.output_tokens) ids.push_back(static_cast<int64_t>(id));
     out.set("token_ids", std::move(ids));
-    vllm::json::Value entries;  // null without logprobs
-    if (logprobs) {
-        entries = vllm::json::Value::array();
-        for (const vllm::TokenLogprob& sampled : result.logprobs) {
-            vllm::json::Value entry = logprob_entry(tokenizer, sampled.token, sampled.logprob);
-            vllm::json::Value top = vllm::json::Value::array();
-            for (const auto& [token, logprob] : sampled.top) top.push_back(logprob_entry(tokenizer, token, logprob));
-            entry.set("top_logprobs", std::move(top));
-            entries.push_back(std::move(entry));
-        }
-    }
-    out.set("logprobs", std::move(entries));
+    // null without logprobs
+    out.set("logprobs", logprobs ? logprob_entries(tokenizer, result.logprobs) : vllm::json::Value());
     return vllm::json::dump(out);
 }
 
 bool on_delivery_thread(const vllm_request* request) { return std::this_thread::get_id() == request->delivery_id; }
+
+// Submits a text prompt (prompt) or token ids with log-probabilities on
+// request (logprobs -1: none).
+std::shared_ptr<vllm::RequestStream> submit_with_logprobs(vllm_engine* engine, const char* prompt,
+                                                          const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
+                                                          const vllm_sampling_params& params, int32_t priority,
+                                                          int32_t logprobs) {
+    if (logprobs < -1 || logprobs > 20)
+        vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) + ": must be -1 (none) or between 0 and 20");
+    vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(params);
+    sampling.logprobs = logprobs;
+    if (prompt != nullptr) return engine->engine->submit(prompt, std::move(sampling), priority);
+    if (n_prompt_token_ids < 0) vllm::throw_invalid_argument("n_prompt_token_ids is negative");
+    std::vector<int32_t> ids(prompt_token_ids, prompt_token_ids + n_prompt_token_ids);
+    return engine->engine->submit_tokens(std::move(ids), std::move(sampling), priority);
+}
+
+// The checks both pull submits make; clears *out first.
+void check_pull_arguments(vllm_engine* engine, vllm_poller* poller, vllm_request** out) {
+    if (out != nullptr) *out = nullptr;
+    require_non_null(out, "out");
+    require_non_null(engine, "engine");
+    require_non_null(poller, "poller");
+    if (poller->engine != engine) vllm::throw_invalid_argument("the poller belongs to another engine");
+}
+
+// A pull chat call's delivery thread pushes what a callback would get into
+// the entry's stream (user_data); the terminal event follows the call's
+// status (see vllm_chat_submit_pull).
+bool push_chat_text(const char* text, bool /*finished*/, void* user_data) {
+    static_cast<vllm::RequestStream*>(user_data)->push_step(text, {}, {});
+    return true;
+}
 
 }  // namespace
 
@@ -378,15 +447,9 @@ vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32_t* promp
                                        vllm_request** out) {
     return guarded([&] {
         check_submit_arguments(engine, prompt_token_ids, params, cb, out);
-        if (n_prompt_token_ids < 0) vllm::throw_invalid_argument("n_prompt_token_ids is negative");
-        if (logprobs < -1 || logprobs > 20)
-            vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) +
-                                         ": must be -1 (none) or between 0 and 20");
-        vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(*params);
-        sampling.logprobs = logprobs;
-        std::vector<int32_t> ids(prompt_token_ids, prompt_token_ids + n_prompt_token_ids);
-        start_completion(engine->engine->submit_tokens(std::move(ids), std::move(sampling), priority), logprobs >= 0,
-                         cb, user_data, out);
+        start_completion(submit_with_logprobs(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params,
+                                              priority, logprobs),
+                         logprobs >= 0, cb, user_data, out);
     });
 }
 
@@ -421,6 +484,10 @@ vllm_status vllm_request_wait(vllm_request* request) {
     if (request == nullptr) return fail(VLLM_ERR_INVALID_ARGUMENT, "request is NULL");
     if (on_delivery_thread(request))
         return fail(VLLM_ERR_INVALID_ARGUMENT, "vllm_request_wait must not be called from the request's own callback");
+    if (is_pull_completion(request)) {
+        request->stream->wait_engine_done();
+        settle_pull_completion(request);
+    }
     std::unique_lock<std::mutex> lock(request->mutex);
     request->delivered_cv.wait(lock, [&] { return request->delivered; });
     if (request->status != VLLM_OK) return fail(request->status, request->error);
@@ -429,12 +496,14 @@ vllm_status vllm_request_wait(vllm_request* request) {
 
 bool vllm_request_done(const vllm_request* request) {
     if (request == nullptr) return false;
+    settle_pull_completion(request);
     std::lock_guard<std::mutex> lock(const_cast<vllm_request*>(request)->mutex);
     return request->delivered;
 }
 
 const char* vllm_request_error(const vllm_request* request) {
     if (request == nullptr) return "";
+    settle_pull_completion(request);
     std::lock_guard<std::mutex> lock(const_cast<vllm_request*>(request)->mutex);
     return request->delivered ? request->error.c_str() : "";
 }
@@ -449,7 +518,11 @@ void vllm_request_free(vllm_request* request) {
         request->free_from_callback = true;
         return;
     }
-    request->delivery.join();
+    if (request->delivery.joinable())
+        request->delivery.join();
+    else  // a pull completion: the engine may still run its logits processor
+        request->stream->wait_engine_done();
+    if (request->pull) request->pull->detach();
     delete request;
 }
 
@@ -577,6 +650,116 @@ vllm_status vllm_chat_stream(vllm_engine* engine, const char* request_json, vllm
         chat_service(engine).stream(request_json, [&](const std::string& chunk, bool finished) {
             return cb(chunk.c_str(), finished, user_data);
         });
+    });
+}
+
+vllm_status vllm_poller_create(vllm_engine* engine, vllm_poller** out) {
+    return guarded([&] {
+        if (out != nullptr) *out = nullptr;
+        require_non_null(out, "out");
+        require_non_null(engine, "engine");
+        auto poller = std::make_unique<vllm_poller>();
+        poller->engine = engine;
+        *out = poller.release();
+    });
+}
+
+void vllm_poller_free(vllm_poller* poller) {
+    if (poller == nullptr) return;
+    poller->queue->wait(0, SIZE_MAX);  // queued entries hold the queue: let go of them
+    delete poller;
+}
+
+vllm_status vllm_poller_poll(vllm_poller* poller, int32_t timeout_ms, vllm_event* events, int32_t max_events,
+                             int32_t* out_n) {
+    if (out_n != nullptr) *out_n = 0;
+    return guarded([&] {
+        require_non_null(poller, "poller");
+        require_non_null(events, "events");
+        require_non_null(out_n, "out_n");
+        if (max_events <= 0) vllm::throw_invalid_argument("max_events must be positive");
+        const std::vector<std::shared_ptr<vllm::PullEntry>> ready =
+            poller->queue->wait(timeout_ms, static_cast<size_t>(max_events));
+        // Reserved, so the strings never move while events point into them.
+        poller->texts.clear();
+        poller->texts.reserve(ready.size());
+        poller->logprobs.clear();
+        poller->logprobs.reserve(ready.size());
+        const vllm::Tokenizer& tokenizer = poller->engine->engine->tokenizer();
+        int32_t n = 0;
+        vllm::RequestStream::Pending pending;
+        for (const std::shared_ptr<vllm::PullEntry>& entry : ready) {
+            if (entry->detached() || !entry->take(pending)) continue;
+            vllm_event& event = events[n++];
+            event.tag = entry->tag();
+            poller->texts.push_back(std::move(pending.text));
+            event.text = poller->texts.back().c_str();
+            event.finished = pending.finished;
+            event.n_tokens = pending.n_tokens;
+            event.logprobs_json = nullptr;
+            if (!pending.logprobs.empty()) {
+                poller->logprobs.push_back(vllm::json::dump(logprob_entries(tokenizer, pending.logprobs)));
+                event.logprobs_json = poller->logprobs.back().c_str();
+            }
+        }
+        *out_n = n;
+    });
+}
+
+vllm_status vllm_poller_wake(vllm_poller* poller) {
+    return guarded([&] {
+        require_non_null(poller, "poller");
+        poller->queue->wake();
+    });
+}
+
+vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag, const char* prompt,
+                                     const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
+                                     const vllm_sampling_params* params, int32_t priority, int32_t logprobs,
+                                     vllm_request** out) {
+    return guarded([&] {
+        check_pull_arguments(engine, poller, out);
+        require_non_null(params, "params");
+        if ((prompt == nullptr) == (prompt_token_ids == nullptr))
+            vllm::throw_invalid_argument("give exactly one of prompt and prompt_token_ids");
+        auto request = std::make_unique<vllm_request>();
+        request->stream =
+            submit_with_logprobs(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs);
+        request->logprobs = logprobs >= 0;
+        request->pull = std::make_shared<vllm::PullEntry>(poller->queue, request->stream, tag, /*coalesce=*/true);
+        request->pull->attach();
+        *out = request.release();
+    });
+}
+
+vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag, const char* request_json,
+                                  vllm_request** out) {
+    return guarded([&] {
+        check_pull_arguments(engine, poller, out);
+        require_non_null(request_json, "request_json");
+        const vllm::chat::ChatService& service = chat_service(engine);
+        std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
+        auto output = std::make_shared<vllm::RequestStream>();
+        auto request = std::make_unique<vllm_request>();
+        request->cb = push_chat_text;
+        request->user_data = output.get();
+        request->chat_cancel = std::make_shared<vllm::chat::ChatCancel>();
+        request->pull = std::make_shared<vllm::PullEntry>(poller->queue, output, tag, /*coalesce=*/false);
+        request->pull->attach();
+        start_delivery(
+            std::move(request),
+            [&service, prepared, output](vllm_request* r) {
+                deliver_chat(r, service, *prepared);
+                vllm_status status;
+                std::string error;
+                {
+                    std::lock_guard<std::mutex> lock(r->mutex);
+                    status = r->status;
+                    error = r->error;
+                }
+                output->finish(nullptr, status, error);  // the consumer's terminal event, status settled
+            },
+            out);
     });
 }
 

@@ -1,0 +1,54 @@
+#include "engine/ready_queue.h"
+
+#include <chrono>
+
+namespace vllm {
+
+PullEntry::PullEntry(std::shared_ptr<ReadyQueue> queue, std::shared_ptr<RequestStream> stream, uint64_t tag,
+                     bool coalesce)
+    : queue_(std::move(queue)), stream_(std::move(stream)), tag_(tag), coalesce_(coalesce) {}
+
+void PullEntry::attach() { stream_->set_listener(shared_from_this()); }
+
+void PullEntry::detach() {
+    detached_.store(true, std::memory_order_release);
+    stream_->set_listener(nullptr);  // breaks the stream -> entry -> stream cycle
+}
+
+void PullEntry::stream_ready() {
+    if (!detached()) queue_->push(shared_from_this());
+}
+
+void ReadyQueue::push(std::shared_ptr<PullEntry> entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entry->queued_) return;
+    entry->queued_ = true;
+    ready_.push_back(std::move(entry));
+    // One wake per batch: the consumer takes everything queued meanwhile.
+    if (ready_.size() == 1) cv_.notify_one();
+}
+
+std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, size_t max_entries) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto ready = [&] { return woken_ || !ready_.empty(); };
+    if (timeout_ms < 0)
+        cv_.wait(lock, ready);
+    else
+        cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
+    woken_ = false;
+    std::vector<std::shared_ptr<PullEntry>> taken;
+    while (!ready_.empty() && taken.size() < max_entries) {
+        ready_.front()->queued_ = false;
+        taken.push_back(std::move(ready_.front()));
+        ready_.pop_front();
+    }
+    return taken;
+}
+
+void ReadyQueue::wake() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+    cv_.notify_all();
+}
+
+}  // namespace vllm
