@@ -35,6 +35,9 @@ elif sys.platform.startswith("win"):
     LIB_NAME = "vllm.dll"
 else:
     LIB_NAME = "libvllm.so"
+# Linker flag that drops the symbol table but the dynamic one (ld64 has no
+# --strip-all; -x removes its local symbols).
+STRIP_LINK_FLAG = "-Wl,-x" if sys.platform == "darwin" else "-Wl,--strip-all"
 
 
 def _build_tool(name, bin_dir):
@@ -76,6 +79,8 @@ class BuildExt(build_ext):
             # extension will find through its $ORIGIN rpath at run time.
             ext.library_dirs = [dest_dir] + [d for d in ext.library_dirs
                                              if os.path.abspath(d) != dest_dir]
+            if not _truthy("VLLM_CPP_SANITIZE"):
+                ext.extra_link_args = list(ext.extra_link_args) + [STRIP_LINK_FLAG]
         super().run()
 
     # -- CMake -------------------------------------------------------------
@@ -103,6 +108,10 @@ class BuildExt(build_ext):
             "-DVLLM_SANITIZE=%s" % ("ON" if sanitize else "OFF"),
             "-DVLLM_INCLUDE_DIR=%s" % os.path.join(ROOT, PACKAGE, "include"),
         ]
+        if not sanitize:
+            # Wheels ship without local symbols (a sanitizer build keeps them
+            # for its reports); the exported C ABI is in the dynamic table.
+            args.append("-DCMAKE_SHARED_LINKER_FLAGS_RELEASE=%s" % STRIP_LINK_FLAG)
         if ninja:
             # Always name the ninja in use: a cached one may have been in a
             # temporary build environment that is gone by now.
@@ -176,11 +185,14 @@ class BuildExt(build_ext):
 
 
 class SDist(sdist):
-    """Source distributions carry the engine sources and the cffi builder, so
-    a wheel can be built from them."""
+    """Source distributions carry what a build needs (engine sources, the
+    header, the cffi builder), the tests and the documentation, and nothing
+    generated: in a git checkout the committed files of those folders, else
+    (an sdist rebuilt from an sdist) every file but build outputs."""
 
-    EXTRA_DIRS = ("third_party/vllm.cpp", "vllm_cpp/include", "examples", "tests")
-    EXTRA_FILES = ("build_ffi.py", "CMakeLists.txt", "README.md", "pyproject.toml", "setup.py")
+    EXTRA_DIRS = ("third_party/vllm.cpp", "vllm_cpp/include", "examples", "tests", "docs")
+    EXTRA_FILES = ("build_ffi.py", "CMakeLists.txt", "README.md", "CHANGELOG.md", "LICENSE",
+                   "pyproject.toml", "setup.py")
     SKIP_DIRS = {"build", ".git", "__pycache__"}
 
     def make_distribution(self):
@@ -190,19 +202,30 @@ class SDist(sdist):
             if os.path.isfile(os.path.join(ROOT, name)):
                 self.filelist.append(name)
         for top in self.EXTRA_DIRS:
-            for root, dirs, files in os.walk(os.path.join(ROOT, top)):
-                dirs[:] = sorted(d for d in dirs
-                                 if d not in self.SKIP_DIRS and not d.startswith("build"))
-                for f in sorted(files):
-                    if f.endswith((".pyc", ".so", ".o")):
-                        continue
-                    self.filelist.append(os.path.relpath(os.path.join(root, f), ROOT))
+            for name in self._files_under(top):
+                self.filelist.append(name)
         self.filelist.sort()
         self.filelist.remove_duplicates()
         super().make_distribution()
+
+    def _files_under(self, top):
+        if os.path.isdir(os.path.join(ROOT, ".git")) or os.path.isfile(os.path.join(ROOT, ".git")):
+            listed = subprocess.run(["git", "ls-files", "-z", "--", top], cwd=ROOT,
+                                    capture_output=True, check=True).stdout.decode()
+            return [name for name in listed.split("\0")
+                    if name and os.path.isfile(os.path.join(ROOT, name))]
+        found = []
+        for root, dirs, files in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = sorted(d for d in dirs if d not in self.SKIP_DIRS and not d.startswith("build"))
+            found += [os.path.relpath(os.path.join(root, f), ROOT) for f in sorted(files)
+                      if not f.endswith((".pyc", ".so", ".o"))]
+        return found
 
 
 setup(
     cffi_modules=["build_ffi.py:ffibuilder"],
     cmdclass={"build_ext": BuildExt, "sdist": SDist},
+    # cffi compiles the extension for the stable ABI (Py_LIMITED_API), so
+    # one wheel per platform serves CPython 3.9 and every later version.
+    options={"bdist_wheel": {"py_limited_api": "cp39"}},
 )

@@ -75,6 +75,7 @@ def pytest_collection_modifyitems(session, config, items):
     before any test runs, when a selected test module uses them: a build
     from scratch takes minutes and must not count against a test's timeout."""
     if any(getattr(getattr(item, "module", None), "build_native_tests", None) for item in items):
-        from native_build import build_native_tests
+        from native_build import SOURCE_TREE_MISSING, build_native_tests
 
-        build_native_tests()
+        if not SOURCE_TREE_MISSING:  # else each test that needs them skips, saying why
+            build_native_tests()

@@ -18,17 +18,20 @@ import subprocess
 
 import pytest
 
-from native_build import INCLUDE_DIR
+from native_build import INCLUDE_DIR, SOURCE_TREE_MISSING
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "third_party" / "vllm.cpp"
 BUILD = ROOT / "build" / "arm-tests"
 SYSROOT = "/usr/aarch64-linux-gnu"
 
-pytestmark = pytest.mark.skipif(
-    not (shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-g++")),
-    reason="needs qemu-aarch64 and aarch64-linux-gnu-g++ on PATH",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-g++")),
+        reason="needs qemu-aarch64 and aarch64-linux-gnu-g++ on PATH",
+    ),
+    pytest.mark.skipif(bool(SOURCE_TREE_MISSING), reason=SOURCE_TREE_MISSING or ""),
+]
 
 
 @pytest.fixture(scope="module")

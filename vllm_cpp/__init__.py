@@ -48,8 +48,6 @@ from .streaming import (
     StreamOutcome,
 )
 
-__version__ = "0.1.0"
-
 #: The C ABI version these bindings speak.
 ABI_VERSION = _ffi.EXPECTED_ABI_VERSION
 
@@ -81,6 +79,11 @@ def abi_version() -> int:
 def library_version() -> str:
     """``vllm_version()`` of the loaded libvllm."""
     return _ffi.decode_cstr(_ffi.lib.vllm_version(), "version") or ""
+
+
+#: The package's version: the engine's, both read from one file
+#: (third_party/vllm.cpp/VERSION) when they are built.
+__version__ = library_version()
 
 
 __all__ = [

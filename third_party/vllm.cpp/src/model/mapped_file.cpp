@@ -48,8 +48,15 @@ void MappedFile::release(const uint8_t* data, size_t n) const {
     const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
     const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + n) / page * page;
-    // Advice only: a failure leaves the pages resident, nothing worse.
+    // Advice only: a failure leaves the pages resident, nothing worse. Linux
+    // drops a private file mapping's pages at once; macOS may only take the
+    // hint; a system without the advice keeps them.
+#if defined(MADV_DONTNEED)
     if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+    (void)begin;
+    (void)end;
+#endif
 }
 
 }  // namespace vllm
