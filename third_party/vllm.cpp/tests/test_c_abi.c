@@ -525,6 +525,8 @@ static void test_load_options_with_model(const char* path) {
     CHECK(st == VLLM_OK || (st == VLLM_ERR_INVALID_ARGUMENT && strstr(vllm_last_error(), "process-wide") != NULL),
           "a second engine's conflicting isa is refused by name");
     vllm_engine_free(engine);
+}
+
 /* Pull-style delivery: requests without callbacks, one thread polling. */
 #define PULL_REQUESTS 6
 static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
