@@ -20,6 +20,12 @@ inline void check(bool ok, const std::string& what) {
     }
 }
 
+// The end of a test program's main: prints the tally, returns its exit status.
+inline int report() {
+    std::printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
+
 }  // namespace vllm_test
 
 using namespace vllm_test;

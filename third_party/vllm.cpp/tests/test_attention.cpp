@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/half.h"
+#include "dtype/half.h"
 #include "kernels/cpu/ops.h"
 #include "check.h"
 
@@ -322,6 +322,5 @@ int main() {
             test_window_skips_freed_blocks(21, 203, block_size, f16, 33);  // a full tile, a wider window
         }
     }
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

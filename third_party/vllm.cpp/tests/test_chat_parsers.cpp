@@ -466,6 +466,5 @@ int main(int argc, char** argv) {
     test_reasoning_then_tools();
     test_random_outputs();
     test_detection(argc > 1 ? argv[1] : nullptr);
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

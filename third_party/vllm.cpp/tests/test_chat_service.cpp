@@ -470,6 +470,5 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         check(false, std::string("unexpected exception: ") + e.what());
     }
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

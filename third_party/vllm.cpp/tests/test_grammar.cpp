@@ -341,6 +341,5 @@ int main() {
     test_regex();
     test_choice_and_json_object();
     test_json_schema();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

@@ -198,6 +198,5 @@ int main() {
     test_unicode_escapes();
     test_parse_errors();
     test_value_api();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

@@ -582,6 +582,5 @@ int main(int argc, char** argv) {
     test_matmul_shared();
     test_dense();
     test_errors();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return report();
 }

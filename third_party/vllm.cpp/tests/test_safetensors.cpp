@@ -349,6 +349,5 @@ int main() {
     test_gemma_norms(dir);
     test_multimodal_text_model(dir);
     test_tokenizer_config(dir);
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

@@ -171,6 +171,5 @@ int main() {
     test_seeded_requests_repeat();
     test_logprobs();
     test_vocabulary_size_changes();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

@@ -333,6 +333,5 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
         check(false, std::string("unexpected error: ") + e.what());
     }
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

@@ -77,6 +77,5 @@ int main() {
         test_parallel_for(threads);
     }
     test_stalled_chunk();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return report();
 }

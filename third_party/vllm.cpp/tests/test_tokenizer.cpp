@@ -23,6 +23,7 @@
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"
+#include "util/utf8.h"
 #include "check.h"
 
 using namespace vllm;
@@ -52,14 +53,6 @@ std::string join(const std::vector<int32_t>& ids) {
     return out;
 }
 
-bool is_valid_utf8(const std::string& s) {
-    for (size_t i = 0; i < s.size();) {
-        const Utf8Step step = utf8_step(s.data() + i, s.size() - i);
-        if (step.status != Utf8Status::VALID) return false;
-        i += step.length;
-    }
-    return true;
-}
 
 // Runs fn and checks that it throws an Error of `status` whose message
 // contains `needle`.
@@ -186,9 +179,9 @@ void test_incremental(const Tokenizer& tok) {
         bool all_valid = true;
         int partial_tokens = 0;
         for (int32_t id : ids) {
-            if (!is_valid_utf8(tok.token_bytes(id, false))) ++partial_tokens;
+            if (!utf8::is_valid(tok.token_bytes(id, false))) ++partial_tokens;
             const std::string delta = detok.push(id);
-            all_valid = all_valid && is_valid_utf8(delta);
+            all_valid = all_valid && utf8::is_valid(delta);
             out += delta;
         }
         out += detok.flush();
@@ -402,6 +395,5 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         check(false, std::string("unexpected exception: ") + e.what());
     }
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

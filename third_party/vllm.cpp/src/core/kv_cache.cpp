@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/half.h"
+#include "dtype/half.h"
 #include "util/error.h"
 
 namespace vllm {

@@ -6,7 +6,7 @@
 // layer's group, slot p % block_size. Which blocks are free is
 // block_pool's business.
 //
-// Element type (KvDtype): IEEE half precision (16-bit patterns, core/half.h;
+// Element type (KvDtype): IEEE half precision (16-bit patterns, dtype/half.h;
 // the default, as in llama.cpp) rounded to nearest even once when stored,
 // or float32 (VLLM_CPP_KV_CACHE_DTYPE=f32, e.g. for tests that compare
 // logits with a float reference at 1e-3). Attention reads the whole cache

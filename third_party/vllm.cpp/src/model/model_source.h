@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/ggml_type.h"
+#include "dtype/ggml_type.h"
 
 namespace vllm {
 

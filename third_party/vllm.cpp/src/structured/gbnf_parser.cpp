@@ -189,7 +189,7 @@ private:
             cp = (cp << 6) | (cc & 0x3F);
         }
         static const uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < kMinForLength[len] || cp > kMaxCodepoint || (cp >= 0xD800 && cp <= 0xDFFF))
+        if (cp < kMinForLength[len] || !utf8::is_scalar_value(cp))
             syntax_error("invalid UTF-8");
         pos_ += len;
         return cp;
@@ -204,7 +204,7 @@ private:
             value = value * 16 + d;
             ++pos_;
         }
-        if (value > kMaxCodepoint || (value >= 0xD800 && value <= 0xDFFF))
+        if (!utf8::is_scalar_value(value))
             syntax_error("escape is not a Unicode scalar value");
         return value;
     }

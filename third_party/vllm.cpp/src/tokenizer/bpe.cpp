@@ -143,8 +143,8 @@ void BpeModel::encode_chars(const char* text, size_t n, const BpeCharFallback& f
     scratch.symbols.clear();
     bool previous_unknown = false;
     for (size_t i = 0; i < n;) {
-        const Utf8Step step = utf8_step(text + i, n - i);
-        const size_t length = step.status == Utf8Status::VALID ? step.length : 1;
+        const utf8::Step step = utf8::step(std::string_view(text, n), i);
+        const size_t length = step.status == utf8::Status::VALID ? step.length : 1;
         const int32_t id = find_token(std::string(text + i, length));
         bool unknown = false;
         if (id >= 0) {

@@ -109,42 +109,12 @@ int codepoint_to_byte(uint32_t cpt) {
     return cpt < byte_alphabet().to_byte.size() ? byte_alphabet().to_byte[cpt] : -1;
 }
 
-Utf8Step utf8_step(const char* str, size_t n) {
-    const auto* s = reinterpret_cast<const unsigned char*>(str);
-    const unsigned char b0 = s[0];
-    if (b0 < 0x80) return {Utf8Status::VALID, 1};
-    size_t len = 0;
-    // The allowed range of the second byte excludes overlong forms,
-    // surrogates and code points past U+10FFFF (Unicode table 3-7).
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        len = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        len = 3;
-        if (b0 == 0xE0) lo = 0xA0;
-        if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        len = 4;
-        if (b0 == 0xF0) lo = 0x90;
-        if (b0 == 0xF4) hi = 0x8F;
-    } else {
-        return {Utf8Status::INVALID, 1};
-    }
-    for (size_t k = 1; k < len; ++k) {
-        if (k >= n) return {Utf8Status::INCOMPLETE, n};
-        const unsigned char c = s[k];
-        const bool in_range = k == 1 ? (c >= lo && c <= hi) : is_continuation(c);
-        if (!in_range) return {Utf8Status::INVALID, k};
-    }
-    return {Utf8Status::VALID, len};
-}
-
 size_t append_repaired_utf8(const char* s, size_t n, bool final, std::string& out) {
     size_t i = 0;
     while (i < n) {
-        const Utf8Step step = utf8_step(s + i, n - i);
-        if (step.status == Utf8Status::INCOMPLETE && !final) break;
-        if (step.status == Utf8Status::VALID) {
+        const utf8::Step step = utf8::step(std::string_view(s, n), i);
+        if (step.status == utf8::Status::INCOMPLETE && !final) break;
+        if (step.status == utf8::Status::VALID) {
             out.append(s + i, step.length);
         } else {
             utf8::append(out, kReplacementChar);

@@ -30,18 +30,6 @@ uint32_t byte_to_codepoint(uint8_t byte);
 // The byte a symbol stands for, or -1 for a code point outside the alphabet.
 int codepoint_to_byte(uint32_t cpt);
 
-// One step of strict UTF-8 validation (Unicode's well-formed byte
-// sequences) at the start of [s, s + n), n > 0.
-enum class Utf8Status { VALID, INVALID, INCOMPLETE };
-struct Utf8Step {
-    Utf8Status status;
-    // VALID: the sequence's length. INVALID: the length of its maximal
-    // subpart (what one U+FFFD replaces). INCOMPLETE: n, all of which may
-    // still begin a valid sequence.
-    size_t length;
-};
-Utf8Step utf8_step(const char* s, size_t n);
-
 // Appends [s, s + n) to `out` as valid UTF-8, each invalid sequence (its
 // maximal subpart) replaced by one U+FFFD. Unless `final`, an incomplete
 // sequence at the end is left alone. Returns the bytes consumed.

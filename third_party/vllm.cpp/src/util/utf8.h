@@ -7,14 +7,23 @@
 
 namespace vllm::utf8 {
 
-// Length of the well-formed sequence that starts at s[i] (1 for ASCII), or
-// 0 when none does (a stray continuation byte, an overlong or surrogate
-// form, a sequence cut off by the end of s).
-inline size_t sequence_length(std::string_view s, size_t i) {
+// One step of validation at s[i] (i < s.size()): Unicode's well-formed
+// byte sequences (table 3-7: no overlongs, surrogates or code points past
+// U+10FFFF).
+enum class Status { VALID, INVALID, INCOMPLETE };
+struct Step {
+    Status status;
+    // VALID: the sequence's length. INVALID: the length of its maximal
+    // subpart (what one U+FFFD replaces). INCOMPLETE: the bytes left, all of
+    // which may still begin a valid sequence.
+    size_t length;
+};
+
+inline Step step(std::string_view s, size_t i) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + i;
     const size_t left = s.size() - i;
     const unsigned char c = p[0];
-    if (c < 0x80) return 1;
+    if (c < 0x80) return {Status::VALID, 1};
     size_t len;
     unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
     if (c >= 0xC2 && c <= 0xDF) {
@@ -28,12 +37,22 @@ inline size_t sequence_length(std::string_view s, size_t i) {
         if (c == 0xF0) lo = 0x90;
         if (c == 0xF4) hi = 0x8F;
     } else {
-        return 0;
+        return {Status::INVALID, 1};
     }
-    if (left < len || p[1] < lo || p[1] > hi) return 0;
-    for (size_t k = 2; k < len; ++k)
-        if ((p[k] & 0xC0) != 0x80) return 0;
-    return len;
+    for (size_t k = 1; k < len; ++k) {
+        if (k >= left) return {Status::INCOMPLETE, left};
+        const bool in_range = k == 1 ? (p[k] >= lo && p[k] <= hi) : (p[k] & 0xC0) == 0x80;
+        if (!in_range) return {Status::INVALID, k};
+    }
+    return {Status::VALID, len};
+}
+
+// Length of the well-formed sequence that starts at s[i] (1 for ASCII), or
+// 0 when none does (a stray continuation byte, an overlong or surrogate
+// form, a sequence cut off by the end of s).
+inline size_t sequence_length(std::string_view s, size_t i) {
+    const Step st = step(s, i);
+    return st.status == Status::VALID ? st.length : 0;
 }
 
 inline bool is_valid(std::string_view s) {
@@ -45,8 +64,11 @@ inline bool is_valid(std::string_view s) {
     return true;
 }
 
-// Appends the encoding of `cp`, which must be a Unicode scalar value
-// (<= U+10FFFF, not a surrogate): callers check what they were given.
+// What UTF-8 can encode: <= U+10FFFF and not a surrogate.
+inline bool is_scalar_value(uint32_t cp) { return cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF); }
+
+// Appends the encoding of `cp`, which must be a Unicode scalar value:
+// callers check what they were given (is_scalar_value).
 inline void append(std::string& out, uint32_t cp) {
     if (cp < 0x80) {
         out += static_cast<char>(cp);

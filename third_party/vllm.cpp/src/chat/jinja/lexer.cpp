@@ -328,7 +328,7 @@ private:
                         cp = cp * 16 + static_cast<uint32_t>(d);
                         ++i;
                     }
-                    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+                    if (!utf8::is_scalar_value(cp))
                         fail("string literal escape is not a valid Unicode scalar value");
                     utf8::append(out, cp);
                     break;

@@ -156,9 +156,9 @@ private:
                 case '0': out += '\0'; break;
                 case '\\': case '\'': case '"': out += e; break;
                 case '\n': break;  // line continuation
-                case 'x': append_utf8(out, read_hex(2)); break;
-                case 'u': append_utf8(out, read_hex(4)); break;
-                case 'U': append_utf8(out, read_hex(8)); break;
+                case 'x': append_code_point(out, read_hex(2)); break;
+                case 'u': append_code_point(out, read_hex(4)); break;
+                case 'U': append_code_point(out, read_hex(8)); break;
                 default:  // Python keeps unknown escapes as written
                     out += '\\';
                     out += e;
@@ -182,8 +182,8 @@ private:
     }
 
     // Lone surrogates have no UTF-8 form, so a string holding one is refused.
-    static void append_utf8(std::string& out, uint32_t cp) {
-        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) throw NotACallList{};
+    static void append_code_point(std::string& out, uint32_t cp) {
+        if (!utf8::is_scalar_value(cp)) throw NotACallList{};
         utf8::append(out, cp);
     }
 

@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "model/ggml_type.h"
+#include "dtype/ggml_type.h"
 
 namespace vllm::kernels {
 

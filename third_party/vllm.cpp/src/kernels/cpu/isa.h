@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/ops.h"
 
 namespace vllm::kernels {
 
@@ -66,7 +67,23 @@ struct IsaKernels {
     GemmFn gemm_interleaved[kNumSlots];
     float (*dot_f32)(const float* a, const float* b, int64_t n);
     void (*axpy_f32)(float a, const float* x, float* y, int64_t n);
+    // ops.h's kernels (ops_impl.h compiled for this ISA).
+    void (*attention_tile)(const PagedAttention& a, const AttentionTile& tile);
+    void (*silu_mul)(float* gate, const float* up, int64_t n);
+    void (*gelu_tanh_mul)(float* gate, const float* up, int64_t n);
+    void (*soft_cap)(float* x, int64_t n, float cap);
+    void (*rms_norm)(const float* x, const float* weight, float* out, int64_t n, float eps);
 };
+
+// Each ops_<isa>.cpp fills a table's ops.h entries with its build of them.
+namespace scalar { void set_ops(IsaKernels& k); }
+#ifdef VLLM_HAVE_X86_KERNELS
+namespace avx2 { void set_ops(IsaKernels& k); }
+namespace avx512 { void set_ops(IsaKernels& k); }
+#endif
+#ifdef VLLM_HAVE_NEON_KERNELS
+namespace neon { void set_ops(IsaKernels& k); }
+#endif
 
 const IsaKernels& scalar_kernels();
 #ifdef VLLM_HAVE_X86_KERNELS

@@ -9,7 +9,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "model/ggml_type.h"
+#include "dtype/ggml_type.h"
 #include "util/thread_pool.h"
 
 namespace vllm::kernels {

@@ -6,7 +6,11 @@
 namespace vllm::kernels {
 
 const IsaKernels& avx2_kernels() {
-    static const IsaKernels k = make_isa_kernels<Avx2>();
+    static const IsaKernels k = [] {
+        IsaKernels t = make_isa_kernels<Avx2>();
+        avx2::set_ops(t);
+        return t;
+    }();
     return k;
 }
 

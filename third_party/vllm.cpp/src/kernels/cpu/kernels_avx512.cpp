@@ -8,6 +8,7 @@ namespace vllm::kernels {
 const IsaKernels& avx512_kernels() {
     static const IsaKernels k = [] {
         IsaKernels t = make_isa_kernels<Avx512>();
+        avx512::set_ops(t);
         if (__builtin_cpu_supports("avx512bf16")) use_avx512_bf16(t);
         return t;
     }();

@@ -37,7 +37,11 @@ bool cpu_has_dotprod() {
 const IsaKernels& neon_kernels() {
     static const IsaKernels& k = [] () -> const IsaKernels& {
         if (cpu_has_dotprod()) return neon_dotprod_kernels();
-        static const IsaKernels plain = make_isa_kernels<Neon>();
+        static const IsaKernels plain = [] {
+            IsaKernels t = make_isa_kernels<Neon>();
+            neon::set_ops(t);
+            return t;
+        }();
         return plain;
     }();
     return k;

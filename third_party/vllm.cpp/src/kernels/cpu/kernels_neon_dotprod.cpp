@@ -12,7 +12,11 @@
 namespace vllm::kernels {
 
 const IsaKernels& neon_dotprod_kernels() {
-    static const IsaKernels k = make_isa_kernels<Neon>();
+    static const IsaKernels k = [] {
+        IsaKernels t = make_isa_kernels<Neon>();
+        neon::set_ops(t);  // the attention and element-wise ops need no SDOT: the plain NEON build's
+        return t;
+    }();
     return k;
 }
 

@@ -277,6 +277,7 @@ const IsaKernels& scalar_kernels() {
         t.gemm[kSlotQ6_K] = gemm<dot_q6_k>;
         t.dot_f32 = dense_dot;
         t.axpy_f32 = dense_axpy;
+        scalar::set_ops(t);
         return t;
     }();
     return k;

@@ -1,15 +1,15 @@
 // Model-side kernels besides the matmuls: paged attention and the
 // element-wise activations. Like the matmuls they are compiled once per
 // instruction set (ops_impl.h included by ops_scalar.cpp, ops_avx2.cpp,
-// ops_avx512.cpp) and picked at run time by ops.cpp, following
-// kernels::active_isa().
+// ops_avx512.cpp, ops_neon.cpp), each build's entries in its IsaKernels
+// table (isa.h), so they follow the matmuls' choice of instruction set.
 #pragma once
 #include <cstdint>
 
 namespace vllm::kernels {
 
 // One layer's paged attention inputs. Cache layouts per layer (kv_cache.h),
-// elements floats, or IEEE halves (16-bit patterns, core/half.h) when kv_f16:
+// elements floats, or IEEE halves (16-bit patterns, dtype/half.h) when kv_f16:
 // K [num_blocks][n_kv_heads][head_dim][block_size] (slot-minor),
 // V [num_blocks][block_size][n_kv_heads][head_dim].
 struct PagedAttention {

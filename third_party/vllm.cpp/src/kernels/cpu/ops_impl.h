@@ -19,7 +19,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/half.h"
+#include "dtype/half.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/ops.h"
 
 // The vector helpers below are internal (inlined, file-local), so GCC's note
@@ -361,6 +362,14 @@ void rms_norm(const float* x, const float* weight, float* out, int64_t n, float 
     const float sum = dot(x, x, static_cast<int>(n));
     const float inv = 1.0f / std::sqrt(sum / static_cast<float>(n) + eps);
     for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv * weight[i];
+}
+
+void set_ops(IsaKernels& k) {
+    k.attention_tile = attention_tile;
+    k.silu_mul = silu_mul;
+    k.gelu_tanh_mul = gelu_tanh_mul;
+    k.soft_cap = soft_cap;
+    k.rms_norm = rms_norm;
 }
 
 }  // namespace vllm::kernels::VLLM_OPS_NAMESPACE

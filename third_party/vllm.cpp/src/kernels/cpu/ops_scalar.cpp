@@ -1,7 +1,7 @@
 // ops.h's kernels compiled for scalar (flags from the file suffix, see CMakeLists.txt).
 #include <cstdint>
 
-#include "core/half.h"
+#include "dtype/half.h"
 
 // widen_halves returns a 64-byte vector by value; it is inlined, so GCC's
 // note on that ABI differing between ISAs does not apply.

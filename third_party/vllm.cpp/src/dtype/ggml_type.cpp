@@ -1,4 +1,4 @@
-#include "model/ggml_type.h"
+#include "dtype/ggml_type.h"
 
 #include <iterator>
 
