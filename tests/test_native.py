@@ -2,9 +2,10 @@
 
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion); test_kernels,
-test_attention, test_thread_pool, test_sampler, test_kv_cache_groups
-(sliding-window KV block bookkeeping with fake requests) and test_tokenizer
-are C++ unit tests of internals. Each prints
+test_attention, test_thread_pool, test_sampler, the serving core's
+(test_scheduler, test_block_pool, test_kv_cache_groups and
+test_output_processor: fake requests, no model) and test_tokenizer are C++
+unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
@@ -59,8 +60,12 @@ def test_sampler(build):
 
 
 @pytest.mark.timeout(300)
-def test_kv_cache_groups(build):
-    run_program(build, "test_kv_cache_groups")
+@pytest.mark.parametrize("program", ["test_kv_cache_groups", "test_scheduler", "test_block_pool",
+                                     "test_output_processor"])
+def test_serving_core(build, program):
+    # Fake requests, no model: the scheduler, the block pool and KV cache
+    # manager, the output processor.
+    run_program(build, program)
 
 
 @pytest.mark.timeout(300)

@@ -18,6 +18,7 @@
 #include "core/scheduler_request.h"
 #include "util/error.h"
 #include "check.h"
+#include "fake_requests.h"
 
 using namespace vllm;
 
@@ -25,18 +26,6 @@ namespace {
 
 constexpr int kBlockSize = 4;
 constexpr int kWindow = 8;
-
-std::unique_ptr<SchedulerRequest> make_request(std::vector<int32_t> prompt, uint64_t arrival = 0) {
-    return std::make_unique<SchedulerRequest>(arrival, 0, std::move(prompt));
-}
-
-// Prompt ids: `n` distinct ids counting up from 3 + `first` (the manager
-// never looks them up in a vocabulary).
-std::vector<int32_t> tokens(int n, int first = 0) {
-    std::vector<int32_t> t;
-    for (int i = 0; i < n; ++i) t.push_back(3 + first + i);
-    return t;
-}
 
 std::vector<KVCacheGroupSpec> hybrid_groups() { return group_layers_by_window({0, kWindow, kWindow, 0}); }
 
@@ -92,7 +81,7 @@ void test_grouping() {
 
 void test_window_frees_blocks() {
     KVCacheManager kv(hybrid_groups(), {64, 64}, kBlockSize, false);
-    auto r = make_request(tokens(40));
+    auto r = fake_request(token_ids(40));
     // A 12-token chunk, then one of 20 (longer than the window), then decodes.
     check(run_step(kv, *r, 12), "first chunk allocated");
     check(kv.block_table(*r, 1)[0] == kNullBlock && non_null(kv.block_table(*r, 1)) == 2,
@@ -127,19 +116,20 @@ void test_window_frees_blocks() {
 
 void test_group_hit_rules() {
     // Block contents cached at chosen indices of one chain.
-    const std::vector<int32_t> t = tokens(44);
+    const std::vector<int32_t> t = token_ids(44);
+    std::vector<uint64_t> hashes;
+    extend_block_hashes(hashes, t, kBlockSize);
+    const BlockHashChain chain(t, hashes, kBlockSize);
     auto hit_with_cached = [&](int window, const std::vector<int>& cached, std::vector<int32_t>& blocks) {
         KVCacheGroup group({window, {0}}, 32, kBlockSize);
-        BlockHashChain chain(t, kBlockSize);
         std::vector<int32_t> held;
         for (int i : cached) {
             const int32_t b = group.pool().allocate();
-            group.pool().cache(b, chain.key(i), chain.hash(i));
+            group.pool().cache(b, chain.key(i));
             held.push_back(b);
         }
         group.pool().release(held);  // cached, free
-        BlockHashChain lookup(t, kBlockSize);
-        return group.find_longest_hit(lookup, 10, blocks);
+        return group.find_longest_hit(chain, 10, blocks);
     };
     std::vector<int32_t> blocks;
     check(hit_with_cached(0, {0, 1, 2, 5}, blocks) == 3 && blocks.size() == 3, "full group: the prefix up to a miss");
@@ -156,22 +146,22 @@ void test_hybrid_prefix_hits() {
     // A sliding pool of 6 blocks: a finished request leaves only its last
     // 6 sliding blocks cached, the full pool keeps them all.
     KVCacheManager kv(hybrid_groups(), {64, 6}, kBlockSize, true);
-    auto a = make_request(tokens(40));
+    auto a = fake_request(token_ids(40));
     for (int i = 0; i < 10; ++i) check(run_step(kv, *a, 4), "request A chunk " + std::to_string(i));
     kv.free(*a);
     check(kv.group(0).pool().num_cached() == 10 && kv.group(1).pool().num_cached() == 6,
           "A's blocks cached: 10 full, the last 6 sliding");
 
-    auto b = make_request(tokens(44));  // A's 40 tokens and 4 more
+    auto b = fake_request(token_ids(44));  // A's 40 tokens and 4 more
     CachedPrefix hit = kv.find_cached_prefix(*b);
     check(hit.num_tokens == 40 && hit.blocks[0].size() == 10 && non_null(hit.blocks[1]) == 2,
           "a hit longer than the window: every full block, the sliding window's 2");
-    std::vector<int32_t> d_prompt = tokens(24);
+    std::vector<int32_t> d_prompt = token_ids(24);
     for (int i = 0; i < 10; ++i) d_prompt.push_back(28);
-    check(kv.find_cached_prefix(*make_request(d_prompt)).num_tokens == 24, "a 24-token shared start hits 24");
-    std::vector<int32_t> e_prompt = tokens(12);
+    check(kv.find_cached_prefix(*fake_request(d_prompt)).num_tokens == 24, "a 24-token shared start hits 24");
+    std::vector<int32_t> e_prompt = token_ids(12);
     for (int i = 0; i < 10; ++i) e_prompt.push_back(28);
-    check(kv.find_cached_prefix(*make_request(e_prompt)).num_tokens == 0,
+    check(kv.find_cached_prefix(*fake_request(e_prompt)).num_tokens == 0,
           "the full group has 12 tokens but the sliding blocks before them were evicted: no hit");
 
     check(kv.allocate(*b, 4, hit), "B adopts the hit");
@@ -183,15 +173,15 @@ void test_hybrid_prefix_hits() {
     check(used(kv, 1) == 2, "B's window moved: one adopted sliding block given back");
     kv.free(*b);
     check(used(kv, 0) == 0 && used(kv, 1) == 0, "B's blocks all back");
-    check(kv.find_cached_prefix(*make_request(tokens(48))).num_tokens == 44, "B's last block is cached in both groups");
+    check(kv.find_cached_prefix(*fake_request(token_ids(48))).num_tokens == 44, "B's last block is cached in both groups");
 }
 
 void test_preemption_frees_both_groups() {
     // Full group: 12 blocks (48 tokens) for two requests that grow past it.
     KVCacheManager kv(hybrid_groups(), {12, 12}, kBlockSize, false);
     Scheduler scheduler(SchedulingPolicy::FCFS, 2, 64, kv);
-    auto r1 = make_request(tokens(20), 1);
-    auto r2 = make_request(tokens(20, 5), 2);
+    auto r1 = fake_request(token_ids(20), 1);
+    auto r2 = fake_request(token_ids(20, 5), 2);
     scheduler.add(r1.get());
     scheduler.add(r2.get());
     bool intact = true;
@@ -215,11 +205,11 @@ void test_preemption_frees_both_groups() {
 void test_full_only_model_unchanged() {
     // One group: no null entries, every block kept, hits from the left.
     KVCacheManager kv(group_layers_by_window({0, 0}), {32}, kBlockSize, true);
-    auto a = make_request(tokens(30));
+    auto a = fake_request(token_ids(30));
     check(run_step(kv, *a, 30), "one 30-token chunk");
     check(non_null(kv.block_table(*a, 0)) == 8 && used(kv, 0) == 8, "all 8 blocks kept");
     kv.free(*a);
-    check(kv.find_cached_prefix(*make_request(tokens(30))).num_tokens == 28, "the hit stops before the last token");
+    check(kv.find_cached_prefix(*fake_request(token_ids(30))).num_tokens == 28, "the hit stops before the last token");
 }
 
 }  // namespace
@@ -231,6 +221,5 @@ int main() {
     test_hybrid_prefix_hits();
     test_preemption_frees_both_groups();
     test_full_only_model_unchanged();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }

@@ -1,31 +1,32 @@
 #include "core/block_hash_chain.h"
 
+#include <cstddef>
+
 namespace vllm {
 
-BlockKey BlockHashChain::key_of(const std::vector<int32_t>& tokens, int block_size, int i, uint64_t parent_hash) {
-    BlockKey key;
-    key.parent_hash = parent_hash;
-    const auto first = tokens.begin() + int64_t(i) * block_size;
-    key.tokens.assign(first, first + block_size);
-    return key;
+uint64_t block_hash(uint64_t parent_hash, const int32_t* tokens, int block_size) {
+    // FNV-1a over the parent hash and the token ids, then a final mix.
+    uint64_t h = 1469598103934665603ull ^ parent_hash;
+    auto mix = [&h](uint64_t v) {
+        for (int i = 0; i < 8; ++i) {
+            h ^= (v >> (8 * i)) & 0xFF;
+            h *= 1099511628211ull;
+        }
+    };
+    mix(parent_hash);
+    for (int i = 0; i < block_size; ++i) mix(static_cast<uint32_t>(tokens[i]));
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
 }
 
-void BlockHashChain::extend_to(int i) {
-    while (static_cast<int>(keys_.size()) <= i) {
-        const int next = static_cast<int>(keys_.size());
-        keys_.push_back(key_of(tokens_, block_size_, next, next == 0 ? 0 : hashes_.back()));
-        hashes_.push_back(keys_.back().hash());
+void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size) {
+    const size_t full = tokens.size() / static_cast<size_t>(block_size);
+    while (hashes.size() < full) {
+        const uint64_t parent = hashes.empty() ? 0 : hashes.back();
+        hashes.push_back(block_hash(parent, tokens.data() + hashes.size() * block_size, block_size));
     }
-}
-
-const BlockKey& BlockHashChain::key(int i) {
-    extend_to(i);
-    return keys_[i];
-}
-
-uint64_t BlockHashChain::hash(int i) {
-    extend_to(i);
-    return hashes_[i];
 }
 
 }  // namespace vllm

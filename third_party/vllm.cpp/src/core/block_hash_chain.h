@@ -1,8 +1,10 @@
 // The prefix cache's names for a token sequence's full blocks: block i is
-// known by a BlockKey holding block i-1's hash and its own tokens, so equal
-// keys mean equal prefixes. One chain serves every KV cache group (a hit in
-// one group is a hit of the same tokens in another). Keys are computed
-// lazily, left to right, as far as a lookup asks.
+// known by the hash of block i-1's hash and its own tokens, so equal hashes
+// name equal prefixes (the pool also compares the tokens and the parent
+// hash on lookup, so a collision costs a miss, not wrong output). One chain
+// serves every KV cache group (a hit in one group is a hit of the same
+// tokens in another). As in vLLM, a request's hashes are computed once:
+// SchedulerRequest::block_hashes is extended as its tokens fill blocks.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -11,27 +13,31 @@
 
 namespace vllm {
 
+// The hash of a block holding `tokens` (block_size ids) after a block whose
+// hash is `parent_hash` (0 for the first block).
+uint64_t block_hash(uint64_t parent_hash, const int32_t* tokens, int block_size);
+
+// Extends `hashes` (those of the first full blocks of `tokens`) to every
+// full block `tokens` holds.
+void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size);
+
+// A view of a token sequence's full blocks and their hashes (both must
+// outlive it; `hashes` from extend_block_hashes).
 class BlockHashChain {
 public:
-    // `tokens` must outlive the chain.
-    BlockHashChain(const std::vector<int32_t>& tokens, int block_size) : tokens_(tokens), block_size_(block_size) {}
+    BlockHashChain(const std::vector<int32_t>& tokens, const std::vector<uint64_t>& hashes, int block_size)
+        : tokens_(tokens), hashes_(hashes), block_size_(block_size) {}
 
-    // Full blocks the tokens hold.
-    int num_full_blocks() const { return static_cast<int>(tokens_.size()) / block_size_; }
-    // The key and hash of block i (i < num_full_blocks()).
-    const BlockKey& key(int i);
-    uint64_t hash(int i);
-
-    // The key of block i whose predecessor's hash is `parent_hash`, without a chain.
-    static BlockKey key_of(const std::vector<int32_t>& tokens, int block_size, int i, uint64_t parent_hash);
+    int num_blocks() const { return static_cast<int>(hashes_.size()); }
+    // Block i's key (i < num_blocks()).
+    BlockKey key(int i) const {
+        return BlockKey{hashes_[i], i == 0 ? 0 : hashes_[i - 1], tokens_.data() + int64_t(i) * block_size_};
+    }
 
 private:
-    void extend_to(int i);
-
     const std::vector<int32_t>& tokens_;
+    const std::vector<uint64_t>& hashes_;
     int block_size_;
-    std::vector<BlockKey> keys_;
-    std::vector<uint64_t> hashes_;
 };
 
 }  // namespace vllm

@@ -1,34 +1,21 @@
 #include "core/block_pool.h"
 
+#include <cstring>
+
 #include "util/error.h"
 
 namespace vllm {
 
-uint64_t BlockKey::hash() const {
-    // FNV-1a over the parent hash and the token ids, then a final mix; the
-    // key itself is compared on lookup, so collisions cost time, not output.
-    uint64_t h = 1469598103934665603ull ^ parent_hash;
-    auto mix = [&h](uint64_t v) {
-        for (int i = 0; i < 8; ++i) {
-            h ^= (v >> (8 * i)) & 0xFF;
-            h *= 1099511628211ull;
-        }
-    };
-    mix(parent_hash);
-    for (int32_t t : tokens) mix(static_cast<uint32_t>(t));
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
-BlockPool::BlockPool(int num_blocks)
+BlockPool::BlockPool(int num_blocks, int block_size)
     : num_blocks_(num_blocks),
+      block_size_(block_size),
       ref_count_(num_blocks, 0),
       prev_(num_blocks, -1),
       next_(num_blocks, -1),
       in_free_queue_(num_blocks, false),
-      key_(num_blocks),
+      hash_(num_blocks, 0),
+      parent_hash_(num_blocks, 0),
+      tokens_(size_t(num_blocks) * block_size, 0),
       has_key_(num_blocks, false) {
     for (int32_t b = 0; b < num_blocks; ++b) push_back_free(b);
 }
@@ -52,13 +39,12 @@ void BlockPool::unlink(int32_t b) {
 
 void BlockPool::evict(int32_t b) {
     if (!has_key_[b]) return;
-    auto range = cached_.equal_range(key_[b].hash());
+    auto range = cached_.equal_range(hash_[b]);
     for (auto it = range.first; it != range.second; ++it)
         if (it->second == b) {
             cached_.erase(it);
             break;
         }
-    key_[b] = BlockKey();
     has_key_[b] = false;
 }
 
@@ -82,18 +68,25 @@ void BlockPool::release(const std::vector<int32_t>& blocks) {
     }
 }
 
-int32_t BlockPool::find_cached(const BlockKey& key, uint64_t hash) const {
-    auto range = cached_.equal_range(hash);
+bool BlockPool::holds(int32_t b, const BlockKey& key) const {
+    return parent_hash_[b] == key.parent_hash &&
+           std::memcmp(&tokens_[size_t(b) * block_size_], key.tokens, sizeof(int32_t) * block_size_) == 0;
+}
+
+int32_t BlockPool::find_cached(const BlockKey& key) const {
+    auto range = cached_.equal_range(key.hash);
     for (auto it = range.first; it != range.second; ++it)
-        if (key_[it->second] == key) return it->second;
+        if (holds(it->second, key)) return it->second;
     return -1;
 }
 
-void BlockPool::cache(int32_t block, BlockKey key, uint64_t hash) {
-    if (has_key_[block] || find_cached(key, hash) >= 0) return;
-    key_[block] = std::move(key);
+void BlockPool::cache(int32_t block, const BlockKey& key) {
+    if (has_key_[block] || find_cached(key) >= 0) return;
+    hash_[block] = key.hash;
+    parent_hash_[block] = key.parent_hash;
+    std::memcpy(&tokens_[size_t(block) * block_size_], key.tokens, sizeof(int32_t) * block_size_);
     has_key_[block] = true;
-    cached_.emplace(hash, block);
+    cached_.emplace(key.hash, block);
 }
 
 }  // namespace vllm

@@ -20,21 +20,18 @@ namespace vllm {
 // a batch that would).
 constexpr int32_t kNullBlock = -1;
 
-// What a full block holds: the hash of every block before it (the chain) and
-// its own tokens. Two blocks with equal keys hold equal K/V.
+// How a lookup names a full block (block_hash_chain.h): its chain hash, the
+// hash of the block before it and its tokens (block_size ids, borrowed).
+// Two blocks with equal keys hold equal K/V.
 struct BlockKey {
+    uint64_t hash = 0;
     uint64_t parent_hash = 0;
-    std::vector<int32_t> tokens;
-
-    uint64_t hash() const;
-    bool operator==(const BlockKey& other) const {
-        return parent_hash == other.parent_hash && tokens == other.tokens;
-    }
+    const int32_t* tokens = nullptr;
 };
 
 class BlockPool {
 public:
-    explicit BlockPool(int num_blocks);
+    BlockPool(int num_blocks, int block_size);
 
     int num_blocks() const { return num_blocks_; }
     // Blocks nobody references (cached or not): what allocation can use.
@@ -53,17 +50,19 @@ public:
     void release(const std::vector<int32_t>& blocks);
 
     // The cached block holding `key`, or -1.
-    int32_t find_cached(const BlockKey& key, uint64_t hash) const;
+    int32_t find_cached(const BlockKey& key) const;
     // Records that `block` (referenced, full) holds `key`. A block already
     // cached, or a key some other block already holds, is left as it is.
-    void cache(int32_t block, BlockKey key, uint64_t hash);
+    void cache(int32_t block, const BlockKey& key);
 
 private:
     void unlink(int32_t block);
     void push_back_free(int32_t block);
     void evict(int32_t block);
+    bool holds(int32_t block, const BlockKey& key) const;
 
     int num_blocks_;
+    int block_size_;
     int num_free_ = 0;
     std::vector<int32_t> ref_count_;
     // The free queue: an intrusive doubly linked list over block ids, so a
@@ -71,9 +70,11 @@ private:
     std::vector<int32_t> prev_, next_;
     std::vector<bool> in_free_queue_;
     int32_t head_ = -1, tail_ = -1;
-    // Prefix cache: content hash -> block, and each cached block's key.
+    // Prefix cache: chain hash -> block, and each cached block's key (its
+    // tokens in one flat array, block_size per block), kept to verify hits.
     std::unordered_multimap<uint64_t, int32_t> cached_;
-    std::vector<BlockKey> key_;
+    std::vector<uint64_t> hash_, parent_hash_;
+    std::vector<int32_t> tokens_;
     std::vector<bool> has_key_;
 };
 

@@ -22,7 +22,7 @@ std::vector<KVCacheGroupSpec> group_layers_by_window(const std::vector<int>& lay
 }
 
 KVCacheGroup::KVCacheGroup(KVCacheGroupSpec spec, int num_blocks, int block_size)
-    : spec_(std::move(spec)), block_size_(block_size), pool_(num_blocks) {}
+    : spec_(std::move(spec)), block_size_(block_size), pool_(num_blocks, block_size) {}
 
 int KVCacheGroup::num_skipped_blocks(int num_computed) const {
     if (!spec_.is_sliding()) return 0;
@@ -44,9 +44,9 @@ void KVCacheGroup::remove_skipped_blocks(std::vector<int32_t>& table, int num_co
     pool_.release(released);
 }
 
-int KVCacheGroup::find_longest_hit(BlockHashChain& chain, int max_blocks, std::vector<int32_t>& blocks) const {
+int KVCacheGroup::find_longest_hit(const BlockHashChain& chain, int max_blocks, std::vector<int32_t>& blocks) const {
     blocks.clear();
-    auto cached = [&](int i) { return pool_.find_cached(chain.key(i), chain.hash(i)); };
+    auto cached = [&](int i) { return pool_.find_cached(chain.key(i)); };
     if (!spec_.is_sliding()) {
         for (int i = 0; i < max_blocks; ++i) {
             const int32_t b = cached(i);

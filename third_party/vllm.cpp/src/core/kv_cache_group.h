@@ -58,7 +58,7 @@ public:
     // The longest prefix-cache hit of at most `max_blocks` blocks this group
     // can supply: its length in blocks, with `blocks` set to the group's
     // table for it (kNullBlock where the group needs no block).
-    int find_longest_hit(BlockHashChain& chain, int max_blocks, std::vector<int32_t>& blocks) const;
+    int find_longest_hit(const BlockHashChain& chain, int max_blocks, std::vector<int32_t>& blocks) const;
 
     // The most blocks one running sequence holds in a group of this window,
     // when it computes at most max_chunk tokens per step: the window before

@@ -15,11 +15,16 @@ KVCacheManager::KVCacheManager(const std::vector<KVCacheGroupSpec>& groups, cons
     for (size_t g = 0; g < groups.size(); ++g) groups_.emplace_back(groups[g], group_blocks[g], block_size);
 }
 
-CachedPrefix KVCacheManager::find_cached_prefix(const SchedulerRequest& request) const {
+BlockHashChain KVCacheManager::chain_of(SchedulerRequest& request) const {
+    extend_block_hashes(request.block_hashes, request.tokens(), block_size_);
+    return BlockHashChain(request.tokens(), request.block_hashes, block_size_);
+}
+
+CachedPrefix KVCacheManager::find_cached_prefix(SchedulerRequest& request) const {
     CachedPrefix found;
     found.blocks.resize(groups_.size());
     if (!prefix_caching_) return found;
-    BlockHashChain chain(request.tokens(), block_size_);
+    const BlockHashChain chain = chain_of(request);
     int hit = (request.num_tokens() - 1) / block_size_;
     // Each group can only shorten the hit, and a shorter hit can change what
     // another group finds (a sliding group needs the window before its end):
@@ -68,35 +73,28 @@ bool KVCacheManager::allocate(SchedulerRequest& request, int num_new_tokens, con
         for (int i = 0; i < need[g]; ++i) table.push_back(pool.allocate());
     }
     if (cached_prefix.num_tokens > 0) {
-        // The adopted blocks' hashes continue the request's chain.
-        uint64_t parent = entry.hashes.empty() ? 0 : entry.hashes.back();
-        for (int i = static_cast<int>(entry.hashes.size()); i < cached_prefix.num_tokens / block_size_; ++i) {
-            parent = BlockHashChain::key_of(request.tokens(), block_size_, i, parent).hash();
-            entry.hashes.push_back(parent);
-        }
+        // The adopted blocks are in the prefix cache already.
+        entry.num_cached_blocks = std::max(entry.num_cached_blocks, cached_prefix.num_tokens / block_size_);
         request.num_computed_tokens = computed;
     }
     return true;
 }
 
-void KVCacheManager::commit_computed(const SchedulerRequest& request) {
+void KVCacheManager::commit_computed(SchedulerRequest& request) {
     auto it = entries_.find(&request);
     if (it == entries_.end()) return;
     Entry& entry = it->second;
     if (prefix_caching_) {
-        const int full = request.num_computed_tokens / block_size_;
-        uint64_t parent = entry.hashes.empty() ? 0 : entry.hashes.back();
-        for (int i = static_cast<int>(entry.hashes.size()); i < full; ++i) {
-            BlockKey key = BlockHashChain::key_of(request.tokens(), block_size_, i, parent);
-            parent = key.hash();
+        const BlockHashChain chain = chain_of(request);
+        const int full = std::min(request.num_computed_tokens / block_size_, chain.num_blocks());
+        for (int i = entry.num_cached_blocks; i < full; ++i) {
+            const BlockKey key = chain.key(i);
             for (int g = 0; g < num_groups(); ++g) {
                 const int32_t block = entry.tables[g][i];
-                if (block == kNullBlock) continue;
-                if (g + 1 < num_groups()) groups_[g].pool().cache(block, key, parent);
-                else groups_[g].pool().cache(block, std::move(key), parent);
+                if (block != kNullBlock) groups_[g].pool().cache(block, key);
             }
-            entry.hashes.push_back(parent);
         }
+        entry.num_cached_blocks = std::max(entry.num_cached_blocks, full);
     }
     // After caching: the blocks given back keep their content in the LRU.
     for (int g = 0; g < num_groups(); ++g) groups_[g].remove_skipped_blocks(entry.tables[g], request.num_computed_tokens);

@@ -6,7 +6,7 @@
 // computed this step, except that a sliding group's blocks which have left
 // every future query's window are given back and read kNullBlock. With
 // prefix caching on, every full block is known by a hash chain over its
-// tokens (BlockKey), the same chain in every group: a request whose prompt
+// tokens (block_hash_chain.h), the same chain in every group: a request whose prompt
 // starts with blocks some earlier request computed reuses them instead of
 // recomputing them, as vLLM V1's KVCacheManager (with its
 // HybridKVCacheCoordinator for several groups) does.
@@ -39,8 +39,9 @@ public:
 
     // The longest cached start of the request's tokens (at most all but its
     // last token: that one is always computed, for its logits) that every
-    // group can supply. Looks only; nothing is reserved.
-    CachedPrefix find_cached_prefix(const SchedulerRequest& request) const;
+    // group can supply. Looks only; nothing is reserved (the request's
+    // block hashes are extended to its tokens).
+    CachedPrefix find_cached_prefix(SchedulerRequest& request) const;
 
     // Makes room in every group for `num_new_tokens` more tokens after the
     // request's computed ones, first adopting `cached_prefix` (from
@@ -51,7 +52,7 @@ public:
     // After the request's computed tokens advanced: records its newly full
     // blocks in the prefix cache, then gives back the sliding groups' blocks
     // that left the window.
-    void commit_computed(const SchedulerRequest& request);
+    void commit_computed(SchedulerRequest& request);
 
     // Gives back all the request's blocks (they stay cached until evicted).
     void free(const SchedulerRequest& request);
@@ -61,8 +62,11 @@ public:
 private:
     struct Entry {
         std::vector<std::vector<int32_t>> tables;  // per group
-        std::vector<uint64_t> hashes;  // of the full blocks cached so far, in order (one chain for all groups)
+        int num_cached_blocks = 0;  // leading full blocks already in the prefix cache (one chain for all groups)
     };
+
+    // The request's chain, its hashes extended to every full block.
+    BlockHashChain chain_of(SchedulerRequest& request) const;
 
     int block_size_;
     bool prefix_caching_;

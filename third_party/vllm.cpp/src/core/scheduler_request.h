@@ -47,6 +47,10 @@ public:
     const int32_t priority;  // lower runs first under the priority policy
     const int num_prompt_tokens;
     std::vector<int32_t> spec_token_ids;  // draft tokens to verify next step (none without a drafter)
+    // The prefix cache's hash of each full block of tokens() so far
+    // (block_hash_chain.h): computed once, extended by the KV cache manager
+    // as tokens fill blocks, so no lookup hashes a prefix twice.
+    std::vector<uint64_t> block_hashes;
 
     RequestStatus status = RequestStatus::WAITING;
     int num_computed_tokens = 0;  // tokens whose K/V is in the cache
