@@ -88,12 +88,15 @@ inline void append(std::string& out, uint32_t cp) {
 }
 
 // The code point of the well-formed sequence at s[i] (sequence_length > 0),
-// advancing i past it.
+// advancing i past it. On other bytes it returns some value and still
+// advances (by at least one byte, never past the end), so a caller that
+// walks text it did not validate cannot read out of bounds.
 inline uint32_t decode(std::string_view s, size_t& i) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     const unsigned char c = p[i];
     if (c < 0x80) return p[i++];
-    const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (len > s.size() - i) len = s.size() - i;
     uint32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
     for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
     i += len;

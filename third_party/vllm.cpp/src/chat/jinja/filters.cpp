@@ -12,6 +12,7 @@
 #include "chat/jinja/operators.h"
 #include "chat/jinja/py_str.h"
 #include "chat/jinja/value_tests.h"
+#include "util/utf8.h"
 
 namespace vllm::chat::jinja {
 
@@ -68,7 +69,7 @@ Value f_title(Interpreter&, const Value& input, CallArgs& args) {
     size_t i = 0;
     while (i < s.size()) {
         size_t start = i;
-        uint32_t cp = py::next_codepoint(s, i);
+        uint32_t cp = utf8::decode(s, i);
         std::string_view ch(s.data() + start, i - start);
         bool separator = cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<' || py::is_space(cp);
         if (separator) {
@@ -122,7 +123,7 @@ Value f_wordcount(Interpreter&, const Value& input, CallArgs& args) {
     bool in_word = false;
     size_t i = 0;
     while (i < s.size()) {
-        uint32_t cp = py::next_codepoint(s, i);
+        uint32_t cp = utf8::decode(s, i);
         bool word_char = (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
                          cp == '_' || (cp >= 0x80 && !py::is_space(cp));
         if (word_char && !in_word) ++words;

@@ -8,6 +8,7 @@
 #include "chat/jinja/error.h"
 #include "chat/jinja/operators.h"
 #include "chat/jinja/py_str.h"
+#include "util/utf8.h"
 
 namespace vllm::chat::jinja {
 
@@ -170,7 +171,7 @@ Value str_predicate(const Value& self, CallArgs& args) {
     if (s.empty()) return Value(false);
     size_t i = 0;
     while (i < s.size())
-        if (!Pred(py::next_codepoint(s, i))) return Value(false);
+        if (!Pred(utf8::decode(s, i))) return Value(false);
     return Value(true);
 }
 bool cp_digit(uint32_t c) { return c >= '0' && c <= '9'; }

@@ -3,22 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "util/utf8.h"
+
 namespace vllm::chat::jinja::py {
-
-uint32_t next_codepoint(std::string_view s, size_t& i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-        ++i;
-        return c;
-    }
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    if (i + len > s.size()) len = s.size() - i;  // never read past the end, even on bad input
-    uint32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    i += std::max<size_t>(len, 1);
-    return cp;
-}
-
 
 bool is_ascii(std::string_view s) {
     for (char c : s)
@@ -47,7 +34,7 @@ std::vector<std::string> characters(std::string_view s) {
     size_t i = 0;
     while (i < s.size()) {
         size_t start = i;
-        next_codepoint(s, i);
+        utf8::decode(s, i);
         out.emplace_back(s.substr(start, i - start));
     }
     return out;
@@ -63,7 +50,7 @@ size_t leading_space(std::string_view s) {
     size_t i = 0;
     while (i < s.size()) {
         size_t next = i;
-        if (!is_space(next_codepoint(s, next))) break;
+        if (!is_space(utf8::decode(s, next))) break;
         i = next;
     }
     return i;
@@ -75,7 +62,7 @@ size_t trailing_space(std::string_view s) {
         size_t start = end - 1;
         while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
         size_t probe = start;
-        if (!is_space(next_codepoint(s, probe))) break;
+        if (!is_space(utf8::decode(s, probe))) break;
         end = start;
     }
     return s.size() - end;
@@ -86,7 +73,7 @@ namespace {
 bool in_chars(uint32_t cp, const std::string& chars) {
     size_t i = 0;
     while (i < chars.size())
-        if (next_codepoint(chars, i) == cp) return true;
+        if (utf8::decode(chars, i) == cp) return true;
     return false;
 }
 
@@ -103,7 +90,7 @@ std::string strip(std::string_view s, const std::optional<std::string>& chars, b
     size_t first = 0, last = offsets.size() - 1;  // code point range [first, last)
     auto cp_at = [&](size_t k) {
         size_t i = offsets[k];
-        return next_codepoint(s, i);
+        return utf8::decode(s, i);
     };
     if (left)
         while (first < last && in_chars(cp_at(first), *chars)) ++first;
@@ -134,7 +121,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
         size_t start = i;
         while (i < s.size()) {
             size_t next = i;
-            if (is_space(next_codepoint(s, next))) break;
+            if (is_space(utf8::decode(s, next))) break;
             i = next;
         }
         out.emplace_back(s.substr(start, i - start));
@@ -169,7 +156,7 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
             size_t prev = start - 1;
             while (prev > 0 && (static_cast<unsigned char>(s[prev]) & 0xC0) == 0x80) --prev;
             size_t probe = prev;
-            if (is_space(next_codepoint(s, probe))) break;
+            if (is_space(utf8::decode(s, probe))) break;
             start = prev;
         }
         out.emplace_back(s.substr(start, end - start));
@@ -184,7 +171,7 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
     size_t line_start = 0, i = 0;
     while (i < s.size()) {
         size_t at = i;
-        uint32_t cp = next_codepoint(s, i);
+        uint32_t cp = utf8::decode(s, i);
         bool is_break = cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C || (cp >= 0x1C && cp <= 0x1E) ||
                         cp == 0x85 || cp == 0x2028 || cp == 0x2029;
         if (!is_break) continue;
@@ -209,7 +196,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view w
             }
             if (i == s.size()) break;
             size_t start = i;
-            next_codepoint(s, i);
+            utf8::decode(s, i);
             out += s.substr(start, i - start);
         }
         return out;
@@ -310,7 +297,7 @@ std::string repr(std::string_view s) {
     size_t i = 0;
     while (i < s.size()) {
         size_t start = i;
-        uint32_t cp = next_codepoint(s, i);
+        uint32_t cp = utf8::decode(s, i);
         char buf[16];
         if (cp == static_cast<uint32_t>(quote) || cp == '\\') {
             out += '\\';

@@ -13,8 +13,6 @@
 
 namespace vllm::chat::jinja::py {
 
-// Decodes the code point at s[i] and advances i.
-uint32_t next_codepoint(std::string_view s, size_t& i);
 bool is_ascii(std::string_view s);
 size_t length(std::string_view s);  // in code points
 // Byte offset of each code point, plus s.size() at the end.
