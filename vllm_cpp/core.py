@@ -757,7 +757,7 @@ for _option in ENGINE_OPTION_TABLE:
 
 
 def _free_engine(ptr, pollers: List[EventPoller]) -> None:
-    for poller in pollers:  # before the engine: a poll reads its tokenizer
+    for poller in pollers:  # stops their threads (a native poller holds the engine until freed)
         poller.close()
     lib.vllm_engine_free(ptr)
 
@@ -769,8 +769,8 @@ class Engine:
     share between threads; concurrent calls are batched by the native
     scheduler. ``close()`` or ``with Engine.load(...) as engine:`` release it
     deterministically (close waits for no call: the native handle is freed
-    when the last call in flight and the last live :class:`Request` are
-    done); otherwise an ``ffi.gc`` finalizer does.
+    when the last call in flight is done; a live native request holds the
+    engine itself); otherwise an ``ffi.gc`` finalizer does.
     """
 
     def __init__(self, ptr, model_path: str, options: Dict[str, Any]):
@@ -784,7 +784,7 @@ class Engine:
         self._lifetime = _Lifetime(functools.partial(_free_engine, ptr, self._pollers), "engine")
         lifetime = self._lifetime
         # The finalizer closes the lifetime; the native free waits for the
-        # calls in flight and the live requests.
+        # calls in flight.
         self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
         self._requests: "weakref.WeakSet[Request]" = weakref.WeakSet()
         self._requests_lock = threading.Lock()
@@ -1149,9 +1149,9 @@ class Engine:
             handles += native.handles
             native.handles = []
         out = ffi.new("vllm_request**")
-        self._lifetime.acquire()  # held by the request until it is freed
         try:
-            status = submit_native(self._ptr, user_data, out)
+            with self._use() as h:  # the native request holds the engine from here on
+                status = submit_native(h, user_data, out)
             if status != 0 or out[0] == ffi.NULL:
                 message = _ffi.last_error()
                 if out[0] != ffi.NULL:
@@ -1163,7 +1163,6 @@ class Engine:
                 pull[0].unregister(user_data)
             for h in handles:
                 _ffi.handles.release(h)
-            self._lifetime.release()
             raise
         on_free = None if pull is None else functools.partial(pull[0].forget, user_data)
         request = Request(self, out[0], sink, logits, handles, on_free)

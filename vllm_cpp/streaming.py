@@ -2,12 +2,13 @@
 and the generator / async adapters built on them.
 
 Native code calls back through two ``extern "Python"`` trampolines declared in
-``build_ffi.py``. Their ``void* user_data`` is an ``ffi.new_handle`` of a sink
-object; the handle is kept alive in :data:`vllm_cpp._ffi.handles` for as long
-as native code may use it (the blocking call, or the life of a request
-handle). A sink never lets an exception reach the C boundary: it records it,
-returns ``false`` (which aborts the request natively) and the Python side
-re-raises it once the native call has returned.
+``build_ffi.py``. Their ``void* user_data`` is the key of a sink object in
+:data:`vllm_cpp._ffi.handles`, registered for as long as native code may
+call it (the blocking call, or the life of a request handle). A sink never
+lets an exception reach the C boundary: it records it, returns ``false``
+(which aborts the request natively) and the Python side re-raises it once
+the native call has returned. How a request ended is the library's to say
+(``vllm_request_wait_for``); its handle keeps the native engine alive.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import enum
 import functools
 import itertools
 import json
+import math
 import queue
 import threading
-import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from . import _ffi
 from ._ffi import decode_cstr, ffi, lib
@@ -156,9 +157,7 @@ class TokenSink:
         self.callback = callback
         self.logits = logits            # LogitsSink of the same request, if any
         self.error: Optional[BaseException] = None
-        self.stopped = False            # STOP before the terminal event
-        self.stop_returned = False      # STOP at any event
-        self.terminal = False           # the finished event arrived
+        self.stopped = False            # STOP before the terminal event (a blocking stream's outcome)
         self.done = False               # we told native to stop, or it finished
         self.thread_id: Optional[int] = None
 
@@ -173,8 +172,6 @@ class TokenSink:
                 return False
             delta = decode_cstr(delta_ptr, "delta") or ""
             finished = bool(finished)
-            if finished:
-                self.terminal = True
             result = self.callback(StreamEvent(delta, finished))
             go_on = _is_continue(result)
             if go_on is None:
@@ -185,7 +182,6 @@ class TokenSink:
             if finished:
                 self.done = True
             if not go_on:
-                self.stop_returned = True
                 if not finished:
                     self.stopped = True
                 self.done = True
@@ -195,6 +191,13 @@ class TokenSink:
             self.error = exc
             self.done = True
             return False
+
+
+def _raised_by(what: str, cause: BaseException, error_type) -> BaseException:
+    """``error_type`` saying that ``what`` raised ``cause`` (its ``__cause__``)."""
+    err = error_type("%s raised %s: %s" % (what, type(cause).__name__, cause))
+    err.__cause__ = cause
+    return err
 
 
 _numpy = None
@@ -242,14 +245,11 @@ class LogitsSink:
 
     def raise_if_failed(self) -> None:
         if self.error is not None:
-            err = self.error
-            raise LogitsProcessorError(
-                "logits processor raised %s: %s" % (type(err).__name__, err)
-            ) from err
+            raise _raised_by("logits processor", self.error, LogitsProcessorError)
 
 
 def _token_onerror(exc_type, exc_value, tb):
-    # Only reached if the sink itself could not be found: stop the request.
+    # Only reached if the sink itself failed outside its guard: stop the request.
     return False
 
 
@@ -259,12 +259,15 @@ def _logits_onerror(exc_type, exc_value, tb):
 
 @ffi.def_extern(onerror=_token_onerror)
 def _vllm_token_trampoline(delta_text, finished, user_data):
-    return ffi.from_handle(user_data).on_token(delta_text, finished)
+    sink = _ffi.handles.lookup(user_data)
+    return False if sink is None else sink.on_token(delta_text, finished)
 
 
 @ffi.def_extern(onerror=_logits_onerror)
 def _vllm_logits_trampoline(token_ids, n_token_ids, logits, vocab_size, user_data):
-    ffi.from_handle(user_data).run(token_ids, n_token_ids, logits, vocab_size)
+    sink = _ffi.handles.lookup(user_data)
+    if sink is not None:  # else the request was closed: its row no longer matters
+        sink.run(token_ids, n_token_ids, logits, vocab_size)
 
 
 TOKEN_TRAMPOLINE = lib._vllm_token_trampoline
@@ -280,88 +283,61 @@ def raise_callback_error(sink: TokenSink) -> None:
 
 
 # --------------------------------------------------------------------------
-# A reaper thread for teardown that cannot run where it was requested (a
-# request closed or finalized from its own delivery thread).
-
-_reaper_lock = threading.Lock()
-_reaper_queue: "queue.Queue[Callable[[], None]]" = queue.Queue()
-_reaper_thread: Optional[threading.Thread] = None
-
-
-def _reaper_main() -> None:
-    while True:
-        job = _reaper_queue.get()
-        try:
-            job()
-        except Exception:  # noqa: BLE001 - teardown must go on
-            pass
-
-
-def defer_to_reaper(job: Callable[[], None]) -> None:
-    global _reaper_thread
-    with _reaper_lock:
-        if _reaper_thread is None or not _reaper_thread.is_alive():
-            _reaper_thread = threading.Thread(
-                target=_reaper_main, name="vllm-cpp-reaper", daemon=True
-            )
-            _reaper_thread.start()
-    _reaper_queue.put(job)
-
-
-# --------------------------------------------------------------------------
 # Non-blocking requests.
 
 
-def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime,
-                  on_free: Optional[Callable[[], None]]) -> None:
-    """Free a native request handle, then release its Python callback objects
-    and its hold on the engine (``on_free`` runs in between). Never runs on
-    the request's own delivery thread (that would join itself): from there
-    it goes to the reaper."""
-    if sink.thread_id == threading.get_ident():
-        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime, on_free))
-        return
+def _free_request(ptr, handles: list, on_free: Optional[Callable[[], None]]) -> None:
+    """Free a native request handle (from its own callback the library
+    finishes the free once the callback returns), then release its Python
+    callback objects (``on_free`` runs in between)."""
     lib.vllm_request_free(ptr)
     if on_free is not None:
         on_free()
     for h in handles:
         _ffi.handles.release(h)
     del handles[:]
-    engine_lifetime.release()
+
+
+def _timeout_ms(timeout: Optional[float]) -> int:
+    """``vllm_request_wait_for``'s timeout: -1 for None, else whole ms, rounded up."""
+    if timeout is None:
+        return -1
+    return min(_ffi.INT32_MAX, max(0, math.ceil(timeout * 1000)))
+
+
+#: How a request ended, by the native ``vllm_request_state`` (FAILED raises).
+_OUTCOMES = {
+    lib.VLLM_REQUEST_FINISHED: RequestOutcome.COMPLETED,
+    lib.VLLM_REQUEST_STOPPED: RequestOutcome.STOPPED_BY_CALLBACK,
+    lib.VLLM_REQUEST_CANCELLED: RequestOutcome.CANCELLED,
+}
 
 
 class Request:
     """A non-blocking request made by ``Engine.submit``.
 
     Callbacks run on a native delivery thread. ``wait()`` blocks until
-    delivery finished and says how the request ended; ``cancel()`` aborts it
-    (idempotent); ``close()`` (or the context manager, or the ``ffi.gc``
-    finalizer) cancels, joins delivery, frees the native handle, and only
-    then releases the Python callback. The request keeps its engine alive.
-    Teardown asked for from the request's own callback is deferred to a
-    reaper thread.
+    delivery finished and says how the request ended (the library's
+    outcome); ``cancel()`` aborts it (idempotent); ``close()`` (or the
+    context manager, or the ``ffi.gc`` finalizer) cancels, joins delivery,
+    frees the native handle, and only then releases the Python callback.
+    The native handle keeps its engine alive. Closed from the request's own
+    callback, the library finishes the free once the callback returns.
     """
 
     def __init__(self, engine, ptr, sink: TokenSink, logits: Optional[LogitsSink],
                  handles: list, on_free: Optional[Callable[[], None]] = None):
-        # `engine._lifetime` was acquired by Engine.submit for this request;
-        # _free_request releases it after the native handle is gone.
-        self._engine = engine  # keeps the Engine object alive
+        self._engine = engine  # keeps the Engine object (and its poller) alive
         self._ptr = ptr
         self._sink = sink
         self._logits = logits
-        self._lifetime = _Lifetime(
-            functools.partial(_free_request, ptr, sink, handles, engine._lifetime, on_free), "request"
-        )
+        self._lifetime = _Lifetime(functools.partial(_free_request, ptr, handles, on_free), "request")
         # The finalizer only closes the lifetime: the free itself waits for
         # any thread still inside wait()/cancel() on this handle.
         lifetime = self._lifetime
         self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
-        self._cancel_requested = False
-        self._result: Optional[RequestOutcome] = None
-        self._error: Optional[BaseException] = None
-        self._waited = False
-        self._settle_lock = threading.Lock()
+        # (outcome, error) once delivery has finished.
+        self._ended: Optional[Tuple[Optional[RequestOutcome], Optional[BaseException]]] = None
 
     @contextlib.contextmanager
     def _use(self):
@@ -382,7 +358,7 @@ class Request:
 
     def is_done(self) -> bool:
         """True once delivery has finished (non-blocking)."""
-        if self._waited:
+        if self._ended is not None:
             return True
         try:
             self._lifetime.acquire()
@@ -400,7 +376,6 @@ class Request:
         except EngineClosedError:
             return
         try:
-            self._cancel_requested = True
             _ffi.check(lib.vllm_request_cancel(self._ptr))
         finally:
             self._lifetime.release()
@@ -427,65 +402,34 @@ class Request:
             raise RequestCallbackThreadError(
                 "Request.wait() called from the request's own callback thread"
             )
-        if not self._waited:
-            self._lifetime.acquire()
-            try:
-                if timeout is not None:
-                    deadline = time.monotonic() + max(0.0, timeout)
-                    delay = 0.0005
-                    while not lib.vllm_request_done(self._ptr):
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            raise TimeoutError("request still running after %gs" % timeout)
-                        time.sleep(min(delay, left))
-                        delay = min(delay * 2, 0.02)
-                status = lib.vllm_request_wait(self._ptr)
-                message = _ffi.last_error() if status != 0 else ""
-            finally:
-                self._lifetime.release()
-            self._settle(int(status), message)
-        return self._outcome()
+        if self._ended is None:
+            outcome = ffi.new("vllm_request_outcome*")
+            with self._use() as ptr:
+                _ffi.check(lib.vllm_request_wait_for(ptr, _timeout_ms(timeout), outcome))
+                message = decode_cstr(outcome.error, "request_error") or ""
+            if outcome.state == lib.VLLM_REQUEST_RUNNING:
+                raise TimeoutError("request still running after %gs" % timeout)
+            self._ended = self._ending(int(outcome.state), int(outcome.status), message)
+        result, error = self._ended
+        if error is not None:
+            raise error
+        return result
 
-    def _settle(self, status: int, message: str) -> None:
-        with self._settle_lock:
-            if not self._waited:
-                self._settle_locked(status, message)
-
-    def _settle_locked(self, status: int, message: str) -> None:
-        sink = self._sink
-        if sink.error is not None:
-            err = CallbackError(
-                "request callback raised %s: %s" % (type(sink.error).__name__, sink.error)
-            )
-            err.__cause__ = sink.error
-            self._error = err
-        elif self._logits is not None and self._logits.error is not None:
-            err = LogitsProcessorError(
-                "logits processor raised %s: %s"
-                % (type(self._logits.error).__name__, self._logits.error)
-            )
-            err.__cause__ = self._logits.error
-            self._error = err
-        elif status != 0:
-            self._error = error_for_status(status, message)
-        elif sink.stop_returned:
-            self._result = RequestOutcome.STOPPED_BY_CALLBACK
-        elif self._cancel_requested and not sink.terminal:
-            self._result = RequestOutcome.CANCELLED
-        else:
-            self._result = RequestOutcome.COMPLETED
-        self._waited = True
-
-    def _outcome(self) -> RequestOutcome:
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
+    def _ending(self, state: int, status: int, message: str):
+        """(outcome, error) for the native outcome; what the Python callback
+        or logits processor raised (which made the request stop) comes first."""
+        if self._sink.error is not None:
+            return None, _raised_by("request callback", self._sink.error, CallbackError)
+        if self._logits is not None and self._logits.error is not None:
+            return None, _raised_by("logits processor", self._logits.error, LogitsProcessorError)
+        if state == lib.VLLM_REQUEST_FAILED:
+            return None, error_for_status(status, message)
+        return _OUTCOMES[state], None
 
     def close(self) -> None:
         """Cancel if needed, join delivery, free the native handle, release
-        the callback. From the request's own callback this is deferred to a
-        reaper thread."""
+        the callback. From the request's own callback the library finishes
+        the free once the callback returns."""
         self._lifetime.close()
 
     def __enter__(self) -> "Request":
@@ -495,7 +439,7 @@ class Request:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else ("done" if self._waited else "live")
+        state = "closed" if self.closed else ("done" if self._ended is not None else "live")
         return "<vllm_cpp.Request %s>" % state
 
 
@@ -725,7 +669,6 @@ class RequestEvents:
                 event = events.popleft()
                 if event.finished:
                     finished = True
-                    self.request._sink.terminal = not self.request._cancel_requested
                     _settle(self.request, self._after)
                 yield event
                 if finished:
