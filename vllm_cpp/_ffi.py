@@ -69,6 +69,19 @@ def check(status: int) -> None:
         raise error_for_status(int(status), last_error())
 
 
+def fspath(value, field: str):
+    """A path given as str, bytes or ``os.PathLike`` as str or bytes; any
+    other type is :class:`InvalidConfigurationError` naming ``field``."""
+    if isinstance(value, (str, bytes)):
+        return value
+    try:
+        return os.fspath(value)
+    except TypeError:
+        raise InvalidConfigurationError(
+            "%s must be a str or os.PathLike, not %s" % (field, type(value).__name__)
+        ) from None
+
+
 def encode_str(value: Union[str, "os.PathLike[str]"], field: str, *, path: bool = False) -> bytes:
     """``value`` as NUL-free UTF-8 bytes for a ``const char*`` argument.
 
@@ -76,13 +89,8 @@ def encode_str(value: Union[str, "os.PathLike[str]"], field: str, *, path: bool 
     type is :class:`InvalidConfigurationError`; a NUL character is
     :class:`InteriorNulError` naming ``field``.
     """
-    if path and not isinstance(value, (str, bytes)):
-        try:
-            value = os.fspath(value)
-        except TypeError:
-            raise InvalidConfigurationError(
-                "%s must be a str or os.PathLike, not %s" % (field, type(value).__name__)
-            ) from None
+    if path:
+        value = fspath(value, field)
     if isinstance(value, bytes) and path:
         data = value
     elif isinstance(value, str):

@@ -471,6 +471,24 @@ static bool ids_of_text(vllm_engine* engine, const char* text, const int32_t* id
     return same;
 }
 
+/* The model at `path` with max_model_len 256; NULL (a failed check) when it
+   does not load. */
+static vllm_engine* load_test_engine(const char* path) {
+    vllm_model_params mp = vllm_model_params_default();
+    mp.model_path = path;
+    mp.max_model_len = 256;
+    vllm_engine* engine = NULL;
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_OK, "load model");
+    return engine;
+}
+
+static vllm_sampling_params greedy_params(int32_t max_tokens) {
+    vllm_sampling_params sp = vllm_sampling_params_default();
+    sp.temperature = 0.0f;
+    sp.max_tokens = max_tokens;
+    return sp;
+}
+
 /* ---- The additive request lifecycle ---- */
 
 static bool stop_at_terminal_cb(const char* delta, bool finished, void* user_data) {
@@ -532,15 +550,9 @@ static bool outcome_is(const vllm_request_outcome* o, int32_t state, const char*
 
 static void test_lifecycle(const char* path) {
     const int threads_before = thread_count();
-    vllm_model_params mp = vllm_model_params_default();
-    mp.model_path = path;
-    mp.max_model_len = 256;
-    vllm_engine* engine = NULL;
-    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_OK, "load for the lifecycle");
+    vllm_engine* engine = load_test_engine(path);
     if (engine == NULL) return;
-    vllm_sampling_params sp = vllm_sampling_params_default();
-    sp.temperature = 0.0f;
-    sp.max_tokens = 4;
+    const vllm_sampling_params sp = greedy_params(4);
     vllm_sampling_params long_sp = sp;
     long_sp.max_tokens = 200;
     long_sp.ignore_eos = 1;
@@ -873,16 +885,10 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
 }
 
 static void test_with_model(const char* path) {
-    vllm_model_params mp = vllm_model_params_default();
-    mp.model_path = path;
-    mp.max_model_len = 256;
-    vllm_engine* engine = NULL;
-    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_OK, "load model");
+    vllm_engine* engine = load_test_engine(path);
     if (engine == NULL) return;
 
-    vllm_sampling_params sp = vllm_sampling_params_default();
-    sp.temperature = 0.0f;
-    sp.max_tokens = 12;
+    const vllm_sampling_params sp = greedy_params(12);
     vllm_completion c;
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "complete");
     CHECK(vllm_last_error()[0] == '\0', "last error empty after success");
