@@ -115,6 +115,7 @@ static void test_without_model(void) {
 struct self_call {
     vllm_request* request;
     vllm_status wait_status;
+    vllm_status wait_for_status;
     int freed;
 };
 
@@ -124,6 +125,8 @@ static bool self_call_cb(const char* delta, bool finished, void* user_data) {
     struct self_call* s = (struct self_call*)user_data;
     if (s->freed) return true;
     s->wait_status = vllm_request_wait(s->request);
+    vllm_request_outcome outcome;
+    s->wait_for_status = vllm_request_wait_for(s->request, 0, &outcome);
     vllm_request_free(s->request);
     s->freed = 1;
     return true;
@@ -209,6 +212,7 @@ static void test_requests(vllm_engine* engine, const vllm_sampling_params* sp) {
     }
     CHECK(self.freed, "callback ran");
     CHECK(self.wait_status == VLLM_ERR_INVALID_ARGUMENT, "wait from the own callback is refused");
+    CHECK(self.wait_for_status == VLLM_ERR_INVALID_ARGUMENT, "wait_for from the own callback is refused");
 
     /* Concurrent submissions from several threads batch together and each
        gets the text it gets alone (greedy). */
@@ -497,28 +501,6 @@ static bool stop_at_terminal_cb(const char* delta, bool finished, void* user_dat
     return !finished;
 }
 
-struct own_wait {
-    vllm_request* request; /* written by the submit, read by the callback */
-    vllm_status status;
-    int calls;
-};
-
-static bool wait_for_in_callback_cb(const char* delta, bool finished, void* user_data) {
-    (void)delta;
-    (void)finished;
-    struct own_wait* w = (struct own_wait*)user_data;
-    if (w->calls++ == 0) {
-        /* The submit may hand out the request after the first call starts. */
-        while (__atomic_load_n(&w->request, __ATOMIC_ACQUIRE) == NULL) {
-            struct timespec ts = {0, 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        vllm_request_outcome o;
-        w->status = vllm_request_wait_for(w->request, 0, &o);
-    }
-    return true;
-}
-
 /* Lets through only token 0, which the choice constraint masks: the engine
    fails the request at its first token. */
 static void defeat_mask_processor(const int32_t* ids, int32_t n_ids, float* logits, int32_t vocab, void* user_data) {
@@ -602,18 +584,6 @@ static void test_lifecycle(const char* path) {
     CHECK(outcome_is(&o, VLLM_REQUEST_STOPPED, "length") && o.status == VLLM_OK,
           "false on the terminal call: stopped, with the request's own finish reason");
     vllm_request_free(req);
-
-    /* From the request's own callback: refused. */
-    struct own_wait own;
-    memset(&own, 0, sizeof own);
-    own.status = VLLM_OK;
-    vllm_request* own_request = NULL;
-    CHECK_STATUS(vllm_request_submit(engine, "Hello", &sp, wait_for_in_callback_cb, &own, &own_request), VLLM_OK,
-                 "submit self-waiting");
-    __atomic_store_n(&own.request, own_request, __ATOMIC_RELEASE);
-    CHECK_STATUS(vllm_request_wait_for(own_request, -1, &o), VLLM_OK, "wait_for the self-waiting request");
-    CHECK(own.status == VLLM_ERR_INVALID_ARGUMENT, "wait_for from the own callback is refused");
-    vllm_request_free(own_request);
 
     /* Failed by the engine: status and error, as vllm_request_wait says. */
     vllm_sampling_params failing = sp;
