@@ -81,3 +81,28 @@ def test_concurrent_requests_each_get_their_own_processor(engine):
 def test_processor_needs_bounded_max_tokens():
     with pytest.raises(vllm_cpp.InvalidConfigurationError):
         SamplingParams(max_tokens=None, logits_processor=force(1))
+
+
+def test_request_closed_from_its_callback_keeps_its_processor_safe(engine):
+    """Closed from its own callback, a request is freed by the library once
+    the callback returns; the engine may still run its logits processor
+    before it drops the request, and that call finds the released processor
+    gone (and is ignored) instead of freed memory. The engine goes on."""
+    submitted = threading.Event()
+    closed = threading.Event()
+    holder = {}
+
+    def close_at_first_event(event):
+        submitted.wait(60)
+        holder["request"].close()
+        closed.set()
+
+    for _ in range(3):
+        submitted.clear()
+        closed.clear()
+        params = SamplingParams.greedy(max_tokens=64, ignore_eos=True, logits_processor=force(1000))
+        holder["request"] = engine.submit(PROMPT, params, close_at_first_event)
+        submitted.set()
+        assert closed.wait(60)
+        assert holder["request"].closed
+    assert engine.complete(PROMPT, SamplingParams.greedy(max_tokens=4)).completion_tokens == 4

@@ -172,7 +172,7 @@ def test_wait_from_own_callback_raises_and_close_there_is_deferred(engine):
                 seen["wait"] = exc
             except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
                 seen["wait"] = exc
-            req.close()  # deferred to the reaper: must neither deadlock nor free under us
+            req.close()  # finished natively after the callback: must neither deadlock nor free under us
             closed_in_callback.set()
         return StreamControl.CONTINUE
 

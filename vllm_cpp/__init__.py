@@ -13,17 +13,8 @@ out-of-line API-mode cffi module; see ``get_include()`` and
 import os as _os
 
 from . import _ffi, models
-from .core import (
-    Completion,
-    Engine,
-    EngineBuilder,
-    FinishReason,
-    SamplingParams,
-    SchedulerPolicy,
-    StructuredOutput,
-    TokenLogprob,
-    Toggle,
-)
+from .engine import Engine, EngineBuilder
+from .engine_options import SchedulerPolicy, Toggle
 from .errors import (
     AbiMismatchError,
     CallbackError,
@@ -40,13 +31,10 @@ from .errors import (
     VllmError,
 )
 from .llm import LLM, CompletionOutput, RequestOutput
-from .streaming import (
-    Request,
-    RequestOutcome,
-    StreamControl,
-    StreamEvent,
-    StreamOutcome,
-)
+from .outputs import Completion, FinishReason, TokenLogprob
+from .request import Request, RequestOutcome
+from .sampling_params import SamplingParams, StructuredOutput
+from .stream_events import StreamControl, StreamEvent, StreamOutcome
 
 #: The C ABI version these bindings speak.
 ABI_VERSION = _ffi.EXPECTED_ABI_VERSION

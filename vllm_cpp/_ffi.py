@@ -69,6 +69,19 @@ def check(status: int) -> None:
         raise error_for_status(int(status), last_error())
 
 
+def fspath(value, field: str):
+    """A path given as str, bytes or ``os.PathLike`` as str or bytes; any
+    other type is :class:`InvalidConfigurationError` naming ``field``."""
+    if isinstance(value, (str, bytes)):
+        return value
+    try:
+        return os.fspath(value)
+    except TypeError:
+        raise InvalidConfigurationError(
+            "%s must be a str or os.PathLike, not %s" % (field, type(value).__name__)
+        ) from None
+
+
 def encode_str(value: Union[str, "os.PathLike[str]"], field: str, *, path: bool = False) -> bytes:
     """``value`` as NUL-free UTF-8 bytes for a ``const char*`` argument.
 
@@ -76,13 +89,8 @@ def encode_str(value: Union[str, "os.PathLike[str]"], field: str, *, path: bool 
     type is :class:`InvalidConfigurationError`; a NUL character is
     :class:`InteriorNulError` naming ``field``.
     """
-    if path and not isinstance(value, (str, bytes)):
-        try:
-            value = os.fspath(value)
-        except TypeError:
-            raise InvalidConfigurationError(
-                "%s must be a str or os.PathLike, not %s" % (field, type(value).__name__)
-            ) from None
+    if path:
+        value = fspath(value, field)
     if isinstance(value, bytes) and path:
         data = value
     elif isinstance(value, str):
@@ -118,24 +126,32 @@ def decode_cstr(ptr, field: str) -> Optional[str]:
 
 
 class HandleRegistry:
-    """Keeps the ``ffi.new_handle`` of every object native code may call back
-    into alive while native code can still see it.
+    """The Python objects native code calls back into, by key.
 
-    ``register(obj)`` returns the handle to pass as ``void* user_data``;
-    ``release(handle)`` drops it once the native side is done with it (after
-    the blocking call returned, or after the request handle was freed).
+    ``register(obj)`` returns the ``void* user_data`` to pass: a key, not a
+    pointer to anything. The trampolines find the object with ``lookup``;
+    ``release(handle)`` drops it once the native side is done with it, or no
+    longer needs Python to answer (a request freed from its own callback:
+    the engine may run its logits processor once more before it drops the
+    request). A call for a released key finds ``None`` and is ignored, so an
+    early release can never reach freed memory.
     """
 
     def __init__(self):
         self._lock = threading.Lock()
         self._live = {}
+        self._next_key = 1
 
     def register(self, obj):
-        handle = ffi.new_handle(obj)
-        key = int(ffi.cast("uintptr_t", handle))
         with self._lock:
-            self._live[key] = handle
-        return handle
+            key = self._next_key
+            self._next_key += 1
+            self._live[key] = obj
+        return ffi.cast("void*", key)
+
+    def lookup(self, user_data):
+        """The object registered under ``user_data``, or None once released."""
+        return self._live.get(int(ffi.cast("uintptr_t", user_data)))
 
     def release(self, handle) -> None:
         if handle is None:

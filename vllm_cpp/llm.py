@@ -24,14 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .chat_template import load_chat_template
-from .core import (
-    Completion,
-    Engine,
-    SamplingParams,
-    StructuredOutput,
-    TokenLogprob,
-    engine_options_from_vllm_names,
-)
+from .engine import Engine
+from .engine_options import engine_options_from_vllm_names
+from .outputs import Completion, TokenLogprob
+from .sampling_params import SamplingParams, StructuredOutput
 from .errors import InvalidConfigurationError
 
 __all__ = ["LLM", "RequestOutput", "CompletionOutput"]

@@ -16,7 +16,8 @@ import threading
 import time
 from typing import Dict, List
 
-from ..core import Engine, SamplingParams
+from ..engine import Engine
+from ..sampling_params import SamplingParams
 
 _PARAGRAPH = ("The history of computing is a story of people who wanted machines to do arithmetic "
               "faster than any clerk could. Early mechanical calculators gave way to relays, then "

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any, Dict, List
 
-from ..core import Engine
+from ..engine import Engine
 from .engine_args import sampling_fields
 
 PROMPT = ">>> "

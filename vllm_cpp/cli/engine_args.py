@@ -1,6 +1,6 @@
 """The engine flags every subcommand shares, named as vLLM names them, and
 their translation into ``Engine.load`` options, both from the engine option
-table (``core.ENGINE_OPTION_TABLE``). Values the engine refuses (an unknown
+table (``engine_options.ENGINE_OPTION_TABLE``). Values the engine refuses (an unknown
 scheduling policy, a speculative config) are passed through for the engine
 to refuse with its own message."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable, Dict
 
-from ..core import ENGINE_OPTION_TABLE
+from ..engine_options import ENGINE_OPTION_TABLE
 
 
 class UsageError(Exception):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..core import Engine, SamplingParams
+from ..engine import Engine
+from ..sampling_params import SamplingParams
 from .engine_args import sampling_fields
 
 

@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _load(args: argparse.Namespace):
-    from ..core import Engine
+    from ..engine import Engine
 
     return Engine.load(args.model, **engine_options(args))
 

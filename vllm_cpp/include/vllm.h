@@ -49,7 +49,8 @@ typedef enum vllm_status {
 
 /* The whole stack: tokenizer, weights, KV cache, scheduler. Thread-safe. */
 typedef struct vllm_engine vllm_engine;
-/* One non-blocking request. The engine must outlive it. */
+/* One non-blocking request. The engine must outlive it (v10; with the
+   additive lifecycle below, the request holds a reference on its engine). */
 typedef struct vllm_request vllm_request;
 
 typedef struct vllm_model_params {
@@ -115,7 +116,8 @@ VLLM_API vllm_sampling_params vllm_sampling_params_default(void);
 
 /* On failure *out stays NULL. */
 VLLM_API vllm_status vllm_engine_load(const vllm_model_params* params, vllm_engine** out);
-/* NULL is a no-op; every request handle must be freed first. */
+/* NULL is a no-op; every request handle must be freed first (v10; see
+   "Request lifecycle" below for what happens when some are not). */
 VLLM_API void vllm_engine_free(vllm_engine* engine);
 
 /* Blocking. On error *out is zeroed. */
@@ -297,8 +299,8 @@ typedef struct vllm_event {
                                    of this event */
 } vllm_event;
 
-/* A poller for requests of `engine`, which must outlive it. The poller is
-   the caller's (vllm_poller_free). */
+/* A poller for requests of `engine`, on which it holds a reference (see
+   "Request lifecycle" below). The poller is the caller's (vllm_poller_free). */
 VLLM_API vllm_status vllm_poller_create(vllm_engine* engine, vllm_poller** out);
 /* NULL is a no-op. Free every request submitted with the poller first. */
 VLLM_API void vllm_poller_free(vllm_poller* poller);
@@ -347,6 +349,59 @@ VLLM_API vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* 
    The request is the caller's (vllm_request_free), as vllm_chat_submit's. */
 VLLM_API vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                                            const char* request_json, vllm_request** out);
+
+/* ---- Request lifecycle (additive) ----
+   The library, not its caller, keeps an engine alive for its requests and
+   says how each request ended:
+   - every request handle (and every poller) holds a reference on its
+     engine. vllm_engine_free releases the caller's handle: with no request
+     or poller left it tears the engine down at once, joining its threads,
+     exactly as v10 promises; with some still live (which v10 leaves to the
+     caller to avoid) they go on working (running, wait, cancel, completion,
+     free) and the last vllm_request_free or vllm_poller_free tears the
+     engine down, on its own thread. The freed handle must not be passed to
+     any entry point again (vllm_request_output included); a call still in
+     flight on it when vllm_engine_free runs remains the caller's to avoid.
+   - vllm_request_wait_for waits with a timeout and reports the outcome
+     that vllm_request_wait, vllm_request_done and vllm_request_error
+     report piecemeal. */
+
+/* How a request ended (vllm_request_outcome.state). */
+typedef enum vllm_request_state {
+    VLLM_REQUEST_RUNNING = 0,   /* not yet: delivery (a pull completion: the engine) is at work */
+    VLLM_REQUEST_FINISHED = 1,  /* ended by itself (EOS, stop string, length; a chat call's
+                                   answer) and its terminal output was delivered */
+    VLLM_REQUEST_CANCELLED = 2, /* vllm_request_cancel (or vllm_request_free) took effect
+                                   before the terminal callback / terminal event */
+    VLLM_REQUEST_STOPPED = 3,   /* its callback returned false (on the terminal call too:
+                                   finish_reason then says how the request itself ended) */
+    VLLM_REQUEST_FAILED = 4     /* the engine failed it: status and error say why */
+} vllm_request_state;
+
+/* A request's outcome, as vllm_request_wait_for reports it. */
+typedef struct vllm_request_outcome {
+    int32_t state;              /* a vllm_request_state */
+    vllm_status status;         /* what vllm_request_wait returns: VLLM_OK unless FAILED */
+    const char* error;          /* library-owned, valid until vllm_request_free; never NULL
+                                   ("" unless FAILED) */
+    const char* finish_reason;  /* a completion's ("stop", "length", "abort", ...), a
+                                   library-owned constant; NULL for a chat call (its JSON
+                                   carries each choice's) and while RUNNING */
+} vllm_request_outcome;
+
+/* vllm_request_wait with a timeout, reporting the outcome: waits up to
+   timeout_ms (< 0: without limit; 0: just looks) until the request's
+   delivery has finished (a pull completion: until the engine is done with
+   it), then fills *out and returns VLLM_OK, also when the request itself
+   failed (its status and error are in *out). A wait that times out returns
+   VLLM_OK with out->state VLLM_REQUEST_RUNNING, error "" and finish_reason
+   NULL; the request is untouched. Any thread but the request's own
+   callback, any number of times, concurrently too, but not racing
+   vllm_request_free; works after vllm_engine_free released the request's
+   engine. INVALID_ARGUMENT for a NULL request or out, and from the
+   request's own callback; *out (when not NULL) then reads as a timed-out
+   wait's. */
+VLLM_API vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeout_ms, vllm_request_outcome* out);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import __version__, library_version
-from ..core import Engine
+from ..engine import Engine
 from ..errors import VllmError
 from .generation import ClientDisconnected, until_disconnected
 from .metrics import CONTENT_TYPE, ServerMetrics

@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar
 
-from ..core import Completion, Engine, Prompt, SamplingParams, TokenLogprob
-from ..streaming import RequestEvents
+from ..engine import Engine, Prompt
+from ..outputs import Completion, TokenLogprob
+from ..pull_requests import RequestEvents
+from ..sampling_params import SamplingParams
 from .metrics import RequestTimer
 
 T = TypeVar("T")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._ffi import INT32_MAX, INT32_MIN, UINT64_MAX
-from ..core import SamplingParams, StructuredOutput
+from ..sampling_params import SamplingParams, StructuredOutput
 from ..errors import InvalidArgumentError, InvalidConfigurationError
 
 

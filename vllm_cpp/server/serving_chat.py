@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Dict
 
-from ..core import Engine
+from ..engine import Engine
 from .generation import ChatRun
 from .metrics import ServerMetrics
 from .protocol import ApiError, engine_chat_body

@@ -15,7 +15,9 @@ import time
 import uuid
 from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
 
-from ..core import Completion, Engine, SamplingParams, TokenLogprob
+from ..engine import Engine
+from ..outputs import Completion, TokenLogprob
+from ..sampling_params import SamplingParams
 from .generation import CompletionRun, merge
 from .metrics import ServerMetrics
 from .protocol import CompletionRequest

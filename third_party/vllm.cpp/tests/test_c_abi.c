@@ -115,6 +115,7 @@ static void test_without_model(void) {
 struct self_call {
     vllm_request* request;
     vllm_status wait_status;
+    vllm_status wait_for_status;
     int freed;
 };
 
@@ -124,6 +125,8 @@ static bool self_call_cb(const char* delta, bool finished, void* user_data) {
     struct self_call* s = (struct self_call*)user_data;
     if (s->freed) return true;
     s->wait_status = vllm_request_wait(s->request);
+    vllm_request_outcome outcome;
+    s->wait_for_status = vllm_request_wait_for(s->request, 0, &outcome);
     vllm_request_free(s->request);
     s->freed = 1;
     return true;
@@ -209,6 +212,7 @@ static void test_requests(vllm_engine* engine, const vllm_sampling_params* sp) {
     }
     CHECK(self.freed, "callback ran");
     CHECK(self.wait_status == VLLM_ERR_INVALID_ARGUMENT, "wait from the own callback is refused");
+    CHECK(self.wait_for_status == VLLM_ERR_INVALID_ARGUMENT, "wait_for from the own callback is refused");
 
     /* Concurrent submissions from several threads batch together and each
        gets the text it gets alone (greedy). */
@@ -471,6 +475,190 @@ static bool ids_of_text(vllm_engine* engine, const char* text, const int32_t* id
     return same;
 }
 
+/* The model at `path` with max_model_len 256; NULL (a failed check) when it
+   does not load. */
+static vllm_engine* load_test_engine(const char* path) {
+    vllm_model_params mp = vllm_model_params_default();
+    mp.model_path = path;
+    mp.max_model_len = 256;
+    vllm_engine* engine = NULL;
+    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_OK, "load model");
+    return engine;
+}
+
+static vllm_sampling_params greedy_params(int32_t max_tokens) {
+    vllm_sampling_params sp = vllm_sampling_params_default();
+    sp.temperature = 0.0f;
+    sp.max_tokens = max_tokens;
+    return sp;
+}
+
+/* ---- The additive request lifecycle ---- */
+
+static bool stop_at_terminal_cb(const char* delta, bool finished, void* user_data) {
+    (void)delta;
+    ++*(int*)user_data;
+    return !finished;
+}
+
+/* Lets through only token 0, which the choice constraint masks: the engine
+   fails the request at its first token. */
+static void defeat_mask_processor(const int32_t* ids, int32_t n_ids, float* logits, int32_t vocab, void* user_data) {
+    (void)ids;
+    (void)n_ids;
+    (void)user_data;
+    for (int32_t i = 0; i < vocab; ++i) logits[i] = i == 0 ? 0.0f : -1e30f;
+}
+
+static int thread_count(void) {
+#ifdef __linux__
+    FILE* f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "Threads:", 8) == 0) n = atoi(line + 8);
+    if (f != NULL) fclose(f);
+    return n;
+#else
+    return -1;
+#endif
+}
+
+static bool outcome_is(const vllm_request_outcome* o, int32_t state, const char* finish_reason) {
+    if (o->state != state || o->error == NULL) return false;
+    if (finish_reason == NULL) return o->finish_reason == NULL;
+    return o->finish_reason != NULL && strcmp(o->finish_reason, finish_reason) == 0;
+}
+
+static void test_lifecycle(const char* path) {
+    const int threads_before = thread_count();
+    vllm_engine* engine = load_test_engine(path);
+    if (engine == NULL) return;
+    const vllm_sampling_params sp = greedy_params(4);
+    vllm_sampling_params long_sp = sp;
+    long_sp.max_tokens = 200;
+    long_sp.ignore_eos = 1;
+    vllm_request_outcome o;
+    vllm_request* req = NULL;
+    int calls = 0;
+
+    /* Refusals. */
+    memset(&o, 0x5a, sizeof o);
+    CHECK_STATUS(vllm_request_wait_for(NULL, 0, &o), VLLM_ERR_INVALID_ARGUMENT, "wait_for(NULL request)");
+    CHECK(outcome_is(&o, VLLM_REQUEST_RUNNING, NULL) && o.error[0] == '\0', "a refused wait_for reads as running");
+    CHECK_STATUS(vllm_request_submit(engine, "Count to a thousand:", &long_sp, count_cb, &calls, &req), VLLM_OK,
+                 "submit long");
+    CHECK_STATUS(vllm_request_wait_for(req, 0, NULL), VLLM_ERR_INVALID_ARGUMENT, "wait_for(NULL out)");
+
+    /* A timeout leaves the request as it is; the cancel is then reported. */
+    CHECK_STATUS(vllm_request_wait_for(req, 0, &o), VLLM_OK, "wait_for 0 ms");
+    CHECK(outcome_is(&o, VLLM_REQUEST_RUNNING, NULL) && o.status == VLLM_OK && o.error[0] == '\0',
+          "a running request times out");
+    CHECK_STATUS(vllm_request_wait_for(req, 20, &o), VLLM_OK, "wait_for 20 ms");
+    CHECK(o.state == VLLM_REQUEST_RUNNING, "still running after 20 ms");
+    CHECK(!vllm_request_done(req), "not done after timeouts");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "cancel");
+    CHECK_STATUS(vllm_request_wait_for(req, -1, &o), VLLM_OK, "wait_for without limit");
+    CHECK(outcome_is(&o, VLLM_REQUEST_CANCELLED, "abort") && o.status == VLLM_OK, "cancelled, finish reason abort");
+    CHECK_STATUS(vllm_request_wait_for(req, 0, &o), VLLM_OK, "wait_for again");
+    CHECK(o.state == VLLM_REQUEST_CANCELLED, "the outcome is stable");
+    vllm_request_free(req);
+
+    /* Finished by itself; stopped before and at the terminal call. */
+    CHECK_STATUS(vllm_request_submit(engine, "Hello", &sp, count_cb, &calls, &req), VLLM_OK, "submit short");
+    CHECK_STATUS(vllm_request_wait_for(req, 60000, &o), VLLM_OK, "wait_for a finishing request");
+    CHECK(outcome_is(&o, VLLM_REQUEST_FINISHED, "length") && o.status == VLLM_OK, "finished, length");
+    vllm_request_free(req);
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    col.stop_after = 2;
+    CHECK_STATUS(vllm_request_submit(engine, "Once upon a time", &long_sp, collect_cb, &col, &req), VLLM_OK,
+                 "submit to stop");
+    CHECK_STATUS(vllm_request_wait_for(req, -1, &o), VLLM_OK, "wait_for a stopped request");
+    CHECK(outcome_is(&o, VLLM_REQUEST_STOPPED, "abort"), "stopped by its callback");
+    vllm_request_free(req);
+    calls = 0;
+    CHECK_STATUS(vllm_request_submit(engine, "Hello", &sp, stop_at_terminal_cb, &calls, &req), VLLM_OK,
+                 "submit to stop at the end");
+    CHECK_STATUS(vllm_request_wait_for(req, -1, &o), VLLM_OK, "wait_for");
+    CHECK(outcome_is(&o, VLLM_REQUEST_STOPPED, "length") && o.status == VLLM_OK,
+          "false on the terminal call: stopped, with the request's own finish reason");
+    vllm_request_free(req);
+
+    /* Failed by the engine: status and error, as vllm_request_wait says. */
+    vllm_sampling_params failing = sp;
+    const char* choices[] = {"yes", "no"};
+    failing.structured_choice = choices;
+    failing.n_structured_choice = 2;
+    failing.logits_processor = defeat_mask_processor;
+    CHECK_STATUS(vllm_request_submit(engine, "Answer:", &failing, count_cb, &calls, &req), VLLM_OK, "submit to fail");
+    CHECK_STATUS(vllm_request_wait_for(req, -1, &o), VLLM_OK, "wait_for a failed request is OK");
+    CHECK(o.state == VLLM_REQUEST_FAILED && o.status == VLLM_ERR_RUNTIME && o.error != NULL &&
+              strstr(o.error, "structured-output") != NULL,
+          "failed: its status and error");
+    CHECK(vllm_request_wait(req) == VLLM_ERR_RUNTIME && strcmp(vllm_request_error(req), o.error) == 0,
+          "the same status and error as vllm_request_wait");
+    vllm_request_free(req);
+
+    /* A chat call: no finish reason of its own. */
+    CHECK_STATUS(vllm_chat_submit(engine,
+                                  "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 4}",
+                                  count_cb, &calls, &req), VLLM_OK, "chat_submit");
+    CHECK_STATUS(vllm_request_wait_for(req, -1, &o), VLLM_OK, "wait_for a chat call");
+    CHECK(outcome_is(&o, VLLM_REQUEST_FINISHED, NULL), "a chat call finished, no finish reason");
+    vllm_request_free(req);
+
+    /* Pull requests: timeout, cancel, finish. */
+    vllm_poller* poller = NULL;
+    CHECK_STATUS(vllm_poller_create(engine, &poller), VLLM_OK, "poller");
+    vllm_request* pulled = NULL;
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, "Count to a thousand:", NULL, 0, &long_sp, 0, -1, &pulled),
+                 VLLM_OK, "submit_pull long");
+    CHECK_STATUS(vllm_request_wait_for(pulled, 0, &o), VLLM_OK, "wait_for a pull request");
+    CHECK(o.state == VLLM_REQUEST_RUNNING, "a running pull request times out");
+    CHECK_STATUS(vllm_request_cancel(pulled), VLLM_OK, "cancel the pull request");
+    CHECK_STATUS(vllm_request_wait_for(pulled, -1, &o), VLLM_OK, "wait_for the cancelled pull request");
+    CHECK(outcome_is(&o, VLLM_REQUEST_CANCELLED, "abort"), "a cancelled pull request");
+    vllm_request_free(pulled);
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 2, "Hello", NULL, 0, &sp, 0, -1, &pulled), VLLM_OK,
+                 "submit_pull short");
+    CHECK_STATUS(vllm_request_wait_for(pulled, 60000, &o), VLLM_OK, "wait_for the pull request");
+    CHECK(outcome_is(&o, VLLM_REQUEST_FINISHED, "length"), "a finished pull request");
+    vllm_request_free(pulled);
+
+    /* The engine handle freed while requests and a poller live: they go on;
+       the last of them tears the engine down. */
+    CHECK_STATUS(vllm_request_submit(engine, "Count to a thousand:", &long_sp, count_cb, &calls, &req), VLLM_OK,
+                 "submit, then free the engine");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 3, "Hello", NULL, 0, &sp, 0, -1, &pulled), VLLM_OK,
+                 "submit_pull, then free the engine");
+    vllm_engine_free(engine);
+    engine = NULL;
+    CHECK_STATUS(vllm_request_wait_for(pulled, -1, &o), VLLM_OK, "wait_for after the engine's free");
+    CHECK(outcome_is(&o, VLLM_REQUEST_FINISHED, "length"), "a request outlives its engine handle");
+    vllm_completion c;
+    CHECK_STATUS(vllm_request_completion(pulled, &c), VLLM_OK, "its completion");
+    CHECK(c.completion_tokens == 4, "its whole completion");
+    vllm_completion_free(&c);
+    vllm_event events[4];
+    int32_t n = 0, finished_events = 0;
+    for (int i = 0; i < 100 && finished_events == 0; ++i) {
+        CHECK_STATUS(vllm_poller_poll(poller, 1000, events, 4, &n), VLLM_OK, "poll after the engine's free");
+        for (int32_t j = 0; j < n; ++j) finished_events += events[j].finished;
+    }
+    CHECK(finished_events == 1, "the poller reports after the engine's free");
+    vllm_request_free(pulled);
+    vllm_poller_free(poller);
+    CHECK_STATUS(vllm_request_wait_for(req, 0, &o), VLLM_OK, "wait_for the running one");
+    CHECK(o.state == VLLM_REQUEST_RUNNING, "still running without the engine handle");
+    CHECK_STATUS(vllm_request_cancel(req), VLLM_OK, "cancel without the engine handle");
+    CHECK_STATUS(vllm_request_wait_for(req, -1, &o), VLLM_OK, "wait_for it");
+    CHECK(o.state == VLLM_REQUEST_CANCELLED, "cancelled without the engine handle");
+    vllm_request_free(req);  /* the last reference: the engine is torn down here */
+    if (threads_before >= 0)
+        CHECK(thread_count() == threads_before, "the last request's free joined the engine's threads");
+}
+
 static void test_load_options_with_model(const char* path) {
     vllm_model_params mp = vllm_model_params_default();
     mp.model_path = path;
@@ -667,16 +855,10 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
 }
 
 static void test_with_model(const char* path) {
-    vllm_model_params mp = vllm_model_params_default();
-    mp.model_path = path;
-    mp.max_model_len = 256;
-    vllm_engine* engine = NULL;
-    CHECK_STATUS(vllm_engine_load(&mp, &engine), VLLM_OK, "load model");
+    vllm_engine* engine = load_test_engine(path);
     if (engine == NULL) return;
 
-    vllm_sampling_params sp = vllm_sampling_params_default();
-    sp.temperature = 0.0f;
-    sp.max_tokens = 12;
+    const vllm_sampling_params sp = greedy_params(12);
     vllm_completion c;
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "complete");
     CHECK(vllm_last_error()[0] == '\0', "last error empty after success");
@@ -769,6 +951,7 @@ int main(int argc, char** argv) {
     if (argc > 1) {
         test_with_model(argv[1]);
         test_load_options_with_model(argv[1]);
+        test_lifecycle(argv[1]);
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -1,6 +1,8 @@
 // The vllm.h entry points: validate, convert, call the engine, catch
 // everything, set the thread's last error. No engine logic lives here.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -30,11 +32,42 @@ struct vllm_engine {
     // names and broken templates); a failed build is retried by the next.
     std::mutex chat_mutex;
     std::unique_ptr<vllm::chat::ChatService> chat;
+    // The caller's handle plus one per live request and poller: the engine
+    // is torn down when the last of them lets go (vllm_engine_free may come
+    // first; see "Request lifecycle" in vllm.h).
+    std::atomic<int> references{1};
 };
+
+namespace {
+
+// One reference on an engine, let go of when destroyed: the first member of
+// whatever holds it, so it is destroyed last.
+class EngineReference {
+public:
+    explicit EngineReference(vllm_engine* engine) : engine_(engine) {
+        engine_->references.fetch_add(1, std::memory_order_relaxed);
+    }
+    EngineReference(const EngineReference&) = delete;
+    EngineReference& operator=(const EngineReference&) = delete;
+    ~EngineReference() { release(engine_); }
+
+    vllm_engine* get() const { return engine_; }
+
+    // Lets go of one reference; the last one tears the engine down.
+    static void release(vllm_engine* engine) {
+        if (engine->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete engine;
+    }
+
+private:
+    vllm_engine* engine_;
+};
+
+}  // namespace
 
 // A ReadyQueue and the strings of the last poll's events.
 struct vllm_poller {
-    vllm_engine* engine = nullptr;
+    explicit vllm_poller(vllm_engine* owner) : engine(owner) {}
+    EngineReference engine;
     std::shared_ptr<vllm::ReadyQueue> queue = std::make_shared<vllm::ReadyQueue>();
     std::vector<std::string> texts;
     std::vector<std::string> logprobs;
@@ -48,6 +81,8 @@ struct vllm_poller {
 // (`pull`); a pull completion has no thread at all, a pull chat call's thread
 // runs the call and pushes its texts into the entry's own stream.
 struct vllm_request {
+    explicit vllm_request(vllm_engine* owner) : engine(owner) {}
+    EngineReference engine;  // first: the engine outlives everything below
     std::shared_ptr<vllm::RequestStream> stream;              // completion; null for chat
     std::shared_ptr<vllm::chat::ChatCancel> chat_cancel;      // chat; null for a completion
     std::shared_ptr<vllm::PullEntry> pull;                    // pull requests only
@@ -61,6 +96,8 @@ struct vllm_request {
     std::condition_variable delivered_cv;
     bool delivered = false;          // the delivery thread is done with the callback
     bool free_from_callback = false; // vllm_request_free ran on the delivery thread
+    vllm_request_state state = VLLM_REQUEST_RUNNING;  // how it ended, once delivered
+    const char* finish_reason = nullptr;  // a completion's, once delivered
     vllm_status status = VLLM_OK;    // terminal status, once delivered
     std::string error;               // its message ("" for OK)
 };
@@ -140,7 +177,9 @@ vllm_status vllm_engine_load(const vllm_model_params* params, vllm_engine** out)
     return vllm_engine_load_with_options(params, nullptr, out);
 }
 
-void vllm_engine_free(vllm_engine* engine) { delete engine; }
+void vllm_engine_free(vllm_engine* engine) {
+    if (engine != nullptr) EngineReference::release(engine);
+}
 
 vllm_status vllm_complete(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
                           vllm_completion* out) {
@@ -161,6 +200,44 @@ vllm_status vllm_complete(vllm_engine* engine, const char* prompt, const vllm_sa
     });
 }
 
+}  // extern "C"
+
+namespace {
+
+// How a callback's delivery ended.
+struct DeliveryEnd {
+    bool stop_returned = false;  // the callback returned false (on the terminal call too)
+    bool terminal = false;       // the terminal call was made
+};
+
+// The one event loop of callback delivery (a blocking stream's caller, or a
+// request's delivery thread): hands each event that carries text, then the
+// terminal one, to cb until the stream ends (terminal event, or a cancel),
+// cb returns false (before the terminal event that cancels the request), or
+// leave() says so after a call. Returns once the engine has let go of the
+// request (it may still run its logits processor), so its result is final.
+template <typename Leave>
+DeliveryEnd deliver_events(vllm::RequestStream& stream, vllm_token_callback cb, void* user_data, Leave leave) {
+    DeliveryEnd end;
+    vllm::RequestStream::Event event;
+    while (stream.next(event)) {
+        if (!event.finished && event.delta.empty()) continue;  // a step with no text
+        end.terminal = event.finished;
+        if (!cb(event.delta.c_str(), event.finished, user_data)) {
+            end.stop_returned = true;
+            stream.cancel();  // no effect once the terminal event was taken
+            break;
+        }
+        if (leave()) break;
+    }
+    stream.wait_engine_done();
+    return end;
+}
+
+}  // namespace
+
+extern "C" {
+
 vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
                                  vllm_token_callback cb, void* user_data) {
     return guarded([&] {
@@ -170,17 +247,8 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
         auto stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), 0);
         // The calling thread is this request's delivery thread.
-        vllm::RequestStream::Event event;
-        while (stream->next(event)) {
-            if (!event.finished && event.delta.empty()) continue;  // a step with no text
-            if (!cb(event.delta.c_str(), event.finished, user_data)) {
-                // Stopped by the callback: OK, once the engine has let go of
-                // the request (it may still run its logits processor).
-                stream->cancel();
-                stream->wait_engine_done();
-                return;
-            }
-        }
+        const DeliveryEnd end = deliver_events(*stream, cb, user_data, [] { return false; });
+        if (end.stop_returned) return;  // stopped by the callback: OK
         const vllm::RequestStream::Result r = stream->result();
         if (r.status != VLLM_OK) throw vllm::Error(r.status, r.error);
     });
@@ -188,16 +256,33 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
 
 namespace {
 
-// The end of every delivery thread: publishes the terminal status, wakes
-// vllm_request_wait, and frees the request when vllm_request_free was called
-// from its own callback.
-void finish_delivery(vllm_request* request, vllm_status status, const std::string& error) {
+// How a request whose delivery ended with `end` and `status` ended.
+vllm_request_state state_of(const DeliveryEnd& end, vllm_status status) {
+    if (status != VLLM_OK) return VLLM_REQUEST_FAILED;
+    if (end.stop_returned) return VLLM_REQUEST_STOPPED;
+    return end.terminal ? VLLM_REQUEST_FINISHED : VLLM_REQUEST_CANCELLED;
+}
+
+// Publishes how the request ended (with its mutex held); finish_reason is
+// its stream's (null for a chat call).
+void settle_locked(vllm_request* request, const DeliveryEnd& end, vllm_status status, const std::string& error,
+                   const char* finish_reason) {
+    request->state = state_of(end, status);
+    request->status = status;
+    request->error = error;
+    request->finish_reason = finish_reason;
+    request->delivered = true;
+}
+
+// The end of every delivery thread: publishes the outcome, wakes the
+// waiters, and frees the request when vllm_request_free was called from its
+// own callback.
+void finish_delivery(vllm_request* request, const DeliveryEnd& end, vllm_status status, const std::string& error,
+                     const char* finish_reason = nullptr) {
     bool self_free;
     {
         std::lock_guard<std::mutex> lock(request->mutex);
-        request->status = status;
-        request->error = error;
-        request->delivered = true;
+        settle_locked(request, end, status, error, finish_reason);
         self_free = request->free_from_callback;
     }
     request->delivered_cv.notify_all();
@@ -208,30 +293,18 @@ void finish_delivery(vllm_request* request, vllm_status status, const std::strin
     }
 }
 
-// The delivery thread: hands each event to the callback until the terminal
-// one, a stop, or a cancel; then publishes the terminal status.
+// The delivery thread of a completion: the event loop, left when
+// vllm_request_free ran in the callback; then the outcome.
 void deliver(vllm_request* request) {
-    vllm::RequestStream::Event event;
-    bool stopped = false;
-    while (!stopped && request->stream->next(event)) {
-        if (!event.finished && event.delta.empty()) continue;  // a step with no text
-        // false on the terminal event is a natural finish, not a stop.
-        if (!request->cb(event.delta.c_str(), event.finished, request->user_data) && !event.finished) {
-            request->stream->cancel();
-            stopped = true;
-        }
-        if (request->free_from_callback) break;
-    }
-    // The engine lets go of a cancelled request at its next step; waiting
-    // for that makes the request's result final once it reads as done.
-    request->stream->wait_engine_done();
+    const DeliveryEnd end = deliver_events(*request->stream, request->cb, request->user_data,
+                                           [request] { return request->free_from_callback; });
     const vllm::RequestStream::Result r = request->stream->result();
-    // An engine failure counts when its terminal event was delivered; a
-    // cancelled or stopped request ends OK.
-    if (!stopped && !request->stream->cancel_requested() && r.status != VLLM_OK)
-        finish_delivery(request, r.status, r.error);
+    // An engine failure counts when its terminal event was taken (false on
+    // it is a natural finish); a cancelled or stopped request ends OK.
+    if (!request->stream->cancel_requested() && r.status != VLLM_OK)
+        finish_delivery(request, end, r.status, r.error, r.finish_reason);
     else
-        finish_delivery(request, VLLM_OK, "");
+        finish_delivery(request, end, VLLM_OK, "", r.finish_reason);
 }
 
 // The delivery thread of a chat call: runs it (streaming chunks, or the one
@@ -240,13 +313,17 @@ void deliver(vllm_request* request) {
 void deliver_chat(vllm_request* request, const vllm::chat::ChatService& service,
                   const vllm::chat::ChatService::Prepared& prepared) {
     vllm::chat::ChatCancel& cancel = *request->chat_cancel;
-    bool stopped = false;
+    DeliveryEnd end;
     auto call = [&](const char* text, bool finished) {
-        if (stopped || cancel.cancelled()) return false;
-        if (!request->cb(text, finished, request->user_data) && !finished) {
-            stopped = true;
-            cancel.cancel();
-            return false;
+        if (cancel.cancelled()) return false;  // a stop, a cancel or a free
+        end.terminal = finished;
+        if (!request->cb(text, finished, request->user_data)) {
+            end.stop_returned = true;
+            // false on the terminal call is a natural finish.
+            if (!finished) {
+                cancel.cancel();
+                return false;
+            }
         }
         return true;
     };
@@ -263,10 +340,10 @@ void deliver_chat(vllm_request* request, const vllm::chat::ChatService& service,
     // A failed call still ends with the terminal callback (as a failed
     // stream does), so a caller waiting for it is always woken.
     if (status != VLLM_OK && !vllm::chat::ChatService::wants_stream(prepared)) call("", true);
-    if (stopped || cancel.cancelled())
-        finish_delivery(request, VLLM_OK, "");
+    if (cancel.cancelled())
+        finish_delivery(request, end, VLLM_OK, "");
     else
-        finish_delivery(request, status, error);
+        finish_delivery(request, end, status, error);
 }
 
 // Starts `body(request)` on the request's delivery thread and hands the
@@ -298,9 +375,9 @@ void check_submit_arguments(vllm_engine* engine, const void* prompt, const vllm_
 }
 
 // Starts delivery of one engine request.
-void start_completion(std::shared_ptr<vllm::RequestStream> stream, bool logprobs, vllm_token_callback cb,
-                      void* user_data, vllm_request** out) {
-    auto request = std::make_unique<vllm_request>();
+void start_completion(vllm_engine* engine, std::shared_ptr<vllm::RequestStream> stream, bool logprobs,
+                      vllm_token_callback cb, void* user_data, vllm_request** out) {
+    auto request = std::make_unique<vllm_request>(engine);
     request->logprobs = logprobs;
     request->cb = cb;
     request->user_data = user_data;
@@ -312,8 +389,8 @@ vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_s
                            int32_t priority, vllm_token_callback cb, void* user_data, vllm_request** out) {
     return guarded([&] {
         check_submit_arguments(engine, prompt, params, cb, out);
-        start_completion(engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), priority), false, cb,
-                         user_data, out);
+        start_completion(engine, engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), priority),
+                         false, cb, user_data, out);
     });
 }
 
@@ -335,12 +412,33 @@ void settle_pull_completion(const vllm_request* request) {
     if (!is_pull_completion(request) || !request->stream->engine_done()) return;
     vllm_request* r = const_cast<vllm_request*>(request);
     const vllm::RequestStream::Result result = r->stream->result();
-    const bool failed = !r->stream->cancel_requested() && result.status != VLLM_OK;
+    DeliveryEnd end;
+    end.terminal = !r->stream->cancel_requested();  // its terminal event, not the drop of a cancel
+    const bool failed = end.terminal && result.status != VLLM_OK;
     std::lock_guard<std::mutex> lock(r->mutex);
     if (r->delivered) return;
-    r->status = failed ? result.status : VLLM_OK;
-    r->error = failed ? result.error : "";
-    r->delivered = true;
+    settle_locked(r, end, failed ? result.status : VLLM_OK, failed ? result.error : "", result.finish_reason);
+}
+
+// Waits until the request's delivery has finished (a pull completion: until
+// the engine is done with it), at most timeout_ms (< 0: without limit);
+// whether it has.
+bool wait_delivered(vllm_request* request, int32_t timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+    if (is_pull_completion(request)) {
+        if (timeout_ms < 0)
+            request->stream->wait_engine_done();
+        else if (!request->stream->wait_engine_done_until(deadline))
+            return false;
+        settle_pull_completion(request);
+    }
+    std::unique_lock<std::mutex> lock(request->mutex);
+    auto delivered = [&] { return request->delivered; };
+    if (timeout_ms < 0) {
+        request->delivered_cv.wait(lock, delivered);
+        return true;
+    }
+    return request->delivered_cv.wait_until(lock, deadline, delivered);
 }
 
 // The completion request's stream; INVALID_ARGUMENT for a chat request
@@ -417,7 +515,7 @@ void check_pull_arguments(vllm_engine* engine, vllm_poller* poller, vllm_request
     require_non_null(out, "out");
     require_non_null(engine, "engine");
     require_non_null(poller, "poller");
-    if (poller->engine != engine) vllm::throw_invalid_argument("the poller belongs to another engine");
+    if (poller->engine.get() != engine) vllm::throw_invalid_argument("the poller belongs to another engine");
 }
 
 // A pull chat call's delivery thread pushes what a callback would get into
@@ -447,7 +545,8 @@ vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32_t* promp
                                        vllm_request** out) {
     return guarded([&] {
         check_submit_arguments(engine, prompt_token_ids, params, cb, out);
-        start_completion(submit_with_logprobs(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params,
+        start_completion(engine,
+                         submit_with_logprobs(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params,
                                               priority, logprobs),
                          logprobs >= 0, cb, user_data, out);
     });
@@ -463,7 +562,7 @@ vllm_status vllm_chat_submit(vllm_engine* engine, const char* request_json, vllm
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
         const vllm::chat::ChatService& service = chat_service(engine);
         std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
-        auto request = std::make_unique<vllm_request>();
+        auto request = std::make_unique<vllm_request>(engine);
         request->cb = cb;
         request->user_data = user_data;
         request->chat_cancel = std::make_shared<vllm::chat::ChatCancel>();
@@ -484,14 +583,29 @@ vllm_status vllm_request_wait(vllm_request* request) {
     if (request == nullptr) return fail(VLLM_ERR_INVALID_ARGUMENT, "request is NULL");
     if (on_delivery_thread(request))
         return fail(VLLM_ERR_INVALID_ARGUMENT, "vllm_request_wait must not be called from the request's own callback");
-    if (is_pull_completion(request)) {
-        request->stream->wait_engine_done();
-        settle_pull_completion(request);
-    }
-    std::unique_lock<std::mutex> lock(request->mutex);
-    request->delivered_cv.wait(lock, [&] { return request->delivered; });
+    wait_delivered(request, -1);
+    std::lock_guard<std::mutex> lock(request->mutex);
     if (request->status != VLLM_OK) return fail(request->status, request->error);
     return VLLM_OK;
+}
+
+vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeout_ms, vllm_request_outcome* out) {
+    if (out != nullptr) {
+        std::memset(out, 0, sizeof *out);
+        out->error = "";
+    }
+    return guarded([&] {
+        require_non_null(request, "request");
+        require_non_null(out, "out");
+        if (on_delivery_thread(request))
+            vllm::throw_invalid_argument("vllm_request_wait_for must not be called from the request's own callback");
+        if (!wait_delivered(request, timeout_ms)) return;  // RUNNING
+        std::lock_guard<std::mutex> lock(request->mutex);
+        out->state = request->state;
+        out->status = request->status;
+        out->error = request->error.c_str();
+        out->finish_reason = request->finish_reason;
+    });
 }
 
 bool vllm_request_done(const vllm_request* request) {
@@ -658,8 +772,7 @@ vllm_status vllm_poller_create(vllm_engine* engine, vllm_poller** out) {
         if (out != nullptr) *out = nullptr;
         require_non_null(out, "out");
         require_non_null(engine, "engine");
-        auto poller = std::make_unique<vllm_poller>();
-        poller->engine = engine;
+        auto poller = std::make_unique<vllm_poller>(engine);
         *out = poller.release();
     });
 }
@@ -685,7 +798,7 @@ vllm_status vllm_poller_poll(vllm_poller* poller, int32_t timeout_ms, vllm_event
         poller->texts.reserve(ready.size());
         poller->logprobs.clear();
         poller->logprobs.reserve(ready.size());
-        const vllm::Tokenizer& tokenizer = poller->engine->engine->tokenizer();
+        const vllm::Tokenizer& tokenizer = poller->engine.get()->engine->tokenizer();
         int32_t n = 0;
         vllm::RequestStream::Pending pending;
         for (const std::shared_ptr<vllm::PullEntry>& entry : ready) {
@@ -722,7 +835,7 @@ vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, u
         require_non_null(params, "params");
         if ((prompt == nullptr) == (prompt_token_ids == nullptr))
             vllm::throw_invalid_argument("give exactly one of prompt and prompt_token_ids");
-        auto request = std::make_unique<vllm_request>();
+        auto request = std::make_unique<vllm_request>(engine);
         request->stream =
             submit_with_logprobs(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs);
         request->logprobs = logprobs >= 0;
@@ -740,7 +853,7 @@ vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint
         const vllm::chat::ChatService& service = chat_service(engine);
         std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
         auto output = std::make_shared<vllm::RequestStream>();
-        auto request = std::make_unique<vllm_request>();
+        auto request = std::make_unique<vllm_request>(engine);
         request->cb = push_chat_text;
         request->user_data = output.get();
         request->chat_cancel = std::make_shared<vllm::chat::ChatCancel>();

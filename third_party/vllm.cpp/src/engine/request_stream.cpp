@@ -75,6 +75,11 @@ void RequestStream::wait_engine_done() {
     cv_.wait(lock, [&] { return engine_done_; });
 }
 
+bool RequestStream::wait_engine_done_until(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_until(lock, deadline, [&] { return engine_done_; });
+}
+
 bool RequestStream::engine_done() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return engine_done_;

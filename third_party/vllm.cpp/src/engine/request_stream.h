@@ -6,6 +6,7 @@
 // may block, call back into the engine or take the GIL without ever holding
 // up the engine loop or an engine lock. Thread-safe.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -73,6 +74,8 @@ public:
     void cancel();
     // Blocks until the engine is done with the request (finished or dropped).
     void wait_engine_done();
+    // wait_engine_done until `deadline`; whether the engine is done.
+    bool wait_engine_done_until(std::chrono::steady_clock::time_point deadline);
     bool engine_done() const;
     Result result() const;
 

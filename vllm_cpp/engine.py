@@ -1,0 +1,630 @@
+"""The engine: :class:`Engine` (a loaded model: blocking, streaming,
+non-blocking and async completions, chat, tokens, statistics) and its
+fluent :class:`EngineBuilder`. It converts through
+:mod:`vllm_cpp.marshalling` and delivers through :mod:`vllm_cpp.callbacks`,
+:mod:`vllm_cpp.request` and :mod:`vllm_cpp.pull_requests`; the engine
+itself is native."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import threading
+import weakref
+from typing import (
+    Any,
+    AsyncIterator,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from . import _ffi
+from ._ffi import decode_cstr, encode_str, ffi, lib
+from .callbacks import TOKEN_TRAMPOLINE, TokenSink, raise_callback_error
+from .checks import int32
+from .engine_options import (
+    ENGINE_OPTION_TABLE,
+    EngineOption,
+    PathLike,
+    normalize_options,
+)
+from .errors import CallbackError, InvalidConfigurationError
+from .handle_lifetime import HandleLifetime
+from .marshalling import (
+    NativeSampling,
+    completion_from,
+    model_path_str,
+    native_model_params,
+    native_options_json,
+)
+from .outputs import Completion, TokenLogprob
+from .pull_requests import EventPoller, RequestEvents, aiterate_request, await_request
+from .request import Request, RequestOutcome
+from .sampling_params import SamplingParams
+from .stream_events import StreamEvent, StreamOutcome
+from .thread_streams import iterate_on_thread
+
+__all__ = ["Engine", "EngineBuilder", "Prompt"]
+
+#: A prompt: text, or token ids used as they are (no BOS added).
+Prompt = Union[str, Sequence[int]]
+
+StreamCallback = Callable[[StreamEvent], Any]
+
+
+def _load_signature() -> inspect.Signature:
+    """``Engine.load(cls, model_path, *, <every option>=None)``."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Signature(
+        [inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("model_path", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=PathLike)]
+        + [inspect.Parameter(o.name, keyword, default=None, annotation=Optional[o.kind.annotation])
+           for o in ENGINE_OPTION_TABLE],
+        return_annotation="Engine")
+
+
+class EngineBuilder:
+    """Fluent form of :meth:`Engine.load`: one method per option, same names.
+
+    ``Engine.builder(path).num_blocks(64).max_model_len(256).load()``
+    """
+
+    def __init__(self, model_path: PathLike):
+        self._model_path = model_path
+        self._options: Dict[str, Any] = {}
+
+    def _set(self, name: str, value: Any) -> "EngineBuilder":
+        self._options[name] = value
+        return self
+
+    @property
+    def model_path(self) -> PathLike:
+        return self._model_path
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The options set so far, validated and normalized like Engine.load does."""
+        return normalize_options(dict(self._options))
+
+    def load(self) -> "Engine":
+        """Load the engine with these options (see :meth:`Engine.load`)."""
+        return Engine.load(self._model_path, **self._options)
+
+    def __repr__(self) -> str:
+        return "EngineBuilder(%r, %r)" % (self._model_path, self._options)
+
+
+def _builder_method(option: EngineOption) -> Callable[[EngineBuilder, Any], EngineBuilder]:
+    def set_option(self: EngineBuilder, value: Any) -> EngineBuilder:
+        return self._set(option.name, value)
+
+    set_option.__name__ = option.name
+    set_option.__qualname__ = "EngineBuilder." + option.name
+    set_option.__doc__ = option.doc
+    set_option.__annotations__ = {"value": Optional[option.kind.annotation], "return": "EngineBuilder"}
+    return set_option
+
+
+for _option in ENGINE_OPTION_TABLE:
+    setattr(EngineBuilder, _option.name, _builder_method(_option))
+
+
+def _free_engine(ptr, pollers: List[EventPoller]) -> None:
+    for poller in pollers:  # stops their threads (a native poller holds the engine until freed)
+        poller.close()
+    lib.vllm_engine_free(ptr)
+
+
+class Engine:
+    """A loaded model with its KV cache and scheduler (``vllm_engine``).
+
+    Create it with :meth:`load` or :meth:`builder`. One engine is safe to
+    share between threads; concurrent calls are batched by the native
+    scheduler. ``close()`` or ``with Engine.load(...) as engine:`` release it
+    deterministically (close waits for no call: the native handle is freed
+    when the last call in flight is done; a live native request holds the
+    engine itself); otherwise an ``ffi.gc`` finalizer does.
+    """
+
+    def __init__(self, ptr, model_path: str, options: Dict[str, Any]):
+        self._ptr = ptr
+        self._model_path = model_path
+        self._options = options
+        # The async requests' poller, made at the first one (a list so the
+        # engine's free, which must not hold the Engine, can reach it).
+        self._pollers: List[EventPoller] = []
+        self._pollers_lock = threading.Lock()
+        self._lifetime = HandleLifetime(ptr, functools.partial(_free_engine, ptr, self._pollers), "engine")
+        lifetime = self._lifetime
+        # The finalizer closes the lifetime; the native free waits for the
+        # calls in flight.
+        self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
+        self._requests: "weakref.WeakSet[Request]" = weakref.WeakSet()
+        self._requests_lock = threading.Lock()
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def load(cls, model_path: PathLike, **options: Any) -> "Engine":
+        """Load a model: a GGUF file or a Hugging Face model directory.
+
+        The keywords are the options of ``ENGINE_OPTION_TABLE`` (see
+        docs/python-api.md). Every option left at ``None`` takes the native
+        default (``vllm_model_params`` and ``vllm_engine_load_with_options``
+        in the C ABI). Raises :class:`AbiMismatchError` (checked first),
+        ``TypeError`` for an unknown option, :class:`InvalidConfigurationError`
+        for a value the ABI cannot carry, :class:`ModelLoadError` (path and
+        reason in the message) and :class:`InvalidArgumentError` from the
+        engine.
+        """
+        _ffi.check_abi()
+        options = normalize_options(options)
+        path = model_path_str(model_path)
+        params, keep = native_model_params(path, options)
+        options_json = native_options_json(options)
+        out = ffi.new("vllm_engine**")
+        status = lib.vllm_engine_load_with_options(
+            params, ffi.NULL if options_json is None else encode_str(options_json, "options"), out)
+        del keep
+        if status != 0:
+            if out[0] != ffi.NULL:  # the ABI says it stays NULL; be safe anyway
+                lib.vllm_engine_free(out[0])
+            _ffi.check(status)
+        if out[0] == ffi.NULL:
+            raise _ffi.error_for_status(4, "vllm_engine_load_with_options returned OK but no engine")
+        return cls(out[0], path, options)
+
+    # help(Engine.load) and IDEs show one keyword per option.
+    load.__func__.__signature__ = _load_signature()
+
+    @classmethod
+    def builder(cls, model_path: PathLike) -> EngineBuilder:
+        """A fluent :class:`EngineBuilder` for ``model_path``."""
+        return EngineBuilder(model_path)
+
+    # -- state -------------------------------------------------------------
+    @property
+    def model_path(self) -> str:
+        return self._model_path
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The options the engine was loaded with (those that were set)."""
+        return dict(self._options)
+
+    @property
+    def closed(self) -> bool:
+        return self._lifetime.closed
+
+    def _use(self):
+        return self._lifetime.use()
+
+    def close(self) -> None:
+        """Release the engine: live requests are closed first; the native
+        handle is freed once calls still in flight on other threads return.
+        Idempotent."""
+        with self._requests_lock:
+            requests = list(self._requests)
+        for req in requests:
+            req.close()
+        self._lifetime.close()
+
+    def cancel_all(self) -> None:
+        """Cancel every live request (chat calls included): each ends at the
+        next engine step with finish reason ``abort``. A server's shutdown."""
+        with self._requests_lock:
+            requests = list(self._requests)
+        for request in requests:
+            request.cancel()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<vllm_cpp.Engine %r%s>" % (self._model_path, " closed" if self.closed else "")
+
+    # -- completion --------------------------------------------------------
+    def complete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
+        """Blocking completion of ``prompt`` (default params: the native
+        defaults, e.g. ``max_tokens=16``). Token-id prompts and ``logprobs``
+        go through a request (:meth:`submit`); text runs on this thread."""
+        params = _sampling(params)
+        if _needs_request(prompt, params):
+            request = self.submit(prompt, params, lambda _event: None)
+            with request:
+                request.wait()
+                return self.request_completion(request)
+        prompt_b = encode_str(prompt, "prompt")
+        with NativeSampling(params) as native, self._use() as h:
+            out = ffi.new("vllm_completion*")
+            status = lib.vllm_complete(h, prompt_b, native.ptr, out)
+            try:
+                if native.logits is not None:
+                    native.logits.raise_if_failed()
+                _ffi.check(status)
+                return completion_from(out)
+            finally:
+                lib.vllm_completion_free(out)
+
+    def _stream_call(self, native_fn, first_arg: bytes, native: Optional[NativeSampling],
+                     callback: StreamCallback) -> StreamOutcome:
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        sink = TokenSink(callback, native.logits if native is not None else None)
+        handle = _ffi.handles.register(sink)
+        try:
+            with self._use() as h:
+                if native is not None:
+                    status = native_fn(h, first_arg, native.ptr, TOKEN_TRAMPOLINE, handle)
+                else:
+                    status = native_fn(h, first_arg, TOKEN_TRAMPOLINE, handle)
+        finally:
+            _ffi.handles.release(handle)
+        raise_callback_error(sink)
+        if native is not None and native.logits is not None:
+            native.logits.raise_if_failed()
+        _ffi.check(status)
+        return StreamOutcome(stopped_by_callback=sink.stopped)
+
+    def complete_stream(self, prompt: str, params: Optional[SamplingParams],
+                        callback: StreamCallback) -> StreamOutcome:
+        """Blocking streaming completion: ``callback(StreamEvent)`` is called
+        with each delta, then once with ``finished=True`` when the request
+        finishes by itself. Returning ``StreamControl.STOP`` (or False) stops
+        the request. An exception from the callback aborts the request and is
+        re-raised here unchanged; the engine stays usable. A token-id prompt
+        runs as a request whose delivery thread calls ``callback``."""
+        params = _sampling(params)
+        if _needs_request(prompt, params):
+            request = self.submit(prompt, params, callback)
+            with request:
+                try:
+                    outcome = request.wait()
+                except CallbackError as exc:
+                    raise exc.__cause__ from None
+            return StreamOutcome(stopped_by_callback=outcome is RequestOutcome.STOPPED_BY_CALLBACK)
+        prompt_b = encode_str(prompt, "prompt")
+        with NativeSampling(params) as native:
+            return self._stream_call(lib.vllm_complete_stream, prompt_b, native, callback)
+
+    def stream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Iterator[str]:
+        """Generator of the text deltas of a completion. Breaking out of it
+        (or closing it) cancels the request promptly."""
+        _check_prompt(prompt)
+        params = _sampling(params)
+        NativeSampling(params).close()  # surface conversion errors now
+        return iterate_on_thread(lambda cb: self.complete_stream(prompt, params, cb))
+
+    # -- tokens ------------------------------------------------------------
+    def tokenize(self, text: str, *, add_special_tokens: bool = True) -> List[int]:
+        """The token ids of ``text`` (``vllm_tokenize``); with
+        ``add_special_tokens`` they are the ids a text prompt is run with."""
+        text_b = encode_str(text, "text")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_tokenize(h, text_b, bool(add_special_tokens), ids, n))
+
+    def tokenize_chat(self, request: Union[str, Dict[str, Any]]) -> List[int]:
+        """The prompt ids of an OpenAI chat request (``vllm_chat_tokenize``):
+        its messages rendered by the model's template and tokenized as
+        :meth:`chat` runs them; the request is validated as :meth:`chat`
+        validates it."""
+        request_b = encode_str(_request_json(request), "request_json")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_chat_tokenize(h, request_b, ids, n))
+
+    def _token_ids_of(self, call: Callable[[Any, Any, Any], int]) -> List[int]:
+        """The ids a native ``(engine, int32_t** ids, int32_t* n)`` call
+        hands over, freed after the copy."""
+        out_ids = ffi.new("int32_t**")
+        out_n = ffi.new("int32_t*")
+        with self._use() as h:
+            status = call(h, out_ids, out_n)
+        try:
+            _ffi.check(status)
+            return list(ffi.unpack(out_ids[0], out_n[0])) if out_n[0] > 0 else []
+        finally:
+            lib.vllm_tokens_free(out_ids[0])
+
+    def detokenize(self, token_ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """The text of ``token_ids`` (``vllm_detokenize``); an id outside the
+        vocabulary is :class:`InvalidArgumentError`."""
+        ids = _token_ids(token_ids, "token_ids")
+        array = ffi.new("int32_t[]", ids) if ids else ffi.NULL
+        out = ffi.new("char**")
+        with self._use() as h:
+            status = lib.vllm_detokenize(h, array, len(ids), bool(skip_special_tokens), out)
+        try:
+            _ffi.check(status)
+            return decode_cstr(out[0], "text") or ""
+        finally:
+            lib.vllm_string_free(out[0])
+
+    # -- chat --------------------------------------------------------------
+    def chat_json(self, request: str) -> str:
+        """OpenAI ``/v1/chat/completions`` request JSON in, ``chat.completion``
+        JSON out."""
+        request_b = encode_str(request, "request_json")
+        out = ffi.new("char**")
+        with self._use() as h:
+            status = lib.vllm_chat(h, request_b, out)
+        try:
+            _ffi.check(status)
+            return decode_cstr(out[0], "response_json") or ""
+        finally:
+            lib.vllm_string_free(out[0])
+
+    def chat(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """OpenAI chat completion: request dict in, ``chat.completion`` dict out."""
+        return json.loads(self.chat_json(_request_json(request)))
+
+    def chat_stream_json(self, request: str, callback: StreamCallback) -> StreamOutcome:
+        """Streaming chat: each event's ``delta`` is one ``chat.completion.chunk``
+        JSON object; the terminal event has ``finished=True`` and ``""``."""
+        request_b = encode_str(request, "request_json")
+        return self._stream_call(lib.vllm_chat_stream, request_b, None, callback)
+
+    def chat_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+        """Generator of ``chat.completion.chunk`` dicts; closing it cancels."""
+        text = _request_json(request)
+        encode_str(text, "request_json")
+        return iterate_on_thread(lambda cb: self.chat_stream_json(text, cb), json.loads)
+
+    # -- statistics --------------------------------------------------------
+    def stats(self) -> Dict[str, Any]:
+        """Engine statistics (a snapshot between engine steps): running and
+        waiting requests, KV blocks (``kv_blocks_total/used/free/cached``, of
+        the primary KV cache group: full attention when the model has it),
+        ``block_size``, ``kv_cache_bytes`` (all groups), prefix-cache
+        ``queries`` and ``hits`` (tokens), prompt and generated token totals,
+        preemptions, model steps, finished and aborted requests, and
+        ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,
+        ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``)."""
+        out = ffi.new("char**")
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_engine_stats(ptr, out))
+        try:
+            return json.loads(decode_cstr(out[0], "stats"))
+        finally:
+            lib.vllm_string_free(out[0])
+
+    # -- non-blocking requests --------------------------------------------
+    def submit(self, prompt: Prompt, params: Optional[SamplingParams],
+               callback: StreamCallback, *, priority: Optional[int] = None) -> Request:
+        """Start a completion and return at once; ``callback`` runs on a
+        native delivery thread. See :class:`Request`.
+
+        ``priority``: lower runs first under ``SchedulerPolicy.PRIORITY``
+        (ties in arrival order); other policies ignore it. A text prompt goes
+        through the additive ``vllm_request_submit_with_priority`` (the
+        default ``0`` is what the v10 ``vllm_request_submit`` submits);
+        token ids, or ``params.logprobs``, through
+        ``vllm_request_submit_tokens`` (a text prompt is tokenized first, as
+        the engine would).
+        """
+        params = _sampling(params)
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        priority = 0 if priority is None else int32(priority, "priority")
+        if not _needs_request(prompt, params):
+            prompt_b = encode_str(prompt, "prompt")
+            native = NativeSampling(params)
+            return self._start_request(
+                lambda h, handle, out: lib.vllm_request_submit_with_priority(
+                    h, prompt_b, native.ptr, priority, TOKEN_TRAMPOLINE, handle, out),
+                callback, native)
+        ids = self.tokenize(prompt) if isinstance(prompt, str) else _token_ids(prompt, "prompt")
+        # Never NULL: an empty prompt is the engine's to refuse, by name.
+        array = ffi.new("int32_t[]", ids or [0])
+        logprobs = -1 if params.logprobs is None else params.logprobs
+        native = NativeSampling(params)
+        return self._start_request(
+            lambda h, handle, out: lib.vllm_request_submit_tokens(
+                h, array, len(ids), native.ptr, priority, logprobs, TOKEN_TRAMPOLINE, handle, out),
+            callback, native)
+
+    def submit_chat(self, request: Union[str, Dict[str, Any]], callback: StreamCallback) -> Request:
+        """Start an OpenAI chat call and return at once (``vllm_chat_submit``).
+        The request is validated before this returns
+        (:class:`InvalidArgumentError` naming the field). ``callback`` gets
+        each ``chat.completion.chunk`` JSON when the request has
+        ``"stream": true``, else one terminal event carrying the
+        ``chat.completion`` JSON. ``cancel()`` stops every choice at the next
+        engine step."""
+        text_b = encode_str(_request_json(request), "request_json")
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        return self._start_request(
+            lambda h, handle, out: lib.vllm_chat_submit(h, text_b, TOKEN_TRAMPOLINE, handle, out),
+            callback, None)
+
+    def submit_pull(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
+                    *, priority: Optional[int] = None) -> Request:
+        """Start a completion whose output goes to ``consumer`` (a
+        :class:`RequestEvents`, which calls this) through the engine's poller
+        (``vllm_request_submit_pull``): no thread per request. The path under
+        :meth:`astream`, :meth:`acomplete` and the server. Refusals as
+        :meth:`submit`."""
+        params = _sampling(params)
+        priority = 0 if priority is None else int32(priority, "priority")
+        prompt_b, array, n_ids = ffi.NULL, ffi.NULL, 0
+        if isinstance(prompt, str):
+            prompt_b = encode_str(prompt, "prompt")
+        else:
+            ids = _token_ids(prompt, "prompt")
+            array, n_ids = ffi.new("int32_t[]", ids or [0]), len(ids)
+        logprobs = -1 if params.logprobs is None else params.logprobs
+        native = NativeSampling(params)
+        poller = self._poller()
+        return self._start_request(
+            lambda h, tag, out: lib.vllm_request_submit_pull(
+                h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, out),
+            None, native, (poller, consumer))
+
+    def submit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
+        """:meth:`submit_chat` with its output going to ``consumer`` through
+        the engine's poller (``vllm_chat_submit_pull``); the path under
+        :meth:`achat`, :meth:`achat_stream` and the server."""
+        text_b = encode_str(_request_json(request), "request_json")
+        poller = self._poller()
+        return self._start_request(
+            lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
+            None, None, (poller, consumer))
+
+    def _poller(self) -> EventPoller:
+        with self._pollers_lock:
+            if not self._pollers:
+                with self._use() as h:
+                    self._pollers.append(EventPoller(h))
+            return self._pollers[0]
+
+    def _start_request(self, submit_native: Callable[[Any, Any, Any], int], callback: Optional[StreamCallback],
+                       native: Optional[NativeSampling],
+                       pull: Optional[Tuple[EventPoller, RequestEvents]] = None) -> Request:
+        """Run ``submit_native(engine_ptr, user_data, out)`` and wrap the
+        native request; the Request takes over the callback handles. A pull
+        request (``pull``: the poller and the consumer) passes its tag as
+        user_data and has no callback; its sink only records the outcome."""
+        logits = native.logits if native is not None else None
+        if pull is None:
+            sink = TokenSink(callback, logits)
+            user_data = _ffi.handles.register(sink)
+            handles = [user_data]
+        else:
+            sink = TokenSink(lambda _event: None, logits)  # never called back
+            user_data = pull[0].register(pull[1])
+            handles = []
+        if native is not None:
+            handles += native.handles
+            native.handles = []
+        out = ffi.new("vllm_request**")
+        try:
+            with self._use() as h:  # the native request holds the engine from here on
+                status = submit_native(h, user_data, out)
+            if status != 0 or out[0] == ffi.NULL:
+                message = _ffi.last_error()
+                if out[0] != ffi.NULL:
+                    lib.vllm_request_free(out[0])
+                raise _ffi.error_for_status(status if status != 0 else 4,
+                                            message or "the submit call returned no request")
+        except BaseException:
+            if pull is not None:
+                pull[0].unregister(user_data)
+            for h in handles:
+                _ffi.handles.release(h)
+            raise
+        on_free = None if pull is None else functools.partial(pull[0].forget, user_data)
+        request = Request(self, out[0], sink, logits, handles, on_free)
+        with self._requests_lock:
+            self._requests.add(request)
+        return request
+
+    def request_completion(self, request: Request) -> Completion:
+        """The :class:`Completion` of a finished completion request (text,
+        finish reason, counts, token ids, logprobs when asked for)."""
+        out = ffi.new("vllm_completion*")
+        output = ffi.new("char**")
+        with request._use() as ptr, self._use() as h:
+            status = lib.vllm_request_completion(ptr, out)
+            output_status = lib.vllm_request_output(h, ptr, output) if status == 0 else status
+        try:
+            _ffi.check(status)
+            _ffi.check(output_status)
+            completion = completion_from(out)
+            generated = json.loads(decode_cstr(output[0], "output"))
+        finally:
+            lib.vllm_completion_free(out)
+            lib.vllm_string_free(output[0])
+        logprobs = generated["logprobs"]
+        return dataclasses.replace(
+            completion,
+            token_ids=tuple(generated["token_ids"]),
+            logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs))
+
+    # -- async -------------------------------------------------------------
+    async def acomplete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
+        """The :class:`Completion` (with token ids), built on :meth:`submit`
+        without blocking the event loop; cancelling the awaiting task
+        cancels the request."""
+        return await await_request(lambda events: self.submit_pull(prompt, params, events), self.request_completion)
+
+    def astream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
+        """Async generator of text deltas, built on :meth:`submit_pull`;
+        leaving it early or cancelling the task cancels the request."""
+        _check_prompt(prompt)
+        return aiterate_request(lambda events: self.submit_pull(prompt, params, events))
+
+    async def achat(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """:meth:`chat` through :meth:`submit_chat`, without blocking the
+        event loop; cancelling the task cancels every choice natively."""
+        body = _with_stream(request, False)
+        parts = [part async for part in aiterate_request(lambda events: self.submit_chat_pull(body, events))]
+        return json.loads("".join(parts))
+
+    def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
+        """Async generator of chunk dicts through :meth:`submit_chat`; leaving
+        it early or cancelling the task cancels every choice natively."""
+        body = _with_stream(request, True)
+        return aiterate_request(lambda events: self.submit_chat_pull(body, events), json.loads)
+
+
+def _with_stream(request: Any, stream: bool) -> str:
+    """The request JSON with its "stream" field set (text that is not a JSON
+    object is passed on for the engine to refuse)."""
+    if isinstance(request, str):
+        try:
+            parsed = json.loads(request)
+        except ValueError:
+            return request
+        if not isinstance(parsed, dict):
+            return request
+        request = parsed
+    if not isinstance(request, dict):
+        raise InvalidConfigurationError(
+            "chat request must be a dict or JSON str, not %s" % type(request).__name__)
+    return _request_json(dict(request, stream=stream))
+
+
+def _check_prompt(prompt: Any) -> None:
+    if isinstance(prompt, str):
+        encode_str(prompt, "prompt")
+    else:
+        _token_ids(prompt, "prompt")
+
+
+def _sampling(params: Any) -> SamplingParams:
+    """``params``, or the defaults for None; anything else is refused."""
+    if params is None:
+        return SamplingParams()
+    if not isinstance(params, SamplingParams):
+        raise InvalidConfigurationError("params must be SamplingParams, not %s" % type(params).__name__)
+    return params
+
+
+def _needs_request(prompt: Any, params: SamplingParams) -> bool:
+    """Whether a completion must go through ``vllm_request_submit_tokens``."""
+    return not isinstance(prompt, str) or params.logprobs is not None
+
+
+def _token_ids(value: Any, name: str) -> List[int]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidConfigurationError(
+            "%s must be a str or a sequence of int token ids, not %s" % (name, type(value).__name__))
+    return [int32(v, "%s[%d]" % (name, i)) for i, v in enumerate(value)]
+
+
+def _request_json(request: Any) -> str:
+    if isinstance(request, str):
+        return request
+    try:
+        return json.dumps(request)
+    except (TypeError, ValueError) as exc:
+        raise InvalidConfigurationError("chat request is not JSON-serializable: %s" % exc) from None

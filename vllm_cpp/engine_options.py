@@ -1,0 +1,206 @@
+"""The engine options: one table (:data:`ENGINE_OPTION_TABLE`) drives
+``Engine.load``'s keywords, ``EngineBuilder``'s methods, validation,
+marshalling (:mod:`vllm_cpp.marshalling`), ``LLM``'s vLLM names and the
+command line's flags, so adding an option is one row here."""
+
+from __future__ import annotations
+
+import enum
+import numbers
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+from .chat_template import load_chat_template
+from .checks import int32, int64, opt_json, opt_str, path_str
+from .errors import InvalidConfigurationError
+
+__all__ = [
+    "Toggle",
+    "SchedulerPolicy",
+    "OptionKind",
+    "EngineOption",
+    "ENGINE_OPTION_TABLE",
+    "ENGINE_OPTIONS",
+    "normalize_options",
+    "engine_options_from_vllm_names",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Toggle(enum.IntEnum):
+    """A tri-state engine switch: the engine's default, on, or off."""
+
+    DEFAULT = 0
+    ON = 1
+    OFF = 2
+
+
+class SchedulerPolicy(str, enum.Enum):
+    """Scheduling policy: first come first served, (priority, arrival) order,
+    or longest cached prefix first."""
+
+    FCFS = "fcfs"
+    PRIORITY = "priority"
+    LPM = "lpm"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _toggle(value: Any, name: str) -> Toggle:
+    if value is None:
+        return Toggle.DEFAULT
+    if isinstance(value, Toggle):
+        return value
+    if isinstance(value, bool):
+        return Toggle.ON if value else Toggle.OFF
+    if isinstance(value, str):
+        try:
+            return Toggle[value.upper()]
+        except KeyError:
+            pass
+    elif isinstance(value, numbers.Integral):
+        try:
+            return Toggle(int(value))
+        except ValueError:
+            pass
+    raise InvalidConfigurationError(
+        "%s must be a Toggle (DEFAULT, ON, OFF), not %r" % (name, value)
+    )
+
+
+def _policy(value: Any, name: str) -> Union[SchedulerPolicy, str]:
+    if isinstance(value, SchedulerPolicy):
+        return value
+    if not isinstance(value, str):
+        raise InvalidConfigurationError(
+            "%s must be a SchedulerPolicy or str, not %s" % (name, type(value).__name__)
+        )
+    try:
+        return SchedulerPolicy(value)
+    except ValueError:
+        # Unknown names are the engine's to refuse (InvalidArgumentError).
+        return opt_str(value, name)
+
+
+@dataclass(frozen=True)
+class OptionKind:
+    """How values of one kind of engine option are checked and carried."""
+
+    annotation: Any
+    #: A set value (not None) -> its normalized form; InvalidConfigurationError.
+    check: Callable[[Any, str], Any]
+    #: The normalized form -> the vllm_model_params field's or the JSON value.
+    native: Callable[[Any], Any]
+    #: The command line's argparse ``type``; None: a --flag/--no-flag switch.
+    cli_type: Optional[Callable[[str], Any]] = str
+
+
+_INT32 = OptionKind(int, int32, int, int)
+_INT64 = OptionKind(int, int64, int, int)
+_TEXT = OptionKind(str, opt_str, str)
+_TEMPLATE = OptionKind(str, opt_str, str, load_chat_template)  # the CLI takes FILE or TEXT
+_PATH = OptionKind(PathLike, path_str, str)
+_JSON = OptionKind(Union[str, Dict[str, Any]], opt_json, str)
+_TOGGLE = OptionKind(Toggle, _toggle, int, None)
+_POLICY = OptionKind(Union[SchedulerPolicy, str], _policy, str)
+
+
+@dataclass(frozen=True)
+class EngineOption:
+    """One engine option: an ``Engine.load`` keyword and the
+    ``EngineBuilder`` method of the same name."""
+
+    name: str
+    kind: OptionKind
+    #: Its ``vllm_model_params`` field; None: a key (``name``) of the
+    #: options JSON of ``vllm_engine_load_with_options``.
+    field: Optional[str]
+    doc: str
+    #: vLLM's name when it differs (``LLM`` keywords, the CLI flag).
+    vllm_name: Optional[str] = None
+    #: A flag of every ``vllm-cpp`` subcommand: ``--<vLLM name with dashes>``.
+    cli: bool = False
+    metavar: Optional[str] = None
+
+    @property
+    def flag_name(self) -> str:
+        return self.vllm_name or self.name
+
+
+#: Every engine option, v10's struct fields in their order, then the options JSON.
+ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
+    EngineOption("tokenizer_config_path", _PATH, "tokenizer_config_path",
+                 "Override for a Hugging Face directory's tokenizer_config.json (unused for GGUF files)."),
+    EngineOption("block_size", _INT32, "block_size",
+                 "Tokens per KV block (unset or <= 0: engine default, 16).", cli=True, metavar="N"),
+    EngineOption("num_blocks", _INT32, "num_blocks",
+                 "KV block count (unset or <= 0: sized from the KV cache budget).", cli=True, metavar="N"),
+    EngineOption("max_model_len", _INT32, "max_model_len",
+                 "Longest sequence, prompt + output (unset or <= 0: the model's context length).",
+                 cli=True, metavar="N"),
+    EngineOption("max_num_seqs", _INT32, "max_num_seqs",
+                 "Most sequences scheduled at once (unset: engine default, 8).", cli=True, metavar="N"),
+    EngineOption("tool_parser", _TEXT, "tool_parser",
+                 "Tool-call parser for chat: hermes, llama3_json, mistral, pythonic "
+                 "(unset: detected from the chat template).", vllm_name="tool_call_parser", cli=True,
+                 metavar="NAME"),
+    EngineOption("reasoning_parser", _TEXT, "reasoning_parser",
+                 "Reasoning parser: deepseek_r1, qwen3, mistral or none (unset: detected from the template).",
+                 cli=True, metavar="NAME"),
+    EngineOption("speculative_config", _JSON, "speculative_config",
+                 "Speculative decoding config as vLLM's --speculative-config (str or dict).",
+                 cli=True, metavar="JSON"),
+    EngineOption("prefix_caching", _TOGGLE, "enable_prefix_caching",
+                 "Automatic prefix caching: Toggle.DEFAULT (on), ON or OFF.",
+                 vllm_name="enable_prefix_caching", cli=True),
+    EngineOption("max_num_batched_tokens", _INT32, "max_num_batched_tokens",
+                 "Per-step token budget (chunked prefill; None: engine default, 2048).", cli=True, metavar="N"),
+    EngineOption("scheduler", _POLICY, "scheduling_policy",
+                 "Scheduling policy: SchedulerPolicy.FCFS (default), PRIORITY or LPM.",
+                 vllm_name="scheduling_policy", cli=True, metavar="POLICY"),
+    EngineOption("kv_transfer_config", _JSON, "kv_transfer_config",
+                 "KV connector config as vLLM's --kv-transfer-config (str or dict).", cli=True, metavar="JSON"),
+    EngineOption("jump_forward", _TOGGLE, "enable_jump_forward",
+                 "Jump-forward decoding for structured output: Toggle.DEFAULT (off), ON or OFF "
+                 "(VT_ENABLE_JUMP_FORWARD overrides)."),
+    EngineOption("chat_template", _TEMPLATE, None,
+                 "Chat template text used instead of the model's (parsed at load); the command line "
+                 "takes a file or the text.", cli=True, metavar="FILE|TEXT"),
+    EngineOption("kv_cache_dtype", _TEXT, None,
+                 "KV cache element type: auto (float16), float16/fp16, float32/fp32 "
+                 "(VLLM_CPP_KV_CACHE_DTYPE overrides).", cli=True, metavar="DTYPE"),
+    EngineOption("kv_cache_memory_bytes", _INT64, None,
+                 "KV cache budget in bytes when num_blocks is unset (default 1 GiB; "
+                 "VLLM_CPP_KV_CACHE_MB overrides).", cli=True, metavar="N"),
+    EngineOption("num_threads", _INT32, None,
+                 "Threads of the engine's pool, 1-1024 (default: all cores; VLLM_CPP_NUM_THREADS overrides).",
+                 cli=True, metavar="N"),
+    EngineOption("isa", _TEXT, None,
+                 "Kernel build: scalar, avx2, avx512 or neon, process-wide (default: the best this CPU "
+                 "runs; VLLM_CPP_ISA overrides).", cli=True, metavar="NAME"),
+)
+
+_OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}
+
+#: Option names accepted by Engine.load and EngineBuilder, in table order.
+ENGINE_OPTIONS = tuple(_OPTIONS_BY_NAME)
+
+
+def normalize_options(options: Dict[str, Any]) -> Dict[str, Any]:
+    """Validate engine options; returns the set ones, normalized."""
+    unknown = sorted(set(options) - set(ENGINE_OPTIONS))
+    if unknown:
+        raise TypeError("unknown engine option(s): %s (known: %s)"
+                        % (", ".join(unknown), ", ".join(ENGINE_OPTIONS)))
+    return {o.name: o.kind.check(options[o.name], o.name)
+            for o in ENGINE_OPTION_TABLE if options.get(o.name) is not None}
+
+
+def engine_options_from_vllm_names(kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """``Engine.load`` options from keywords that may use vLLM's names
+    (``enable_prefix_caching``, ``scheduling_policy``, ``tool_call_parser``)."""
+    by_vllm_name = {o.vllm_name: o.name for o in ENGINE_OPTION_TABLE if o.vllm_name}
+    return {by_vllm_name.get(name, name): value for name, value in kwargs.items()}

@@ -1,0 +1,176 @@
+"""How to sample one completion: :class:`SamplingParams` and its
+structured-output constraint, :class:`StructuredOutput`. Plain values,
+checked when made; :mod:`vllm_cpp.marshalling` turns them into the native
+struct."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, Union
+
+from ._ffi import INT32_MAX, UINT64_MAX
+from .checks import int32, int_in, opt_json, opt_str, real
+from .errors import InvalidConfigurationError
+
+__all__ = ["StructuredOutput", "SamplingParams", "LogitsProcessor"]
+
+
+@dataclass(frozen=True)
+class StructuredOutput:
+    """A constraint on the generated text. Build it with one of the class
+    methods; at most one constraint applies to a request."""
+
+    kind: str
+    value: Union[str, Tuple[str, ...], None] = None
+
+    _KINDS = ("json_schema", "regex", "choice", "grammar", "json_object")
+
+    def __post_init__(self):
+        if self.kind not in self._KINDS:
+            raise InvalidConfigurationError(
+                "structured output kind must be one of %s, not %r" % (self._KINDS, self.kind)
+            )
+        name = "structured_output.%s" % self.kind
+        if self.kind == "json_object":
+            if self.value is not None:
+                raise InvalidConfigurationError("json_object takes no value")
+        elif self.kind == "choice":
+            if isinstance(self.value, str) or not isinstance(self.value, Iterable):
+                raise InvalidConfigurationError("choice must be a sequence of str")
+            choices = tuple(self.value)
+            if not choices:
+                raise InvalidConfigurationError("choice must not be empty")
+            for c in choices:
+                opt_str(c, name)
+            object.__setattr__(self, "value", choices)
+        elif self.kind == "json_schema" and isinstance(self.value, dict):
+            object.__setattr__(self, "value", opt_json(self.value, name))
+        else:
+            if not isinstance(self.value, str):
+                raise InvalidConfigurationError(
+                    "%s must be a str, not %s" % (name, type(self.value).__name__)
+                )
+            opt_str(self.value, name)
+
+    @classmethod
+    def json_schema(cls, schema: Union[str, Dict[str, Any]]) -> "StructuredOutput":
+        """Output that validates against a JSON Schema (str or dict)."""
+        return cls("json_schema", schema)
+
+    @classmethod
+    def regex(cls, pattern: str) -> "StructuredOutput":
+        """Output that matches a regular expression as a whole."""
+        return cls("regex", pattern)
+
+    @classmethod
+    def choice(cls, choices: Sequence[str]) -> "StructuredOutput":
+        """Output that is exactly one of ``choices`` (non-empty)."""
+        return cls("choice", tuple(choices) if not isinstance(choices, str) else choices)
+
+    @classmethod
+    def grammar(cls, gbnf: str) -> "StructuredOutput":
+        """Output that a GBNF grammar (llama.cpp dialect) accepts."""
+        return cls("grammar", gbnf)
+
+    @classmethod
+    def json_object(cls) -> "StructuredOutput":
+        """Output that is any JSON object."""
+        return cls("json_object")
+
+
+LogitsProcessor = Callable[[Sequence[int], Any], None]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample one completion; mirrors ``vllm_sampling_params``.
+
+    Defaults are the native ones. ``max_tokens=None`` is unbounded (up to
+    ``max_model_len``); ``0`` or a negative value is refused. ``seed=None``
+    is unseeded. ``stop`` takes a str or a sequence of str. A
+    ``logits_processor`` is a callable ``f(token_ids, logits) -> None`` that
+    edits ``logits`` (a float32 numpy view when numpy is installed, else a
+    ``memoryview``; valid only during the call) in place; it needs a bounded
+    ``max_tokens``. ``logprobs=k`` (0..20) reports each generated token's
+    log-probability and its ``k`` most likely alternatives in
+    ``Completion.logprobs`` (the request goes through
+    ``vllm_request_submit_tokens``). Range checks beyond what the ABI can
+    carry (top_p in (0, 1], ...) are done by the engine
+    (:class:`InvalidArgumentError`).
+    """
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float = 0.0
+    max_tokens: Optional[int] = 16
+    seed: Optional[int] = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    repetition_penalty: float = 1.0
+    min_tokens: int = 0
+    ignore_eos: bool = False
+    stop: Tuple[str, ...] = ()
+    structured_output: Optional[StructuredOutput] = None
+    logits_processor: Optional[LogitsProcessor] = field(default=None, compare=True)
+    logprobs: Optional[int] = None
+
+    def __post_init__(self):
+        set_ = functools.partial(object.__setattr__, self)
+        for name in ("temperature", "top_p", "min_p", "presence_penalty",
+                     "frequency_penalty", "repetition_penalty"):
+            set_(name, real(getattr(self, name), name))
+        set_("top_k", int32(self.top_k, "top_k"))
+        if self.max_tokens is not None:
+            n = int32(self.max_tokens, "max_tokens")
+            if n <= 0:
+                raise InvalidConfigurationError(
+                    "max_tokens=%d: must be >= 1 (use max_tokens=None for unbounded)" % n
+                )
+            set_("max_tokens", n)
+        if self.seed is not None:
+            set_("seed", int_in(self.seed, "seed", 0, UINT64_MAX))
+        set_("min_tokens", int_in(self.min_tokens, "min_tokens", 0, INT32_MAX))
+        if not isinstance(self.ignore_eos, (bool, int)) or self.ignore_eos not in (0, 1):
+            raise InvalidConfigurationError("ignore_eos must be a bool")
+        set_("ignore_eos", bool(self.ignore_eos))
+        stop = self.stop
+        if stop is None:
+            stop = ()
+        elif isinstance(stop, str):
+            stop = (stop,)
+        elif isinstance(stop, Iterable):
+            stop = tuple(stop)
+        else:
+            raise InvalidConfigurationError(
+                "stop must be a str or a sequence of str, not %s" % type(stop).__name__
+            )
+        if len(stop) > INT32_MAX:
+            raise InvalidConfigurationError("too many stop strings")
+        for s in stop:
+            opt_str(s, "stop")
+        set_("stop", stop)
+        if self.structured_output is not None and not isinstance(
+            self.structured_output, StructuredOutput
+        ):
+            raise InvalidConfigurationError(
+                "structured_output must be a StructuredOutput, not %s"
+                % type(self.structured_output).__name__
+            )
+        if self.logprobs is not None:
+            set_("logprobs", int32(self.logprobs, "logprobs"))
+        if self.logits_processor is not None:
+            if not callable(self.logits_processor):
+                raise InvalidConfigurationError("logits_processor must be callable")
+            if self.max_tokens is None:
+                raise InvalidConfigurationError(
+                    "a logits_processor needs a bounded max_tokens (got max_tokens=None)"
+                )
+
+    @classmethod
+    def greedy(cls, **overrides: Any) -> "SamplingParams":
+        """Greedy decoding (``temperature=0.0``) plus any other fields."""
+        values: Dict[str, Any] = {"temperature": 0.0}
+        values.update(overrides)
+        return cls(**values)
