@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kv_transfer/kv_connector.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -101,12 +102,19 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     }
 
     // Then waiting requests, while budget and sequence slots last. A
-    // request that does not fit stops admission (no overtaking), as in vLLM.
+    // request that does not fit stops admission (no overtaking), as in vLLM;
+    // one whose KV blocks are still arriving steps aside for this step.
+    std::vector<Request*> arriving;
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
         Request* r = waiting_[w];
         const CachedPrefix cached = kv_.find_cached_prefix(*r);
         const int cached_tokens = cached.num_tokens;
+        if (connector_ && !connector_->ready_to_admit(r->arrival, r->tokens, cached_tokens)) {
+            arriving.push_back(r);
+            waiting_.erase(waiting_.begin() + w);
+            continue;
+        }
         const int n = std::min(budget, r->num_tokens() - cached_tokens);
         if (!kv_.allocate(*r, n, cached)) break;
         if (!r->admitted_once) {
@@ -123,6 +131,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
         batch.push_back({r, n});
         budget -= n;
     }
+    waiting_.insert(waiting_.begin(), arriving.begin(), arriving.end());  // in the order they were passed over
     return batch;
 }
 

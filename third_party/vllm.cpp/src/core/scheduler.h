@@ -16,6 +16,10 @@
 
 namespace vllm {
 
+namespace kv_transfer {
+class KvConnector;
+}
+
 enum class SchedulingPolicy { FCFS, PRIORITY, LPM };
 
 // "fcfs" | "priority" | "lpm"; INVALID_ARGUMENT otherwise.
@@ -29,6 +33,10 @@ struct ScheduledRequest {
 class Scheduler {
 public:
     Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batched_tokens, KVCacheManager& kv);
+
+    // KV transfer: a waiting request is admitted only once the connector
+    // has its blocks (or has none); others are admitted meanwhile.
+    void set_connector(kv_transfer::KvConnector* connector) { connector_ = connector; }
 
     void add(Request* request);
     // The next step's batch (empty when nothing can run).
@@ -56,6 +64,7 @@ private:
     int max_num_seqs_;
     int max_num_batched_tokens_;
     KVCacheManager& kv_;
+    kv_transfer::KvConnector* connector_ = nullptr;
     std::vector<Request*> running_;  // admission order
     std::vector<Request*> waiting_;  // arrival order; preempted ones go back in front
     int64_t num_preemptions_ = 0;

@@ -47,7 +47,11 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     if (is_set(p.tokenizer_config_path)) c.tokenizer_config_path = p.tokenizer_config_path;
     if (is_set(p.kv_transfer_config)) {
         c.kv_transfer = kv_transfer::KvTransferConfig::parse(p.kv_transfer_config);  // refuses what is wrong
-        throw_invalid_argument("KV transfer (kv_transfer_config) is not integrated into the engine loop yet");
+        // Loaded blocks reach requests as prefix-cache hits (kv_connector.h).
+        if (c.kv_transfer->loads() && !c.prefix_caching)
+            throw_invalid_argument(std::string("kv_transfer_config: kv_role '") + kv_transfer::role_name(c.kv_transfer->role) +
+                                   "' loads blocks through the prefix cache, which enable_prefix_caching turns off "
+                                   "(use kv_producer, or turn prefix caching on)");
     }
     if (is_set(p.tool_parser)) c.tool_parser = p.tool_parser;
     if (is_set(p.reasoning_parser)) c.reasoning_parser = p.reasoning_parser;

@@ -19,6 +19,13 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
                  config.max_num_batched_tokens, kv_manager_),
       pool_(config.num_threads) {}
 
+EngineCore::~EngineCore() { connector_.reset(); }
+
+void EngineCore::attach_connector(std::unique_ptr<kv_transfer::KvConnector> connector) {
+    connector_ = std::move(connector);
+    scheduler_.set_connector(connector_.get());
+}
+
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();
     request->stream->set_prompt_tokens(request->num_prompt_tokens());
@@ -33,7 +40,7 @@ void EngineCore::drop_cancelled() {
             ++it;
             continue;
         }
-        scheduler_.remove(&r);
+        remove(r);
         r.stream->mark_aborted();
         ++counters_.requests_aborted;
         it = requests_.erase(it);
@@ -41,7 +48,15 @@ void EngineCore::drop_cancelled() {
 }
 
 void EngineCore::step() {
+    if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
+    if (batch.empty() && connector_ && connector_->loads_in_flight() > 0) {
+        // Every request waits for blocks still arriving: idle until a load
+        // finishes (one that finished meanwhile is installed next step).
+        waiting_for_transfers_ = true;
+        if (connector_->take_wakeup()) waiting_for_transfers_ = false;
+        return;
+    }
     if (batch.empty()) {
         // Only possible when a request can never fit the KV cache (the load
         // checks make that unreachable); fail it rather than spin.
@@ -67,6 +82,7 @@ void EngineCore::step() {
     size_t row = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
         Request& r = *batch[i].request;
+        if (connector_) save_completed_blocks(r, batch[i].num_new_tokens);
         r.num_computed_tokens += batch[i].num_new_tokens;
         kv_manager_.commit_computed(r);
         if (!slices[i].want_logits) continue;
@@ -148,8 +164,20 @@ const char* EngineCore::append_token(Request& r, int32_t token, std::string& del
     return update.finish_reason;
 }
 
-void EngineCore::finish(Request& r) {
+void EngineCore::remove(Request& r) {
     scheduler_.remove(&r);
+    if (connector_) connector_->forget(r.arrival);
+}
+
+void EngineCore::save_completed_blocks(const Request& r, int num_new_tokens) {
+    std::vector<const std::vector<int32_t>*> tables;
+    for (int g = 0; g < kv_manager_.num_groups(); ++g) tables.push_back(&kv_manager_.block_table(r, g));
+    connector_->save_completed_blocks(r.arrival, r.tokens, r.num_computed_tokens, r.num_computed_tokens + num_new_tokens,
+                                      tables, kv_cache_);
+}
+
+void EngineCore::finish(Request& r) {
+    remove(r);
     ++counters_.requests_finished;
 }
 
@@ -161,7 +189,7 @@ void EngineCore::deliver_finished() {
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
     deliver_finished();
     for (auto& r : requests_) {
-        scheduler_.remove(r.get());
+        remove(*r);
         r->stream->finish(nullptr, status, error);
     }
     requests_.clear();
@@ -198,6 +226,7 @@ EngineStats EngineCore::stats() const {
     s.prefix_cache_queries = scheduler_.prefix_cache_queries();
     s.prefix_cache_hits = scheduler_.prefix_cache_hits();
     s.preemptions = scheduler_.num_preemptions();
+    if (connector_) s.kv_transfer = connector_->stats();
     return s;
 }
 

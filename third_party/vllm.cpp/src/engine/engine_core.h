@@ -3,6 +3,7 @@
 // token -> hand text to the requests' streams. Runs on the engine loop
 // thread only; it never calls user code.
 #pragma once
+#include <atomic>
 #include <list>
 #include <memory>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "engine/kv_cache_plan.h"
 #include "engine/request.h"
 #include "engine/stats.h"
+#include "kv_transfer/kv_connector.h"
 #include "model/llama.h"
 #include "sample/sampler.h"
 #include "tokenizer/tokenizer.h"
@@ -25,9 +27,18 @@ class EngineCore {
 public:
     EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, const KvCachePlan& kv_plan,
                int max_model_len);
+    // Stops the connector's I/O threads (after its queued saves) first.
+    ~EngineCore();
+
+    // Shares computed blocks through `connector` (kv_transfer_config). Its
+    // load callback must call wake_for_transfer.
+    void attach_connector(std::unique_ptr<kv_transfer::KvConnector> connector);
+    // From any thread: a load finished, so a loop idling on transfers steps again.
+    void wake_for_transfer() { waiting_for_transfers_ = false; }
 
     void add(std::unique_ptr<Request> request);
-    bool has_work() const { return !requests_.empty(); }
+    // Live requests, unless every one of them waits for KV blocks still arriving.
+    bool has_work() const { return !requests_.empty() && !waiting_for_transfers_; }
     // Drops requests whose consumer cancelled them.
     void drop_cancelled();
     // One step; a no-op without work.
@@ -49,6 +60,10 @@ private:
     // finish checks. Returns the finish reason, or nullptr.
     const char* append_token(Request& r, int32_t token, std::string& delta);
     void finish(Request& r);
+    // Takes a request out of the scheduler and the connector.
+    void remove(Request& r);
+    // Queues saves of the blocks the step completed (before `num_computed_tokens` advances).
+    void save_completed_blocks(const Request& r, int num_new_tokens);
 
     const EngineConfig& config_;
     LlamaModel& model_;
@@ -63,6 +78,8 @@ private:
     Sampler sampler_;  // its scratch is reused request after request
     std::vector<float> logits_;
     std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities
+    std::unique_ptr<kv_transfer::KvConnector> connector_;
+    std::atomic<bool> waiting_for_transfers_{false};
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
 };
 
