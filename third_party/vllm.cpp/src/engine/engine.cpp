@@ -151,6 +151,7 @@ EngineStats Engine::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     EngineStats s = published_stats_;
     s.waiting_requests += static_cast<int64_t>(incoming_.size());
+    s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
     return s;
 }
 

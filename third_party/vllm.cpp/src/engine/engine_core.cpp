@@ -195,6 +195,11 @@ void EngineCore::fail_all(vllm_status status, const std::string& error) {
     requests_.clear();
 }
 
+std::optional<kv_transfer::KvTransferStats> EngineCore::kv_transfer_stats() const {
+    if (!connector_) return std::nullopt;
+    return connector_->stats();
+}
+
 EngineStats EngineCore::stats() const {
     EngineStats s = counters_;
     s.running_requests = scheduler_.num_running();
@@ -226,7 +231,7 @@ EngineStats EngineCore::stats() const {
     s.prefix_cache_queries = scheduler_.prefix_cache_queries();
     s.prefix_cache_hits = scheduler_.prefix_cache_hits();
     s.preemptions = scheduler_.num_preemptions();
-    if (connector_) s.kv_transfer = connector_->stats();
+    s.kv_transfer = kv_transfer_stats();
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <list>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/kv_cache.h"
@@ -48,6 +49,9 @@ public:
     void fail_all(vllm_status status, const std::string& error);
 
     EngineStats stats() const;
+    // The connector's counters, read live (its I/O threads move them between
+    // steps); safe from any thread. Unset without a connector.
+    std::optional<kv_transfer::KvTransferStats> kv_transfer_stats() const;
     // Sends the terminal events of the requests the last step finished. The
     // loop calls it after publishing stats, so a caller woken by its
     // request's end sees that request in the stats.
