@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "kv_transfer/kv_connector.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -20,9 +19,9 @@ Scheduler::Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batc
       max_num_batched_tokens_(max_num_batched_tokens),
       kv_(kv) {}
 
-void Scheduler::add(Request* request) { waiting_.push_back(request); }
+void Scheduler::add(SchedulerRequest* request) { waiting_.push_back(request); }
 
-void Scheduler::remove(Request* request) {
+void Scheduler::remove(SchedulerRequest* request) {
     kv_.free(*request);
     request->status = RequestStatus::FINISHED;
     running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
@@ -31,7 +30,7 @@ void Scheduler::remove(Request* request) {
 
 namespace {
 // (priority, arrival): the smaller runs first.
-bool runs_before(const Request* a, const Request* b) {
+bool runs_before(const SchedulerRequest* a, const SchedulerRequest* b) {
     return a->priority != b->priority ? a->priority < b->priority : a->arrival < b->arrival;
 }
 }  // namespace
@@ -60,10 +59,11 @@ size_t Scheduler::preemption_victim() const {
 }
 
 void Scheduler::preempt(size_t index) {
-    Request* r = running_[index];
+    SchedulerRequest* r = running_[index];
     running_.erase(running_.begin() + index);
     kv_.free(*r);
     r->num_computed_tokens = 0;
+    r->spec_token_ids.clear();  // drafts are proposed again once it runs
     r->status = RequestStatus::WAITING;
     waiting_.insert(waiting_.begin(), r);
     ++num_preemptions_;
@@ -75,8 +75,8 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
 
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
-        Request* r = running_[i];
-        const int n = std::min(budget, r->num_tokens() - r->num_computed_tokens);
+        SchedulerRequest* r = running_[i];
+        const int n = std::min(budget, r->num_tokens_with_spec() - r->num_computed_tokens);
         bool placed = true;
         while (!kv_.allocate(*r, n)) {
             const size_t victim = preemption_victim();
@@ -104,13 +104,15 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     // Then waiting requests, while budget and sequence slots last. A
     // request that does not fit stops admission (no overtaking), as in vLLM;
     // one whose KV blocks are still arriving steps aside for this step.
-    std::vector<Request*> arriving;
+    std::vector<SchedulerRequest*> arriving;
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
-        Request* r = waiting_[w];
+        SchedulerRequest* r = waiting_[w];
+        // The computed start it can adopt (blocks a KV connector loaded
+        // included: they were put into the prefix cache).
         const CachedPrefix cached = kv_.find_cached_prefix(*r);
         const int cached_tokens = cached.num_tokens;
-        if (connector_ && !connector_->ready_to_admit(r->arrival, r->tokens, cached_tokens)) {
+        if (load_gate_ && !load_gate_->ready_to_admit(*r, cached_tokens)) {
             arriving.push_back(r);
             waiting_.erase(waiting_.begin() + w);
             continue;
@@ -121,7 +123,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
             r->admitted_once = true;
             r->num_cached_prompt_tokens = cached_tokens;
             if (kv_.prefix_caching()) {
-                prefix_cache_queries_ += r->num_prompt_tokens();
+                prefix_cache_queries_ += r->num_prompt_tokens;
                 prefix_cache_hits_ += cached_tokens;
             }
         }

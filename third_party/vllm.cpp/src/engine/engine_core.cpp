@@ -23,19 +23,20 @@ EngineCore::~EngineCore() { connector_.reset(); }
 
 void EngineCore::attach_connector(std::unique_ptr<kv_transfer::KvConnector> connector) {
     connector_ = std::move(connector);
-    scheduler_.set_connector(connector_.get());
+    scheduler_.set_load_gate(connector_.get());
 }
 
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();
     request->stream->set_prompt_tokens(request->num_prompt_tokens());
-    scheduler_.add(request.get());
-    requests_.push_back(std::move(request));
+    scheduler_.add(&request->sched);
+    const uint64_t id = request->sched.arrival;
+    requests_.emplace(id, std::move(request));
 }
 
 void EngineCore::drop_cancelled() {
     for (auto it = requests_.begin(); it != requests_.end();) {
-        Request& r = **it;
+        Request& r = *it->second;
         if (!r.stream->cancel_requested()) {
             ++it;
             continue;
@@ -66,9 +67,9 @@ void EngineCore::step() {
     std::vector<SequenceSlice> slices;
     slices.reserve(batch.size());
     for (const ScheduledRequest& s : batch) {
-        Request& r = *s.request;
+        const SchedulerRequest& r = *s.request;
         SequenceSlice slice;
-        slice.tokens = r.tokens.data() + r.num_computed_tokens;
+        slice.tokens = r.tokens().data() + r.num_computed_tokens;
         slice.n_tokens = s.num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
         for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
@@ -81,11 +82,12 @@ void EngineCore::step() {
     const int vocab = model_.config().vocab_size;
     size_t row = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
-        Request& r = *batch[i].request;
-        if (connector_) save_completed_blocks(r, batch[i].num_new_tokens);
-        r.num_computed_tokens += batch[i].num_new_tokens;
-        kv_manager_.commit_computed(r);
+        SchedulerRequest& sched = *batch[i].request;
+        if (connector_) save_completed_blocks(sched, batch[i].num_new_tokens);
+        sched.num_computed_tokens += batch[i].num_new_tokens;
+        kv_manager_.commit_computed(sched);
         if (!slices[i].want_logits) continue;
+        Request& r = request_of(sched);
         try {
             sample_and_output(r, logits_.data() + row++ * size_t(vocab));
         } catch (const Error& e) {
@@ -97,7 +99,7 @@ void EngineCore::step() {
         }
     }
     for (auto it = requests_.begin(); it != requests_.end();)
-        it = (*it)->status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
+        it = it->second->sched.status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
 }
 
 void EngineCore::sample_and_output(Request& r, float* logits) {
@@ -154,7 +156,7 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
 
 const char* EngineCore::append_token(Request& r, int32_t token, std::string& delta) {
     r.output.push_back(token);
-    r.tokens.push_back(token);
+    r.sched.append_token(token);
     ++counters_.generation_tokens;
     const int32_t n_out = r.num_output_tokens();
     const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||
@@ -165,15 +167,14 @@ const char* EngineCore::append_token(Request& r, int32_t token, std::string& del
 }
 
 void EngineCore::remove(Request& r) {
-    scheduler_.remove(&r);
-    if (connector_) connector_->forget(r.arrival);
+    scheduler_.remove(&r.sched);
+    if (connector_) connector_->forget(r.sched.arrival);
 }
 
-void EngineCore::save_completed_blocks(const Request& r, int num_new_tokens) {
+void EngineCore::save_completed_blocks(const SchedulerRequest& r, int num_new_tokens) {
     std::vector<const std::vector<int32_t>*> tables;
     for (int g = 0; g < kv_manager_.num_groups(); ++g) tables.push_back(&kv_manager_.block_table(r, g));
-    connector_->save_completed_blocks(r.arrival, r.tokens, r.num_computed_tokens, r.num_computed_tokens + num_new_tokens,
-                                      tables, kv_cache_);
+    connector_->save_completed_blocks(r, r.num_computed_tokens + num_new_tokens, tables, kv_cache_);
 }
 
 void EngineCore::finish(Request& r) {
@@ -188,7 +189,7 @@ void EngineCore::deliver_finished() {
 
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
     deliver_finished();
-    for (auto& r : requests_) {
+    for (auto& [id, r] : requests_) {
         remove(*r);
         r->stream->finish(nullptr, status, error);
     }

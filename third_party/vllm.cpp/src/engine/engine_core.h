@@ -4,7 +4,7 @@
 // thread only; it never calls user code.
 #pragma once
 #include <atomic>
-#include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -67,7 +67,7 @@ private:
     // Takes a request out of the scheduler and the connector.
     void remove(Request& r);
     // Queues saves of the blocks the step completed (before `num_computed_tokens` advances).
-    void save_completed_blocks(const Request& r, int num_new_tokens);
+    void save_completed_blocks(const SchedulerRequest& r, int num_new_tokens);
 
     const EngineConfig& config_;
     LlamaModel& model_;
@@ -77,7 +77,9 @@ private:
     KVCacheManager kv_manager_;
     Scheduler scheduler_;
     ThreadPool pool_;
-    std::list<std::unique_ptr<Request>> requests_;
+    Request& request_of(const SchedulerRequest& sched) { return *requests_.at(sched.arrival); }
+
+    std::map<uint64_t, std::unique_ptr<Request>> requests_;  // by arrival (the scheduler request's id)
     std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
     Sampler sampler_;  // its scratch is reused request after request
     std::vector<float> logits_;

@@ -15,8 +15,10 @@ KvConnector::KvConnector(const KvTransferConfig& config, const ModelFingerprint&
           wake();
       }) {}
 
-bool KvConnector::ready_to_admit(uint64_t id, const std::vector<int32_t>& tokens, int local_hit_tokens) {
+bool KvConnector::ready_to_admit(const SchedulerRequest& request, int local_hit_tokens) {
     if (!config_.loads()) return true;
+    const uint64_t id = request.arrival;
+    const std::vector<int32_t>& tokens = request.tokens();
     auto it = loads_.find(id);
     if (it != loads_.end()) return it->second == LoadState::Done;
     // As the local prefix cache: at most all but the last token (it is
@@ -60,10 +62,13 @@ void KvConnector::install_loaded(KVCache& cache, KVCacheManager& manager) {
     }
 }
 
-void KvConnector::save_completed_blocks(uint64_t id, const std::vector<int32_t>& tokens, int before, int after,
+void KvConnector::save_completed_blocks(const SchedulerRequest& request, int after,
                                         const std::vector<const std::vector<int32_t>*>& tables,
                                         const KVCache& cache) {
     if (!config_.saves()) return;
+    const uint64_t id = request.arrival;
+    const std::vector<int32_t>& tokens = request.tokens();
+    const int before = request.num_computed_tokens;
     const int block_size = geometry_.block_size;
     const int full = after / block_size;
     auto found = saves_.find(id);

@@ -30,13 +30,14 @@
 
 #include "core/kv_cache.h"
 #include "core/kv_cache_manager.h"
+#include "core/kv_load_gate.h"
 #include "kv_transfer/kv_transfer_config.h"
 #include "kv_transfer/kv_transfer_worker.h"
 #include "kv_transfer/model_fingerprint.h"
 
 namespace vllm::kv_transfer {
 
-class KvConnector {
+class KvConnector : public KvLoadGate {
 public:
     // `wake` is called from the I/O thread when a load finishes (the engine
     // loop may be idle, waiting for it).
@@ -45,16 +46,15 @@ public:
 
     const KvTransferConfig& config() const { return config_; }
 
-    // Whether the waiting request `id` (prompt and output so far in
-    // `tokens`, `local_hit_tokens` of them in the local prefix cache) may be
-    // admitted now. Without loading, always.
-    bool ready_to_admit(uint64_t id, const std::vector<int32_t>& tokens, int local_hit_tokens);
+    // Whether the waiting request may be admitted now (kv_load_gate.h).
+    // Without loading, always.
+    bool ready_to_admit(const SchedulerRequest& request, int local_hit_tokens) override;
     // Puts the blocks of finished loads into the prefix cache.
     void install_loaded(KVCache& cache, KVCacheManager& manager);
-    // After a forward pass advanced request `id` from `before` to `after`
-    // computed tokens: queues saves of the blocks that became full, read
-    // through the request's block table of each group (`tables`).
-    void save_completed_blocks(uint64_t id, const std::vector<int32_t>& tokens, int before, int after,
+    // After a forward pass computed the request's tokens up to `after`
+    // (num_computed_tokens not yet advanced): queues saves of the blocks
+    // that became full, read through its block table of each group.
+    void save_completed_blocks(const SchedulerRequest& request, int after,
                                const std::vector<const std::vector<int32_t>*>& tables, const KVCache& cache);
     // The request finished or was aborted.
     void forget(uint64_t id);
