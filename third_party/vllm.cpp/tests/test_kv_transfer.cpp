@@ -1,19 +1,22 @@
 // KV transfer without a model: the config's refusals, the block record
 // (round trip; truncated, corrupt and foreign records refused), the
 // directory store (atomic writes under concurrent writers and readers,
-// leftovers of a killed writer ignored, unwritable directories reported),
+// leftovers of a killed writer ignored, unwritable directories and failed
+// writes reported),
 // the I/O worker (saves then loads, a refused block stops a load and is
 // overwritten by the next save, failures counted as warnings), and the
 // Redis client against servers that are not there or never answer.
 // With a port argument (a redis-server the Python suite started on
 // 127.0.0.1), the Redis store and the worker run against it too.
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -258,6 +261,22 @@ void test_directory_store() {
     why.clear();
     check(!blocked.put(key, record, why) && !why.empty(), "dir: unwritable directory reported: " + why);
     check(blocked.get(key, 1 << 20, got, why) == StoreResult::Miss, "dir: unreadable store is a miss");
+    // A full disk: a file size limit makes the write fail (EFBIG) as
+    // ENOSPC would; the temporary file is removed, nothing is published.
+    struct rlimit saved {};
+    ::getrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = saved;
+    small.rlim_cur = 100;  // below one record
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    DirectoryKvStore full(root + "/full");
+    why.clear();
+    const bool stored = full.put(key, record, why);
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    std::string left = root + "/full/" + key.model;
+    check(!stored && why.find("cannot write") != std::string::npos, "dir: a failed write is reported: " + why);
+    check(full.exists(key, why) == StoreResult::Miss && std::system(("test -z \"$(ls -A '" + left + "')\"").c_str()) == 0,
+          "dir: a failed write leaves no file");
     std::system(("rm -rf '" + root + "'").c_str());
 }
 
@@ -270,9 +289,10 @@ void worker_round_trip(const KvTransferConfig& config, const std::string& what,
     const std::vector<TestBlock> chain = make_chain(5, g, static_cast<int>(std::chrono::steady_clock::now().time_since_epoch().count() % 1000));
     {
         KvTransferWorker saver(config, fingerprint_a(), g, [] {});
-        for (const TestBlock& b : chain) saver.submit_save(BlockToSave{b.key, b.hash, b.payload});
-        saver.submit_save(BlockToSave{chain[0].key, chain[0].hash, chain[0].payload});  // again: skipped
+        for (const TestBlock& b : chain) saver.submit_save(BlockToSave{1, b.key, b.hash, b.payload});
+        saver.submit_save(BlockToSave{1, chain[0].key, chain[0].hash, chain[0].payload});  // again: skipped
         saver.wait_for_saves();
+        check(!saver.saves_pending(1), what + ": no saves pending for the request once written");
         const KvTransferStats s = saver.stats();
         check(s.blocks_saved == 5 && s.blocks_already_stored == 1 && s.warnings == 0 && s.saves_pending == 0 &&
                   s.tokens_saved == 5 * g.block_size && s.bytes_saved == 5 * int64_t(g.payload_bytes()),
@@ -309,7 +329,7 @@ void worker_round_trip(const KvTransferConfig& config, const std::string& what,
         check(got.blocks.size() == 2 && s.blocks_rejected == 1 && s.last_warning.find("refused") != std::string::npos,
               what + ": a corrupted block stops the load (" + s.to_json() + ")");
         if (config.saves()) {
-            both.submit_save(BlockToSave{chain[2].key, chain[2].hash, chain[2].payload});
+            both.submit_save(BlockToSave{1, chain[2].key, chain[2].hash, chain[2].payload});
             both.wait_for_saves();
             got = load_all(both);
             s = both.stats();
@@ -337,7 +357,7 @@ void test_worker_directory() {
     const KvGeometry g = small_geometry();
     const std::vector<TestBlock> chain = make_chain(2, g);
     KvTransferWorker w(dir_config(file + "/store"), fingerprint_a(), g, [] {});
-    for (const TestBlock& b : chain) w.submit_save(BlockToSave{b.key, b.hash, b.payload});
+    for (const TestBlock& b : chain) w.submit_save(BlockToSave{1, b.key, b.hash, b.payload});
     w.wait_for_saves();
     const KvTransferStats s = w.stats();
     check(s.blocks_saved == 0 && s.warnings == 2 && s.last_warning.find("cannot create") != std::string::npos,

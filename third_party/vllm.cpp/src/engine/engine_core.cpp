@@ -49,11 +49,13 @@ void EngineCore::drop_cancelled() {
 }
 
 void EngineCore::step() {
+    waiting_for_transfers_ = false;
     if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
-    if (batch.empty() && connector_ && connector_->loads_in_flight() > 0) {
-        // Every request waits for blocks still arriving: idle until a load
-        // finishes (one that finished meanwhile is installed next step).
+    if (batch.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
+        // Every request waits for blocks still arriving, or only ends held
+        // back for their saves are left: idle until the I/O threads report
+        // progress (progress made meanwhile is taken up next step).
         waiting_for_transfers_ = true;
         if (connector_->take_wakeup()) waiting_for_transfers_ = false;
         return;
@@ -149,7 +151,7 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     }
     r.stream->push_step(delta, step_tokens, std::move(logprobs));
     if (reason != nullptr) {
-        finished_.emplace_back(r.stream, reason);
+        finished_.push_back(Finished{r.sched.arrival, r.stream, reason});
         finish(r);
     }
 }
@@ -182,13 +184,17 @@ void EngineCore::finish(Request& r) {
     ++counters_.requests_finished;
 }
 
-void EngineCore::deliver_finished() {
-    for (auto& [stream, reason] : finished_) stream->finish(reason);
-    finished_.clear();
+void EngineCore::deliver_finished(bool all) {
+    std::vector<Finished> held;
+    for (Finished& f : finished_) {
+        if (!all && connector_ && connector_->holds_finish(f.id)) held.push_back(std::move(f));
+        else f.stream->finish(f.reason);
+    }
+    finished_.swap(held);
 }
 
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
-    deliver_finished();
+    deliver_finished(/*all=*/true);
     for (auto& [id, r] : requests_) {
         remove(*r);
         r->stream->finish(nullptr, status, error);

@@ -38,8 +38,8 @@ public:
     void wake_for_transfer() { waiting_for_transfers_ = false; }
 
     void add(std::unique_ptr<Request> request);
-    // Live requests, unless every one of them waits for KV blocks still arriving.
-    bool has_work() const { return !requests_.empty() && !waiting_for_transfers_; }
+    // Live requests or held-back ends, unless all of them wait for KV transfers.
+    bool has_work() const { return (!requests_.empty() || !finished_.empty()) && !waiting_for_transfers_; }
     // Drops requests whose consumer cancelled them.
     void drop_cancelled();
     // One step; a no-op without work.
@@ -54,8 +54,10 @@ public:
     std::optional<kv_transfer::KvTransferStats> kv_transfer_stats() const;
     // Sends the terminal events of the requests the last step finished. The
     // loop calls it after publishing stats, so a caller woken by its
-    // request's end sees that request in the stats.
-    void deliver_finished();
+    // request's end sees that request in the stats. A kv_producer's request
+    // ends once its blocks are written (KvConnector::holds_finish), unless
+    // `all`.
+    void deliver_finished(bool all = false);
 
 private:
     // Samples the next token of `r` from its logits row and delivers the text.
@@ -80,7 +82,12 @@ private:
     Request& request_of(const SchedulerRequest& sched) { return *requests_.at(sched.arrival); }
 
     std::map<uint64_t, std::unique_ptr<Request>> requests_;  // by arrival (the scheduler request's id)
-    std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
+    struct Finished {
+        uint64_t id;
+        std::shared_ptr<RequestStream> stream;
+        const char* reason;
+    };
+    std::vector<Finished> finished_;
     Sampler sampler_;  // its scratch is reused request after request
     std::vector<float> logits_;
     std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities

@@ -105,11 +105,14 @@ bool DirectoryKvStore::put(const StoreKey& key, const std::string& record, std::
         why = errno_text("cannot create", temp_path);
         return false;
     }
-    const bool written = write_all(fd, record.data(), record.size());
-    const int write_errno = errno;
-    if (::close(fd) != 0 || !written) {
-        errno = written ? errno : write_errno;
-        why = errno_text("cannot write", temp_path);  // e.g. "No space left on device"
+    // A full disk shows here ("No space left on device"), at write or at close.
+    bool ok = write_all(fd, record.data(), record.size());
+    if (!ok) why = errno_text("cannot write", temp_path);
+    if (::close(fd) != 0 && ok) {
+        ok = false;
+        why = errno_text("cannot write", temp_path);
+    }
+    if (!ok) {
         ::unlink(temp_path.c_str());
         return false;
     }

@@ -11,7 +11,7 @@ KvConnector::KvConnector(const KvTransferConfig& config, const ModelFingerprint&
     : config_(config),
       geometry_(geometry),
       worker_(config, fingerprint, geometry, [this, wake = std::move(wake)] {
-          load_finished_ = true;
+          progress_ = true;
           wake();
       }) {}
 
@@ -87,6 +87,7 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
     const size_t layer_bytes = cache.layer_block_bytes();
     for (int i = progress.saved_blocks; i < full; ++i) {
         BlockToSave block;
+        block.ticket = id;
         block.key = BlockHashChain::key_of(tokens, block_size, i, progress.parent_hash);
         block.hash = block.key.hash();
         progress.parent_hash = block.hash;

@@ -39,8 +39,8 @@ namespace vllm::kv_transfer {
 
 class KvConnector : public KvLoadGate {
 public:
-    // `wake` is called from the I/O thread when a load finishes (the engine
-    // loop may be idle, waiting for it).
+    // `wake` is called from an I/O thread when a load finishes or a
+    // request's last save is written (the engine loop may be idle, waiting).
     KvConnector(const KvTransferConfig& config, const ModelFingerprint& fingerprint, const KvGeometry& geometry,
                 std::function<void()> wake);
 
@@ -61,8 +61,13 @@ public:
 
     // Requests whose blocks are being read.
     int loads_in_flight() const { return loads_in_flight_; }
-    // True (once) after a load finished: the loop has blocks to install.
-    bool take_wakeup() { return load_finished_.exchange(false); }
+    // True (once) after I/O progress (a load finished, a request's saves
+    // were written) since the last call.
+    bool take_wakeup() { return progress_.exchange(false); }
+    // Whether the request's blocks are still being written. A kv_producer
+    // holds back a finished request's end until they are, so whoever it
+    // answers (a disaggregated decode engine) finds them stored.
+    bool holds_finish(uint64_t id) const { return config_.role == KvRole::Producer && worker_.saves_pending(id); }
 
     KvTransferStats stats() const { return worker_.stats(); }
     // Blocks until queued saves are written (shutdown: a producer's blocks outlive it).
@@ -77,7 +82,7 @@ private:
 
     KvTransferConfig config_;
     KvGeometry geometry_;
-    std::atomic<bool> load_finished_{false};
+    std::atomic<bool> progress_{false};
     std::unordered_map<uint64_t, LoadState> loads_;
     std::unordered_map<uint64_t, SaveProgress> saves_;
     int loads_in_flight_ = 0;

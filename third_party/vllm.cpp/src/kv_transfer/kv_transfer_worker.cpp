@@ -20,8 +20,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 KvTransferWorker::KvTransferWorker(const KvTransferConfig& config, const ModelFingerprint& fingerprint,
-                                   const KvGeometry& geometry, std::function<void()> on_load_done)
-    : config_(config), fingerprint_(fingerprint), geometry_(geometry), on_load_done_(std::move(on_load_done)) {
+                                   const KvGeometry& geometry, std::function<void()> on_progress)
+    : config_(config), fingerprint_(fingerprint), geometry_(geometry), on_progress_(std::move(on_progress)) {
     stats_.connector = config.connector_name;
     stats_.role = role_name(config.role);
     if (config.loads()) load_thread_ = std::thread([this] { load_loop(); });
@@ -67,6 +67,7 @@ bool KvTransferWorker::submit_save(BlockToSave block) {
             return false;
         }
         queued_save_bytes_ += block.payload.size();
+        ++saves_by_ticket_[block.ticket];
         save_queue_.push_back(std::move(block));
         ++stats_.saves_pending;
     }
@@ -77,6 +78,11 @@ bool KvTransferWorker::submit_save(BlockToSave block) {
 void KvTransferWorker::wait_for_saves() {
     std::unique_lock<std::mutex> lock(mutex_);
     saves_done_.wait(lock, [&] { return save_queue_.empty() && !saving_; });
+}
+
+bool KvTransferWorker::saves_pending(uint64_t ticket) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return saves_by_ticket_.count(ticket) > 0;
 }
 
 KvTransferStats KvTransferWorker::stats() const {
@@ -145,7 +151,7 @@ void KvTransferWorker::load_loop() {
             --stats_.loads_pending;
             loaded_.push_back(std::move(result));
         }
-        on_load_done_();
+        on_progress_();
     }
 }
 
@@ -162,13 +168,20 @@ void KvTransferWorker::save_loop() {
             saving_ = true;
         }
         save_one(*store, block);
+        bool request_done = false;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             queued_save_bytes_ -= block.payload.size();
             --stats_.saves_pending;
             saving_ = false;
+            auto it = saves_by_ticket_.find(block.ticket);
+            if (--it->second == 0) {
+                saves_by_ticket_.erase(it);
+                request_done = true;
+            }
         }
         saves_done_.notify_all();
+        if (request_done) on_progress_();
     }
 }
 

@@ -2,8 +2,9 @@
 // the engine loop: one thread loads (reads and checks the blocks a waiting
 // request asks for), one saves (encodes and writes the blocks a step
 // completed), each with its own store connection. The engine loop hands
-// jobs over and collects finished loads without waiting; the load thread
-// calls `on_load_done` (from its own thread) so an idle loop wakes up.
+// jobs over and collects finished loads without waiting; each thread calls
+// `on_progress` (from its own thread) after a load and after the last
+// queued save of a request, so an idle loop wakes up.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -41,6 +43,7 @@ struct LoadedBlocks {
 };
 
 struct BlockToSave {
+    uint64_t ticket = 0;  // the request it belongs to (saves_pending)
     BlockKey key;
     uint64_t hash = 0;
     std::vector<unsigned char> payload;  // KvGeometry::payload_bytes()
@@ -49,7 +52,7 @@ struct BlockToSave {
 class KvTransferWorker {
 public:
     KvTransferWorker(const KvTransferConfig& config, const ModelFingerprint& fingerprint, const KvGeometry& geometry,
-                     std::function<void()> on_load_done);
+                     std::function<void()> on_progress);
     // Writes every save still queued, then stops the threads.
     ~KvTransferWorker();
     KvTransferWorker(const KvTransferWorker&) = delete;
@@ -63,6 +66,8 @@ public:
     bool submit_save(BlockToSave block);
     // Returns once every queued save has been written or has failed.
     void wait_for_saves();
+    // Whether saves of request `ticket` are queued or being written.
+    bool saves_pending(uint64_t ticket) const;
 
     KvTransferStats stats() const;
 
@@ -75,7 +80,7 @@ private:
     const KvTransferConfig config_;
     const ModelFingerprint fingerprint_;
     const KvGeometry geometry_;
-    const std::function<void()> on_load_done_;
+    const std::function<void()> on_progress_;
 
     mutable std::mutex mutex_;
     std::condition_variable work_;
@@ -86,6 +91,7 @@ private:
     std::deque<BlockToSave> save_queue_;
     size_t queued_save_bytes_ = 0;
     bool saving_ = false;  // the save thread holds a block outside the queue
+    std::unordered_map<uint64_t, int> saves_by_ticket_;  // queued or being written
     // Hashes this process stored (no need to ask the store again), and
     // hashes whose stored record was refused (overwrite, not skip).
     std::unordered_set<uint64_t> stored_;
