@@ -1,5 +1,6 @@
 #include "kv_transfer/kv_connector.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/block_hash_chain.h"
@@ -70,7 +71,9 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
     const std::vector<int32_t>& tokens = request.tokens();
     const int before = request.num_computed_tokens;
     const int block_size = geometry_.block_size;
-    const int full = after / block_size;
+    // Only accepted tokens: a step that verified draft tokens (speculative
+    // decoding) computed past them, and rejected drafts are not the prefix.
+    const int full = std::min(after, request.num_tokens()) / block_size;
     auto found = saves_.find(id);
     if (found == saves_.end()) {
         // The first step: blocks before it came from the prefix cache (local
