@@ -54,21 +54,21 @@ ModelFingerprint fingerprint_a() { return ModelFingerprint{{0x1111, 0x2222}}; }
 ModelFingerprint fingerprint_b() { return ModelFingerprint{{0x1111, 0x2223}}; }
 
 struct TestBlock {
-    BlockKey key;
-    uint64_t hash = 0;
+    BlockName name;
     std::vector<unsigned char> payload;
 };
 
-// Block i of a made-up token sequence (chained like the prefix cache).
+// Block i of a made-up token sequence, chained like the prefix cache (any
+// chain hash serves: records and stores only carry it).
 std::vector<TestBlock> make_chain(int n, const KvGeometry& g, int salt = 0) {
     std::vector<TestBlock> blocks;
     uint64_t parent = 0;
     for (int i = 0; i < n; ++i) {
         TestBlock b;
-        b.key.parent_hash = parent;
-        for (int t = 0; t < g.block_size; ++t) b.key.tokens.push_back(100 + salt + i * g.block_size + t);
-        b.hash = b.key.hash();
-        parent = b.hash;
+        b.name.parent_hash = parent;
+        for (int t = 0; t < g.block_size; ++t) b.name.tokens.push_back(100 + salt + i * g.block_size + t);
+        b.name.hash = checksum64(b.name.tokens.data(), sizeof(int32_t) * b.name.tokens.size(), parent);
+        parent = b.name.hash;
         b.payload.resize(g.payload_bytes());
         for (size_t k = 0; k < b.payload.size(); ++k) b.payload[k] = static_cast<unsigned char>((k * 31 + i * 7 + salt) & 0xff);
         blocks.push_back(std::move(b));
@@ -161,44 +161,44 @@ void test_record() {
     const KvGeometry g = small_geometry();
     const std::vector<TestBlock> chain = make_chain(2, g);
     const TestBlock& b = chain[1];
-    const std::string record = encode_block_record(fingerprint_a(), g, b.key, b.hash, b.payload.data());
+    const std::string record = encode_block_record(fingerprint_a(), g, b.name, b.payload.data());
     const unsigned char* payload = nullptr;
-    check(check_block_record(record, fingerprint_a(), g, b.key, b.hash, &payload) == RecordCheck::Ok &&
+    check(check_block_record(record, fingerprint_a(), g, b.name, &payload) == RecordCheck::Ok &&
               std::memcmp(payload, b.payload.data(), b.payload.size()) == 0,
           "record: round trip");
     bool all_truncated = true;
     for (size_t n : {size_t(0), size_t(7), size_t(79), size_t(100), record.size() / 2, record.size() - 1})
         all_truncated = all_truncated &&
-                        check_block_record(record.substr(0, n), fingerprint_a(), g, b.key, b.hash, &payload) ==
+                        check_block_record(record.substr(0, n), fingerprint_a(), g, b.name, &payload) ==
                             RecordCheck::Truncated && payload == nullptr;
     check(all_truncated, "record: every cut is truncated");
     bool all_corrupt = true;
     for (size_t at : {size_t(0), size_t(9), size_t(20), size_t(90), record.size() / 2, record.size() - 1}) {
         std::string bad = record;
         bad[at] ^= 0x10;
-        const RecordCheck c = check_block_record(bad, fingerprint_a(), g, b.key, b.hash, &payload);
+        const RecordCheck c = check_block_record(bad, fingerprint_a(), g, b.name, &payload);
         all_corrupt = all_corrupt && c != RecordCheck::Ok && payload == nullptr;
     }
     check(all_corrupt, "record: a flipped bit anywhere is refused");
-    check(check_block_record(record + "x", fingerprint_a(), g, b.key, b.hash, &payload) == RecordCheck::Corrupt,
+    check(check_block_record(record + "x", fingerprint_a(), g, b.name, &payload) == RecordCheck::Corrupt,
           "record: trailing bytes are corrupt");
-    check(check_block_record(record, fingerprint_b(), g, b.key, b.hash, &payload) == RecordCheck::Foreign,
+    check(check_block_record(record, fingerprint_b(), g, b.name, &payload) == RecordCheck::Foreign,
           "record: another model's fingerprint is foreign");
     KvGeometry f32 = g;
     f32.dtype = KvDtype::F32;
-    check(check_block_record(record, fingerprint_a(), f32, b.key, b.hash, &payload) == RecordCheck::Foreign,
+    check(check_block_record(record, fingerprint_a(), f32, b.name, &payload) == RecordCheck::Foreign,
           "record: another KV dtype is foreign");
     KvGeometry heads = g;
     heads.n_kv_heads = 4;
-    check(check_block_record(record, fingerprint_a(), heads, b.key, b.hash, &payload) == RecordCheck::Foreign,
+    check(check_block_record(record, fingerprint_a(), heads, b.name, &payload) == RecordCheck::Foreign,
           "record: another geometry is foreign");
-    BlockKey other = b.key;
+    BlockName other = b.name;
     other.tokens[2] += 1;
-    check(check_block_record(record, fingerprint_a(), g, other, b.hash, &payload) == RecordCheck::Foreign,
+    check(check_block_record(record, fingerprint_a(), g, other, &payload) == RecordCheck::Foreign,
           "record: other tokens under the same hash are foreign (collision)");
-    other = b.key;
+    other = b.name;
     other.parent_hash ^= 1;
-    check(check_block_record(record, fingerprint_a(), g, other, b.hash, &payload) == RecordCheck::Foreign,
+    check(check_block_record(record, fingerprint_a(), g, other, &payload) == RecordCheck::Foreign,
           "record: another parent is foreign");
 }
 
@@ -207,26 +207,26 @@ void test_directory_store() {
     const std::string root = temp_dir("dir");
     DirectoryKvStore store(root + "/nested/store");  // created on first write
     const std::vector<TestBlock> chain = make_chain(3, g);
-    const StoreKey key{fingerprint_a().hex(), chain[0].hash};
+    const StoreKey key{fingerprint_a().hex(), chain[0].name.hash};
     std::string why, got;
     check(store.get(key, 1 << 20, got, why) == StoreResult::Miss, "dir: missing directory is a miss");
     check(store.exists(key, why) == StoreResult::Miss, "dir: exists on a missing directory");
-    const std::string record = encode_block_record(fingerprint_a(), g, chain[0].key, chain[0].hash, chain[0].payload.data());
+    const std::string record = encode_block_record(fingerprint_a(), g, chain[0].name, chain[0].payload.data());
     check(store.put(key, record, why), "dir: put creates the directories (" + why + ")");
     check(store.exists(key, why) == StoreResult::Hit, "dir: exists after put");
     check(store.get(key, 1 << 20, got, why) == StoreResult::Hit && got == record, "dir: get returns the record");
     check(store.get(key, 100, got, why) == StoreResult::Hit && got.size() == 100, "dir: get stops at max_bytes");
 
     // A killed writer's leftover temporary file is never read.
-    const std::string leftover = root + "/nested/store/" + key.model + "/." + StoreKey{key.model, chain[1].hash}.block_hex() + ".tmp.1.2.3";
+    const std::string leftover = root + "/nested/store/" + key.model + "/." + StoreKey{key.model, chain[1].name.hash}.block_hex() + ".tmp.1.2.3";
     std::ofstream(leftover) << record.substr(0, 50);
-    check(store.get(StoreKey{key.model, chain[1].hash}, 1 << 20, got, why) == StoreResult::Miss,
+    check(store.get(StoreKey{key.model, chain[1].name.hash}, 1 << 20, got, why) == StoreResult::Miss,
           "dir: a leftover temporary file is not a block");
 
     // Concurrent writers of the same and of different keys, with readers:
     // a reader sees a whole record or nothing.
     std::vector<std::string> records;
-    for (const TestBlock& b : chain) records.push_back(encode_block_record(fingerprint_a(), g, b.key, b.hash, b.payload.data()));
+    for (const TestBlock& b : chain) records.push_back(encode_block_record(fingerprint_a(), g, b.name, b.payload.data()));
     std::atomic<int> bad_reads{0}, failed_writes{0};
     std::atomic<bool> writing{true};
     std::vector<std::thread> threads;
@@ -236,7 +236,7 @@ void test_directory_store() {
             std::string why_w;
             for (int round = 0; round < 50; ++round) {
                 const int i = (w + round) % 3;
-                if (!mine.put(StoreKey{key.model, chain[i].hash}, records[i], why_w)) ++failed_writes;
+                if (!mine.put(StoreKey{key.model, chain[i].name.hash}, records[i], why_w)) ++failed_writes;
             }
         });
     std::thread reader([&] {
@@ -244,7 +244,7 @@ void test_directory_store() {
         std::string r, why_r;
         while (writing) {
             for (int i = 0; i < 3; ++i) {
-                const StoreResult s = mine.get(StoreKey{key.model, chain[i].hash}, 1 << 20, r, why_r);
+                const StoreResult s = mine.get(StoreKey{key.model, chain[i].name.hash}, 1 << 20, r, why_r);
                 if (s == StoreResult::Unavailable || (s == StoreResult::Hit && r != records[i])) ++bad_reads;
             }
         }
@@ -289,8 +289,8 @@ void worker_round_trip(const KvTransferConfig& config, const std::string& what,
     const std::vector<TestBlock> chain = make_chain(5, g, static_cast<int>(std::chrono::steady_clock::now().time_since_epoch().count() % 1000));
     {
         KvTransferWorker saver(config, fingerprint_a(), g, [] {});
-        for (const TestBlock& b : chain) saver.submit_save(BlockToSave{1, b.key, b.hash, b.payload});
-        saver.submit_save(BlockToSave{1, chain[0].key, chain[0].hash, chain[0].payload});  // again: skipped
+        for (const TestBlock& b : chain) saver.submit_save(BlockToSave{1, b.name, b.payload});
+        saver.submit_save(BlockToSave{1, chain[0].name, chain[0].payload});  // again: skipped
         saver.wait_for_saves();
         check(!saver.saves_pending(1), what + ": no saves pending for the request once written");
         const KvTransferStats s = saver.stats();
@@ -299,8 +299,8 @@ void worker_round_trip(const KvTransferConfig& config, const std::string& what,
               what + ": saves counted (" + s.to_json() + ")");
     }
     std::vector<BlockToLoad> wanted;
-    for (int i = 0; i < 5; ++i) wanted.push_back(BlockToLoad{i, chain[i].key, chain[i].hash});
-    wanted.push_back(BlockToLoad{5, make_chain(6, g, 999)[5].key, 12345});  // never stored
+    for (int i = 0; i < 5; ++i) wanted.push_back(BlockToLoad{i, chain[i].name});
+    wanted.push_back(BlockToLoad{5, make_chain(6, g, 999)[5].name});  // never stored
     std::atomic<int> wakes{0};
     auto load_all = [&](KvTransferWorker& w) {
         w.submit_load(7, wanted);
@@ -321,7 +321,7 @@ void worker_round_trip(const KvTransferConfig& config, const std::string& what,
         check(same && wakes == 1 && s.blocks_loaded == 5 && s.load_misses == 1 && s.blocks_rejected == 0,
               what + ": five blocks loaded, then a miss (" + s.to_json() + ")");
     }
-    corrupt(StoreKey{fingerprint_a().hex(), chain[2].hash});
+    corrupt(StoreKey{fingerprint_a().hex(), chain[2].name.hash});
     {
         KvTransferWorker both(config, fingerprint_a(), g, [] {});
         LoadedBlocks got = load_all(both);
@@ -329,7 +329,7 @@ void worker_round_trip(const KvTransferConfig& config, const std::string& what,
         check(got.blocks.size() == 2 && s.blocks_rejected == 1 && s.last_warning.find("refused") != std::string::npos,
               what + ": a corrupted block stops the load (" + s.to_json() + ")");
         if (config.saves()) {
-            both.submit_save(BlockToSave{1, chain[2].key, chain[2].hash, chain[2].payload});
+            both.submit_save(BlockToSave{1, chain[2].name, chain[2].payload});
             both.wait_for_saves();
             got = load_all(both);
             s = both.stats();
@@ -357,7 +357,7 @@ void test_worker_directory() {
     const KvGeometry g = small_geometry();
     const std::vector<TestBlock> chain = make_chain(2, g);
     KvTransferWorker w(dir_config(file + "/store"), fingerprint_a(), g, [] {});
-    for (const TestBlock& b : chain) w.submit_save(BlockToSave{1, b.key, b.hash, b.payload});
+    for (const TestBlock& b : chain) w.submit_save(BlockToSave{1, b.name, b.payload});
     w.wait_for_saves();
     const KvTransferStats s = w.stats();
     check(s.blocks_saved == 0 && s.warnings == 2 && s.last_warning.find("cannot create") != std::string::npos,

@@ -41,8 +41,8 @@ const char* record_check_name(RecordCheck check) {
     return "";
 }
 
-std::string encode_block_record(const ModelFingerprint& fingerprint, const KvGeometry& geometry, const BlockKey& key,
-                                uint64_t hash, const unsigned char* payload) {
+std::string encode_block_record(const ModelFingerprint& fingerprint, const KvGeometry& geometry, const BlockName& name,
+                                const unsigned char* payload) {
     const size_t header = header_bytes(geometry.block_size);
     const size_t payload_bytes = geometry.payload_bytes();
     std::string out(header + payload_bytes + kChecksumBytes, '\0');
@@ -56,18 +56,17 @@ std::string encode_block_record(const ModelFingerprint& fingerprint, const KvGeo
     put<uint32_t>(out, 40, static_cast<uint32_t>(geometry.n_layers));
     put<uint32_t>(out, 44, static_cast<uint32_t>(geometry.n_kv_heads));
     put<uint32_t>(out, 48, static_cast<uint32_t>(geometry.head_dim));
-    put<uint64_t>(out, 56, key.parent_hash);
-    put<uint64_t>(out, 64, hash);
+    put<uint64_t>(out, 56, name.parent_hash);
+    put<uint64_t>(out, 64, name.hash);
     put<uint64_t>(out, 72, payload_bytes);
-    std::memcpy(&out[kFixedHeader], key.tokens.data(), sizeof(int32_t) * key.tokens.size());
+    std::memcpy(&out[kFixedHeader], name.tokens.data(), sizeof(int32_t) * name.tokens.size());
     std::memcpy(&out[header], payload, payload_bytes);
     put<uint64_t>(out, header + payload_bytes, checksum64(out.data(), header + payload_bytes));
     return out;
 }
 
 RecordCheck check_block_record(const std::string& record, const ModelFingerprint& fingerprint,
-                               const KvGeometry& geometry, const BlockKey& key, uint64_t hash,
-                               const unsigned char** payload) {
+                               const KvGeometry& geometry, const BlockName& name, const unsigned char** payload) {
     *payload = nullptr;
     if (record.size() < kFixedHeader) return RecordCheck::Truncated;
     if (std::memcmp(record.data(), kMagic, sizeof kMagic) != 0) return RecordCheck::Corrupt;
@@ -94,9 +93,9 @@ RecordCheck check_block_record(const std::string& record, const ModelFingerprint
                             get<uint32_t>(record, 48) == uint32_t(geometry.head_dim) &&
                             payload_bytes == geometry.payload_bytes();
     if (!same_model) return RecordCheck::Foreign;
-    if (get<uint64_t>(record, 56) != key.parent_hash || get<uint64_t>(record, 64) != hash ||
-        key.tokens.size() != block_size ||
-        std::memcmp(record.data() + kFixedHeader, key.tokens.data(), sizeof(int32_t) * block_size) != 0)
+    if (get<uint64_t>(record, 56) != name.parent_hash || get<uint64_t>(record, 64) != name.hash ||
+        name.tokens.size() != block_size ||
+        std::memcmp(record.data() + kFixedHeader, name.tokens.data(), sizeof(int32_t) * block_size) != 0)
         return RecordCheck::Foreign;
     *payload = reinterpret_cast<const unsigned char*>(record.data()) + header;
     return RecordCheck::Ok;

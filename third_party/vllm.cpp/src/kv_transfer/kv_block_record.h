@@ -30,10 +30,18 @@
 #include <string>
 #include <vector>
 
-#include "core/block_pool.h"
 #include "kv_transfer/model_fingerprint.h"
 
 namespace vllm::kv_transfer {
+
+// Which block a record holds, as the prefix cache names it
+// (core/block_hash_chain.h): its chain hash, its predecessor's, its tokens.
+// Owned, so it can travel to the I/O threads.
+struct BlockName {
+    uint64_t hash = 0;
+    uint64_t parent_hash = 0;
+    std::vector<int32_t> tokens;  // block_size ids
+};
 
 enum class RecordCheck {
     Ok,
@@ -44,15 +52,14 @@ enum class RecordCheck {
 
 const char* record_check_name(RecordCheck check);
 
-// Writes the record of the block `key` (hash `hash`) whose K/V `payload`
+// Writes the record of the block `name` whose K/V `payload`
 // (geometry.payload_bytes() of them) holds.
-std::string encode_block_record(const ModelFingerprint& fingerprint, const KvGeometry& geometry, const BlockKey& key,
-                                uint64_t hash, const unsigned char* payload);
+std::string encode_block_record(const ModelFingerprint& fingerprint, const KvGeometry& geometry, const BlockName& name,
+                                const unsigned char* payload);
 
 // Checks `record` against what the reader expects; on Ok, `payload` points
 // at its K/V bytes (inside `record`).
 RecordCheck check_block_record(const std::string& record, const ModelFingerprint& fingerprint,
-                               const KvGeometry& geometry, const BlockKey& key, uint64_t hash,
-                               const unsigned char** payload);
+                               const KvGeometry& geometry, const BlockName& name, const unsigned char** payload);
 
 }  // namespace vllm::kv_transfer

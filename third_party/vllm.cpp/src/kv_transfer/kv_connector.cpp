@@ -7,6 +7,17 @@
 
 namespace vllm::kv_transfer {
 
+namespace {
+
+// Block i of `tokens` after a block hashed `parent_hash`, named as the
+// prefix cache names it (the one place that speaks core's chain).
+BlockName name_block(const std::vector<int32_t>& tokens, int block_size, int i, uint64_t parent_hash) {
+    const BlockKey key = BlockHashChain::key_of(tokens, block_size, i, parent_hash);
+    return BlockName{key.hash(), key.parent_hash, key.tokens};
+}
+
+}  // namespace
+
 KvConnector::KvConnector(const KvTransferConfig& config, const ModelFingerprint& fingerprint,
                          const KvGeometry& geometry, std::function<void()> wake)
     : config_(config),
@@ -33,7 +44,8 @@ bool KvConnector::ready_to_admit(const SchedulerRequest& request, int local_hit_
     }
     BlockHashChain chain(tokens, block_size);
     std::vector<BlockToLoad> blocks;
-    for (int i = first; i < end; ++i) blocks.push_back(BlockToLoad{i, chain.key(i), chain.hash(i)});
+    for (int i = first; i < end; ++i)
+        blocks.push_back(BlockToLoad{i, name_block(tokens, block_size, i, i == 0 ? 0 : chain.hash(i - 1))});
     loads_[id] = LoadState::Loading;
     ++loads_in_flight_;
     worker_.submit_load(id, std::move(blocks));
@@ -46,7 +58,8 @@ void KvConnector::install_loaded(KVCache& cache, KVCacheManager& manager) {
         for (size_t i = 0; i < loaded.blocks.size(); ++i) {
             const unsigned char* payload =
                 reinterpret_cast<const unsigned char*>(loaded.records[i].data()) + loaded.payload_offset;
-            manager.insert_cached_block(loaded.blocks[i].key, loaded.blocks[i].hash, [&](int group, int32_t block) {
+            const BlockName& name = loaded.blocks[i].name;
+            manager.insert_cached_block(BlockKey{name.parent_hash, name.tokens}, name.hash, [&](int group, int32_t block) {
                 for (int layer = 0; layer < cache.num_layers(); ++layer) {
                     if (cache.group_of(layer) != group) continue;
                     const unsigned char* k = payload + 2 * size_t(layer) * layer_bytes;
@@ -91,9 +104,8 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
     for (int i = progress.saved_blocks; i < full; ++i) {
         BlockToSave block;
         block.ticket = id;
-        block.key = BlockHashChain::key_of(tokens, block_size, i, progress.parent_hash);
-        block.hash = block.key.hash();
-        progress.parent_hash = block.hash;
+        block.name = name_block(tokens, block_size, i, progress.parent_hash);
+        progress.parent_hash = block.name.hash;
         progress.saved_blocks = i + 1;
         block.payload.resize(geometry_.payload_bytes());
         bool complete = true;

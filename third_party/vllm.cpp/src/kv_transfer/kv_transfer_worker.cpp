@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "kv_transfer/kv_block_record.h"
 
 namespace vllm::kv_transfer {
 
@@ -110,7 +109,7 @@ void KvTransferWorker::load_loop() {
         bool rejected = false, missed = false;
         for (BlockToLoad& block : job.second) {
             std::string record;
-            const StoreKey key{fingerprint_.hex(), block.hash};
+            const StoreKey key{fingerprint_.hex(), block.name.hash};
             const StoreResult got = store->get(key, max_bytes, record, why);
             if (got == StoreResult::Miss) {
                 missed = true;
@@ -121,7 +120,7 @@ void KvTransferWorker::load_loop() {
                 break;
             }
             const unsigned char* payload = nullptr;
-            const RecordCheck check = check_block_record(record, fingerprint_, geometry_, block.key, block.hash, &payload);
+            const RecordCheck check = check_block_record(record, fingerprint_, geometry_, block.name, &payload);
             if (check != RecordCheck::Ok) {
                 rejected = true;
                 failure = "load: refused the " + std::string(record_check_name(check)) + " block " + key.block_hex() +
@@ -144,7 +143,7 @@ void KvTransferWorker::load_loop() {
             if (rejected) {
                 ++stats_.blocks_rejected;
                 stats_.last_warning = failure;
-                refused_.insert(job.second[result.blocks.size()].hash);
+                refused_.insert(job.second[result.blocks.size()].name.hash);
             } else if (!failure.empty()) {
                 warn(failure);
             }
@@ -187,22 +186,22 @@ void KvTransferWorker::save_loop() {
 
 void KvTransferWorker::save_one(KvStore& store, const BlockToSave& block) {
     const auto start = std::chrono::steady_clock::now();
-    const StoreKey key{fingerprint_.hex(), block.hash};
+    const StoreKey key{fingerprint_.hex(), block.name.hash};
     bool overwrite = false;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (stored_.count(block.hash)) {
+        if (stored_.count(block.name.hash)) {
             ++stats_.blocks_already_stored;
             return;
         }
-        overwrite = refused_.erase(block.hash) > 0;  // a refused record is replaced, not kept
+        overwrite = refused_.erase(block.name.hash) > 0;  // a refused record is replaced, not kept
     }
     std::string why;
     const StoreResult present = overwrite ? StoreResult::Miss : store.exists(key, why);
     bool stored = present == StoreResult::Hit;
     bool written = false;
     if (!stored) {
-        const std::string record = encode_block_record(fingerprint_, geometry_, block.key, block.hash, block.payload.data());
+        const std::string record = encode_block_record(fingerprint_, geometry_, block.name, block.payload.data());
         written = stored = store.put(key, record, why);
     }
     const double elapsed = seconds_since(start);
@@ -213,7 +212,7 @@ void KvTransferWorker::save_one(KvStore& store, const BlockToSave& block) {
         return;
     }
     if (stored_.size() >= kMaxRememberedHashes) stored_.clear();  // only an optimisation: forgetting costs an EXISTS
-    stored_.insert(block.hash);
+    stored_.insert(block.name.hash);
     if (!written) {
         ++stats_.blocks_already_stored;
         return;

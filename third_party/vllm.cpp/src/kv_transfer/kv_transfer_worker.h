@@ -18,7 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/block_pool.h"
+#include "kv_transfer/kv_block_record.h"
 #include "kv_transfer/kv_store.h"
 #include "kv_transfer/kv_transfer_config.h"
 #include "kv_transfer/kv_transfer_stats.h"
@@ -29,8 +29,7 @@ namespace vllm::kv_transfer {
 // One block of a request's prefix, by position and chain name.
 struct BlockToLoad {
     int index = 0;
-    BlockKey key;
-    uint64_t hash = 0;
+    BlockName name;
 };
 
 // The blocks a load found: consecutive from the job's first block, each a
@@ -44,8 +43,7 @@ struct LoadedBlocks {
 
 struct BlockToSave {
     uint64_t ticket = 0;  // the request it belongs to (saves_pending)
-    BlockKey key;
-    uint64_t hash = 0;
+    BlockName name;
     std::vector<unsigned char> payload;  // KvGeometry::payload_bytes()
 };
 

@@ -21,8 +21,7 @@ using namespace vllm::kv_transfer;
 struct Expected {
     KvGeometry geometry;
     ModelFingerprint fingerprint{{1, 2}};
-    BlockKey key;
-    uint64_t hash = 0;
+    BlockName name;
     std::string record;
 
     Expected() {
@@ -31,11 +30,11 @@ struct Expected {
         geometry.head_dim = 4;
         geometry.block_size = 4;
         geometry.layer_windows = {0, 0};
-        key.parent_hash = 7;
-        key.tokens = {1, 2, 3, 4};
-        hash = key.hash();
+        name.hash = 0x1234;
+        name.parent_hash = 7;
+        name.tokens = {1, 2, 3, 4};
         std::vector<unsigned char> payload(geometry.payload_bytes(), 0x5a);
-        record = encode_block_record(fingerprint, geometry, key, hash, payload.data());
+        record = encode_block_record(fingerprint, geometry, name, payload.data());
     }
 };
 
@@ -57,8 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (size_t i = 0; at + i < size && i < record.size(); ++i) record[i] ^= static_cast<char>(data[at + i]);
     const unsigned char* payload = nullptr;
-    const RecordCheck check = check_block_record(record, expected.fingerprint, expected.geometry, expected.key,
-                                                 expected.hash, &payload);
+    const RecordCheck check = check_block_record(record, expected.fingerprint, expected.geometry, expected.name, &payload);
     if (check == RecordCheck::Ok) {
         // ASan checks the payload lies inside the record.
         volatile unsigned char sink = payload[0] ^ payload[expected.geometry.payload_bytes() - 1];
