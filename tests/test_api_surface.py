@@ -357,7 +357,6 @@ def test_engine_usable_after_refusals(engine):
 # load, by name. (These flip to real tests as the features land.)
 REFUSED_OPTIONS = [
     ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 2}}, ("specul",)),
-    ({"kv_transfer_config": {"kv_connector": "SharedStorageConnector", "kv_role": "kv_both"}}, ("kv",)),
 ]
 
 

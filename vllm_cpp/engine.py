@@ -385,9 +385,10 @@ class Engine:
         the primary KV cache group: full attention when the model has it),
         ``block_size``, ``kv_cache_bytes`` (all groups), prefix-cache
         ``queries`` and ``hits`` (tokens), prompt and generated token totals,
-        preemptions, model steps, finished and aborted requests, and
+        preemptions, model steps, finished and aborted requests,
         ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,
-        ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``)."""
+        ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``) and
+        ``kv_transfer`` (the KV connector's counters, or None without one)."""
         out = ffi.new("char**")
         with self._use() as ptr:
             _ffi.check(lib.vllm_engine_stats(ptr, out))

@@ -58,6 +58,24 @@ public:
     const void* layer_keys(int layer) const { return keys_.get() + layers_[layer].offset; }
     const void* layer_values(int layer) const { return values_.get() + layers_[layer].offset; }
 
+    // One block of a layer: its K (or V) as one contiguous run of
+    // layer_block_bytes() bytes in the layouts above (what KV transfer
+    // copies out and back in).
+    size_t layer_block_bytes() const { return size_t(block_size_) * token_stride_ * element_bytes(dtype_); }
+    unsigned char* key_block(int layer, int32_t block) {
+        return keys_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
+    }
+    unsigned char* value_block(int layer, int32_t block) {
+        return values_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
+    }
+    const unsigned char* key_block(int layer, int32_t block) const {
+        return const_cast<KVCache*>(this)->key_block(layer, block);
+    }
+    const unsigned char* value_block(int layer, int32_t block) const {
+        return const_cast<KVCache*>(this)->value_block(layer, block);
+    }
+    int num_layers() const { return static_cast<int>(layers_.size()); }
+
     // Bytes of K and V storage for all blocks (reserved, touched as used),
     // and for one group's layers.
     size_t total_bytes() const { return 2 * layer_bytes_total_; }

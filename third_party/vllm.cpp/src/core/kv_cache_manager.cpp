@@ -114,6 +114,25 @@ void KVCacheManager::free(const SchedulerRequest& request) {
     entries_.erase(it);
 }
 
+int KVCacheManager::insert_cached_block(const BlockKey& key, uint64_t hash,
+                                        const std::function<void(int group, int32_t block)>& fill) {
+    int held = 0;
+    for (int g = 0; g < num_groups(); ++g) {
+        BlockPool& pool = groups_[g].pool();
+        if (pool.find_cached(key, hash) >= 0) {
+            ++held;
+            continue;
+        }
+        const int32_t block = pool.allocate();
+        if (block < 0) continue;  // every block is in use: this group recomputes
+        fill(g, block);
+        pool.cache(block, key, hash);
+        pool.release({block});
+        ++held;
+    }
+    return held;
+}
+
 const std::vector<int32_t>& KVCacheManager::block_table(const SchedulerRequest& request, int group) const {
     auto it = entries_.find(&request);
     if (it == entries_.end()) throw_runtime("internal error: a scheduled request has no KV blocks");

@@ -12,6 +12,7 @@
 // HybridKVCacheCoordinator for several groups) does.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -58,6 +59,14 @@ public:
     void free(const SchedulerRequest& request);
 
     const std::vector<int32_t>& block_table(const SchedulerRequest& request, int group) const;
+
+    // Adds a block computed elsewhere (KV transfer) to the prefix cache of
+    // every group that lacks it: takes a free block, has `fill(group,
+    // block)` write its K/V, records its key and frees it again, so it sits
+    // in the LRU like any cached block until a request adopts it. Returns
+    // how many groups hold the block afterwards.
+    int insert_cached_block(const BlockKey& key, uint64_t hash,
+                            const std::function<void(int group, int32_t block)>& fill);
 
 private:
     struct Entry {

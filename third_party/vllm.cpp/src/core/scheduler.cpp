@@ -102,14 +102,21 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     }
 
     // Then waiting requests, while budget and sequence slots last. A
-    // request that does not fit stops admission (no overtaking), as in vLLM.
+    // request that does not fit stops admission (no overtaking), as in vLLM;
+    // one whose KV blocks are still arriving steps aside for this step.
+    std::vector<SchedulerRequest*> arriving;
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
         SchedulerRequest* r = waiting_[w];
-        // The computed start it can adopt. (KV transfer extends this with
-        // the tokens a connector can load beyond the local prefix cache.)
+        // The computed start it can adopt (blocks a KV connector loaded
+        // included: they were put into the prefix cache).
         const CachedPrefix cached = kv_.find_cached_prefix(*r);
         const int cached_tokens = cached.num_tokens;
+        if (load_gate_ && !load_gate_->ready_to_admit(*r, cached_tokens)) {
+            arriving.push_back(r);
+            waiting_.erase(waiting_.begin() + w);
+            continue;
+        }
         const int n = std::min(budget, r->num_tokens() - cached_tokens);
         if (!kv_.allocate(*r, n, cached)) break;
         if (!r->admitted_once) {
@@ -126,6 +133,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
         batch.push_back({r, n});
         budget -= n;
     }
+    waiting_.insert(waiting_.begin(), arriving.begin(), arriving.end());  // in the order they were passed over
     return batch;
 }
 

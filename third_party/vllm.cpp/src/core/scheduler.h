@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/kv_cache_manager.h"
+#include "core/kv_load_gate.h"
 #include "core/scheduler_request.h"
 
 namespace vllm {
@@ -29,6 +30,10 @@ struct ScheduledRequest {
 class Scheduler {
 public:
     Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batched_tokens, KVCacheManager& kv);
+
+    // KV transfer: a waiting request is admitted only once the gate says
+    // its blocks have arrived (or there are none); others are admitted meanwhile.
+    void set_load_gate(KvLoadGate* gate) { load_gate_ = gate; }
 
     void add(SchedulerRequest* request);
     // The next step's batch (empty when nothing can run).
@@ -56,6 +61,7 @@ private:
     int max_num_seqs_;
     int max_num_batched_tokens_;
     KVCacheManager& kv_;
+    KvLoadGate* load_gate_ = nullptr;
     std::vector<SchedulerRequest*> running_;  // admission order
     std::vector<SchedulerRequest*> waiting_;  // arrival order; preempted ones go back in front
     int64_t num_preemptions_ = 0;

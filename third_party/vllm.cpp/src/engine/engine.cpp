@@ -66,8 +66,28 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     KvCachePlan kv_plan = plan_kv_cache(model_config, config, max_model_len_);
     model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(weights), max_model_len_);
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_);
+    if (config_.kv_transfer) attach_kv_connector(kv_plan);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::attach_kv_connector(const KvCachePlan& kv_plan) {
+    const ModelConfig& mc = model_->config();
+    kv_transfer::KvGeometry geometry;
+    geometry.n_layers = mc.n_layers;
+    geometry.n_kv_heads = mc.n_kv_heads;
+    geometry.head_dim = mc.head_dim;
+    geometry.block_size = config_.block_size;
+    geometry.dtype = config_.kv_dtype;
+    geometry.layer_windows.assign(mc.n_layers, 0);
+    for (const KVCacheGroupSpec& group : kv_plan.groups)
+        for (int layer : group.layers) geometry.layer_windows[layer] = group.sliding_window;
+    const kv_transfer::ModelFingerprint fingerprint = kv_transfer::fingerprint_model(*source_, geometry);
+    core_->attach_connector(std::make_unique<kv_transfer::KvConnector>(*config_.kv_transfer, fingerprint, geometry, [this] {
+        core_->wake_for_transfer();
+        std::lock_guard<std::mutex> lock(mutex_);  // no lost wake-up: the loop checks under it
+        wake_.notify_all();
+    }));
 }
 
 void Engine::load_hf_tokenizer() {
@@ -93,6 +113,9 @@ Engine::~Engine() {
     loop_thread_.join();
     for (auto& r : incoming_) r->stream->finish(nullptr, VLLM_ERR_RUNTIME, "the engine was shut down");
     core_->fail_all(VLLM_ERR_RUNTIME, "the engine was shut down");
+    // Now, while the mutex its connector's wake-up takes still exists (the
+    // connector writes its queued saves first).
+    core_.reset();
 }
 
 std::shared_ptr<RequestStream> Engine::submit(const std::string& prompt, SamplingConfig sampling, int32_t priority) {
@@ -128,6 +151,7 @@ EngineStats Engine::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     EngineStats s = published_stats_;
     s.waiting_requests += static_cast<int64_t>(incoming_.size());
+    s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
     return s;
 }
 

@@ -12,6 +12,7 @@
 
 #include "engine/engine_config.h"
 #include "engine/engine_core.h"
+#include "engine/kv_cache_plan.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
 #include "model/model_source.h"
@@ -54,6 +55,8 @@ private:
     // tokenizer.json, tokenizer_config.json or the tokenizer_config_path
     // override, chat_template.jinja, generation_config.json).
     void load_hf_tokenizer();
+    // The kv_transfer_config's connector, keyed by this model's fingerprint.
+    void attach_kv_connector(const KvCachePlan& kv_plan);
     void loop();
 
     EngineConfig config_;

@@ -33,7 +33,6 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
                                std::to_string(p.enable_jump_forward));
     // Features of later issues: refused by name, never ignored.
     if (is_set(p.speculative_config)) throw_invalid_argument("speculative decoding (speculative_config) is not implemented yet in this engine");
-    if (is_set(p.kv_transfer_config)) throw_invalid_argument("KV transfer (kv_transfer_config) is not implemented yet in this engine");
 
     EngineConfig c;
     c.model_path = p.model_path;
@@ -46,6 +45,14 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     c.jump_forward = jump_forward_on(p.enable_jump_forward);
     c.kv_dtype = kv_dtype_from_env();  // unknown values are refused at load
     if (is_set(p.tokenizer_config_path)) c.tokenizer_config_path = p.tokenizer_config_path;
+    if (is_set(p.kv_transfer_config)) {
+        c.kv_transfer = kv_transfer::KvTransferConfig::parse(p.kv_transfer_config);  // refuses what is wrong
+        // Loaded blocks reach requests as prefix-cache hits (kv_connector.h).
+        if (c.kv_transfer->loads() && !c.prefix_caching)
+            throw_invalid_argument(std::string("kv_transfer_config: kv_role '") + kv_transfer::role_name(c.kv_transfer->role) +
+                                   "' loads blocks through the prefix cache, which enable_prefix_caching turns off "
+                                   "(use kv_producer, or turn prefix caching on)");
+    }
     if (is_set(p.tool_parser)) c.tool_parser = p.tool_parser;
     if (is_set(p.reasoning_parser)) c.reasoning_parser = p.reasoning_parser;
     if (is_set(p.scheduling_policy)) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/kv_cache.h"
+#include "kv_transfer/kv_transfer_config.h"
 #include "vllm.h"
 
 namespace vllm {
@@ -30,6 +31,8 @@ struct EngineConfig {
     // KV cache element type: VLLM_CPP_KV_CACHE_DTYPE ("f32" or "f16"),
     // read by from_c, like the other environment overrides (kv_cache.h).
     KvDtype kv_dtype = kDefaultKvDtype;
+    // kv_transfer_config, parsed (unset: no connector).
+    std::optional<kv_transfer::KvTransferConfig> kv_transfer;
 
     // Options of vllm_engine_load_with_options (engine_options.h); each is
     // left unset where its environment override is set.

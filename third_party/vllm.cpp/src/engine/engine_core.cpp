@@ -19,6 +19,13 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
                  config.max_num_batched_tokens, kv_manager_),
       pool_(config.num_threads) {}
 
+EngineCore::~EngineCore() { connector_.reset(); }
+
+void EngineCore::attach_connector(std::unique_ptr<kv_transfer::KvConnector> connector) {
+    connector_ = std::move(connector);
+    scheduler_.set_load_gate(connector_.get());
+}
+
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();
     request->stream->set_prompt_tokens(request->num_prompt_tokens());
@@ -34,7 +41,7 @@ void EngineCore::drop_cancelled() {
             ++it;
             continue;
         }
-        scheduler_.remove(&r.sched);
+        remove(r);
         r.stream->mark_aborted();
         ++counters_.requests_aborted;
         it = requests_.erase(it);
@@ -42,7 +49,17 @@ void EngineCore::drop_cancelled() {
 }
 
 void EngineCore::step() {
+    waiting_for_transfers_ = false;
+    if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
+    if (batch.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
+        // Every request waits for blocks still arriving, or only ends held
+        // back for their saves are left: idle until the I/O threads report
+        // progress (progress made meanwhile is taken up next step).
+        waiting_for_transfers_ = true;
+        if (connector_->take_wakeup()) waiting_for_transfers_ = false;
+        return;
+    }
     if (batch.empty()) {
         // Only possible when a request can never fit the KV cache (the load
         // checks make that unreachable); fail it rather than spin.
@@ -68,6 +85,7 @@ void EngineCore::step() {
     size_t row = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
         SchedulerRequest& sched = *batch[i].request;
+        if (connector_) save_completed_blocks(sched, batch[i].num_new_tokens);
         sched.num_computed_tokens += batch[i].num_new_tokens;
         kv_manager_.commit_computed(sched);
         if (!slices[i].want_logits) continue;
@@ -133,7 +151,7 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     }
     r.stream->push_step(delta, step_tokens, std::move(logprobs));
     if (reason != nullptr) {
-        finished_.emplace_back(r.stream, reason);
+        finished_.push_back(Finished{r.sched.arrival, r.stream, reason});
         finish(r);
     }
 }
@@ -150,23 +168,43 @@ const char* EngineCore::append_token(Request& r, int32_t token, std::string& del
     return update.finish_reason;
 }
 
-void EngineCore::finish(Request& r) {
+void EngineCore::remove(Request& r) {
     scheduler_.remove(&r.sched);
+    if (connector_) connector_->forget(r.sched.arrival);
+}
+
+void EngineCore::save_completed_blocks(const SchedulerRequest& r, int num_new_tokens) {
+    std::vector<const std::vector<int32_t>*> tables;
+    for (int g = 0; g < kv_manager_.num_groups(); ++g) tables.push_back(&kv_manager_.block_table(r, g));
+    connector_->save_completed_blocks(r, r.num_computed_tokens + num_new_tokens, tables, kv_cache_);
+}
+
+void EngineCore::finish(Request& r) {
+    remove(r);
     ++counters_.requests_finished;
 }
 
-void EngineCore::deliver_finished() {
-    for (auto& [stream, reason] : finished_) stream->finish(reason);
-    finished_.clear();
+void EngineCore::deliver_finished(bool all) {
+    std::vector<Finished> held;
+    for (Finished& f : finished_) {
+        if (!all && connector_ && connector_->holds_finish(f.id)) held.push_back(std::move(f));
+        else f.stream->finish(f.reason);
+    }
+    finished_.swap(held);
 }
 
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
-    deliver_finished();
+    deliver_finished(/*all=*/true);
     for (auto& [id, r] : requests_) {
-        scheduler_.remove(&r->sched);
+        remove(*r);
         r->stream->finish(nullptr, status, error);
     }
     requests_.clear();
+}
+
+std::optional<kv_transfer::KvTransferStats> EngineCore::kv_transfer_stats() const {
+    if (!connector_) return std::nullopt;
+    return connector_->stats();
 }
 
 EngineStats EngineCore::stats() const {
@@ -200,6 +238,7 @@ EngineStats EngineCore::stats() const {
     s.prefix_cache_queries = scheduler_.prefix_cache_queries();
     s.prefix_cache_hits = scheduler_.prefix_cache_hits();
     s.preemptions = scheduler_.num_preemptions();
+    s.kv_transfer = kv_transfer_stats();
     return s;
 }
 

@@ -3,8 +3,10 @@
 // token -> hand text to the requests' streams. Runs on the engine loop
 // thread only; it never calls user code.
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/kv_cache.h"
@@ -14,6 +16,7 @@
 #include "engine/kv_cache_plan.h"
 #include "engine/request.h"
 #include "engine/stats.h"
+#include "kv_transfer/kv_connector.h"
 #include "model/llama.h"
 #include "sample/sampler.h"
 #include "tokenizer/tokenizer.h"
@@ -25,9 +28,18 @@ class EngineCore {
 public:
     EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, const KvCachePlan& kv_plan,
                int max_model_len);
+    // Stops the connector's I/O threads (after its queued saves) first.
+    ~EngineCore();
+
+    // Shares computed blocks through `connector` (kv_transfer_config). Its
+    // load callback must call wake_for_transfer.
+    void attach_connector(std::unique_ptr<kv_transfer::KvConnector> connector);
+    // From any thread: a load finished, so a loop idling on transfers steps again.
+    void wake_for_transfer() { waiting_for_transfers_ = false; }
 
     void add(std::unique_ptr<Request> request);
-    bool has_work() const { return !requests_.empty(); }
+    // Live requests or held-back ends, unless all of them wait for KV transfers.
+    bool has_work() const { return (!requests_.empty() || !finished_.empty()) && !waiting_for_transfers_; }
     // Drops requests whose consumer cancelled them.
     void drop_cancelled();
     // One step; a no-op without work.
@@ -37,10 +49,15 @@ public:
     void fail_all(vllm_status status, const std::string& error);
 
     EngineStats stats() const;
+    // The connector's counters, read live (its I/O threads move them between
+    // steps); safe from any thread. Unset without a connector.
+    std::optional<kv_transfer::KvTransferStats> kv_transfer_stats() const;
     // Sends the terminal events of the requests the last step finished. The
     // loop calls it after publishing stats, so a caller woken by its
-    // request's end sees that request in the stats.
-    void deliver_finished();
+    // request's end sees that request in the stats. A kv_producer's request
+    // ends once its blocks are written (KvConnector::holds_finish), unless
+    // `all`.
+    void deliver_finished(bool all = false);
 
 private:
     // Samples the next token of `r` from its logits row and delivers the text.
@@ -49,6 +66,10 @@ private:
     // finish checks. Returns the finish reason, or nullptr.
     const char* append_token(Request& r, int32_t token, std::string& delta);
     void finish(Request& r);
+    // Takes a request out of the scheduler and the connector.
+    void remove(Request& r);
+    // Queues saves of the blocks the step completed (before `num_computed_tokens` advances).
+    void save_completed_blocks(const SchedulerRequest& r, int num_new_tokens);
 
     const EngineConfig& config_;
     LlamaModel& model_;
@@ -61,10 +82,17 @@ private:
     Request& request_of(const SchedulerRequest& sched) { return *requests_.at(sched.arrival); }
 
     std::map<uint64_t, std::unique_ptr<Request>> requests_;  // by arrival (the scheduler request's id)
-    std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
+    struct Finished {
+        uint64_t id;
+        std::shared_ptr<RequestStream> stream;
+        const char* reason;
+    };
+    std::vector<Finished> finished_;
     Sampler sampler_;  // its scratch is reused request after request
     std::vector<float> logits_;
     std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities
+    std::unique_ptr<kv_transfer::KvConnector> connector_;
+    std::atomic<bool> waiting_for_transfers_{false};
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
 };
 

@@ -44,6 +44,7 @@ std::string EngineStats::to_json() const {
         groups += "}";
     }
     field("kv_cache_groups", groups + "]");
+    field("kv_transfer", kv_transfer ? kv_transfer->to_json() : "null");
     return out + "}";
 }
 

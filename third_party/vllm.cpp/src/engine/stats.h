@@ -3,7 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
+
+#include "kv_transfer/kv_transfer_stats.h"
 
 namespace vllm {
 
@@ -42,6 +45,8 @@ struct EngineStats {
     int64_t requests_finished = 0;
     int64_t requests_aborted = 0;
     std::vector<KvCacheGroupStats> kv_cache_groups;
+    // With a kv_transfer_config: the connector's counters (else null in JSON).
+    std::optional<kv_transfer::KvTransferStats> kv_transfer;
 
     std::string to_json() const;
 };

@@ -212,9 +212,26 @@ def gguf_seeds():
         w.close()
 
 
+def kv_transfer_seeds():
+    """fuzz_kv_transfer: an even first byte and a config; an odd one, a cut
+    length (0xffff: none) and bytes XOR-ed over the target's valid record."""
+    configs = {
+        "config_directory": {"kv_connector": "SharedStorageConnector", "kv_role": "kv_both",
+                             "kv_connector_extra_config": {"shared_storage_path": "/tmp/kv"}},
+        "config_redis": {"kv_connector": "RedisConnector", "kv_role": "kv_consumer",
+                         "kv_connector_extra_config": {"url": "redis://:pw@host:6380/2", "timeout_ms": 500}},
+    }
+    for name, config in configs.items():
+        put("fuzz_kv_transfer", name, b"\x00" + json.dumps(config).encode())
+    put("fuzz_kv_transfer", "record_intact", b"\x01" + struct.pack("<H", 0xFFFF))
+    put("fuzz_kv_transfer", "record_truncated", b"\x01" + struct.pack("<H", 80))
+    # One bit of the fingerprint (offset 16) flipped: intact bytes, checksum refused.
+    put("fuzz_kv_transfer", "record_other_model", b"\x01" + struct.pack("<H", 0xFFFF) + bytes(16) + b"\x01")
+
+
 def main():
     for make in (json_seeds, chat_request_seeds, jinja_seeds, grammar_seeds, tokenizer_seeds, parser_seeds,
-                 safetensors_seeds, gguf_seeds):
+                 safetensors_seeds, gguf_seeds, kv_transfer_seeds):
         make()
     print("written")
 
