@@ -114,19 +114,19 @@ void KVCacheManager::free(const SchedulerRequest& request) {
     entries_.erase(it);
 }
 
-int KVCacheManager::insert_cached_block(const BlockKey& key, uint64_t hash,
+int KVCacheManager::insert_cached_block(const BlockKey& key,
                                         const std::function<void(int group, int32_t block)>& fill) {
     int held = 0;
     for (int g = 0; g < num_groups(); ++g) {
         BlockPool& pool = groups_[g].pool();
-        if (pool.find_cached(key, hash) >= 0) {
+        if (pool.find_cached(key) >= 0) {
             ++held;
             continue;
         }
         const int32_t block = pool.allocate();
         if (block < 0) continue;  // every block is in use: this group recomputes
         fill(g, block);
-        pool.cache(block, key, hash);
+        pool.cache(block, key);
         pool.release({block});
         ++held;
     }

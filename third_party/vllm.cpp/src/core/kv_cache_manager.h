@@ -65,8 +65,7 @@ public:
     // block)` write its K/V, records its key and frees it again, so it sits
     // in the LRU like any cached block until a request adopts it. Returns
     // how many groups hold the block afterwards.
-    int insert_cached_block(const BlockKey& key, uint64_t hash,
-                            const std::function<void(int group, int32_t block)>& fill);
+    int insert_cached_block(const BlockKey& key, const std::function<void(int group, int32_t block)>& fill);
 
 private:
     struct Entry {

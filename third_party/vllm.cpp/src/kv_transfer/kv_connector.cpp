@@ -12,8 +12,17 @@ namespace {
 // Block i of `tokens` after a block hashed `parent_hash`, named as the
 // prefix cache names it (the one place that speaks core's chain).
 BlockName name_block(const std::vector<int32_t>& tokens, int block_size, int i, uint64_t parent_hash) {
-    const BlockKey key = BlockHashChain::key_of(tokens, block_size, i, parent_hash);
-    return BlockName{key.hash(), key.parent_hash, key.tokens};
+    const int32_t* block = tokens.data() + int64_t(i) * block_size;
+    return BlockName{block_hash(parent_hash, block, block_size), parent_hash,
+                     std::vector<int32_t>(block, block + block_size)};
+}
+
+// The hash of every full block of the request's tokens (those it has cached
+// extended to its current tokens).
+std::vector<uint64_t> chain_hashes(const SchedulerRequest& request, int block_size) {
+    std::vector<uint64_t> hashes = request.block_hashes;
+    extend_block_hashes(hashes, request.tokens(), block_size);
+    return hashes;
 }
 
 }  // namespace
@@ -42,10 +51,10 @@ bool KvConnector::ready_to_admit(const SchedulerRequest& request, int local_hit_
         loads_[id] = LoadState::Done;
         return true;
     }
-    BlockHashChain chain(tokens, block_size);
+    const std::vector<uint64_t> hashes = chain_hashes(request, block_size);
     std::vector<BlockToLoad> blocks;
     for (int i = first; i < end; ++i)
-        blocks.push_back(BlockToLoad{i, name_block(tokens, block_size, i, i == 0 ? 0 : chain.hash(i - 1))});
+        blocks.push_back(BlockToLoad{i, name_block(tokens, block_size, i, i == 0 ? 0 : hashes[i - 1])});
     loads_[id] = LoadState::Loading;
     ++loads_in_flight_;
     worker_.submit_load(id, std::move(blocks));
@@ -59,7 +68,7 @@ void KvConnector::install_loaded(KVCache& cache, KVCacheManager& manager) {
             const unsigned char* payload =
                 reinterpret_cast<const unsigned char*>(loaded.records[i].data()) + loaded.payload_offset;
             const BlockName& name = loaded.blocks[i].name;
-            manager.insert_cached_block(BlockKey{name.parent_hash, name.tokens}, name.hash, [&](int group, int32_t block) {
+            manager.insert_cached_block(BlockKey{name.hash, name.parent_hash, name.tokens.data()}, [&](int group, int32_t block) {
                 for (int layer = 0; layer < cache.num_layers(); ++layer) {
                     if (cache.group_of(layer) != group) continue;
                     const unsigned char* k = payload + 2 * size_t(layer) * layer_bytes;
@@ -94,8 +103,7 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
         SaveProgress start;
         start.saved_blocks = before / block_size;
         if (start.saved_blocks > 0) {
-            BlockHashChain chain(tokens, block_size);
-            start.parent_hash = chain.hash(start.saved_blocks - 1);
+            start.parent_hash = chain_hashes(request, block_size)[start.saved_blocks - 1];
         }
         found = saves_.emplace(id, start).first;
     }
