@@ -359,7 +359,9 @@ VLLM_API vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* pol
      exactly as v10 promises; with some still live (which v10 leaves to the
      caller to avoid) they go on working (running, wait, cancel, completion,
      free) and the last vllm_request_free or vllm_poller_free tears the
-     engine down, on its own thread. The freed handle must not be passed to
+     engine down, on its own thread (a request freed from its own callback:
+     on its delivery thread, once the callback returns; never from a logits
+     processor, which runs on an engine thread). The freed handle must not be passed to
      any entry point again (vllm_request_output included); a call still in
      flight on it when vllm_engine_free runs remains the caller's to avoid.
    - vllm_request_wait_for waits with a timeout and reports the outcome
