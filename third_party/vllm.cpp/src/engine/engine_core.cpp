@@ -57,7 +57,7 @@ void EngineCore::step() {
         slice.n_tokens = s.num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
         for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
-        slice.want_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();
+        slice.num_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens() ? 1 : 0;
         slices.push_back(slice);
     }
     model_.forward(slices, kv_cache_, pool_, logits_);
@@ -69,7 +69,7 @@ void EngineCore::step() {
         Request& r = *batch[i].request;
         r.num_computed_tokens += batch[i].num_new_tokens;
         kv_manager_.commit_computed(r);
-        if (!slices[i].want_logits) continue;
+        if (slices[i].num_logits == 0) continue;
         try {
             sample_and_output(r, logits_.data() + row++ * size_t(vocab));
         } catch (const Error& e) {
