@@ -63,6 +63,7 @@ void Scheduler::preempt(size_t index) {
     running_.erase(running_.begin() + index);
     kv_.free(*r);
     r->num_computed_tokens = 0;
+    r->spec_token_ids.clear();  // drafts are proposed again once it runs
     r->status = RequestStatus::WAITING;
     waiting_.insert(waiting_.begin(), r);
     ++num_preemptions_;
@@ -75,7 +76,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         Request* r = running_[i];
-        const int n = std::min(budget, r->num_tokens() - r->num_computed_tokens);
+        const int n = std::min(budget, r->num_tokens_with_spec() - r->num_computed_tokens);
         bool placed = true;
         while (!kv_.allocate(*r, n)) {
             const size_t victim = preemption_victim();

@@ -44,10 +44,7 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     c.prefix_caching = p.enable_prefix_caching != 2;
     c.jump_forward = jump_forward_on(p.enable_jump_forward);
     c.kv_dtype = kv_dtype_from_env();  // unknown values are refused at load
-    if (is_set(p.speculative_config)) {
-        c.speculative = SpeculativeConfig::parse(p.speculative_config);
-        throw_invalid_argument("speculative decoding (speculative_config) is not wired into the engine loop yet");
-    }
+    if (is_set(p.speculative_config)) c.speculative = SpeculativeConfig::parse(p.speculative_config);
     if (is_set(p.tokenizer_config_path)) c.tokenizer_config_path = p.tokenizer_config_path;
     if (is_set(p.tool_parser)) c.tool_parser = p.tool_parser;
     if (is_set(p.reasoning_parser)) c.reasoning_parser = p.reasoning_parser;

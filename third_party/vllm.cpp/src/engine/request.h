@@ -26,12 +26,15 @@ struct Request {
     int num_tokens() const { return static_cast<int>(tokens.size()); }
     int num_prompt_tokens() const { return static_cast<int>(prompt.size()); }
     int num_output_tokens() const { return static_cast<int>(output.size()); }
+    // The tokens the next steps compute: the accepted ones, then any drafts.
+    int num_tokens_with_spec() const { return num_tokens() + static_cast<int>(spec_token_ids.size()); }
 
     const uint64_t arrival;  // submission order, the tie-breaker of every policy
     const int32_t priority;  // lower runs first under the priority policy
     const std::vector<int32_t> prompt;
     std::vector<int32_t> output;
     std::vector<int32_t> tokens;  // prompt then output: what the KV cache must hold
+    std::vector<int32_t> spec_token_ids;  // draft tokens to verify next step (none without a proposer)
     const SamplingConfig sampling;
     std::mt19937_64 rng;  // per request, so batching never changes a seeded draw
     OutputProcessor output_processor;
