@@ -356,7 +356,6 @@ def test_engine_usable_after_refusals(engine):
 # Engine options for features of later issues: the engine refuses them at
 # load, by name. (These flip to real tests as the features land.)
 REFUSED_OPTIONS = [
-    ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 2}}, ("specul",)),
     ({"kv_transfer_config": {"kv_connector": "SharedStorageConnector", "kv_role": "kv_both"}}, ("kv",)),
 ]
 

@@ -51,21 +51,12 @@ void Sampler::apply_penalties(const SamplingConfig& c, float* logits, int32_t vo
     }
 }
 
-int32_t Sampler::argmax(const float* logits, int32_t vocab_size) {
-    return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
-}
-
 int32_t Sampler::sample(const SamplingConfig& c, float* logits, int32_t vocab_size,
                         const std::vector<int32_t>& prompt, const std::vector<int32_t>& output,
                         std::mt19937_64& rng) {
     apply_penalties(c, logits, vocab_size, prompt, output);
-    if (c.greedy()) return argmax(logits, vocab_size);
-    const double total = candidates(c, logits, vocab_size);
-    std::uniform_real_distribution<double> uniform(0.0, total);
-    return draw(uniform(rng));
-}
+    if (c.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
 
-double Sampler::candidates(const SamplingConfig& c, const float* logits, int32_t vocab_size) {
     // Softmax at the temperature over the whole vocabulary.
     const float max_logit = *std::max_element(logits, logits + vocab_size);
     probs_.resize(vocab_size);
@@ -105,26 +96,13 @@ double Sampler::candidates(const SamplingConfig& c, const float* logits, int32_t
         keep = cut;
         total = mass;
     }
-    keep_ = keep;
-    return total;
-}
-
-double Sampler::weight(int32_t token) const {
-    for (size_t i = 0; i < keep_; ++i)
-        if (ids_[i] == token) return probs_[token];
-    return 0.0;
-}
-
-int32_t Sampler::draw(double r, int32_t excluded) const {
-    double acc = 0.0;
-    int32_t last = -1;
-    for (size_t i = 0; i < keep_; ++i) {
-        if (ids_[i] == excluded) continue;
-        last = ids_[i];
-        acc += probs_[ids_[i]];
+    std::uniform_real_distribution<double> uniform(0.0, total);
+    double r = uniform(rng), acc = 0.0;
+    for (size_t i = 0; i < keep; ++i) {
+        acc += probs[ids_[i]];
         if (r < acc) return ids_[i];
     }
-    return last;  // rounding left r at the very end
+    return ids_[keep - 1];
 }
 
 TokenLogprob Sampler::logprobs(const float* logits, int32_t vocab_size, int32_t token, int32_t top) {

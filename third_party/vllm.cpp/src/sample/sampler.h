@@ -32,26 +32,12 @@ public:
     void apply_penalties(const SamplingConfig& config, float* logits, int32_t vocab_size,
                          const std::vector<int32_t>& prompt, const std::vector<int32_t>& output);
 
-    // The pieces of sample(), for the rejection sampler (rejection_sampler.h),
-    // which must draw from exactly the same distribution.
-    static int32_t argmax(const float* logits, int32_t vocab_size);
-    // The candidates after temperature, min-p, top-k and top-p over logits
-    // that already carry the penalties; returns their total unnormalised
-    // weight. weight() and draw() read them until the next call.
-    double candidates(const SamplingConfig& config, const float* logits, int32_t vocab_size);
-    // A candidate's unnormalised weight; 0 for a token that was cut.
-    double weight(int32_t token) const;
-    // The candidate at cumulative weight r (0 <= r < the candidates' total
-    // weight, less `excluded`'s), skipping `excluded` (-1: none).
-    int32_t draw(double r, int32_t excluded = -1) const;
-
 private:
     // ids_[0, vocab_size) = 0, 1, 2, ...: the candidates before any cut.
     void reset_ids(int32_t vocab_size);
 
     std::vector<float> probs_;
     std::vector<int32_t> ids_;
-    size_t keep_ = 0;  // candidates(): ids_[0, keep_) survived the cuts
     // Per-token state of the penalties, all zero between calls: only the
     // entries of the request's tokens are touched, and cleared after.
     std::vector<uint8_t> seen_;
