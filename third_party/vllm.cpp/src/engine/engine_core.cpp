@@ -32,18 +32,19 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();
     request->stream->set_prompt_tokens(request->num_prompt_tokens());
-    scheduler_.add(request.get());
-    requests_.push_back(std::move(request));
+    scheduler_.add(&request->sched);
+    const uint64_t id = request->sched.arrival;
+    requests_.emplace(id, std::move(request));
 }
 
 void EngineCore::drop_cancelled() {
     for (auto it = requests_.begin(); it != requests_.end();) {
-        Request& r = **it;
+        Request& r = *it->second;
         if (!r.stream->cancel_requested()) {
             ++it;
             continue;
         }
-        scheduler_.remove(&r);
+        scheduler_.remove(&r.sched);
         forget_speculation(r, false);
         r.stream->mark_aborted();
         ++counters_.requests_aborted;
@@ -54,16 +55,19 @@ void EngineCore::drop_cancelled() {
 void EngineCore::propose_drafts() {
     if (!proposer_) return;
     const bool allowed = speculation_policy_->step_allowed(scheduler_.num_running() + scheduler_.num_waiting());
-    for (auto& request : requests_) {
+    for (auto& [id, request] : requests_) {
         Request& r = *request;
-        r.spec_token_ids.clear();
+        SchedulerRequest& sched = r.sched;
+        sched.spec_token_ids.clear();
         // Only a request in decode (its last token is all it has to compute).
-        if (!allowed || r.status != RequestStatus::RUNNING || r.num_computed_tokens != r.num_tokens() - 1) continue;
-        int k = speculation_policy_->max_draft_tokens(r.arrival);
+        if (!allowed || sched.status != RequestStatus::RUNNING ||
+            sched.num_computed_tokens != sched.num_tokens() - 1)
+            continue;
+        int k = speculation_policy_->max_draft_tokens(id);
         // A step yields at most k + 1 tokens: none are drafted past max_tokens or max_model_len.
         if (r.sampling.max_tokens > 0) k = std::min(k, r.sampling.max_tokens - r.num_output_tokens() - 1);
-        k = std::min(k, max_model_len_ - r.num_tokens() - 1);
-        if (k > 0) proposer_->propose(r.arrival, r.tokens, r.num_prompt_tokens(), k, r.spec_token_ids);
+        k = std::min(k, max_model_len_ - sched.num_tokens() - 1);
+        if (k > 0) proposer_->propose(id, sched.tokens(), sched.num_prompt_tokens, k, sched.spec_token_ids);
     }
 }
 
@@ -82,9 +86,9 @@ void EngineCore::step() {
     spec_inputs_.clear();
     spec_inputs_.reserve(batch.size());  // slices point into it
     for (size_t i = 0; i < batch.size(); ++i) {
-        Request& r = *batch[i].request;
+        SchedulerRequest& r = *batch[i].request;
         SequenceSlice slice;
-        slice.tokens = r.tokens.data() + r.num_computed_tokens;
+        slice.tokens = r.tokens().data() + r.num_computed_tokens;
         slice.n_tokens = batch[i].num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
         for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
@@ -93,7 +97,7 @@ void EngineCore::step() {
         num_drafts[i] = std::max(0, r.num_computed_tokens + slice.n_tokens - r.num_tokens());
         r.spec_token_ids.resize(num_drafts[i]);
         if (num_drafts[i] > 0) {
-            std::vector<int32_t>& input = spec_inputs_.emplace_back(r.tokens.begin() + r.num_computed_tokens, r.tokens.end());
+            std::vector<int32_t>& input = spec_inputs_.emplace_back(r.tokens().begin() + r.num_computed_tokens, r.tokens().end());
             input.insert(input.end(), r.spec_token_ids.begin(), r.spec_token_ids.end());
             slice.tokens = input.data();
         }
@@ -106,11 +110,12 @@ void EngineCore::step() {
     const int vocab = model_.config().vocab_size;
     size_t row = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
-        Request& r = *batch[i].request;
+        SchedulerRequest& sched = *batch[i].request;
         // Drafts' K/V count as computed only once verified (verify_and_output).
-        r.num_computed_tokens += batch[i].num_new_tokens - num_drafts[i];
-        if (num_drafts[i] == 0) kv_manager_.commit_computed(r);
+        sched.num_computed_tokens += batch[i].num_new_tokens - num_drafts[i];
+        if (num_drafts[i] == 0) kv_manager_.commit_computed(sched);
         if (slices[i].num_logits == 0) continue;
+        Request& r = request_of(sched);
         float* rows = logits_.data() + row * size_t(vocab);
         row += slices[i].num_logits;
         try {
@@ -125,7 +130,7 @@ void EngineCore::step() {
         }
     }
     for (auto it = requests_.begin(); it != requests_.end();)
-        it = (*it)->status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
+        it = it->second->sched.status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
 }
 
 void EngineCore::prepare_row(Request& r, float* logits) {
@@ -195,9 +200,9 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
 
 void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
     const int vocab = model_.config().vocab_size;
-    const std::vector<int32_t> drafts(r.spec_token_ids.begin(), r.spec_token_ids.begin() + num_drafts);
-    r.spec_token_ids.clear();
-    const int first_draft_position = r.num_tokens();
+    const std::vector<int32_t> drafts(r.sched.spec_token_ids.begin(), r.sched.spec_token_ids.begin() + num_drafts);
+    r.sched.spec_token_ids.clear();
+    const int first_draft_position = r.sched.num_tokens();
     int accepted = 0;
     StepOutput out;
     bool alive = true;
@@ -221,18 +226,18 @@ void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
     stats.num_accepted_tokens += accepted;
     for (int j = 0; j < accepted; ++j) ++stats.num_accepted_tokens_per_pos[j];
     if (!alive) return;
-    speculation_policy_->record(r.arrival, num_drafts, accepted);
+    speculation_policy_->record(r.sched.arrival, num_drafts, accepted);
     // The accepted drafts' K/V were computed at their positions by this
     // step; the slots after them hold rejected drafts' K/V, overwritten when
     // those positions are computed for real, and never cached before.
-    r.num_computed_tokens = first_draft_position + accepted;
-    kv_manager_.commit_computed(r);
+    r.sched.num_computed_tokens = first_draft_position + accepted;
+    kv_manager_.commit_computed(r.sched);
     deliver(r, out);
 }
 
 const char* EngineCore::append_token(Request& r, int32_t token, std::string& delta) {
     r.output.push_back(token);
-    r.tokens.push_back(token);
+    r.sched.append_token(token);
     ++counters_.generation_tokens;
     const int32_t n_out = r.num_output_tokens();
     const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||
@@ -243,15 +248,15 @@ const char* EngineCore::append_token(Request& r, int32_t token, std::string& del
 }
 
 void EngineCore::finish(Request& r, bool completed) {
-    scheduler_.remove(&r);
+    scheduler_.remove(&r.sched);
     forget_speculation(r, completed);
     ++counters_.requests_finished;
 }
 
 void EngineCore::forget_speculation(const Request& r, bool completed) {
     if (!proposer_) return;
-    proposer_->finished(r.arrival, r.tokens, r.num_prompt_tokens(), completed);
-    speculation_policy_->forget(r.arrival);
+    proposer_->finished(r.sched.arrival, r.sched.tokens(), r.num_prompt_tokens(), completed);
+    speculation_policy_->forget(r.sched.arrival);
 }
 
 void EngineCore::deliver_finished() {
@@ -261,8 +266,8 @@ void EngineCore::deliver_finished() {
 
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
     deliver_finished();
-    for (auto& r : requests_) {
-        scheduler_.remove(r.get());
+    for (auto& [id, r] : requests_) {
+        scheduler_.remove(&r->sched);
         forget_speculation(*r, false);
         r->stream->finish(nullptr, status, error);
     }
