@@ -217,3 +217,30 @@ def test_draft_model_refused_by_name(smollm2_path):
     with pytest.raises(InvalidArgumentError, match="'draft_model' is not implemented yet"):
         Engine.load(smollm2_path, max_model_len=256,
                     speculative_config={"method": "draft_model", "model": smollm2_path, "num_speculative_tokens": 3})
+
+
+def test_server_metrics(engines):
+    """/metrics carries vLLM's spec_decode counters from Engine.stats()."""
+    pytest.importorskip("uvicorn")
+    httpx = pytest.importorskip("httpx")
+    parser = pytest.importorskip("prometheus_client.parser")
+    from server_harness import running_server
+
+    def samples(url):
+        out = {}
+        for family in parser.text_string_to_metric_families(httpx.get(url + "/metrics").text):
+            for sample in family.samples:
+                out[(sample.name, sample.labels.get("position"))] = sample.value
+        return out
+
+    with running_server(engines["ngram"], max_model_len=1024) as url:
+        before = samples(url)
+        body = {"model": "smollm2", "prompt": GROUNDED, "max_tokens": 40, "temperature": 0}
+        assert httpx.post(url + "/v1/completions", json=body, timeout=120).status_code == 200
+        after = samples(url)
+    stats = spec_counts(engines["ngram"])
+    assert after[("vllm:spec_decode_num_accepted_tokens_total", None)] == stats["num_accepted_tokens"]
+    assert after[("vllm:spec_decode_num_draft_tokens_total", None)] > before[("vllm:spec_decode_num_draft_tokens_total", None)]
+    assert after[("vllm:spec_decode_num_drafts_total", None)] == stats["num_drafts"]
+    per_pos = [after[("vllm:spec_decode_num_accepted_tokens_per_pos_total", str(i))] for i in range(4)]
+    assert per_pos == stats["num_accepted_tokens_per_pos"]
