@@ -18,6 +18,12 @@ both engines (a warm-up run), so prompt processing is left out. vllm-cpp's
 acceptance rate (accepted / draft tokens, from Engine.stats()) is reported;
 llama-cpp-python does not expose one.
 
+A second table measures the dynamic switch: 8 requests at once (the three
+prompts, repeated), aggregate generated tokens/s over the whole batch
+(best of --repeats), for vllm-cpp without speculation, with the n-gram
+proposer forced on at every batch size (disable_by_batch_size 0), and with
+the n-gram proposer and its default switch (off above 4 requests).
+
 Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
 Prints a markdown table (ratios against vllm-cpp without speculation);
 BENCHMARKS.md records a run.
@@ -96,6 +102,12 @@ TASKS = {
 
 NGRAM = {"method": "ngram", "num_speculative_tokens": 8, "prompt_lookup_min": 2, "prompt_lookup_max": 5}
 SUFFIX = {"method": "suffix", "num_speculative_tokens": 16}
+BATCH_ENGINES = {
+    "vllm-cpp": None,
+    "vllm-cpp ngram, always on": dict(NGRAM, disable_by_batch_size=0),
+    "vllm-cpp ngram, default switch": NGRAM,
+}
+BATCH_SIZE = 8
 ENGINES = {
     "vllm-cpp": ("vllm_cpp", None),
     "vllm-cpp ngram": ("vllm_cpp", NGRAM),
@@ -158,7 +170,34 @@ def run_llamacpp(model, threads, prompts, max_tokens, repeats, lookup):
     return results
 
 
+def run_vllm_cpp_batch(model, threads, prompts, max_tokens, repeats, config):
+    import asyncio
+
+    from vllm_cpp import Engine, SamplingParams
+
+    kw = {"speculative_config": config} if config else {}
+    engine = Engine.load(model, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
+    batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
+    params = SamplingParams.greedy(max_tokens=max_tokens)
+
+    def run():
+        async def go():
+            return await asyncio.gather(*(engine.acomplete(ids, params) for ids in batch))
+        return sum(c.completion_tokens for c in asyncio.run(go()))
+
+    run()  # warm-up: the prompts' KV is cached from here on
+    elapsed, tokens = best(run, repeats)
+    engine.close()
+    return {"tokens": tokens, "tok_s": tokens / elapsed}
+
+
 def child(args):
+    if args.batch_only:
+        with open(args.prompts) as f:
+            prompts = json.load(f)
+        print(json.dumps(run_vllm_cpp_batch(args.model, args.threads, prompts, args.max_tokens, args.repeats,
+                                            BATCH_ENGINES[args.batch_only])))
+        return
     with open(args.prompts) as f:
         prompts = json.load(f)
     kind, config = ENGINES[args.only]
@@ -175,10 +214,11 @@ def main():
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", choices=list(ENGINES), help=argparse.SUPPRESS)
+    parser.add_argument("--batch-only", choices=list(BATCH_ENGINES), help=argparse.SUPPRESS)
     parser.add_argument("--prompts", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.model = args.model or smollm2_path()
-    if args.only:
+    if args.only or args.batch_only:
         child(args)
         return
 
@@ -193,15 +233,21 @@ def main():
         print("llama_cpp is not importable: llama.cpp's rows are left out", file=sys.stderr)
         engines = [e for e in ENGINES if ENGINES[e][0] == "vllm_cpp"]
 
-    results = {}
+    results, batch_results = {}, {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(prompts, f)
+
+    def run_child(*which):
+        proc = subprocess.run([sys.executable, __file__, *which, "--model", args.model, "--prompts", f.name,
+                               "--threads", str(args.threads), "--max-tokens", str(args.max_tokens),
+                               "--repeats", str(args.repeats)], check=True, capture_output=True, text=True)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
     try:
         for name in engines:
-            proc = subprocess.run([sys.executable, __file__, "--only", name, "--model", args.model, "--prompts", f.name,
-                                   "--threads", str(args.threads), "--max-tokens", str(args.max_tokens),
-                                   "--repeats", str(args.repeats)], check=True, capture_output=True, text=True)
-            results[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+            results[name] = run_child("--only", name)
+        for name in BATCH_ENGINES:
+            batch_results[name] = run_child("--batch-only", name)
     finally:
         os.unlink(f.name)
 
@@ -218,6 +264,12 @@ def main():
             r = results[name][t]
             acceptance = "" if r["acceptance"] is None else f"{100 * r['acceptance']:.0f}%"
             print(f"| {task} | {name} | {r['tokens']} | {r['tok_s']:.1f} | {r['tok_s'] / base:.2f}x | {acceptance} |")
+    print()
+    print(f"| {BATCH_SIZE} requests at once | tokens | aggregate tok/s | vs vllm-cpp without speculation |")
+    print("|---|---|---|---|")
+    base = batch_results["vllm-cpp"]["tok_s"]
+    for name, r in batch_results.items():
+        print(f"| {name} | {r['tokens']} | {r['tok_s']:.1f} | {r['tok_s'] / base:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -244,3 +244,16 @@ def test_server_metrics(engines):
     assert after[("vllm:spec_decode_num_drafts_total", None)] == stats["num_drafts"]
     per_pos = [after[("vllm:spec_decode_num_accepted_tokens_per_pos_total", str(i))] for i in range(4)]
     assert per_pos == stats["num_accepted_tokens_per_pos"]
+
+
+@pytest.mark.timeout(600)
+def test_greedy_identical_with_sliding_window_layers(gemma3_gguf):
+    """Gemma 3 (five sliding-window layers in six, window 512): a prompt past
+    the window, so blocks leave the sliding group while drafts are verified."""
+    prompt = "Copy the text exactly.\n" + " ".join([PASSAGE] * 9) + "\nCopy: " + PASSAGE[:200]
+    params = SamplingParams.greedy(max_tokens=48)
+    with Engine.load(gemma3_gguf, max_model_len=2048) as off:
+        want = off.complete(prompt, params)
+    with Engine.load(gemma3_gguf, max_model_len=2048, speculative_config=CONFIGS["ngram"]) as on:
+        assert on.complete(prompt, params) == want
+        assert spec_counts(on)["num_accepted_tokens"] > 0
