@@ -101,7 +101,9 @@ TASKS = {
 }
 
 NGRAM = {"method": "ngram", "num_speculative_tokens": 8, "prompt_lookup_min": 2, "prompt_lookup_max": 5}
-SUFFIX = {"method": "suffix", "num_speculative_tokens": 16}
+# Without the tree of finished outputs: each prompt is run several times, and
+# that tree would have memorised the warm-up's output by the timed runs.
+SUFFIX = {"method": "suffix", "num_speculative_tokens": 16, "suffix_decoding_max_cached_requests": 0}
 BATCH_ENGINES = {
     "vllm-cpp": None,
     "vllm-cpp ngram, always on": dict(NGRAM, disable_by_batch_size=0),
@@ -157,6 +159,7 @@ def run_llamacpp(model, threads, prompts, max_tokens, repeats, lookup):
     if lookup:
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
         kw["draft_model"] = LlamaPromptLookupDecoding(**lookup)
+        kw["logits_all"] = True  # its verification reads every drafted position's logits
     llm = Llama(model_path=model, n_ctx=2048, n_threads=threads, n_threads_batch=threads, verbose=False, **kw)
     results = []
     for ids in prompts:
