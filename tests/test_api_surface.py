@@ -351,23 +351,3 @@ def test_get_include_and_get_library_path():
 def test_engine_usable_after_refusals(engine):
     out = engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=4))
     assert out.text and out.completion_tokens >= 1
-
-
-# Engine options for features of later issues: the engine refuses them at
-# load, by name. (These flip to real tests as the features land.)
-REFUSED_OPTIONS = [
-    ({"speculative_config": {"method": "ngram", "num_speculative_tokens": 2}}, ("specul",)),
-]
-
-
-@pytest.mark.parametrize("options, words", REFUSED_OPTIONS, ids=lambda v: next(iter(v)) if isinstance(v, dict) else "")
-def test_unimplemented_engine_options_are_refused_by_name(smollm2_path, monkeypatch, options, words):
-    monkeypatch.delenv("VT_ENABLE_JUMP_FORWARD", raising=False)
-    try:
-        eng = Engine.load(smollm2_path, max_model_len=128, **options)
-    except InvalidArgumentError as exc:
-        msg = str(exc).lower()
-        assert any(w in msg for w in words), msg
-    else:  # implemented by now: it must then also work
-        with eng:
-            assert eng.complete("Hi", SamplingParams.greedy(max_tokens=2)).completion_tokens >= 1

@@ -172,8 +172,10 @@ VLLM_API vllm_status vllm_request_completion(const vllm_request* request, vllm_c
 /* Engine statistics as one JSON object (caller frees with vllm_string_free):
    running/waiting requests, KV blocks (total, used, free, cached), block
    size and KV cache bytes, prefix-cache queries and hits (tokens),
-   prompt and generated token totals, preemptions, model steps. A snapshot
-   taken between engine steps. */
+   prompt and generated token totals, preemptions, model steps, and
+   spec_decode (null without speculative_config; else method, num_drafts,
+   num_draft_tokens, num_accepted_tokens, num_accepted_tokens_per_pos). A
+   snapshot taken between engine steps. */
 VLLM_API vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json);
 
 /* vllm_request_submit_with_priority for a prompt given as token ids (used as

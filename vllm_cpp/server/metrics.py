@@ -1,7 +1,9 @@
 """Prometheus metrics for ``GET /metrics``, named as vLLM names them.
 
 Engine-wide numbers (running/waiting requests, KV cache usage, prefix-cache
-queries and hits, token totals, preemptions) are read from
+queries and hits, token totals, preemptions, and with speculative decoding
+its drafts, draft tokens and accepted tokens, in total and per position)
+are read from
 ``Engine.stats()`` at scrape time, so they are the engine's own counts;
 per-request latencies (time to first token, inter-token latency, end to
 end) and finished-request counts are observed by the server as it streams.
@@ -63,6 +65,19 @@ class _EngineStatsCollector:
         yield self._counter("vllm:generation_tokens", "Generation tokens processed.",
                             s["generation_tokens"])
         yield self._counter("vllm:num_preemptions", "Cumulative preemptions.", s["preemptions"])
+        spec = s.get("spec_decode")
+        if spec is not None:
+            yield self._counter("vllm:spec_decode_num_drafts", "Speculative drafts verified.", spec["num_drafts"])
+            yield self._counter("vllm:spec_decode_num_draft_tokens", "Draft tokens verified.",
+                                spec["num_draft_tokens"])
+            yield self._counter("vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.",
+                                spec["num_accepted_tokens"])
+            per_pos = CounterMetricFamily("vllm:spec_decode_num_accepted_tokens_per_pos",
+                                          "Draft tokens accepted, per position in the draft.",
+                                          labels=[*self._labels, "position"])
+            for position, accepted in enumerate(spec["num_accepted_tokens_per_pos"]):
+                per_pos.add_metric([*self._labels.values(), str(position)], accepted)
+            yield per_pos
 
 
 class ServerMetrics:

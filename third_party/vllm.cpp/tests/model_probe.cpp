@@ -57,7 +57,7 @@ struct Probe {
             s.n_tokens = n;
             s.start_pos = start + static_cast<int>(done);
             s.block_tables[0] = table.data();
-            s.want_logits = done + n == tokens.size();
+            s.num_logits = done + n == tokens.size() ? 1 : 0;
             model.forward({s}, cache, pool, logits);
             done += n;
         }

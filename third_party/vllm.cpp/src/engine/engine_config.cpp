@@ -32,7 +32,6 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
         throw_invalid_argument("enable_jump_forward must be 0 (default), 1 (on) or 2 (off); got " +
                                std::to_string(p.enable_jump_forward));
     // Features of later issues: refused by name, never ignored.
-    if (is_set(p.speculative_config)) throw_invalid_argument("speculative decoding (speculative_config) is not implemented yet in this engine");
 
     EngineConfig c;
     c.model_path = p.model_path;
@@ -44,6 +43,7 @@ EngineConfig EngineConfig::from_c(const vllm_model_params& p) {
     c.prefix_caching = p.enable_prefix_caching != 2;
     c.jump_forward = jump_forward_on(p.enable_jump_forward);
     c.kv_dtype = kv_dtype_from_env();  // unknown values are refused at load
+    if (is_set(p.speculative_config)) c.speculative = SpeculativeConfig::parse(p.speculative_config);
     if (is_set(p.tokenizer_config_path)) c.tokenizer_config_path = p.tokenizer_config_path;
     if (is_set(p.kv_transfer_config)) {
         c.kv_transfer = kv_transfer::KvTransferConfig::parse(p.kv_transfer_config);  // refuses what is wrong

@@ -7,6 +7,7 @@
 
 #include "core/kv_cache.h"
 #include "kv_transfer/kv_transfer_config.h"
+#include "spec_decode/speculative_config.h"
 #include "vllm.h"
 
 namespace vllm {
@@ -41,6 +42,8 @@ struct EngineConfig {
     int64_t kv_cache_memory_bytes = 0;  // 0: VLLM_CPP_KV_CACHE_MB or kDefaultKvCacheMb
     int num_threads = 0;                // 0: ThreadPool::default_thread_count()
     std::string isa;                    // "": the process's kernels (kernels::require_isa)
+    // speculative_config, parsed; unset: no speculation.
+    std::optional<SpeculativeConfig> speculative;
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

@@ -1,7 +1,9 @@
 #include "engine/engine_core.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "sample/rejection_sampler.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -17,7 +19,15 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
       kv_manager_(kv_plan.groups, kv_plan.group_blocks, config.block_size, config.prefix_caching),
       scheduler_(parse_scheduling_policy(config.scheduling_policy), config.max_num_seqs,
                  config.max_num_batched_tokens, kv_manager_),
-      pool_(config.num_threads) {}
+      pool_(config.num_threads) {
+    if (config.speculative) {
+        proposer_ = make_proposer(*config.speculative);
+        speculation_policy_ = std::make_unique<SpeculationPolicy>(*config.speculative);
+        counters_.spec_decode.emplace();
+        counters_.spec_decode->method = method_name(config.speculative->method);
+        counters_.spec_decode->num_accepted_tokens_per_pos.assign(config.speculative->num_speculative_tokens, 0);
+    }
+}
 
 EngineCore::~EngineCore() { connector_.reset(); }
 
@@ -41,16 +51,36 @@ void EngineCore::drop_cancelled() {
             ++it;
             continue;
         }
-        remove(r);
+        remove(r, false);
         r.stream->mark_aborted();
         ++counters_.requests_aborted;
         it = requests_.erase(it);
     }
 }
 
+void EngineCore::propose_drafts() {
+    if (!proposer_) return;
+    const bool allowed = speculation_policy_->step_allowed(scheduler_.num_running() + scheduler_.num_waiting());
+    for (auto& [id, request] : requests_) {
+        Request& r = *request;
+        SchedulerRequest& sched = r.sched;
+        sched.spec_token_ids.clear();
+        // Only a request in decode (its last token is all it has to compute).
+        if (!allowed || sched.status != RequestStatus::RUNNING ||
+            sched.num_computed_tokens != sched.num_tokens() - 1)
+            continue;
+        int k = speculation_policy_->max_draft_tokens(id);
+        // A step yields at most k + 1 tokens: none are drafted past max_tokens or max_model_len.
+        if (r.sampling.max_tokens > 0) k = std::min(k, r.sampling.max_tokens - r.num_output_tokens() - 1);
+        k = std::min(k, max_model_len_ - sched.num_tokens() - 1);
+        if (k > 0) proposer_->propose(id, sched.tokens(), sched.num_prompt_tokens, k, sched.spec_token_ids);
+    }
+}
+
 void EngineCore::step() {
     waiting_for_transfers_ = false;
     if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
+    propose_drafts();
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
     if (batch.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
         // Every request waits for blocks still arriving, or only ends held
@@ -68,14 +98,26 @@ void EngineCore::step() {
     }
     std::vector<SequenceSlice> slices;
     slices.reserve(batch.size());
-    for (const ScheduledRequest& s : batch) {
-        const SchedulerRequest& r = *s.request;
+    std::vector<int> num_drafts(batch.size(), 0);
+    spec_inputs_.clear();
+    spec_inputs_.reserve(batch.size());  // slices point into it
+    for (size_t i = 0; i < batch.size(); ++i) {
+        SchedulerRequest& r = *batch[i].request;
         SequenceSlice slice;
         slice.tokens = r.tokens().data() + r.num_computed_tokens;
-        slice.n_tokens = s.num_new_tokens;
+        slice.n_tokens = batch[i].num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
         for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
-        slice.want_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();
+        // Drafts ride after the request's last token; a tight token budget
+        // may have cut some off.
+        num_drafts[i] = std::max(0, r.num_computed_tokens + slice.n_tokens - r.num_tokens());
+        r.spec_token_ids.resize(num_drafts[i]);
+        if (num_drafts[i] > 0) {
+            std::vector<int32_t>& input = spec_inputs_.emplace_back(r.tokens().begin() + r.num_computed_tokens, r.tokens().end());
+            input.insert(input.end(), r.spec_token_ids.begin(), r.spec_token_ids.end());
+            slice.tokens = input.data();
+        }
+        slice.num_logits = r.num_computed_tokens + slice.n_tokens >= r.num_tokens() ? 1 + num_drafts[i] : 0;
         slices.push_back(slice);
     }
     model_.forward(slices, kv_cache_, pool_, logits_);
@@ -86,25 +128,29 @@ void EngineCore::step() {
     for (size_t i = 0; i < batch.size(); ++i) {
         SchedulerRequest& sched = *batch[i].request;
         if (connector_) save_completed_blocks(sched, batch[i].num_new_tokens);
-        sched.num_computed_tokens += batch[i].num_new_tokens;
-        kv_manager_.commit_computed(sched);
-        if (!slices[i].want_logits) continue;
+        // Drafts' K/V count as computed only once verified (verify_and_output).
+        sched.num_computed_tokens += batch[i].num_new_tokens - num_drafts[i];
+        if (num_drafts[i] == 0) kv_manager_.commit_computed(sched);
+        if (slices[i].num_logits == 0) continue;
         Request& r = request_of(sched);
+        float* rows = logits_.data() + row * size_t(vocab);
+        row += slices[i].num_logits;
         try {
-            sample_and_output(r, logits_.data() + row++ * size_t(vocab));
+            if (num_drafts[i] > 0) verify_and_output(r, rows, num_drafts[i]);
+            else sample_and_output(r, rows);
         } catch (const Error& e) {
             // An error while sampling belongs to its request alone (e.g. a
             // structured-output state refused as too ambiguous): the batch's
             // KV state is intact, so the others go on.
             r.stream->finish(nullptr, e.status(), e.what());
-            finish(r);
+            finish(r, false);
         }
     }
     for (auto it = requests_.begin(); it != requests_.end();)
         it = it->second->sched.status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
 }
 
-void EngineCore::sample_and_output(Request& r, float* logits) {
+void EngineCore::prepare_row(Request& r, float* logits) {
     const int vocab = model_.config().vocab_size;
     // Log-probabilities come from the raw row, before anything edits it.
     if (r.sampling.logprobs >= 0) raw_logits_.assign(logits, logits + vocab);
@@ -116,44 +162,94 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
     if (r.sampling.logits_processor != nullptr)
         r.sampling.logits_processor(r.output.data(), r.num_output_tokens(), logits, vocab,
                                     r.sampling.logits_processor_user_data);
-    const int32_t token = sampler_.sample(r.sampling, logits, vocab, r.prompt, r.output, r.rng);
+}
 
-    std::vector<TokenLogprob> logprobs;
-    if (r.sampling.logprobs >= 0) logprobs.push_back(sampler_.logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
+bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
+    const int vocab = model_.config().vocab_size;
+    if (r.sampling.logprobs >= 0) out.logprobs.push_back(sampler_.logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
     if (r.matcher && !r.matcher->accept_token(token)) {
         // Only reachable when a logits processor undid the mask.
         r.stream->finish(nullptr, VLLM_ERR_RUNTIME,
                          "sampled token " + std::to_string(token) + " violates the structured-output constraint "
                          "(did a logits processor allow a masked token?)");
-        finish(r);
-        return;
+        finish(r, false);
+        return false;
     }
-    std::vector<int32_t> step_tokens{token};
-    std::string delta;
-    const char* reason = append_token(r, token, delta);
+    out.tokens.push_back(token);
+    out.reason = append_token(r, token, out.delta);
     // Jump-forward: tokens the grammar forces are appended without sampling
     // (the next step prefills them together).
-    if (reason == nullptr && r.matcher && config_.jump_forward) {
+    const size_t sampled = out.tokens.size();
+    if (out.reason == nullptr && r.matcher && config_.jump_forward) {
         for (int32_t forced : r.matcher->jump_forward_tokens()) {
             if (!r.matcher->accept_token(forced)) break;
-            step_tokens.push_back(forced);
-            if (r.sampling.logprobs >= 0) logprobs.push_back(TokenLogprob{forced, 0.0f, {}});
+            out.tokens.push_back(forced);
+            if (r.sampling.logprobs >= 0) out.logprobs.push_back(TokenLogprob{forced, 0.0f, {}});
             ++counters_.jump_forward_tokens;
-            reason = append_token(r, forced, delta);
-            if (reason != nullptr) break;
+            out.reason = append_token(r, forced, out.delta);
+            if (out.reason != nullptr) break;
         }
     }
+    out.jumped = out.tokens.size() > sampled;
     // A grammar that admits nothing more ends the request.
-    if (reason == nullptr && r.matcher && r.matcher->is_finished()) {
+    if (out.reason == nullptr && r.matcher && r.matcher->is_finished()) {
         OutputProcessor::Update update = r.output_processor.finish(finish_reason::kStop);
-        delta += update.delta;
-        reason = update.finish_reason;
+        out.delta += update.delta;
+        out.reason = update.finish_reason;
     }
-    r.stream->push_step(delta, step_tokens, std::move(logprobs));
-    if (reason != nullptr) {
-        finished_.push_back(Finished{r.sched.arrival, r.stream, reason});
-        finish(r);
+    return true;
+}
+
+void EngineCore::deliver(Request& r, StepOutput& out) {
+    r.stream->push_step(out.delta, out.tokens, std::move(out.logprobs));
+    if (out.reason != nullptr) {
+        finished_.push_back(Finished{r.sched.arrival, r.stream, out.reason});
+        finish(r, true);
     }
+}
+
+void EngineCore::sample_and_output(Request& r, float* logits) {
+    prepare_row(r, logits);
+    const int32_t token = sampler_.sample(r.sampling, logits, model_.config().vocab_size, r.prompt, r.output, r.rng);
+    StepOutput out;
+    if (emit(r, token, out)) deliver(r, out);
+}
+
+void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
+    const int vocab = model_.config().vocab_size;
+    const std::vector<int32_t> drafts(r.sched.spec_token_ids.begin(), r.sched.spec_token_ids.begin() + num_drafts);
+    r.sched.spec_token_ids.clear();
+    const int first_draft_position = r.sched.num_tokens();
+    int accepted = 0;
+    StepOutput out;
+    bool alive = true;
+    for (int j = 0; j <= num_drafts && alive; ++j) {
+        float* row = logits + size_t(j) * vocab;
+        prepare_row(r, row);
+        Verdict verdict{-1, false};
+        if (j < num_drafts)
+            verdict = verify_draft_token(sampler_, r.sampling, row, vocab, r.prompt, r.output, drafts[j], r.rng);
+        else
+            verdict.token = sampler_.sample(r.sampling, row, vocab, r.prompt, r.output, r.rng);
+        alive = emit(r, verdict.token, out);
+        if (verdict.accepted) ++accepted;
+        // The rows after a rejection, a finish or jump-forward tokens were
+        // computed for another continuation.
+        if (!verdict.accepted || out.reason != nullptr || out.jumped) break;
+    }
+    SpecDecodeStats& stats = *counters_.spec_decode;
+    ++stats.num_drafts;
+    stats.num_draft_tokens += num_drafts;
+    stats.num_accepted_tokens += accepted;
+    for (int j = 0; j < accepted; ++j) ++stats.num_accepted_tokens_per_pos[j];
+    if (!alive) return;
+    speculation_policy_->record(r.sched.arrival, num_drafts, accepted);
+    // The accepted drafts' K/V were computed at their positions by this
+    // step; the slots after them hold rejected drafts' K/V, overwritten when
+    // those positions are computed for real, and never cached before.
+    r.sched.num_computed_tokens = first_draft_position + accepted;
+    kv_manager_.commit_computed(r.sched);
+    deliver(r, out);
 }
 
 const char* EngineCore::append_token(Request& r, int32_t token, std::string& delta) {
@@ -168,9 +264,13 @@ const char* EngineCore::append_token(Request& r, int32_t token, std::string& del
     return update.finish_reason;
 }
 
-void EngineCore::remove(Request& r) {
+void EngineCore::remove(Request& r, bool completed) {
     scheduler_.remove(&r.sched);
     if (connector_) connector_->forget(r.sched.arrival);
+    if (proposer_) {
+        proposer_->finished(r.sched.arrival, r.sched.tokens(), r.num_prompt_tokens(), completed);
+        speculation_policy_->forget(r.sched.arrival);
+    }
 }
 
 void EngineCore::save_completed_blocks(const SchedulerRequest& r, int num_new_tokens) {
@@ -179,8 +279,8 @@ void EngineCore::save_completed_blocks(const SchedulerRequest& r, int num_new_to
     connector_->save_completed_blocks(r, r.num_computed_tokens + num_new_tokens, tables, kv_cache_);
 }
 
-void EngineCore::finish(Request& r) {
-    remove(r);
+void EngineCore::finish(Request& r, bool completed) {
+    remove(r, completed);
     ++counters_.requests_finished;
 }
 
@@ -196,7 +296,7 @@ void EngineCore::deliver_finished(bool all) {
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
     deliver_finished(/*all=*/true);
     for (auto& [id, r] : requests_) {
-        remove(*r);
+        remove(*r, false);
         r->stream->finish(nullptr, status, error);
     }
     requests_.clear();

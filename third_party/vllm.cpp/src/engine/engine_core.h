@@ -19,6 +19,8 @@
 #include "kv_transfer/kv_connector.h"
 #include "model/llama.h"
 #include "sample/sampler.h"
+#include "spec_decode/proposer.h"
+#include "spec_decode/speculation_policy.h"
 #include "tokenizer/tokenizer.h"
 #include "util/thread_pool.h"
 
@@ -60,14 +62,41 @@ public:
     void deliver_finished(bool all = false);
 
 private:
+    // What one step hands a request's stream.
+    struct StepOutput {
+        std::string delta;
+        std::vector<int32_t> tokens;
+        std::vector<TokenLogprob> logprobs;
+        const char* reason = nullptr;  // set when the request finished
+        bool jumped = false;           // the last token brought jump-forward tokens
+    };
+
+    // Speculative decoding: the draft tokens each running request in decode
+    // verifies this step (spec_token_ids), as the dynamic switch allows.
+    void propose_drafts();
     // Samples the next token of `r` from its logits row and delivers the text.
     void sample_and_output(Request& r, float* logits);
+    // Verifies r's first `num_drafts` draft tokens against its num_drafts + 1
+    // logits rows: each row prepared and judged as an ordinary step would
+    // be, accepted tokens appended until the first rejection (replaced by
+    // the target's token) or, all accepted, one more sampled token; the
+    // rejected drafts' K/V slots are given up (num_computed_tokens).
+    void verify_and_output(Request& r, float* logits, int num_drafts);
+    // A logits row as the sampler must see it: the min_tokens EOS mask, the
+    // grammar mask and the logits processor (the raw row kept for logprobs).
+    void prepare_row(Request& r, float* logits);
+    // One chosen token into `out`: its logprobs, the grammar, the output and
+    // finish checks, jump-forward. False when the request failed (it is finished).
+    bool emit(Request& r, int32_t token, StepOutput& out);
+    void deliver(Request& r, StepOutput& out);
     // Appends one generated token: output, detokenized text (into `delta`),
     // finish checks. Returns the finish reason, or nullptr.
     const char* append_token(Request& r, int32_t token, std::string& delta);
-    void finish(Request& r);
-    // Takes a request out of the scheduler and the connector.
-    void remove(Request& r);
+    // `completed`: it reached a finish reason (not an error or a cancel).
+    void finish(Request& r, bool completed);
+    // Takes a request out of the scheduler, the connector and the proposer
+    // (the suffix proposer keeps completed outputs).
+    void remove(Request& r, bool completed);
     // Queues saves of the blocks the step completed (before `num_computed_tokens` advances).
     void save_completed_blocks(const SchedulerRequest& r, int num_new_tokens);
 
@@ -94,6 +123,10 @@ private:
     std::unique_ptr<kv_transfer::KvConnector> connector_;
     std::atomic<bool> waiting_for_transfers_{false};
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
+    // Speculative decoding (null without speculative_config).
+    std::unique_ptr<Proposer> proposer_;
+    std::unique_ptr<SpeculationPolicy> speculation_policy_;
+    std::vector<std::vector<int32_t>> spec_inputs_;  // per step: a verifying slice's tokens then drafts
 };
 
 }  // namespace vllm

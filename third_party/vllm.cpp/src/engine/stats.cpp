@@ -45,6 +45,18 @@ std::string EngineStats::to_json() const {
     }
     field("kv_cache_groups", groups + "]");
     field("kv_transfer", kv_transfer ? kv_transfer->to_json() : "null");
+    if (!spec_decode) {
+        field("spec_decode", "null");
+    } else {
+        const SpecDecodeStats& sd = *spec_decode;
+        std::string per_pos = "[";
+        for (int64_t n : sd.num_accepted_tokens_per_pos) per_pos += (per_pos.size() > 1 ? "," : "") + std::to_string(n);
+        field("spec_decode", "{\"method\":\"" + std::string(sd.method) + "\",\"num_drafts\":" +
+                                 std::to_string(sd.num_drafts) + ",\"num_draft_tokens\":" +
+                                 std::to_string(sd.num_draft_tokens) + ",\"num_accepted_tokens\":" +
+                                 std::to_string(sd.num_accepted_tokens) + ",\"num_accepted_tokens_per_pos\":" +
+                                 per_pos + "]}");
+    }
     return out + "}";
 }
 

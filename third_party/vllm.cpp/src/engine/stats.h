@@ -2,6 +2,7 @@
 // after every step, read by any thread.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <optional>
 #include <vector>
@@ -20,6 +21,17 @@ struct KvCacheGroupStats {
     int64_t blocks_free = 0;
     int64_t blocks_cached = 0;
     int64_t bytes = 0;           // K and V of all its blocks, in all its layers
+};
+
+// Speculative decoding's counters (vLLM's spec_decode metrics): drafts
+// verified, their tokens, the tokens accepted, and per draft position how
+// often it was accepted (position i counts only when 0..i-1 were too).
+struct SpecDecodeStats {
+    const char* method = "";
+    int64_t num_drafts = 0;
+    int64_t num_draft_tokens = 0;
+    int64_t num_accepted_tokens = 0;
+    std::vector<int64_t> num_accepted_tokens_per_pos;  // num_speculative_tokens entries
 };
 
 // The kv_blocks_* fields are the primary KV cache group's (full attention
@@ -47,6 +59,7 @@ struct EngineStats {
     std::vector<KvCacheGroupStats> kv_cache_groups;
     // With a kv_transfer_config: the connector's counters (else null in JSON).
     std::optional<kv_transfer::KvTransferStats> kv_transfer;
+    std::optional<SpecDecodeStats> spec_decode;  // unset: speculation off
 
     std::string to_json() const;
 };

@@ -315,10 +315,13 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
     int64_t row = 0, n_out = 0;
     for (const SequenceSlice& s : batch) {
         row += s.n_tokens;
-        if (!s.want_logits) continue;
-        last.resize((n_out + 1) * dim);
-        kernels::rms_norm(&x_[(row - 1) * dim], weights_.output_norm.data(), &last[n_out * dim], dim, c.rms_eps);
-        ++n_out;
+        if (s.num_logits < 0 || s.num_logits > s.n_tokens)
+            throw_runtime("internal error: a slice wants logits of " + std::to_string(s.num_logits) + " of its " +
+                          std::to_string(s.n_tokens) + " tokens");
+        for (int64_t t = row - s.num_logits; t < row; ++t, ++n_out) {
+            last.resize((n_out + 1) * dim);
+            kernels::rms_norm(&x_[t * dim], weights_.output_norm.data(), &last[n_out * dim], dim, c.rms_eps);
+        }
     }
     logits.resize(n_out * c.vocab_size);
     if (n_out > 0) kernels::matmul(weights_.output, last.data(), n_out, logits.data(), pool);

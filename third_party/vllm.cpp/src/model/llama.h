@@ -24,7 +24,9 @@ struct SequenceSlice {
     // positions [0, start_pos + n_tokens); a sliding-window group's entries
     // before the window are kNullBlock.
     std::array<const int32_t*, kMaxKvCacheGroups> block_tables{};
-    bool want_logits = false;            // logits of the slice's last token
+    // Logits of the slice's last num_logits tokens (0: none; 1: the next
+    // token's; k + 1: a speculative step verifying k draft tokens).
+    int num_logits = 0;
 };
 
 class LlamaModel {
@@ -36,8 +38,8 @@ public:
 
     const ModelConfig& config() const { return config_; }
 
-    // Runs the batch, writing the new K/V into `cache`. `logits` receives one
-    // row of vocab_size floats per slice with want_logits, in batch order.
+    // Runs the batch, writing the new K/V into `cache`. `logits` receives
+    // num_logits rows of vocab_size floats per slice, in batch and token order.
     // Not reentrant (scratch buffers are members): the engine step owns it.
     void forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
                  std::vector<float>& logits);

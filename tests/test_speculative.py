@@ -1,0 +1,259 @@
+"""Speculative decoding (issue 12).
+
+The components without a model run as the engine's native test program
+test_spec_decode: the speculative_config parser and its refusals, the n-gram
+and suffix proposers, and the rejection sampler's output distribution
+against the sampling distribution (chi-square over 60,000 draws per case at
+a fixed significance). End to end, on SmolLM2: greedy output is identical
+with speculation on and off for each proposer, alone, in a batch of 8 mixed
+prompts, with structured output, stop strings, min/max tokens, penalties and
+logprobs; seeded samples are identical too (verification draws as the
+ordinary sampler does); bad configs are refused at load, naming the field;
+stats count drafts and accepted tokens.
+"""
+
+import asyncio
+import math
+
+import pytest
+
+from native_build import build_native_tests
+from test_native import run_program
+from vllm_cpp import Engine, InvalidArgumentError, SamplingParams, StructuredOutput
+
+PASSAGE = (
+    "The lighthouse keeper climbed the spiral stairs every evening at six. He wound the clockwork, trimmed the "
+    "wick and polished the great lens until it shone. Ships passing the northern reef relied on its beam, and "
+    "the keeper had never once let it go dark in thirty years of service."
+)
+GROUNDED = f"Copy the passage exactly.\nPassage: {PASSAGE}\nCopy:"
+PROMPTS = [
+    GROUNDED,
+    "Once upon a time, in a small village by the sea,",
+    "def fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)\n\n"
+    "# The same function, rewritten with a loop:\ndef fibonacci(n):",
+    "List the days of the week: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday. Again: Monday,",
+    "The capital of France is",
+    "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,",
+    "Q: What is the color of the sky on a clear day?\nA:",
+    f"Summarize in one sentence: {PASSAGE}\nSummary:",
+]
+
+# Speculation in every batch size (the dynamic switch's batch rule would turn
+# it off for a batch of 8), so the batched tests verify drafts too.
+CONFIGS = {
+    "ngram": {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_min": 2, "prompt_lookup_max": 4,
+              "disable_by_batch_size": 0},
+    "suffix": {"method": "suffix", "num_speculative_tokens": 8, "disable_by_batch_size": 0},
+}
+
+
+@pytest.fixture(scope="module")
+def build():
+    return build_native_tests()
+
+
+@pytest.mark.timeout(600)
+def test_native_spec_decode_components(build):
+    run_program(build, "test_spec_decode")
+
+
+@pytest.fixture(scope="module")
+def engines(smollm2_path):
+    """The reference engine without speculation and one per proposer."""
+    loaded = {"off": Engine.load(smollm2_path, max_model_len=1024)}
+    for name, config in CONFIGS.items():
+        loaded[name] = Engine.load(smollm2_path, max_model_len=1024, speculative_config=config)
+    yield loaded
+    for engine in loaded.values():
+        engine.close()
+
+
+def run_all(engine, prompts, params):
+    """Every prompt submitted at once (one batch), results in order."""
+    async def go():
+        return await asyncio.gather(*(engine.acomplete(p, params) for p in prompts))
+    return asyncio.run(go())
+
+
+def spec_counts(engine):
+    return engine.stats()["spec_decode"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("method", list(CONFIGS))
+def test_greedy_alone_identical(engines, method):
+    before = spec_counts(engines[method])["num_accepted_tokens"]
+    for prompt in PROMPTS[:4]:
+        params = SamplingParams.greedy(max_tokens=48)
+        want = engines["off"].complete(prompt, params)
+        got = engines[method].complete(prompt, params)
+        assert got == want, prompt
+    stats = spec_counts(engines[method])
+    assert stats["method"] == method
+    # The grounded prompts are copied: speculation must have paid somewhere.
+    assert stats["num_accepted_tokens"] > before
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("method", list(CONFIGS))
+def test_greedy_batch_of_8_identical(engines, method):
+    params = SamplingParams.greedy(max_tokens=40)
+    want = run_all(engines["off"], PROMPTS, params)
+    got = run_all(engines[method], PROMPTS, params)
+    assert [(c.text, c.token_ids, c.finish_reason) for c in got] == \
+        [(c.text, c.token_ids, c.finish_reason) for c in want]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("method", list(CONFIGS))
+def test_greedy_with_sampling_parameters_identical(engines, method):
+    """Stop strings, min/max tokens, penalties and logprobs apply at every
+    verified position exactly as without speculation."""
+    cases = [
+        SamplingParams.greedy(max_tokens=60, stop=("thirty",)),
+        SamplingParams.greedy(max_tokens=60, stop=("six.", "lens")),
+        SamplingParams.greedy(max_tokens=7),
+        SamplingParams.greedy(max_tokens=30, min_tokens=20),
+        SamplingParams.greedy(max_tokens=30, repetition_penalty=1.3, frequency_penalty=0.2),
+        SamplingParams.greedy(max_tokens=30, logprobs=3),
+    ]
+    for params in cases:
+        want = run_all(engines["off"], [GROUNDED, PROMPTS[3]], params)
+        got = run_all(engines[method], [GROUNDED, PROMPTS[3]], params)
+        for g, w in zip(got, want):
+            assert (g.text, g.token_ids, g.finish_reason) == (w.text, w.token_ids, w.finish_reason), params
+            if params.logprobs is not None:
+                assert len(g.logprobs) == len(w.logprobs) == len(g.token_ids)
+                for a, b in zip(g.logprobs, w.logprobs):
+                    assert a.token == b.token and math.isclose(a.logprob, b.logprob, abs_tol=1e-5)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("method", list(CONFIGS))
+def test_greedy_structured_output_identical(engines, method):
+    """The grammar advances over accepted tokens only; a draft it forbids is rejected."""
+    schema = {"type": "object", "properties": {"keeper": {"type": "string", "maxLength": 40},
+                                               "years": {"type": "integer"}},
+              "required": ["keeper", "years"]}
+    prompt = f"{PASSAGE}\nAs JSON with keys keeper and years:"
+    cases = [StructuredOutput.json_schema(schema), StructuredOutput.regex(r"(Monday|Tuesday|Friday)(, [A-Z][a-z]+){3}"),
+             StructuredOutput.choice(["lighthouse keeper", "ship captain"])]
+    for constraint in cases:
+        params = SamplingParams.greedy(max_tokens=60, structured_output=constraint)
+        prompts = [prompt, PROMPTS[3], GROUNDED]
+        want = run_all(engines["off"], prompts, params)
+        got = run_all(engines[method], prompts, params)
+        assert [(c.text, c.finish_reason) for c in got] == [(c.text, c.finish_reason) for c in want], constraint
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("method", list(CONFIGS))
+def test_seeded_sampling_identical(engines, method):
+    """Verification makes the ordinary draw with the request's own generator
+    and accepts a draft iff the draw equals it (the standard rule for a
+    point-mass proposer, see rejection_sampler.h), so every seeded sample is
+    token for token the one without speculation; the distribution itself is
+    tested by chi-square in test_spec_decode. The prompt repeats a list, so
+    drafts are proposed and both accepted and rejected."""
+    prompt = "red green blue red green blue red green blue red green blue red"
+    before = spec_counts(engines[method])
+    params = [SamplingParams(temperature=1.0, top_k=6, max_tokens=8, ignore_eos=True, seed=s) for s in range(200)]
+
+    def samples(engine):
+        async def go():
+            return await asyncio.gather(*(engine.acomplete(prompt, p) for p in params))
+        return [c.token_ids for c in asyncio.run(go())]
+
+    assert samples(engines[method]) == samples(engines["off"])
+    after = spec_counts(engines[method])
+    drafted = after["num_draft_tokens"] - before["num_draft_tokens"]
+    accepted = after["num_accepted_tokens"] - before["num_accepted_tokens"]
+    assert 0 < accepted < drafted
+
+
+def test_seeded_sampling_repeats(engines):
+    params = SamplingParams(temperature=0.9, max_tokens=24, seed=7)
+    for method in CONFIGS:
+        assert engines[method].complete(GROUNDED, params) == engines[method].complete(GROUNDED, params)
+
+
+def test_stats_shape(engines):
+    assert engines["off"].stats()["spec_decode"] is None
+    for method, config in CONFIGS.items():
+        stats = spec_counts(engines[method])
+        per_pos = stats["num_accepted_tokens_per_pos"]
+        assert len(per_pos) == config["num_speculative_tokens"]
+        assert sum(per_pos) == stats["num_accepted_tokens"] <= stats["num_draft_tokens"]
+        assert all(a >= b for a, b in zip(per_pos, per_pos[1:]))
+        assert stats["num_drafts"] >= per_pos[0]
+
+
+BAD_CONFIGS = [
+    ('{"method": "ngram", "num_speculative_tokens": ', "not valid JSON"),
+    ({"method": "medusa", "num_speculative_tokens": 2}, "'method'"),
+    ({"method": "ngram", "num_speculative_tokens": 0}, "'num_speculative_tokens'"),
+    ({"method": "ngram", "num_speculative_tokens": -1}, "'num_speculative_tokens'"),
+    ({"method": "ngram", "num_speculative_tokens": 10**6}, "'num_speculative_tokens'"),
+    ({"method": "ngram"}, "'num_speculative_tokens' is required"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5, "prompt_lookup_max": 2},
+     "'prompt_lookup_min'"),
+    ({"method": "draft_model", "model": "/does/not/exist.gguf", "num_speculative_tokens": 3}, "does not exist"),
+    ({"method": "suffix", "suffix_decoding_min_token_prob": 2}, "'suffix_decoding_min_token_prob'"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "bogus": 1}, "'bogus'"),
+]
+
+
+@pytest.mark.parametrize("config, words", BAD_CONFIGS, ids=[w for _, w in BAD_CONFIGS])
+def test_bad_configs_refused_at_load(smollm2_path, engines, config, words):
+    with pytest.raises(InvalidArgumentError) as info:
+        Engine.load(smollm2_path, max_model_len=256, speculative_config=config)
+    assert words in str(info.value) and "speculative_config" in str(info.value)
+    # Nothing leaked into the engines that are running.
+    assert engines["ngram"].complete("The capital of France is", SamplingParams.greedy(max_tokens=4)).completion_tokens
+
+
+def test_draft_model_refused_by_name(smollm2_path):
+    with pytest.raises(InvalidArgumentError, match="'draft_model' is not implemented yet"):
+        Engine.load(smollm2_path, max_model_len=256,
+                    speculative_config={"method": "draft_model", "model": smollm2_path, "num_speculative_tokens": 3})
+
+
+def test_server_metrics(engines):
+    """/metrics carries vLLM's spec_decode counters from Engine.stats()."""
+    pytest.importorskip("uvicorn")
+    httpx = pytest.importorskip("httpx")
+    parser = pytest.importorskip("prometheus_client.parser")
+    from server_harness import running_server
+
+    def samples(url):
+        out = {}
+        for family in parser.text_string_to_metric_families(httpx.get(url + "/metrics").text):
+            for sample in family.samples:
+                out[(sample.name, sample.labels.get("position"))] = sample.value
+        return out
+
+    with running_server(engines["ngram"], max_model_len=1024) as url:
+        before = samples(url)
+        body = {"model": "smollm2", "prompt": GROUNDED, "max_tokens": 40, "temperature": 0}
+        assert httpx.post(url + "/v1/completions", json=body, timeout=120).status_code == 200
+        after = samples(url)
+    stats = spec_counts(engines["ngram"])
+    assert after[("vllm:spec_decode_num_accepted_tokens_total", None)] == stats["num_accepted_tokens"]
+    assert after[("vllm:spec_decode_num_draft_tokens_total", None)] > before[("vllm:spec_decode_num_draft_tokens_total", None)]
+    assert after[("vllm:spec_decode_num_drafts_total", None)] == stats["num_drafts"]
+    per_pos = [after[("vllm:spec_decode_num_accepted_tokens_per_pos_total", str(i))] for i in range(4)]
+    assert per_pos == stats["num_accepted_tokens_per_pos"]
+
+
+@pytest.mark.timeout(600)
+def test_greedy_identical_with_sliding_window_layers(gemma3_gguf):
+    """Gemma 3 (five sliding-window layers in six, window 512): a prompt past
+    the window, so blocks leave the sliding group while drafts are verified."""
+    prompt = "Copy the text exactly.\n" + " ".join([PASSAGE] * 9) + "\nCopy: " + PASSAGE[:200]
+    params = SamplingParams.greedy(max_tokens=48)
+    with Engine.load(gemma3_gguf, max_model_len=2048) as off:
+        want = off.complete(prompt, params)
+    with Engine.load(gemma3_gguf, max_model_len=2048, speculative_config=CONFIGS["ngram"]) as on:
+        assert on.complete(prompt, params) == want
+        assert spec_counts(on)["num_accepted_tokens"] > 0

@@ -1,0 +1,46 @@
+// speculative_config (vllm_model_params field 9): vLLM's --speculative-config
+// JSON, validated at load. Every refusal is INVALID_ARGUMENT naming the field.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace vllm {
+
+enum class SpeculativeMethod { NGRAM, SUFFIX };
+
+struct SpeculativeConfig {
+    SpeculativeMethod method = SpeculativeMethod::NGRAM;
+    // The most draft tokens verified per request and step (suffix decoding
+    // proposes fewer where its match is short or unlikely).
+    int num_speculative_tokens = 0;
+
+    // "ngram" (prompt lookup): the n-gram lengths matched, longest first.
+    int prompt_lookup_min = 5;
+    int prompt_lookup_max = 5;
+
+    // "suffix": vLLM's suffix_decoding_* limits.
+    int suffix_decoding_max_tree_depth = 24;
+    int suffix_decoding_max_cached_requests = 10000;
+    double suffix_decoding_max_spec_factor = 1.0;
+    double suffix_decoding_min_token_prob = 0.1;
+
+    // The dynamic switch (speculation_policy.h): no drafts in a step whose
+    // batch runs more than this many requests (vLLM v0's name); 0: never.
+    int disable_by_batch_size = kDefaultDisableByBatchSize;
+
+    // A draft longer than this is refused as absurd: verification runs
+    // k + 1 positions per request and step.
+    static constexpr int kMaxSpeculativeTokens = 64;
+    static constexpr int kMaxPromptLookup = 1024;
+    static constexpr int kMaxTreeDepth = 1024;
+    static constexpr int kDefaultDisableByBatchSize = 4;
+
+    // The JSON object (speculation is off when the field is NULL or "";
+    // callers do not call this then).
+    static SpeculativeConfig parse(std::string_view json_text);
+};
+
+const char* method_name(SpeculativeMethod method);
+
+}  // namespace vllm

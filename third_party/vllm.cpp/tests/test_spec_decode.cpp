@@ -1,0 +1,349 @@
+// Speculative decoding without a model: the speculative_config parser and its
+// refusals, the n-gram (prompt lookup) proposer, the suffix tree and suffix
+// decoding proposer, and the rejection sampler, whose output distribution
+// must equal the sampling distribution (a chi-square test over many draws at
+// a fixed significance, for several drafts and sampling settings) with the
+// draft accepted with probability p(draft), while greedy verification
+// accepts exactly the argmax.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "sample/rejection_sampler.h"
+#include "spec_decode/ngram_proposer.h"
+#include "spec_decode/speculative_config.h"
+#include "spec_decode/suffix_proposer.h"
+#include "spec_decode/suffix_tree.h"
+#include "util/error.h"
+
+using namespace vllm;
+
+namespace {
+
+using Tokens = std::vector<int32_t>;
+
+// The message of the INVALID_ARGUMENT that parsing `json` throws ("" when it parses).
+std::string refusal(const std::string& json) {
+    try {
+        SpeculativeConfig::parse(json);
+    } catch (const Error& e) {
+        return e.status() == VLLM_ERR_INVALID_ARGUMENT ? e.what() : std::string("wrong status: ") + e.what();
+    }
+    return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+void test_config() {
+    SpeculativeConfig c = SpeculativeConfig::parse(R"({"method": "ngram", "num_speculative_tokens": 4})");
+    check(c.method == SpeculativeMethod::NGRAM && c.num_speculative_tokens == 4 && c.prompt_lookup_min == 5 &&
+              c.prompt_lookup_max == 5,
+          "config: ngram with vLLM's default lookup 5..5");
+    c = SpeculativeConfig::parse(R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})");
+    check(c.prompt_lookup_min == 4 && c.prompt_lookup_max == 4, "config: the one lookup bound given is both");
+    c = SpeculativeConfig::parse(R"({"model": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2, "prompt_lookup_max": 3})");
+    check(c.method == SpeculativeMethod::NGRAM && c.prompt_lookup_min == 2 && c.prompt_lookup_max == 3,
+          "config: method inferred from model 'ngram'");
+    c = SpeculativeConfig::parse(R"({"method": "suffix"})");
+    check(c.method == SpeculativeMethod::SUFFIX && c.num_speculative_tokens == 24 &&
+              c.suffix_decoding_max_tree_depth == 24 && c.suffix_decoding_max_cached_requests == 10000 &&
+              c.suffix_decoding_max_spec_factor == 1.0 && c.suffix_decoding_min_token_prob == 0.1,
+          "config: suffix with vLLM's defaults (num_speculative_tokens = tree depth)");
+    c = SpeculativeConfig::parse(R"({"method": "suffix", "suffix_decoding_max_tree_depth": 8, "num_speculative_tokens": null})");
+    check(c.num_speculative_tokens == 8, "config: null is vLLM's None (the default)");
+
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {"{\"method\": \"ngram\"", "not valid JSON"},
+        {"[1]", "JSON object"},
+        {R"({"method": "eagle", "num_speculative_tokens": 2})", "'method' 'eagle' is not supported"},
+        {R"({"num_speculative_tokens": 2})", "'method' is required"},
+        {R"({"method": "ngram"})", "'num_speculative_tokens' is required"},
+        {R"({"method": "ngram", "num_speculative_tokens": 0})", "'num_speculative_tokens' must be an integer from 1"},
+        {R"({"method": "ngram", "num_speculative_tokens": -3})", "'num_speculative_tokens'"},
+        {R"({"method": "ngram", "num_speculative_tokens": 100000})", "'num_speculative_tokens' must be an integer from 1 to 64"},
+        {R"({"method": "ngram", "num_speculative_tokens": 2.5})", "'num_speculative_tokens'"},
+        {R"({"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 4, "prompt_lookup_max": 2})",
+         "'prompt_lookup_min' (4) must be <= prompt_lookup_max (2)"},
+        {R"({"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 0})", "'prompt_lookup_min'"},
+        {R"({"method": "suffix", "suffix_decoding_min_token_prob": 1.5})", "'suffix_decoding_min_token_prob'"},
+        {R"({"method": "suffix", "suffix_decoding_max_spec_factor": -1})", "'suffix_decoding_max_spec_factor'"},
+        {R"({"method": "suffix", "suffix_decoding_max_tree_depth": 0})", "'suffix_decoding_max_tree_depth'"},
+        {R"({"method": "suffix", "suffix_decoding_max_cached_requests": -1})", "'suffix_decoding_max_cached_requests'"},
+        {R"({"method": "ngram", "num_speculative_tokens": 2, "draft_tensor_parallel_size": 1})",
+         "unknown or unsupported field 'draft_tensor_parallel_size'"},
+        {R"({"method": "ngram", "num_speculative_tokens": 2, "rejection_sample_method": "synthetic"})",
+         "'rejection_sample_method' 'synthetic' is not supported"},
+        {R"({"method": "draft_model", "model": "/nonexistent/draft.gguf", "num_speculative_tokens": 2})",
+         "does not exist: '/nonexistent/draft.gguf'"},
+        {R"({"method": "draft_model", "num_speculative_tokens": 2})", "'model' is required"},
+        {R"({"method": "draft_model", "model": ".", "num_speculative_tokens": 2})", "'draft_model' is not implemented yet"},
+        {R"({"model": ".", "num_speculative_tokens": 2})", "'draft_model' is not implemented yet"},
+        {R"({"method": 3})", "'method' must be a string"},
+    };
+    for (const auto& [json, expected] : refused) {
+        const std::string message = refusal(json);
+        check(contains(message, expected), "config refused: " + json + " -> '" + message + "' names '" + expected + "'");
+    }
+}
+
+void test_ngram() {
+    NgramProposer p(2, 3);
+    Tokens draft;
+    //            0  1  2  3  4  5  6  7  8  9
+    Tokens seq = {1, 2, 3, 4, 5, 9, 9, 2, 3, 4};
+    p.propose(0, seq, 5, 3, draft);
+    check(draft == Tokens{5, 9, 9}, "ngram: the tokens after the matched 3-gram (2 3 4)");
+    p.propose(0, seq, 5, 1, draft);
+    check(draft == Tokens{5}, "ngram: at most max_tokens");
+    p.propose(0, {1, 2, 3, 4, 5, 6}, 6, 3, draft);
+    check(draft.empty(), "ngram: nothing without a match");
+    // 2-gram (7 8) appears twice: the latest occurrence is taken.
+    p.propose(0, {7, 8, 1, 7, 8, 2, 9, 7, 8}, 9, 2, draft);
+    check(draft == Tokens{2, 9}, "ngram: the latest occurrence of the longest match");
+    // The longer match beats a more recent shorter one.
+    p.propose(0, {6, 7, 8, 1, 5, 7, 8, 2, 6, 7, 8}, 11, 1, draft);
+    check(draft == Tokens{1}, "ngram: the longest match first");
+    // A repetition: the continuation runs into the matched text itself.
+    p.propose(0, {4, 4, 4, 4}, 4, 5, draft);
+    check(draft == Tokens{4}, "ngram: the continuation stops at the end of the sequence");
+    NgramProposer single(1, 1);
+    single.propose(0, {5, 1, 2, 5}, 4, 2, draft);
+    check(draft == Tokens{1, 2}, "ngram: 1-grams");
+    p.propose(0, {3, 3}, 2, 2, draft);
+    check(draft.empty(), "ngram: too short for min_n");
+}
+
+void test_suffix_tree() {
+    SuffixTree t(4);
+    for (int32_t tok : Tokens{1, 2, 3, 1, 2, 4, 1, 2}) t.append(tok);
+    // After "1 2": seen followed by 3 once and 4 once (the final "1 2" has no continuation yet).
+    SuffixTree::Draft d = t.speculate(Tokens{1, 2}.data(), 2, 4, 1.0, 0.0);
+    check(d.tokens.size() == 2 && (d.tokens[0] == 3), "suffix tree: ties go to the smaller token; factor 1.0 limits to the match length");
+    check(std::fabs(d.score - (0.5 + 0.5)) < 1e-9, "suffix tree: probabilities are shares of the continuations seen");
+    d = t.speculate(Tokens{1, 2}.data(), 2, 4, 1.0, 0.6);
+    check(d.tokens.empty(), "suffix tree: min_token_prob cuts an uncertain draft");
+    d = t.speculate(Tokens{9}.data(), 1, 4, 1.0, 0.0);
+    check(d.tokens.empty(), "suffix tree: no match, no draft");
+
+    SuffixTree g(3);
+    const Tokens a = {5, 6, 7, 8}, b = {5, 6, 9};
+    g.add(a);
+    g.add(b);
+    g.add(a);
+    d = g.speculate(Tokens{5}.data(), 1, 3, 2.0, 0.0);
+    check(d.tokens == Tokens{6, 7}, "suffix tree: the most frequent continuation, depth-limited");
+    g.remove(a);
+    g.remove(a);
+    d = g.speculate(Tokens{5}.data(), 1, 3, 2.0, 0.0);
+    check(d.tokens == Tokens{6, 9}, "suffix tree: removal takes back what was added");
+    g.remove(b);
+    check(g.num_nodes() == 1, "suffix tree: removing everything leaves the root only");
+    g.add(b);
+    check(g.num_nodes() == 1 + 3 + 2 + 1, "suffix tree: released nodes are reused");
+}
+
+void test_suffix_proposer() {
+    SpeculativeConfig c = SpeculativeConfig::parse(R"({"method": "suffix", "suffix_decoding_max_cached_requests": 1})");
+    SuffixProposer p(c);
+    Tokens draft;
+    // A request copying its own prompt.
+    Tokens seq = {10, 11, 12, 13, 14, 15, 16, 17, 1, 10, 11, 12};
+    p.propose(1, seq, 9, 8, draft);
+    check(draft == Tokens{13, 14, 15}, "suffix: continues the prompt, at most match length tokens (spec factor 1)");
+    seq.push_back(13);
+    seq.push_back(14);
+    p.propose(1, seq, 9, 2, draft);
+    check(draft == Tokens{15, 16}, "suffix: the request's tree grows with its tokens; max_tokens caps");
+    // Finished outputs teach later requests, and are evicted first in, first out.
+    p.finished(1, {1, 2, 30, 31, 32, 33}, 2, true);
+    check(p.num_cached_outputs() == 1, "suffix: a finished output is cached");
+    p.propose(2, {7, 30, 31}, 1, 4, draft);
+    check(draft == Tokens{32, 33}, "suffix: a match in a cached output");
+    p.finished(2, {7, 30, 31, 40, 41}, 1, false);
+    check(p.num_cached_outputs() == 1, "suffix: an aborted request's output is not cached");
+    p.finished(3, {1, 50, 51, 52}, 1, true);
+    p.propose(4, {30, 31}, 2, 4, draft);
+    check(draft.empty() && p.num_cached_outputs() == 1, "suffix: the oldest cached output is evicted");
+    p.propose(4, {60, 50, 51}, 1, 4, draft);
+    check(draft == Tokens{52}, "suffix: the newest output is there");
+}
+
+// Chi-square statistic of observed counts against expected probabilities
+// (bins with expected count < 5 merged into one).
+double chi_square(const std::map<int32_t, int>& observed, const std::vector<double>& p, int n, int& dof) {
+    double stat = 0.0, merged_e = 0.0, merged_o = 0.0;
+    dof = -1;
+    for (size_t t = 0; t < p.size(); ++t) {
+        const double e = p[t] * n;
+        const auto it = observed.find(static_cast<int32_t>(t));
+        const double o = it == observed.end() ? 0.0 : it->second;
+        if (e < 5.0) {
+            merged_e += e;
+            merged_o += o;
+            continue;
+        }
+        stat += (o - e) * (o - e) / e;
+        ++dof;
+    }
+    if (merged_e > 0.0) {
+        if (merged_e >= 1e-12) stat += (merged_o - merged_e) * (merged_o - merged_e) / merged_e;
+        ++dof;
+    }
+    return stat;
+}
+
+// Upper 0.1% point of chi-square with `dof` degrees of freedom (Wilson-Hilferty).
+double chi_square_critical(int dof) {
+    const double z = 3.090;  // one-sided 0.999 normal quantile
+    const double k = dof;
+    const double a = 2.0 / (9.0 * k);
+    return k * std::pow(1.0 - a + z * std::sqrt(a), 3.0);
+}
+
+// The distribution Sampler::sample draws from, computed independently:
+// penalties (the sampler's, tested in test_sampler), softmax at the
+// temperature, min-p, top-k, top-p, normalised.
+std::vector<double> target_distribution(const SamplingConfig& c, std::vector<float> logits, const Tokens& prompt,
+                                        const Tokens& output) {
+    Sampler s;
+    const int32_t vocab = static_cast<int32_t>(logits.size());
+    s.apply_penalties(c, logits.data(), vocab, prompt, output);
+    const float max_logit = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> w(vocab);
+    for (int32_t t = 0; t < vocab; ++t) w[t] = std::exp((logits[t] - max_logit) / c.temperature);
+    std::vector<int32_t> order(vocab);
+    for (int32_t t = 0; t < vocab; ++t) order[t] = t;
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return w[a] > w[b]; });
+    size_t keep = 0;
+    while (keep < order.size() && w[order[keep]] >= c.min_p) ++keep;
+    if (c.top_k > 0) keep = std::min(keep, static_cast<size_t>(c.top_k));
+    double total = 0.0;
+    for (size_t i = 0; i < keep; ++i) total += w[order[i]];
+    double mass = 0.0;
+    size_t cut = keep;
+    for (size_t i = 0; i < keep; ++i) {
+        mass += w[order[i]];
+        if (mass >= c.top_p * total) {
+            cut = i + 1;
+            break;
+        }
+    }
+    std::vector<double> p(vocab, 0.0);
+    for (size_t i = 0; i < cut; ++i) p[order[i]] = w[order[i]] / mass;
+    return p;
+}
+
+void test_rejection_sampler_distribution() {
+    const std::vector<float> logits = {2.0f, 1.5f, 0.3f, -0.5f, 1.0f, 0.0f, -2.0f, 0.7f};
+    const Tokens prompt = {1, 2}, output = {4, 4, 0};
+    struct Case {
+        std::string name;
+        SamplingConfig config;
+        int32_t draft;
+    };
+    std::vector<Case> cases;
+    SamplingConfig plain;
+    plain.temperature = 0.8f;
+    cases.push_back({"likely draft", plain, 0});
+    cases.push_back({"unlikely draft", plain, 6});
+    SamplingConfig cut = plain;
+    cut.top_k = 4;
+    cut.top_p = 0.9f;
+    cases.push_back({"draft cut by top-k/top-p", cut, 6});
+    cases.push_back({"draft kept by top-k/top-p", cut, 1});
+    SamplingConfig penalised = plain;
+    penalised.repetition_penalty = 1.3f;
+    penalised.frequency_penalty = 0.4f;
+    penalised.presence_penalty = 0.2f;
+    penalised.min_p = 0.05f;
+    cases.push_back({"penalties and min-p", penalised, 4});
+
+    const int n = 60000;
+    for (const Case& tc : cases) {
+        const std::vector<double> p = target_distribution(tc.config, logits, prompt, output);
+        Sampler sampler;
+        std::mt19937_64 rng(1234);
+        std::map<int32_t, int> counts;
+        int accepted = 0;
+        bool consistent = true;
+        for (int i = 0; i < n; ++i) {
+            std::vector<float> row = logits;
+            const Verdict v = verify_draft_token(sampler, tc.config, row.data(), static_cast<int32_t>(row.size()),
+                                                 prompt, output, tc.draft, rng);
+            ++counts[v.token];
+            accepted += v.accepted;
+            consistent = consistent && v.accepted == (v.token == tc.draft);
+        }
+        check(consistent, "rejection sampler (" + tc.name + "): a rejected draft is never the replacement");
+        int dof = 0;
+        const double stat = chi_square(counts, p, n, dof);
+        check(stat < chi_square_critical(dof), "rejection sampler (" + tc.name + "): chi-square " + std::to_string(stat) +
+                                                   " below the 0.1% critical value " +
+                                                   std::to_string(chi_square_critical(dof)) + " (" + std::to_string(dof) +
+                                                   " dof)");
+        // Acceptance is p(draft): within 5 standard deviations.
+        const double pd = p[tc.draft], sd = std::sqrt(pd * (1.0 - pd) / n);
+        check(std::fabs(double(accepted) / n - pd) <= 5.0 * sd + 1e-12,
+              "rejection sampler (" + tc.name + "): acceptance rate " + std::to_string(double(accepted) / n) +
+                  " is p(draft) = " + std::to_string(pd));
+        // The same generator state gives the ordinary sampler's token: seeded
+        // output does not depend on speculation.
+        std::mt19937_64 a(99), b(99);
+        bool same = true;
+        for (int i = 0; i < 2000; ++i) {
+            std::vector<float> row = logits, row2 = logits;
+            const Verdict v = verify_draft_token(sampler, tc.config, row.data(), static_cast<int32_t>(row.size()),
+                                                 prompt, output, tc.draft, a);
+            Sampler plain_sampler;
+            same = same && v.token == plain_sampler.sample(tc.config, row2.data(), static_cast<int32_t>(row2.size()),
+                                                           prompt, output, b);
+        }
+        check(same, "rejection sampler (" + tc.name + "): the ordinary sampler's token for the same generator state");
+    }
+    // A wrong distribution fails the test: accepting the draft always.
+    {
+        const std::vector<double> p = target_distribution(plain, logits, prompt, output);
+        std::map<int32_t, int> biased;
+        biased[1] = n;
+        int dof = 0;
+        check(chi_square(biased, p, n, dof) > chi_square_critical(dof), "chi-square rejects a wrong distribution");
+    }
+}
+
+void test_rejection_sampler_greedy() {
+    Sampler sampler;
+    SamplingConfig g;
+    g.temperature = 0.0f;
+    std::mt19937_64 rng(1);
+    std::vector<float> row = {0.1f, 3.0f, 2.0f};
+    Verdict v = verify_draft_token(sampler, g, row.data(), 3, {}, {}, 1, rng);
+    check(v.accepted && v.token == 1, "greedy: the argmax draft is accepted");
+    row = {0.1f, 3.0f, 2.0f};
+    v = verify_draft_token(sampler, g, row.data(), 3, {}, {}, 2, rng);
+    check(!v.accepted && v.token == 1, "greedy: another draft is replaced by the argmax");
+    g.repetition_penalty = 4.0f;
+    row = {0.1f, 3.0f, 2.0f};
+    v = verify_draft_token(sampler, g, row.data(), 3, {}, {1}, 2, rng);
+    check(v.accepted && v.token == 2, "greedy: the argmax after penalties");
+    row = {0.1f, -INFINITY, 2.0f};
+    g.repetition_penalty = 1.0f;
+    v = verify_draft_token(sampler, g, row.data(), 3, {}, {}, 1, rng);
+    check(!v.accepted && v.token == 2, "greedy: a masked draft is rejected");
+}
+
+}  // namespace
+
+int main() {
+    test_config();
+    test_ngram();
+    test_suffix_tree();
+    test_suffix_proposer();
+    test_rejection_sampler_greedy();
+    test_rejection_sampler_distribution();
+    std::printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
