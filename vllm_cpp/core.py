@@ -54,6 +54,7 @@ from .streaming import (
     StreamEvent,
     StreamOutcome,
     TokenSink,
+    WeakSink,
     _Lifetime,
     aiterate_request,
     await_request,
@@ -633,7 +634,7 @@ class _NativeSampling:
                 p.structured_json_object = 1
         if params.logits_processor is not None:
             self.logits = LogitsSink(params.logits_processor)
-            handle = _ffi.handles.register(self.logits)
+            handle = _ffi.handles.register(WeakSink(self.logits))  # self.logits: held by the caller
             self.handles.append(handle)
             p.logits_processor = LOGITS_TRAMPOLINE
             p.logits_processor_user_data = handle
@@ -1139,7 +1140,7 @@ class Engine:
         logits = native.logits if native is not None else None
         if pull is None:
             sink = TokenSink(callback, logits)
-            user_data = _ffi.handles.register(sink)
+            user_data = _ffi.handles.register(WeakSink(sink))  # the Request holds the sink
             handles = [user_data]
         else:
             sink = TokenSink(lambda _event: None, logits)  # never called back

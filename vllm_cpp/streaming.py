@@ -22,6 +22,7 @@ import json
 import queue
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, Optional
 
@@ -248,6 +249,30 @@ class LogitsSink:
             ) from err
 
 
+class WeakSink:
+    """What a request's callback handle points to: its sink, weakly.
+
+    The handle registry is a root, and a sink holds the user's callback,
+    whose closure may hold the very Request that owns the sink. A strong
+    handle would keep that cycle alive until the engine closed; through this
+    relay the Request (and with it the sink) stays collectable, and its
+    finalizer frees the native request before the relay's handle goes. A
+    call after the sink is gone stops the request.
+    """
+
+    def __init__(self, sink):
+        self._sink = weakref.ref(sink)
+
+    def on_token(self, delta_ptr, finished: bool) -> bool:
+        sink = self._sink()
+        return False if sink is None else sink.on_token(delta_ptr, finished)
+
+    def run(self, ids_ptr, n_ids: int, logits_ptr, vocab_size: int) -> None:
+        sink = self._sink()
+        if sink is not None:
+            sink.run(ids_ptr, n_ids, logits_ptr, vocab_size)
+
+
 def _token_onerror(exc_type, exc_value, tb):
     # Only reached if the sink itself could not be found: stop the request.
     return False
@@ -312,15 +337,18 @@ def defer_to_reaper(job: Callable[[], None]) -> None:
 # Non-blocking requests.
 
 
-def _free_request(ptr, sink: TokenSink, handles: list, engine_lifetime: _Lifetime,
+def _free_request(ptr, sink_ref: "weakref.ref[TokenSink]", handles: list, engine_lifetime: _Lifetime,
                   on_free: Optional[Callable[[], None]]) -> None:
     """Free a native request handle, then release its Python callback objects
     and its hold on the engine (``on_free`` runs in between). Never runs on
     the request's own delivery thread (that would join itself): from there
-    it goes to the reaper."""
-    if sink.thread_id == threading.get_ident():
-        defer_to_reaper(lambda: _free_request(ptr, sink, handles, engine_lifetime, on_free))
+    it goes to the reaper. (A sink that is gone is not running a callback:
+    the callback's frame would hold it.)"""
+    sink = sink_ref()
+    if sink is not None and sink.thread_id == threading.get_ident():
+        defer_to_reaper(lambda: _free_request(ptr, sink_ref, handles, engine_lifetime, on_free))
         return
+    del sink
     lib.vllm_request_free(ptr)
     if on_free is not None:
         on_free()
@@ -335,8 +363,8 @@ class Request:
 
     Callbacks run on a native delivery thread. ``wait()`` blocks until
     delivery finished and says how the request ended; ``cancel()`` aborts it
-    (idempotent); ``close()`` (or the context manager, or the ``ffi.gc``
-    finalizer) cancels, joins delivery, frees the native handle, and only
+    (idempotent); ``close()`` (or the context manager, or the finalizer)
+    cancels, joins delivery, frees the native handle, and only
     then releases the Python callback. The request keeps its engine alive.
     Teardown asked for from the request's own callback is deferred to a
     reaper thread.
@@ -351,12 +379,16 @@ class Request:
         self._sink = sink
         self._logits = logits
         self._lifetime = _Lifetime(
-            functools.partial(_free_request, ptr, sink, handles, engine._lifetime, on_free), "request"
+            functools.partial(_free_request, ptr, weakref.ref(sink), handles, engine._lifetime, on_free),
+            "request"
         )
         # The finalizer only closes the lifetime: the free itself waits for
-        # any thread still inside wait()/cancel() on this handle.
-        lifetime = self._lifetime
-        self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
+        # any thread still inside wait()/cancel() on this handle. A weakref
+        # finalizer holds its arguments from outside the request, so they
+        # are intact when it runs, also when the request dies in a cycle
+        # (with its callback's closure); nothing it holds leads back here.
+        self._finalizer = weakref.finalize(self, self._lifetime.close)
+        self._finalizer.atexit = False
         self._cancel_requested = False
         self._result: Optional[RequestOutcome] = None
         self._error: Optional[BaseException] = None
