@@ -35,6 +35,9 @@ public:
     std::vector<ScheduledRequest> schedule();
     // Drops a finished or aborted request and frees its blocks.
     void remove(Request* request);
+    // The requests whose KV blocks could not be allocated (std::bad_alloc)
+    // since the last call: already removed, each to be failed alone.
+    std::vector<Request*> take_failed();
 
     int num_running() const { return static_cast<int>(running_.size()); }
     int num_waiting() const { return static_cast<int>(waiting_.size()); }
@@ -51,6 +54,9 @@ private:
     // The running request to give up when blocks run out.
     size_t preemption_victim() const;
     void preempt(size_t running_index);
+    enum class Allocation { Placed, NoRoom, Failed };
+    // kv_.allocate; a failed allocation removes the request into failed_.
+    Allocation allocate(Request* request, int num_new_tokens, const CachedPrefix& cached = {});
 
     SchedulingPolicy policy_;
     int max_num_seqs_;
@@ -58,6 +64,7 @@ private:
     KVCacheManager& kv_;
     std::vector<Request*> running_;  // admission order
     std::vector<Request*> waiting_;  // arrival order; preempted ones go back in front
+    std::vector<Request*> failed_;   // see take_failed()
     int64_t num_preemptions_ = 0;
     int64_t prefix_cache_queries_ = 0;
     int64_t prefix_cache_hits_ = 0;

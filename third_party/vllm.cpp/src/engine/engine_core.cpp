@@ -42,6 +42,9 @@ void EngineCore::drop_cancelled() {
 
 void EngineCore::step() {
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
+    for (Request* r : scheduler_.take_failed())
+        r->stream->finish(nullptr, VLLM_ERR_RUNTIME, "out of memory: the KV cache blocks of this request could not be allocated");
+    erase_finished();
     if (batch.empty()) {
         // Only possible when a request can never fit the KV cache (the load
         // checks make that unreachable); fail it rather than spin.
@@ -80,6 +83,10 @@ void EngineCore::step() {
             finish(r);
         }
     }
+    erase_finished();
+}
+
+void EngineCore::erase_finished() {
     for (auto it = requests_.begin(); it != requests_.end();)
         it = (*it)->status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
 }

@@ -49,6 +49,8 @@ private:
     // finish checks. Returns the finish reason, or nullptr.
     const char* append_token(Request& r, int32_t token, std::string& delta);
     void finish(Request& r);
+    // Drops the requests that finished (or failed) from requests_.
+    void erase_finished();
 
     const EngineConfig& config_;
     LlamaModel& model_;
