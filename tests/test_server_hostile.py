@@ -174,6 +174,13 @@ CASES = [
      tokenize(chat_template="{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),
      {400}, ""),
     ("template output bomb", TOK, tokenize(chat_template="{{ 'x' * 1000000000 }}"), {400}, ""),
+    ("template filter chain of 100,000", TOK, tokenize(chat_template="{{ 'a'" + "|upper" * 100000 + " }}"), {400},
+     "nests deeper"),
+    ("template operator chain of 100,000", TOK, tokenize(chat_template="{{ 1" + " + 1" * 100000 + " }}"), {400},
+     "nests deeper"),
+    ("template nesting a list 100,000 deep", TOK, tokenize(
+        chat_template="{% set ns = namespace(x=1) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"
+                      "{{ ns.x }}"), {400}, "nests deeper"),
     ("template recursion bomb", TOK,
      tokenize(chat_template="{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), {400}, ""),
     ("a template path instead of a template", CH, chat(chat_template=SECRET_PATH), {200, 400}, ""),
