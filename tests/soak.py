@@ -1,7 +1,7 @@
 """A soak of the engine: every kind of request at once, with faults, watched
 for lost requests, hangs and leaks.
 
-    python tests/soak.py [--requests 10000] [--threads 4] [--model PATH] [--seed N]
+    python tests/soak.py [--requests 10000] [--threads 4] [--model PATH] [--seed N] [--http]
 
 Worker threads draw requests at random from KINDS: blocking, streamed with
 a callback that raises or stops early, non-blocking (waited, cancelled at a
@@ -21,8 +21,16 @@ after the first --warmup requests and the last one taken while serving;
 after the engine is closed, threads and descriptors are back to where they
 were before it was loaded.
 
+With --http the same engine serves the OpenAI server (server_harness, in
+this process) and the threads are HTTP clients instead (HTTP_KINDS):
+blocking and streamed completions and chats, structured output, invalid
+bodies (400), and clients that disconnect mid-stream or stop waiting for
+a blocking answer. After the run the engine must be idle: every request of
+a client that left was cancelled and dropped.
+
 tests/test_soak.py runs a few hundred requests of it in the suite; the
-documented run (RELIABILITY.md) is the default 10,000.
+documented run (RELIABILITY.md) is the default 10,000, in process and over
+HTTP.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import gc
 import os
@@ -209,6 +218,96 @@ KINDS = (kind_complete, kind_stream_callback, kind_submit_wait, kind_submit_canc
          kind_chat, kind_logits_fault, kind_invalid)
 
 
+# --- the kinds of HTTP request ---------------------------------------------------
+# Each takes (client, rng, loop): an httpx.Client on the server, one per thread.
+
+def _completion_body(rng, **overrides):
+    body = {"prompt": random_prompt(rng), "max_tokens": rng.randint(1, 24),
+            "temperature": rng.choice((0.0, 0.7, 1.0)), "seed": rng.randint(0, 2**32),
+            "stop": rng.sample((".", "\n", " the", "ing"), rng.randint(0, 2)), "n": rng.choice((1, 1, 2))}
+    roll = rng.random()
+    if roll < 0.1:
+        body["guided_regex"] = "[a-z]{1,8}( [a-z]{1,8}){0,3}"
+    elif roll < 0.2:
+        body["guided_choice"] = ["yes", "no", "maybe"]
+    body.update(overrides)
+    return body
+
+
+def _chat_body(rng, **overrides):
+    return dict({"messages": [{"role": "user", "content": random_prompt(rng)}], "max_tokens": rng.randint(1, 16),
+                 "temperature": rng.choice((0.0, 0.8))}, **overrides)
+
+
+def _expect(response, status=200):
+    if response.status_code != status:
+        raise AssertionError(f"status {response.status_code} (wanted {status}): {response.text[:300]}")
+    return response
+
+
+def _read_stream(client, path, body, leave_after=None):
+    """Reads an SSE stream; returns "done" ([DONE] seen) or "left" (the
+    client disconnected after `leave_after` events)."""
+    with client.stream("POST", path, json=dict(body, stream=True)) as response:
+        _expect(response)
+        events = 0
+        for line in response.iter_lines():
+            if line == "data: [DONE]":
+                return "done"
+            if line.startswith("data: "):
+                events += 1
+                if leave_after is not None and events > leave_after:
+                    return "left"  # leaving the block closes the connection mid-stream
+    raise AssertionError("the stream ended without [DONE]")
+
+
+def http_complete(client, rng, loop):
+    choices = _expect(client.post("/v1/completions", json=_completion_body(rng))).json()["choices"]
+    return "http:complete:" + str(choices[0]["finish_reason"])
+
+
+def http_stream(client, rng, loop):
+    return "http:stream:" + _read_stream(client, "/v1/completions", _completion_body(rng))
+
+
+def http_chat(client, rng, loop):
+    if rng.random() < 0.5:
+        _expect(client.post("/v1/chat/completions", json=_chat_body(rng)))
+        return "http:chat"
+    return "http:chat_stream:" + _read_stream(client, "/v1/chat/completions", _chat_body(rng))
+
+
+def http_disconnect_mid_stream(client, rng, loop):
+    path, body = rng.choice((("/v1/completions", _completion_body(rng, max_tokens=64, n=1)),
+                             ("/v1/chat/completions", _chat_body(rng, max_tokens=64))))
+    return "http:disconnect:" + _read_stream(client, path, dict(body, ignore_eos=True),
+                                             leave_after=rng.randint(0, 3))
+
+
+def http_disconnect_blocking(client, rng, loop):
+    import httpx
+
+    try:
+        client.post("/v1/completions", json=_completion_body(rng, max_tokens=64, ignore_eos=True),
+                    timeout=rng.uniform(0.01, 0.2))
+    except httpx.TimeoutException:
+        return "http:gave_up_waiting"
+    return "http:answered_in_time"
+
+
+def http_invalid(client, rng, loop):
+    body = rng.choice(({"prompt": "hi", "max_tokens": -1}, {"prompt": "hi", "temperature": "hot"},
+                       {"messages": "hi"}, {"prompt": "hi", "guided_regex": "(" * 300 + "a" + ")" * 300},
+                       {"prompt": "hi", "n": 10**6}, {"prompt": "a\u0000b"}))
+    path = "/v1/chat/completions" if "messages" in body else "/v1/completions"
+    _expect(client.post(path, json=body), 400)
+    return "http:invalid"
+
+
+HTTP_KINDS = (http_complete, http_stream, http_chat, http_disconnect_mid_stream, http_disconnect_blocking,
+              http_invalid)
+
+
 @dataclasses.dataclass
 class SoakReport:
     submitted: int
@@ -230,11 +329,42 @@ class SoakReport:
 
 
 def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_every: int = 500,
-             hang_seconds: float = 120.0, log=print, **engine_options) -> SoakReport:
-    """Runs the soak; the engine is loaded (max_model_len 512, 8 sequences,
-    unless `engine_options` say otherwise) and closed here."""
+             hang_seconds: float = 120.0, log=print, http: bool = False, **engine_options) -> SoakReport:
+    """Runs the soak (over HTTP when `http`); the engine is loaded
+    (max_model_len 512, 8 sequences, unless `engine_options` say otherwise)
+    and closed here."""
+    samples = [resources(0)]
     engine = Engine.load(model, **{"max_model_len": 512, "max_num_seqs": 8, **engine_options})
-    outcomes, failures, samples = collections.Counter(), [], [resources(0)]
+    with contextlib.ExitStack() as stack:
+        target = engine
+        if http:
+            import httpx
+            from server_harness import running_server
+
+            url = stack.enter_context(running_server(engine, max_model_len=512, max_pending_requests=64))
+
+            def target():  # one client (connection pool) per worker thread
+                return httpx.Client(base_url=url, timeout=300)
+
+        report = _run_workers(engine, target, HTTP_KINDS if http else KINDS, requests, threads, seed,
+                              report_every, hang_seconds, log, samples)
+        if http:
+            from server_harness import wait_until_idle
+
+            stats = wait_until_idle(engine)
+            if stats["running_requests"] or stats["waiting_requests"] or stats["kv_blocks_used"]:
+                report.failures.append(f"the engine is not idle after the HTTP soak: {stats}")
+    engine.close()
+    gc.collect()
+    samples.append(resources(report.accounted()))
+    return report
+
+
+def _run_workers(engine, target, kinds, requests, threads, seed, report_every, hang_seconds, log,
+                 samples) -> SoakReport:
+    """Threads draw requests of `kinds` until `requests` have run; `target`
+    is the engine, or a factory of one HTTP client per thread."""
+    outcomes, failures = collections.Counter(), []
     lock = threading.Lock()
     next_index = [0]
     last_end = [time.monotonic()]
@@ -250,15 +380,16 @@ def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_
 
     def worker(worker_id):
         loop = asyncio.new_event_loop()
+        client = target() if callable(target) else target
         try:
             while not stop.is_set():
                 index = take()
                 if index < 0:
                     return
                 rng = random.Random(seed * 1_000_003 + index)
-                kind = rng.choice(KINDS)
+                kind = rng.choice(kinds)
                 try:
-                    bucket = kind(engine, rng, loop)
+                    bucket = kind(client, rng, loop)
                     error = None
                 except Exception as exc:  # noqa: BLE001 - every unexpected error is a failure, counted
                     bucket, error = None, f"request {index} ({kind.__name__}): {type(exc).__name__}: {exc}"
@@ -276,6 +407,8 @@ def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_
                         f"{sample.fds} fds")
         finally:
             loop.close()
+            if client is not engine:
+                client.close()
 
     def watchdog():
         while not stop.wait(1.0):
@@ -295,9 +428,6 @@ def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_
         t.join()
     stop.set()
     dog.join()
-    engine.close()
-    gc.collect()
-    samples.append(resources(sum(outcomes.values()) + len(failures)))
     return SoakReport(requests, outcomes, failures, samples, hung[0], time.monotonic() - start)
 
 
@@ -310,12 +440,14 @@ def main(argv=None) -> int:
     parser.add_argument("--report-every", type=int, default=500)
     parser.add_argument("--warmup", type=int, default=1000, help="requests before the 'flat' baseline sample")
     parser.add_argument("--hang-seconds", type=float, default=120.0)
+    parser.add_argument("--http", action="store_true", help="through the OpenAI server, as HTTP clients")
     args = parser.parse_args(argv)
     if args.model is None:
         from vllm_cpp.models import smollm2_path
         args.model = smollm2_path()
 
-    report = run_soak(args.model, args.requests, args.threads, args.seed, args.report_every, args.hang_seconds)
+    report = run_soak(args.model, args.requests, args.threads, args.seed, args.report_every, args.hang_seconds,
+                      http=args.http)
     print(f"{report.submitted} requests in {report.seconds:.0f} s; outcomes: {dict(sorted(report.outcomes.items()))}")
     warm, last_running = report.flat_window(args.warmup)
     before, after = report.samples[0], report.samples[-1]

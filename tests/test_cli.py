@@ -3,9 +3,7 @@ exit status 2), generate, bench, serve (a request, then SIGTERM) and chat
 driven through a pseudo-terminal."""
 
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +12,7 @@ import urllib.request
 
 import pytest
 
+from cli_harness import cli_path, start_server
 from vllm_cpp import SamplingParams
 
 pytestmark = pytest.mark.timeout(300)
@@ -21,12 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.fixture(scope="module")
 def cli():
-    """The console script pip installed beside this Python."""
-    path = os.path.join(os.path.dirname(sys.executable), "vllm-cpp")
-    path = path if os.path.exists(path) else shutil.which("vllm-cpp")
-    if path is None:
-        pytest.fail("the vllm-cpp console script is not installed (pip install .)", pytrace=False)
-    return path
+    return cli_path()
 
 
 def run(cli, *args, timeout=240):
@@ -107,19 +101,6 @@ def test_bench(cli, smollm2_path):
     assert "| clients | output tok/s |" in result.stdout
     rows = [line for line in result.stdout.splitlines() if re.match(r"\| [12] \|", line)]
     assert len(rows) == 2
-
-
-def start_server(cli, smollm2_path, *flags):
-    """``vllm-cpp serve`` on a free port as "smol"; (process, base URL) once it serves."""
-    server = subprocess.Popen([cli, "serve", smollm2_path, "--port", "0", "--max-model-len", "256",
-                               "--served-model-name", "smol", *flags],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    match = re.search(r"on http://127\.0\.0\.1:(\d+)", line)
-    if not match:
-        server.kill()
-        pytest.fail(line + server.stderr.read(), pytrace=False)
-    return server, "http://127.0.0.1:%s" % match.group(1)
 
 
 def test_serve_then_sigterm(cli, smollm2_path):

@@ -1,11 +1,11 @@
 """The engine's own test programs, run from this suite.
 
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
-point, bad parameters, refusals, a real completion); test_kernels,
-test_attention, test_thread_pool, test_sampler, the serving core's
-(test_scheduler, test_block_pool, test_kv_cache_groups and
-test_output_processor: fake requests, no model) and test_tokenizer are C++
-unit tests of internals. Each prints
+point, bad parameters, refusals, a real completion), stress_c_abi a
+concurrency stress of it; test_kernels, test_attention, test_thread_pool,
+test_sampler, the serving core's (test_scheduler, test_block_pool,
+test_kv_cache_groups and test_output_processor: fake requests, no model)
+and test_tokenizer are C++ unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
@@ -42,6 +42,15 @@ def test_c_abi_without_model(build):
 @pytest.mark.timeout(600)
 def test_c_abi_with_model(build, smollm2_path):
     run_program(build, "test_c_abi", smollm2_path)
+
+
+@pytest.mark.timeout(300)
+def test_c_abi_concurrency_stress(build, smollm2_path):
+    """stress_c_abi: threads submitting, streaming, cancelling and freeing
+    requests (also from their own callbacks), pull requests, chats; the
+    engine freed at once after each round. A short smoke here; tests/
+    sanitize.py tsan runs it longer under ThreadSanitizer."""
+    run_program(build, "stress_c_abi", smollm2_path, 3, 2, 6)
 
 
 @pytest.mark.timeout(600)

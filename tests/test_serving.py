@@ -268,6 +268,45 @@ def test_engine_dropped_while_requests_are_live(smollm2_path):
     assert engine_ref() is None
 
 
+def _request_in_a_cycle(engine, max_tokens, finish):
+    """A request that its own callback's closure (and logits processor's)
+    refers to; `finish(request)` ends it or not. Returns a weak reference
+    and the callback's event list."""
+    events = []
+    request = None
+
+    def callback(event):
+        events.append(event)
+        assert request is not None  # the closure refers to its own request
+
+    def processor(_ids, _logits):
+        assert request is not None
+
+    params = SamplingParams.greedy(max_tokens=max_tokens, ignore_eos=True, logits_processor=processor)
+    request = engine.submit(PROMPTS[0], params, callback)
+    finish(request)
+    return weakref.ref(request), events
+
+
+@pytest.mark.parametrize("finish", ["wait", "running"])
+def test_a_request_its_own_callback_refers_to_is_collected(engine, finish):
+    # The handle registry used to hold callback -> closure -> Request until
+    # the engine closed (found by the 2026-12-03 hostile-user run).
+    before = len(vllm_cpp._ffi.handles)
+    ref, events = _request_in_a_cycle(
+        engine, 8 if finish == "wait" else 300,
+        (lambda r: r.wait()) if finish == "wait" else (lambda r: None))
+    deadline = time.monotonic() + 60
+    while (ref() is not None or len(vllm_cpp._ffi.handles) > before) and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    assert ref() is None, "the request in a cycle with its callback was never collected"
+    assert len(vllm_cpp._ffi.handles) == before
+    if finish == "wait":
+        assert events[-1].finished
+    assert engine.complete(PROMPTS[1], greedy(4)).completion_tokens == 4
+
+
 def test_engine_close_closes_live_requests(smollm2_path):
     eng = Engine.load(smollm2_path, max_model_len=256)
     req = eng.submit(PROMPTS[0], long_params(), Collector())

@@ -4,7 +4,7 @@ cancels, dropped requests and invalid ones. Every request is accounted for
 in exactly one outcome, nothing fails unexpectedly, nothing hangs, resident
 memory stays within a loose bound after warm-up, and closing the engine
 leaves no thread or file descriptor behind. The documented 10,000-request
-run is `python tests/soak.py` (RELIABILITY.md)."""
+run is `python tests/soak.py` (RELIABILITY.md), in process and with --http."""
 
 import pytest
 
@@ -34,3 +34,19 @@ def test_soak(smollm2_path):
     assert last.rss_mib - warm.rss_mib < RSS_GROWTH_MIB, (warm, last)
     before, after = report.samples[0], report.samples[-1]
     assert after.threads <= before.threads and after.fds <= before.fds, (before, after)
+
+
+@pytest.mark.timeout(600)
+def test_soak_over_http(smollm2_path):
+    """The same over the OpenAI server: 90 HTTP requests from four client
+    threads, a third of them clients that disconnect mid-stream or stop
+    waiting; afterwards the engine is idle (run_soak checks it), so every
+    request of a client that left was cancelled and dropped."""
+    pytest.importorskip("httpx")
+    pytest.importorskip("uvicorn")
+    report = run_soak(smollm2_path, 90, threads=4, seed=2, report_every=40, hang_seconds=120, log=print,
+                      http=True, num_blocks=NUM_BLOCKS)
+    assert not report.hung and not report.failures, report.failures[:10]
+    assert report.accounted() == 90, report.outcomes
+    kinds = {bucket.split(":")[1] for bucket in report.outcomes}
+    assert {"complete", "stream", "disconnect", "invalid"} <= kinds, report.outcomes

@@ -13,6 +13,7 @@ the native call has returned.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any, Callable, Optional
 
 from . import _ffi
@@ -129,6 +130,30 @@ class LogitsSink:
     def raise_if_failed(self) -> None:
         if self.error is not None:
             raise raised_by("logits processor", self.error, LogitsProcessorError)
+
+
+class WeakSink:
+    """What a request's callback handle points to: its sink, weakly.
+
+    The handle registry is a root, and a sink holds the user's callback,
+    whose closure may hold the very Request that owns the sink. A strong
+    handle would keep that cycle alive until the engine closed; through this
+    relay the Request (and with it the sink) stays collectable, and its
+    finalizer frees the native request before the relay's handle goes. A
+    call after the sink is gone stops the request.
+    """
+
+    def __init__(self, sink):
+        self._sink = weakref.ref(sink)
+
+    def on_token(self, delta_ptr, finished: bool) -> bool:
+        sink = self._sink()
+        return False if sink is None else sink.on_token(delta_ptr, finished)
+
+    def run(self, ids_ptr, n_ids: int, logits_ptr, vocab_size: int) -> None:
+        sink = self._sink()
+        if sink is not None:
+            sink.run(ids_ptr, n_ids, logits_ptr, vocab_size)
 
 
 def _token_onerror(exc_type, exc_value, tb):

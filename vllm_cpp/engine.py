@@ -29,7 +29,7 @@ from typing import (
 
 from . import _ffi
 from ._ffi import decode_cstr, encode_str, ffi, lib
-from .callbacks import TOKEN_TRAMPOLINE, TokenSink, raise_callback_error
+from .callbacks import TOKEN_TRAMPOLINE, TokenSink, WeakSink, raise_callback_error
 from .checks import int32
 from .engine_options import (
     ENGINE_OPTION_TABLE,
@@ -497,7 +497,7 @@ class Engine:
         logits = native.logits if native is not None else None
         if pull is None:
             sink = TokenSink(callback, logits)
-            user_data = _ffi.handles.register(sink)
+            user_data = _ffi.handles.register(WeakSink(sink))  # the Request holds the sink
             handles = [user_data]
         else:
             sink = TokenSink(lambda _event: None, logits)  # never called back

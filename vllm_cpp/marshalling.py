@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import _ffi
 from ._ffi import decode_cstr, encode_str, ffi, lib
-from .callbacks import LOGITS_TRAMPOLINE, LogitsSink
+from .callbacks import LOGITS_TRAMPOLINE, LogitsSink, WeakSink
 from .checks import path_str
 from .engine_options import ENGINE_OPTION_TABLE, PathLike
 from .errors import InvalidConfigurationError
@@ -113,7 +113,7 @@ class NativeSampling:
                 p.structured_json_object = 1
         if params.logits_processor is not None:
             self.logits = LogitsSink(params.logits_processor)
-            handle = _ffi.handles.register(self.logits)
+            handle = _ffi.handles.register(WeakSink(self.logits))  # self.logits: held by the caller
             self.handles.append(handle)
             p.logits_processor = LOGITS_TRAMPOLINE
             p.logits_processor_user_data = handle

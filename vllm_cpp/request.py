@@ -8,6 +8,7 @@ import enum
 import functools
 import math
 import threading
+import weakref
 from typing import Callable, Optional, Tuple
 
 from . import _ffi
@@ -68,7 +69,7 @@ class Request:
     Callbacks run on a native delivery thread. ``wait()`` blocks until
     delivery finished and says how the request ended (the library's
     outcome); ``cancel()`` aborts it (idempotent); ``close()`` (or the
-    context manager, or the ``ffi.gc`` finalizer) cancels, joins delivery,
+    context manager, or the finalizer) cancels, joins delivery,
     frees the native handle, and only then releases the Python callback.
     The native handle keeps its engine alive. Closed from the request's own
     callback, the library finishes the free once the callback returns.
@@ -82,9 +83,12 @@ class Request:
         self._logits = logits
         self._lifetime = HandleLifetime(ptr, functools.partial(_free_request, ptr, handles, on_free), "request")
         # The finalizer only closes the lifetime: the free itself waits for
-        # any thread still inside wait()/cancel() on this handle.
-        lifetime = self._lifetime
-        self._gc = ffi.gc(ffi.cast("void*", ptr), lambda _p: lifetime.close())
+        # any thread still inside wait()/cancel() on this handle. A weakref
+        # finalizer holds its arguments from outside the request, so they
+        # are intact when it runs, also when the request dies in a cycle
+        # (with its callback's closure); nothing it holds leads back here.
+        self._finalizer = weakref.finalize(self, self._lifetime.close)
+        self._finalizer.atexit = False
         # (outcome, error) once delivery has finished.
         self._ended: Optional[Tuple[Optional[RequestOutcome], Optional[BaseException]]] = None
 

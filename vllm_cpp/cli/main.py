@@ -47,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="engine requests in flight before the server answers 503 (default 256)")
     group.add_argument("--max-request-bytes", type=int, default=16 * 1024 * 1024, metavar="N",
                        help="largest request body accepted, larger ones get 413 (default 16 MiB)")
+    group.add_argument("--max-n", type=int, default=16, metavar="N",
+                       help="most choices one request may ask for ('n', 'best_of'; default 16)")
+    group.add_argument("--max-tokens-limit", type=int, default=None, metavar="N",
+                       help="largest 'max_tokens' accepted (default: the model's max_model_len)")
+    group.add_argument("--max-stop-strings", type=int, default=16, metavar="N",
+                       help="most 'stop' strings in one request (default 16)")
+    group.add_argument("--max-stop-string-bytes", type=int, default=4096, metavar="N",
+                       help="longest 'stop' string accepted, in UTF-8 bytes (default 4096)")
+    group.add_argument("--max-tools", type=int, default=128, metavar="N",
+                       help="most 'tools' in one request (default 128, OpenAI's bound)")
     group.add_argument("--uvicorn-log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug", "trace"],
                        help="uvicorn's own log level (requests are logged by vllm-cpp; default warning)")

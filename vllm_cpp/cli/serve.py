@@ -15,12 +15,18 @@ from .engine_args import UsageError
 def run_serve(args: argparse.Namespace, load: Callable) -> int:
     try:
         from ..server.api_server import ServerConfig, serve
+        from ..server.limits import RequestLimits
     except ImportError as exc:
         raise UsageError("the server needs its extra: pip install \"vllm-cpp[server]\" (%s)" % exc) from None
-    for flag, value in (("--max-pending-requests", args.max_pending_requests),
-                        ("--max-request-bytes", args.max_request_bytes)):
-        if value < 1:
-            raise UsageError("%s must be >= 1, not %d" % (flag, value))
+    bounds = [("--max-pending-requests", args.max_pending_requests, 1),
+              ("--max-request-bytes", args.max_request_bytes, 1), ("--max-n", args.max_n, 1),
+              ("--max-stop-strings", args.max_stop_strings, 0),
+              ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0)]
+    if args.max_tokens_limit is not None:
+        bounds.append(("--max-tokens-limit", args.max_tokens_limit, 1))
+    for flag, value, least in bounds:
+        if value < least:
+            raise UsageError("%s must be >= %d, not %d" % (flag, least, value))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
     engine = load(args)
     name = args.served_model_name or args.model
@@ -29,7 +35,11 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           max_pending_requests=args.max_pending_requests,
                           max_model_len=args.max_model_len,
                           enable_auto_tool_choice=args.enable_auto_tool_choice,
-                          trust_request_chat_template=args.trust_request_chat_template)
+                          trust_request_chat_template=args.trust_request_chat_template,
+                          limits=RequestLimits(max_n=args.max_n, max_tokens=args.max_tokens_limit,
+                                               max_stop_strings=args.max_stop_strings,
+                                               max_stop_string_bytes=args.max_stop_string_bytes,
+                                               max_tools=args.max_tools))
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).

@@ -6,7 +6,9 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /health``, ``GET /version``, ``GET /metrics``. Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
-as in vLLM. Generation requests in flight are bounded
+as in vLLM. Each request is held to the per-request bounds of
+``limits.RequestLimits`` (n, max_tokens, stop strings, tools). Generation
+requests in flight are bounded
 (``max_pending_requests``, counting engine requests: prompts x n); past
 the bound the server answers 503 instead of queueing without limit.
 """
@@ -33,6 +35,7 @@ from .. import __version__, library_version
 from ..engine import Engine
 from ..errors import VllmError
 from .generation import ClientDisconnected, until_disconnected
+from .limits import RequestLimits, check_limits
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .protocol import (
     ENGINE_REFUSALS,
@@ -64,6 +67,7 @@ class ServerConfig:
     max_model_len: Optional[int] = None
     enable_auto_tool_choice: bool = False
     trust_request_chat_template: bool = False  # a request's own chat_template is used, not refused
+    limits: RequestLimits = RequestLimits()
 
 
 class Admission:
@@ -130,7 +134,9 @@ class OpenAIServer:
             if size > limit:
                 raise ApiError(413, "the request body is more than the limit of %d bytes" % limit)
             chunks.append(chunk)
-        return parse_body(b"".join(chunks))
+        body = parse_body(b"".join(chunks))
+        check_limits(body, self.config.limits, self.config.max_model_len)
+        return body
 
     def routes(self):
         def handler(fn: Callable[[Request], Awaitable[Response]]):

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._ffi import INT32_MAX, INT32_MIN, UINT64_MAX
 from ..sampling_params import SamplingParams, StructuredOutput
-from ..errors import InvalidArgumentError, InvalidConfigurationError
+from ..errors import InteriorNulError, InvalidArgumentError, InvalidConfigurationError
 
 
 class ApiError(Exception):
@@ -45,7 +45,7 @@ def invalid(message: str, param: Optional[str] = None) -> ApiError:
 
 
 #: What the engine (or the Python conversion before it) refuses: a 400.
-ENGINE_REFUSALS = (InvalidArgumentError, InvalidConfigurationError)
+ENGINE_REFUSALS = (InvalidArgumentError, InvalidConfigurationError, InteriorNulError)
 
 
 def parse_body(raw: bytes) -> Dict[str, Any]:
@@ -54,6 +54,8 @@ def parse_body(raw: bytes) -> Dict[str, Any]:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise invalid("the request body is not valid JSON: %s" % exc) from None
+    except RecursionError:  # Python's parser recurses per nesting level
+        raise invalid("the request body is nested too deeply") from None
     if not isinstance(body, dict):
         raise invalid("the request body must be a JSON object, not %s" % type(body).__name__)
     return body

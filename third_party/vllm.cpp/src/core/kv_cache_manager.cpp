@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/error.h"
+#include "util/fault_injection.h"
 
 namespace vllm {
 
@@ -41,6 +42,7 @@ CachedPrefix KVCacheManager::find_cached_prefix(SchedulerRequest& request) const
 }
 
 bool KVCacheManager::allocate(SchedulerRequest& request, int num_new_tokens, const CachedPrefix& cached_prefix) {
+    fault::maybe_fail(fault::Point::KvCacheAllocate);
     Entry& entry = entries_[&request];
     if (entry.tables.empty()) entry.tables.resize(groups_.size());
     const bool adopting = !cached_prefix.blocks.empty();
@@ -62,6 +64,11 @@ bool KVCacheManager::allocate(SchedulerRequest& request, int num_new_tokens, con
             return false;
         }
     }
+    // Memory first, so that a failed allocation (std::bad_alloc) leaves
+    // the pools and tables as they were.
+    for (int g = 0; g < num_groups(); ++g)
+        entry.tables[g].reserve(entry.tables[g].size() + (adopting ? cached_prefix.blocks[g].size() : 0) + need[g]);
+    entry.hashes.reserve(std::max<size_t>(entry.hashes.size(), cached_prefix.num_tokens / block_size_));
     for (int g = 0; g < num_groups(); ++g) {
         BlockPool& pool = groups_[g].pool();
         std::vector<int32_t>& table = entry.tables[g];

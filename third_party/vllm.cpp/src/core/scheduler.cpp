@@ -1,6 +1,7 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <new>
 
 #include "util/error.h"
 
@@ -26,6 +27,24 @@ void Scheduler::remove(SchedulerRequest* request) {
     request->status = RequestStatus::FINISHED;
     running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
     waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), request), waiting_.end());
+}
+
+std::vector<SchedulerRequest*> Scheduler::take_failed() {
+    std::vector<SchedulerRequest*> out;
+    out.swap(failed_);
+    return out;
+}
+
+Scheduler::Allocation Scheduler::allocate(SchedulerRequest* request, int num_new_tokens, const CachedPrefix& cached) {
+    try {
+        return kv_.allocate(*request, num_new_tokens, cached) ? Allocation::Placed : Allocation::NoRoom;
+    } catch (const std::bad_alloc&) {
+        // Out of memory for this request's blocks: it alone fails; the
+        // others (and the pools, left as they were) go on.
+        remove(request);
+        failed_.push_back(request);
+        return Allocation::Failed;
+    }
 }
 
 namespace {
@@ -77,8 +96,9 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         SchedulerRequest* r = running_[i];
         const int n = std::min(budget, r->num_tokens_with_spec() - r->num_computed_tokens);
+        Allocation allocation;
         bool placed = true;
-        while (!kv_.allocate(*r, n)) {
+        while ((allocation = allocate(r, n)) == Allocation::NoRoom) {
             const size_t victim = preemption_victim();
             const bool self = running_[victim] == r;
             preempt(victim);
@@ -95,7 +115,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
                 }
             if (victim < i) --i;
         }
-        if (!placed) continue;  // r left running_; i now points at the next one
+        if (!placed || allocation == Allocation::Failed) continue;  // r left running_; i points at the next one
         batch.push_back({r, n});
         budget -= n;
         ++i;
@@ -118,7 +138,9 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
             continue;
         }
         const int n = std::min(budget, r->num_tokens() - cached_tokens);
-        if (!kv_.allocate(*r, n, cached)) break;
+        const Allocation allocation = allocate(r, n, cached);
+        if (allocation == Allocation::Failed) continue;  // r left waiting_
+        if (allocation == Allocation::NoRoom) break;
         if (!r->admitted_once) {
             r->admitted_once = true;
             r->num_cached_prompt_tokens = cached_tokens;

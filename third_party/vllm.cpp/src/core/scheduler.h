@@ -40,6 +40,9 @@ public:
     std::vector<ScheduledRequest> schedule();
     // Drops a finished or aborted request and frees its blocks.
     void remove(SchedulerRequest* request);
+    // The requests whose KV blocks could not be allocated (std::bad_alloc)
+    // since the last call: already removed, each to be failed alone.
+    std::vector<SchedulerRequest*> take_failed();
 
     int num_running() const { return static_cast<int>(running_.size()); }
     int num_waiting() const { return static_cast<int>(waiting_.size()); }
@@ -56,6 +59,9 @@ private:
     // The running request to give up when blocks run out.
     size_t preemption_victim() const;
     void preempt(size_t running_index);
+    enum class Allocation { Placed, NoRoom, Failed };
+    // kv_.allocate; a failed allocation removes the request into failed_.
+    Allocation allocate(SchedulerRequest* request, int num_new_tokens, const CachedPrefix& cached = {});
 
     SchedulingPolicy policy_;
     int max_num_seqs_;
@@ -64,6 +70,7 @@ private:
     KvLoadGate* load_gate_ = nullptr;
     std::vector<SchedulerRequest*> running_;  // admission order
     std::vector<SchedulerRequest*> waiting_;  // arrival order; preempted ones go back in front
+    std::vector<SchedulerRequest*> failed_;   // see take_failed()
     int64_t num_preemptions_ = 0;
     int64_t prefix_cache_queries_ = 0;
     int64_t prefix_cache_hits_ = 0;

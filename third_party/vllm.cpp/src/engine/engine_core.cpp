@@ -82,6 +82,13 @@ void EngineCore::step() {
     if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     propose_drafts();
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
+    for (SchedulerRequest* failed : scheduler_.take_failed()) {
+        Request& r = request_of(*failed);
+        remove(r, false);
+        r.stream->finish(nullptr, VLLM_ERR_RUNTIME,
+                         "out of memory: the KV cache blocks of this request could not be allocated");
+    }
+    erase_finished();
     if (batch.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
         // Every request waits for blocks still arriving, or only ends held
         // back for their saves are left: idle until the I/O threads report
@@ -146,6 +153,10 @@ void EngineCore::step() {
             finish(r, false);
         }
     }
+    erase_finished();
+}
+
+void EngineCore::erase_finished() {
     for (auto it = requests_.begin(); it != requests_.end();)
         it = it->second->sched.status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
 }

@@ -99,6 +99,8 @@ private:
     void remove(Request& r, bool completed);
     // Queues saves of the blocks the step completed (before `num_computed_tokens` advances).
     void save_completed_blocks(const SchedulerRequest& r, int num_new_tokens);
+    // Drops the requests that finished (or failed) from requests_.
+    void erase_finished();
 
     const EngineConfig& config_;
     LlamaModel& model_;

@@ -10,10 +10,12 @@
 #include "structured/regex.h"
 #include "structured/token_mask.h"
 #include "util/error.h"
+#include "util/fault_injection.h"
 
 namespace vllm::structured {
 
 std::shared_ptr<const Grammar> compile_json_schema(std::string_view schema_json) {
+    fault::maybe_fail(fault::Point::GrammarCompile);
     const std::string gbnf = json_schema_to_gbnf(schema_json);
     try {
         return parse_gbnf(gbnf);
@@ -24,14 +26,19 @@ std::shared_ptr<const Grammar> compile_json_schema(std::string_view schema_json)
 }
 
 std::shared_ptr<const Grammar> compile_regex(std::string_view pattern) {
+    fault::maybe_fail(fault::Point::GrammarCompile);
     return parse_gbnf("root ::= " + regex_to_gbnf(pattern) + "\n");
 }
 
 std::shared_ptr<const Grammar> compile_choice(const std::vector<std::string>& choices) {
+    fault::maybe_fail(fault::Point::GrammarCompile);
     return parse_gbnf(choice_gbnf(choices));
 }
 
-std::shared_ptr<const Grammar> compile_gbnf(std::string_view gbnf) { return parse_gbnf(gbnf); }
+std::shared_ptr<const Grammar> compile_gbnf(std::string_view gbnf) {
+    fault::maybe_fail(fault::Point::GrammarCompile);
+    return parse_gbnf(gbnf);
+}
 
 std::shared_ptr<const Grammar> json_object_grammar() {
     static const std::shared_ptr<const Grammar> grammar = parse_gbnf(json_object_gbnf());

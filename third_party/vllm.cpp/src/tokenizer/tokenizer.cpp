@@ -10,6 +10,7 @@
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/token_pieces.h"
 #include "util/error.h"
+#include "util/fault_injection.h"
 
 namespace vllm {
 
@@ -87,6 +88,7 @@ void Tokenizer::set_pieces(std::string (*normal)(const std::string& text)) {
 }
 
 std::vector<int32_t> Tokenizer::encode(const std::string& text, bool add_special, bool parse_special) const {
+    fault::maybe_fail(fault::Point::Tokenize);
     std::vector<int32_t> out;
     out.reserve(text.size() / 3 + 2);
     if (add_special && data_.add_bos) out.push_back(data_.bos_id);

@@ -55,6 +55,11 @@ struct Expr {
     FilterFn filter = nullptr;
     TestFn test = nullptr;
     bool negated = false;  // `is not`
+    // Levels of nodes from here down (1: no operands), kept by the parser so
+    // that a long chain of operators (`x|f|f|...`, `1+1+...`), which it
+    // builds without recursing, cannot make a tree that evaluating or
+    // destroying it (both recursive) would overflow the stack with.
+    int height = 1;
 };
 
 struct Stmt;

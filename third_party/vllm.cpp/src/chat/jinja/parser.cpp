@@ -1,5 +1,6 @@
 #include "chat/jinja/parser.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <initializer_list>
@@ -15,6 +16,9 @@ namespace {
 
 // Nesting beyond this is refused rather than risking the parser's stack.
 constexpr int kMaxNesting = 200;
+// Height of an expression tree (Expr::height). 100,000 chained filters
+// overflowed the stack when rendered; real templates stay far below this.
+constexpr int kMaxExpressionHeight = 1000;
 
 class Parser {
 public:
@@ -419,7 +423,7 @@ private:
             } else {
                 cond->operands.push_back(nullptr);
             }
-            expr = std::move(cond);
+            expr = bounded(std::move(cond));
         }
         return expr;
     }
@@ -428,6 +432,21 @@ private:
         auto e = make_expr(type, line);
         e->operands.push_back(std::move(left));
         e->operands.push_back(std::move(right));
+        return bounded(std::move(e));
+    }
+
+    // Sets `e`'s height from its operands'; refuses a tree past the bound
+    // (the chain is refused while it is short enough to be freed safely).
+    ExprPtr bounded(ExprPtr e) {
+        int below = 0;
+        for (const ExprPtr& operand : e->operands)
+            if (operand) below = std::max(below, operand->height);
+        for (const auto& keyword : e->keywords)
+            if (keyword.second) below = std::max(below, keyword.second->height);
+        e->height = below + 1;
+        if (e->height > kMaxExpressionHeight)
+            fail_at(e->line, "expression nests deeper than " + std::to_string(kMaxExpressionHeight) +
+                                 " levels (a chain of operators, filters or subscripts)");
         return e;
     }
 
@@ -455,7 +474,7 @@ private:
             int line = next().line;
             auto e = make_expr(ExprType::Not, line);
             e->operands.push_back(parse_not());
-            return e;
+            return bounded(std::move(e));
         }
         return parse_compare();
     }
@@ -487,7 +506,7 @@ private:
             cmp->compare_ops.push_back(op);
             cmp->operands.push_back(parse_math1());
         }
-        return cmp ? std::move(cmp) : std::move(first);
+        return cmp ? bounded(std::move(cmp)) : std::move(first);
     }
 
     ExprPtr binary_op(BinaryOp op, ExprPtr left, ExprPtr right, int line) {
@@ -551,7 +570,7 @@ private:
         } else {
             node = parse_primary();
         }
-        node = parse_postfix(std::move(node));
+        node = parse_postfix(bounded(std::move(node)));
         if (with_filter) node = parse_filter_expr(std::move(node));
         return node;
     }
@@ -652,9 +671,9 @@ private:
     ExprPtr parse_postfix(ExprPtr node) {
         for (;;) {
             if (is_op(".") || is_op("[")) {
-                node = parse_subscript(std::move(node));
+                node = bounded(parse_subscript(std::move(node)));
             } else if (is_op("(")) {
-                node = parse_call(std::move(node));
+                node = bounded(parse_call(std::move(node)));
             } else {
                 return node;
             }
@@ -665,11 +684,11 @@ private:
         for (;;) {
             if (is_op("|")) {
                 next();
-                node = parse_filter(std::move(node));
+                node = bounded(parse_filter(std::move(node)));
             } else if (is_name("is")) {
-                node = parse_test(std::move(node));
+                node = bounded(parse_test(std::move(node)));
             } else if (is_op("(")) {
-                node = parse_call(std::move(node));
+                node = bounded(parse_call(std::move(node)));
             } else {
                 return node;
             }

@@ -1,5 +1,6 @@
 #include "chat/jinja/value.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "chat/jinja/error.h"
@@ -30,9 +31,24 @@ Value Value::undefined(std::string hint) {
 }
 
 Value::Value(std::string s) : kind_(Kind::String), data_(std::make_shared<const std::string>(std::move(s))) {}
-Value::Value(List items, bool tuple)
-    : kind_(tuple ? Kind::Tuple : Kind::List), data_(std::make_shared<const List>(std::move(items))) {}
-Value::Value(Dict dict) : kind_(Kind::Dict), data_(std::make_shared<const Dict>(std::move(dict))) {}
+Value::Value(List items, bool tuple) : kind_(tuple ? Kind::Tuple : Kind::List) {
+    int below = 0;
+    for (const Value& item : items) below = std::max(below, item.depth_);
+    set_depth(below);
+    data_ = std::make_shared<const List>(std::move(items));
+}
+Value::Value(Dict dict) : kind_(Kind::Dict) {
+    int below = 0;
+    for (const auto& entry : dict.entries) below = std::max(below, entry.second.depth_);
+    set_depth(below);
+    data_ = std::make_shared<const Dict>(std::move(dict));
+}
+
+void Value::set_depth(int below) {
+    if (below >= kMaxDepth)
+        throw_render_error("a list or dict nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    depth_ = below + 1;
+}
 Value::Value(std::shared_ptr<Object> object) : kind_(Kind::Object), data_(std::move(object)) {}
 
 int64_t Value::as_int() const {

@@ -71,13 +71,20 @@ public:
     // Python's type name, as its error messages print it ("str", "dict", "NoneType").
     const char* type_name() const;
 
+    // Lists and dicts inside one another at most this deep (a render error
+    // past it): a loop can nest a value a level per iteration, and printing,
+    // comparing or serializing one recurses per level.
+    static constexpr int kMaxDepth = 1000;
+
 private:
     explicit Value(Kind kind) : kind_(kind) {}
+    void set_depth(int below);
     using StringPtr = std::shared_ptr<const std::string>;
     using ListPtr = std::shared_ptr<const List>;
     using DictPtr = std::shared_ptr<const Dict>;
     using ObjectPtr = std::shared_ptr<Object>;
     Kind kind_;
+    int depth_ = 0;  // 1 + the deepest list or dict inside (0: not a list or dict)
     std::variant<std::monostate, bool, int64_t, double, StringPtr, ListPtr, DictPtr, ObjectPtr> data_;
 };
 

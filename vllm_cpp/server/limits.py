@@ -1,0 +1,63 @@
+"""Per-request bounds of the HTTP server: what one client may ask of the
+shared engine.
+
+The engine accepts anything it can represent (up to 128 choices, int32
+token counts, any number of stop strings and tools); a server facing
+untrusted clients bounds them lower, each a flag of ``vllm-cpp serve``.
+Checked on the raw body, before the request is parsed further or reaches
+the engine, so a refusal costs nothing and names the field and its flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+from .protocol import invalid
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """The defaults follow OpenAI's published bounds where it has them
+    (128 tools) and vLLM's behaviour elsewhere (max_tokens up to the
+    model's length)."""
+
+    max_n: int = 16                     # --max-n: choices per prompt (n, best_of)
+    max_tokens: Optional[int] = None    # --max-tokens-limit: None = the model's max_model_len
+    max_stop_strings: int = 16          # --max-stop-strings
+    max_stop_string_bytes: int = 4096   # --max-stop-string-bytes: UTF-8 bytes of one stop string
+    max_tools: int = 128                # --max-tools
+
+
+def _over(name: str, value: int, bound: int, flag: str):
+    return invalid("'%s' is %d, more than this server allows (%d; set by %s)" % (name, value, bound, flag),
+                   param=name)
+
+
+def check_limits(body: Dict[str, Any], limits: RequestLimits, max_model_len: Optional[int]) -> None:
+    """Refuses (400, naming the field and the flag) a body past a bound.
+    Values of the wrong type are left to the field's own validation."""
+    for name in ("n", "best_of"):
+        value = body.get(name)
+        if isinstance(value, int) and value > limits.max_n:
+            raise _over(name, value, limits.max_n, "--max-n")
+    bound = limits.max_tokens if limits.max_tokens is not None else max_model_len
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = body.get(name)
+        if bound is not None and isinstance(value, int) and value > bound:
+            flag = "--max-tokens-limit" if limits.max_tokens is not None else "--max-model-len"
+            raise _over(name, value, bound, flag)
+    stop = body.get("stop")
+    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    if len(stops) > limits.max_stop_strings:
+        raise invalid("'stop' has %d strings, more than this server allows (%d; set by --max-stop-strings)"
+                      % (len(stops), limits.max_stop_strings), param="stop")
+    for s in stops:
+        if isinstance(s, str) and len(s.encode("utf-8", "surrogatepass")) > limits.max_stop_string_bytes:
+            raise invalid("a 'stop' string is %d bytes, more than this server allows (%d; set by "
+                          "--max-stop-string-bytes)" % (len(s.encode("utf-8", "surrogatepass")),
+                                                        limits.max_stop_string_bytes), param="stop")
+    tools = body.get("tools")
+    if isinstance(tools, list) and len(tools) > limits.max_tools:
+        raise invalid("'tools' has %d entries, more than this server allows (%d; set by --max-tools)"
+                      % (len(tools), limits.max_tools), param="tools")
