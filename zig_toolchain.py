@@ -93,12 +93,15 @@ class ZigToolchain:
         -mcpu=baseline: the plain instruction set of the architecture (zig
         otherwise tunes for the build machine when it is the target); the
         engine's SIMD files add their own flags and are only called after a
-        run-time check."""
+        run-time check. -fomit-frame-pointer: zig keeps frame pointers in
+        optimized code, GCC (the other builds) does not; the register
+        matters in the kernels."""
         os.makedirs(directory, exist_ok=True)
         paths = []
         for tool in ("cc", "c++"):
             path = os.path.join(directory, "zig-" + tool)
-            text = '#!/bin/sh\nexec "%s" %s -target %s -mcpu=baseline "$@"\n' % (self.zig, tool, self.target)
+            text = '#!/bin/sh\nexec "%s" %s -target %s -mcpu=baseline -fomit-frame-pointer "$@"\n' % (
+                self.zig, tool, self.target)
             if not os.path.exists(path) or open(path).read() != text:
                 with open(path, "w") as f:
                     f.write(text)
@@ -108,6 +111,9 @@ class ZigToolchain:
 
     def cmake_args(self, cc, cxx):
         args = ["-DCMAKE_C_COMPILER=" + cc, "-DCMAKE_CXX_COMPILER=" + cxx]
+        if self.arch == "aarch64":
+            # zig reads -march as a CPU name in its own syntax (CPU+feature).
+            args.append("-DVLLM_ARM_DOTPROD_FLAGS=-mcpu=generic+v8_2a+dotprod")
         if self.cross:
             # CMake then takes the target's processor (the engine picks its
             # kernels by it) and does not try to run what it compiles.
