@@ -5,21 +5,25 @@ costs.
 
 For each client count (default 1, 8, 32) that many clients each send one
 streaming ``/v1/completions`` request at once (distinct natural-text prompts
-of ``--input-len`` tokens, greedy, ``--output-len`` tokens at most).
+of ``--input-len`` tokens, greedy, ``--output-len`` tokens; vllm-cpp's
+requests set ``ignore_eos`` so every one streams exactly that many).
 Reported per server: output tokens/s over the wall time (tokens from the
 stream's usage chunk where the server sends one, else one per streamed
-chunk, as llama-cpp-python streams them) and p50 time to first token. The in-process row runs the same prompts through ``Engine.submit``
-(``vllm_cpp.cli.bench.measure``, with ignore_eos, so its token count is the
-maximum); the HTTP cost is 1 - HTTP tok/s / in-process tok/s. Where /proc
-exists, the CPU time each process spent per output token is reported too
-(the server process's; the in-process run's, engine and callbacks) and the
-HTTP layer's share of the server's CPU, 1 - in-process / server: on a busy
-shared machine throughput swings with the neighbours, CPU per token much
-less.
+chunk, as llama-cpp-python streams them) and p50 time to first token. The
+in-process row runs the same prompts through ``Engine.submit``
+(``vllm_cpp.cli.bench.measure``, with ignore_eos); the HTTP cost is
+1 - HTTP tok/s / in-process tok/s. On a shared machine throughput swings
+with the neighbours, so the in-process and HTTP measurements alternate
+(``--rounds`` times per client count, with vllm-cpp's server started once
+and idle while the in-process engine runs) and the medians are reported,
+with the spread of the per-round HTTP costs. Where /proc exists, the CPU
+time each process spent per output token is reported too (the server
+process's; the in-process run's, engine and callbacks) and the HTTP layer's
+share of the server's CPU, 1 - in-process / server.
 
 Usage:  python bench/bench_server.py [--model PATH] [--threads N]
                                      [--clients 1,8,32] [--input-len 128] [--output-len 128]
-                                     [--no-llamacpp]
+                                     [--rounds 3] [--no-llamacpp]
 Needs:  pip install "vllm-cpp[server]" httpx, and for the comparison
         llama-cpp-python with its server deps (sse-starlette starlette-context
         pydantic-settings fastapi uvicorn).
@@ -84,9 +88,9 @@ def start_llamacpp(model, threads, ctx):
     return process, "http://127.0.0.1:%d" % port
 
 
-async def one_stream(http, prompt, output_len, start):
+async def one_stream(http, prompt, output_len, start, extra):
     body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True,
-            "stream_options": {"include_usage": True}}
+            "stream_options": {"include_usage": True}, **extra}
     first, chunks, usage = None, 0, None
     async with http.stream("POST", "/v1/completions", json=body) as response:
         response.raise_for_status()
@@ -106,11 +110,11 @@ async def one_stream(http, prompt, output_len, start):
     return first, usage["completion_tokens"] if usage else chunks
 
 
-async def http_level(url, prompts, output_len):
+async def http_level(url, prompts, output_len, extra):
     limits = httpx.Limits(max_connections=len(prompts) + 4)
     async with httpx.AsyncClient(base_url=url, timeout=3600, limits=limits) as http:
         start = time.perf_counter()
-        results = await asyncio.gather(*(one_stream(http, p, output_len, start) for p in prompts))
+        results = await asyncio.gather(*(one_stream(http, p, output_len, start, extra) for p in prompts))
         wall = time.perf_counter() - start
     tokens = sum(t for _, t in results)
     return {"tokens_per_s": tokens / wall, "ttft_p50_s": statistics.median(f for f, _ in results if f is not None),
@@ -139,20 +143,31 @@ def with_cpu_per_token(result, cpu_before, cpu_after):
     return result
 
 
-def run_server(started, levels, prompts_for, output_len, what):
-    process, url = started
-    try:
-        wait_ready(url, process, what)
-        asyncio.run(http_level(url, prompts_for(1, warm=True), 4))  # warm-up
-        results = {}
-        for c in levels:
-            before = cpu_seconds(process.pid)
-            result = asyncio.run(http_level(url, prompts_for(c), output_len))
-            results[c] = with_cpu_per_token(result, before, cpu_seconds(process.pid))
-        return results
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
+class Server:
+    """A started server process; ``level`` measures one client count."""
+
+    def __init__(self, started, what, extra):
+        self.process, self.url = started
+        self.extra = extra
+        try:
+            wait_ready(self.url, self.process, what)
+        except BaseException:
+            self.close()
+            raise
+
+    def level(self, prompts, output_len):
+        before = cpu_seconds(self.process.pid)
+        result = asyncio.run(http_level(self.url, prompts, output_len, self.extra))
+        return with_cpu_per_token(result, before, cpu_seconds(self.process.pid))
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def median_result(rounds):
+    """The per-key medians of several rounds' results."""
+    return {k: statistics.median(r[k] for r in rounds) for k in rounds[0] if all(k in r for r in rounds)}
 
 
 def main():
@@ -165,6 +180,7 @@ def main():
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--input-len", type=int, default=128)
     parser.add_argument("--output-len", type=int, default=128)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating in-process/HTTP rounds per client count")
     parser.add_argument("--no-llamacpp", action="store_true", help="skip llama-cpp-python (smoke runs)")
     args = parser.parse_args()
     model = args.model or smollm2_path()
@@ -182,50 +198,64 @@ def main():
 
     # Prompts as text (both servers take text), from vllm-cpp's tokenizer;
     # the GGUF is the same, so both see the same tokens.
-    with Engine.load(model, max_model_len=ctx, max_num_seqs=max(levels), prefix_caching=False) as engine:
-        texts = [engine.detokenize(prompt_ids(engine, i, args.input_len)) for i in range(sum(levels) + 1)]
-        offsets = {c: sum(levels[:i]) for i, c in enumerate(levels)}
+    ours = Server(start_vllm_cpp(model, args.threads, max(levels), ctx), "vllm-cpp serve", {"ignore_eos": True})
+    try:
+        with Engine.load(model, max_model_len=ctx, max_num_seqs=max(levels), prefix_caching=False) as engine:
+            texts = [engine.detokenize(prompt_ids(engine, i, args.input_len)) for i in range(sum(levels) + 1)]
+            offsets = {c: sum(levels[:i]) for i, c in enumerate(levels)}
 
-        def prompts_for(clients, warm=False):
-            if warm:
-                return texts[-1:]
-            return texts[offsets[clients]:offsets[clients] + clients]
+            def prompts_for(clients):
+                return texts[offsets[clients]:offsets[clients] + clients]
 
-        in_process = {}
-        for c in levels:
-            prompts = [engine.tokenize(t) for t in prompts_for(c)]
-            before = cpu_seconds()
-            result = dict(measure(engine, prompts, args.output_len), mean_output_tokens=args.output_len, n=c)
-            in_process[c] = with_cpu_per_token(result, before, cpu_seconds())
-
-    ours = run_server(start_vllm_cpp(model, args.threads, max(levels), ctx), levels, prompts_for,
-                      args.output_len, "vllm-cpp serve")
+            ours.level(texts[-1:], 4)  # warm-up
+            in_rounds = {c: [] for c in levels}
+            http_rounds = {c: [] for c in levels}
+            for _ in range(args.rounds):
+                for c in levels:
+                    prompts = [engine.tokenize(t) for t in prompts_for(c)]
+                    before = cpu_seconds()
+                    result = dict(measure(engine, prompts, args.output_len), mean_output_tokens=args.output_len, n=c)
+                    in_rounds[c].append(with_cpu_per_token(result, before, cpu_seconds()))
+                    http_rounds[c].append(ours.level(prompts_for(c), args.output_len))
+    finally:
+        ours.close()
+    in_process = {c: median_result(in_rounds[c]) for c in levels}
+    ours_median = {c: median_result(http_rounds[c]) for c in levels}
+    costs = {c: sorted(1 - h["tokens_per_s"] / p["output_tokens_per_s"] for h, p in zip(http_rounds[c], in_rounds[c]))
+             for c in levels}
     theirs = None
     if not args.no_llamacpp:
-        theirs = run_server(start_llamacpp(model, args.threads, ctx), levels, prompts_for,
-                            args.output_len, "llama_cpp.server")
+        peer = Server(start_llamacpp(model, args.threads, ctx), "llama_cpp.server", {})
+        try:
+            peer.level(texts[-1:], 4)  # warm-up
+            theirs = {c: peer.level(prompts_for(c), args.output_len) for c in levels}
+        finally:
+            peer.close()
 
     print("## HTTP serving: vllm-cpp vs llama-cpp-python\n")
     print("%s, %d threads, %s, %d prompt tokens, up to %d output tokens per request (greedy)\n"
           % (os.path.basename(model), args.threads, platform.processor() or platform.machine(),
              args.input_len, args.output_len))
+    print("vllm-cpp and in process: medians of %d alternating rounds; HTTP cost: of the medians, and "
+          "[lowest, highest] of the rounds\n" % args.rounds)
     print("| clients | vllm-cpp tok/s | TTFT p50 (ms) | llama-cpp-python tok/s | TTFT p50 (ms) | ratio "
           "| in-process tok/s | HTTP cost | CPU ms/token: server | in-process | HTTP CPU share |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c in levels:
-        o, p = ours[c], in_process[c]
+        o, p = ours_median[c], in_process[c]
         t = theirs[c] if theirs else None
         cpu = "- | - | -"
         if "cpu_ms_per_token" in o and "cpu_ms_per_token" in p:
             cpu = "%.2f | %.2f | %.1f%%" % (o["cpu_ms_per_token"], p["cpu_ms_per_token"],
                                            100.0 * (1 - p["cpu_ms_per_token"] / o["cpu_ms_per_token"]))
-        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% | %s |" % (
+        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% [%.1f%%, %.1f%%] | %s |" % (
             c, o["tokens_per_s"], o["ttft_p50_s"] * 1e3,
             "%.1f" % t["tokens_per_s"] if t else "-", "%.0f" % (t["ttft_p50_s"] * 1e3) if t else "-",
             "%.2fx" % (o["tokens_per_s"] / t["tokens_per_s"]) if t else "-",
-            p["output_tokens_per_s"], 100.0 * (1 - o["tokens_per_s"] / p["output_tokens_per_s"]), cpu))
+            p["output_tokens_per_s"], 100.0 * (1 - o["tokens_per_s"] / p["output_tokens_per_s"]),
+            100.0 * costs[c][0], 100.0 * costs[c][-1], cpu))
     print("\nMean streamed output tokens per request: vllm-cpp %s; llama-cpp-python %s"
-          % (", ".join("%.0f" % ours[c]["mean_output_tokens"] for c in levels),
+          % (", ".join("%.0f" % ours_median[c]["mean_output_tokens"] for c in levels),
              ", ".join("%.0f" % theirs[c]["mean_output_tokens"] for c in levels) if theirs else "-"))
 
 

@@ -15,8 +15,7 @@
 
 #include "core/kv_cache_manager.h"
 #include "core/scheduler.h"
-#include "engine/request.h"
-#include "tokenizer/tokenizer.h"
+#include "core/scheduler_request.h"
 #include "util/error.h"
 #include "check.h"
 
@@ -27,25 +26,8 @@ namespace {
 constexpr int kBlockSize = 4;
 constexpr int kWindow = 8;
 
-const Tokenizer& tiny_tokenizer() {
-    static std::unique_ptr<Tokenizer> tokenizer = [] {
-        TokenizerData data;
-        data.model = "llama";
-        data.tokens = {"<unk>", "<s>", "</s>"};
-        for (char c = 'a'; c <= 'z'; ++c) data.tokens.push_back(std::string(1, c));
-        data.scores.assign(data.tokens.size(), 0.0f);
-        data.token_types.assign(data.tokens.size(), 1);
-        data.bos_id = 1;
-        data.eos_id = 2;
-        data.unk_id = 0;
-        return Tokenizer::create(data);
-    }();
-    return *tokenizer;
-}
-
-std::unique_ptr<Request> make_request(std::vector<int32_t> prompt, uint64_t arrival = 0) {
-    return std::make_unique<Request>(arrival, 0, std::move(prompt), SamplingConfig{}, tiny_tokenizer(),
-                                     std::make_shared<RequestStream>());
+std::unique_ptr<SchedulerRequest> make_request(std::vector<int32_t> prompt, uint64_t arrival = 0) {
+    return std::make_unique<SchedulerRequest>(arrival, 0, std::move(prompt));
 }
 
 // Prompt ids: `n` distinct ids counting up from 3 + `first` (the manager
@@ -69,7 +51,7 @@ int non_null(const std::vector<int32_t>& table) {
 // The next query of `r` (at num_computed_tokens) reads positions
 // [num_computed - window + 1, num_computed] of a sliding group and
 // everything of a full one: none of it may be null.
-bool window_intact(const KVCacheManager& kv, const Request& r) {
+bool window_intact(const KVCacheManager& kv, const SchedulerRequest& r) {
     for (int g = 0; g < kv.num_groups(); ++g) {
         const std::vector<int32_t>& table = kv.block_table(r, g);
         const int window = kv.group(g).spec().sliding_window;
@@ -83,11 +65,11 @@ bool window_intact(const KVCacheManager& kv, const Request& r) {
 
 // One engine step for `r` alone: room for n tokens, computed, committed;
 // a token is appended when the request reached its end (a decode).
-bool run_step(KVCacheManager& kv, Request& r, int n) {
+bool run_step(KVCacheManager& kv, SchedulerRequest& r, int n) {
     if (!kv.allocate(r, n)) return false;
     r.num_computed_tokens += n;
     kv.commit_computed(r);
-    if (r.num_computed_tokens == r.num_tokens()) r.tokens.push_back(3 + r.num_tokens() % 26);
+    if (r.num_computed_tokens == r.num_tokens()) r.append_token(3 + r.num_tokens() % 26);
     return true;
 }
 
@@ -132,7 +114,7 @@ void test_window_frees_blocks() {
         r->num_computed_tokens += n;
         kv.commit_computed(*r);
         intact = intact && window_intact(kv, *r);
-        r->tokens.push_back(5);
+        r->append_token(5);
     }
     check(r->num_computed_tokens == 80, "40 decode steps");
     check(intact, "no decode step's window holds a null entry");
@@ -218,7 +200,7 @@ void test_preemption_frees_both_groups() {
             s.request->num_computed_tokens += s.num_new_tokens;
             kv.commit_computed(*s.request);
             intact = intact && window_intact(kv, *s.request);
-            if (s.request->num_computed_tokens == s.request->num_tokens()) s.request->tokens.push_back(7);
+            if (s.request->num_computed_tokens == s.request->num_tokens()) s.request->append_token(7);
         }
     }
     check(scheduler.num_preemptions() == 1 && r2->num_computed_tokens == 0, "the later request is preempted");

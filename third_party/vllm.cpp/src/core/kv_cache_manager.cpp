@@ -15,11 +15,11 @@ KVCacheManager::KVCacheManager(const std::vector<KVCacheGroupSpec>& groups, cons
     for (size_t g = 0; g < groups.size(); ++g) groups_.emplace_back(groups[g], group_blocks[g], block_size);
 }
 
-CachedPrefix KVCacheManager::find_cached_prefix(const Request& request) const {
+CachedPrefix KVCacheManager::find_cached_prefix(const SchedulerRequest& request) const {
     CachedPrefix found;
     found.blocks.resize(groups_.size());
     if (!prefix_caching_) return found;
-    BlockHashChain chain(request.tokens, block_size_);
+    BlockHashChain chain(request.tokens(), block_size_);
     int hit = (request.num_tokens() - 1) / block_size_;
     // Each group can only shorten the hit, and a shorter hit can change what
     // another group finds (a sliding group needs the window before its end):
@@ -35,7 +35,7 @@ CachedPrefix KVCacheManager::find_cached_prefix(const Request& request) const {
     return found;
 }
 
-bool KVCacheManager::allocate(Request& request, int num_new_tokens, const CachedPrefix& cached_prefix) {
+bool KVCacheManager::allocate(SchedulerRequest& request, int num_new_tokens, const CachedPrefix& cached_prefix) {
     Entry& entry = entries_[&request];
     if (entry.tables.empty()) entry.tables.resize(groups_.size());
     const bool adopting = !cached_prefix.blocks.empty();
@@ -71,7 +71,7 @@ bool KVCacheManager::allocate(Request& request, int num_new_tokens, const Cached
         // The adopted blocks' hashes continue the request's chain.
         uint64_t parent = entry.hashes.empty() ? 0 : entry.hashes.back();
         for (int i = static_cast<int>(entry.hashes.size()); i < cached_prefix.num_tokens / block_size_; ++i) {
-            parent = BlockHashChain::key_of(request.tokens, block_size_, i, parent).hash();
+            parent = BlockHashChain::key_of(request.tokens(), block_size_, i, parent).hash();
             entry.hashes.push_back(parent);
         }
         request.num_computed_tokens = computed;
@@ -79,7 +79,7 @@ bool KVCacheManager::allocate(Request& request, int num_new_tokens, const Cached
     return true;
 }
 
-void KVCacheManager::commit_computed(const Request& request) {
+void KVCacheManager::commit_computed(const SchedulerRequest& request) {
     auto it = entries_.find(&request);
     if (it == entries_.end()) return;
     Entry& entry = it->second;
@@ -87,7 +87,7 @@ void KVCacheManager::commit_computed(const Request& request) {
         const int full = request.num_computed_tokens / block_size_;
         uint64_t parent = entry.hashes.empty() ? 0 : entry.hashes.back();
         for (int i = static_cast<int>(entry.hashes.size()); i < full; ++i) {
-            BlockKey key = BlockHashChain::key_of(request.tokens, block_size_, i, parent);
+            BlockKey key = BlockHashChain::key_of(request.tokens(), block_size_, i, parent);
             parent = key.hash();
             for (int g = 0; g < num_groups(); ++g) {
                 const int32_t block = entry.tables[g][i];
@@ -102,7 +102,7 @@ void KVCacheManager::commit_computed(const Request& request) {
     for (int g = 0; g < num_groups(); ++g) groups_[g].remove_skipped_blocks(entry.tables[g], request.num_computed_tokens);
 }
 
-void KVCacheManager::free(const Request& request) {
+void KVCacheManager::free(const SchedulerRequest& request) {
     auto it = entries_.find(&request);
     if (it == entries_.end()) return;
     for (int g = 0; g < num_groups(); ++g) {
@@ -116,7 +116,7 @@ void KVCacheManager::free(const Request& request) {
     entries_.erase(it);
 }
 
-const std::vector<int32_t>& KVCacheManager::block_table(const Request& request, int group) const {
+const std::vector<int32_t>& KVCacheManager::block_table(const SchedulerRequest& request, int group) const {
     auto it = entries_.find(&request);
     if (it == entries_.end()) throw_runtime("internal error: a scheduled request has no KV blocks");
     return it->second.tables[group];

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/kv_cache_group.h"
-#include "engine/request.h"
+#include "core/scheduler_request.h"
 
 namespace vllm {
 
@@ -40,23 +40,23 @@ public:
     // The longest cached start of the request's tokens (at most all but its
     // last token: that one is always computed, for its logits) that every
     // group can supply. Looks only; nothing is reserved.
-    CachedPrefix find_cached_prefix(const Request& request) const;
+    CachedPrefix find_cached_prefix(const SchedulerRequest& request) const;
 
     // Makes room in every group for `num_new_tokens` more tokens after the
     // request's computed ones, first adopting `cached_prefix` (from
     // find_cached_prefix, only on admission). False, with nothing changed,
     // when some group has too few free blocks.
-    bool allocate(Request& request, int num_new_tokens, const CachedPrefix& cached_prefix = {});
+    bool allocate(SchedulerRequest& request, int num_new_tokens, const CachedPrefix& cached_prefix = {});
 
     // After the request's computed tokens advanced: records its newly full
     // blocks in the prefix cache, then gives back the sliding groups' blocks
     // that left the window.
-    void commit_computed(const Request& request);
+    void commit_computed(const SchedulerRequest& request);
 
     // Gives back all the request's blocks (they stay cached until evicted).
-    void free(const Request& request);
+    void free(const SchedulerRequest& request);
 
-    const std::vector<int32_t>& block_table(const Request& request, int group) const;
+    const std::vector<int32_t>& block_table(const SchedulerRequest& request, int group) const;
 
 private:
     struct Entry {
@@ -67,7 +67,7 @@ private:
     int block_size_;
     bool prefix_caching_;
     std::vector<KVCacheGroup> groups_;
-    std::unordered_map<const Request*, Entry> entries_;
+    std::unordered_map<const SchedulerRequest*, Entry> entries_;
 };
 
 }  // namespace vllm

@@ -19,9 +19,9 @@ Scheduler::Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batc
       max_num_batched_tokens_(max_num_batched_tokens),
       kv_(kv) {}
 
-void Scheduler::add(Request* request) { waiting_.push_back(request); }
+void Scheduler::add(SchedulerRequest* request) { waiting_.push_back(request); }
 
-void Scheduler::remove(Request* request) {
+void Scheduler::remove(SchedulerRequest* request) {
     kv_.free(*request);
     request->status = RequestStatus::FINISHED;
     running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
@@ -30,7 +30,7 @@ void Scheduler::remove(Request* request) {
 
 namespace {
 // (priority, arrival): the smaller runs first.
-bool runs_before(const Request* a, const Request* b) {
+bool runs_before(const SchedulerRequest* a, const SchedulerRequest* b) {
     return a->priority != b->priority ? a->priority < b->priority : a->arrival < b->arrival;
 }
 }  // namespace
@@ -59,10 +59,11 @@ size_t Scheduler::preemption_victim() const {
 }
 
 void Scheduler::preempt(size_t index) {
-    Request* r = running_[index];
+    SchedulerRequest* r = running_[index];
     running_.erase(running_.begin() + index);
     kv_.free(*r);
     r->num_computed_tokens = 0;
+    r->spec_token_ids.clear();  // drafts are proposed again once it runs
     r->status = RequestStatus::WAITING;
     waiting_.insert(waiting_.begin(), r);
     ++num_preemptions_;
@@ -74,8 +75,8 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
 
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
-        Request* r = running_[i];
-        const int n = std::min(budget, r->num_tokens() - r->num_computed_tokens);
+        SchedulerRequest* r = running_[i];
+        const int n = std::min(budget, r->num_tokens_with_spec() - r->num_computed_tokens);
         bool placed = true;
         while (!kv_.allocate(*r, n)) {
             const size_t victim = preemption_victim();
@@ -104,7 +105,9 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     // request that does not fit stops admission (no overtaking), as in vLLM.
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
-        Request* r = waiting_[w];
+        SchedulerRequest* r = waiting_[w];
+        // The computed start it can adopt. (KV transfer extends this with
+        // the tokens a connector can load beyond the local prefix cache.)
         const CachedPrefix cached = kv_.find_cached_prefix(*r);
         const int cached_tokens = cached.num_tokens;
         const int n = std::min(budget, r->num_tokens() - cached_tokens);
@@ -113,7 +116,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
             r->admitted_once = true;
             r->num_cached_prompt_tokens = cached_tokens;
             if (kv_.prefix_caching()) {
-                prefix_cache_queries_ += r->num_prompt_tokens();
+                prefix_cache_queries_ += r->num_prompt_tokens;
                 prefix_cache_hits_ += cached_tokens;
             }
         }

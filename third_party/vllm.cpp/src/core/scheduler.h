@@ -1,6 +1,6 @@
 // The continuous-batching scheduler (vLLM V1's shape): each step fills a
-// token budget, running requests first (a decode is one token, an
-// unfinished prefill its next chunk), then waiting ones in policy order,
+// token budget, running requests first (a decode is its new token plus any
+// draft tokens, an unfinished prefill its next chunk), then waiting ones in policy order,
 // with at most max_num_seqs sequences. KV blocks are taken on demand; when
 // none is left the lowest-priority running request is preempted: its blocks
 // are freed and it waits to be recomputed (its tokens so far become its
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/kv_cache_manager.h"
-#include "engine/request.h"
+#include "core/scheduler_request.h"
 
 namespace vllm {
 
@@ -22,19 +22,19 @@ enum class SchedulingPolicy { FCFS, PRIORITY, LPM };
 SchedulingPolicy parse_scheduling_policy(const std::string& name);
 
 struct ScheduledRequest {
-    Request* request;
-    int num_new_tokens;  // run tokens[num_computed_tokens, + num_new_tokens)
+    SchedulerRequest* request;
+    int num_new_tokens;  // run (tokens + spec_token_ids)[num_computed_tokens, + num_new_tokens)
 };
 
 class Scheduler {
 public:
     Scheduler(SchedulingPolicy policy, int max_num_seqs, int max_num_batched_tokens, KVCacheManager& kv);
 
-    void add(Request* request);
+    void add(SchedulerRequest* request);
     // The next step's batch (empty when nothing can run).
     std::vector<ScheduledRequest> schedule();
     // Drops a finished or aborted request and frees its blocks.
-    void remove(Request* request);
+    void remove(SchedulerRequest* request);
 
     int num_running() const { return static_cast<int>(running_.size()); }
     int num_waiting() const { return static_cast<int>(waiting_.size()); }
@@ -56,8 +56,8 @@ private:
     int max_num_seqs_;
     int max_num_batched_tokens_;
     KVCacheManager& kv_;
-    std::vector<Request*> running_;  // admission order
-    std::vector<Request*> waiting_;  // arrival order; preempted ones go back in front
+    std::vector<SchedulerRequest*> running_;  // admission order
+    std::vector<SchedulerRequest*> waiting_;  // arrival order; preempted ones go back in front
     int64_t num_preemptions_ = 0;
     int64_t prefix_cache_queries_ = 0;
     int64_t prefix_cache_hits_ = 0;

@@ -22,18 +22,19 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();
     request->stream->set_prompt_tokens(request->num_prompt_tokens());
-    scheduler_.add(request.get());
-    requests_.push_back(std::move(request));
+    scheduler_.add(&request->sched);
+    const uint64_t id = request->sched.arrival;
+    requests_.emplace(id, std::move(request));
 }
 
 void EngineCore::drop_cancelled() {
     for (auto it = requests_.begin(); it != requests_.end();) {
-        Request& r = **it;
+        Request& r = *it->second;
         if (!r.stream->cancel_requested()) {
             ++it;
             continue;
         }
-        scheduler_.remove(&r);
+        scheduler_.remove(&r.sched);
         r.stream->mark_aborted();
         ++counters_.requests_aborted;
         it = requests_.erase(it);
@@ -51,9 +52,9 @@ void EngineCore::step() {
     std::vector<SequenceSlice> slices;
     slices.reserve(batch.size());
     for (const ScheduledRequest& s : batch) {
-        Request& r = *s.request;
+        const SchedulerRequest& r = *s.request;
         SequenceSlice slice;
-        slice.tokens = r.tokens.data() + r.num_computed_tokens;
+        slice.tokens = r.tokens().data() + r.num_computed_tokens;
         slice.n_tokens = s.num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
         for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
@@ -66,10 +67,11 @@ void EngineCore::step() {
     const int vocab = model_.config().vocab_size;
     size_t row = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
-        Request& r = *batch[i].request;
-        r.num_computed_tokens += batch[i].num_new_tokens;
-        kv_manager_.commit_computed(r);
+        SchedulerRequest& sched = *batch[i].request;
+        sched.num_computed_tokens += batch[i].num_new_tokens;
+        kv_manager_.commit_computed(sched);
         if (!slices[i].want_logits) continue;
+        Request& r = request_of(sched);
         try {
             sample_and_output(r, logits_.data() + row++ * size_t(vocab));
         } catch (const Error& e) {
@@ -81,7 +83,7 @@ void EngineCore::step() {
         }
     }
     for (auto it = requests_.begin(); it != requests_.end();)
-        it = (*it)->status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
+        it = it->second->sched.status == RequestStatus::FINISHED ? requests_.erase(it) : std::next(it);
 }
 
 void EngineCore::sample_and_output(Request& r, float* logits) {
@@ -138,7 +140,7 @@ void EngineCore::sample_and_output(Request& r, float* logits) {
 
 const char* EngineCore::append_token(Request& r, int32_t token, std::string& delta) {
     r.output.push_back(token);
-    r.tokens.push_back(token);
+    r.sched.append_token(token);
     ++counters_.generation_tokens;
     const int32_t n_out = r.num_output_tokens();
     const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||
@@ -149,7 +151,7 @@ const char* EngineCore::append_token(Request& r, int32_t token, std::string& del
 }
 
 void EngineCore::finish(Request& r) {
-    scheduler_.remove(&r);
+    scheduler_.remove(&r.sched);
     ++counters_.requests_finished;
 }
 
@@ -160,8 +162,8 @@ void EngineCore::deliver_finished() {
 
 void EngineCore::fail_all(vllm_status status, const std::string& error) {
     deliver_finished();
-    for (auto& r : requests_) {
-        scheduler_.remove(r.get());
+    for (auto& [id, r] : requests_) {
+        scheduler_.remove(&r->sched);
         r->stream->finish(nullptr, status, error);
     }
     requests_.clear();

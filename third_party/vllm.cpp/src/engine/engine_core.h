@@ -3,7 +3,7 @@
 // token -> hand text to the requests' streams. Runs on the engine loop
 // thread only; it never calls user code.
 #pragma once
-#include <list>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -58,7 +58,9 @@ private:
     KVCacheManager kv_manager_;
     Scheduler scheduler_;
     ThreadPool pool_;
-    std::list<std::unique_ptr<Request>> requests_;
+    Request& request_of(const SchedulerRequest& sched) { return *requests_.at(sched.arrival); }
+
+    std::map<uint64_t, std::unique_ptr<Request>> requests_;  // by arrival (the scheduler request's id)
     std::vector<std::pair<std::shared_ptr<RequestStream>, const char*>> finished_;  // stream, finish reason
     Sampler sampler_;  // its scratch is reused request after request
     std::vector<float> logits_;

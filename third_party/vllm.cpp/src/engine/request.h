@@ -1,13 +1,15 @@
-// One request inside the engine: its tokens, sampling state, KV progress and
-// output side. Owned by the engine loop (scheduler lists hold pointers);
-// only its RequestStream is shared with the consumer.
+// One request inside the engine: its scheduler-side state (SchedulerRequest:
+// tokens, KV progress, priority, status) and everything the scheduler does
+// not see: sampling state, output text, the stream and the grammar matcher.
+// Owned by the engine loop (the scheduler's lists point at `sched`); only
+// its RequestStream is shared with the consumer.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <random>
-#include <string>
 #include <vector>
 
+#include "core/scheduler_request.h"
 #include "engine/output_processor.h"
 #include "engine/request_stream.h"
 #include "sample/sampling_config.h"
@@ -15,33 +17,25 @@
 
 namespace vllm {
 
-enum class RequestStatus { WAITING, RUNNING, FINISHED };
-
 struct Request {
     Request(uint64_t arrival, int32_t priority, std::vector<int32_t> prompt, SamplingConfig sampling,
             const Tokenizer& tokenizer, std::shared_ptr<RequestStream> stream);
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
-    int num_tokens() const { return static_cast<int>(tokens.size()); }
     int num_prompt_tokens() const { return static_cast<int>(prompt.size()); }
     int num_output_tokens() const { return static_cast<int>(output.size()); }
 
-    const uint64_t arrival;  // submission order, the tie-breaker of every policy
-    const int32_t priority;  // lower runs first under the priority policy
+    SchedulerRequest sched;
+    // The same ids as sched.tokens(), split as the sampler's penalties and
+    // the logits processor read them.
     const std::vector<int32_t> prompt;
     std::vector<int32_t> output;
-    std::vector<int32_t> tokens;  // prompt then output: what the KV cache must hold
     const SamplingConfig sampling;
     std::mt19937_64 rng;  // per request, so batching never changes a seeded draw
     OutputProcessor output_processor;
     std::shared_ptr<RequestStream> stream;
     std::unique_ptr<structured::GrammarMatcher> matcher;  // with a structured-output constraint
-
-    RequestStatus status = RequestStatus::WAITING;
-    int num_computed_tokens = 0;  // tokens whose K/V is in the cache
-    int num_cached_prompt_tokens = 0;  // prefix-cache hit on first admission (stats)
-    bool admitted_once = false;
 };
 
 }  // namespace vllm
