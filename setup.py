@@ -104,7 +104,7 @@ class BuildExt(build_ext):
             # interpreter's compile flags, and a bare -shared link (the build
             # Python's library directories are the build machine's, not the target's).
             cc, _cxx = ZIG.write_wrappers(os.path.join(ROOT, ZIG.build_base))
-            self.compiler.set_executables(compiler_so=[cc] + list(self.compiler.compiler_so[1:]),
+            self.compiler.set_executables(compiler_so=[cc, *ZIG.FLAGS, *self.compiler.compiler_so[1:]],
                                           linker_so=[cc, "-shared"])
         super().build_extensions()
 

@@ -87,21 +87,23 @@ class ZigToolchain:
         """The value of _PYTHON_HOST_PLATFORM that tags the wheel for the target."""
         return "linux-" + self.arch
 
+    #: Every compile's flags. -mcpu=baseline: the plain instruction set of the
+    #: architecture (zig otherwise tunes for the build machine when it is the
+    #: target); the engine's SIMD files add their own flags and are only
+    #: called after a run-time check. -fomit-frame-pointer: zig keeps frame
+    #: pointers in optimized code, GCC (the other builds) does not.
+    FLAGS = ("-mcpu=baseline", "-fomit-frame-pointer")
+
     def write_wrappers(self, directory):
         """Writes `zig-cc` and `zig-c++` scripts there (CMake and setuptools want
-        one executable per compiler, not `zig cc -target ...`); returns their paths.
-        -mcpu=baseline: the plain instruction set of the architecture (zig
-        otherwise tunes for the build machine when it is the target); the
-        engine's SIMD files add their own flags and are only called after a
-        run-time check. -fomit-frame-pointer: zig keeps frame pointers in
-        optimized code, GCC (the other builds) does not; the register
-        matters in the kernels."""
+        one executable per compiler, not `zig cc -target ...`); returns their
+        paths. They carry only the target, which names the build folder: the
+        flags go on the command lines (FLAGS), so changing one rebuilds."""
         os.makedirs(directory, exist_ok=True)
         paths = []
         for tool in ("cc", "c++"):
             path = os.path.join(directory, "zig-" + tool)
-            text = '#!/bin/sh\nexec "%s" %s -target %s -mcpu=baseline -fomit-frame-pointer "$@"\n' % (
-                self.zig, tool, self.target)
+            text = '#!/bin/sh\nexec "%s" %s -target %s "$@"\n' % (self.zig, tool, self.target)
             if not os.path.exists(path) or open(path).read() != text:
                 with open(path, "w") as f:
                     f.write(text)
@@ -110,7 +112,9 @@ class ZigToolchain:
         return tuple(paths)
 
     def cmake_args(self, cc, cxx):
-        args = ["-DCMAKE_C_COMPILER=" + cc, "-DCMAKE_CXX_COMPILER=" + cxx]
+        flags = " ".join(self.FLAGS)
+        args = ["-DCMAKE_C_COMPILER=" + cc, "-DCMAKE_CXX_COMPILER=" + cxx,
+                "-DCMAKE_C_FLAGS=" + flags, "-DCMAKE_CXX_FLAGS=" + flags]
         if self.arch == "aarch64":
             # zig reads -march as a CPU name in its own syntax (CPU+feature).
             args.append("-DVLLM_ARM_DOTPROD_FLAGS=-mcpu=generic+v8_2a+dotprod")
