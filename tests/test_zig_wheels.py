@@ -69,52 +69,78 @@ pytestmark = [
     pytest.mark.skipif(ZIG is None, reason="no zig: `pip install ziglang` (or name it in VLLM_CPP_ZIG)"),
 ]
 
-_wheels = {}
+PLATFORM = "manylinux_%s_%%s" % GLIBC.replace(".", "_")
 
 
-def zig_wheel(arch):
-    """The repaired manylinux_2_28 wheel for `arch`, built once per session
-    from the checkout (its CMake tree, build/libvllm-ninja-zig-TARGET, is
-    kept: later runs rebuild what changed)."""
-    if arch not in _wheels:
-        out = WORK / arch
-        shutil.rmtree(out, ignore_errors=True)
-        env = dict(os.environ, VLLM_CPP_ZIG_TARGET="%s-linux-gnu.%s" % (arch, GLIBC), VLLM_CPP_ZIG=ZIG)
-        if shutil.which("ccache") and not env.get("CMAKE_CXX_COMPILER_LAUNCHER"):
-            env.update(CMAKE_C_COMPILER_LAUNCHER="ccache", CMAKE_CXX_COMPILER_LAUNCHER="ccache")
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-w", out / "built", ROOT],
-            env=env)
-        (built,) = (out / "built").glob("*.whl")
-        assert built.name.endswith("-linux_%s.whl" % arch), built.name
+def glibc_minor_of(policy, arch):
+    match = re.fullmatch(r"manylinux_2_(\d+)_" + arch, policy) or re.fullmatch(r"manylinux2014_" + arch, policy)
+    assert match, policy
+    return int(match.group(1)) if match.groups() else 17
+
+
+def build_zig_wheel(arch):
+    """The repaired manylinux_2_28 wheel for `arch`, built from the checkout
+    (its CMake tree, build/libvllm-ninja-zig-TARGET, is kept: later runs
+    rebuild what changed)."""
+    out = WORK / arch
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, VLLM_CPP_ZIG_TARGET="%s-linux-gnu.%s" % (arch, GLIBC), VLLM_CPP_ZIG=ZIG)
+    if shutil.which("ccache") and not env.get("CMAKE_CXX_COMPILER_LAUNCHER"):
+        env.update(CMAKE_C_COMPILER_LAUNCHER="ccache", CMAKE_CXX_COMPILER_LAUNCHER="ccache")
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-w", out / "built", ROOT],
+        env=env)
+    (built,) = (out / "built").glob("*.whl")
+    assert built.name.endswith("-linux_%s.whl" % arch), built.name
+    if arch == os.uname().machine:
         # --plat: anything the 2.28 policy does not allow is an error, not a
         # retag; --only-plat: that tag alone (the wheel also meets an older
         # policy, which auditwheel would add to its name).
-        auditwheel("repair", "--plat", "manylinux_%s_%s" % (GLIBC.replace(".", "_"), arch), "--only-plat",
-                   "-w", out / "repaired", built)
-        (_wheels[arch],) = (out / "repaired").glob("*.whl")
-    return _wheels[arch]
+        auditwheel("repair", "--plat", PLATFORM % arch, "--only-plat", "-w", out / "repaired", built)
+    else:
+        # auditwheel's --plat offers only this machine's architecture: repair
+        # at the policy auditwheel finds, check it is 2.28 or older, and give
+        # the wheel the release tag (`wheel tags`).
+        auditwheel("repair", "-w", out / "auto", built)
+        (auto,) = (out / "auto").glob("*.whl")
+        assert glibc_minor_of(shown_policy(auto), arch) <= int(GLIBC.split(".")[1])
+        (out / "repaired").mkdir()
+        retagged = run([sys.executable, "-m", "wheel", "tags", "--platform-tag", PLATFORM % arch, auto]).split()[-1]
+        shutil.move(str(out / "auto" / retagged), str(out / "repaired" / retagged))
+    (wheel,) = (out / "repaired").glob("*.whl")
+    return wheel
+
+
+# Module-scoped fixtures: a build that fails fails every test that needs it
+# once (pytest keeps the error), instead of being tried again per test.
+@pytest.fixture(scope="module")
+def x86_64_wheel():
+    return build_zig_wheel("x86_64")
+
+
+@pytest.fixture(scope="module")
+def aarch64_wheel():
+    return build_zig_wheel("aarch64")
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
-def test_wheel_is_manylinux_2_28(arch):
-    wheel = zig_wheel(arch)
+def test_wheel_is_manylinux_2_28(arch, request):
+    wheel = request.getfixturevalue(arch + "_wheel")
     platform_tag, sizes = check_abi3_self_contained(wheel, vllm_cpp.__version__)
-    assert platform_tag == "manylinux_%s_%s" % (GLIBC.replace(".", "_"), arch)
+    assert platform_tag == PLATFORM % arch
     # auditwheel's own reading of the symbol versions: 2.28 or older (zig's
-    # glibc 2.28 stubs give expf@GLIBC_2.27 as the newest, so it says 2_27).
+    # glibc 2.28 stubs give expf@GLIBC_2.27 as the newest on x86_64).
     shown = shown_policy(wheel)
-    match = re.fullmatch(r"manylinux_2_(\d+)_" + arch, shown)
-    assert match and int(match.group(1)) <= int(GLIBC.split(".")[1]), shown
+    assert glibc_minor_of(shown, arch) <= int(GLIBC.split(".")[1]), shown
     for member, data in wheel_binaries(wheel).items():
         needed, _stripped = elf_needed_and_stripped(data)
         assert set(needed) <= GLIBC_LIBRARIES, "%s links %s" % (member, needed)
     print("\n%s; auditwheel show: %s" % (sizes, shown))
 
 
-def test_x86_64_wheel_generates_in_a_fresh_venv(engine):
+def test_x86_64_wheel_generates_in_a_fresh_venv(engine, x86_64_wheel):
     if os.uname().machine != "x86_64":
         pytest.skip("runs the x86_64 wheel natively")
-    python, env = make_venv(sys.executable, WORK / "venv", zig_wheel("x86_64"))
+    python, env = make_venv(sys.executable, WORK / "venv", x86_64_wheel)
     result = run_in_venv(python, env, vllm_cpp.models.smollm2_path(), WORK)
     assert pathlib.Path(result["file"]).is_relative_to(WORK / "venv")
     assert result["version"] == result["library"] == vllm_cpp.__version__
@@ -137,9 +163,9 @@ def unpacked(wheel, where):
 
 
 @pytest.mark.timeout(1800)
-def test_aarch64_c_abi_program_runs_under_qemu(smollm2_path):
+def test_aarch64_c_abi_program_runs_under_qemu(smollm2_path, aarch64_wheel):
     need_qemu()
-    package = unpacked(zig_wheel("aarch64"), WORK / "aarch64-unpacked")
+    package = unpacked(aarch64_wheel, WORK / "aarch64-unpacked")
     program = WORK / "test_c_abi-aarch64"
     run([ZIG, "cc", "-target", "aarch64-linux-gnu." + GLIBC, "-O2",
          ROOT / "third_party" / "vllm.cpp" / "tests" / "test_c_abi.c", "-I", package / "include",
@@ -151,12 +177,12 @@ def test_aarch64_c_abi_program_runs_under_qemu(smollm2_path):
 
 
 @pytest.mark.timeout(1800)
-def test_aarch64_wheel_generates_under_qemu_python(engine, smollm2_path):
+def test_aarch64_wheel_generates_under_qemu_python(engine, smollm2_path, aarch64_wheel):
     need_qemu()
     python = Aarch64Python(os.environ.get("VLLM_CPP_AARCH64_PYTHON_DIR", AARCH64_PYTHON_DIR), AARCH64_SYSROOT)
     if python.executable is None:
         pytest.skip("no aarch64 CPython unpacked in %s (python tests/aarch64_python.py makes it)" % python.directory)
-    wheel = zig_wheel("aarch64")
+    wheel = aarch64_wheel
     site = WORK / "aarch64-site"
     shutil.rmtree(site, ignore_errors=True)
     # pip of this (x86_64) interpreter installs for the other one: the
