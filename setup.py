@@ -13,6 +13,10 @@ Environment:
                               Python then needs libasan and libstdc++ in
                               LD_PRELOAD, see README.md)
   VLLM_CPP_CMAKE_ARGS         extra arguments for the CMake configure step
+  VLLM_CPP_ZIG_TARGET         build with zig for that target, e.g.
+                              x86_64-linux-gnu.2.28 (a manylinux_2_28 wheel from
+                              any Linux) or aarch64-linux-gnu.2.28 (cross-built);
+                              VLLM_CPP_ZIG names zig (see zig_toolchain.py)
 """
 
 import os
@@ -26,6 +30,10 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.sdist import sdist
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, ROOT)  # zig_toolchain.py, beside this file
+
+from zig_toolchain import ZigToolchain  # noqa: E402
+
 ENGINE_DIR = os.path.join(ROOT, "third_party", "vllm.cpp")
 PACKAGE = "vllm_cpp"
 
@@ -38,6 +46,13 @@ else:
 # Linker flag that drops the symbol table but the dynamic one (ld64 has no
 # --strip-all; -x removes its local symbols).
 STRIP_LINK_FLAG = "-Wl,-x" if sys.platform == "darwin" else "-Wl,--strip-all"
+# The compiler the wheel is built with: zig for a named target, else the
+# system's (cibuildwheel's manylinux images, macOS, source installs).
+ZIG = ZigToolchain.from_environment()
+if ZIG is not None and ZIG.cross:
+    # bdist_wheel tags the wheel with the platform Python reports; this is
+    # how CPython's own cross builds tell it the target's.
+    os.environ["_PYTHON_HOST_PLATFORM"] = ZIG.host_platform
 
 
 def _build_tool(name, bin_dir):
@@ -83,6 +98,16 @@ class BuildExt(build_ext):
                 ext.extra_link_args = list(ext.extra_link_args) + [STRIP_LINK_FLAG]
         super().run()
 
+    def build_extensions(self):
+        if ZIG is not None:
+            # The extension is plain C and links only libvllm: zig's cc with the
+            # interpreter's compile flags, and a bare -shared link (the build
+            # Python's library directories are the build machine's, not the target's).
+            cc, _cxx = ZIG.write_wrappers(os.path.join(ROOT, ZIG.build_base))
+            self.compiler.set_executables(compiler_so=[cc, *ZIG.FLAGS, *self.compiler.compiler_so[1:]],
+                                          linker_so=[cc, "-shared"])
+        super().build_extensions()
+
     # -- CMake -------------------------------------------------------------
     def _build_libvllm(self):
         cmake = _build_tool("cmake", "CMAKE_BIN_DIR")
@@ -95,6 +120,11 @@ class BuildExt(build_ext):
         variant = "ninja" if ninja else "make"
         if sanitize:
             variant += "-sanitize"
+        if ZIG is not None:
+            if sanitize:
+                sys.exit("vllm-cpp: VLLM_CPP_SANITIZE with VLLM_CPP_ZIG_TARGET is not supported "
+                         "(sanitizer builds use the system compiler)")
+            variant += "-zig-" + ZIG.target
         # A fixed directory under build/ (not build_temp, which editable
         # installs make a fresh temporary one): rebuilds are incremental.
         build_dir = os.path.join(ROOT, "build", "libvllm-" + variant)
@@ -116,6 +146,8 @@ class BuildExt(build_ext):
             # Always name the ninja in use: a cached one may have been in a
             # temporary build environment that is gone by now.
             args.append("-DCMAKE_MAKE_PROGRAM=%s" % ninja)
+        if ZIG is not None:
+            args += ZIG.cmake_args(*ZIG.write_wrappers(os.path.join(ROOT, ZIG.build_base)))
         args += shlex.split(os.environ.get("VLLM_CPP_CMAKE_ARGS", ""))
 
         cache = os.path.join(build_dir, "CMakeCache.txt")
@@ -191,7 +223,7 @@ class SDist(sdist):
     (an sdist rebuilt from an sdist) every file but build outputs."""
 
     EXTRA_DIRS = ("third_party/vllm.cpp", "vllm_cpp/include", "examples", "tests", "docs")
-    EXTRA_FILES = ("build_ffi.py", "CMakeLists.txt", "README.md", "CHANGELOG.md", "LICENSE",
+    EXTRA_FILES = ("build_ffi.py", "zig_toolchain.py", "CMakeLists.txt", "README.md", "CHANGELOG.md", "LICENSE",
                    "pyproject.toml", "setup.py")
     SKIP_DIRS = {"build", ".git", "__pycache__"}
 
@@ -222,10 +254,18 @@ class SDist(sdist):
         return found
 
 
+OPTIONS = {
+    # cffi compiles the extension for the stable ABI (Py_LIMITED_API), so
+    # one wheel per platform serves CPython 3.9 and every later version.
+    "bdist_wheel": {"py_limited_api": "cp39"},
+}
+if ZIG is not None:
+    # Its own build/lib and temp folders: setuptools would otherwise take an
+    # extension another compiler built there as up to date.
+    OPTIONS["build"] = {"build_base": ZIG.build_base}
+
 setup(
     cffi_modules=["build_ffi.py:ffibuilder"],
     cmdclass={"build_ext": BuildExt, "sdist": SDist},
-    # cffi compiles the extension for the stable ABI (Py_LIMITED_API), so
-    # one wheel per platform serves CPython 3.9 and every later version.
-    options={"bdist_wheel": {"py_limited_api": "cp39"}},
+    options=OPTIONS,
 )

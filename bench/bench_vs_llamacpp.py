@@ -41,12 +41,12 @@ def make_prompt_ids(tokenize, n_tokens):
     return tokenize(text)[:n_tokens]
 
 
-def best(fn, repeats):
+def best(fn, repeats, clock=time.perf_counter):
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times)
 
 
@@ -76,7 +76,7 @@ def bench_llamacpp(model, threads, prompt_ids, short_ids, repeats, decode_tokens
     return len(prompt_ids) / t_prefill, decode_tokens / (t_many - t_one)
 
 
-def bench_vllm_cpp(model, threads, prompt_text, short_text, repeats, decode_tokens):
+def bench_vllm_cpp(model, threads, prompt_text, short_text, repeats, decode_tokens, clock=time.perf_counter):
     os.environ["VLLM_CPP_NUM_THREADS"] = str(threads)
     from vllm_cpp import Engine, SamplingParams, Toggle
 
@@ -87,9 +87,9 @@ def bench_vllm_cpp(model, threads, prompt_text, short_text, repeats, decode_toke
     many = SamplingParams.greedy(max_tokens=decode_tokens + 1, ignore_eos=True)
 
     engine.complete(prompt_text, one)  # warm-up
-    t_prefill = best(lambda: engine.complete(prompt_text, one), repeats)
-    t_one = best(lambda: engine.complete(short_text, one), repeats)
-    t_many = best(lambda: engine.complete(short_text, many), repeats)
+    t_prefill = best(lambda: engine.complete(prompt_text, one), repeats, clock)
+    t_one = best(lambda: engine.complete(short_text, one), repeats, clock)
+    t_many = best(lambda: engine.complete(short_text, many), repeats, clock)
     engine.close()
     return t_prefill, decode_tokens / (t_many - t_one)
 

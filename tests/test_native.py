@@ -87,3 +87,8 @@ def test_attention_kernel(build, isa):
 @pytest.mark.timeout(600)
 def test_tokenizer_against_llamacpp_golden(build, smollm2_path):
     run_program(build, "test_tokenizer", smollm2_path, GOLDEN / "tokenizer_smollm2.txt")
+
+
+@pytest.mark.timeout(300)
+def test_x86_features_agree_with_the_compiler(build):
+    run_program(build, "test_x86_features")

