@@ -68,7 +68,6 @@ bool KVCacheManager::allocate(SchedulerRequest& request, int num_new_tokens, con
     // the pools and tables as they were.
     for (int g = 0; g < num_groups(); ++g)
         entry.tables[g].reserve(entry.tables[g].size() + (adopting ? cached_prefix.blocks[g].size() : 0) + need[g]);
-    entry.hashes.reserve(std::max<size_t>(entry.hashes.size(), cached_prefix.num_tokens / block_size_));
     for (int g = 0; g < num_groups(); ++g) {
         BlockPool& pool = groups_[g].pool();
         std::vector<int32_t>& table = entry.tables[g];
