@@ -344,6 +344,5 @@ int main() {
     test_suffix_proposer();
     test_rejection_sampler_greedy();
     test_rejection_sampler_distribution();
-    std::printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return report();
 }
