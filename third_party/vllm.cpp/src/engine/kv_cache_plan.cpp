@@ -40,12 +40,13 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
         static_cast<int64_t>(KVCache::bytes_per_layer_token(model.n_kv_heads, model.head_dim, config.kv_dtype)) * bs;
 
     // The other (sliding) groups first: their need is small and fixed.
-    int64_t budget = kv_budget_bytes(config);
+    int64_t sliding_bytes = 0;
     std::vector<int64_t> blocks(plan.groups.size());
     for (size_t g = 1; g < plan.groups.size(); ++g) {
         blocks[g] = int64_t(per_sequence(plan.groups[g])) * config.max_num_seqs;
-        budget -= blocks[g] * layer_block_bytes * static_cast<int64_t>(plan.groups[g].layers.size());
+        sliding_bytes += blocks[g] * layer_block_bytes * static_cast<int64_t>(plan.groups[g].layers.size());
     }
+    const int64_t budget = kv_budget_bytes(config) - sliding_bytes;
 
     const int primary_one_seq = per_sequence(plan.groups[0]);
     if (config.num_blocks > 0) {
@@ -67,8 +68,7 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
             throw_invalid_argument("kv_cache_memory_bytes " + std::to_string(config.kv_cache_memory_bytes) +
                                    " holds fewer tokens than max_model_len " + std::to_string(max_model_len) +
                                    " (it needs at least " +
-                                   std::to_string(int64_t(primary_one_seq) * primary_block_bytes +
-                                                  kv_budget_bytes(config) - budget) +
+                                   std::to_string(int64_t(primary_one_seq) * primary_block_bytes + sliding_bytes) +
                                    " bytes); raise it or lower max_model_len");
         blocks[0] = std::max<int64_t>(primary_one_seq,
                                       std::min<int64_t>(budget_blocks, int64_t(primary_one_seq) * config.max_num_seqs));
