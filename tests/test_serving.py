@@ -485,20 +485,22 @@ def test_kv_cache_memory_is_what_num_blocks_implies(smollm2_path, monkeypatch):
         assert stats["requests_finished"] == 1 and stats["kv_blocks_used"] == 0
 
 
-# --- KV cache element type (VLLM_CPP_KV_CACHE_DTYPE: f16, the default, or f32) ------
+# --- KV cache element type (VLLM_CPP_KV_CACHE_DTYPE: f16, the default, f32 or i8) ------
 
 
-@pytest.mark.parametrize("dtype, element_bytes", [("f16", 2), ("f32", 4)])
-def test_kv_cache_dtype_sets_the_memory_per_element(smollm2_path, monkeypatch, dtype, element_bytes):
+# SmolLM2's 30 layers x K and V x 3 KV heads: 64 elements each, and for i8 a 2-byte scale.
+@pytest.mark.parametrize("dtype, bytes_per_token", [("f16", 30 * 2 * 3 * 64 * 2), ("f32", 30 * 2 * 3 * 64 * 4),
+                                                    ("i8", 30 * 2 * 3 * (64 + 2))])
+def test_kv_cache_dtype_sets_the_memory_per_element(smollm2_path, monkeypatch, dtype, bytes_per_token):
     monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", dtype)
     with Engine.load(smollm2_path, max_model_len=256, num_blocks=64, block_size=16) as eng:
-        assert eng.stats()["kv_cache_bytes"] == 64 * 16 * SMOLLM2_KV_BYTES_PER_TOKEN // 2 * element_bytes
+        assert eng.stats()["kv_cache_bytes"] == 64 * 16 * bytes_per_token
         assert eng.complete(PROMPTS[0], greedy(8)).completion_tokens == 8
 
 
 def test_unknown_kv_cache_dtype_is_refused(smollm2_path, monkeypatch):
     monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "bf16")
-    with pytest.raises(InvalidArgumentError, match="VLLM_CPP_KV_CACHE_DTYPE must be 'f32' or 'f16' \\(got 'bf16'\\)"):
+    with pytest.raises(InvalidArgumentError, match="VLLM_CPP_KV_CACHE_DTYPE must be 'f32', 'f16' or 'i8' \\(got 'bf16'\\)"):
         Engine.load(smollm2_path, max_model_len=128)
 
 

@@ -170,8 +170,8 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "Chat template text used instead of the model's (parsed at load); the command line "
                  "takes a file or the text.", cli=True, metavar="FILE|TEXT"),
     EngineOption("kv_cache_dtype", _TEXT, None,
-                 "KV cache element type: auto (float16), float16/fp16, float32/fp32 "
-                 "(VLLM_CPP_KV_CACHE_DTYPE overrides).", cli=True, metavar="DTYPE"),
+                 "KV cache element type: auto (float16), float16/fp16, float32/fp32, int8 (8-bit with a "
+                 "scale per token and head: half the bytes) (VLLM_CPP_KV_CACHE_DTYPE overrides).", cli=True, metavar="DTYPE"),
     EngineOption("kv_cache_memory_bytes", _INT64, None,
                  "KV cache budget in bytes when num_blocks is unset (default 1 GiB; "
                  "VLLM_CPP_KV_CACHE_MB overrides).", cli=True, metavar="N"),

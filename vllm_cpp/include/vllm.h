@@ -252,7 +252,9 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
                               Per engine.
      "kv_cache_dtype"         string, vLLM's names: "auto" (the default, IEEE
                               half), "float16" ("fp16", "half", "f16"),
-                              "float32" ("fp32", "float", "f32"); "bfloat16"
+                              "float32" ("fp32", "float", "f32"), and "int8"
+                              (8-bit, one half scale per token and KV head:
+                              about half the f16 cache's bytes); "bfloat16"
                               and "fp8"/"fp8_e4m3"/"fp8_e5m2"... are refused by
                               name (not implemented). Per engine.
      "kv_cache_memory_bytes"  integer >= 1: the KV cache budget when num_blocks
@@ -268,7 +270,7 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
                               use) fixes it; a later engine naming another, or
                               one this CPU cannot run, is INVALID_ARGUMENT.
    Environment overrides win over these options when set:
-   VLLM_CPP_KV_CACHE_DTYPE (f16|f32), VLLM_CPP_KV_CACHE_MB (MiB),
+   VLLM_CPP_KV_CACHE_DTYPE (f16|f32|i8), VLLM_CPP_KV_CACHE_MB (MiB),
    VLLM_CPP_NUM_THREADS, VLLM_CPP_ISA; the option's value is still checked.
    (VT_ENABLE_JUMP_FORWARD likewise overrides enable_jump_forward.)
    Errors: INVALID_ARGUMENT naming the key for JSON that is not an object,

@@ -2,7 +2,9 @@
 // computation, and split-key partials merged (flash-decoding) against the
 // whole tile, for every ISA build the machine runs (VLLM_CPP_ISA selects);
 // a sliding window over blocks freed before it reads none of them; and of
-// silu_mul, from the same per-ISA ops build.
+// silu_mul, from the same per-ISA ops build. Caches of floats, halves and
+// int8 (written and read back through KVCache, whose int8 rows are checked
+// against their bound first).
 // Prints "N passed, M failed".
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,15 +12,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/kv_cache.h"
 #include "dtype/half.h"
 #include "kernels/cpu/ops.h"
 #include "check.h"
 
 using namespace vllm::kernels;
+using vllm::KvDtype;
 
 namespace {
 
@@ -31,18 +36,18 @@ void check(bool ok, const char* what, double value) {
 
 struct Fixture {
     int n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size, num_blocks;
-    bool f16;
+    KvDtype dtype;
     int window = 0;        // PagedAttention::window
     float softcap = 0.0f;  // PagedAttention::softcap
-    // The caches as floats (for f16, the values the halves hold exactly),
-    // and for f16 the halves the kernel reads, as the KV cache stores them.
+    // The caches as floats (for f16 and int8, the values the cache holds
+    // exactly), and for f16 and int8 the KVCache the kernel reads.
     std::vector<float> q, keys, values;
-    std::vector<uint16_t> key_halves, value_halves;
+    std::unique_ptr<vllm::KVCache> cache;
     std::vector<int32_t> table, positions;
 
     // Blocks of a multiple of 16 slots are read whole; smaller ones gathered.
-    Fixture(int n_tokens, int first_pos, int block_size_ = 16, bool f16_ = false)
-        : block_size(block_size_), num_blocks(640 / block_size_), f16(f16_) {
+    Fixture(int n_tokens, int first_pos, int block_size_ = 16, KvDtype dtype_ = KvDtype::F32)
+        : block_size(block_size_), num_blocks(640 / block_size_), dtype(dtype_) {
         std::mt19937 rng(7);
         std::normal_distribution<float> normal;
         q.resize(size_t(n_tokens) * n_heads * head_dim);
@@ -51,10 +56,25 @@ struct Fixture {
         for (float& x : q) x = normal(rng);
         for (float& x : keys) x = normal(rng);
         for (float& x : values) x = normal(rng);
-        if (f16) {
-            for (float& x : keys) key_halves.push_back(vllm::float_to_half(x)), x = vllm::half_to_float(key_halves.back());
-            for (float& x : values)
-                value_halves.push_back(vllm::float_to_half(x)), x = vllm::half_to_float(value_halves.back());
+        if (dtype != KvDtype::F32) {
+            // Every slot through the KV cache, and the floats it reads back as the reference's.
+            cache = std::make_unique<vllm::KVCache>(std::vector<vllm::KVCacheGroupSpec>{{0, {0}}},
+                                                    std::vector<int>{num_blocks}, n_kv_heads, head_dim, block_size,
+                                                    dtype);
+            std::vector<float> row(size_t(n_kv_heads) * head_dim);
+            for (int b = 0; b < num_blocks; ++b)
+                for (int slot = 0; slot < block_size; ++slot) {
+                    const int pos = b * block_size + slot;  // in the cache's order: block b
+                    for (int h = 0; h < n_kv_heads; ++h)
+                        for (int d = 0; d < head_dim; ++d) row[size_t(h) * head_dim + d] = key_at(b, slot, h, d);
+                    cache->store_key(0, b, slot, row.data());
+                    cache->read_key(0, b, slot, row.data());
+                    for (int h = 0; h < n_kv_heads; ++h)
+                        for (int d = 0; d < head_dim; ++d) key_at(b, slot, h, d) = row[size_t(h) * head_dim + d];
+                    float* v = &values[size_t(pos) * n_kv_heads * head_dim];
+                    cache->store_value(0, b, slot, v);
+                    cache->read_value(0, b, slot, v);
+                }
         }
         for (int b = 0; b < num_blocks; ++b) table.push_back((b * 7) % num_blocks);  // scattered blocks
         for (int t = 0; t < n_tokens; ++t) positions.push_back(first_pos + t);
@@ -65,9 +85,9 @@ struct Fixture {
         a.q = q.data();
         a.out = out;
         a.positions = positions.data();
-        a.k_cache = f16 ? static_cast<const void*>(key_halves.data()) : keys.data();
-        a.v_cache = f16 ? static_cast<const void*>(value_halves.data()) : values.data();
-        a.kv_f16 = f16;
+        a.k_cache = cache ? cache->layer_keys(0) : keys.data();
+        a.v_cache = cache ? cache->layer_values(0) : values.data();
+        a.kv_dtype = dtype;
         a.block_size = block_size;
         a.n_heads = n_heads;
         a.n_kv_heads = n_kv_heads;
@@ -78,7 +98,15 @@ struct Fixture {
         return a;
     }
 
+    // Bytes of one cache side as the kernel reads it.
+    size_t cache_bytes() const {
+        return size_t(num_blocks) * vllm::KVCache::layer_block_bytes(n_kv_heads, head_dim, block_size, dtype);
+    }
+
     // The layouts of kv_cache.h: K slot-minor, V one row per slot.
+    float& key_at(int block, int slot, int kv_head, int d) {
+        return keys[((size_t(block) * n_kv_heads + kv_head) * head_dim + d) * block_size + slot];
+    }
     float key(int pos, int kv_head, int d) const {
         return keys[((size_t(table[pos / block_size]) * n_kv_heads + kv_head) * head_dim + d) * block_size +
                     pos % block_size];
@@ -134,9 +162,9 @@ AttentionTile whole(const Fixture& f, int n_tokens, int kv_head) {
     return tile;
 }
 
-void test_against_reference(int n_tokens, int first_pos, int block_size = 16, bool f16 = false, int window = 0,
-                            float softcap = 0.0f) {
-    Fixture f(n_tokens, first_pos, block_size, f16);
+void test_against_reference(int n_tokens, int first_pos, int block_size = 16, KvDtype dtype = KvDtype::F32,
+                            int window = 0, float softcap = 0.0f) {
+    Fixture f(n_tokens, first_pos, block_size, dtype);
     f.window = window;
     f.softcap = softcap;
     std::vector<float> out(f.q.size());
@@ -145,8 +173,8 @@ void test_against_reference(int n_tokens, int first_pos, int block_size = 16, bo
     check(max_diff(out, f.reference()) < 1e-4, "tile equals the float definition", max_diff(out, f.reference()));
 }
 
-void test_split_merge(int n_tokens, int first_pos, int n_splits, bool f16 = false, int window = 0) {
-    Fixture f(n_tokens, first_pos, 16, f16);
+void test_split_merge(int n_tokens, int first_pos, int n_splits, KvDtype dtype = KvDtype::F32, int window = 0) {
+    Fixture f(n_tokens, first_pos, 16, dtype);
     f.window = window;
     std::vector<float> full(f.q.size()), merged(f.q.size());
     PagedAttention a = f.args(full.data());
@@ -200,13 +228,12 @@ private:
 // query's window are freed (kNullBlock, as a sliding KV cache group leaves
 // them): the kernel loads none of them (a load would fault in the guard)
 // and the result is the definition's.
-void test_window_skips_freed_blocks(int n_tokens, int first_pos, int block_size, bool f16, int window) {
-    Fixture f(n_tokens, first_pos, block_size, f16);
+void test_window_skips_freed_blocks(int n_tokens, int first_pos, int block_size, KvDtype dtype, int window) {
+    Fixture f(n_tokens, first_pos, block_size, dtype);
     f.window = window;
     std::vector<float> out(f.q.size());
     PagedAttention a = f.args(out.data());
-    const size_t element = f16 ? sizeof(uint16_t) : sizeof(float);
-    GuardedCopy keys(a.k_cache, f.keys.size() * element), values(a.v_cache, f.values.size() * element);
+    GuardedCopy keys(a.k_cache, f.cache_bytes()), values(a.v_cache, f.cache_bytes());
     a.k_cache = keys.data();
     a.v_cache = values.data();
     std::vector<int32_t> freed = f.table;
@@ -220,6 +247,51 @@ void test_window_skips_freed_blocks(int n_tokens, int first_pos, int block_size,
     const double diff = max_diff(out, f.reference());
     check(diff < 1e-4, ("window over freed blocks of " + std::to_string(block_size) + " equals the definition").c_str(),
           diff);
+}
+
+// The int8 cache's rows (dtype/kv_dtype.h): each value read back within
+// half its row's scale (plus the half-rounded scale's share at the row's
+// largest value), rows of zeros and of tiny values exact or within their
+// bound, the largest magnitude stored as +-127; f16 and f32 caches read
+// back the half-rounded or exact values.
+void test_int8_rows() {
+    const int n_kv_heads = 3, head_dim = 64, block_size = 16, n = n_kv_heads * head_dim;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal;
+    double worst = 0;
+    int bad = 0;
+    for (const KvDtype dtype : {KvDtype::F32, KvDtype::F16, KvDtype::I8}) {
+        vllm::KVCache cache({{0, {0}}}, {4}, n_kv_heads, head_dim, block_size, dtype);
+        for (int trial = 0; trial < 64; ++trial) {
+            std::vector<float> x(n), k(n), v(n);
+            const float magnitude = trial % 4 == 0 ? 1e-6f : trial % 4 == 1 ? 300.0f : 1.0f;
+            for (float& e : x) e = normal(rng) * magnitude;
+            if (trial == 5) std::fill(x.begin(), x.begin() + head_dim, 0.0f);  // a row of zeros
+            const int block = trial % 4, slot = trial % block_size;
+            cache.store_key(0, block, slot, x.data());
+            cache.store_value(0, block, slot, x.data());
+            cache.read_key(0, block, slot, k.data());
+            cache.read_value(0, block, slot, v.data());
+            for (int h = 0; h < n_kv_heads; ++h) {
+                float amax = 0;
+                for (int d = 0; d < head_dim; ++d) amax = std::max(amax, std::fabs(x[h * head_dim + d]));
+                for (int d = 0; d < head_dim; ++d) {
+                    const int i = h * head_dim + d;
+                    bad += k[i] != v[i];
+                    if (dtype == KvDtype::F32) bad += k[i] != x[i];
+                    if (dtype == KvDtype::F16) bad += k[i] != vllm::half_to_float(vllm::float_to_half(x[i]));
+                    if (dtype != KvDtype::I8) continue;
+                    // The scale is amax / 127 rounded to half (relative error 2^-11, or absolute 2^-25 below
+                    // half's normal range); the largest values round against it to +-127 at worst.
+                    const double bound = amax / 127.0 / 2 + amax * 1.0 / 1024 + std::ldexp(127.0, -25);
+                    worst = std::max(worst, std::fabs(k[i] - x[i]) / (bound + 1e-30));
+                    if (amax == 0) bad += k[i] != 0;
+                }
+            }
+        }
+    }
+    check(bad == 0, "f32/f16 rows read back exactly, K and V alike", bad);
+    check(worst <= 1.0, "int8 rows read back within half a step of their scale", worst);
 }
 
 // The cache's half conversions: every finite half survives a round trip;
@@ -300,26 +372,27 @@ void test_activations() {
 int main() {
     test_half_conversion();
     test_activations();
-    for (const bool f16 : {false, true}) {  // float and half caches
-        test_against_reference(1, 0, 16, f16);     // first token: attends to itself only
-        test_against_reference(1, 300, 16, f16);   // decode with a long context
-        test_against_reference(5, 17, 16, f16);    // a prefill chunk across a block boundary
-        test_against_reference(21, 100, 16, f16);  // a full tile of queries
-        test_against_reference(3, 150, 8, f16);    // small blocks: keys gathered
-        test_against_reference(3, 150, 32, f16);   // larger blocks: two chunks a block
-        test_split_merge(1, 300, 2, f16);
-        test_split_merge(1, 500, 4, f16);
-        test_split_merge(3, 200, 3, f16);  // queries whose causal limits differ; a split can hold no key for some
-        test_against_reference(21, 100, 16, f16, 7);        // window shorter than the tile: every query's own start
-        test_against_reference(1, 300, 16, f16, 40);        // decode: a window starting inside a chunk
-        test_against_reference(3, 150, 8, f16, 33);         // gathered keys with a window
-        test_against_reference(5, 17, 16, f16, 0, 2.0f);    // soft-capped scores
-        test_against_reference(5, 70, 16, f16, 30, 2.0f);   // both
-        test_split_merge(3, 500, 4, f16, 100);  // splits wholly before the window merge as no-ops
+    test_int8_rows();
+    for (const KvDtype dtype : {KvDtype::F32, KvDtype::F16, KvDtype::I8}) {
+        test_against_reference(1, 0, 16, dtype);     // first token: attends to itself only
+        test_against_reference(1, 300, 16, dtype);   // decode with a long context
+        test_against_reference(5, 17, 16, dtype);    // a prefill chunk across a block boundary
+        test_against_reference(21, 100, 16, dtype);  // a full tile of queries
+        test_against_reference(3, 150, 8, dtype);    // small blocks: keys gathered
+        test_against_reference(3, 150, 32, dtype);   // larger blocks: two chunks a block
+        test_split_merge(1, 300, 2, dtype);
+        test_split_merge(1, 500, 4, dtype);
+        test_split_merge(3, 200, 3, dtype);  // queries whose causal limits differ; a split can hold no key for some
+        test_against_reference(21, 100, 16, dtype, 7);        // window shorter than the tile: every query's own start
+        test_against_reference(1, 300, 16, dtype, 40);        // decode: a window starting inside a chunk
+        test_against_reference(3, 150, 8, dtype, 33);         // gathered keys with a window
+        test_against_reference(5, 17, 16, dtype, 0, 2.0f);    // soft-capped scores
+        test_against_reference(5, 70, 16, dtype, 30, 2.0f);   // both
+        test_split_merge(3, 500, 4, dtype, 100);  // splits wholly before the window merge as no-ops
         for (const int block_size : {2, 4, 8, 16, 32}) {
-            test_window_skips_freed_blocks(1, 301, block_size, f16, 8);    // decode
-            test_window_skips_freed_blocks(5, 101, block_size, f16, 8);    // a prefill chunk
-            test_window_skips_freed_blocks(21, 203, block_size, f16, 33);  // a full tile, a wider window
+            test_window_skips_freed_blocks(1, 301, block_size, dtype, 8);    // decode
+            test_window_skips_freed_blocks(5, 101, block_size, dtype, 8);    // a prefill chunk
+            test_window_skips_freed_blocks(21, 203, block_size, dtype, 33);  // a full tile, a wider window
         }
     }
     return report();

@@ -6,20 +6,26 @@
 // layer's group, slot p % block_size. Which blocks are free is
 // block_pool's business.
 //
-// Element type (KvDtype): IEEE half precision (16-bit patterns, dtype/half.h;
-// the default, as in llama.cpp) rounded to nearest even once when stored,
-// or float32 (VLLM_CPP_KV_CACHE_DTYPE=f32, e.g. for tests that compare
-// logits with a float reference at 1e-3). Attention reads the whole cache
-// of a sequence every decode step, so half the bytes is half that traffic;
-// the price is K/V rounded to 11 significant bits. The rounding happens
-// here only, in portable code, so a stored token's values are the same
-// whatever batch or kernel build computed them.
+// Element type (KvDtype, dtype/kv_dtype.h): IEEE half precision (16-bit
+// patterns, dtype/half.h; the default, as in llama.cpp) rounded to nearest
+// even once when stored, float32 (VLLM_CPP_KV_CACHE_DTYPE=f32, e.g. for
+// tests that compare logits with a float reference at 1e-3), or int8 with a
+// half scale per (token, KV head) row (kv_cache_dtype "int8"). Attention
+// reads the whole cache of a sequence every decode step, so fewer bytes is
+// less of that traffic and more tokens in the same memory; the price is
+// K/V rounded to 11 significant bits (f16) or to 1/127 of the row's
+// largest magnitude (int8). The rounding happens here only, in portable
+// code, so a stored token's values are the same whatever batch or kernel
+// build computed them.
 //
-// Layouts per layer (elements of the cache's type):
-//   V  [num_blocks][block_size][n_kv_heads][head_dim]   a slot's values are one row
-//   K  [num_blocks][n_kv_heads][head_dim][block_size]   slot-minor: the attention
+// Layouts of one block of one layer (elements of the cache's type):
+//   V  [block_size][n_kv_heads][head_dim]   a slot's values are one row
+//   K  [n_kv_heads][head_dim][block_size]   slot-minor: the attention
 //      kernel scores 16 keys at once with one vector per dimension, which
 //      this layout gives it as plain loads (no transpose per visit).
+// For int8 each block's K data is followed by its scales as halves
+// [n_kv_heads][block_size], its V data by [block_size][n_kv_heads]; a
+// layer's blocks follow each other, layer_block_bytes() apart.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,12 +33,11 @@
 #include <vector>
 
 #include "core/kv_cache_group.h"
+#include "dtype/kv_dtype.h"
 
 namespace vllm {
 
-enum class KvDtype { F32, F16 };
-
-// The element type VLLM_CPP_KV_CACHE_DTYPE names ("f32" or "f16"), else
+// The element type VLLM_CPP_KV_CACHE_DTYPE names ("f32", "f16" or "i8"), else
 // kDefaultKvDtype; any other value is INVALID_ARGUMENT (at engine load).
 constexpr KvDtype kDefaultKvDtype = KvDtype::F16;
 KvDtype kv_dtype_from_env();
@@ -49,19 +54,27 @@ public:
     int group_of(int layer) const { return layers_[layer].group; }
 
     // Store a token's K or V (n_kv_heads * head_dim floats, head-major) at
-    // (layer, block, slot), rounded to half for KvDtype::F16.
+    // (layer, block, slot), rounded to half for KvDtype::F16, quantized per
+    // head for KvDtype::I8.
     void store_key(int layer, int32_t block, int slot, const float* key);
     void store_value(int layer, int32_t block, int slot, const float* value);
+    // What attention reads back for that slot, as floats (the stored,
+    // rounded values): the layouts' reference decoding, for tests.
+    void read_key(int layer, int32_t block, int slot, float* key) const;
+    void read_value(int layer, int32_t block, int slot, float* value) const;
 
     // Base of a layer's K (or V) blocks, in the layouts above.
-    // Elements are floats or halves (uint16_t), per dtype().
+    // Elements are floats, halves (uint16_t) or int8 with scales, per dtype().
     const void* layer_keys(int layer) const { return keys_.get() + layers_[layer].offset; }
     const void* layer_values(int layer) const { return values_.get() + layers_[layer].offset; }
 
     // One block of a layer: its K (or V) as one contiguous run of
     // layer_block_bytes() bytes in the layouts above (what KV transfer
     // copies out and back in).
-    size_t layer_block_bytes() const { return size_t(block_size_) * token_stride_ * element_bytes(dtype_); }
+    size_t layer_block_bytes() const { return layer_block_bytes(n_kv_heads_, head_dim_, block_size_, dtype_); }
+    static size_t layer_block_bytes(int n_kv_heads, int head_dim, int block_size, KvDtype dtype) {
+        return size_t(block_size) * kv_token_bytes(n_kv_heads, head_dim, dtype);
+    }
     unsigned char* key_block(int layer, int32_t block) {
         return keys_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
     }
@@ -81,17 +94,22 @@ public:
     size_t total_bytes() const { return 2 * layer_bytes_total_; }
     size_t group_bytes(int group) const { return group_bytes_[group]; }
 
-    static size_t element_bytes(KvDtype dtype) { return dtype == KvDtype::F16 ? 2 : 4; }
-    // Bytes one token takes in one layer (K and V), for sizing.
-    static size_t bytes_per_layer_token(int n_kv_heads, int head_dim, KvDtype dtype);
 
 private:
     struct Layer {
         int group = 0;
         size_t offset = 0;  // bytes from the start of keys_ (and of values_)
     };
+    // The start of a slot's K data (head 0, dimension 0) and, for I8, its
+    // scale for head 0 (head h's is h * block_size_ further for K, h for V).
+    unsigned char* key_slot(int layer, int32_t block, int slot) const;
+    uint16_t* key_scales(int layer, int32_t block, int slot) const;
+    unsigned char* value_slot(int layer, int32_t block, int slot) const;
+    uint16_t* value_scales(int layer, int32_t block, int slot) const;
+
     int block_size_;
     KvDtype dtype_;
+    int n_kv_heads_, head_dim_;
     size_t token_stride_;  // elements
     std::vector<Layer> layers_;
     std::vector<size_t> group_bytes_;

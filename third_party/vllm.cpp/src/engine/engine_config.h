@@ -29,7 +29,7 @@ struct EngineConfig {
     // checked here: the spec refuses unknown names at the first chat call.
     std::string tool_parser;
     std::string reasoning_parser;
-    // KV cache element type: VLLM_CPP_KV_CACHE_DTYPE ("f32" or "f16"),
+    // KV cache element type: VLLM_CPP_KV_CACHE_DTYPE ("f32", "f16" or "i8"),
     // read by from_c, like the other environment overrides (kv_cache.h).
     KvDtype kv_dtype = kDefaultKvDtype;
     // kv_transfer_config, parsed (unset: no connector).

@@ -39,18 +39,23 @@ bool one_of(const std::string& s, std::initializer_list<const char*> names) {
     return false;
 }
 
-// vLLM's kv_cache_dtype names for the cache types this engine has.
+// vLLM's kv_cache_dtype names for the cache types this engine has, and
+// "int8" for its 8-bit cache (dtype/kv_dtype.h; vLLM's 8-bit caches are fp8,
+// which this engine does not implement: int8 with a scale per row keeps more
+// precision and dequantizes with one conversion).
 KvDtype parse_kv_cache_dtype(const std::string& name) {
     if (one_of(name, {"auto", "float16", "fp16", "half", "f16"})) return KvDtype::F16;
     if (one_of(name, {"float32", "fp32", "float", "f32"})) return KvDtype::F32;
+    if (name == "int8") return KvDtype::I8;
     if (name == "bfloat16" || name == "bf16")
         throw_invalid_argument("engine option 'kv_cache_dtype' '" + name +
-                               "': a bfloat16 KV cache is not implemented (use auto/float16 or float32)");
+                               "': a bfloat16 KV cache is not implemented (use auto/float16, float32 or int8)");
     if (name.rfind("fp8", 0) == 0)
         throw_invalid_argument("engine option 'kv_cache_dtype' '" + name +
-                               "': an 8-bit (fp8) KV cache is not implemented yet (use auto/float16 or float32)");
-    throw_invalid_argument("engine option 'kv_cache_dtype' must be auto, float16 (fp16, half) or float32 (fp32); got '" +
-                           name + "'");
+                               "': an fp8 KV cache is not implemented; the 8-bit cache is 'int8' (int8 with a scale "
+                               "per token and KV head)");
+    throw_invalid_argument("engine option 'kv_cache_dtype' must be auto, float16 (fp16, half), float32 (fp32) or int8; "
+                           "got '" + name + "'");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 //
 //   chat_template          string: template text over the model's own (per engine)
 //   kv_cache_dtype         vLLM's spellings: "auto" (f16), "float16"/"fp16"/"half"/"f16",
-//                          "float32"/"fp32"/"float"/"f32"; bfloat16 and fp8* refused by name
+//                          "float32"/"fp32"/"float"/"f32", and "int8" (dtype/kv_dtype.h);
+//                          bfloat16 and fp8* refused by name
 //   kv_cache_memory_bytes  integer >= 1: the KV budget when num_blocks is unset (per engine)
 //   num_threads            integer in [1, 1024]: the engine's thread pool (per engine)
 //   isa                    "scalar", "avx2", "avx512" (x86-64) or "neon" (AArch64):

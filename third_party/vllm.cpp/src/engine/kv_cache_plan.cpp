@@ -36,8 +36,9 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
         if (!g.is_sliding()) return blocks_for_one_seq;
         return std::min(blocks_for_one_seq, KVCacheGroup::blocks_per_sequence(g.sliding_window, max_chunk, bs));
     };
+    // K and V of one block of one layer.
     const int64_t layer_block_bytes =
-        static_cast<int64_t>(KVCache::bytes_per_layer_token(model.n_kv_heads, model.head_dim, config.kv_dtype)) * bs;
+        2 * static_cast<int64_t>(KVCache::layer_block_bytes(model.n_kv_heads, model.head_dim, bs, config.kv_dtype));
 
     // The other (sliding) groups first: their need is small and fixed.
     int64_t sliding_bytes = 0;

@@ -13,7 +13,14 @@ constexpr uint32_t kVersion = 1;
 constexpr size_t kFixedHeader = 80;
 constexpr size_t kChecksumBytes = 8;
 
-uint32_t dtype_code(KvDtype dtype) { return dtype == KvDtype::F16 ? 1 : 2; }
+uint32_t dtype_code(KvDtype dtype) {
+    switch (dtype) {
+        case KvDtype::F16: return 1;
+        case KvDtype::F32: return 2;
+        case KvDtype::I8: return 3;
+    }
+    return 0;
+}
 
 size_t header_bytes(int block_size) { return kFixedHeader + sizeof(int32_t) * size_t(block_size); }
 

@@ -37,7 +37,7 @@ struct KvGeometry {
 
     // Bytes of one layer's K block (V's is as large).
     size_t layer_block_bytes() const {
-        return size_t(n_kv_heads) * head_dim * block_size * KVCache::element_bytes(dtype);
+        return KVCache::layer_block_bytes(n_kv_heads, head_dim, block_size, dtype);
     }
     // Bytes of a block's K and V in every layer.
     size_t payload_bytes() const { return 2 * layer_block_bytes() * n_layers; }

@@ -156,7 +156,7 @@ void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, K
     a.positions = positions_.data();
     a.k_cache = cache.layer_keys(layer);
     a.v_cache = cache.layer_values(layer);
-    a.kv_f16 = cache.dtype() == KvDtype::F16;
+    a.kv_dtype = cache.dtype();
     a.block_size = bs;
     a.n_heads = config_.n_heads;
     a.n_kv_heads = config_.n_kv_heads;

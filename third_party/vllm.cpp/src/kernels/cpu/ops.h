@@ -6,19 +6,23 @@
 #pragma once
 #include <cstdint>
 
+#include "dtype/kv_dtype.h"
+
 namespace vllm::kernels {
 
-// One layer's paged attention inputs. Cache layouts per layer (kv_cache.h),
-// elements floats, or IEEE halves (16-bit patterns, dtype/half.h) when kv_f16:
-// K [num_blocks][n_kv_heads][head_dim][block_size] (slot-minor),
-// V [num_blocks][block_size][n_kv_heads][head_dim].
+// One layer's paged attention inputs. Cache layouts per block (kv_cache.h),
+// elements of kv_dtype (floats, IEEE halves as 16-bit patterns, or int8):
+// K [n_kv_heads][head_dim][block_size] (slot-minor),
+// V [block_size][n_kv_heads][head_dim],
+// for int8 each followed by its half scales (K [n_kv_heads][block_size], V
+// [block_size][n_kv_heads]); blocks kv_token_bytes() x block_size bytes apart.
 struct PagedAttention {
     const float* q = nullptr;         // [n_tokens][n_heads][head_dim], RoPE applied
     float* out = nullptr;             // [n_tokens][n_heads][head_dim]
     const int32_t* positions = nullptr;  // absolute position of each batch token
     const void* k_cache = nullptr;
     const void* v_cache = nullptr;
-    bool kv_f16 = false;  // caches hold uint16_t halves, else floats
+    KvDtype kv_dtype = KvDtype::F32;
     int block_size = 0;
     int n_heads = 0;
     int n_kv_heads = 0;

@@ -11,6 +11,8 @@
 // with that ISA's conversion instructions (GCC's generic conversion of half
 // vectors goes one element at a time), for half KV caches. Half to float is
 // exact, so every build gets the same floats from the cache.
+// int8 caches widen through the generic conversion (sign extension and an
+// integer-to-float conversion, both exact), which every target vectorizes.
 // No standard containers or other out-of-line templates here: the linker
 // keeps one copy of each template instantiation, and an AVX-512 copy could
 // end up serving the scalar path on a CPU without AVX-512. (Templates in the
@@ -161,15 +163,21 @@ void map_lanes(float* x, const float* y, int64_t n, Lanes lanes) {
     std::memcpy(x + i, a, rest * sizeof(float));
 }
 
-// A cache element (float or half) as a float, and 16 consecutive ones.
+typedef int8_t I8Vec __attribute__((vector_size(kLanes), aligned(1)));
+
+// A cache element (float, half or int8) as a float, and 16 consecutive ones.
 inline float to_float(float x) { return x; }
 inline float to_float(uint16_t h) { return half_to_float(h); }
+inline float to_float(int8_t q) { return q; }
 inline Vec load16(const float* p) { return load(p); }
 inline Vec load16(const uint16_t* p) { return widen_halves(p); }
+inline Vec load16(const int8_t* p) { return __builtin_convertvector(*reinterpret_cast<const I8Vec*>(p), Vec); }
 
-// The kernel for cache elements of type T (float or uint16_t halves).
+// The kernel for cache elements of type T (float, uint16_t halves, or
+// int8_t with a half scale per token and KV head).
 template <typename T>
 void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
+    constexpr bool quantized = sizeof(T) == 1;
     const T* const k_cache = static_cast<const T*>(a.k_cache);
     const T* const v_cache = static_cast<const T*>(a.v_cache);
     const int32_t* block_table = tile.block_table;
@@ -177,6 +185,10 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     const int kv_head = tile.kv_head;
     const int hd = a.head_dim, group = a.n_heads / a.n_kv_heads, bs = a.block_size;
     const int kv_stride = a.n_kv_heads * hd;
+    // Elements from one block to the next (int8: the scales included), and
+    // from a block's start to its scales.
+    const size_t block_elems = size_t(bs) * kv_token_bytes(a.n_kv_heads, hd, a.kv_dtype) / sizeof(T);
+    const size_t scales_at = size_t(bs) * kv_stride;
     // Query vectors of this tile: (token, head-in-group), pre-scaled.
     const int nq = static_cast<int>(t_end - t_begin) * group;
     float q[kAttentionMaxQueries * kAttentionMaxHeadDim];
@@ -222,10 +234,19 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     Vec kt[kAttentionMaxHeadDim];
     alignas(64) float vf[sizeof(T) == sizeof(float) ? 1 : kLanes * kAttentionMaxHeadDim];  // [key of chunk][dim]
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
-        return k_cache + (size_t(block_table[p / bs]) * a.n_kv_heads + kv_head) * size_t(hd) * bs + p % bs;
+        return k_cache + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs + p % bs;
     };
     auto value_row = [&](int p) {
-        return v_cache + (size_t(block_table[p / bs]) * bs + p % bs) * kv_stride + size_t(kv_head) * hd;
+        return v_cache + size_t(block_table[p / bs]) * block_elems + size_t(p % bs) * kv_stride + size_t(kv_head) * hd;
+    };
+    // int8 only: the scale of key p for this head (the next keys of its block follow), and of value p.
+    auto key_scales = [&](int p) {
+        return reinterpret_cast<const uint16_t*>(k_cache + size_t(block_table[p / bs]) * block_elems + scales_at) +
+               size_t(kv_head) * bs + p % bs;
+    };
+    auto value_scale = [&](int p) {
+        return reinterpret_cast<const uint16_t*>(v_cache + size_t(block_table[p / bs]) * block_elems + scales_at) +
+               size_t(p % bs) * a.n_kv_heads + kv_head;
     };
     // The chunk's keys and values, requested ahead of use: cache blocks are
     // scattered over memory, where the hardware prefetchers lose the trail,
@@ -241,9 +262,11 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             const int dim_step = chunk_bytes >= kLine ? 1 : kLine / chunk_bytes;
             for (int d = 0; d < hd; d += dim_step) __builtin_prefetch(k0 + size_t(d) * bs * sizeof(T));
         }
+        if (quantized) __builtin_prefetch(key_scales(max_of(start, first_read)));
         for (int j = max_of(0, first_read - start); j < n_keys; ++j) {
             const auto* row = reinterpret_cast<const char*>(value_row(start + j));
             for (int off = 0; off < row_bytes; off += kLine) __builtin_prefetch(row + off);
+            if (quantized) __builtin_prefetch(value_scale(start + j));
         }
     };
     prefetch_chunk(first_chunk);
@@ -257,18 +280,26 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             if constexpr (sizeof(T) == sizeof(float)) {
                 values[j] = row;
             } else {
-                for (int c = 0; c < hd_vecs; ++c) store(&vf[size_t(j) * hd + c * kLanes], load16(row + c * kLanes));
+                // int8 rows get their scale here, so the weighted sum below is the same for every type.
+                const float scale = quantized ? half_to_float(*value_scale(chunk_start + j)) : 1.0f;
+                for (int c = 0; c < hd_vecs; ++c)
+                    store(&vf[size_t(j) * hd + c * kLanes], quantized ? load16(row + c * kLanes) * scale
+                                                                      : load16(row + c * kLanes));
                 values[j] = &vf[size_t(j) * hd];
             }
         }
+        Vec key_scale = splat(1.0f);  // int8: each key's scale, applied to its scores
         if (whole_chunks) {
             const T* k0 = key_rows(chunk_start);
             for (int d = 0; d < hd; ++d) kt[d] = load16(k0 + size_t(d) * bs);
+            if (quantized) key_scale = widen_halves(key_scales(chunk_start));
         } else {
             for (int j = 0; j < kLanes; ++j) {
                 // Pad with a real, readable key; masked below.
-                const T* k0 = key_rows(max_of(first_read, chunk_start + min_of(j, n_keys - 1)));
+                const int p = max_of(first_read, chunk_start + min_of(j, n_keys - 1));
+                const T* k0 = key_rows(p);
                 for (int d = 0; d < hd; ++d) kt[d][j] = to_float(k0[size_t(d) * bs]);
+                if (quantized) key_scale[j] = half_to_float(*key_scales(p));
             }
         }
         for (int qi = 0; qi < nq; ++qi) {
@@ -287,6 +318,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
                 s3 += qv[d + 3] * kt[d + 3];
             }
             Vec sc = (s0 + s1) + (s2 + s3);
+            if (quantized) sc *= key_scale;
             if (a.softcap > 0.0f) sc = a.softcap * tanh_lanes(sc / a.softcap);
             if (visible < kLanes) sc = lane_index() < visible ? sc : splat(-INFINITY);
             if (first > 0) sc = lane_index() >= first ? sc : splat(-INFINITY);
@@ -344,10 +376,11 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
 }  // namespace
 
 void attention_tile(const PagedAttention& a, const AttentionTile& tile) {
-    if (a.kv_f16)
-        attention_tile_impl<uint16_t>(a, tile);
-    else
-        attention_tile_impl<float>(a, tile);
+    switch (a.kv_dtype) {
+        case KvDtype::F32: attention_tile_impl<float>(a, tile); break;
+        case KvDtype::F16: attention_tile_impl<uint16_t>(a, tile); break;
+        case KvDtype::I8: attention_tile_impl<int8_t>(a, tile); break;
+    }
 }
 
 void silu_mul(float* gate, const float* up, int64_t n) { map_lanes(gate, up, n, silu_mul_lanes); }
