@@ -6,11 +6,16 @@
 // int8 (written and read back through KVCache, whose int8 rows are checked
 // against their bound first).
 // Prints "N passed, M failed".
+// `test_attention --bench [context]` instead times decode attention per KV
+// cache type (bench_decode below).
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -367,9 +372,95 @@ void test_activations() {
             [cap](double x, double) { return cap * std::tanh(x / cap); }, cap);
 }
 
+double thread_cpu_us() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+// One decode token's attention in every layer of SmolLM2's shape (30
+// layers, 9 query heads over 3 KV heads of 64 dims) at `context` keys, as
+// LlamaModel::attention runs it (runs of 512 keys, partials merged), on
+// one thread, for each KV cache type: the caches of all layers (94 MB in
+// f16 at 4,096 keys) exceed the CPU's caches, as the engine's do, so this
+// is the memory traffic a decode step pays. Types alternate over rounds;
+// the best round counts. Timed in the thread's CPU time (memory stalls
+// included), so a loaded machine's waits for a core do not count.
+void bench_decode(int context) {
+    const int layers = 30, n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size = 16, split = 512;
+    const int blocks = (context + block_size - 1) / block_size;
+    std::vector<int> all_layers(layers);
+    for (int l = 0; l < layers; ++l) all_layers[l] = l;
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal;
+    std::vector<float> row(size_t(n_kv_heads) * head_dim), q(size_t(n_heads) * head_dim), out(q.size());
+    for (float& x : q) x = normal(rng);
+    const KvDtype types[] = {KvDtype::F32, KvDtype::F16, KvDtype::I8};
+    const char* names[] = {"f32", "f16", "int8"};
+    std::vector<std::unique_ptr<vllm::KVCache>> caches;
+    for (const KvDtype dtype : types) {
+        caches.push_back(std::make_unique<vllm::KVCache>(std::vector<vllm::KVCacheGroupSpec>{{0, all_layers}},
+                                                         std::vector<int>{blocks}, n_kv_heads, head_dim, block_size,
+                                                         dtype));
+        for (int l = 0; l < layers; ++l)
+            for (int p = 0; p < context; ++p) {
+                for (float& x : row) x = normal(rng);
+                caches.back()->store_key(l, p / block_size, p % block_size, row.data());
+                caches.back()->store_value(l, p / block_size, p % block_size, row.data());
+            }
+    }
+    std::vector<int32_t> table(blocks), position{context - 1};
+    for (int b = 0; b < blocks; ++b) table[b] = b;
+    double best[3] = {1e30, 1e30, 1e30};
+    for (int round = 0; round < 5; ++round)
+        for (int t = 0; t < 3; ++t) {
+            const double start = thread_cpu_us();
+            for (int l = 0; l < layers; ++l) {
+                PagedAttention a;
+                a.q = q.data();
+                a.out = out.data();
+                a.positions = position.data();
+                a.k_cache = caches[t]->layer_keys(l);
+                a.v_cache = caches[t]->layer_values(l);
+                a.kv_dtype = types[t];
+                a.block_size = block_size;
+                a.n_heads = n_heads;
+                a.n_kv_heads = n_kv_heads;
+                a.head_dim = head_dim;
+                a.scale = 0.125f;
+                for (int h = 0; h < n_kv_heads; ++h) {
+                    AttentionTile tile;
+                    tile.block_table = table.data();
+                    tile.t_end = 1;
+                    tile.kv_head = h;
+                    const int n = (context + split - 1) / split;
+                    std::vector<std::vector<float>> parts(n, std::vector<float>(attention_partial_floats(a, tile)));
+                    std::vector<const float*> pointers;
+                    for (int k = 0; k < n; ++k) {
+                        AttentionTile part = tile;
+                        part.key_begin = k * split;
+                        part.key_end = std::min(context, (k + 1) * split);
+                        part.partial = parts[k].data();
+                        attention_tile(a, part);
+                        pointers.push_back(parts[k].data());
+                    }
+                    merge_attention_partials(a, tile, pointers.data(), n);
+                }
+            }
+            best[t] = std::min(best[t], thread_cpu_us() - start);
+        }
+    std::printf("decode attention at %d keys, 30 layers, one thread, CPU time (best of 5):", context);
+    for (int t = 0; t < 3; ++t) std::printf(" %s %.0f us", names[t], best[t]);
+    std::printf("; int8 / f16 time %.2f\n", best[2] / best[1]);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--bench") {
+        bench_decode(argc > 2 ? std::atoi(argv[2]) : 4096);
+        return 0;
+    }
     test_half_conversion();
     test_activations();
     test_int8_rows();

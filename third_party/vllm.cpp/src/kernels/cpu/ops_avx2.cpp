@@ -22,6 +22,16 @@ inline F32x16 widen_halves(const uint16_t* p) {
     std::memcpy(reinterpret_cast<char*>(&out) + sizeof lo, &hi, sizeof hi);
     return out;
 }
+// 16 int8 to 16 floats: two 8-wide sign extensions and conversions.
+inline F32x16 widen_int8(const int8_t* p) {
+    const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    const __m256 hi =
+        _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 8))));
+    F32x16 out;
+    std::memcpy(&out, &lo, sizeof lo);
+    std::memcpy(reinterpret_cast<char*>(&out) + sizeof lo, &hi, sizeof hi);
+    return out;
+}
 }  // namespace
 }  // namespace vllm::kernels::avx2
 

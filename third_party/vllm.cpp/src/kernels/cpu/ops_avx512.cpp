@@ -14,6 +14,10 @@ typedef float F32x16 __attribute__((vector_size(64)));
 inline F32x16 widen_halves(const uint16_t* p) {
     return (F32x16)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
+// 16 int8 to 16 floats: one sign extension (vpmovsxbd), one conversion.
+inline F32x16 widen_int8(const int8_t* p) {
+    return (F32x16)_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
 }  // namespace
 }  // namespace vllm::kernels::avx512
 

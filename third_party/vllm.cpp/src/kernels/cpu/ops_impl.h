@@ -11,8 +11,9 @@
 // with that ISA's conversion instructions (GCC's generic conversion of half
 // vectors goes one element at a time), for half KV caches. Half to float is
 // exact, so every build gets the same floats from the cache.
-// int8 caches widen through the generic conversion (sign extension and an
-// integer-to-float conversion, both exact), which every target vectorizes.
+// Likewise `widen_int8(const int8_t* p)`: 16 int8 as 16 floats (exact), for
+// int8 KV caches (GCC's generic conversion of a byte vector goes one
+// element at a time here too).
 // No standard containers or other out-of-line templates here: the linker
 // keeps one copy of each template instantiation, and an AVX-512 copy could
 // end up serving the scalar path on a CPU without AVX-512. (Templates in the
@@ -163,15 +164,13 @@ void map_lanes(float* x, const float* y, int64_t n, Lanes lanes) {
     std::memcpy(x + i, a, rest * sizeof(float));
 }
 
-typedef int8_t I8Vec __attribute__((vector_size(kLanes), aligned(1)));
-
 // A cache element (float, half or int8) as a float, and 16 consecutive ones.
 inline float to_float(float x) { return x; }
 inline float to_float(uint16_t h) { return half_to_float(h); }
 inline float to_float(int8_t q) { return q; }
 inline Vec load16(const float* p) { return load(p); }
 inline Vec load16(const uint16_t* p) { return widen_halves(p); }
-inline Vec load16(const int8_t* p) { return __builtin_convertvector(*reinterpret_cast<const I8Vec*>(p), Vec); }
+inline Vec load16(const int8_t* p) { return widen_int8(p); }
 
 // The kernel for cache elements of type T (float, uint16_t halves, or
 // int8_t with a half scale per token and KV head).

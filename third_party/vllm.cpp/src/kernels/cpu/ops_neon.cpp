@@ -20,6 +20,18 @@ inline F32x16 widen_halves(const uint16_t* p) {
     }
     return out;
 }
+// 16 int8 to 16 floats: widened to 16 and 32 bits (SXTL), then converted.
+inline F32x16 widen_int8(const int8_t* p) {
+    const int8x16_t q = vld1q_s8(p);
+    const int16x8_t halves[2] = {vmovl_s8(vget_low_s8(q)), vmovl_s8(vget_high_s8(q))};
+    F32x16 out;
+    for (int i = 0; i < 4; ++i) {
+        const int16x4_t h = i % 2 ? vget_high_s16(halves[i / 2]) : vget_low_s16(halves[i / 2]);
+        const float32x4_t f = vcvtq_f32_s32(vmovl_s16(h));
+        std::memcpy(reinterpret_cast<char*>(&out) + i * sizeof f, &f, sizeof f);
+    }
+    return out;
+}
 }  // namespace
 }  // namespace vllm::kernels::neon
 

@@ -17,6 +17,11 @@ inline F32x16 widen_halves(const uint16_t* p) {
     for (int i = 0; i < 16; ++i) out[i] = half_to_float(p[i]);
     return out;
 }
+inline F32x16 widen_int8(const int8_t* p) {
+    F32x16 out;
+    for (int i = 0; i < 16; ++i) out[i] = p[i];
+    return out;
+}
 }  // namespace
 }  // namespace vllm::kernels::scalar
 
