@@ -47,6 +47,11 @@ struct Avx2 {
     static I or_(I a, I b) { return {_mm256_or_si256(a.lo, b.lo), _mm256_or_si256(a.hi, b.hi)}; }
     static I add32(I a, I b) { return {_mm256_add_epi32(a.lo, b.lo), _mm256_add_epi32(a.hi, b.hi)}; }
     static I sub32(I a, I b) { return {_mm256_sub_epi32(a.lo, b.lo), _mm256_sub_epi32(a.hi, b.hi)}; }
+    static I mullo32(I a, I b) { return {_mm256_mullo_epi32(a.lo, b.lo), _mm256_mullo_epi32(a.hi, b.hi)}; }
+    static I u8x16_to_i32(const uint8_t* p) {
+        const __m128i q = loadu_128(p);
+        return {_mm256_cvtepu8_epi32(q), _mm256_cvtepu8_epi32(_mm_bsrli_si128(q, 8))};
+    }
     template <int N>
     static I srl16(I a) {
         return {_mm256_srli_epi16(a.lo, N), _mm256_srli_epi16(a.hi, N)};

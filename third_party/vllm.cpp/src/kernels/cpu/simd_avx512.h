@@ -42,6 +42,9 @@ struct Avx512 {
     static I or_(I a, I b) { return _mm512_or_si512(a, b); }
     static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
     static I sub32(I a, I b) { return _mm512_sub_epi32(a, b); }
+    static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }
+    // 16 bytes at p as int32 lanes 0..15.
+    static I u8x16_to_i32(const uint8_t* p) { return _mm512_cvtepu8_epi32(loadu_128(p)); }
     template <int N>
     static I srl16(I a) {
         return _mm512_srli_epi16(a, N);

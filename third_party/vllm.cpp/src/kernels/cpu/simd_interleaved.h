@@ -6,10 +6,18 @@
 // activation bytes broadcast to all lanes) fill one int32 sum per row,
 // converted and scaled once: acc += sum * (d * dx) + offset * s, where s
 // is the activations' dx * sum(q) and offset the format's per-row term
-// (Q4_0: -8 d; Q4_1: its min m; Q8_0: -128 d, taking back the +128 that
-// made its weights unsigned). A tile takes kT tokens, so each weight
-// vector serves kT tokens. A token's arithmetic is the same whatever tile it lands in,
-// so results do not depend on how many tokens share the batch.
+// (Q4_0: -8 d; Q5_0: -16 d; Q4_1 and Q5_1: their min m; Q8_0: -128 d,
+// taking back the +128 that made its weights unsigned). A tile takes kT
+// tokens, so each weight vector serves kT tokens. A token's arithmetic is
+// the same whatever tile it lands in, so results do not depend on how many
+// tokens share the batch.
+//
+// The K-quants (Q4_K) take the Q8x256 activations: per super-block and
+// token, each 32-element sub-block's int32 sums are multiplied by the
+// rows' integer scales and summed in int32, as are the mins times the
+// activations' sub-block sums; two float conversions per super-block then
+// apply d dx and -dmin dx. Integer sums are exact, so this too is the same
+// for a token alone or batched.
 //
 // The float formats (BF16, F16) take float activations: per pair of
 // columns, the 16 rows' two weight vectors are widened to float in
@@ -19,6 +27,7 @@
 // Include only from the SIMD builds' kernels_*.cpp (internal linkage).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "kernels/cpu/act_layout.h"
@@ -28,19 +37,34 @@
 namespace vllm::kernels {
 namespace {
 
-// The 4-bit formats' weights: 4 runs from kRunsOffset, each giving the
-// low nibbles (activation bytes 4j..) and the high ones (16 + 4j..).
-template <class V, size_t kRunsOffset>
+// The 4-bit and 5-bit formats' weights: 4 runs from kRunsOffset, each
+// giving the low nibbles (activation bytes 4j..) and the high ones
+// (16 + 4j..), plus, for the 5-bit ones (kMasksOffset > 0), 16 where the
+// vector's fifth-bit mask has its bit.
+template <class V, size_t kRunsOffset, size_t kMasksOffset = 0>
 struct InterleavedNibbles {
+    using I = typename V::I;
     // fn(w, x_offset) for each of the block's 8 weight vectors, x_offset
     // being the first of the 4 activation bytes it meets.
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        const typename V::I nibble = V::set1_8(0x0f);
+        const I nibble = V::set1_8(0x0f);
         for (int j = 0; j < 4; ++j) {
-            const typename V::I q = V::load(block + kRunsOffset + 64 * j);
-            fn(V::and_(q, nibble), 4 * j);
-            fn(V::and_(V::template srl16<4>(q), nibble), 16 + 4 * j);
+            const I q = V::load(block + kRunsOffset + 64 * j);
+            fn(with_fifth_bits(block, V::and_(q, nibble), j), 4 * j);
+            fn(with_fifth_bits(block, V::and_(V::template srl16<4>(q), nibble), 4 + j), 16 + 4 * j);
+        }
+    }
+    // Weight vector v (meeting activations 4v..4v + 3) with its fifth bits.
+    static I with_fifth_bits(const uint8_t* block, I q, int v) {
+        if constexpr (kMasksOffset == 0) {
+            (void)block;
+            (void)v;
+            return q;
+        } else {
+            uint64_t mask;
+            std::memcpy(&mask, block + kMasksOffset + 8 * v, sizeof mask);
+            return V::or_(q, V::and_(V::bit_mask_bytes(mask), V::set1_8(0x10)));
         }
     }
 };
@@ -58,6 +82,47 @@ struct InterleavedQ4_1 : InterleavedNibbles<V, kQ4_1GroupRunsOffset> {
     static constexpr size_t kBlockBytes = kQ4_1GroupBlockBytes;
     static typename V::F offset(const uint8_t* block, typename V::F /*d*/) {
         return V::load_f16(reinterpret_cast<const uint16_t*>(block) + kInterleaveRows);
+    }
+};
+
+// w = d (q - 16): the offset -16 d.
+template <class V>
+struct InterleavedQ5_0 : InterleavedNibbles<V, kQ5_0GroupRunsOffset, kQ5_0GroupMasksOffset> {
+    static constexpr size_t kBlockBytes = kQ5_0GroupBlockBytes;
+    static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-16.0f)); }
+};
+
+// w = d q + m: the offset m.
+template <class V>
+struct InterleavedQ5_1 : InterleavedNibbles<V, kQ5_1GroupRunsOffset, kQ5_1GroupMasksOffset> {
+    static constexpr size_t kBlockBytes = kQ5_1GroupBlockBytes;
+    static typename V::F offset(const uint8_t* block, typename V::F /*d*/) {
+        return V::load_f16(reinterpret_cast<const uint16_t*>(block) + kInterleaveRows);
+    }
+};
+
+// Q4_K: w = d sc_j q - dmin m_j in sub-block j. Each sub-block's 32
+// elements are laid out as a Q4_0 block's (interleave.h).
+template <class V>
+struct InterleavedQ4_K {
+    using I = typename V::I;
+    static constexpr size_t kBlockBytes = kQ4_KGroupBlockBytes;
+    static constexpr int kSubBlocks = 8;
+    static constexpr int kSubBlockElements = 32;
+    static constexpr size_t kDminOffset = kQ4_KGroupDminOffset;
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
+        InterleavedNibbles<V, kQ4_KGroupRunsOffset>::for_each_weights(block + 256 * j, fn);
+    }
+    // The 16 rows' 6-bit scale of sub-block j, as int32 lanes.
+    static I scale(const uint8_t* block, int j) {
+        return V::and_(V::u8x16_to_i32(block + kQ4_KGroupScalesOffset + 16 * j), V::set1_8(0x3f));
+    }
+    // Their 6-bit min: the top two bits from the scale bytes' bits 6..7.
+    static I min(const uint8_t* block, int j) {
+        const I top = V::template srl16<2>(V::and_(V::u8x16_to_i32(block + kQ4_KGroupScalesOffset + 16 * j), V::set1_8(-64)));
+        const I low = V::u8x16_to_i32(block + kQ4_KGroupMinsOffset + 16 * (j / 2));
+        return V::or_(top, V::and_(j % 2 == 0 ? low : V::template srl16<4>(low), V::set1_8(0x0f)));
     }
 };
 
@@ -144,6 +209,56 @@ struct QuantTiles {
     }
 };
 
+// Tiles over super-block formats (Fmt: kSubBlocks sub-blocks of
+// kSubBlockElements, scale(block, j) and min(block, j) as int32 lanes, d
+// and dmin fp16 per row at 0 and kDminOffset).
+template <class V, class Fmt>
+struct SuperBlockTiles {
+    template <int T>
+    static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+        using I = typename V::I;
+        using F = typename V::F;
+        constexpr int kSumsPerSubBlock = Fmt::kSubBlockElements / 16;  // activation sums (bsums) per sub-block
+        Q8x256Row x[T];
+        for (int t = 0; t < T; ++t) x[t] = q8x256_row(g.x + (t0 + t) * g.x_stride, g.cols);
+        F acc[T];
+        for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
+
+        for (int64_t sb = 0; sb < g.cols / kQKK; ++sb) {
+            const uint8_t* block = group + sb * Fmt::kBlockBytes;
+            I scaled[T];
+            for (int t = 0; t < T; ++t) scaled[t] = V::zero();
+            for (int j = 0; j < Fmt::kSubBlocks; ++j) {
+                I sum[T];
+                for (int t = 0; t < T; ++t) sum[t] = V::zero();
+                const int64_t first = sb * kQKK + j * Fmt::kSubBlockElements;
+                Fmt::for_each_weights(block, j, [&](const I& w, int x_offset) {
+                    for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + first + x_offset));
+                });
+                const I sc = Fmt::scale(block, j);
+                for (int t = 0; t < T; ++t) scaled[t] = V::add32(scaled[t], V::mullo32(sum[t], sc));
+            }
+            I mins[T];
+            for (int t = 0; t < T; ++t) mins[t] = V::zero();
+            for (int j = 0; j < Fmt::kSubBlocks; ++j) {
+                const I m = Fmt::min(block, j);
+                for (int t = 0; t < T; ++t) {
+                    int32_t xsum = 0;
+                    for (int k = 0; k < kSumsPerSubBlock; ++k) xsum += x[t].bsums[sb * (kQKK / 16) + j * kSumsPerSubBlock + k];
+                    mins[t] = V::add32(mins[t], V::mullo32(m, V::bcast32(&xsum)));
+                }
+            }
+            const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
+            const F dmin = V::load_f16(reinterpret_cast<const uint16_t*>(block + Fmt::kDminOffset));
+            for (int t = 0; t < T; ++t) {
+                acc[t] = V::fma_f(V::cvt(scaled[t]), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
+                acc[t] = V::fma_f(V::cvt(mins[t]), V::mul(dmin, V::set1(-x[t].d[sb])), acc[t]);
+            }
+        }
+        for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
+    }
+};
+
 using InterleavedTileFn = void (*)(const uint8_t* group, const GemmArgs&, int64_t t0, float* y);
 
 // Tiles::run<1..kT>, indexed by the token count less one.
@@ -176,6 +291,14 @@ void gemm_interleaved(const GemmArgs& g) {
     constexpr int kT = V::kInterleavedTokens;
     gemm_interleaved_tiles<kT>(
         g, interleaved_tiles<QuantTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
+}
+
+// GemmFn over an interleaved super-block matrix (Q8x256 activations).
+template <class V, class Fmt>
+void gemm_interleaved_super(const GemmArgs& g) {
+    constexpr int kT = V::kInterleavedTokens;
+    gemm_interleaved_tiles<kT>(
+        g, interleaved_tiles<SuperBlockTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }
 
 // GemmFn over an interleaved float matrix (float activations).

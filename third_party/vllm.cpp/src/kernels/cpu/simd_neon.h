@@ -125,6 +125,13 @@ struct Neon {
     VLLM_NEON_INLINE static I or_(I a, I b) { return each([&](int j) { return vorrq_s8(a.v[j], b.v[j]); }); }
     VLLM_NEON_INLINE static I add32(I a, I b) { return each([&](int j) { return s8(vaddq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
     VLLM_NEON_INLINE static I sub32(I a, I b) { return each([&](int j) { return s8(vsubq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
+    VLLM_NEON_INLINE static I mullo32(I a, I b) { return each([&](int j) { return s8(vmulq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
+    VLLM_NEON_INLINE static I u8x16_to_i32(const uint8_t* p) {
+        const uint8x16_t q = vld1q_u8(p);
+        const uint16x8_t lo = vmovl_u8(vget_low_u8(q)), hi = vmovl_high_u8(q);
+        return {{vreinterpretq_s8_u32(vmovl_u16(vget_low_u16(lo))), vreinterpretq_s8_u32(vmovl_high_u16(lo)),
+                 vreinterpretq_s8_u32(vmovl_u16(vget_low_u16(hi))), vreinterpretq_s8_u32(vmovl_high_u16(hi))}};
+    }
     template <int N>
     VLLM_NEON_INLINE static I srl16(I a) {
         return each([&](int j) { return neon_shift16<-N>(a.v[j]); });
