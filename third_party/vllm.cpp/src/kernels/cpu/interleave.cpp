@@ -21,6 +21,10 @@ static_assert(kQ5_0GroupMasksOffset + 64 == kQ5_0GroupBlockBytes, "8 masks of 8 
 static_assert(kQ5_1GroupMasksOffset + 64 == kQ5_1GroupBlockBytes, "8 masks of 8 bytes end a Q5_1 group block");
 static_assert(kQ4_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_K), "a group block holds its rows' blocks");
 static_assert(kQ4_KGroupRunsOffset + 8 * 256 == kQ4_KGroupBlockBytes, "8 sub-blocks of 4 runs end a Q4_K group block");
+static_assert(kQ5_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_K), "a group block holds its rows' blocks");
+static_assert(kQ5_KGroupMasksOffset + 8 * 64 == kQ5_KGroupBlockBytes, "8 sub-blocks of 8 masks end a Q5_K group block");
+static_assert(kQ6_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ6_K), "a group block holds its rows' blocks");
+static_assert(kQ6_KGroupHighOffset + 16 * 64 == kQ6_KGroupBlockBytes, "16 high runs end a Q6_K group block");
 
 // A 4-bit block's 16 bytes of nibbles as row r of the 4 runs at `runs`.
 void put_nibble_runs(const uint8_t* qs, int64_t r, uint8_t* runs) {
@@ -67,7 +71,9 @@ void put(const BlockQ5_1& src, int64_t r, uint8_t* dst) {
     put_fifth_bits(src.qh, r, dst + kQ5_1GroupMasksOffset);
 }
 
-void put(const BlockQ4_K& src, int64_t r, uint8_t* dst) {
+// The parts Q4_K and Q5_K share: d, dmin, scales and mins, and the nibbles.
+template <class Block>
+void put_k4_k5(const Block& src, int64_t r, uint8_t* dst) {
     reinterpret_cast<uint16_t*>(dst)[r] = src.d;
     reinterpret_cast<uint16_t*>(dst + kQ4_KGroupDminOffset)[r] = src.dmin;
     for (int j = 0; j < 8; ++j) {
@@ -85,6 +91,33 @@ void put(const BlockQ4_K& src, int64_t r, uint8_t* dst) {
             nibbles[i] = static_cast<uint8_t>(((qs[i] >> shift) & 0xf) | ((qs[16 + i] >> shift) & 0xf) << 4);
         put_nibble_runs(nibbles, r, dst + kQ4_KGroupRunsOffset + 256 * j);
     }
+}
+
+void put(const BlockQ4_K& src, int64_t r, uint8_t* dst) { put_k4_k5(src, r, dst); }
+
+void put(const BlockQ5_K& src, int64_t r, uint8_t* dst) {
+    put_k4_k5(src, r, dst);
+    // Bit j of qh[l] is the fifth bit of element 32j + l.
+    for (int j = 0; j < 8; ++j) {
+        uint8_t qh[4] = {};
+        for (int l = 0; l < 32; ++l) qh[l / 8] |= static_cast<uint8_t>(((src.qh[l] >> j) & 1) << (l % 8));
+        put_fifth_bits(qh, r, dst + kQ5_KGroupMasksOffset + 64 * j);
+    }
+}
+
+void put(const BlockQ6_K& src, int64_t r, uint8_t* dst) {
+    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
+    for (int j = 0; j < 16; ++j) dst[kQ6_KGroupScalesOffset + 16 * j + r] = static_cast<uint8_t>(src.scales[j]);
+    for (int p = 0; p < 32; ++p)
+        for (int i = 0; i < 4; ++i)
+            dst[kQ6_KGroupLowOffset + 64 * p + 4 * r + i] =
+                static_cast<uint8_t>((q6_k_value(src, 4 * p + i) & 0xf) | (q6_k_value(src, 128 + 4 * p + i) & 0xf) << 4);
+    for (int p = 0; p < 16; ++p)
+        for (int i = 0; i < 4; ++i) {
+            uint8_t high = 0;
+            for (int s = 0; s < 4; ++s) high |= static_cast<uint8_t>((q6_k_value(src, 64 * s + 4 * p + i) >> 4) << (2 * s));
+            dst[kQ6_KGroupHighOffset + 64 * p + 4 * r + i] = high;
+        }
 }
 
 void put(const BlockQ8_0& src, int64_t r, uint8_t* dst) {
@@ -125,7 +158,7 @@ void interleave_float(const QuantMatrix& w, uint8_t* out) {
 bool can_interleave(const QuantMatrix& w) {
     const bool quantized = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_0 ||
                            w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
-    const bool k_quant = w.type == GgmlType::Q4_K;
+    const bool k_quant = w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K || w.type == GgmlType::Q6_K;
     const bool float16 = w.type == GgmlType::BF16 || w.type == GgmlType::F16;
     return w.layout == WeightLayout::kRows && w.rows > 0 && w.rows % kInterleaveRows == 0 &&
            ((quantized && w.cols % kQK == 0) || (k_quant && w.cols % kQKK == 0) ||
@@ -134,7 +167,7 @@ bool can_interleave(const QuantMatrix& w) {
 
 QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage) {
     if (!can_interleave(w))
-        throw_invalid_argument("interleave: not a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K or (with an even column count) "
+        throw_invalid_argument("interleave: not a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or (with an even column count) "
                                "BF16 or F16 matrix with a multiple of 16 rows");
     storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
     const auto address = reinterpret_cast<uintptr_t>(storage.data());
@@ -145,6 +178,8 @@ QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage) {
     else if (w.type == GgmlType::Q5_1) interleave_blocks<BlockQ5_1, kQK>(w, out);
     else if (w.type == GgmlType::Q8_0) interleave_blocks<BlockQ8_0, kQK>(w, out);
     else if (w.type == GgmlType::Q4_K) interleave_blocks<BlockQ4_K, kQKK>(w, out);
+    else if (w.type == GgmlType::Q5_K) interleave_blocks<BlockQ5_K, kQKK>(w, out);
+    else if (w.type == GgmlType::Q6_K) interleave_blocks<BlockQ6_K, kQKK>(w, out);
     else interleave_float(w, out);
     QuantMatrix packed = w;
     packed.data = out;

@@ -31,6 +31,14 @@
 //        per sub-block j (32 elements) the 4 runs of 64 bytes of a Q4_0
 //        block (row r's elements 32j + 4k.. in the low nibbles of run k,
 //        32j + 16 + 4k.. in the high ones).
+//   Q5_K (2816 bytes): as Q4_K, then per sub-block j the 8 fifth-bit masks
+//        of its 4 runs, as in Q5_0.
+//   Q6_K (3360 bytes): d[16]; sc[16][16]: byte r of sc[j] is row r's
+//        signed scale of sub-block j (16 elements); 32 low runs of 64
+//        bytes: run p holds, for row r, the low 4 bits of elements
+//        4p..4p+3 (low nibbles) and 128 + 4p.. (high nibbles); 16 high
+//        runs of 64 bytes: run p holds, for row r, in bits 2s..2s+1 of
+//        byte i, the top 2 bits of element 64s + 4p + i.
 //
 // The float types have no blocks: per 16-row group, 64 bytes per pair of
 // columns (2p, 2p + 1), so they too keep 16 * row_bytes per group (and
@@ -55,6 +63,8 @@ constexpr size_t kQ8_0GroupBlockBytes = 544;
 constexpr size_t kQ5_0GroupBlockBytes = 352;
 constexpr size_t kQ5_1GroupBlockBytes = 384;
 constexpr size_t kQ4_KGroupBlockBytes = 2304;
+constexpr size_t kQ5_KGroupBlockBytes = 2816;
+constexpr size_t kQ6_KGroupBlockBytes = 3360;
 // Where a group block's runs of weights start (after d, or d and m).
 constexpr size_t kQ4_0GroupRunsOffset = 32;
 constexpr size_t kQ4_1GroupRunsOffset = 64;
@@ -69,12 +79,18 @@ constexpr size_t kQ4_KGroupDminOffset = 32;
 constexpr size_t kQ4_KGroupScalesOffset = 64;
 constexpr size_t kQ4_KGroupMinsOffset = 192;
 constexpr size_t kQ4_KGroupRunsOffset = 256;
+// Q5_K: Q4_K's parts, then the masks.
+constexpr size_t kQ5_KGroupMasksOffset = kQ4_KGroupBlockBytes;
+// The parts of a Q6_K group super-block.
+constexpr size_t kQ6_KGroupScalesOffset = 32;
+constexpr size_t kQ6_KGroupLowOffset = 288;
+constexpr size_t kQ6_KGroupHighOffset = kQ6_KGroupLowOffset + 32 * 64;
 // A pair of columns of a float group (BF16, F16).
 constexpr size_t kFloatGroupPairBytes = 64;
 
 // Whether `w` (in the file's row layout) has an interleaved form: Q4_0,
-// Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, BF16 or F16 (even column counts) with a
-// multiple of 16 rows.
+// Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, BF16 or F16 (even column
+// counts) with a multiple of 16 rows.
 bool can_interleave(const QuantMatrix& w);
 
 // `w` rewritten in the interleaved layout into `storage` (resized; the

@@ -12,7 +12,7 @@
 // the same whatever tile it lands in, so results do not depend on how many
 // tokens share the batch.
 //
-// The K-quants (Q4_K) take the Q8x256 activations: per super-block and
+// The K-quants (Q4_K, Q5_K, Q6_K) take the Q8x256 activations: per super-block and
 // token, each 32-element sub-block's int32 sums are multiplied by the
 // rows' integer scales and summed in int32, as are the mins times the
 // activations' sub-block sums; two float conversions per super-block then
@@ -37,35 +37,39 @@
 namespace vllm::kernels {
 namespace {
 
-// The 4-bit and 5-bit formats' weights: 4 runs from kRunsOffset, each
-// giving the low nibbles (activation bytes 4j..) and the high ones
-// (16 + 4j..), plus, for the 5-bit ones (kMasksOffset > 0), 16 where the
-// vector's fifth-bit mask has its bit.
-template <class V, size_t kRunsOffset, size_t kMasksOffset = 0>
-struct InterleavedNibbles {
+// The weight vectors of one 32-element block of 16 rows (4 runs of 64
+// bytes at `runs`, a Q4_0 block's nibbles each): fn(w, x_offset) for each
+// of the 8, x_offset being the first of the 4 activation bytes it meets
+// (the low nibbles of run j meet 4j.., the high ones 16 + 4j..). With
+// kFifthBits, `masks` holds the 8 uint64 fifth-bit masks (interleave.h),
+// adding 16 where a vector's mask has its bit.
+template <class V, bool kFifthBits, class Fn>
+void for_each_nibble_weights(const uint8_t* runs, const uint8_t* masks, Fn&& fn) {
     using I = typename V::I;
-    // fn(w, x_offset) for each of the block's 8 weight vectors, x_offset
-    // being the first of the 4 activation bytes it meets.
-    template <class Fn>
-    static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        const I nibble = V::set1_8(0x0f);
-        for (int j = 0; j < 4; ++j) {
-            const I q = V::load(block + kRunsOffset + 64 * j);
-            fn(with_fifth_bits(block, V::and_(q, nibble), j), 4 * j);
-            fn(with_fifth_bits(block, V::and_(V::template srl16<4>(q), nibble), 4 + j), 16 + 4 * j);
-        }
-    }
-    // Weight vector v (meeting activations 4v..4v + 3) with its fifth bits.
-    static I with_fifth_bits(const uint8_t* block, I q, int v) {
-        if constexpr (kMasksOffset == 0) {
-            (void)block;
+    const I nibble = V::set1_8(0x0f);
+    const auto with_fifth_bits = [&](I q, int v) {
+        if constexpr (!kFifthBits) {
             (void)v;
             return q;
         } else {
             uint64_t mask;
-            std::memcpy(&mask, block + kMasksOffset + 8 * v, sizeof mask);
+            std::memcpy(&mask, masks + 8 * v, sizeof mask);
             return V::or_(q, V::and_(V::bit_mask_bytes(mask), V::set1_8(0x10)));
         }
+    };
+    for (int j = 0; j < 4; ++j) {
+        const I q = V::load(runs + 64 * j);
+        fn(with_fifth_bits(V::and_(q, nibble), j), 4 * j);
+        fn(with_fifth_bits(V::and_(V::template srl16<4>(q), nibble), 4 + j), 16 + 4 * j);
+    }
+}
+
+// The 32-element formats with nibbles (and, kMasksOffset > 0, fifth bits).
+template <class V, size_t kRunsOffset, size_t kMasksOffset = 0>
+struct InterleavedNibbles {
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, Fn&& fn) {
+        for_each_nibble_weights<V, (kMasksOffset > 0)>(block + kRunsOffset, block + kMasksOffset, fn);
     }
 };
 
@@ -101,18 +105,20 @@ struct InterleavedQ5_1 : InterleavedNibbles<V, kQ5_1GroupRunsOffset, kQ5_1GroupM
     }
 };
 
-// Q4_K: w = d sc_j q - dmin m_j in sub-block j. Each sub-block's 32
-// elements are laid out as a Q4_0 block's (interleave.h).
-template <class V>
-struct InterleavedQ4_K {
+// Q4_K and Q5_K: w = d sc_j q - dmin m_j in sub-block j, whose 32
+// elements are laid out as a Q4_0 block's (Q5_K: plus Q5_0's masks).
+template <class V, size_t kBytes, size_t kMasksOffset>
+struct InterleavedK4K5 {
     using I = typename V::I;
-    static constexpr size_t kBlockBytes = kQ4_KGroupBlockBytes;
+    static constexpr size_t kBlockBytes = kBytes;
     static constexpr int kSubBlocks = 8;
     static constexpr int kSubBlockElements = 32;
-    static constexpr size_t kDminOffset = kQ4_KGroupDminOffset;
+    static constexpr bool kMins = true;
+    static constexpr int kQOffset = 0;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
-        InterleavedNibbles<V, kQ4_KGroupRunsOffset>::for_each_weights(block + 256 * j, fn);
+        for_each_nibble_weights<V, (kMasksOffset > 0)>(block + kQ4_KGroupRunsOffset + 256 * j,
+                                                       block + kMasksOffset + 64 * j, fn);
     }
     // The 16 rows' 6-bit scale of sub-block j, as int32 lanes.
     static I scale(const uint8_t* block, int j) {
@@ -123,6 +129,51 @@ struct InterleavedQ4_K {
         const I top = V::template srl16<2>(V::and_(V::u8x16_to_i32(block + kQ4_KGroupScalesOffset + 16 * j), V::set1_8(-64)));
         const I low = V::u8x16_to_i32(block + kQ4_KGroupMinsOffset + 16 * (j / 2));
         return V::or_(top, V::and_(j % 2 == 0 ? low : V::template srl16<4>(low), V::set1_8(0x0f)));
+    }
+    static typename V::F min_scale(const uint8_t* block) {
+        return V::load_f16(reinterpret_cast<const uint16_t*>(block + kQ4_KGroupDminOffset));
+    }
+};
+
+template <class V>
+using InterleavedQ4_K = InterleavedK4K5<V, kQ4_KGroupBlockBytes, 0>;
+template <class V>
+using InterleavedQ5_K = InterleavedK4K5<V, kQ5_KGroupBlockBytes, kQ5_KGroupMasksOffset>;
+
+// Q6_K: w = d sc_j (q - 32) in 16-element sub-block j. Its 4 weight
+// vectors (element quads k = 4j..4j + 3) take their low 4 bits from a
+// nibble of low run k % 32 and their top 2 from bits 2 (k / 16) of high
+// run k % 16, moved to bits 4..5.
+template <class V>
+struct InterleavedQ6_K {
+    using I = typename V::I;
+    static constexpr size_t kBlockBytes = kQ6_KGroupBlockBytes;
+    static constexpr int kSubBlocks = 16;
+    static constexpr int kSubBlockElements = 16;
+    static constexpr bool kMins = false;
+    static constexpr int kQOffset = 32;
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
+        switch (j / 4) {
+            case 0: quads<0>(block, j, fn); break;
+            case 1: quads<1>(block, j, fn); break;
+            case 2: quads<2>(block, j, fn); break;
+            default: quads<3>(block, j, fn); break;
+        }
+    }
+    template <int kHighPair, class Fn>
+    static void quads(const uint8_t* block, int j, Fn& fn) {
+        for (int i = 0; i < 4; ++i) {
+            const int k = 4 * j + i;
+            const I ql = V::load(block + kQ6_KGroupLowOffset + 64 * (k % 32));
+            const I low = V::and_(k < 32 ? ql : V::template srl16<4>(ql), V::set1_8(0x0f));
+            const I qh = V::load(block + kQ6_KGroupHighOffset + 64 * (k % 16));
+            const I high = V::and_(V::template shift16<4 - 2 * kHighPair>(qh), V::set1_8(0x30));
+            fn(V::or_(low, high), 4 * i);
+        }
+    }
+    static I scale(const uint8_t* block, int j) {
+        return V::i8x16_to_i32(reinterpret_cast<const int8_t*>(block + kQ6_KGroupScalesOffset + 16 * j));
     }
 };
 
@@ -210,15 +261,23 @@ struct QuantTiles {
 };
 
 // Tiles over super-block formats (Fmt: kSubBlocks sub-blocks of
-// kSubBlockElements, scale(block, j) and min(block, j) as int32 lanes, d
-// and dmin fp16 per row at 0 and kDminOffset).
+// kSubBlockElements, each with its weights' offset kQOffset and its
+// scale(block, j) as int32 lanes; d as fp16 per row at 0; with kMins,
+// min(block, j) as int32 lanes times min_scale(block)).
 template <class V, class Fmt>
 struct SuperBlockTiles {
+    // The sum of a token's quantized activations over sub-block j of
+    // super-block sb, from its 16-element sums.
+    static int32_t activation_sum(const Q8x256Row& x, int64_t sb, int j) {
+        constexpr int kSums = Fmt::kSubBlockElements / 16;
+        int32_t sum = 0;
+        for (int k = 0; k < kSums; ++k) sum += x.bsums[sb * (kQKK / 16) + j * kSums + k];
+        return sum;
+    }
     template <int T>
     static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
         using I = typename V::I;
         using F = typename V::F;
-        constexpr int kSumsPerSubBlock = Fmt::kSubBlockElements / 16;  // activation sums (bsums) per sub-block
         Q8x256Row x[T];
         for (int t = 0; t < T; ++t) x[t] = q8x256_row(g.x + (t0 + t) * g.x_stride, g.cols);
         F acc[T];
@@ -229,8 +288,17 @@ struct SuperBlockTiles {
             I scaled[T];
             for (int t = 0; t < T; ++t) scaled[t] = V::zero();
             for (int j = 0; j < Fmt::kSubBlocks; ++j) {
+                // The sums start at -kQOffset times the activations' sum,
+                // turning q into q - kQOffset.
                 I sum[T];
-                for (int t = 0; t < T; ++t) sum[t] = V::zero();
+                for (int t = 0; t < T; ++t) {
+                    if constexpr (Fmt::kQOffset == 0) {
+                        sum[t] = V::zero();
+                    } else {
+                        const int32_t bias = -Fmt::kQOffset * activation_sum(x[t], sb, j);
+                        sum[t] = V::bcast32(&bias);
+                    }
+                }
                 const int64_t first = sb * kQKK + j * Fmt::kSubBlockElements;
                 Fmt::for_each_weights(block, j, [&](const I& w, int x_offset) {
                     for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + first + x_offset));
@@ -238,21 +306,20 @@ struct SuperBlockTiles {
                 const I sc = Fmt::scale(block, j);
                 for (int t = 0; t < T; ++t) scaled[t] = V::add32(scaled[t], V::mullo32(sum[t], sc));
             }
-            I mins[T];
-            for (int t = 0; t < T; ++t) mins[t] = V::zero();
-            for (int j = 0; j < Fmt::kSubBlocks; ++j) {
-                const I m = Fmt::min(block, j);
-                for (int t = 0; t < T; ++t) {
-                    int32_t xsum = 0;
-                    for (int k = 0; k < kSumsPerSubBlock; ++k) xsum += x[t].bsums[sb * (kQKK / 16) + j * kSumsPerSubBlock + k];
-                    mins[t] = V::add32(mins[t], V::mullo32(m, V::bcast32(&xsum)));
-                }
-            }
             const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
-            const F dmin = V::load_f16(reinterpret_cast<const uint16_t*>(block + Fmt::kDminOffset));
-            for (int t = 0; t < T; ++t) {
-                acc[t] = V::fma_f(V::cvt(scaled[t]), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
-                acc[t] = V::fma_f(V::cvt(mins[t]), V::mul(dmin, V::set1(-x[t].d[sb])), acc[t]);
+            for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(scaled[t]), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
+            if constexpr (Fmt::kMins) {
+                I mins[T];
+                for (int t = 0; t < T; ++t) mins[t] = V::zero();
+                for (int j = 0; j < Fmt::kSubBlocks; ++j) {
+                    const I m = Fmt::min(block, j);
+                    for (int t = 0; t < T; ++t) {
+                        const int32_t xsum = activation_sum(x[t], sb, j);
+                        mins[t] = V::add32(mins[t], V::mullo32(m, V::bcast32(&xsum)));
+                    }
+                }
+                const F dmin = Fmt::min_scale(block);
+                for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(mins[t]), V::mul(dmin, V::set1(-x[t].d[sb])), acc[t]);
             }
         }
         for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);

@@ -66,6 +66,8 @@ IsaKernels make_isa_kernels() {
         k.gemm_interleaved[kSlotQ5_0] = gemm_interleaved<V, InterleavedQ5_0<V>>;
         k.gemm_interleaved[kSlotQ5_1] = gemm_interleaved<V, InterleavedQ5_1<V>>;
         k.gemm_interleaved[kSlotQ4_K] = gemm_interleaved_super<V, InterleavedQ4_K<V>>;
+        k.gemm_interleaved[kSlotQ5_K] = gemm_interleaved_super<V, InterleavedQ5_K<V>>;
+        k.gemm_interleaved[kSlotQ6_K] = gemm_interleaved_super<V, InterleavedQ6_K<V>>;
         if constexpr (V::kWideU8Dot) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
     }
     if constexpr (V::kFloatInterleavedTokens > 0) {

@@ -132,9 +132,19 @@ struct Neon {
         return {{vreinterpretq_s8_u32(vmovl_u16(vget_low_u16(lo))), vreinterpretq_s8_u32(vmovl_high_u16(lo)),
                  vreinterpretq_s8_u32(vmovl_u16(vget_low_u16(hi))), vreinterpretq_s8_u32(vmovl_high_u16(hi))}};
     }
+    VLLM_NEON_INLINE static I i8x16_to_i32(const int8_t* p) {
+        const int8x16_t q = vld1q_s8(p);
+        const int16x8_t lo = vmovl_s8(vget_low_s8(q)), hi = vmovl_high_s8(q);
+        return {{vreinterpretq_s8_s32(vmovl_s16(vget_low_s16(lo))), vreinterpretq_s8_s32(vmovl_high_s16(lo)),
+                 vreinterpretq_s8_s32(vmovl_s16(vget_low_s16(hi))), vreinterpretq_s8_s32(vmovl_high_s16(hi))}};
+    }
     template <int N>
     VLLM_NEON_INLINE static I srl16(I a) {
         return each([&](int j) { return neon_shift16<-N>(a.v[j]); });
+    }
+    template <int S>
+    VLLM_NEON_INLINE static I shift16(I a) {
+        return each([&](int j) { return neon_shift16<S>(a.v[j]); });
     }
     // Two Q4 blocks of 16 bytes as 64 bytes in element order: a's low
     // nibbles, a's high nibbles, then b's.
