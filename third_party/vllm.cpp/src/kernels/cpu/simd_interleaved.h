@@ -64,9 +64,17 @@ void for_each_nibble_weights(const uint8_t* runs, const uint8_t* masks, Fn&& fn)
     }
 }
 
+// Unsigned weights (below 128 where the build's dot_u8 needs it) times
+// the signed activations, with a per-row offset term.
+template <class V>
+struct UnsignedWeightsDot {
+    static constexpr bool kHasOffset = true;
+    static typename V::I dot(typename V::I acc, typename V::I w, typename V::I x) { return V::dot_u8(acc, w, x); }
+};
+
 // The 32-element formats with nibbles (and, kMasksOffset > 0, fifth bits).
 template <class V, size_t kRunsOffset, size_t kMasksOffset = 0>
-struct InterleavedNibbles {
+struct InterleavedNibbles : UnsignedWeightsDot<V> {
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         for_each_nibble_weights<V, (kMasksOffset > 0)>(block + kRunsOffset, block + kMasksOffset, fn);
@@ -177,14 +185,33 @@ struct InterleavedQ6_K {
     }
 };
 
+// Q8_0 where dot_u8 is exact for every u8 (kWideU8Dot): the stored
+// weights plus 128 as they are, the offset -128 d taking the 128 back.
 template <class V>
-struct InterleavedQ8_0 {
+struct InterleavedQ8_0 : UnsignedWeightsDot<V> {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         for (int j = 0; j < 8; ++j) fn(V::load(block + kQ8_0GroupRunsOffset + 64 * j), 4 * j);
     }
     static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-128.0f)); }
+};
+
+// Q8_0 elsewhere: the weights back to signed (w ^ 0x80) and multiplied
+// by the build's signed dot product (AVX2: |w| times x with w's sign,
+// which maddubs sums without saturating; NEON: SDOT), so no offset.
+template <class V>
+struct InterleavedQ8_0Signed {
+    static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
+    static constexpr bool kHasOffset = false;
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, Fn&& fn) {
+        for (int j = 0; j < 8; ++j)
+            fn(V::s8_weights(V::xor_(V::load(block + kQ8_0GroupRunsOffset + 64 * j), V::set1_8(-128))), 4 * j);
+    }
+    static typename V::I dot(typename V::I acc, const typename V::S8W& w, typename V::I x) {
+        return V::add32(acc, V::dot_s8(w, V::s8_acts(x)));
+    }
 };
 
 // The two columns of a pair as floats, row r in lane r.
@@ -246,14 +273,14 @@ struct QuantTiles {
             const uint8_t* block = group + b * Fmt::kBlockBytes;
             I sum[T];
             for (int t = 0; t < T; ++t) sum[t] = V::zero();
-            Fmt::for_each_weights(block, [&](const I& w, int x_offset) {
-                for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
+            Fmt::for_each_weights(block, [&](const auto& w, int x_offset) {
+                for (int t = 0; t < T; ++t) sum[t] = Fmt::dot(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
             });
             const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
-            const F offset = Fmt::offset(block, d);
-            for (int t = 0; t < T; ++t) {
-                acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
-                acc[t] = V::fma_f(offset, V::set1(x[t].s[b]), acc[t]);
+            for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
+            if constexpr (Fmt::kHasOffset) {
+                const F offset = Fmt::offset(block, d);
+                for (int t = 0; t < T; ++t) acc[t] = V::fma_f(offset, V::set1(x[t].s[b]), acc[t]);
             }
         }
         for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
