@@ -17,12 +17,12 @@ static_assert(kQ4_1GroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_1), "a gr
 static_assert(kQ8_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ8_0), "a group block holds its rows' blocks");
 static_assert(kQ5_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_0), "a group block holds its rows' blocks");
 static_assert(kQ5_1GroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_1), "a group block holds its rows' blocks");
-static_assert(kQ5_0GroupMasksOffset + 64 == kQ5_0GroupBlockBytes, "8 masks of 8 bytes end a Q5_0 group block");
-static_assert(kQ5_1GroupMasksOffset + 64 == kQ5_1GroupBlockBytes, "8 masks of 8 bytes end a Q5_1 group block");
+static_assert(kQ5_0GroupPlaneOffset + 64 == kQ5_0GroupBlockBytes, "the plane ends a Q5_0 group block");
+static_assert(kQ5_1GroupPlaneOffset + 64 == kQ5_1GroupBlockBytes, "the plane ends a Q5_1 group block");
 static_assert(kQ4_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_K), "a group block holds its rows' blocks");
 static_assert(kQ4_KGroupRunsOffset + 8 * 256 == kQ4_KGroupBlockBytes, "8 sub-blocks of 4 runs end a Q4_K group block");
 static_assert(kQ5_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_K), "a group block holds its rows' blocks");
-static_assert(kQ5_KGroupMasksOffset + 8 * 64 == kQ5_KGroupBlockBytes, "8 sub-blocks of 8 masks end a Q5_K group block");
+static_assert(kQ5_KGroupPlaneOffset + 8 * 64 == kQ5_KGroupBlockBytes, "8 sub-blocks' planes end a Q5_K group block");
 static_assert(kQ6_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ6_K), "a group block holds its rows' blocks");
 static_assert(kQ6_KGroupHighOffset + 16 * 64 == kQ6_KGroupBlockBytes, "16 high runs end a Q6_K group block");
 
@@ -31,44 +31,40 @@ void put_nibble_runs(const uint8_t* qs, int64_t r, uint8_t* runs) {
     for (int j = 0; j < 4; ++j) std::memcpy(runs + 64 * j + 4 * r, qs + 4 * j, 4);
 }
 
+// Row r's fp16 scale d (and min m where the format has one, else null)
+// and its nibbles, at the group block's runs_offset.
+void put_scale_nibbles(uint16_t d, const uint16_t* m, const uint8_t* qs, int64_t r, uint8_t* dst, size_t runs_offset) {
+    auto* scales = reinterpret_cast<uint16_t*>(dst);
+    scales[r] = d;
+    if (m) scales[kInterleaveRows + r] = *m;
+    put_nibble_runs(qs, r, dst + runs_offset);
+}
+
+// A Q5 block's fifth bits (qh, bit l for element l) as row r's bytes of
+// the fifth-bit plane (interleave.h).
+void put_fifth_bits(const uint8_t* qh, int64_t r, uint8_t* plane) {
+    uint32_t high;
+    std::memcpy(&high, qh, sizeof high);
+    for (int l = 0; l < kQK; ++l) plane[4 * r + l % 4] |= static_cast<uint8_t>(((high >> l) & 1) << (l / 4));
+}
+
 // Block b of row r (of the group) into the group block `dst`.
 void put(const BlockQ4_0& src, int64_t r, uint8_t* dst) {
-    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
-    put_nibble_runs(src.qs, r, dst + kQ4_0GroupRunsOffset);
+    put_scale_nibbles(src.d, nullptr, src.qs, r, dst, kQ4_0GroupRunsOffset);
 }
 
 void put(const BlockQ4_1& src, int64_t r, uint8_t* dst) {
-    auto* d = reinterpret_cast<uint16_t*>(dst);
-    d[r] = src.d;
-    d[kInterleaveRows + r] = src.m;
-    put_nibble_runs(src.qs, r, dst + kQ4_1GroupRunsOffset);
-}
-
-// A Q5 block's fifth bits (qh, bit l for element l) as row r's bits of
-// the 8 masks at `masks` (interleave.h).
-void put_fifth_bits(const uint8_t* qh, int64_t r, uint8_t* masks) {
-    uint32_t high;
-    std::memcpy(&high, qh, sizeof high);
-    for (int v = 0; v < 8; ++v) {
-        uint64_t mask;
-        std::memcpy(&mask, masks + 8 * v, sizeof mask);
-        mask |= static_cast<uint64_t>((high >> (4 * v)) & 0xf) << (4 * r);
-        std::memcpy(masks + 8 * v, &mask, sizeof mask);
-    }
+    put_scale_nibbles(src.d, &src.m, src.qs, r, dst, kQ4_1GroupRunsOffset);
 }
 
 void put(const BlockQ5_0& src, int64_t r, uint8_t* dst) {
-    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
-    put_nibble_runs(src.qs, r, dst + kQ5_0GroupRunsOffset);
-    put_fifth_bits(src.qh, r, dst + kQ5_0GroupMasksOffset);
+    put_scale_nibbles(src.d, nullptr, src.qs, r, dst, kQ5_0GroupRunsOffset);
+    put_fifth_bits(src.qh, r, dst + kQ5_0GroupPlaneOffset);
 }
 
 void put(const BlockQ5_1& src, int64_t r, uint8_t* dst) {
-    auto* d = reinterpret_cast<uint16_t*>(dst);
-    d[r] = src.d;
-    d[kInterleaveRows + r] = src.m;
-    put_nibble_runs(src.qs, r, dst + kQ5_1GroupRunsOffset);
-    put_fifth_bits(src.qh, r, dst + kQ5_1GroupMasksOffset);
+    put_scale_nibbles(src.d, &src.m, src.qs, r, dst, kQ5_1GroupRunsOffset);
+    put_fifth_bits(src.qh, r, dst + kQ5_1GroupPlaneOffset);
 }
 
 // The parts Q4_K and Q5_K share: d, dmin, scales and mins, and the nibbles.
@@ -101,7 +97,7 @@ void put(const BlockQ5_K& src, int64_t r, uint8_t* dst) {
     for (int j = 0; j < 8; ++j) {
         uint8_t qh[4] = {};
         for (int l = 0; l < 32; ++l) qh[l / 8] |= static_cast<uint8_t>(((src.qh[l] >> j) & 1) << (l % 8));
-        put_fifth_bits(qh, r, dst + kQ5_KGroupMasksOffset + 64 * j);
+        put_fifth_bits(qh, r, dst + kQ5_KGroupPlaneOffset + 64 * j);
     }
 }
 

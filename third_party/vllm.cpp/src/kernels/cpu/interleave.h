@@ -16,11 +16,10 @@
 //        r, elements 4j..4j+3 plus 128 (u8, for the unsigned x signed dot
 //        products; the kernels take 128 * sum(x) back out).
 //   Q5_0 (352 bytes) and Q5_1 (384 bytes): as Q4_0 and Q4_1 (d, or d and m,
-//        then the 4 runs of nibbles), then the fifth bits as 8 uint64
-//        masks, one per weight vector of the runs: mask v (v = 0..7, the
-//        vector meeting elements 4v..4v+3) has bit 4r + i set when
-//        element 4v + i of row r has its fifth bit, so one byte-mask
-//        instruction (vpmovm2b on AVX-512) turns it into the vector's 16s.
+//        then the 4 runs of nibbles), then the fifth bits as a 64-byte
+//        plane: bit v of byte 4r + i is the fifth bit of row r's element
+//        4v + i, so weight vector v (elements 4v..4v+3 of the 16 rows)
+//        takes its 16s with one shift and mask of the plane.
 //
 // The K-quants keep their 256-element super-blocks, per 16-row group and
 // super-block:
@@ -31,7 +30,7 @@
 //        per sub-block j (32 elements) the 4 runs of 64 bytes of a Q4_0
 //        block (row r's elements 32j + 4k.. in the low nibbles of run k,
 //        32j + 16 + 4k.. in the high ones).
-//   Q5_K (2816 bytes): as Q4_K, then per sub-block j the 8 fifth-bit masks
+//   Q5_K (2816 bytes): as Q4_K, then per sub-block j the fifth-bit plane
 //        of its 4 runs, as in Q5_0.
 //   Q6_K (3360 bytes): d[16]; sc[16][16]: byte r of sc[j] is row r's
 //        signed scale of sub-block j (16 elements); 32 low runs of 64
@@ -71,16 +70,16 @@ constexpr size_t kQ4_1GroupRunsOffset = 64;
 constexpr size_t kQ8_0GroupRunsOffset = 32;
 constexpr size_t kQ5_0GroupRunsOffset = 32;
 constexpr size_t kQ5_1GroupRunsOffset = 64;
-// Where a Q5 group block's fifth-bit masks start (after the runs).
-constexpr size_t kQ5_0GroupMasksOffset = kQ5_0GroupRunsOffset + 256;
-constexpr size_t kQ5_1GroupMasksOffset = kQ5_1GroupRunsOffset + 256;
+// Where a Q5 group block's fifth-bit plane starts (after the runs).
+constexpr size_t kQ5_0GroupPlaneOffset = kQ5_0GroupRunsOffset + 256;
+constexpr size_t kQ5_1GroupPlaneOffset = kQ5_1GroupRunsOffset + 256;
 // The parts of a Q4_K group super-block.
 constexpr size_t kQ4_KGroupDminOffset = 32;
 constexpr size_t kQ4_KGroupScalesOffset = 64;
 constexpr size_t kQ4_KGroupMinsOffset = 192;
 constexpr size_t kQ4_KGroupRunsOffset = 256;
-// Q5_K: Q4_K's parts, then the masks.
-constexpr size_t kQ5_KGroupMasksOffset = kQ4_KGroupBlockBytes;
+// Q5_K: Q4_K's parts, then the planes.
+constexpr size_t kQ5_KGroupPlaneOffset = kQ4_KGroupBlockBytes;
 // The parts of a Q6_K group super-block.
 constexpr size_t kQ6_KGroupScalesOffset = 32;
 constexpr size_t kQ6_KGroupLowOffset = 288;

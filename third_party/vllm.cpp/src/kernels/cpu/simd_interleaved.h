@@ -41,27 +41,35 @@ namespace {
 // bytes at `runs`, a Q4_0 block's nibbles each): fn(w, x_offset) for each
 // of the 8, x_offset being the first of the 4 activation bytes it meets
 // (the low nibbles of run j meet 4j.., the high ones 16 + 4j..). With
-// kFifthBits, `masks` holds the 8 uint64 fifth-bit masks (interleave.h),
-// adding 16 where a vector's mask has its bit.
-template <class V, bool kFifthBits, class Fn>
-void for_each_nibble_weights(const uint8_t* runs, const uint8_t* masks, Fn&& fn) {
+// kFifthBits, `plane` holds the 64-byte fifth-bit plane (interleave.h):
+// bit v of its bytes, moved to bit 4, is vector v's 16s.
+template <class V, bool kFifthBits, int J, class Fn>
+void nibble_run(const uint8_t* runs, const typename V::I& plane, Fn& fn) {
     using I = typename V::I;
     const I nibble = V::set1_8(0x0f);
-    const auto with_fifth_bits = [&](I q, int v) {
-        if constexpr (!kFifthBits) {
-            (void)v;
-            return q;
-        } else {
-            uint64_t mask;
-            std::memcpy(&mask, masks + 8 * v, sizeof mask);
-            return V::or_(q, V::and_(V::bit_mask_bytes(mask), V::set1_8(0x10)));
-        }
-    };
-    for (int j = 0; j < 4; ++j) {
-        const I q = V::load(runs + 64 * j);
-        fn(with_fifth_bits(V::and_(q, nibble), j), 4 * j);
-        fn(with_fifth_bits(V::and_(V::template srl16<4>(q), nibble), 4 + j), 16 + 4 * j);
+    const I q = V::load(runs + 64 * J);
+    I low = V::and_(q, nibble);
+    I high = V::and_(V::template srl16<4>(q), nibble);
+    if constexpr (kFifthBits) {
+        // 16-bit shifts: what crosses into the other byte lands below bit 4
+        // (left shifts of at most 4) or above it (right shifts), off the mask.
+        const I sixteen = V::set1_8(0x10);
+        low = V::or_(low, V::and_(V::template shift16<4 - J>(plane), sixteen));
+        high = V::or_(high, V::and_(V::template shift16<-J>(plane), sixteen));
     }
+    fn(low, 4 * J);
+    fn(high, 16 + 4 * J);
+}
+
+template <class V, bool kFifthBits, class Fn, int... J>
+void nibble_runs(const uint8_t* runs, const uint8_t* plane, Fn& fn, std::integer_sequence<int, J...>) {
+    const typename V::I bits = kFifthBits ? V::load(plane) : V::zero();
+    (nibble_run<V, kFifthBits, J>(runs, bits, fn), ...);
+}
+
+template <class V, bool kFifthBits, class Fn>
+void for_each_nibble_weights(const uint8_t* runs, const uint8_t* plane, Fn&& fn) {
+    nibble_runs<V, kFifthBits>(runs, plane, fn, std::make_integer_sequence<int, 4>{});
 }
 
 // Unsigned weights (below 128 where the build's dot_u8 needs it) times
@@ -72,12 +80,12 @@ struct UnsignedWeightsDot {
     static typename V::I dot(typename V::I acc, typename V::I w, typename V::I x) { return V::dot_u8(acc, w, x); }
 };
 
-// The 32-element formats with nibbles (and, kMasksOffset > 0, fifth bits).
-template <class V, size_t kRunsOffset, size_t kMasksOffset = 0>
+// The 32-element formats with nibbles (and, kPlaneOffset > 0, fifth bits).
+template <class V, size_t kRunsOffset, size_t kPlaneOffset = 0>
 struct InterleavedNibbles : UnsignedWeightsDot<V> {
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        for_each_nibble_weights<V, (kMasksOffset > 0)>(block + kRunsOffset, block + kMasksOffset, fn);
+        for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kRunsOffset, block + kPlaneOffset, fn);
     }
 };
 
@@ -99,14 +107,14 @@ struct InterleavedQ4_1 : InterleavedNibbles<V, kQ4_1GroupRunsOffset> {
 
 // w = d (q - 16): the offset -16 d.
 template <class V>
-struct InterleavedQ5_0 : InterleavedNibbles<V, kQ5_0GroupRunsOffset, kQ5_0GroupMasksOffset> {
+struct InterleavedQ5_0 : InterleavedNibbles<V, kQ5_0GroupRunsOffset, kQ5_0GroupPlaneOffset> {
     static constexpr size_t kBlockBytes = kQ5_0GroupBlockBytes;
     static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-16.0f)); }
 };
 
 // w = d q + m: the offset m.
 template <class V>
-struct InterleavedQ5_1 : InterleavedNibbles<V, kQ5_1GroupRunsOffset, kQ5_1GroupMasksOffset> {
+struct InterleavedQ5_1 : InterleavedNibbles<V, kQ5_1GroupRunsOffset, kQ5_1GroupPlaneOffset> {
     static constexpr size_t kBlockBytes = kQ5_1GroupBlockBytes;
     static typename V::F offset(const uint8_t* block, typename V::F /*d*/) {
         return V::load_f16(reinterpret_cast<const uint16_t*>(block) + kInterleaveRows);
@@ -114,8 +122,8 @@ struct InterleavedQ5_1 : InterleavedNibbles<V, kQ5_1GroupRunsOffset, kQ5_1GroupM
 };
 
 // Q4_K and Q5_K: w = d sc_j q - dmin m_j in sub-block j, whose 32
-// elements are laid out as a Q4_0 block's (Q5_K: plus Q5_0's masks).
-template <class V, size_t kBytes, size_t kMasksOffset>
+// elements are laid out as a Q4_0 block's (Q5_K: plus Q5_0's bit plane).
+template <class V, size_t kBytes, size_t kPlaneOffset>
 struct InterleavedK4K5 {
     using I = typename V::I;
     static constexpr size_t kBlockBytes = kBytes;
@@ -125,8 +133,8 @@ struct InterleavedK4K5 {
     static constexpr int kQOffset = 0;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
-        for_each_nibble_weights<V, (kMasksOffset > 0)>(block + kQ4_KGroupRunsOffset + 256 * j,
-                                                       block + kMasksOffset + 64 * j, fn);
+        for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kQ4_KGroupRunsOffset + 256 * j,
+                                                       block + kPlaneOffset + 64 * j, fn);
     }
     // The 16 rows' 6-bit scale of sub-block j, as int32 lanes.
     static I scale(const uint8_t* block, int j) {
@@ -146,7 +154,7 @@ struct InterleavedK4K5 {
 template <class V>
 using InterleavedQ4_K = InterleavedK4K5<V, kQ4_KGroupBlockBytes, 0>;
 template <class V>
-using InterleavedQ5_K = InterleavedK4K5<V, kQ5_KGroupBlockBytes, kQ5_KGroupMasksOffset>;
+using InterleavedQ5_K = InterleavedK4K5<V, kQ5_KGroupBlockBytes, kQ5_KGroupPlaneOffset>;
 
 // Q6_K: w = d sc_j (q - 32) in 16-element sub-block j. Its 4 weight
 // vectors (element quads k = 4j..4j + 3) take their low 4 bits from a
