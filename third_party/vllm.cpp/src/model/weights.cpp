@@ -3,6 +3,9 @@
 #include "model/model_source.h"
 #include "util/error.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace vllm {
 
 namespace {
@@ -149,14 +152,40 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     }
     // The token embedding is also read row by row (dequantize_row), so it
     // stays as stored; a tied output matrix gets its own prepared copy.
-    // The file's pages of a prepared matrix are released unless the
-    // embedding still reads them.
+    // A matrix is prepared in bands of rows, each band's file pages released
+    // once its copy is written, so the file's pages and the copy are never
+    // both resident whole (the load's peak). The embedding's pages go too: a
+    // step looks up only a few rows, which fault back in one page each
+    // (Gemma 3 270M: 178 MB of embedding would otherwise stay resident
+    // beside its copy).
     const auto prepare = [&](kernels::QuantMatrix& m) {
-        std::vector<uint8_t> storage;
-        const kernels::QuantMatrix ready = kernels::prepare_for_matmul(m, storage);
-        if (ready.data == m.data) return;
-        if (m.data != w.token_embedding.data) file.release(m.data, static_cast<size_t>(m.rows) * m.row_bytes);
-        w.prepared.push_back(std::move(storage));  // moving keeps the buffer `ready` points into
+        constexpr int64_t kBandRows = 1024;  // whole interleaved row groups; a few MB
+        if (m.rows <= 0) return;
+        const auto band = [&](int64_t first_row) {
+            kernels::QuantMatrix b = m;
+            b.data = m.data + first_row * m.row_bytes;
+            b.rows = std::min(kBandRows, m.rows - first_row);
+            return b;
+        };
+        // Bands last to first: the last one decides (only it can have a
+        // row count that is not a multiple of the row groups).
+        const int64_t last = (m.rows - 1) / kBandRows * kBandRows;
+        std::vector<uint8_t> band_storage;
+        kernels::QuantMatrix ready = kernels::prepare_for_matmul(band(last), band_storage);
+        if (ready.data == band(last).data) return;  // read in place
+        std::vector<uint8_t> storage(static_cast<size_t>(m.rows) * m.row_bytes + 63);
+        const auto address = reinterpret_cast<uintptr_t>(storage.data());
+        uint8_t* copy = storage.data() + (64 - address % 64) % 64;
+        for (int64_t row = last; row >= 0; row -= kBandRows) {
+            const kernels::QuantMatrix source = band(row);
+            if (row != last) ready = kernels::prepare_for_matmul(source, band_storage);
+            // Prepared layouts keep each row group's byte offset (interleave.h).
+            std::memcpy(copy + row * m.row_bytes, ready.data, static_cast<size_t>(source.rows) * m.row_bytes);
+            file.release(source.data, static_cast<size_t>(source.rows) * m.row_bytes);
+        }
+        w.prepared.push_back(std::move(storage));  // moving keeps the buffer `copy` points into
+        ready.data = copy;
+        ready.rows = m.rows;
         m = ready;
     };
     for (LayerWeights& l : w.layers)
