@@ -45,6 +45,7 @@ TEXT = ("The history of computing is a story of people who wanted machines to do
         "integrated circuits. Each generation made the last look slow, and each brought new questions about "
         "what a machine should be asked to do. ")
 MAX_MODEL_LEN = 1024
+RESULT = "bench_vs_vllm result: "  # the child's one line for the parent
 
 
 def best(fn, repeats):
@@ -113,7 +114,7 @@ def run_vllm_cpp(args, prompts):
 def child(args):
     prompts = json.loads(pathlib.Path(args.prompts).read_text())
     (batched, decode), version = (run_vllm if args.only == "vllm" else run_vllm_cpp)(args, prompts)
-    print(json.dumps({"batched": batched, "decode": decode, "version": version}))
+    print(RESULT + json.dumps({"batched": batched, "decode": decode, "version": version}), flush=True)
 
 
 def measure(python, engine, model, args, prompts_file, env):
@@ -123,7 +124,8 @@ def measure(python, engine, model, args, prompts_file, env):
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"{engine} on {model} failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    # vLLM also logs to stdout, even while it shuts down after the result.
+    return json.loads([line for line in done.stdout.splitlines() if line.startswith(RESULT)][-1][len(RESULT):])
 
 
 def peer_env(peer_python):
