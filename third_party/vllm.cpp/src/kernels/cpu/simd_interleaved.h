@@ -370,10 +370,11 @@ struct InterleavedTiles {
 };
 
 // The walk over an interleaved matrix with the tiles `fns` (fns[n - 1]
-// takes n tokens, up to kT): row_begin and row_end are multiples of 16.
+// takes n tokens, up to kT, and tile_rows rows, a multiple of 16 that
+// divides row_end - row_begin): row_begin and row_end are multiples of 16.
 template <int kT>
-void gemm_interleaved_tiles(const GemmArgs& g, const InterleavedTileFn* fns) {
-    for (int64_t r = g.row_begin; r < g.row_end; r += kInterleaveRows) {
+void gemm_interleaved_tiles(const GemmArgs& g, const InterleavedTileFn* fns, int64_t tile_rows = kInterleaveRows) {
+    for (int64_t r = g.row_begin; r < g.row_end; r += tile_rows) {
         const uint8_t* group = g.w + r * g.w_stride;  // 16 rows take 16 row strides in either layout
         for (int64_t t = g.tok_begin; t < g.tok_end; t += kT) {
             const int n = static_cast<int>(g.tok_end - t < kT ? g.tok_end - t : kT);
