@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/block_hash_chain.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -47,6 +48,29 @@ bool DraftModelProposer::reserve(Sequence& s, int positions) {
     return true;
 }
 
+void DraftModelProposer::adopt_cached_prefix(Sequence& s, const std::vector<int32_t>& tokens) {
+    extend_block_hashes(s.hashes, tokens, block_size_);
+    const BlockHashChain chain(tokens, s.hashes, block_size_);
+    const int usable = std::min(chain.num_blocks(), (static_cast<int>(tokens.size()) - 1) / block_size_);
+    for (int i = 0; i < usable; ++i) {
+        const int32_t block = blocks_.find_cached(chain.key(i));
+        if (block < 0) break;
+        blocks_.touch(block);
+        s.blocks.push_back(block);
+    }
+    s.num_cached_blocks = static_cast<int>(s.blocks.size());
+    s.fed.assign(tokens.begin(), tokens.begin() + s.blocks.size() * block_size_);
+}
+
+void DraftModelProposer::cache_verified_blocks(Sequence& s, const std::vector<int32_t>& tokens, size_t verified) {
+    const int full = static_cast<int>(verified / block_size_);
+    if (full <= s.num_cached_blocks) return;
+    extend_block_hashes(s.hashes, tokens, block_size_);
+    const BlockHashChain chain(tokens, s.hashes, block_size_);
+    for (; s.num_cached_blocks < full; ++s.num_cached_blocks)
+        blocks_.cache(s.blocks[s.num_cached_blocks], chain.key(s.num_cached_blocks));
+}
+
 int32_t DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequence& s) {
     const SamplingConfig& sampling = *r.sampling;
     const int32_t vocab = draft_.model->config().vocab_size;
@@ -76,11 +100,13 @@ void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
         Sequence& s = sequences_[r.id];
         const std::vector<int32_t>& tokens = *r.tokens;
         const int n = static_cast<int>(tokens.size());
+        if (s.blocks.empty()) adopt_cached_prefix(s, tokens);
         // Rollback: K/V past the first token that differs (a rejected draft)
         // is stale. The last token is always run, for its logits.
         const size_t kept = std::min<size_t>(
             std::mismatch(s.fed.begin(), s.fed.end(), tokens.begin(), tokens.end()).first - s.fed.begin(), n - 1);
         s.fed.resize(kept);
+        cache_verified_blocks(s, tokens, kept);
         s.probs.clear();
         // The catch-up and the drafts fed back (all but the last).
         if (!reserve(s, n + r.max_tokens - 1)) continue;

@@ -10,6 +10,11 @@
 // longer matches the request's tokens and is recomputed over. Finishing,
 // aborting or preempting a request gives its blocks back (finished,
 // release_cache); a request that gets no blocks simply gets no draft.
+// The draft has a prefix cache of its own, as the target has: full blocks
+// of a request's verified tokens are cached under the target's block
+// hashes (block_hash_chain.h), and a request starting to draft takes over
+// the cached blocks of its prefix instead of recomputing them, so a shared
+// system prompt or a repeated prompt is not prefilled twice by the draft.
 //
 // Greedy requests get the draft's argmax; sampled ones a draw from the
 // draft's own distribution q (its logits at the request's temperature,
@@ -63,7 +68,14 @@ private:
         std::vector<int32_t> fed;     // the tokens whose K/V the draft cache holds, from position 0
         std::vector<int32_t> blocks;  // the draft cache's block table
         std::vector<float> probs;     // per draft token of the last proposal: q (empty: greedy)
+        std::vector<uint64_t> hashes;  // of the request's full blocks (block_hash_chain.h)
+        int num_cached_blocks = 0;     // blocks[0, n) are in the prefix cache
     };
+    // A sequence with no K/V yet takes the cached blocks of its prefix
+    // (never the one holding its last token, which is always run).
+    void adopt_cached_prefix(Sequence& s, const std::vector<int32_t>& tokens);
+    // Caches the full blocks of s's first `verified` tokens.
+    void cache_verified_blocks(Sequence& s, const std::vector<int32_t>& tokens, size_t verified);
     // Blocks covering positions [0, positions); false (nothing taken) when
     // the pool cannot supply them.
     bool reserve(Sequence& s, int positions);
