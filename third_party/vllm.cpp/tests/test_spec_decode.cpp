@@ -17,6 +17,7 @@
 #include "check.h"
 #include "sample/rejection_sampler.h"
 #include "spec_decode/ngram_proposer.h"
+#include "spec_decode/speculation_policy.h"
 #include "spec_decode/speculative_config.h"
 #include "spec_decode/suffix_proposer.h"
 #include "spec_decode/suffix_tree.h"
@@ -408,6 +409,28 @@ void test_rejection_sampler_with_q() {
     }
 }
 
+void test_speculation_policy() {
+    SpeculativeConfig ngram = SpeculativeConfig::parse(R"({"method": "ngram", "num_speculative_tokens": 4})");
+    SpeculationPolicy fixed(ngram);
+    for (int i = 0; i < 8; ++i) fixed.record(1, 4, 1);  // alpha 1/3, acceptance 25%
+    check(fixed.max_draft_tokens(1) == 4, "policy: model-free drafts keep their length");
+    for (int i = 0; i < 4; ++i) fixed.record(2, 4, 0);
+    check(fixed.max_draft_tokens(2) == 0, "policy: acceptance below 25% pauses the request");
+
+    SpeculativeConfig draft = ngram;
+    draft.method = SpeculativeMethod::DRAFT_MODEL;
+    SpeculationPolicy adaptive(draft);
+    check(adaptive.max_draft_tokens(1) == 4, "policy: a new request drafts num_speculative_tokens");
+    for (int i = 0; i < 4; ++i) adaptive.record(1, 4, 1);  // 4 accepted, 4 rejections: alpha 0.5
+    check(adaptive.max_draft_tokens(1) == 1, "policy: alpha 0.5 -> draft length 1");
+    for (int i = 0; i < 16; ++i) adaptive.record(1, 1, 1);  // all accepted
+    check(adaptive.max_draft_tokens(1) == 4, "policy: full acceptance -> num_speculative_tokens again");
+    for (int i = 0; i < 4; ++i) adaptive.record(2, 4, i == 0 ? 3 : 4);  // 15 accepted, 1 rejection
+    check(adaptive.max_draft_tokens(2) == 4, "policy: a long expected run is capped at num_speculative_tokens");
+    for (int i = 0; i < 8; ++i) adaptive.record(3, 2, i % 2 ? 2 : 1);  // 12 accepted, 4 rejections: alpha 0.75
+    check(adaptive.max_draft_tokens(3) == 3, "policy: alpha 0.75 -> draft length 3");
+}
+
 void test_rejection_sampler_greedy() {
     Sampler sampler;
     SamplingConfig g;
@@ -439,5 +462,6 @@ int main() {
     test_rejection_sampler_greedy();
     test_rejection_sampler_distribution();
     test_rejection_sampler_with_q();
+    test_speculation_policy();
     return report();
 }
