@@ -24,15 +24,28 @@ prompts, repeated), aggregate generated tokens/s over the whole batch
 proposer forced on at every batch size (disable_by_batch_size 0), and with
 the n-gram proposer and its default switch (off above 4 requests).
 
+A third table is the draft model ("draft_model"): SmolLM2 F16 as the
+target, drafted for by SmolLM2 Q4_0 (llama.cpp's quantizer, or --draft),
+both made from the bundled GGUF and cached as the tests make them
+(tests/hf_convert.py, tests/llama_quantize.py). The two F16 engines, without
+speculation and with the draft model, are loaded in one child process and
+measured in alternating rounds (--rounds; the order flips each round), and
+the median of each is reported: on a shared machine the two see the same
+load. Batch 1 on the three tasks, then 8 requests at once with the default
+dynamic switch (speculation off above 4 requests).
+
 Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
-Prints a markdown table (ratios against vllm-cpp without speculation);
+                                          [--draft-only] [--target PATH] [--draft PATH] [--rounds N]
+Prints markdown tables (ratios against vllm-cpp without speculation);
 BENCHMARKS.md records a run.
 """
 
 import argparse
 import json
 import os
+import pathlib
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -110,6 +123,8 @@ BATCH_ENGINES = {
     "vllm-cpp ngram, default switch": NGRAM,
 }
 BATCH_SIZE = 8
+DRAFT_K = 4
+DRAFT_ENGINES = ("vllm-cpp F16", "vllm-cpp F16 + Q4_0 draft")
 ENGINES = {
     "vllm-cpp": ("vllm_cpp", None),
     "vllm-cpp ngram": ("vllm_cpp", NGRAM),
@@ -194,7 +209,95 @@ def run_vllm_cpp_batch(model, threads, prompts, max_tokens, repeats, config):
     return {"tokens": tokens, "tok_s": tokens / elapsed}
 
 
+def draft_rounds(target, draft, draft_k, threads, prompts, max_tokens, rounds):
+    """Per engine (without, with the draft model), per task: the median
+    batch-1 decode tok/s over alternating rounds; then the same for 8
+    requests at once (aggregate tok/s); and the draft's acceptance."""
+    import asyncio
+
+    from vllm_cpp import Engine, SamplingParams
+
+    config = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k}
+    engines = [Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE),
+               Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE,
+                           speculative_config=config)]
+    one, full = SamplingParams.greedy(max_tokens=1), SamplingParams.greedy(max_tokens=max_tokens)
+    batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
+
+    def decode_tok_s(engine, ids):
+        t0 = time.perf_counter()
+        engine.complete(ids, one)
+        t1 = time.perf_counter()
+        out = engine.complete(ids, full)
+        t2 = time.perf_counter()
+        return (out.completion_tokens - 1) / ((t2 - t1) - (t1 - t0)), out.completion_tokens
+
+    def batch_tok_s(engine):
+        async def go():
+            return await asyncio.gather(*(engine.acomplete(ids, full) for ids in batch))
+        start = time.perf_counter()
+        tokens = sum(c.completion_tokens for c in asyncio.run(go()))
+        return tokens / (time.perf_counter() - start), tokens
+
+    for engine in engines:  # warm-up: the prompts' KV is cached from here on
+        for ids in prompts:
+            engine.complete(ids, full)
+    speeds = [[[] for _ in prompts] + [[]] for _ in engines]
+    tokens = [[0] * (len(prompts) + 1) for _ in engines]
+    acceptance = []
+    for r in range(rounds):
+        order = range(len(engines)) if r % 2 == 0 else reversed(range(len(engines)))
+        for e in order:
+            for t, ids in enumerate(prompts):
+                before = engines[e].stats()["spec_decode"]
+                tok_s, tokens[e][t] = decode_tok_s(engines[e], ids)
+                speeds[e][t].append(tok_s)
+                after = engines[e].stats()["spec_decode"]
+                if after is not None and r == 0:
+                    drafted = after["num_draft_tokens"] - before["num_draft_tokens"]
+                    acceptance.append((after["num_accepted_tokens"] - before["num_accepted_tokens"]) / drafted
+                                      if drafted else 0.0)
+            tok_s, tokens[e][-1] = batch_tok_s(engines[e])
+            speeds[e][-1].append(tok_s)
+    for engine in engines:
+        engine.close()
+    return {"tok_s": [[statistics.median(v) for v in per_engine] for per_engine in speeds], "tokens": tokens,
+            "acceptance": acceptance}
+
+
+def draft_files(args):
+    """The F16 target and Q4_0 draft (made from the bundled GGUF and cached, as the tests make them)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+    import hf_convert
+    import llama_quantize
+    from vllm_cpp.models import smollm2_path
+
+    target = args.target or hf_convert.cached(hf_convert.cached(smollm2_path(), "to-hf", "f16"), "to-gguf", "f16")
+    draft = args.draft or str(llama_quantize.quantized(smollm2_path(), "Q4_0"))
+    return target, draft
+
+
+def print_draft_table(target, draft, draft_k, result, max_tokens, rounds):
+    print(f"target: {os.path.basename(target)}; draft: {os.path.basename(draft)}, num_speculative_tokens {draft_k}; "
+          f"greedy, up to {max_tokens} tokens; median of {rounds} alternating rounds")
+    print()
+    print("| task | engine | tokens | decode tok/s | vs F16 without speculation | acceptance |")
+    print("|---|---|---|---|---|---|")
+    for t, task in enumerate(list(TASKS) + [f"{BATCH_SIZE} requests at once (aggregate)"]):
+        base = result["tok_s"][0][t]
+        for e, name in enumerate(DRAFT_ENGINES):
+            acceptance = f"{100 * result['acceptance'][t]:.0f}%" if e == 1 and t < len(TASKS) else ""
+            tok_s = result["tok_s"][e][t]
+            print(f"| {task} | {name} | {result['tokens'][e][t]} | {tok_s:.1f} | {tok_s / base:.2f}x | {acceptance} |")
+
+
 def child(args):
+    if args.draft_only:
+        with open(args.prompts) as f:
+            prompts = json.load(f)
+        print(json.dumps(draft_rounds(args.target, args.draft, args.draft_k, args.threads, prompts, args.max_tokens,
+                                      args.rounds)))
+        return
     if args.batch_only:
         with open(args.prompts) as f:
             prompts = json.load(f)
@@ -216,12 +319,18 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--draft-only", action="store_true", help="only the draft model's table")
+    parser.add_argument("--target", help="the draft table's target (default: SmolLM2 F16 from the bundled GGUF)")
+    parser.add_argument("--draft", help="the draft table's draft (default: SmolLM2 Q4_0, llama.cpp's quantizer)")
+    parser.add_argument("--draft-k", type=int, default=DRAFT_K, help="the draft table's num_speculative_tokens")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the draft table")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--only", choices=list(ENGINES), help=argparse.SUPPRESS)
     parser.add_argument("--batch-only", choices=list(BATCH_ENGINES), help=argparse.SUPPRESS)
     parser.add_argument("--prompts", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.model = args.model or smollm2_path()
-    if args.only or args.batch_only:
+    if args.only or args.batch_only or args.child:
         child(args)
         return
 
@@ -229,6 +338,9 @@ def main():
 
     with Engine.load(args.model, max_model_len=2048) as engine:
         prompts = [engine.tokenize_chat({"messages": m}) for m in TASKS.values()]
+    if args.draft_only:
+        run_draft_table(args, prompts)
+        return
     try:
         import llama_cpp  # noqa: F401
         engines = list(ENGINES)
@@ -273,6 +385,27 @@ def main():
     base = batch_results["vllm-cpp"]["tok_s"]
     for name, r in batch_results.items():
         print(f"| {name} | {r['tokens']} | {r['tok_s']:.1f} | {r['tok_s'] / base:.2f}x |")
+    print()
+    run_draft_table(args, prompts)
+
+
+def run_draft_table(args, prompts):
+    try:
+        target, draft = draft_files(args)
+    except ImportError:
+        print("llama_cpp is not importable (it makes the Q4_0 draft): pass --draft, or the draft table is left out",
+              file=sys.stderr)
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(prompts, f)
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--child", "--draft-only", "--target", target, "--draft", draft,
+                               "--prompts", f.name, "--threads", str(args.threads), "--max-tokens",
+                               str(args.max_tokens), "--rounds", str(args.rounds), "--draft-k", str(args.draft_k)],
+                              check=True, capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    print_draft_table(target, draft, args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens, args.rounds)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,28 @@ prompts, with structured output, stop strings, min/max tokens, penalties and
 logprobs; seeded samples are identical too (verification draws as the
 ordinary sampler does); bad configs are refused at load, naming the field;
 stats count drafts and accepted tokens.
+
+The draft model ("draft_model"): SmolLM2 Q4_0 (llama.cpp's quantizer where
+llama-cpp-python is installed, else the bundled Q4_1) drafts for SmolLM2 F16
+(made from the bundled GGUF by our own converter, tests/hf_convert.py, so
+this runs without llama-cpp-python). Greedy output is identical as for the
+other proposers; sampled drafts come from the draft's own distribution q, so
+seeded samples differ from those without speculation and the distribution
+is compared instead: token histograms at two positions over a few thousand
+samples with and without speculation, by a chi-square test of homogeneity
+at a fixed significance (the rule itself is tested exactly in
+test_spec_decode). Preemption, aborts and finished requests give the
+draft's KV blocks back; a draft with another vocabulary (Gemma 3) is
+refused at load.
 """
 
 import asyncio
 import math
+from collections import Counter
 
 import pytest
+
+import hf_convert
 
 from native_build import build_native_tests
 from test_native import run_program
@@ -46,6 +62,31 @@ CONFIGS = {
               "disable_by_batch_size": 0},
     "suffix": {"method": "suffix", "num_speculative_tokens": 8, "disable_by_batch_size": 0},
 }
+DRAFT_K = 4
+# Every method; the draft model's target is SmolLM2 F16, the others' the bundled GGUF.
+METHODS = list(CONFIGS) + ["draft_model"]
+
+
+def draft_config(draft_path, **extra):
+    return {"method": "draft_model", "model": str(draft_path), "num_speculative_tokens": DRAFT_K,
+            "disable_by_batch_size": 0, **extra}
+
+
+@pytest.fixture(scope="module")
+def f16_target(smollm2_path):
+    """SmolLM2 F16 from the bundled GGUF, by our own converter (cached)."""
+    return hf_convert.cached(hf_convert.cached(smollm2_path, "to-hf", "f16"), "to-gguf", "f16")
+
+
+@pytest.fixture(scope="module")
+def q4_0_draft(smollm2_path):
+    """SmolLM2 Q4_0 made by llama.cpp's quantizer (cached), or the bundled
+    Q4_1 where llama-cpp-python is absent (CI): a 4-bit draft either way."""
+    try:
+        import llama_quantize
+        return str(llama_quantize.quantized(smollm2_path, "Q4_0"))
+    except ImportError:
+        return smollm2_path
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +100,21 @@ def test_native_spec_decode_components(build):
 
 
 @pytest.fixture(scope="module")
-def engines(smollm2_path):
-    """The reference engine without speculation and one per proposer."""
-    loaded = {"off": Engine.load(smollm2_path, max_model_len=1024)}
+def engines(smollm2_path, f16_target, q4_0_draft):
+    """The reference engines without speculation and one per proposer."""
+    loaded = {"off": Engine.load(smollm2_path, max_model_len=1024),
+              "f16_off": Engine.load(f16_target, max_model_len=1024)}
     for name, config in CONFIGS.items():
         loaded[name] = Engine.load(smollm2_path, max_model_len=1024, speculative_config=config)
+    loaded["draft_model"] = Engine.load(f16_target, max_model_len=1024, speculative_config=draft_config(q4_0_draft))
     yield loaded
     for engine in loaded.values():
         engine.close()
+
+
+def reference(engines, method):
+    """The engine without speculation that `method`'s engine must match."""
+    return engines["f16_off" if method == "draft_model" else "off"]
 
 
 def run_all(engine, prompts, params):
@@ -81,12 +129,12 @@ def spec_counts(engine):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("method", list(CONFIGS))
+@pytest.mark.parametrize("method", METHODS)
 def test_greedy_alone_identical(engines, method):
     before = spec_counts(engines[method])["num_accepted_tokens"]
     for prompt in PROMPTS[:4]:
         params = SamplingParams.greedy(max_tokens=48)
-        want = engines["off"].complete(prompt, params)
+        want = reference(engines, method).complete(prompt, params)
         got = engines[method].complete(prompt, params)
         assert got == want, prompt
     stats = spec_counts(engines[method])
@@ -96,17 +144,17 @@ def test_greedy_alone_identical(engines, method):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("method", list(CONFIGS))
+@pytest.mark.parametrize("method", METHODS)
 def test_greedy_batch_of_8_identical(engines, method):
     params = SamplingParams.greedy(max_tokens=40)
-    want = run_all(engines["off"], PROMPTS, params)
+    want = run_all(reference(engines, method), PROMPTS, params)
     got = run_all(engines[method], PROMPTS, params)
     assert [(c.text, c.token_ids, c.finish_reason) for c in got] == \
         [(c.text, c.token_ids, c.finish_reason) for c in want]
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("method", list(CONFIGS))
+@pytest.mark.parametrize("method", METHODS)
 def test_greedy_with_sampling_parameters_identical(engines, method):
     """Stop strings, min/max tokens, penalties and logprobs apply at every
     verified position exactly as without speculation."""
@@ -119,7 +167,7 @@ def test_greedy_with_sampling_parameters_identical(engines, method):
         SamplingParams.greedy(max_tokens=30, logprobs=3),
     ]
     for params in cases:
-        want = run_all(engines["off"], [GROUNDED, PROMPTS[3]], params)
+        want = run_all(reference(engines, method), [GROUNDED, PROMPTS[3]], params)
         got = run_all(engines[method], [GROUNDED, PROMPTS[3]], params)
         for g, w in zip(got, want):
             assert (g.text, g.token_ids, g.finish_reason) == (w.text, w.token_ids, w.finish_reason), params
@@ -130,7 +178,7 @@ def test_greedy_with_sampling_parameters_identical(engines, method):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("method", list(CONFIGS))
+@pytest.mark.parametrize("method", METHODS)
 def test_greedy_structured_output_identical(engines, method):
     """The grammar advances over accepted tokens only; a draft it forbids is rejected."""
     schema = {"type": "object", "properties": {"keeper": {"type": "string", "maxLength": 40},
@@ -142,7 +190,7 @@ def test_greedy_structured_output_identical(engines, method):
     for constraint in cases:
         params = SamplingParams.greedy(max_tokens=60, structured_output=constraint)
         prompts = [prompt, PROMPTS[3], GROUNDED]
-        want = run_all(engines["off"], prompts, params)
+        want = run_all(reference(engines, method), prompts, params)
         got = run_all(engines[method], prompts, params)
         assert [(c.text, c.finish_reason) for c in got] == [(c.text, c.finish_reason) for c in want], constraint
 
@@ -174,16 +222,16 @@ def test_seeded_sampling_identical(engines, method):
 
 def test_seeded_sampling_repeats(engines):
     params = SamplingParams(temperature=0.9, max_tokens=24, seed=7)
-    for method in CONFIGS:
+    for method in METHODS:
         assert engines[method].complete(GROUNDED, params) == engines[method].complete(GROUNDED, params)
 
 
 def test_stats_shape(engines):
     assert engines["off"].stats()["spec_decode"] is None
-    for method, config in CONFIGS.items():
+    for method in METHODS:
         stats = spec_counts(engines[method])
         per_pos = stats["num_accepted_tokens_per_pos"]
-        assert len(per_pos) == config["num_speculative_tokens"]
+        assert len(per_pos) == CONFIGS.get(method, {"num_speculative_tokens": DRAFT_K})["num_speculative_tokens"]
         assert sum(per_pos) == stats["num_accepted_tokens"] <= stats["num_draft_tokens"]
         assert all(a >= b for a, b in zip(per_pos, per_pos[1:]))
         assert stats["num_drafts"] >= per_pos[0]
@@ -211,12 +259,6 @@ def test_bad_configs_refused_at_load(smollm2_path, engines, config, words):
     assert words in str(info.value) and "speculative_config" in str(info.value)
     # Nothing leaked into the engines that are running.
     assert engines["ngram"].complete("The capital of France is", SamplingParams.greedy(max_tokens=4)).completion_tokens
-
-
-def test_draft_model_refused_by_name(smollm2_path):
-    with pytest.raises(InvalidArgumentError, match="'draft_model' is not implemented yet"):
-        Engine.load(smollm2_path, max_model_len=256,
-                    speculative_config={"method": "draft_model", "model": smollm2_path, "num_speculative_tokens": 3})
 
 
 def test_server_metrics(engines):
@@ -257,3 +299,125 @@ def test_greedy_identical_with_sliding_window_layers(gemma3_gguf):
     with Engine.load(gemma3_gguf, max_model_len=2048, speculative_config=CONFIGS["ngram"]) as on:
         assert on.complete(prompt, params) == want
         assert spec_counts(on)["num_accepted_tokens"] > 0
+
+
+# --- the draft model -----------------------------------------------------------
+
+def chi_square_homogeneity(a: Counter, b: Counter):
+    """Chi-square statistic that two samples of tokens come from one
+    distribution, and the upper 0.1% point for its degrees of freedom
+    (Wilson-Hilferty); categories expected fewer than 5 times in either
+    sample are merged."""
+    na, nb = sum(a.values()), sum(b.values())
+    n = na + nb
+    common, rare_a, rare_b = [], 0, 0
+    for token in set(a) | set(b):
+        total = a[token] + b[token]
+        if min(total * na, total * nb) / n < 5:
+            rare_a, rare_b = rare_a + a[token], rare_b + b[token]
+        else:
+            common.append((a[token], b[token]))
+    if rare_a + rare_b:
+        common.append((rare_a, rare_b))
+    stat = 0.0
+    for oa, ob in common:
+        total = oa + ob
+        ea, eb = total * na / n, total * nb / n
+        stat += (oa - ea) ** 2 / ea + (ob - eb) ** 2 / eb
+    dof = len(common) - 1
+    z, h = 3.090, 2.0 / (9.0 * dof)
+    return stat, dof * (1.0 - h + z * math.sqrt(h)) ** 3
+
+
+@pytest.mark.timeout(900)
+def test_draft_model_sampling_distribution(engines):
+    """Seeded samples with the draft model differ from those without (the
+    draft draws from its own q with the request's generator), but the
+    distribution must not: the 2nd and 5th tokens' histograms over 1,200
+    samples each way agree by a chi-square test of homogeneity at 0.1%."""
+    prompt = "red green blue red green blue red green blue red green blue red"
+    n = 1200
+
+    def samples(engine, first_seed):
+        params = [SamplingParams(temperature=1.0, top_k=6, max_tokens=5, ignore_eos=True, seed=first_seed + s)
+                  for s in range(n)]
+
+        async def go():
+            return await asyncio.gather(*(engine.acomplete(prompt, p) for p in params))
+        return [c.token_ids for c in asyncio.run(go())]
+
+    before = spec_counts(engines["draft_model"])
+    on = samples(engines["draft_model"], 0)
+    off = samples(engines["f16_off"], 10**6)
+    after = spec_counts(engines["draft_model"])
+    drafted = after["num_draft_tokens"] - before["num_draft_tokens"]
+    accepted = after["num_accepted_tokens"] - before["num_accepted_tokens"]
+    assert 0 < accepted < drafted  # both branches of the rule ran
+    for position in (1, 4):
+        stat, critical = chi_square_homogeneity(Counter(t[position] for t in on), Counter(t[position] for t in off))
+        assert stat < critical, (position, stat, critical)
+
+
+@pytest.mark.timeout(600)
+def test_draft_model_preemption_and_aborts_free_its_kv(f16_target, q4_0_draft):
+    """A KV cache too small for the batch preempts requests: the output is
+    still the one without speculation, and once every request has finished
+    or been cancelled the draft's blocks are all free again."""
+    prompts = PROMPTS[1:]
+    params = SamplingParams.greedy(max_tokens=48)
+    options = dict(max_model_len=128, num_blocks=12, block_size=16, max_num_seqs=8)
+    with Engine.load(f16_target, **options) as off:
+        want = run_all(off, prompts, params)
+    with Engine.load(f16_target, speculative_config=draft_config(q4_0_draft), **options) as on:
+        got = run_all(on, prompts, params)
+        assert [c.token_ids for c in got] == [c.token_ids for c in want]
+        stats = on.stats()
+        assert stats["preemptions"] > 0
+        spec = stats["spec_decode"]
+        assert spec["num_accepted_tokens"] > 0
+        assert spec["draft_kv_blocks_free"] == spec["draft_kv_blocks_total"] > 12
+        # A cancelled stream gives its draft blocks back too.
+        stream = on.stream(PROMPTS[1], SamplingParams.greedy(max_tokens=100, ignore_eos=True))
+        for i, _ in enumerate(stream):
+            if i == 10:
+                break
+        stream.close()
+        assert on.complete(PROMPTS[4], SamplingParams.greedy(max_tokens=4)).completion_tokens
+        spec = on.stats()["spec_decode"]
+        assert spec["draft_kv_blocks_free"] == spec["draft_kv_blocks_total"]
+
+
+@pytest.mark.timeout(300)
+def test_draft_model_from_a_hugging_face_directory(engines, f16_target, smollm2_path):
+    """The draft may be a Hugging Face directory (here SmolLM2 bf16)."""
+    draft_dir = hf_convert.cached(smollm2_path, "to-hf", "bf16")
+    params = SamplingParams.greedy(max_tokens=32)
+    with Engine.load(f16_target, max_model_len=512, speculative_config=draft_config(draft_dir)) as on:
+        assert on.complete(PROMPTS[1], params) == engines["f16_off"].complete(PROMPTS[1], params)
+        assert spec_counts(on)["num_accepted_tokens"] > 0
+
+
+def test_draft_model_with_another_vocabulary_refused(smollm2_path, gemma3_gguf, engines):
+    with pytest.raises(InvalidArgumentError) as info:
+        Engine.load(smollm2_path, max_model_len=256, speculative_config=draft_config(gemma3_gguf))
+    message = str(info.value)
+    assert "speculative_config: 'model'" in message and str(gemma3_gguf) in message and "vocabulary" in message
+    assert engines["draft_model"].complete("The capital of France is", SamplingParams.greedy(max_tokens=4)).completion_tokens
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"method": "draft_model", "model": "/no/such/draft.gguf", "num_speculative_tokens": 2}, "does not exist"),
+    ({"method": "draft_model", "num_speculative_tokens": 2}, "'model' is required"),
+    ({"method": "draft_model", "model": "."}, "'num_speculative_tokens' is required with method 'draft_model'"),
+])
+def test_draft_model_bad_configs_refused(smollm2_path, config, words):
+    with pytest.raises(InvalidArgumentError, match=words):
+        Engine.load(smollm2_path, max_model_len=256, speculative_config=config)
+
+
+def test_draft_model_not_a_model_refused(smollm2_path, tmp_path):
+    bogus = tmp_path / "draft.gguf"
+    bogus.write_bytes(b"not a gguf file")
+    with pytest.raises(Exception) as info:
+        Engine.load(smollm2_path, max_model_len=256, speculative_config=draft_config(bogus))
+    assert str(bogus) in str(info.value)

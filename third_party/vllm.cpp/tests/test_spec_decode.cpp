@@ -4,7 +4,9 @@
 // must equal the sampling distribution (a chi-square test over many draws at
 // a fixed significance, for several drafts and sampling settings) with the
 // draft accepted with probability p(draft), while greedy verification
-// accepts exactly the argmax.
+// accepts exactly the argmax; and the rule with a real draft distribution q
+// (the draft model's): drafts drawn from q, verified, give tokens
+// distributed as p, accepted with probability sum min(p, q).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,6 +17,7 @@
 #include "check.h"
 #include "sample/rejection_sampler.h"
 #include "spec_decode/ngram_proposer.h"
+#include "spec_decode/speculation_policy.h"
 #include "spec_decode/speculative_config.h"
 #include "spec_decode/suffix_proposer.h"
 #include "spec_decode/suffix_tree.h"
@@ -55,6 +58,10 @@ void test_config() {
           "config: suffix with vLLM's defaults (num_speculative_tokens = tree depth)");
     c = SpeculativeConfig::parse(R"({"method": "suffix", "suffix_decoding_max_tree_depth": 8, "num_speculative_tokens": null})");
     check(c.num_speculative_tokens == 8, "config: null is vLLM's None (the default)");
+    c = SpeculativeConfig::parse(R"({"model": ".", "num_speculative_tokens": 3})");
+    check(c.method == SpeculativeMethod::DRAFT_MODEL && c.model == "." && c.num_speculative_tokens == 3 &&
+              std::string(method_name(c.method)) == "draft_model",
+          "config: method inferred as draft_model from a model path");
 
     const std::vector<std::pair<std::string, std::string>> refused = {
         {"{\"method\": \"ngram\"", "not valid JSON"},
@@ -80,8 +87,7 @@ void test_config() {
         {R"({"method": "draft_model", "model": "/nonexistent/draft.gguf", "num_speculative_tokens": 2})",
          "does not exist: '/nonexistent/draft.gguf'"},
         {R"({"method": "draft_model", "num_speculative_tokens": 2})", "'model' is required"},
-        {R"({"method": "draft_model", "model": ".", "num_speculative_tokens": 2})", "'draft_model' is not implemented yet"},
-        {R"({"model": ".", "num_speculative_tokens": 2})", "'draft_model' is not implemented yet"},
+        {R"({"method": "draft_model", "model": "."})", "'num_speculative_tokens' is required with method 'draft_model'"},
         {R"({"method": 3})", "'method' must be a string"},
     };
     for (const auto& [json, expected] : refused) {
@@ -314,6 +320,117 @@ void test_rejection_sampler_distribution() {
     }
 }
 
+void test_rejection_sampler_with_q() {
+    const std::vector<float> logits = {2.0f, 1.5f, 0.3f, -0.5f, 1.0f, 0.0f, -2.0f, 0.7f};
+    const int32_t vocab = static_cast<int32_t>(logits.size());
+    const Tokens prompt = {1, 2}, output = {4, 4, 0};
+    SamplingConfig plain;
+    plain.temperature = 0.8f;
+    SamplingConfig cut = plain;
+    cut.top_k = 3;
+    SamplingConfig penalised = plain;
+    penalised.repetition_penalty = 1.3f;
+    penalised.presence_penalty = 0.2f;
+    auto normalised = [](std::vector<float> w) {
+        float total = 0.0f;
+        for (float x : w) total += x;
+        for (float& x : w) x /= total;
+        return w;
+    };
+    struct Case {
+        std::string name;
+        SamplingConfig config;
+        std::vector<float> q;
+    };
+    const std::vector<Case> cases = {
+        {"a draft model's q", plain, normalised({0.1f, 0.4f, 0.05f, 0.05f, 0.2f, 0.1f, 0.05f, 0.05f})},
+        {"uniform q", plain, normalised(std::vector<float>(vocab, 1.0f))},
+        {"q outside top-k", cut, normalised({0.05f, 0.05f, 0.1f, 0.3f, 0.05f, 0.2f, 0.2f, 0.05f})},
+        {"penalties", penalised, normalised({0.3f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f})},
+    };
+    const int n = 60000;
+    for (const Case& tc : cases) {
+        const std::vector<double> p = target_distribution(tc.config, logits, prompt, output);
+        Sampler sampler;
+        {
+            std::vector<float> row = logits;
+            const std::vector<float>& dense = sampler.distribution(tc.config, row.data(), vocab, prompt, output);
+            double worst = 0.0;
+            for (int32_t t = 0; t < vocab; ++t) worst = std::max(worst, std::fabs(dense[t] - p[t]));
+            check(worst < 1e-5, "Sampler::distribution (" + tc.name + ") is the sampling distribution");
+        }
+        std::mt19937_64 rng(4321), draft_rng(8765);
+        std::map<int32_t, int> counts;
+        int accepted = 0;
+        for (int i = 0; i < n; ++i) {
+            const int32_t draft = draw_index(tc.q.data(), vocab, draft_rng);
+            std::vector<float> row = logits;
+            const Verdict v = verify_sampled_draft_token(sampler, tc.config, row.data(), vocab, prompt, output, draft,
+                                                         tc.q.data(), rng);
+            ++counts[v.token];
+            accepted += v.accepted;
+        }
+        int dof = 0;
+        const double stat = chi_square(counts, p, n, dof);
+        check(stat < chi_square_critical(dof), "rejection sampler with q (" + tc.name + "): chi-square " +
+                                                   std::to_string(stat) + " below the 0.1% critical value " +
+                                                   std::to_string(chi_square_critical(dof)));
+        double overlap = 0.0;
+        for (int32_t t = 0; t < vocab; ++t) overlap += std::min<double>(p[t], tc.q[t]);
+        const double sd = std::sqrt(overlap * (1.0 - overlap) / n);
+        check(std::fabs(double(accepted) / n - overlap) <= 5.0 * sd + 1e-12,
+              "rejection sampler with q (" + tc.name + "): acceptance " + std::to_string(double(accepted) / n) +
+                  " is sum min(p, q) = " + std::to_string(overlap));
+    }
+    // q equal to p accepts every draft.
+    {
+        Sampler sampler;
+        std::vector<float> row = logits;
+        const std::vector<float> q = sampler.distribution(plain, row.data(), vocab, {}, {});
+        std::mt19937_64 rng(5), draft_rng(6);
+        bool all = true;
+        for (int i = 0; i < 2000; ++i) {
+            row = logits;
+            const int32_t draft = draw_index(q.data(), vocab, draft_rng);
+            all = all && verify_sampled_draft_token(sampler, plain, row.data(), vocab, {}, {}, draft, q.data(), rng).accepted;
+        }
+        check(all, "rejection sampler with q: q = p accepts every draft");
+    }
+    // Greedy ignores q: the argmax decides.
+    {
+        Sampler sampler;
+        SamplingConfig g;
+        g.temperature = 0.0f;
+        std::mt19937_64 rng(1);
+        const std::vector<float> q = {0.0f, 0.0f, 1.0f};
+        std::vector<float> row = {0.1f, 3.0f, 2.0f};
+        const Verdict v = verify_sampled_draft_token(sampler, g, row.data(), 3, {}, {}, 2, q.data(), rng);
+        check(!v.accepted && v.token == 1, "rejection sampler with q: greedy replaces a non-argmax draft by the argmax");
+    }
+}
+
+void test_speculation_policy() {
+    SpeculativeConfig ngram = SpeculativeConfig::parse(R"({"method": "ngram", "num_speculative_tokens": 4})");
+    SpeculationPolicy fixed(ngram);
+    for (int i = 0; i < 8; ++i) fixed.record(1, 4, 1);  // alpha 1/3, acceptance 25%
+    check(fixed.max_draft_tokens(1) == 4, "policy: model-free drafts keep their length");
+    for (int i = 0; i < 4; ++i) fixed.record(2, 4, 0);
+    check(fixed.max_draft_tokens(2) == 0, "policy: acceptance below 25% pauses the request");
+
+    SpeculativeConfig draft = ngram;
+    draft.method = SpeculativeMethod::DRAFT_MODEL;
+    SpeculationPolicy adaptive(draft);
+    check(adaptive.max_draft_tokens(1) == 4, "policy: a new request drafts num_speculative_tokens");
+    for (int i = 0; i < 4; ++i) adaptive.record(1, 4, 1);  // 4 accepted, 4 rejections: alpha 0.5
+    check(adaptive.max_draft_tokens(1) == 1, "policy: alpha 0.5 -> draft length 1");
+    for (int i = 0; i < 16; ++i) adaptive.record(1, 1, 1);  // all accepted
+    check(adaptive.max_draft_tokens(1) == 4, "policy: full acceptance -> num_speculative_tokens again");
+    for (int i = 0; i < 4; ++i) adaptive.record(2, 4, i == 0 ? 3 : 4);  // 15 accepted, 1 rejection
+    check(adaptive.max_draft_tokens(2) == 4, "policy: a long expected run is capped at num_speculative_tokens");
+    for (int i = 0; i < 8; ++i) adaptive.record(3, 2, i % 2 ? 2 : 1);  // 12 accepted, 4 rejections: alpha 0.75
+    check(adaptive.max_draft_tokens(3) == 3, "policy: alpha 0.75 -> draft length 3");
+}
+
 void test_rejection_sampler_greedy() {
     Sampler sampler;
     SamplingConfig g;
@@ -344,5 +461,7 @@ int main() {
     test_suffix_proposer();
     test_rejection_sampler_greedy();
     test_rejection_sampler_distribution();
+    test_rejection_sampler_with_q();
+    test_speculation_policy();
     return report();
 }

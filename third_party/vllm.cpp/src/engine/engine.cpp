@@ -1,71 +1,41 @@
 #include "engine/engine.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "engine/kv_cache_plan.h"
+#include "engine/model_files.h"
 #include "engine/output_processor.h"
 #include "kernels/cpu/kernels.h"
-#include "model/gguf_reader.h"
-#include "model/hf_model.h"
-#include "model/hf_json.h"
-#include "model/hf_tokenizer_config.h"
-#include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
 namespace vllm {
 
-namespace {
-
-bool is_directory(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-}  // namespace
-
 Engine::Engine(const EngineConfig& config) : config_(config) {
     // Before any weight is laid out for the kernels.
     if (!config.isa.empty()) kernels::require_isa(config.isa);
-    // A directory is a Hugging Face model (config.json + safetensors +
-    // tokenizer.json); anything else must be a GGUF file.
-    if (is_directory(config.model_path)) {
-        auto hf = std::make_unique<HfModel>(config.model_path);
-        load_hf_tokenizer();
-        // Checkpoints often pad the embedding past the tokenizer (Qwen 2:
-        // 151936 rows for 151665 tokens); no text maps to those rows, so
-        // the model computes the tokenizer's rows only.
-        hf->limit_vocab(tokenizer_->vocab_size());
-        source_ = std::move(hf);
-    } else {
-        auto gguf = std::make_unique<GgufFile>(config.model_path);
-        tokenizer_ = Tokenizer::create(TokenizerData::from_gguf(*gguf));
-        chat_template_ = gguf->get_string("tokenizer.chat_template", "");
-        source_ = std::move(gguf);
-    }
-    if (config.chat_template) chat_template_ = *config.chat_template;
-    ModelConfig model_config = ModelConfig::from_source(*source_);
-    ModelWeights weights = ModelWeights::from_source(*source_, model_config);
+    ModelFiles files = ModelFiles::open(config.model_path, config.tokenizer_config_path);
+    source_ = std::move(files.source);
+    tokenizer_ = std::move(files.tokenizer);
+    chat_template_ = config.chat_template ? *config.chat_template : std::move(files.chat_template);
+    ModelConfig model_config = std::move(files.config);
     vocabulary_ = std::make_shared<structured::Vocabulary>(*tokenizer_);
     // The last path component; a directory may be given with a trailing '/'.
     const std::string path = config.model_path.substr(0, config.model_path.find_last_not_of('/') + 1);
     model_name_ = path.substr(path.find_last_of('/') + 1);
-    if (tokenizer_->vocab_size() != model_config.vocab_size)
-        throw_model_load("cannot load '" + config.model_path + "': the tokenizer has " +
-                         std::to_string(tokenizer_->vocab_size()) + " tokens but the embedding has " +
-                         std::to_string(model_config.vocab_size) + " rows");
 
     max_model_len_ = config.max_model_len > 0 ? config.max_model_len : model_config.context_length;
     if (max_model_len_ > model_config.context_length)
         throw_invalid_argument("max_model_len " + std::to_string(max_model_len_) + " exceeds the model's context length " +
                                std::to_string(model_config.context_length));
 
-    KvCachePlan kv_plan = plan_kv_cache(model_config, config, max_model_len_);
-    model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(weights), max_model_len_);
-    core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_);
+    std::optional<DraftModel> draft;
+    if (config.speculative && config.speculative->method == SpeculativeMethod::DRAFT_MODEL) draft = load_draft_model();
+    KvCachePlan kv_plan =
+        plan_kv_cache(model_config, config, max_model_len_, draft ? &draft->model->config() : nullptr);
+    model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(files.weights), max_model_len_);
+    core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_, std::move(draft));
     if (config_.kv_transfer) attach_kv_connector(kv_plan);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
@@ -90,18 +60,18 @@ void Engine::attach_kv_connector(const KvCachePlan& kv_plan) {
     }));
 }
 
-void Engine::load_hf_tokenizer() {
-    HfTokenizerConfig files = HfTokenizerConfig::load(config_.model_path, config_.tokenizer_config_path);
-    HfTokenizerOptions options;
-    options.bos_token = files.bos_token;
-    options.eos_token = files.eos_token;
-    options.add_bos_token = files.add_bos_token;
-    options.add_eos_token = files.add_eos_token;
-    options.eos_token_ids = std::move(files.eos_token_ids);
-    const std::string path = config_.model_path + "/tokenizer.json";
-    if (!file_exists(path)) throw_model_load("cannot load '" + config_.model_path + "': tokenizer.json is missing");
-    tokenizer_ = load_hf_tokenizer_json(path, options);
-    chat_template_ = std::move(files.chat_template);
+DraftModel Engine::load_draft_model() const {
+    const std::string& path = config_.speculative->model;
+    ModelFiles files = ModelFiles::open(path, "");
+    check_draft_vocabulary(*tokenizer_, *files.tokenizer, path);
+    if (files.config.context_length < max_model_len_)
+        throw_invalid_argument("speculative_config: 'model' ('" + path + "') has a context length of " +
+                               std::to_string(files.config.context_length) + ", shorter than max_model_len " +
+                               std::to_string(max_model_len_));
+    DraftModel draft;
+    draft.source = std::move(files.source);
+    draft.model = std::make_unique<LlamaModel>(std::move(files.config), std::move(files.weights), max_model_len_);
+    return draft;
 }
 
 Engine::~Engine() {

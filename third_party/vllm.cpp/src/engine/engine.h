@@ -51,10 +51,9 @@ public:
     int max_model_len() const { return max_model_len_; }
 
 private:
-    // The tokenizer and chat template of a Hugging Face directory (its
-    // tokenizer.json, tokenizer_config.json or the tokenizer_config_path
-    // override, chat_template.jinja, generation_config.json).
-    void load_hf_tokenizer();
+    // speculative_config's draft model, checked against the target (its
+    // vocabulary, its context length).
+    DraftModel load_draft_model() const;
     // The kv_transfer_config's connector, keyed by this model's fingerprint.
     void attach_kv_connector(const KvCachePlan& kv_plan);
     void loop();

@@ -9,7 +9,7 @@
 namespace vllm {
 
 EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer,
-                       const KvCachePlan& kv_plan, int max_model_len)
+                       const KvCachePlan& kv_plan, int max_model_len, std::optional<DraftModel> draft)
     : config_(config),
       model_(model),
       tokenizer_(tokenizer),
@@ -21,7 +21,14 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
                  config.max_num_batched_tokens, kv_manager_),
       pool_(config.num_threads) {
     if (config.speculative) {
-        proposer_ = make_proposer(*config.speculative);
+        if (draft) {
+            auto proposer = std::make_unique<DraftModelProposer>(std::move(*draft), kv_plan.draft_blocks,
+                                                                 config.block_size, config.kv_dtype, pool_);
+            draft_proposer_ = proposer.get();
+            proposer_ = std::move(proposer);
+        } else {
+            proposer_ = make_proposer(*config.speculative);
+        }
         speculation_policy_ = std::make_unique<SpeculationPolicy>(*config.speculative);
         counters_.spec_decode.emplace();
         counters_.spec_decode->method = method_name(config.speculative->method);
@@ -61,10 +68,13 @@ void EngineCore::drop_cancelled() {
 void EngineCore::propose_drafts() {
     if (!proposer_) return;
     const bool allowed = speculation_policy_->step_allowed(scheduler_.num_running() + scheduler_.num_waiting());
+    draft_requests_.clear();
     for (auto& [id, request] : requests_) {
         Request& r = *request;
         SchedulerRequest& sched = r.sched;
         sched.spec_token_ids.clear();
+        // A waiting request (new or preempted) holds no KV, so neither does its draft.
+        if (sched.status == RequestStatus::WAITING) proposer_->release_cache(id);
         // Only a request in decode (its last token is all it has to compute).
         if (!allowed || sched.status != RequestStatus::RUNNING ||
             sched.num_computed_tokens != sched.num_tokens() - 1)
@@ -73,8 +83,11 @@ void EngineCore::propose_drafts() {
         // A step yields at most k + 1 tokens: none are drafted past max_tokens or max_model_len.
         if (r.sampling.max_tokens > 0) k = std::min(k, r.sampling.max_tokens - r.num_output_tokens() - 1);
         k = std::min(k, max_model_len_ - sched.num_tokens() - 1);
-        if (k > 0) proposer_->propose(id, sched.tokens(), sched.num_prompt_tokens, k, sched.spec_token_ids);
+        if (k > 0)
+            draft_requests_.push_back(
+                DraftRequest{id, &sched.tokens(), sched.num_prompt_tokens, k, &r.sampling, &r.rng, &sched.spec_token_ids});
     }
+    if (!draft_requests_.empty()) proposer_->propose_batch(draft_requests_);
 }
 
 void EngineCore::step() {
@@ -230,6 +243,8 @@ void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
     const int vocab = model_.config().vocab_size;
     const std::vector<int32_t> drafts(r.sched.spec_token_ids.begin(), r.sched.spec_token_ids.begin() + num_drafts);
     r.sched.spec_token_ids.clear();
+    // The draft model's sampled drafts come with the q they were drawn from.
+    const std::vector<float>* q = proposer_->draft_probabilities(r.sched.arrival);
     const int first_draft_position = r.sched.num_tokens();
     int accepted = 0;
     StepOutput out;
@@ -238,7 +253,10 @@ void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
         float* row = logits + size_t(j) * vocab;
         prepare_row(r, row);
         Verdict verdict{-1, false};
-        if (j < num_drafts)
+        if (j < num_drafts && q != nullptr)
+            verdict = verify_sampled_draft_token(sampler_, r.sampling, row, vocab, r.prompt, r.output, drafts[j],
+                                                 q->data() + size_t(j) * vocab, r.rng);
+        else if (j < num_drafts)
             verdict = verify_draft_token(sampler_, r.sampling, row, vocab, r.prompt, r.output, drafts[j], r.rng);
         else
             verdict.token = sampler_.sample(r.sampling, row, vocab, r.prompt, r.output, r.rng);
@@ -350,6 +368,10 @@ EngineStats EngineCore::stats() const {
     s.prefix_cache_hits = scheduler_.prefix_cache_hits();
     s.preemptions = scheduler_.num_preemptions();
     s.kv_transfer = kv_transfer_stats();
+    if (draft_proposer_) {
+        s.spec_decode->draft_kv_blocks_total = draft_proposer_->num_blocks();
+        s.spec_decode->draft_kv_blocks_free = draft_proposer_->num_free_blocks();
+    }
     return s;
 }
 

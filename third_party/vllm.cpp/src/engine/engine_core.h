@@ -19,6 +19,7 @@
 #include "kv_transfer/kv_connector.h"
 #include "model/llama.h"
 #include "sample/sampler.h"
+#include "spec_decode/draft_model_proposer.h"
 #include "spec_decode/proposer.h"
 #include "spec_decode/speculation_policy.h"
 #include "tokenizer/tokenizer.h"
@@ -28,8 +29,9 @@ namespace vllm {
 
 class EngineCore {
 public:
+    // `draft`: the loaded draft model of speculative method draft_model.
     EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, const KvCachePlan& kv_plan,
-               int max_model_len);
+               int max_model_len, std::optional<DraftModel> draft = std::nullopt);
     // Stops the connector's I/O threads (after its queued saves) first.
     ~EngineCore();
 
@@ -127,8 +129,10 @@ private:
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
     // Speculative decoding (null without speculative_config).
     std::unique_ptr<Proposer> proposer_;
+    DraftModelProposer* draft_proposer_ = nullptr;  // proposer_ when it is the draft model's (its KV stats)
     std::unique_ptr<SpeculationPolicy> speculation_policy_;
     std::vector<std::vector<int32_t>> spec_inputs_;  // per step: a verifying slice's tokens then drafts
+    std::vector<DraftRequest> draft_requests_;       // per step: the requests propose_drafts drafts for
 };
 
 }  // namespace vllm

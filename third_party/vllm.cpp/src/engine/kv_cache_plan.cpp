@@ -23,7 +23,8 @@ int64_t kv_budget_bytes(const EngineConfig& config) {
 
 }  // namespace
 
-KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, int max_model_len) {
+KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, int max_model_len,
+                          const ModelConfig* draft) {
     KvCachePlan plan;
     std::vector<int> windows(model.n_layers);
     for (int l = 0; l < model.n_layers; ++l) windows[l] = model.is_sliding(l) ? model.sliding_window : 0;
@@ -39,6 +40,10 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
     // K and V of one block of one layer.
     const int64_t layer_block_bytes =
         2 * static_cast<int64_t>(KVCache::layer_block_bytes(model.n_kv_heads, model.head_dim, bs, config.kv_dtype));
+    const int64_t draft_block_bytes =
+        draft ? 2 * static_cast<int64_t>(KVCache::layer_block_bytes(draft->n_kv_heads, draft->head_dim, bs, config.kv_dtype)) *
+                    draft->n_layers
+              : 0;
 
     // The other (sliding) groups first: their need is small and fixed.
     int64_t sliding_bytes = 0;
@@ -61,7 +66,8 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
                                               "; raise num_blocks or lower max_model_len"));
         blocks[0] = config.num_blocks;
     } else {
-        const int64_t primary_block_bytes = layer_block_bytes * static_cast<int64_t>(plan.groups[0].layers.size());
+        const int64_t primary_block_bytes =
+            layer_block_bytes * static_cast<int64_t>(plan.groups[0].layers.size()) + draft_block_bytes;
         const int64_t budget_blocks = std::max<int64_t>(0, budget) / primary_block_bytes;
         // An explicit budget too small for one sequence is a mistake to
         // report; the default budget only ever grows to one sequence.
@@ -76,6 +82,10 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
     }
     for (size_t g = 1; g < plan.groups.size(); ++g) blocks[g] = std::min(blocks[g], blocks[0]);
     for (int64_t b : blocks) plan.group_blocks.push_back(static_cast<int>(b));
+    if (draft) {
+        const int draft_slack = (config.speculative->num_speculative_tokens + bs - 1) / bs;
+        plan.draft_blocks = static_cast<int>(blocks[0]) + draft_slack * config.max_num_seqs;
+    }
     return plan;
 }
 

@@ -12,6 +12,11 @@
 // never more than the primary group has (a sequence never holds more
 // sliding blocks than full ones). For Gemma 3 (five sliding layers in six,
 // window 512) most of the memory thus goes to the global layers.
+//
+// With a draft model (speculative method draft_model) the budget also pays
+// for the draft's cache, which holds as many tokens as the primary group
+// plus each sequence's num_speculative_tokens drafts: a primary block's
+// cost is then its own bytes plus block_size tokens of the draft's.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -25,9 +30,12 @@ namespace vllm {
 struct KvCachePlan {
     std::vector<KVCacheGroupSpec> groups;
     std::vector<int> group_blocks;  // per group
+    int draft_blocks = 0;           // the draft model's cache (0: none)
 };
 
 // INVALID_ARGUMENT when num_blocks is set below one sequence's need.
-KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, int max_model_len);
+// `draft`: the draft model's config, if there is one.
+KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, int max_model_len,
+                          const ModelConfig* draft = nullptr);
 
 }  // namespace vllm

@@ -55,7 +55,8 @@ std::string EngineStats::to_json() const {
                                  std::to_string(sd.num_drafts) + ",\"num_draft_tokens\":" +
                                  std::to_string(sd.num_draft_tokens) + ",\"num_accepted_tokens\":" +
                                  std::to_string(sd.num_accepted_tokens) + ",\"num_accepted_tokens_per_pos\":" +
-                                 per_pos + "]}");
+                                 per_pos + "],\"draft_kv_blocks_total\":" + std::to_string(sd.draft_kv_blocks_total) +
+                                 ",\"draft_kv_blocks_free\":" + std::to_string(sd.draft_kv_blocks_free) + "}");
     }
     return out + "}";
 }

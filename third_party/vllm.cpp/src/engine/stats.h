@@ -32,6 +32,9 @@ struct SpecDecodeStats {
     int64_t num_draft_tokens = 0;
     int64_t num_accepted_tokens = 0;
     std::vector<int64_t> num_accepted_tokens_per_pos;  // num_speculative_tokens entries
+    // The draft model's own KV cache (0 for the model-free proposers).
+    int64_t draft_kv_blocks_total = 0;
+    int64_t draft_kv_blocks_free = 0;
 };
 
 // The kv_blocks_* fields are the primary KV cache group's (full attention

@@ -14,6 +14,9 @@
 // emitted token costs one draw as without speculation, and a seeded
 // request gives the same text with speculation on or off. Greedy is the
 // special case: accepted iff d is the argmax after penalties.
+// The draft model samples its drafts from a real q (its own distribution);
+// verify_sampled_draft_token applies the rule with it, drawing a uniform
+// for the acceptance and, on rejection, a token from the residual.
 // Masks and logits processors are applied to the row by the caller first,
 // as for an ordinary step.
 #pragma once
@@ -34,5 +37,11 @@ struct Verdict {
 Verdict verify_draft_token(Sampler& sampler, const SamplingConfig& config, float* logits, int32_t vocab_size,
                            const std::vector<int32_t>& prompt, const std::vector<int32_t>& output, int32_t draft,
                            std::mt19937_64& rng);
+
+// The same for a draft drawn from `q` (vocab_size probabilities with
+// q[draft] > 0). Greedy configs compare with the argmax as above.
+Verdict verify_sampled_draft_token(Sampler& sampler, const SamplingConfig& config, float* logits, int32_t vocab_size,
+                                   const std::vector<int32_t>& prompt, const std::vector<int32_t>& output,
+                                   int32_t draft, const float* q, std::mt19937_64& rng);
 
 }  // namespace vllm

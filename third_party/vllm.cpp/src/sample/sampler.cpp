@@ -51,12 +51,7 @@ void Sampler::apply_penalties(const SamplingConfig& c, float* logits, int32_t vo
     }
 }
 
-int32_t Sampler::sample(const SamplingConfig& c, float* logits, int32_t vocab_size,
-                        const std::vector<int32_t>& prompt, const std::vector<int32_t>& output,
-                        std::mt19937_64& rng) {
-    apply_penalties(c, logits, vocab_size, prompt, output);
-    if (c.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
-
+size_t Sampler::candidates(const SamplingConfig& c, const float* logits, int32_t vocab_size, double& total) {
     // Softmax at the temperature over the whole vocabulary.
     const float max_logit = *std::max_element(logits, logits + vocab_size);
     probs_.resize(vocab_size);
@@ -76,7 +71,7 @@ int32_t Sampler::sample(const SamplingConfig& c, float* logits, int32_t vocab_si
                          [&](int32_t a, int32_t b) { return probs[a] > probs[b]; });
         keep = c.top_k;
     }
-    double total = 0.0;
+    total = 0.0;
     for (size_t i = 0; i < keep; ++i) total += probs[ids_[i]];
     if (c.top_p < 1.0f) {
         // Only the nucleus needs the candidates in order.
@@ -96,13 +91,52 @@ int32_t Sampler::sample(const SamplingConfig& c, float* logits, int32_t vocab_si
         keep = cut;
         total = mass;
     }
+    return keep;
+}
+
+int32_t Sampler::sample(const SamplingConfig& c, float* logits, int32_t vocab_size,
+                        const std::vector<int32_t>& prompt, const std::vector<int32_t>& output,
+                        std::mt19937_64& rng) {
+    apply_penalties(c, logits, vocab_size, prompt, output);
+    if (c.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits);
+    double total = 0.0;
+    const size_t keep = candidates(c, logits, vocab_size, total);
     std::uniform_real_distribution<double> uniform(0.0, total);
     double r = uniform(rng), acc = 0.0;
     for (size_t i = 0; i < keep; ++i) {
-        acc += probs[ids_[i]];
+        acc += probs_[ids_[i]];
         if (r < acc) return ids_[i];
     }
     return ids_[keep - 1];
+}
+
+std::vector<float>& Sampler::distribution(const SamplingConfig& c, float* logits, int32_t vocab_size,
+                                          const std::vector<int32_t>& prompt, const std::vector<int32_t>& output) {
+    apply_penalties(c, logits, vocab_size, prompt, output);
+    dense_.assign(vocab_size, 0.0f);
+    if (c.greedy()) {
+        dense_[std::max_element(logits, logits + vocab_size) - logits] = 1.0f;
+        return dense_;
+    }
+    double total = 0.0;
+    const size_t keep = candidates(c, logits, vocab_size, total);
+    for (size_t i = 0; i < keep; ++i) dense_[ids_[i]] = static_cast<float>(probs_[ids_[i]] / total);
+    return dense_;
+}
+
+int32_t draw_index(const float* weights, int32_t n, std::mt19937_64& rng) {
+    double total = 0.0;
+    for (int32_t i = 0; i < n; ++i) total += weights[i];
+    std::uniform_real_distribution<double> uniform(0.0, total);
+    double r = uniform(rng), acc = 0.0;
+    int32_t last = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        if (weights[i] <= 0.0f) continue;
+        acc += weights[i];
+        last = i;
+        if (r < acc) return i;
+    }
+    return last;  // rounding left r at the very end
 }
 
 TokenLogprob Sampler::logprobs(const float* logits, int32_t vocab_size, int32_t token, int32_t top) {

@@ -26,6 +26,13 @@ public:
     int32_t sample(const SamplingConfig& config, float* logits, int32_t vocab_size,
                    const std::vector<int32_t>& prompt, const std::vector<int32_t>& output, std::mt19937_64& rng);
 
+    // The distribution sample() draws from, as vocab_size normalised
+    // probabilities (zero outside the candidates; greedy: one-hot on the
+    // argmax). The buffer is the Sampler's scratch, valid until its next
+    // call; callers may edit it (the rejection sampler's residual).
+    std::vector<float>& distribution(const SamplingConfig& config, float* logits, int32_t vocab_size,
+                                     const std::vector<int32_t>& prompt, const std::vector<int32_t>& output);
+
     // log_softmax(logits)[token] and the `top` most likely tokens with theirs.
     TokenLogprob logprobs(const float* logits, int32_t vocab_size, int32_t token, int32_t top);
 
@@ -35,6 +42,10 @@ public:
 private:
     // ids_[0, vocab_size) = 0, 1, 2, ...: the candidates before any cut.
     void reset_ids(int32_t vocab_size);
+    // After the penalties, for a temperature > 0: probs_ = the unnormalised
+    // softmax at the temperature, ids_[0, keep) the candidates that survive
+    // min-p, top-k and top-p, and `total` their mass. Returns keep.
+    size_t candidates(const SamplingConfig& config, const float* logits, int32_t vocab_size, double& total);
 
     std::vector<float> probs_;
     std::vector<int32_t> ids_;
@@ -42,6 +53,11 @@ private:
     // entries of the request's tokens are touched, and cleared after.
     std::vector<uint8_t> seen_;
     std::vector<int32_t> counts_;
+    std::vector<float> dense_;  // distribution()'s result
 };
+
+// A draw from `weights` (n non-negative, not necessarily normalised, some
+// positive): index i with probability weights[i] / sum.
+int32_t draw_index(const float* weights, int32_t n, std::mt19937_64& rng);
 
 }  // namespace vllm

@@ -6,6 +6,13 @@
 //   compute-bound and extra positions cost about what they would yield;
 // - per request, for kPauseSteps steps, when its acceptance over its last
 //   kWindow draft tokens fell below kMinAcceptance; it then tries again.
+// With the draft model every draft token costs a draft forward, so a
+// request's draft length also follows its acceptance: after each window,
+// from the estimated chance alpha that a draft token is accepted given the
+// ones before it were (accepted / (accepted + rejections)), the length is
+// alpha / (1 - alpha), the expected run of accepted tokens, rounded, within
+// 1..num_speculative_tokens. Model-free drafts cost nothing to make and
+// keep the full length.
 // vLLM's dynamic speculation decides the same from measured step times; the
 // constants here were measured on the CPU kernels (BENCHMARKS.md).
 #pragma once
@@ -36,9 +43,12 @@ public:
 private:
     struct State {
         int drafted = 0, accepted = 0;  // since the window began
+        int rejections = 0;             // verifications that rejected a draft token, since the window began
         int paused_steps = 0;
+        int length = 0;                 // the adapted draft length (0: num_speculative_tokens)
     };
     int num_speculative_tokens_;
+    bool adapt_length_;
     int disable_by_batch_size_;
     std::unordered_map<uint64_t, State> states_;
 };

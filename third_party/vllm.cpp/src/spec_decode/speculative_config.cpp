@@ -47,7 +47,12 @@ bool path_exists(const std::string& path) {
 }  // namespace
 
 const char* method_name(SpeculativeMethod method) {
-    return method == SpeculativeMethod::NGRAM ? "ngram" : "suffix";
+    switch (method) {
+        case SpeculativeMethod::NGRAM: return "ngram";
+        case SpeculativeMethod::SUFFIX: return "suffix";
+        case SpeculativeMethod::DRAFT_MODEL: return "draft_model";
+    }
+    return "?";
 }
 
 SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
@@ -101,7 +106,7 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
     if (method.empty()) {
         if (model == "ngram" || model == "[ngram]" || model == "suffix") method = model;
         else if (!model.empty()) method = "draft_model";
-        else throw_invalid_argument("speculative_config: 'method' is required (ngram or suffix)");
+        else throw_invalid_argument("speculative_config: 'method' is required (ngram, suffix or draft_model)");
     }
     if (method == "ngram" || method == "[ngram]") {
         c.method = SpeculativeMethod::NGRAM;
@@ -120,9 +125,11 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
     } else if (method == "draft_model") {
         if (model.empty()) refuse("model", "is required with method 'draft_model' (a GGUF file or HF directory)");
         if (!path_exists(model)) refuse("model", "names a draft model that does not exist: '" + model + "'");
-        refuse("method", "'draft_model' is not implemented yet in this engine (use ngram or suffix)");
+        c.method = SpeculativeMethod::DRAFT_MODEL;
+        c.model = model;
+        if (!has_num_tokens) refuse("num_speculative_tokens", "is required with method 'draft_model'");
     } else {
-        refuse("method", "'" + method + "' is not supported (supported: ngram, suffix; draft_model is not implemented yet)");
+        refuse("method", "'" + method + "' is not supported (supported: ngram, suffix, draft_model)");
     }
     if (method != "suffix" && c.num_speculative_tokens <= 0) refuse("num_speculative_tokens", "is required");
     return c;

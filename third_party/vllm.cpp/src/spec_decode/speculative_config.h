@@ -7,13 +7,17 @@
 
 namespace vllm {
 
-enum class SpeculativeMethod { NGRAM, SUFFIX };
+enum class SpeculativeMethod { NGRAM, SUFFIX, DRAFT_MODEL };
 
 struct SpeculativeConfig {
     SpeculativeMethod method = SpeculativeMethod::NGRAM;
     // The most draft tokens verified per request and step (suffix decoding
     // proposes fewer where its match is short or unlikely).
     int num_speculative_tokens = 0;
+
+    // "draft_model": the draft's GGUF file or Hugging Face directory (it
+    // exists; its vocabulary is checked against the target's at load).
+    std::string model;
 
     // "ngram" (prompt lookup): the n-gram lengths matched, longest first.
     int prompt_lookup_min = 5;
