@@ -1,7 +1,7 @@
 """Sanitizer runs of the engine, too slow for the test command (RELIABILITY.md
 records their results).
 
-    python tests/sanitize.py asan [--venv DIR] [--each-module] [PYTEST ARGS ...]
+    python tests/sanitize.py asan [--venv DIR] [--no-install] [--each-module [--shard K/N]] [PYTEST ARGS ...]
     python tests/sanitize.py tsan [--seconds 20] [--rounds 3] [--threads 8] [--model PATH]
 
 ``asan``: installs the package built with AddressSanitizer and
@@ -59,19 +59,29 @@ def runtime(library):
                           check=True).stdout.strip()
 
 
-def asan(args, pytest_args) -> int:
-    venv = pathlib.Path(args.venv).resolve()
-    python = venv / "bin" / "python"
+def install(python, copy):
+    """The sanitized package (with the test extras and SmolLM2) into the venv of
+    `python`, and tests/ copied to `copy`/tests."""
     if not python.exists():
-        run([sys.executable, "-m", "venv", venv], check=True)
+        run([sys.executable, "-m", "venv", python.parent.parent], check=True)
         run([python, "-m", "pip", "install", "-q", "cffi", "cmake", "ninja", "setuptools", "wheel"], check=True)
     # A local directory is always rebuilt and reinstalled: the current sources.
     run([python, "-m", "pip", "install", "-q", "--no-build-isolation", ".[test]"], cwd=ROOT,
         env=dict(os.environ, VLLM_CPP_SANITIZE="1"), check=True)
     run([python, "-m", "pip", "install", "-q", "--no-deps", TEST_MODEL_PACKAGE], check=True)
-    copy = venv.parent / "asan-tests"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def asan(args, pytest_args) -> int:
+    venv = pathlib.Path(args.venv).resolve()
+    python = venv / "bin" / "python"
+    copy = venv.parent / "asan-tests"
+    if args.no_install:
+        if not (copy / "tests").is_dir():
+            sys.exit("--no-install: nothing installed yet in %s (run once without it)" % venv)
+    else:
+        install(python, copy)
     test_env = dict(os.environ,
                     LD_PRELOAD="%s %s" % (runtime("libasan.so"), runtime("libstdc++.so")),
                     ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
@@ -82,7 +92,8 @@ def asan(args, pytest_args) -> int:
     # One process per module: a report aborts its process (abort_on_error), and
     # would otherwise hide every module after it.
     failed = []
-    for module in sorted((copy / "tests").glob("test_*.py")):
+    shard, shards = args.shard
+    for module in sorted((copy / "tests").glob("test_*.py"))[shard - 1::shards]:
         start = time.monotonic()
         result = run([*pytest, module.relative_to(copy), *pytest_args], cwd=copy, env=test_env,
                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -120,15 +131,27 @@ def tsan(args) -> int:
     return run([build / "stress_c_abi", model, args.seconds, args.rounds, args.threads], env=env).returncode
 
 
+def shard_of(text):
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError("expected K/N with 1 <= K <= N, e.g. 1/2")
+    return int(k), int(n)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     modes = parser.add_subparsers(dest="mode", required=True)
     a = modes.add_parser("asan", help="the whole Python suite against an ASan+UBSan build")
     a.add_argument("--venv", default=str(ROOT / "build" / "asan-venv"),
                    help="virtual environment to install the sanitized package into (default build/asan-venv)")
+    a.add_argument("--no-install", action="store_true",
+                   help="run against what the last run installed (e.g. a second --shard beside the first)")
     a.add_argument("--each-module", action="store_true",
                    help="run each test module in a pytest process of its own and report each (an ASan or UBSan "
                         "report aborts the process it happens in)")
+    a.add_argument("--shard", type=shard_of, default=(1, 1), metavar="K/N",
+                   help="with --each-module: only every N-th module, starting at the K-th (N runs side by side "
+                        "cover the suite)")
     t = modes.add_parser("tsan", help="the C-ABI concurrency stress under ThreadSanitizer")
     t.add_argument("--seconds", type=float, default=20.0, help="seconds per round (default 20)")
     t.add_argument("--rounds", type=int, default=3, help="engines loaded and freed (default 3)")
