@@ -1,7 +1,7 @@
 """Sanitizer runs of the engine, too slow for the test command (RELIABILITY.md
 records their results).
 
-    python tests/sanitize.py asan [--venv DIR] [--no-install] [--each-module [--shard K/N]] [PYTEST ARGS ...]
+    python tests/sanitize.py asan [--venv DIR] [--no-install] [--each-module [--modules A.py,B.py] [--shard K/N]] [PYTEST ARGS ...]
     python tests/sanitize.py tsan [--seconds 20] [--rounds 3] [--threads 8] [--model PATH]
 
 ``asan``: installs the package built with AddressSanitizer and
@@ -93,7 +93,13 @@ def asan(args, pytest_args) -> int:
     # would otherwise hide every module after it.
     failed = []
     shard, shards = args.shard
-    for module in sorted((copy / "tests").glob("test_*.py"))[shard - 1::shards]:
+    modules = sorted((copy / "tests").glob("test_*.py"))
+    if args.modules:
+        modules = [copy / "tests" / name for name in args.modules.split(",")]
+        missing = [m.name for m in modules if not m.is_file()]
+        if missing:
+            sys.exit("--modules: no such test module: %s" % " ".join(missing))
+    for module in modules[shard - 1::shards]:
         start = time.monotonic()
         result = run([*pytest, module.relative_to(copy), *pytest_args], cwd=copy, env=test_env,
                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -149,6 +155,8 @@ def main(argv=None) -> int:
     a.add_argument("--each-module", action="store_true",
                    help="run each test module in a pytest process of its own and report each (an ASan or UBSan "
                         "report aborts the process it happens in)")
+    a.add_argument("--modules", default="", metavar="A.py,B.py",
+                   help="with --each-module: these test modules, in this order, instead of all")
     a.add_argument("--shard", type=shard_of, default=(1, 1), metavar="K/N",
                    help="with --each-module: only every N-th module, starting at the K-th (N runs side by side "
                         "cover the suite)")
