@@ -1,7 +1,8 @@
 """Sanitizer runs of the engine, too slow for the test command (RELIABILITY.md
 records their results).
 
-    python tests/sanitize.py asan [--venv DIR] [--no-install] [--each-module [--modules A.py,B.py] [--shard K/N]] [PYTEST ARGS ...]
+    python tests/sanitize.py asan [--venv DIR] [--no-install]
+                                  [--each-module [--modules A.py,B.py] [--shard K/N]] [PYTEST ARGS ...]
     python tests/sanitize.py tsan [--seconds 20] [--rounds 3] [--threads 8] [--model PATH]
 
 ``asan``: installs the package built with AddressSanitizer and
