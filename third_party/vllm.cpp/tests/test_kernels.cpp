@@ -309,7 +309,7 @@ void test_matmul() {
     }
 }
 
-// The interleaved layout (Q4_0, Q4_1, Q8_0, BF16, F16): every build with a
+// The interleaved layout (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, BF16, F16): every build with a
 // kernel for it agrees with the scalar row-layout matmul, and a token's
 // result is bit-identical whether it is computed alone or in a batch.
 void test_interleaved() {
@@ -318,8 +318,13 @@ void test_interleaved() {
     const Shape shapes[] = {{16, 32, 1}, {16, 96, 3}, {32, 576, 17}, {64, 1536, 70}, {192, 576, 9}, {48, 96, 33}};
     // The float types also take column counts that are no multiple of 32.
     const Shape float_shapes[] = {{16, 2, 3}, {16, 34, 9}, {32, 50, 17}, {48, 1538, 5}};
-    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::BF16, GgmlType::F16}) {
+    // The K-quants take whole 256-element super-blocks.
+    const Shape super_block_shapes[] = {{16, 256, 1}, {16, 512, 3}, {32, 1536, 17}, {48, 768, 33}, {64, 256, 9}};
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K,
+                          GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::BF16, GgmlType::F16}) {
+        const bool k_quant = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
         std::vector<Shape> cases(std::begin(shapes), std::end(shapes));
+        if (k_quant) cases.assign(std::begin(super_block_shapes), std::end(super_block_shapes));
         if (type == GgmlType::BF16 || type == GgmlType::F16) cases.insert(cases.end(), std::begin(float_shapes), std::end(float_shapes));
         for (const Shape& s : cases) {
             const std::string what = name_of(type) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
@@ -375,8 +380,10 @@ void test_interleaved() {
           "the scalar build refuses an interleaved matrix");
     check(throws([&] { matvec_rows(packed, x.data(), 0, 16, y.data()); }), "matvec_rows refuses an interleaved matrix");
     check(!can_interleave(matrix_of(GgmlType::Q4_1, w, 8, 128)), "8 rows have no interleaved form");
-    check(!can_interleave(matrix_of(GgmlType::Q4_K, random_matrix(GgmlType::Q4_K, 16, 256, rng), 16, 256)),
-          "Q4_K has no interleaved form");
+    check(!can_interleave(matrix_of(GgmlType::Q3_K, random_matrix(GgmlType::Q3_K, 16, 256, rng), 16, 256)),
+          "Q3_K has no interleaved form");
+    check(!can_interleave(matrix_of(GgmlType::Q6_K, random_matrix(GgmlType::Q6_K, 32, 128, rng), 32, 128)),
+          "a Q6_K matrix of 128 columns has no interleaved form");
     check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage); }), "interleave refuses 8 rows");
     const std::vector<uint8_t> wf = random_matrix(GgmlType::BF16, 24, 33, rng);
     check(!can_interleave(matrix_of(GgmlType::BF16, wf, 24, 32)), "24 BF16 rows have no interleaved form");
@@ -528,7 +535,8 @@ void bench(int threads, const std::string& only_type) {
                           {GgmlType::Q4_1, 1536, 576}, {GgmlType::Q8_0, 576, 49152}, {GgmlType::Q4_0, 576, 1536},
                           {GgmlType::Q4_K, 1536, 576}, {GgmlType::Q6_K, 1536, 576},  {GgmlType::F16, 576, 576},
                           {GgmlType::BF16, 576, 576},  {GgmlType::BF16, 576, 1536}, {GgmlType::BF16, 1536, 576},
-                          {GgmlType::F16, 576, 1536}};
+                          {GgmlType::F16, 576, 1536},  {GgmlType::Q5_0, 576, 1536}, {GgmlType::Q5_1, 576, 1536},
+                          {GgmlType::Q4_K, 768, 1536}, {GgmlType::Q5_K, 1536, 576}, {GgmlType::Q6_K, 768, 1536}};
     ThreadPool pool(threads);
     std::mt19937 rng(1);
     std::printf("%d threads\n", threads);

@@ -2,7 +2,9 @@
 // writes are visible when for_each_chunk returns, for pools of 1 to 8
 // threads (more threads than this machine's cores, so threads are put
 // aside mid-job), over many short jobs as a decode step runs them; and
-// parallel_for covers [0, n) with disjoint ranges.
+// parallel_for covers [0, n) with disjoint ranges, none shorter than its
+// min_chunk.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +49,31 @@ void test_parallel_for(int threads) {
     check(bad == 0, std::to_string(threads) + " threads: parallel_for covers [0, n) once");
 }
 
+// min_chunk: no range is shorter than it unless [0, n) is, and work that
+// makes one range runs on the calling thread alone.
+void test_min_chunk(int threads) {
+    ThreadPool pool(threads);
+    int bad = 0;
+    const std::thread::id caller = std::this_thread::get_id();
+    for (int64_t n : {1, 100, 8191, 8192, 16384, 100000}) {
+        std::vector<int> hits(static_cast<size_t>(n), 0);
+        std::atomic<int> ranges{0}, off_caller{0}, short_ranges{0};
+        pool.parallel_for(
+            n,
+            [&](int64_t begin, int64_t end) {
+                ranges.fetch_add(1);
+                if (std::this_thread::get_id() != caller) off_caller.fetch_add(1);
+                if (end - begin < std::min<int64_t>(n, 8192)) short_ranges.fetch_add(1);
+                for (int64_t i = begin; i < end; ++i) ++hits[static_cast<size_t>(i)];
+            },
+            8192);
+        for (int h : hits) bad += h != 1;
+        bad += short_ranges.load();
+        if (n < 16384 && (ranges.load() != 1 || off_caller.load() != 0)) ++bad;
+    }
+    check(bad == 0, std::to_string(threads) + " threads: parallel_for's min_chunk");
+}
+
 // A chunk that stalls (as a thread the OS put aside would) leaves the
 // others to the remaining threads; the job still completes with every
 // chunk once, and the pool is reusable at once.
@@ -75,6 +102,7 @@ int main() {
     for (int threads : {1, 2, 3, 8}) {
         test_chunks_run_once(threads);
         test_parallel_for(threads);
+        test_min_chunk(threads);
     }
     test_stalled_chunk();
     return report();

@@ -10,24 +10,49 @@ namespace vllm {
 
 namespace {
 
-void add_bias(float* rows, const std::vector<float>& bias, int64_t n_rows) {
-    const size_t n = bias.size();
-    for (int64_t r = 0; r < n_rows; ++r)
-        for (size_t i = 0; i < n; ++i) rows[r * n + i] += bias[i];
-}
+// Element-wise work below about this many floats runs on the calling thread
+// alone (ThreadPool::parallel_for's min_chunk): a decode step's norms,
+// residual adds and activations are a few thousand floats, and a parallel
+// region costs more than that work.
+constexpr int64_t kMinParallelFloats = 8192;
+
+int64_t rows_per_chunk(int64_t row_floats) { return std::max<int64_t>(1, kMinParallelFloats / row_floats); }
 
 // RMS-normalises each of n_rows rows of `dim` floats, in parallel.
 void rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows, int64_t dim, float eps,
                    ThreadPool& pool) {
-    pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) kernels::rms_norm(x + r * dim, weight, out + r * dim, dim, eps);
-    });
+    pool.parallel_for(
+        n_rows,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) kernels::rms_norm(x + r * dim, weight, out + r * dim, dim, eps);
+        },
+        rows_per_chunk(dim));
+}
+
+// The residual add and the next RMS norm in one pass over the rows:
+// x += y, then out = rms_norm(x) * weight (out may alias y).
+void add_rms_norm_rows(float* x, const float* y, const float* weight, float* out, int64_t n_rows, int64_t dim,
+                       float eps, ThreadPool& pool) {
+    pool.parallel_for(
+        n_rows,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                float* row = x + r * dim;
+                const float* add = y + r * dim;
+                for (int64_t i = 0; i < dim; ++i) row[i] += add[i];
+                kernels::rms_norm(row, weight, out + r * dim, dim, eps);
+            }
+        },
+        rows_per_chunk(dim));
 }
 
 void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool) {
-    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) x[i] += y[i];
-    });
+    pool.parallel_for(
+        n,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) x[i] += y[i];
+        },
+        kMinParallelFloats);
 }
 
 // theta_i = freq_scale * base^(-2i / rope_dim) / rope_freqs[i] (llama.cpp's
@@ -98,26 +123,41 @@ void LlamaModel::fill_angles(RopeAngles& angles) {
         }
 }
 
-void LlamaModel::rope(float* vectors, int n_heads, const RopeAngles& angles, ThreadPool& pool) {
-    const int hd = config_.head_dim, pairs = config_.rope_dim / 2;
+void LlamaModel::finish_heads(const LayerWeights& w, const RopeAngles& angles, ThreadPool& pool) {
+    const ModelConfig& c = config_;
+    const int hd = c.head_dim, pairs = c.rope_dim / 2;
+    const int heads = c.n_heads + 2 * c.n_kv_heads;  // per token: q heads, k heads, v heads
+    const bool halves = c.rope_style == RopeStyle::HALVES;
     const int64_t n_tokens = static_cast<int64_t>(positions_.size());
-    const bool halves = config_.rope_style == RopeStyle::HALVES;
-    pool.parallel_for(n_tokens * n_heads, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            const int64_t t = i / n_heads;
-            float* v = vectors + i * hd;
-            const float* c = &angles.cos[t * pairs];
-            const float* s = &angles.sin[t * pairs];
-            for (int p = 0; p < pairs; ++p) {
-                // HALVES pairs element p with p + rope_dim/2; ADJACENT with 2p+1.
-                float* a = halves ? v + p : v + 2 * p;
-                float* b = halves ? v + p + pairs : v + 2 * p + 1;
-                const float x0 = *a, x1 = *b;
-                *a = x0 * c[p] - x1 * s[p];
-                *b = x0 * s[p] + x1 * c[p];
+    pool.parallel_for(
+        n_tokens * heads,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                const int64_t t = i / heads;
+                int h = static_cast<int>(i % heads);
+                const bool is_q = h < c.n_heads, is_k = !is_q && h < c.n_heads + c.n_kv_heads;
+                h -= is_q ? 0 : is_k ? c.n_heads : c.n_heads + c.n_kv_heads;
+                const int row_heads = is_q ? c.n_heads : c.n_kv_heads;
+                float* v = (is_q ? q_.data() : is_k ? k_.data() : v_.data()) + (t * row_heads + h) * hd;
+                if (c.qkv_bias) {
+                    const float* bias = (is_q ? w.bq : is_k ? w.bk : w.bv).data() + h * hd;
+                    for (int j = 0; j < hd; ++j) v[j] += bias[j];
+                }
+                if (!is_q && !is_k) continue;
+                if (c.qk_norm) kernels::rms_norm(v, (is_q ? w.q_norm : w.k_norm).data(), v, hd, c.rms_eps);
+                const float* cs = &angles.cos[t * pairs];
+                const float* sn = &angles.sin[t * pairs];
+                for (int p = 0; p < pairs; ++p) {
+                    // HALVES pairs element p with p + rope_dim/2; ADJACENT with 2p+1.
+                    float* a = halves ? v + p : v + 2 * p;
+                    float* b = halves ? v + p + pairs : v + 2 * p + 1;
+                    const float x0 = *a, x1 = *b;
+                    *a = x0 * cs[p] - x1 * sn[p];
+                    *b = x0 * sn[p] + x1 * cs[p];
+                }
             }
-        }
-    });
+        },
+        rows_per_chunk(hd));
 }
 
 void LlamaModel::attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool) {
@@ -278,36 +318,36 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
             for (int i = 0; i < dim; ++i) row[i] *= embd_scale;
     }
 
+    // Each residual add is fused with the RMS norm that follows it (the
+    // next layer's attention norm after the FFN), so a decode step's layer
+    // is five parallel regions: the q/k/v matmuls, attention, the output
+    // projection, gate/up and down; the element-wise work between them is
+    // too small to share out (kMinParallelFloats).
+    rms_norm_rows(x_.data(), weights_.layers[0].attn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
     for (int l = 0; l < c.n_layers; ++l) {
         const LayerWeights& w = weights_.layers[l];
-        rms_norm_rows(x_.data(), w.attn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
-        if (c.qkv_bias) {
-            add_bias(q_.data(), w.bq, T);
-            add_bias(k_.data(), w.bk, T);
-            add_bias(v_.data(), w.bv, T);
-        }
-        if (c.qk_norm) {
-            rms_norm_rows(q_.data(), w.q_norm.data(), q_.data(), T * c.n_heads, hd, c.rms_eps, pool);
-            rms_norm_rows(k_.data(), w.k_norm.data(), k_.data(), T * c.n_kv_heads, hd, c.rms_eps, pool);
-        }
-        const RopeAngles& angles = sliding_rope && c.is_sliding(l) ? rope_sliding_ : rope_;
-        rope(q_.data(), c.n_heads, angles, pool);
-        rope(k_.data(), c.n_kv_heads, angles, pool);
+        finish_heads(w, sliding_rope && c.is_sliding(l) ? rope_sliding_ : rope_, pool);
         attention(batch, l, cache, pool);
         // Residual adds go through xn_ as the matmul output.
         kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
         if (c.post_norms) rms_norm_rows(xn_.data(), w.post_attn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
-        add_in_place(x_.data(), xn_.data(), T * dim, pool);
+        add_rms_norm_rows(x_.data(), xn_.data(), w.ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
 
-        rms_norm_rows(x_.data(), w.ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul_shared({{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, xn_.data(), T, pool);
-        pool.parallel_for(T * c.ffn_dim, [&](int64_t begin, int64_t end) {
-            gated_activation(c.ffn_activation, &gate_[begin], &up_[begin], end - begin);
-        });
+        pool.parallel_for(
+            T * c.ffn_dim,
+            [&](int64_t begin, int64_t end) {
+                gated_activation(c.ffn_activation, &gate_[begin], &up_[begin], end - begin);
+            },
+            kMinParallelFloats);
         kernels::matmul(w.w_down, gate_.data(), T, xn_.data(), pool);
         if (c.post_norms) rms_norm_rows(xn_.data(), w.post_ffn_norm.data(), xn_.data(), T, dim, c.rms_eps, pool);
-        add_in_place(x_.data(), xn_.data(), T * dim, pool);
+        if (l + 1 < c.n_layers)
+            add_rms_norm_rows(x_.data(), xn_.data(), weights_.layers[l + 1].attn_norm.data(), xn_.data(), T, dim,
+                              c.rms_eps, pool);
+        else
+            add_in_place(x_.data(), xn_.data(), T * dim, pool);
     }
 
     // Final norm and output projection only for the rows whose logits are wanted.

@@ -57,7 +57,9 @@ private:
     // Refuses a batch in which some layer would read a kNullBlock entry
     // (an internal error: the KV cache manager frees only what no query reads).
     void check_block_tables(const std::vector<SequenceSlice>& batch, const KVCache& cache) const;
-    void rope(float* vectors, int n_heads, const RopeAngles& angles, ThreadPool& pool);
+    // Everything between the q/k/v matmuls and attention, per head vector
+    // in one pass: the qkv bias, then for q and k the q/k norm and RoPE.
+    void finish_heads(const LayerWeights& w, const RopeAngles& angles, ThreadPool& pool);
     void fill_angles(RopeAngles& angles);
 
     // Keys per split of a long attention tile (a multiple of the attention

@@ -112,9 +112,9 @@ void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64
     job_fn_ = nullptr;
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk) {
     if (n <= 0) return;
-    const int64_t chunks = std::min<int64_t>(n, kChunksPerThread * n_threads_);
+    const int64_t chunks = std::clamp<int64_t>(n / std::max<int64_t>(1, min_chunk), 1, kChunksPerThread * n_threads_);
     for_each_chunk(chunks, [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); });
 }
 

@@ -30,9 +30,12 @@ public:
     // engine's step).
     void for_each_chunk(int64_t n_chunks, const std::function<void(int64_t)>& fn);
 
-    // Splits [0, n) into contiguous ranges (a few per thread) and calls
-    // fn(begin, end) for each, through for_each_chunk.
-    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+    // Splits [0, n) into contiguous ranges (a few per thread, each at least
+    // min_chunk long) and calls fn(begin, end) for each, through
+    // for_each_chunk. Work that makes a single range runs on the caller
+    // alone: waking the workers and waiting for them costs a few
+    // microseconds, more than a decode step's small element-wise work.
+    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk = 1);
 
     // VLLM_CPP_NUM_THREADS when set to a positive integer, else the number
     // of hardware threads.

@@ -15,23 +15,105 @@ namespace {
 static_assert(kQ4_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_0), "a group block holds its rows' blocks");
 static_assert(kQ4_1GroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_1), "a group block holds its rows' blocks");
 static_assert(kQ8_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ8_0), "a group block holds its rows' blocks");
+static_assert(kQ5_0GroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_0), "a group block holds its rows' blocks");
+static_assert(kQ5_1GroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_1), "a group block holds its rows' blocks");
+static_assert(kQ5_0GroupPlaneOffset + 64 == kQ5_0GroupBlockBytes, "the plane ends a Q5_0 group block");
+static_assert(kQ5_1GroupPlaneOffset + 64 == kQ5_1GroupBlockBytes, "the plane ends a Q5_1 group block");
+static_assert(kQ4_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ4_K), "a group block holds its rows' blocks");
+static_assert(kQ4_KGroupRunsOffset + 8 * 256 == kQ4_KGroupBlockBytes, "8 sub-blocks of 4 runs end a Q4_K group block");
+static_assert(kQ5_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ5_K), "a group block holds its rows' blocks");
+static_assert(kQ5_KGroupPlaneOffset + 8 * 64 == kQ5_KGroupBlockBytes, "8 sub-blocks' planes end a Q5_K group block");
+static_assert(kQ6_KGroupBlockBytes == kInterleaveRows * sizeof(BlockQ6_K), "a group block holds its rows' blocks");
+static_assert(kQ6_KGroupHighOffset + 16 * 64 == kQ6_KGroupBlockBytes, "16 high runs end a Q6_K group block");
 
 // A 4-bit block's 16 bytes of nibbles as row r of the 4 runs at `runs`.
 void put_nibble_runs(const uint8_t* qs, int64_t r, uint8_t* runs) {
     for (int j = 0; j < 4; ++j) std::memcpy(runs + 64 * j + 4 * r, qs + 4 * j, 4);
 }
 
+// Row r's fp16 scale d (and min m where the format has one, else null)
+// and its nibbles, at the group block's runs_offset.
+void put_scale_nibbles(uint16_t d, const uint16_t* m, const uint8_t* qs, int64_t r, uint8_t* dst, size_t runs_offset) {
+    auto* scales = reinterpret_cast<uint16_t*>(dst);
+    scales[r] = d;
+    if (m) scales[kInterleaveRows + r] = *m;
+    put_nibble_runs(qs, r, dst + runs_offset);
+}
+
+// A Q5 block's fifth bits (qh, bit l for element l) as row r's bytes of
+// the fifth-bit plane (interleave.h).
+void put_fifth_bits(const uint8_t* qh, int64_t r, uint8_t* plane) {
+    uint32_t high;
+    std::memcpy(&high, qh, sizeof high);
+    for (int l = 0; l < kQK; ++l) plane[4 * r + l % 4] |= static_cast<uint8_t>(((high >> l) & 1) << (l / 4));
+}
+
 // Block b of row r (of the group) into the group block `dst`.
 void put(const BlockQ4_0& src, int64_t r, uint8_t* dst) {
-    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
-    put_nibble_runs(src.qs, r, dst + kQ4_0GroupRunsOffset);
+    put_scale_nibbles(src.d, nullptr, src.qs, r, dst, kQ4_0GroupRunsOffset);
 }
 
 void put(const BlockQ4_1& src, int64_t r, uint8_t* dst) {
-    auto* d = reinterpret_cast<uint16_t*>(dst);
-    d[r] = src.d;
-    d[kInterleaveRows + r] = src.m;
-    put_nibble_runs(src.qs, r, dst + kQ4_1GroupRunsOffset);
+    put_scale_nibbles(src.d, &src.m, src.qs, r, dst, kQ4_1GroupRunsOffset);
+}
+
+void put(const BlockQ5_0& src, int64_t r, uint8_t* dst) {
+    put_scale_nibbles(src.d, nullptr, src.qs, r, dst, kQ5_0GroupRunsOffset);
+    put_fifth_bits(src.qh, r, dst + kQ5_0GroupPlaneOffset);
+}
+
+void put(const BlockQ5_1& src, int64_t r, uint8_t* dst) {
+    put_scale_nibbles(src.d, &src.m, src.qs, r, dst, kQ5_1GroupRunsOffset);
+    put_fifth_bits(src.qh, r, dst + kQ5_1GroupPlaneOffset);
+}
+
+// The parts Q4_K and Q5_K share: d, dmin, scales and mins, and the nibbles.
+template <class Block>
+void put_k4_k5(const Block& src, int64_t r, uint8_t* dst) {
+    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
+    reinterpret_cast<uint16_t*>(dst + kQ4_KGroupDminOffset)[r] = src.dmin;
+    for (int j = 0; j < 8; ++j) {
+        uint8_t sc, m;
+        k_scale_min(src.scales, j, &sc, &m);
+        dst[kQ4_KGroupScalesOffset + 16 * j + r] = static_cast<uint8_t>(sc | (m >> 4) << 6);
+        dst[kQ4_KGroupMinsOffset + 16 * (j / 2) + r] |= static_cast<uint8_t>((m & 0xf) << (4 * (j % 2)));
+        // Sub-block j's 32 elements as a Q4_0 block's nibbles: the file
+        // pairs sub-blocks 2c and 2c + 1 in the low and high nibbles of
+        // qs[32c ..].
+        const uint8_t* qs = src.qs + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        uint8_t nibbles[16];
+        for (int i = 0; i < 16; ++i)
+            nibbles[i] = static_cast<uint8_t>(((qs[i] >> shift) & 0xf) | ((qs[16 + i] >> shift) & 0xf) << 4);
+        put_nibble_runs(nibbles, r, dst + kQ4_KGroupRunsOffset + 256 * j);
+    }
+}
+
+void put(const BlockQ4_K& src, int64_t r, uint8_t* dst) { put_k4_k5(src, r, dst); }
+
+void put(const BlockQ5_K& src, int64_t r, uint8_t* dst) {
+    put_k4_k5(src, r, dst);
+    // Bit j of qh[l] is the fifth bit of element 32j + l.
+    for (int j = 0; j < 8; ++j) {
+        uint8_t qh[4] = {};
+        for (int l = 0; l < 32; ++l) qh[l / 8] |= static_cast<uint8_t>(((src.qh[l] >> j) & 1) << (l % 8));
+        put_fifth_bits(qh, r, dst + kQ5_KGroupPlaneOffset + 64 * j);
+    }
+}
+
+void put(const BlockQ6_K& src, int64_t r, uint8_t* dst) {
+    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
+    for (int j = 0; j < 16; ++j) dst[kQ6_KGroupScalesOffset + 16 * j + r] = static_cast<uint8_t>(src.scales[j]);
+    for (int p = 0; p < 32; ++p)
+        for (int i = 0; i < 4; ++i)
+            dst[kQ6_KGroupLowOffset + 64 * p + 4 * r + i] =
+                static_cast<uint8_t>((q6_k_value(src, 4 * p + i) & 0xf) | (q6_k_value(src, 128 + 4 * p + i) & 0xf) << 4);
+    for (int p = 0; p < 16; ++p)
+        for (int i = 0; i < 4; ++i) {
+            uint8_t high = 0;
+            for (int s = 0; s < 4; ++s) high |= static_cast<uint8_t>((q6_k_value(src, 64 * s + 4 * p + i) >> 4) << (2 * s));
+            dst[kQ6_KGroupHighOffset + 64 * p + 4 * r + i] = high;
+        }
 }
 
 void put(const BlockQ8_0& src, int64_t r, uint8_t* dst) {
@@ -41,9 +123,10 @@ void put(const BlockQ8_0& src, int64_t r, uint8_t* dst) {
             dst[kQ8_0GroupRunsOffset + 64 * j + 4 * r + i] = static_cast<uint8_t>(src.qs[4 * j + i] ^ 0x80);
 }
 
-template <class Block>
+// kElements: a block's elements (kQK, or kQKK for the K-quants).
+template <class Block, int kElements>
 void interleave_blocks(const QuantMatrix& w, uint8_t* out) {
-    const int64_t nb = w.cols / kQK;
+    const int64_t nb = w.cols / kElements;
     for (int64_t g = 0; g < w.rows / kInterleaveRows; ++g)
         for (int64_t r = 0; r < kInterleaveRows; ++r) {
             const auto* row = reinterpret_cast<const Block*>(w.data + (g * kInterleaveRows + r) * w.row_bytes);
@@ -69,21 +152,30 @@ void interleave_float(const QuantMatrix& w, uint8_t* out) {
 }  // namespace
 
 bool can_interleave(const QuantMatrix& w) {
-    const bool quantized = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q8_0;
+    const bool quantized = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_0 ||
+                           w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
+    const bool k_quant = w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K || w.type == GgmlType::Q6_K;
     const bool float16 = w.type == GgmlType::BF16 || w.type == GgmlType::F16;
     return w.layout == WeightLayout::kRows && w.rows > 0 && w.rows % kInterleaveRows == 0 &&
-           ((quantized && w.cols % kQK == 0) || (float16 && w.cols > 0 && w.cols % 2 == 0));
+           ((quantized && w.cols % kQK == 0) || (k_quant && w.cols % kQKK == 0) ||
+            (float16 && w.cols > 0 && w.cols % 2 == 0));
 }
 
 QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage) {
     if (!can_interleave(w))
-        throw_invalid_argument("interleave: not a Q4_0, Q4_1, Q8_0 or (with an even column count) BF16 or F16 matrix with a multiple of 16 rows");
+        throw_invalid_argument("interleave: not a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or (with an even column count) "
+                               "BF16 or F16 matrix with a multiple of 16 rows");
     storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
     const auto address = reinterpret_cast<uintptr_t>(storage.data());
     uint8_t* out = storage.data() + (64 - address % 64) % 64;
-    if (w.type == GgmlType::Q4_0) interleave_blocks<BlockQ4_0>(w, out);
-    else if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1>(w, out);
-    else if (w.type == GgmlType::Q8_0) interleave_blocks<BlockQ8_0>(w, out);
+    if (w.type == GgmlType::Q4_0) interleave_blocks<BlockQ4_0, kQK>(w, out);
+    else if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1, kQK>(w, out);
+    else if (w.type == GgmlType::Q5_0) interleave_blocks<BlockQ5_0, kQK>(w, out);
+    else if (w.type == GgmlType::Q5_1) interleave_blocks<BlockQ5_1, kQK>(w, out);
+    else if (w.type == GgmlType::Q8_0) interleave_blocks<BlockQ8_0, kQK>(w, out);
+    else if (w.type == GgmlType::Q4_K) interleave_blocks<BlockQ4_K, kQKK>(w, out);
+    else if (w.type == GgmlType::Q5_K) interleave_blocks<BlockQ5_K, kQKK>(w, out);
+    else if (w.type == GgmlType::Q6_K) interleave_blocks<BlockQ6_K, kQKK>(w, out);
     else interleave_float(w, out);
     QuantMatrix packed = w;
     packed.data = out;

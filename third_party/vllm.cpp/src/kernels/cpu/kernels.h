@@ -31,10 +31,10 @@ struct QuantMatrix {
     WeightLayout layout = WeightLayout::kRows;
 };
 
-// `w` (row layout) as the active build's fastest matmul reads it: for Q4_0
-// and Q4_1 (AVX2, AVX-512, NEON with SDOT), Q8_0 (AVX-512), and BF16 and
-// F16 with an even column count (AVX2, AVX-512), with a multiple of 16
-// rows, a copy in
+// `w` (row layout) as the active build's fastest matmul reads it: for
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K (AVX2, AVX-512, NEON
+// with SDOT), and BF16 and F16 with an even column count (AVX2, AVX-512),
+// with a multiple of 16 rows, a copy in
 // the interleaved layout written into `storage`, which the returned matrix
 // points into (keep the vector alive; moving it keeps its buffer).
 // Otherwise `w` itself, and `storage` is left alone.

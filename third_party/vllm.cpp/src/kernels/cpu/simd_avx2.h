@@ -45,11 +45,25 @@ struct Avx2 {
     static I load_2x32(const void* a, const void* b) { return {loadu_256(a), loadu_256(b)}; }
     static I and_(I a, I b) { return {_mm256_and_si256(a.lo, b.lo), _mm256_and_si256(a.hi, b.hi)}; }
     static I or_(I a, I b) { return {_mm256_or_si256(a.lo, b.lo), _mm256_or_si256(a.hi, b.hi)}; }
+    static I xor_(I a, I b) { return {_mm256_xor_si256(a.lo, b.lo), _mm256_xor_si256(a.hi, b.hi)}; }
     static I add32(I a, I b) { return {_mm256_add_epi32(a.lo, b.lo), _mm256_add_epi32(a.hi, b.hi)}; }
     static I sub32(I a, I b) { return {_mm256_sub_epi32(a.lo, b.lo), _mm256_sub_epi32(a.hi, b.hi)}; }
+    static I mullo32(I a, I b) { return {_mm256_mullo_epi32(a.lo, b.lo), _mm256_mullo_epi32(a.hi, b.hi)}; }
+    static I u8x16_to_i32(const uint8_t* p) {
+        const __m128i q = loadu_128(p);
+        return {_mm256_cvtepu8_epi32(q), _mm256_cvtepu8_epi32(_mm_bsrli_si128(q, 8))};
+    }
+    static I i8x16_to_i32(const int8_t* p) {
+        const __m128i q = loadu_128(p);
+        return {_mm256_cvtepi8_epi32(q), _mm256_cvtepi8_epi32(_mm_bsrli_si128(q, 8))};
+    }
     template <int N>
     static I srl16(I a) {
         return {_mm256_srli_epi16(a.lo, N), _mm256_srli_epi16(a.hi, N)};
+    }
+    template <int S>
+    static I shift16(I a) {
+        return {kernels::shift16<S>(a.lo), kernels::shift16<S>(a.hi)};
     }
     static I nibbles_2x16(const void* a, const void* b) { return {nibbles_16(a), nibbles_16(b)}; }
     static I nibbles_32(const void* p) {
@@ -60,7 +74,7 @@ struct Avx2 {
     template <int A, int B>
     static I dup32_shift(const void* p) {
         const __m256i q = loadu_256(p);
-        return {shift16<A>(q), shift16<B>(q)};
+        return {kernels::shift16<A>(q), kernels::shift16<B>(q)};
     }
     static I bit_mask_bytes(uint64_t bits) {
         return {bit_mask_32(static_cast<uint32_t>(bits)), bit_mask_32(static_cast<uint32_t>(bits >> 32))};

@@ -40,11 +40,23 @@ struct Avx512 {
     }
     static I and_(I a, I b) { return _mm512_and_si512(a, b); }
     static I or_(I a, I b) { return _mm512_or_si512(a, b); }
+    static I xor_(I a, I b) { return _mm512_xor_si512(a, b); }
     static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
     static I sub32(I a, I b) { return _mm512_sub_epi32(a, b); }
+    static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }
+    // 16 bytes at p as int32 lanes 0..15.
+    static I u8x16_to_i32(const uint8_t* p) { return _mm512_cvtepu8_epi32(loadu_128(p)); }
+    static I i8x16_to_i32(const int8_t* p) { return _mm512_cvtepi8_epi32(loadu_128(p)); }
     template <int N>
     static I srl16(I a) {
         return _mm512_srli_epi16(a, N);
+    }
+    // 16-bit lanes shifted left by S (right by -S when negative).
+    template <int S>
+    static I shift16(I a) {
+        if constexpr (S > 0) return _mm512_slli_epi16(a, S);
+        else if constexpr (S < 0) return _mm512_srli_epi16(a, -S);
+        else return a;
     }
 
     // Two Q4 blocks of 16 bytes as 64 bytes in element order.
@@ -66,7 +78,7 @@ struct Avx512 {
     template <int A, int B>
     static I dup32_shift(const void* p) {
         const __m256i q = loadu_256(p);
-        return _mm512_inserti64x4(_mm512_castsi256_si512(shift16<A>(q)), shift16<B>(q), 1);
+        return _mm512_inserti64x4(_mm512_castsi256_si512(kernels::shift16<A>(q)), kernels::shift16<B>(q), 1);
     }
     // Byte i is 0xff where bit i of `bits` is set, else 0.
     static I bit_mask_bytes(uint64_t bits) { return _mm512_movm_epi8(bits); }

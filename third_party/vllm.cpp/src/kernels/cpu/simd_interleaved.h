@@ -6,10 +6,18 @@
 // activation bytes broadcast to all lanes) fill one int32 sum per row,
 // converted and scaled once: acc += sum * (d * dx) + offset * s, where s
 // is the activations' dx * sum(q) and offset the format's per-row term
-// (Q4_0: -8 d; Q4_1: its min m; Q8_0: -128 d, taking back the +128 that
-// made its weights unsigned). A tile takes kT tokens, so each weight
-// vector serves kT tokens. A token's arithmetic is the same whatever tile it lands in,
-// so results do not depend on how many tokens share the batch.
+// (Q4_0: -8 d; Q5_0: -16 d; Q4_1 and Q5_1: their min m; Q8_0: -128 d,
+// taking back the +128 that made its weights unsigned). A tile takes kT
+// tokens, so each weight vector serves kT tokens. A token's arithmetic is
+// the same whatever tile it lands in, so results do not depend on how many
+// tokens share the batch.
+//
+// The K-quants (Q4_K, Q5_K, Q6_K) take the Q8x256 activations: per super-block and
+// token, each 32-element sub-block's int32 sums are multiplied by the
+// rows' integer scales and summed in int32, as are the mins times the
+// activations' sub-block sums; two float conversions per super-block then
+// apply d dx and -dmin dx. Integer sums are exact, so this too is the same
+// for a token alone or batched.
 //
 // The float formats (BF16, F16) take float activations: per pair of
 // columns, the 16 rows' two weight vectors are widened to float in
@@ -19,6 +27,7 @@
 // Include only from the SIMD builds' kernels_*.cpp (internal linkage).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "kernels/cpu/act_layout.h"
@@ -28,20 +37,55 @@
 namespace vllm::kernels {
 namespace {
 
-// The 4-bit formats' weights: 4 runs from kRunsOffset, each giving the
-// low nibbles (activation bytes 4j..) and the high ones (16 + 4j..).
-template <class V, size_t kRunsOffset>
-struct InterleavedNibbles {
-    // fn(w, x_offset) for each of the block's 8 weight vectors, x_offset
-    // being the first of the 4 activation bytes it meets.
+// The weight vectors of one 32-element block of 16 rows (4 runs of 64
+// bytes at `runs`, a Q4_0 block's nibbles each): fn(w, x_offset) for each
+// of the 8, x_offset being the first of the 4 activation bytes it meets
+// (the low nibbles of run j meet 4j.., the high ones 16 + 4j..). With
+// kFifthBits, `plane` holds the 64-byte fifth-bit plane (interleave.h):
+// bit v of its bytes, moved to bit 4, is vector v's 16s.
+template <class V, bool kFifthBits, int J, class Fn>
+void nibble_run(const uint8_t* runs, const typename V::I& plane, Fn& fn) {
+    using I = typename V::I;
+    const I nibble = V::set1_8(0x0f);
+    const I q = V::load(runs + 64 * J);
+    I low = V::and_(q, nibble);
+    I high = V::and_(V::template srl16<4>(q), nibble);
+    if constexpr (kFifthBits) {
+        // 16-bit shifts: what crosses into the other byte lands below bit 4
+        // (left shifts of at most 4) or above it (right shifts), off the mask.
+        const I sixteen = V::set1_8(0x10);
+        low = V::or_(low, V::and_(V::template shift16<4 - J>(plane), sixteen));
+        high = V::or_(high, V::and_(V::template shift16<-J>(plane), sixteen));
+    }
+    fn(low, 4 * J);
+    fn(high, 16 + 4 * J);
+}
+
+template <class V, bool kFifthBits, class Fn, int... J>
+void nibble_runs(const uint8_t* runs, const uint8_t* plane, Fn& fn, std::integer_sequence<int, J...>) {
+    const typename V::I bits = kFifthBits ? V::load(plane) : V::zero();
+    (nibble_run<V, kFifthBits, J>(runs, bits, fn), ...);
+}
+
+template <class V, bool kFifthBits, class Fn>
+void for_each_nibble_weights(const uint8_t* runs, const uint8_t* plane, Fn&& fn) {
+    nibble_runs<V, kFifthBits>(runs, plane, fn, std::make_integer_sequence<int, 4>{});
+}
+
+// Unsigned weights (below 128 where the build's dot_u8 needs it) times
+// the signed activations, with a per-row offset term.
+template <class V>
+struct UnsignedWeightsDot {
+    static constexpr bool kHasOffset = true;
+    static typename V::I dot(typename V::I acc, typename V::I w, typename V::I x) { return V::dot_u8(acc, w, x); }
+};
+
+// The 32-element formats with nibbles (and, kPlaneOffset > 0, fifth bits).
+template <class V, size_t kRunsOffset, size_t kPlaneOffset = 0>
+struct InterleavedNibbles : UnsignedWeightsDot<V> {
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        const typename V::I nibble = V::set1_8(0x0f);
-        for (int j = 0; j < 4; ++j) {
-            const typename V::I q = V::load(block + kRunsOffset + 64 * j);
-            fn(V::and_(q, nibble), 4 * j);
-            fn(V::and_(V::template srl16<4>(q), nibble), 16 + 4 * j);
-        }
+        for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kRunsOffset, block + kPlaneOffset, fn);
     }
 };
 
@@ -61,14 +105,121 @@ struct InterleavedQ4_1 : InterleavedNibbles<V, kQ4_1GroupRunsOffset> {
     }
 };
 
+// w = d (q - 16): the offset -16 d.
 template <class V>
-struct InterleavedQ8_0 {
+struct InterleavedQ5_0 : InterleavedNibbles<V, kQ5_0GroupRunsOffset, kQ5_0GroupPlaneOffset> {
+    static constexpr size_t kBlockBytes = kQ5_0GroupBlockBytes;
+    static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-16.0f)); }
+};
+
+// w = d q + m: the offset m.
+template <class V>
+struct InterleavedQ5_1 : InterleavedNibbles<V, kQ5_1GroupRunsOffset, kQ5_1GroupPlaneOffset> {
+    static constexpr size_t kBlockBytes = kQ5_1GroupBlockBytes;
+    static typename V::F offset(const uint8_t* block, typename V::F /*d*/) {
+        return V::load_f16(reinterpret_cast<const uint16_t*>(block) + kInterleaveRows);
+    }
+};
+
+// Q4_K and Q5_K: w = d sc_j q - dmin m_j in sub-block j, whose 32
+// elements are laid out as a Q4_0 block's (Q5_K: plus Q5_0's bit plane).
+template <class V, size_t kBytes, size_t kPlaneOffset>
+struct InterleavedK4K5 {
+    using I = typename V::I;
+    static constexpr size_t kBlockBytes = kBytes;
+    static constexpr int kSubBlocks = 8;
+    static constexpr int kSubBlockElements = 32;
+    static constexpr bool kMins = true;
+    static constexpr int kQOffset = 0;
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
+        for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kQ4_KGroupRunsOffset + 256 * j,
+                                                       block + kPlaneOffset + 64 * j, fn);
+    }
+    // The 16 rows' 6-bit scale of sub-block j, as int32 lanes.
+    static I scale(const uint8_t* block, int j) {
+        return V::and_(V::u8x16_to_i32(block + kQ4_KGroupScalesOffset + 16 * j), V::set1_8(0x3f));
+    }
+    // Their 6-bit min: the top two bits from the scale bytes' bits 6..7.
+    static I min(const uint8_t* block, int j) {
+        const I top = V::template srl16<2>(V::and_(V::u8x16_to_i32(block + kQ4_KGroupScalesOffset + 16 * j), V::set1_8(-64)));
+        const I low = V::u8x16_to_i32(block + kQ4_KGroupMinsOffset + 16 * (j / 2));
+        return V::or_(top, V::and_(j % 2 == 0 ? low : V::template srl16<4>(low), V::set1_8(0x0f)));
+    }
+    static typename V::F min_scale(const uint8_t* block) {
+        return V::load_f16(reinterpret_cast<const uint16_t*>(block + kQ4_KGroupDminOffset));
+    }
+};
+
+template <class V>
+using InterleavedQ4_K = InterleavedK4K5<V, kQ4_KGroupBlockBytes, 0>;
+template <class V>
+using InterleavedQ5_K = InterleavedK4K5<V, kQ5_KGroupBlockBytes, kQ5_KGroupPlaneOffset>;
+
+// Q6_K: w = d sc_j (q - 32) in 16-element sub-block j. Its 4 weight
+// vectors (element quads k = 4j..4j + 3) take their low 4 bits from a
+// nibble of low run k % 32 and their top 2 from bits 2 (k / 16) of high
+// run k % 16, moved to bits 4..5.
+template <class V>
+struct InterleavedQ6_K {
+    using I = typename V::I;
+    static constexpr size_t kBlockBytes = kQ6_KGroupBlockBytes;
+    static constexpr int kSubBlocks = 16;
+    static constexpr int kSubBlockElements = 16;
+    static constexpr bool kMins = false;
+    static constexpr int kQOffset = 32;
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
+        switch (j / 4) {
+            case 0: quads<0>(block, j, fn); break;
+            case 1: quads<1>(block, j, fn); break;
+            case 2: quads<2>(block, j, fn); break;
+            default: quads<3>(block, j, fn); break;
+        }
+    }
+    template <int kHighPair, class Fn>
+    static void quads(const uint8_t* block, int j, Fn& fn) {
+        for (int i = 0; i < 4; ++i) {
+            const int k = 4 * j + i;
+            const I ql = V::load(block + kQ6_KGroupLowOffset + 64 * (k % 32));
+            const I low = V::and_(k < 32 ? ql : V::template srl16<4>(ql), V::set1_8(0x0f));
+            const I qh = V::load(block + kQ6_KGroupHighOffset + 64 * (k % 16));
+            const I high = V::and_(V::template shift16<4 - 2 * kHighPair>(qh), V::set1_8(0x30));
+            fn(V::or_(low, high), 4 * i);
+        }
+    }
+    static I scale(const uint8_t* block, int j) {
+        return V::i8x16_to_i32(reinterpret_cast<const int8_t*>(block + kQ6_KGroupScalesOffset + 16 * j));
+    }
+};
+
+// Q8_0 where dot_u8 is exact for every u8 (kWideU8Dot): the stored
+// weights plus 128 as they are, the offset -128 d taking the 128 back.
+template <class V>
+struct InterleavedQ8_0 : UnsignedWeightsDot<V> {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         for (int j = 0; j < 8; ++j) fn(V::load(block + kQ8_0GroupRunsOffset + 64 * j), 4 * j);
     }
     static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-128.0f)); }
+};
+
+// Q8_0 elsewhere: the weights back to signed (w ^ 0x80) and multiplied
+// by the build's signed dot product (AVX2: |w| times x with w's sign,
+// which maddubs sums without saturating; NEON: SDOT), so no offset.
+template <class V>
+struct InterleavedQ8_0Signed {
+    static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
+    static constexpr bool kHasOffset = false;
+    template <class Fn>
+    static void for_each_weights(const uint8_t* block, Fn&& fn) {
+        for (int j = 0; j < 8; ++j)
+            fn(V::s8_weights(V::xor_(V::load(block + kQ8_0GroupRunsOffset + 64 * j), V::set1_8(-128))), 4 * j);
+    }
+    static typename V::I dot(typename V::I acc, const typename V::S8W& w, typename V::I x) {
+        return V::add32(acc, V::dot_s8(w, V::s8_acts(x)));
+    }
 };
 
 // The two columns of a pair as floats, row r in lane r.
@@ -130,14 +281,80 @@ struct QuantTiles {
             const uint8_t* block = group + b * Fmt::kBlockBytes;
             I sum[T];
             for (int t = 0; t < T; ++t) sum[t] = V::zero();
-            Fmt::for_each_weights(block, [&](const I& w, int x_offset) {
-                for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
+            Fmt::for_each_weights(block, [&](const auto& w, int x_offset) {
+                for (int t = 0; t < T; ++t) sum[t] = Fmt::dot(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
             });
             const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
-            const F offset = Fmt::offset(block, d);
-            for (int t = 0; t < T; ++t) {
-                acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
-                acc[t] = V::fma_f(offset, V::set1(x[t].s[b]), acc[t]);
+            for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
+            if constexpr (Fmt::kHasOffset) {
+                const F offset = Fmt::offset(block, d);
+                for (int t = 0; t < T; ++t) acc[t] = V::fma_f(offset, V::set1(x[t].s[b]), acc[t]);
+            }
+        }
+        for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
+    }
+};
+
+// Tiles over super-block formats (Fmt: kSubBlocks sub-blocks of
+// kSubBlockElements, each with its weights' offset kQOffset and its
+// scale(block, j) as int32 lanes; d as fp16 per row at 0; with kMins,
+// min(block, j) as int32 lanes times min_scale(block)).
+template <class V, class Fmt>
+struct SuperBlockTiles {
+    // The sum of a token's quantized activations over sub-block j of
+    // super-block sb, from its 16-element sums.
+    static int32_t activation_sum(const Q8x256Row& x, int64_t sb, int j) {
+        constexpr int kSums = Fmt::kSubBlockElements / 16;
+        int32_t sum = 0;
+        for (int k = 0; k < kSums; ++k) sum += x.bsums[sb * (kQKK / 16) + j * kSums + k];
+        return sum;
+    }
+    template <int T>
+    static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+        using I = typename V::I;
+        using F = typename V::F;
+        Q8x256Row x[T];
+        for (int t = 0; t < T; ++t) x[t] = q8x256_row(g.x + (t0 + t) * g.x_stride, g.cols);
+        F acc[T];
+        for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
+
+        for (int64_t sb = 0; sb < g.cols / kQKK; ++sb) {
+            const uint8_t* block = group + sb * Fmt::kBlockBytes;
+            I scaled[T];
+            for (int t = 0; t < T; ++t) scaled[t] = V::zero();
+            for (int j = 0; j < Fmt::kSubBlocks; ++j) {
+                // The sums start at -kQOffset times the activations' sum,
+                // turning q into q - kQOffset.
+                I sum[T];
+                for (int t = 0; t < T; ++t) {
+                    if constexpr (Fmt::kQOffset == 0) {
+                        sum[t] = V::zero();
+                    } else {
+                        const int32_t bias = -Fmt::kQOffset * activation_sum(x[t], sb, j);
+                        sum[t] = V::bcast32(&bias);
+                    }
+                }
+                const int64_t first = sb * kQKK + j * Fmt::kSubBlockElements;
+                Fmt::for_each_weights(block, j, [&](const I& w, int x_offset) {
+                    for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + first + x_offset));
+                });
+                const I sc = Fmt::scale(block, j);
+                for (int t = 0; t < T; ++t) scaled[t] = V::add32(scaled[t], V::mullo32(sum[t], sc));
+            }
+            const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
+            for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(scaled[t]), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
+            if constexpr (Fmt::kMins) {
+                I mins[T];
+                for (int t = 0; t < T; ++t) mins[t] = V::zero();
+                for (int j = 0; j < Fmt::kSubBlocks; ++j) {
+                    const I m = Fmt::min(block, j);
+                    for (int t = 0; t < T; ++t) {
+                        const int32_t xsum = activation_sum(x[t], sb, j);
+                        mins[t] = V::add32(mins[t], V::mullo32(m, V::bcast32(&xsum)));
+                    }
+                }
+                const F dmin = Fmt::min_scale(block);
+                for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(mins[t]), V::mul(dmin, V::set1(-x[t].d[sb])), acc[t]);
             }
         }
         for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);
@@ -176,6 +393,14 @@ void gemm_interleaved(const GemmArgs& g) {
     constexpr int kT = V::kInterleavedTokens;
     gemm_interleaved_tiles<kT>(
         g, interleaved_tiles<QuantTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
+}
+
+// GemmFn over an interleaved super-block matrix (Q8x256 activations).
+template <class V, class Fmt>
+void gemm_interleaved_super(const GemmArgs& g) {
+    constexpr int kT = V::kInterleavedTokens;
+    gemm_interleaved_tiles<kT>(
+        g, interleaved_tiles<SuperBlockTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }
 
 // GemmFn over an interleaved float matrix (float activations).

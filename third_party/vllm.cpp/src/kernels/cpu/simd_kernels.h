@@ -1,7 +1,8 @@
 // Everything one SIMD build provides, as an IsaKernels table: the matmul
 // (simd_gemm.h) for every weight format, the interleaved matmuls
-// (simd_interleaved.h) where the layer has kInterleavedTokens (Q8_0's only
-// with kWideU8Dot: its unsigned weights reach 255) or, for F16 and BF16,
+// (simd_interleaved.h) where the layer has kInterleavedTokens (Q8_0's
+// through the signed dot product without kWideU8Dot: its unsigned weights
+// reach 255) or, for F16 and BF16,
 // kFloatInterleavedTokens, the activation quantizers
 // (simd_quantize.h) and the dense float helpers below. Included once per
 // build by kernels_avx2.cpp / kernels_avx512.cpp after their vector layer.
@@ -63,7 +64,13 @@ IsaKernels make_isa_kernels() {
     if constexpr (V::kInterleavedTokens > 0) {
         k.gemm_interleaved[kSlotQ4_0] = gemm_interleaved<V, InterleavedQ4_0<V>>;
         k.gemm_interleaved[kSlotQ4_1] = gemm_interleaved<V, InterleavedQ4_1<V>>;
+        k.gemm_interleaved[kSlotQ5_0] = gemm_interleaved<V, InterleavedQ5_0<V>>;
+        k.gemm_interleaved[kSlotQ5_1] = gemm_interleaved<V, InterleavedQ5_1<V>>;
+        k.gemm_interleaved[kSlotQ4_K] = gemm_interleaved_super<V, InterleavedQ4_K<V>>;
+        k.gemm_interleaved[kSlotQ5_K] = gemm_interleaved_super<V, InterleavedQ5_K<V>>;
+        k.gemm_interleaved[kSlotQ6_K] = gemm_interleaved_super<V, InterleavedQ6_K<V>>;
         if constexpr (V::kWideU8Dot) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
+        else k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0Signed<V>>;
     }
     if constexpr (V::kFloatInterleavedTokens > 0) {
         k.gemm_interleaved[kSlotF16] = gemm_interleaved_float<V, InterleavedF16<V>>;

@@ -123,11 +123,29 @@ struct Neon {
     }
     VLLM_NEON_INLINE static I and_(I a, I b) { return each([&](int j) { return vandq_s8(a.v[j], b.v[j]); }); }
     VLLM_NEON_INLINE static I or_(I a, I b) { return each([&](int j) { return vorrq_s8(a.v[j], b.v[j]); }); }
+    VLLM_NEON_INLINE static I xor_(I a, I b) { return each([&](int j) { return veorq_s8(a.v[j], b.v[j]); }); }
     VLLM_NEON_INLINE static I add32(I a, I b) { return each([&](int j) { return s8(vaddq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
     VLLM_NEON_INLINE static I sub32(I a, I b) { return each([&](int j) { return s8(vsubq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
+    VLLM_NEON_INLINE static I mullo32(I a, I b) { return each([&](int j) { return s8(vmulq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
+    VLLM_NEON_INLINE static I u8x16_to_i32(const uint8_t* p) {
+        const uint8x16_t q = vld1q_u8(p);
+        const uint16x8_t lo = vmovl_u8(vget_low_u8(q)), hi = vmovl_high_u8(q);
+        return {{vreinterpretq_s8_u32(vmovl_u16(vget_low_u16(lo))), vreinterpretq_s8_u32(vmovl_high_u16(lo)),
+                 vreinterpretq_s8_u32(vmovl_u16(vget_low_u16(hi))), vreinterpretq_s8_u32(vmovl_high_u16(hi))}};
+    }
+    VLLM_NEON_INLINE static I i8x16_to_i32(const int8_t* p) {
+        const int8x16_t q = vld1q_s8(p);
+        const int16x8_t lo = vmovl_s8(vget_low_s8(q)), hi = vmovl_high_s8(q);
+        return {{vreinterpretq_s8_s32(vmovl_s16(vget_low_s16(lo))), vreinterpretq_s8_s32(vmovl_high_s16(lo)),
+                 vreinterpretq_s8_s32(vmovl_s16(vget_low_s16(hi))), vreinterpretq_s8_s32(vmovl_high_s16(hi))}};
+    }
     template <int N>
     VLLM_NEON_INLINE static I srl16(I a) {
         return each([&](int j) { return neon_shift16<-N>(a.v[j]); });
+    }
+    template <int S>
+    VLLM_NEON_INLINE static I shift16(I a) {
+        return each([&](int j) { return neon_shift16<S>(a.v[j]); });
     }
     // Two Q4 blocks of 16 bytes as 64 bytes in element order: a's low
     // nibbles, a's high nibbles, then b's.
