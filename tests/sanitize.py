@@ -1,7 +1,8 @@
 """Sanitizer runs of the engine, too slow for the test command (RELIABILITY.md
 records their results).
 
-    python tests/sanitize.py asan [--venv DIR] [PYTEST ARGS ...]
+    python tests/sanitize.py asan [--venv DIR] [--no-install]
+                                  [--each-module [--modules A.py,B.py] [--shard K/N]] [PYTEST ARGS ...]
     python tests/sanitize.py tsan [--seconds 20] [--rounds 3] [--threads 8] [--model PATH]
 
 ``asan``: installs the package built with AddressSanitizer and
@@ -10,7 +11,12 @@ build/libvllm-ninja-sanitize) into a virtual environment of its own
 (default build/asan-venv, with the test extras and SmolLM2), copies tests/
 out of the checkout (so the installed package is the one imported) and runs
 the whole Python suite there with the sanitizer runtime preloaded (libasan,
-and libstdc++ so C++ exceptions are intercepted). Leak detection is off:
+and libstdc++ so C++ exceptions are intercepted); ``--each-module`` runs
+each test module in its own pytest process and prints one result line per
+module (``== test_x.py: ok in N s: ...``), so a report that aborts one
+module does not hide the rest. The engine is built at -O1 there (CMake's
+VLLM_SANITIZE): exact reports, and a build that finishes on a small
+machine. Leak detection is off:
 CPython keeps much of its memory until exit. Any ASan or UBSan report
 aborts the process (``halt_on_error``), which fails the test that ran it.
 The engine's own test programs and the fuzzers skip there: they build from
@@ -35,6 +41,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 from native_build import ENGINE, INCLUDE_DIR, ROOT
 from native_build import _tool as tool
@@ -53,25 +60,60 @@ def runtime(library):
                           check=True).stdout.strip()
 
 
-def asan(args, pytest_args) -> int:
-    venv = pathlib.Path(args.venv).resolve()
-    python = venv / "bin" / "python"
+def install(python, copy):
+    """The sanitized package (with the test extras and SmolLM2) into the venv of
+    `python`, and tests/ copied to `copy`/tests."""
     if not python.exists():
-        run([sys.executable, "-m", "venv", venv], check=True)
+        run([sys.executable, "-m", "venv", python.parent.parent], check=True)
         run([python, "-m", "pip", "install", "-q", "cffi", "cmake", "ninja", "setuptools", "wheel"], check=True)
     # A local directory is always rebuilt and reinstalled: the current sources.
     run([python, "-m", "pip", "install", "-q", "--no-build-isolation", ".[test]"], cwd=ROOT,
         env=dict(os.environ, VLLM_CPP_SANITIZE="1"), check=True)
     run([python, "-m", "pip", "install", "-q", "--no-deps", TEST_MODEL_PACKAGE], check=True)
-    copy = venv.parent / "asan-tests"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def asan(args, pytest_args) -> int:
+    venv = pathlib.Path(args.venv).resolve()
+    python = venv / "bin" / "python"
+    copy = venv.parent / "asan-tests"
+    if args.no_install:
+        if not (copy / "tests").is_dir():
+            sys.exit("--no-install: nothing installed yet in %s (run once without it)" % venv)
+    else:
+        install(python, copy)
     test_env = dict(os.environ,
                     LD_PRELOAD="%s %s" % (runtime("libasan.so"), runtime("libstdc++.so")),
                     ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
                     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-    return run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", *pytest_args], cwd=copy,
-               env=test_env).returncode
+    pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    if not args.each_module:
+        return run([*pytest, "tests", *pytest_args], cwd=copy, env=test_env).returncode
+    # One process per module: a report aborts its process (abort_on_error), and
+    # would otherwise hide every module after it.
+    failed = []
+    shard, shards = args.shard
+    modules = sorted((copy / "tests").glob("test_*.py"))
+    if args.modules:
+        modules = [copy / "tests" / name for name in args.modules.split(",")]
+        missing = [m.name for m in modules if not m.is_file()]
+        if missing:
+            sys.exit("--modules: no such test module: %s" % " ".join(missing))
+    for module in modules[shard - 1::shards]:
+        start = time.monotonic()
+        result = run([*pytest, module.relative_to(copy), *pytest_args], cwd=copy, env=test_env,
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        print(result.stdout, end="", flush=True)
+        lines = result.stdout.strip().splitlines()
+        # Exit status 5: every test of the module deselected or skipped at collection.
+        ok = result.returncode in (0, 5)
+        print("== %s: %s in %.0f s: %s" % (module.name, "ok" if ok else "FAILED (exit %d)" % result.returncode,
+                                           time.monotonic() - start, lines[-1] if lines else ""), flush=True)
+        if not ok:
+            failed.append(module.name)
+    print("== ASan+UBSan: %s" % ("failed: " + " ".join(failed) if failed else "every module passed"))
+    return 1 if failed else 0
 
 
 def tsan(args) -> int:
@@ -96,12 +138,29 @@ def tsan(args) -> int:
     return run([build / "stress_c_abi", model, args.seconds, args.rounds, args.threads], env=env).returncode
 
 
+def shard_of(text):
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError("expected K/N with 1 <= K <= N, e.g. 1/2")
+    return int(k), int(n)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     modes = parser.add_subparsers(dest="mode", required=True)
     a = modes.add_parser("asan", help="the whole Python suite against an ASan+UBSan build")
     a.add_argument("--venv", default=str(ROOT / "build" / "asan-venv"),
                    help="virtual environment to install the sanitized package into (default build/asan-venv)")
+    a.add_argument("--no-install", action="store_true",
+                   help="run against what the last run installed (e.g. a second --shard beside the first)")
+    a.add_argument("--each-module", action="store_true",
+                   help="run each test module in a pytest process of its own and report each (an ASan or UBSan "
+                        "report aborts the process it happens in)")
+    a.add_argument("--modules", default="", metavar="A.py,B.py",
+                   help="with --each-module: these test modules, in this order, instead of all")
+    a.add_argument("--shard", type=shard_of, default=(1, 1), metavar="K/N",
+                   help="with --each-module: only every N-th module, starting at the K-th (N runs side by side "
+                        "cover the suite)")
     t = modes.add_parser("tsan", help="the C-ABI concurrency stress under ThreadSanitizer")
     t.add_argument("--seconds", type=float, default=20.0, help="seconds per round (default 20)")
     t.add_argument("--rounds", type=int, default=3, help="engines loaded and freed (default 3)")
