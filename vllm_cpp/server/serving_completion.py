@@ -45,8 +45,9 @@ def _legacy_logprobs(logprobs: Tuple[TokenLogprob, ...], offset: int = 0) -> Tup
     }, offset
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+#: Compact JSON, one encoder for every call (json.dumps with arguments
+#: builds a new one each time, and this runs per streamed chunk).
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class CompletionServing:
