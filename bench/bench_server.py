@@ -19,7 +19,11 @@ and idle while the in-process engine runs) and the medians are reported,
 with the spread of the per-round HTTP costs. Where /proc exists, the CPU
 time each process spent per output token is reported too (the server
 process's; the in-process run's, engine and callbacks) and the HTTP layer's
-share of the server's CPU, 1 - in-process / server.
+share of the server's CPU, 1 - in-process / server, and the clients' CPU
+per token (this process's, while the HTTP level runs). The clients share
+the cores with the engine, so they are lean (a connection each, the body's
+bytes read without decoding every chunk; ``one_stream``): what they spend
+is measured against the server otherwise.
 
 Usage:  python bench/bench_server.py [--model PATH] [--threads N]
                                      [--clients 1,8,32] [--input-len 128] [--output-len 128]
@@ -88,22 +92,68 @@ def start_llamacpp(model, threads, ctx):
     return process, "http://127.0.0.1:%d" % port
 
 
-async def one_stream(http, prompt, output_len, start, extra):
-    body = {"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0, "stream": True,
-            "stream_options": {"include_usage": True}, **extra}
-    first, chunks, usage = None, 0, None
-    async with http.stream("POST", "/v1/completions", json=body) as response:
-        response.raise_for_status()
-        async for line in response.aiter_lines():
-            if not line.startswith("data: ") or line.strip() == "data: [DONE]":
+def _has_text(line):
+    """Whether an SSE completion chunk's first choice has non-empty text,
+    read off the bytes (both servers write ``"text":`` then the string)."""
+    i = line.find(b'"text":')
+    return i >= 0 and not line[i + 7:i + 10].lstrip().startswith(b'""')
+
+
+async def _body_lines(reader, chunked):
+    """The lines of a response body, chunked transfer coding or not."""
+    buffer = b""
+    while True:
+        if chunked:
+            size = int((await reader.readline()).split(b";")[0], 16)
+            if size == 0:
+                break
+            data = (await reader.readexactly(size + 2))[:-2]
+        else:
+            data = await reader.read(65536)
+            if not data:
+                break
+        buffer += data
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield line.rstrip(b"\r")
+
+
+async def one_stream(url, prompt, output_len, start, extra):
+    """One streamed completion on a connection of its own: (time to first
+    text, output tokens). The clients share the machine's cores with the
+    engine, so the client is kept lean: a client that decodes every chunk
+    with httpx and json spends more CPU per token than the server's whole
+    HTTP layer, and would be measured as that layer's cost. It reads the
+    body's bytes and parses only the usage chunk."""
+    host, port = url.rsplit("//", 1)[1].split(":")
+    body = json.dumps({"model": "model", "prompt": prompt, "max_tokens": output_len, "temperature": 0,
+                       "stream": True, "stream_options": {"include_usage": True}, **extra}).encode()
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                     % (host.encode(), port.encode(), len(body), body))
+        status = await reader.readline()
+        if status.split()[1:2] != [b"200"]:
+            raise SystemExit("the server answered %r" % status)
+        chunked = False
+        while True:
+            header = (await reader.readline()).strip().lower()
+            if not header:
+                break
+            chunked = chunked or (header.startswith(b"transfer-encoding:") and b"chunked" in header)
+        first, chunks, usage = None, 0, None
+        async for line in _body_lines(reader, chunked):
+            if not line.startswith(b"data: ") or line == b"data: [DONE]":
                 continue
-            chunk = json.loads(line[6:])
-            usage = chunk.get("usage") or usage
-            choices = chunk.get("choices") or []
-            if choices and choices[0].get("text"):
+            if b'"usage"' in line:
+                usage = json.loads(line[6:]).get("usage") or usage
+            if _has_text(line):
                 chunks += 1
                 if first is None:
                     first = time.perf_counter() - start
+    finally:
+        writer.close()
     # A chunk may carry several tokens (vllm-cpp sends a lagging stream's
     # tokens together): the usage chunk counts them; without one (llama-cpp-
     # python ignores stream_options) a chunk is one token.
@@ -111,11 +161,9 @@ async def one_stream(http, prompt, output_len, start, extra):
 
 
 async def http_level(url, prompts, output_len, extra):
-    limits = httpx.Limits(max_connections=len(prompts) + 4)
-    async with httpx.AsyncClient(base_url=url, timeout=3600, limits=limits) as http:
-        start = time.perf_counter()
-        results = await asyncio.gather(*(one_stream(http, p, output_len, start, extra) for p in prompts))
-        wall = time.perf_counter() - start
+    start = time.perf_counter()
+    results = await asyncio.gather(*(one_stream(url, p, output_len, start, extra) for p in prompts))
+    wall = time.perf_counter() - start
     tokens = sum(t for _, t in results)
     return {"tokens_per_s": tokens / wall, "ttft_p50_s": statistics.median(f for f, _ in results if f is not None),
             "mean_output_tokens": tokens / len(prompts), "n": len(prompts)}
@@ -156,9 +204,12 @@ class Server:
             raise
 
     def level(self, prompts, output_len):
-        before = cpu_seconds(self.process.pid)
+        before, client_before = cpu_seconds(self.process.pid), cpu_seconds()
         result = asyncio.run(http_level(self.url, prompts, output_len, self.extra))
-        return with_cpu_per_token(result, before, cpu_seconds(self.process.pid))
+        client = with_cpu_per_token(dict(result), client_before, cpu_seconds())
+        result = with_cpu_per_token(result, before, cpu_seconds(self.process.pid))
+        result["client_cpu_ms_per_token"] = client["cpu_ms_per_token"]
+        return result
 
     def close(self):
         self.process.terminate()
@@ -239,8 +290,8 @@ def main():
     print("vllm-cpp and in process: medians of %d alternating rounds; HTTP cost: of the medians, and "
           "[lowest, highest] of the rounds\n" % args.rounds)
     print("| clients | vllm-cpp tok/s | TTFT p50 (ms) | llama-cpp-python tok/s | TTFT p50 (ms) | ratio "
-          "| in-process tok/s | HTTP cost | CPU ms/token: server | in-process | HTTP CPU share |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| in-process tok/s | HTTP cost | CPU ms/token: server | in-process | HTTP CPU share | client CPU ms/token |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c in levels:
         o, p = ours_median[c], in_process[c]
         t = theirs[c] if theirs else None
@@ -248,12 +299,12 @@ def main():
         if "cpu_ms_per_token" in o and "cpu_ms_per_token" in p:
             cpu = "%.2f | %.2f | %.1f%%" % (o["cpu_ms_per_token"], p["cpu_ms_per_token"],
                                            100.0 * (1 - p["cpu_ms_per_token"] / o["cpu_ms_per_token"]))
-        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% [%.1f%%, %.1f%%] | %s |" % (
+        print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% [%.1f%%, %.1f%%] | %s | %.2f |" % (
             c, o["tokens_per_s"], o["ttft_p50_s"] * 1e3,
             "%.1f" % t["tokens_per_s"] if t else "-", "%.0f" % (t["ttft_p50_s"] * 1e3) if t else "-",
             "%.2fx" % (o["tokens_per_s"] / t["tokens_per_s"]) if t else "-",
             p["output_tokens_per_s"], 100.0 * (1 - o["tokens_per_s"] / p["output_tokens_per_s"]),
-            100.0 * costs[c][0], 100.0 * costs[c][-1], cpu))
+            100.0 * costs[c][0], 100.0 * costs[c][-1], cpu, o["client_cpu_ms_per_token"]))
     print("\nMean streamed output tokens per request: vllm-cpp %s; llama-cpp-python %s"
           % (", ".join("%.0f" % ours_median[c]["mean_output_tokens"] for c in levels),
              ", ".join("%.0f" % theirs[c]["mean_output_tokens"] for c in levels) if theirs else "-"))

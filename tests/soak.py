@@ -65,6 +65,7 @@ class Sample:
     rss_mib: float
     threads: int
     fds: int
+    python_objects: int
 
 
 def resources(done: int) -> Sample:
@@ -73,7 +74,8 @@ def resources(done: int) -> Sample:
         for line in f:
             if line.startswith("VmRSS:"):
                 rss_kib = int(line.split()[1])
-    return Sample(done, rss_kib / 1024.0, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")))
+    return Sample(done, rss_kib / 1024.0, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")),
+                  len(gc.get_objects()))
 
 
 def random_prompt(rng: random.Random) -> str:
@@ -404,7 +406,7 @@ def _run_workers(engine, target, kinds, requests, threads, seed, report_every, h
                     sample = resources(done)
                     samples.append(sample)
                     log(f"{done:6d} requests: rss {sample.rss_mib:.1f} MiB, {sample.threads} threads, "
-                        f"{sample.fds} fds")
+                        f"{sample.fds} fds, {sample.python_objects} Python objects")
         finally:
             loop.close()
             if client is not engine:
@@ -441,19 +443,25 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=1000, help="requests before the 'flat' baseline sample")
     parser.add_argument("--hang-seconds", type=float, default=120.0)
     parser.add_argument("--http", action="store_true", help="through the OpenAI server, as HTTP clients")
+    parser.add_argument("--num-blocks", type=int, default=None,
+                        help="KV cache blocks (default: the engine's, 256 here); a small cache has every block's "
+                             "pages committed during warm-up, so later resident-memory growth is not the KV cache "
+                             "being touched for the first time")
     args = parser.parse_args(argv)
     if args.model is None:
         from vllm_cpp.models import smollm2_path
         args.model = smollm2_path()
 
+    engine_options = {} if args.num_blocks is None else {"num_blocks": args.num_blocks}
     report = run_soak(args.model, args.requests, args.threads, args.seed, args.report_every, args.hang_seconds,
-                      http=args.http)
+                      http=args.http, **engine_options)
     print(f"{report.submitted} requests in {report.seconds:.0f} s; outcomes: {dict(sorted(report.outcomes.items()))}")
     warm, last_running = report.flat_window(args.warmup)
     before, after = report.samples[0], report.samples[-1]
     print(f"while serving, after warm-up ({warm.requests_done} requests) -> last sample "
           f"({last_running.requests_done}): rss {warm.rss_mib:.1f} -> {last_running.rss_mib:.1f} MiB, "
-          f"threads {warm.threads} -> {last_running.threads}, fds {warm.fds} -> {last_running.fds}")
+          f"threads {warm.threads} -> {last_running.threads}, fds {warm.fds} -> {last_running.fds}, "
+          f"Python objects {warm.python_objects} -> {last_running.python_objects}")
     print(f"before load -> after close: threads {before.threads} -> {after.threads}, fds {before.fds} -> {after.fds}")
     for failure in report.failures[:20]:
         print("FAIL:", failure)

@@ -150,3 +150,54 @@ def test_closing_the_engine_ends_its_streams(smollm2_path):
 
     asyncio.run(main())
     assert engine.closed
+
+
+def test_a_reader_interrupted_while_its_owner_cancels_still_ends(pull_engine):
+    """Issue 15's HTTP soak: a reader task cancelled (a client gone) in the
+    same loop iteration as its owner cancels the request (the handler's
+    clean-up). The reader cancels the request and waits for its last event;
+    it must get it. Before, the owner's cancel() made the poller drop that
+    event, the reader waited for ever, and the garbage collector later
+    finalized its suspended generators ("aclose(): asynchronous generator is
+    already running")."""
+    from vllm_cpp.pull_requests import RequestEvents
+
+    long = SamplingParams.greedy(max_tokens=200, ignore_eos=True)
+
+    async def main():
+        events = RequestEvents(lambda consumer: pull_engine.submit_pull("Once upon a time", long, consumer))
+        started = asyncio.Event()
+
+        async def read():
+            async for _event in events:
+                started.set()
+
+        reader = asyncio.ensure_future(read())
+        await started.wait()
+        reader.cancel()
+        events.cancel()  # no await in between: the reader has not unwound yet
+        done, _pending = await asyncio.wait({reader}, timeout=60)
+        assert done, "the reader never saw the last event of its cancelled request"
+        assert reader.cancelled()
+        assert events.request.closed
+
+    asyncio.run(main())
+    deadline = time.monotonic() + 30  # stats are published after each step
+    while pull_engine.stats()["running_requests"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert pull_engine.stats()["running_requests"] == 0
+
+
+def test_a_request_is_read_by_one_reader(pull_engine):
+    from vllm_cpp.pull_requests import RequestEvents
+
+    async def main():
+        events = RequestEvents(lambda consumer: pull_engine.submit_pull("Once upon a time", params(), consumer))
+        events.cancel()
+        with pytest.raises(RuntimeError, match="one reader"):
+            async for _event in events:
+                pass
+        while not events.request.closed:
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())

@@ -129,13 +129,19 @@ class RequestEvents:
     """A pull request submitted now (``submit(consumer)`` registers this
     object with the engine's poller and returns the :class:`Request`; a
     refusal raises here), whose :class:`PulledEvent`s are read with
-    ``async for`` on the event loop that created it. After the last event the
-    request's outcome is checked by ``wait()`` (raising its error) and
-    ``after(request)`` runs; both return at once by then. Leaving the loop
-    early cancels the request and returns once the engine has dropped it
-    (its last event, at the engine's next step); ``cancel()`` for a request
-    never read cancels it without waiting. Either way it is closed on the
-    loop when its last event arrives."""
+    ``async for`` on the event loop that created it, by one reader. After
+    the last event the request's outcome is checked by ``wait()`` (raising
+    its error) and ``after(request)`` runs; both return at once by then.
+
+    The request is closed on the loop by whoever holds it last. A reader
+    closes it after the last event; leaving early it cancels the request and
+    waits for that last event (the engine's next step), as a blocking cancel
+    does. ``cancel()`` with a reader active only cancels the native request:
+    the reader still gets the last event and closes it. Without a reader (a
+    request never read, or one whose reader was interrupted while it waited)
+    the request is released: cancelled, and closed when its last event
+    arrives. A reader therefore always sees the last event: none waits for
+    ever on a request someone else gave up on."""
 
     def __init__(self, submit: Callable[["RequestEvents"], Request],
                  after: Optional[Callable[[Request], None]] = None):
@@ -143,12 +149,16 @@ class RequestEvents:
         self._events: "collections.deque[PulledEvent]" = collections.deque()
         self._waiter: Optional[asyncio.Future] = None
         self._after = after
-        self._abandoned = False
+        self._ended = False      # the last event has arrived
+        self._reading = False    # an ``async for`` is active
+        self._released = False   # nobody reads: close on the last event
         self.request = submit(self)
 
     def deliver(self, event: PulledEvent) -> None:
         """On the loop: one event from the poller."""
-        if self._abandoned:
+        if event.finished:
+            self._ended = True
+        if self._released:
             if event.finished:
                 self.request.close()
             return
@@ -161,14 +171,23 @@ class RequestEvents:
             waiter.set_result(None)
 
     def cancel(self) -> None:
-        """Cancel the request; it is closed once the engine has dropped it."""
-        if self._abandoned:
+        """Cancel the request. With a reader active, the reader gets its last
+        event and closes it; otherwise it is released (closed now if it has
+        ended, else when its last event arrives)."""
+        if self._reading:
+            self.request.cancel()
+        else:
+            self._release()
+
+    def _release(self) -> None:
+        if self._released:
             return
-        self._abandoned = True
-        if any(event.finished for event in self._events):
+        self._released = True
+        self._events.clear()
+        if self._ended:
             self.request.close()
-            return
-        self.request.cancel()
+        else:
+            self.request.cancel()
 
     async def _next_event(self) -> None:
         """Waits until an event is queued."""
@@ -180,6 +199,9 @@ class RequestEvents:
                 self._waiter = None
 
     async def __aiter__(self):
+        if self._reading or self._released:
+            raise RuntimeError("the events of a pull request are read once, by one reader")
+        self._reading = True
         events = self._events
         finished = False
         try:
@@ -193,18 +215,17 @@ class RequestEvents:
                 if finished:
                     break
         finally:
-            if finished:
-                self.request.close()
-            else:
-                # Left early: cancel, and return once the engine has let go
-                # of the request (its next step), as a blocking cancel does.
-                self.request.cancel()
-                try:
-                    while not any(event.finished for event in events):
+            try:
+                if not finished:
+                    # Left early: cancel, and return once the engine has let
+                    # go of the request (its next step).
+                    self.request.cancel()
+                    while not self._ended:
                         events.clear()
                         await self._next_event()
-                finally:
-                    self.cancel()  # closes it, now or when its last event comes
+            finally:
+                self._reading = False
+                self._release()  # closes it, now or when its last event comes
 
 
 def _settle(request: Request, after: Optional[Callable[[Request], None]]) -> None:

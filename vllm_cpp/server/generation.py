@@ -22,7 +22,8 @@ class CompletionRun:
     raises there, before any response is started): ``outputs()`` yields its
     text as it is generated, with the new tokens' logprobs when asked for;
     then ``completion`` holds the whole result (with token ids and
-    logprobs). ``cancel()`` for a run never read."""
+    logprobs). ``cancel()`` cancels it, read or not (a reader then sees it
+    end with finish reason "abort")."""
 
     def __init__(self, engine: Engine, prompt: Prompt, params: SamplingParams, priority: int,
                  timer: RequestTimer):
@@ -46,12 +47,6 @@ class CompletionRun:
                 logprobs = event.logprobs
                 yield event.delta, (None if logprobs is None
                                     else tuple(TokenLogprob.from_native(e) for e in logprobs))
-
-    async def run(self) -> Completion:
-        async for _output in self.outputs():
-            pass
-        assert self.completion is not None
-        return self.completion
 
 
 class ChatRun:

@@ -104,6 +104,12 @@ class ServerMetrics:
             "vllm:http_requests", "HTTP requests answered.",
             ["method", "path", "status"], registry=self.registry)
 
+        # The served model's series, looked up once: a token's observation
+        # is on the per-token path.
+        self.model_ttft = self.time_to_first_token.labels(model_name)
+        self.model_itl = self.inter_token_latency.labels(model_name)
+        self.model_e2e = self.e2e_latency.labels(model_name)
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -128,14 +134,16 @@ class RequestTimer:
         carries every token since the previous one; the gap is shared
         between them), or one delta of a chat stream."""
         now = time.monotonic()
-        model = self._metrics.model_name
         if self._last is None:
-            self._metrics.time_to_first_token.labels(model).observe(now - self._start)
+            self._metrics.model_ttft.observe(now - self._start)
             tokens -= 1
-        gap = (now - (self._last if self._last is not None else now)) / max(tokens, 1)
+            gap = 0.0
+        else:
+            gap = (now - self._last) / max(tokens, 1)
+        observe = self._metrics.model_itl.observe
         for _ in range(tokens):
-            self._metrics.inter_token_latency.labels(model).observe(gap)
+            observe(gap)
         self._last = now
 
     def done(self) -> None:
-        self._metrics.e2e_latency.labels(self._metrics.model_name).observe(time.monotonic() - self._start)
+        self._metrics.model_e2e.observe(time.monotonic() - self._start)

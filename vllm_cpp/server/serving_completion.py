@@ -8,7 +8,6 @@ the engine batches them; choice ``i`` of a seeded request samples with
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import time
@@ -46,8 +45,9 @@ def _legacy_logprobs(logprobs: Tuple[TokenLogprob, ...], offset: int = 0) -> Tup
     }, offset
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+#: Compact JSON, one encoder for every call (json.dumps with arguments
+#: builds a new one each time, and this runs per streamed chunk).
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class CompletionServing:
@@ -95,7 +95,10 @@ class CompletionServing:
     async def complete(self, request: CompletionRequest, runs: List[CompletionRun]) -> Dict[str, Any]:
         """The ``text_completion`` response of started runs (the caller
         cancels them all if this fails or is cancelled)."""
-        await asyncio.gather(*(run.run() for run in runs))
+        # merge() reads every run to its end; one that fails or is cancelled
+        # cancels the others and waits for them, so none outlives the call.
+        async for _output in merge([run.outputs() for run in runs]):
+            pass
         completions = self._finish(runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
         response["choices"] = [
