@@ -25,9 +25,10 @@ import pathlib
 import platform
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_vs_llamacpp import best, make_prompt_ids  # noqa: E402
+from bench_vs_llamacpp import make_prompt_ids  # noqa: E402
 
 HEADROOM = 256  # context beyond the prompt and the decoded tokens, for both engines
 
@@ -38,20 +39,22 @@ def bench_llamacpp(model, threads, prompt_ids, decode_tokens, repeats, flash_att
     llm = Llama(model_path=model, n_ctx=len(prompt_ids) + decode_tokens + HEADROOM, n_batch=512, n_ubatch=512,
                 n_threads=threads, n_threads_batch=threads, flash_attn=flash_attn, verbose=False)
 
-    # The prompt, then n - 1 more tokens one at a time: the prompt's own
+    # The prompt, then decode_tokens more one at a time: the prompt's own
     # again (llama-cpp-python keeps no logits to pick from without
     # logits_all, which would cost a vocabulary row per prompt token; a
-    # step's cost does not depend on which token it feeds).
-    def generate(n):
+    # step's cost does not depend on which token it feeds). Both phases are
+    # timed inside one run: subtracting a short run from a long one drowns
+    # 64 decode steps in the 4,096-token prefill's noise.
+    def run():
         llm.reset()
+        t0 = time.perf_counter()
         llm.eval(prompt_ids)
-        for i in range(n - 1):
+        t1 = time.perf_counter()
+        for i in range(decode_tokens):
             llm.eval([prompt_ids[i]])
+        return t1 - t0, time.perf_counter() - t1
 
-    generate(2)  # warm-up
-    t_one = best(lambda: generate(1), repeats)
-    t_many = best(lambda: generate(decode_tokens + 1), repeats)
-    return len(prompt_ids) / t_one, decode_tokens / (t_many - t_one)
+    return best_phases(run, len(prompt_ids), decode_tokens, repeats)
 
 
 def bench_vllm_cpp(model, threads, prompt_text, n_prompt, decode_tokens, repeats, kv_cache_dtype):
@@ -59,13 +62,26 @@ def bench_vllm_cpp(model, threads, prompt_text, n_prompt, decode_tokens, repeats
 
     engine = Engine.load(model, max_model_len=n_prompt + decode_tokens + HEADROOM, prefix_caching=Toggle.OFF,
                          num_threads=threads, kv_cache_dtype=kv_cache_dtype)
-    one = SamplingParams.greedy(max_tokens=1, ignore_eos=True)
-    many = SamplingParams.greedy(max_tokens=decode_tokens + 1, ignore_eos=True)
-    assert engine.complete(prompt_text, one).prompt_tokens == n_prompt  # and a warm-up
-    t_one = best(lambda: engine.complete(prompt_text, one), repeats)
-    t_many = best(lambda: engine.complete(prompt_text, many), repeats)
+    params = SamplingParams.greedy(max_tokens=decode_tokens + 1, ignore_eos=True)
+
+    # Prefill: to the first streamed piece; decode: from it to the last.
+    def run():
+        t0 = time.perf_counter()
+        first = None
+        for _ in engine.stream(prompt_text, params):
+            first = first or time.perf_counter()
+        return first - t0, time.perf_counter() - first
+
+    assert engine.complete(prompt_text, SamplingParams.greedy(max_tokens=1)).prompt_tokens == n_prompt  # warm-up
+    result = best_phases(run, n_prompt, decode_tokens, repeats)
     engine.close()
-    return n_prompt / t_one, decode_tokens / (t_many - t_one)
+    return result
+
+
+def best_phases(run, n_prompt, decode_tokens, repeats):
+    """(prefill tok/s, decode tok/s), each phase's best of `repeats` runs."""
+    times = [run() for _ in range(repeats)]
+    return n_prompt / min(t[0] for t in times), decode_tokens / min(t[1] for t in times)
 
 
 def measure(config, args):
