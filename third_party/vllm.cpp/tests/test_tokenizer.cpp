@@ -304,6 +304,74 @@ void test_errors(const TokenizerData& base) {
     std::remove(path.c_str());
 }
 
+// Appends GGUF metadata values (little-endian, as the format stores them).
+struct GgufBytes {
+    std::string b;
+    void u32(uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); }
+    void u64(uint64_t v) { b.append(reinterpret_cast<const char*>(&v), 8); }
+    void f32(float v) { b.append(reinterpret_cast<const char*>(&v), 4); }
+    void str(const std::string& s) {
+        u64(s.size());
+        b += s;
+    }
+    void header(uint64_t n_kv) {
+        b += "GGUF";
+        u32(3);  // version
+        u64(0);  // tensors
+        u64(n_kv);
+    }
+};
+
+// A SentencePiece vocabulary's arrays as GGUF stores them (tokens, types,
+// scores): the reader packs them, and the tokenizer data reads them back
+// element by element; a wrongly typed or cut array is refused by name.
+void test_packed_metadata_arrays() {
+    const std::vector<std::string> texts = {"<unk>", "a", std::string(40, 'x'), "", "\xE2\x96\x81" "b"};
+    const std::vector<int32_t> types = {2, 1, 1, 5, 1};
+    const std::vector<float> scores = {0.0f, -1.5f, -2.25f, 0.0f, 3.0f};
+    const auto write = [&](bool types_as_strings, size_t cut) {
+        GgufBytes g;
+        g.header(4);
+        g.str("tokenizer.ggml.model");
+        g.u32(8);  // STRING
+        g.str("llama");
+        g.str("tokenizer.ggml.tokens");
+        g.u32(9);  // ARRAY
+        g.u32(8);  // of STRING
+        g.u64(texts.size());
+        for (const std::string& t : texts) g.str(t);
+        g.str("tokenizer.ggml.token_type");
+        g.u32(9);
+        g.u32(types_as_strings ? 8 : 5);  // of STRING or INT32
+        g.u64(types.size());
+        for (int32_t t : types) types_as_strings ? g.str(std::to_string(t)) : g.u32(static_cast<uint32_t>(t));
+        g.str("tokenizer.ggml.scores");
+        g.u32(9);
+        g.u32(6);  // of FLOAT32
+        g.u64(scores.size());
+        for (float f : scores) g.f32(f);
+        const std::string path = "/tmp/vllm_test_tokenizer_arrays_" + std::to_string(getpid()) + ".gguf";
+        write_file(path, g.b.substr(0, g.b.size() - cut));
+        return path;
+    };
+
+    const std::string good = write(false, 0);
+    const TokenizerData d = TokenizerData::from_gguf(GgufFile(good));
+    check(d.tokens == texts, "packed string array reads back");
+    check(d.token_types == types, "packed INT32 array reads back");
+    check(d.scores == scores, "packed FLOAT32 array reads back");
+    std::remove(good.c_str());
+
+    const std::string wrong = write(true, 0);
+    check_throws([&] { TokenizerData::from_gguf(GgufFile(wrong)); }, VLLM_ERR_MODEL_LOAD,
+                 "'tokenizer.ggml.token_type' is not an array of integers", "an array of strings is no array of ints");
+    std::remove(wrong.c_str());
+
+    const std::string cut = write(false, 2);  // inside the last score
+    check_throws([&] { GgufFile file(cut); }, VLLM_ERR_MODEL_LOAD, "truncated", "a cut packed array is refused");
+    std::remove(cut.c_str());
+}
+
 // SentencePiece on a hand-made vocabulary (Gemma 3's real one is tested
 // against llama.cpp in tests/test_tokenizer_gguf.py when present).
 void test_sentencepiece() {
@@ -391,6 +459,7 @@ int main(int argc, char** argv) {
         test_errors(data);
         test_invalid_input(*tok);
         test_sentencepiece();
+        test_packed_metadata_arrays();
         report_speed(*tok, sections);
     } catch (const std::exception& e) {
         check(false, std::string("unexpected exception: ") + e.what());

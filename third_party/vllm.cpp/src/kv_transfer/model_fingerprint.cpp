@@ -29,8 +29,14 @@ public:
             case GgufValueType::STRING: text(v.s); break;
             case GgufValueType::ARRAY:
                 u64(static_cast<uint64_t>(v.element_type));
-                u64(v.array.size());
-                for (const GgufValue& item : v.array) value(item);
+                u64(v.array_size());
+                // Element by element, as when each was a GgufValue of its own:
+                // fingerprints stay those of earlier builds.
+                if (v.element_type == GgufValueType::ARRAY) {
+                    for (const GgufValue& item : v.nested) value(item);
+                } else {
+                    for (size_t k = 0; k < v.array_size(); ++k) value(v.element(k));
+                }
                 break;
             case GgufValueType::FLOAT32:
             case GgufValueType::FLOAT64: f64(v.f); break;

@@ -29,12 +29,24 @@ public:
     }
 
     std::string read_string() {
+        std::string s;
+        append_string(s);
+        return s;
+    }
+
+    // Reads a string onto the end of `out`.
+    void append_string(std::string& out) {
         uint64_t n = read<uint64_t>();
         if (n > kMaxStringBytes) file_.fail("string length " + std::to_string(n) + " at offset " + std::to_string(pos_) + " is implausible");
-        need(n, "string");
-        std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+        out.append(reinterpret_cast<const char*>(take(n, "string")), n);
+    }
+
+    // The next n bytes, which the cursor moves past.
+    const uint8_t* take(uint64_t n, const char* what) {
+        need(n, what);
+        const uint8_t* bytes = data_ + pos_;
         pos_ += n;
-        return s;
+        return bytes;
     }
 
     void need(uint64_t n, const char* what) {
@@ -50,20 +62,10 @@ private:
 };
 
 GgufValue read_value(Cursor& c, GgufValueType type, const GgufFile& file, int depth) {
+    if (const size_t size = gguf_scalar_size(type)) return decode_gguf_scalar(type, c.take(size, "value"));
     GgufValue v;
     v.type = type;
     switch (type) {
-        case GgufValueType::UINT8: v.u = c.read<uint8_t>(); v.i = static_cast<int64_t>(v.u); break;
-        case GgufValueType::INT8: v.i = c.read<int8_t>(); break;
-        case GgufValueType::UINT16: v.u = c.read<uint16_t>(); v.i = static_cast<int64_t>(v.u); break;
-        case GgufValueType::INT16: v.i = c.read<int16_t>(); break;
-        case GgufValueType::UINT32: v.u = c.read<uint32_t>(); v.i = static_cast<int64_t>(v.u); break;
-        case GgufValueType::INT32: v.i = c.read<int32_t>(); break;
-        case GgufValueType::UINT64: v.u = c.read<uint64_t>(); v.i = static_cast<int64_t>(v.u); break;
-        case GgufValueType::INT64: v.i = c.read<int64_t>(); break;
-        case GgufValueType::FLOAT32: v.f = c.read<float>(); break;
-        case GgufValueType::FLOAT64: v.f = c.read<double>(); break;
-        case GgufValueType::BOOL: v.i = c.read<uint8_t>() != 0; break;
         case GgufValueType::STRING: v.s = c.read_string(); break;
         case GgufValueType::ARRAY: {
             if (depth > 2) file.fail("metadata arrays nested too deeply");
@@ -74,8 +76,20 @@ GgufValue read_value(Cursor& c, GgufValueType type, const GgufFile& file, int de
             uint64_t n = c.read<uint64_t>();
             // Each element takes at least one byte: a count beyond the file is corrupt.
             c.need(n, "array");
-            v.array.reserve(n);
-            for (uint64_t k = 0; k < n; ++k) v.array.push_back(read_value(c, v.element_type, file, depth + 1));
+            if (const size_t size = gguf_scalar_size(v.element_type)) {
+                const uint8_t* bytes = c.take(n * size, "array");
+                v.packed_scalars.assign(bytes, bytes + n * size);
+            } else if (v.element_type == GgufValueType::STRING) {
+                v.string_ends.reserve(n);
+                for (uint64_t k = 0; k < n; ++k) {
+                    c.append_string(v.packed_strings);
+                    v.string_ends.push_back(v.packed_strings.size());
+                }
+                v.packed_strings.shrink_to_fit();
+            } else {
+                v.nested.reserve(n);
+                for (uint64_t k = 0; k < n; ++k) v.nested.push_back(read_value(c, v.element_type, file, depth + 1));
+            }
             break;
         }
         default:

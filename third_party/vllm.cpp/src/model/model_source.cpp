@@ -1,10 +1,12 @@
 #include "model/model_source.h"
 
+#include <cstring>
+
 #include "util/error.h"
 
 namespace vllm {
 
-bool GgufValue::is_integer() const {
+bool gguf_is_integer(GgufValueType type) {
     switch (type) {
         case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::UINT16:
         case GgufValueType::INT16: case GgufValueType::UINT32: case GgufValueType::INT32:
@@ -13,6 +15,64 @@ bool GgufValue::is_integer() const {
         default:
             return false;
     }
+}
+
+bool gguf_is_float(GgufValueType type) { return type == GgufValueType::FLOAT32 || type == GgufValueType::FLOAT64; }
+
+size_t gguf_scalar_size(GgufValueType type) {
+    switch (type) {
+        case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::BOOL: return 1;
+        case GgufValueType::UINT16: case GgufValueType::INT16: return 2;
+        case GgufValueType::UINT32: case GgufValueType::INT32: case GgufValueType::FLOAT32: return 4;
+        case GgufValueType::UINT64: case GgufValueType::INT64: case GgufValueType::FLOAT64: return 8;
+        default: return 0;
+    }
+}
+
+namespace {
+template <typename T>
+T load(const uint8_t* bytes) {
+    T v;
+    std::memcpy(&v, bytes, sizeof(T));
+    return v;
+}
+}  // namespace
+
+GgufValue decode_gguf_scalar(GgufValueType type, const uint8_t* bytes) {
+    GgufValue v;
+    v.type = type;
+    switch (type) {
+        case GgufValueType::UINT8: v.u = load<uint8_t>(bytes); v.i = static_cast<int64_t>(v.u); break;
+        case GgufValueType::INT8: v.i = load<int8_t>(bytes); break;
+        case GgufValueType::UINT16: v.u = load<uint16_t>(bytes); v.i = static_cast<int64_t>(v.u); break;
+        case GgufValueType::INT16: v.i = load<int16_t>(bytes); break;
+        case GgufValueType::UINT32: v.u = load<uint32_t>(bytes); v.i = static_cast<int64_t>(v.u); break;
+        case GgufValueType::INT32: v.i = load<int32_t>(bytes); break;
+        case GgufValueType::UINT64: v.u = load<uint64_t>(bytes); v.i = static_cast<int64_t>(v.u); break;
+        case GgufValueType::INT64: v.i = load<int64_t>(bytes); break;
+        case GgufValueType::FLOAT32: v.f = load<float>(bytes); break;
+        case GgufValueType::FLOAT64: v.f = load<double>(bytes); break;
+        case GgufValueType::BOOL: v.i = load<uint8_t>(bytes) != 0; break;
+        default: break;  // not a scalar: the caller checked gguf_scalar_size
+    }
+    return v;
+}
+
+size_t GgufValue::array_size() const {
+    if (element_type == GgufValueType::STRING) return string_ends.size();
+    if (element_type == GgufValueType::ARRAY) return nested.size();
+    return packed_scalars.size() / gguf_scalar_size(element_type);
+}
+
+GgufValue GgufValue::element(size_t k) const {
+    if (element_type != GgufValueType::STRING) {
+        return decode_gguf_scalar(element_type, packed_scalars.data() + k * gguf_scalar_size(element_type));
+    }
+    GgufValue v;
+    v.type = GgufValueType::STRING;
+    const uint64_t begin = k == 0 ? 0 : string_ends[k - 1];
+    v.s = packed_strings.substr(begin, string_ends[k] - begin);
+    return v;
 }
 
 int64_t GgufTensor::elements() const {
@@ -101,8 +161,8 @@ std::vector<std::string> ModelSource::get_string_array(const std::string& key) c
     if (v == nullptr) return out;
     if (v->type != GgufValueType::ARRAY || v->element_type != GgufValueType::STRING)
         fail("metadata '" + key + "' is not an array of strings");
-    out.reserve(v->array.size());
-    for (const GgufValue& e : v->array) out.push_back(e.s);
+    out.reserve(v->array_size());
+    for (size_t k = 0; k < v->array_size(); ++k) out.push_back(std::move(v->element(k).s));
     return out;
 }
 
@@ -111,10 +171,11 @@ std::vector<int64_t> ModelSource::get_int_array(const std::string& key) const {
     const GgufValue* v = find(key);
     if (v == nullptr) return out;
     if (v->type != GgufValueType::ARRAY) fail("metadata '" + key + "' is not an array");
-    for (const GgufValue& e : v->array) {
-        if (!e.is_integer()) fail("metadata '" + key + "' is not an array of integers");
-        out.push_back(e.i);
-    }
+    // An empty array of another type reads as empty, as it always has.
+    if (v->array_size() > 0 && !gguf_is_integer(v->element_type))
+        fail("metadata '" + key + "' is not an array of integers");
+    out.reserve(v->array_size());
+    for (size_t k = 0; k < v->array_size(); ++k) out.push_back(v->element(k).i);
     return out;
 }
 
@@ -123,8 +184,11 @@ std::vector<double> ModelSource::get_float_array(const std::string& key) const {
     const GgufValue* v = find(key);
     if (v == nullptr) return out;
     if (v->type != GgufValueType::ARRAY) fail("metadata '" + key + "' is not an array");
-    for (const GgufValue& e : v->array) {
-        if (!e.is_float() && !e.is_integer()) fail("metadata '" + key + "' is not an array of numbers");
+    if (v->array_size() > 0 && !gguf_is_float(v->element_type) && !gguf_is_integer(v->element_type))
+        fail("metadata '" + key + "' is not an array of numbers");
+    out.reserve(v->array_size());
+    for (size_t k = 0; k < v->array_size(); ++k) {
+        const GgufValue e = v->element(k);
         out.push_back(e.is_float() ? e.f : static_cast<double>(e.i));
     }
     return out;

@@ -20,6 +20,9 @@ enum class GgufValueType : uint32_t {
     BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
 
+bool gguf_is_integer(GgufValueType type);  // bool included
+bool gguf_is_float(GgufValueType type);
+
 struct GgufValue {
     GgufValueType type = GgufValueType::UINT8;
     // Scalars: integers in `i` (signed) or `u` (unsigned), floats in `f`.
@@ -27,12 +30,29 @@ struct GgufValue {
     uint64_t u = 0;
     double f = 0.0;
     std::string s;
-    GgufValueType element_type = GgufValueType::UINT8;  // for ARRAY
-    std::vector<GgufValue> array;
 
-    bool is_integer() const;
-    bool is_float() const { return type == GgufValueType::FLOAT32 || type == GgufValueType::FLOAT64; }
+    // ARRAY: the elements are packed, not one GgufValue each (96 bytes: a
+    // 262,144-token vocabulary's tokens, scores and types took 75 MB that
+    // way); array_size() and element() read them.
+    GgufValueType element_type = GgufValueType::UINT8;
+    std::vector<uint8_t> packed_scalars;  // as stored in the file (little-endian)
+    std::string packed_strings;           // string elements back to back
+    std::vector<uint64_t> string_ends;    // end of string k in packed_strings
+    std::vector<GgufValue> nested;        // arrays of arrays
+
+    bool is_integer() const { return gguf_is_integer(type); }
+    bool is_float() const { return gguf_is_float(type); }
+
+    size_t array_size() const;
+    // Element k of an array of scalars or strings, as a scalar value.
+    GgufValue element(size_t k) const;
 };
+
+// The bytes a scalar of this type takes in a GGUF file (0 for STRING and
+// ARRAY, whose length is stored with them).
+size_t gguf_scalar_size(GgufValueType type);
+// A scalar read from its stored bytes (gguf_scalar_size(type) of them).
+GgufValue decode_gguf_scalar(GgufValueType type, const uint8_t* bytes);
 
 struct GgufTensor {
     std::string name;
