@@ -15,9 +15,11 @@ Reported per engine (the best round for times, the highest for memory):
   "import" column).
 
 Usage:  python bench/bench_footprint.py [--model PATH] [--gemma3] [--ctx N] [--rounds N] [--threads N]
+                                       [--peer-python PATH]
 
 Defaults to the bundled SmolLM2-135M Q4_1; --gemma3 adds the bundled Gemma 3
-270M Q4_K_M. Needs llama-cpp-python. BENCHMARKS.md records runs.
+270M Q4_K_M. Needs llama-cpp-python, in this Python or the one --peer-python
+names. BENCHMARKS.md records runs.
 """
 
 import argparse
@@ -70,7 +72,8 @@ def run_model(model, args):
     results = {"vllm_cpp": [], "llamacpp": []}
     for _ in range(args.rounds):
         for engine in results:
-            child = subprocess.run([sys.executable, __file__, "--only", engine, "--model", model, "--ctx",
+            python = args.peer_python if engine == "llamacpp" and args.peer_python else sys.executable
+            child = subprocess.run([python, __file__, "--only", engine, "--model", model, "--ctx",
                                     str(args.ctx), "--prompt", str(args.prompt), "--gen", str(args.gen),
                                     "--threads", str(args.threads)], check=True, capture_output=True, text=True)
             results[engine].append(json.loads(child.stdout.strip().splitlines()[-1]))
@@ -99,6 +102,8 @@ def main():
     parser.add_argument("--gen", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--peer-python", help="Python that has llama-cpp-python, for its child "
+                        "(default: this one); the child needs nothing else")
     parser.add_argument("--only", choices=["vllm_cpp", "llamacpp"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.only:

@@ -122,7 +122,7 @@ inline Simulation simulate(const std::shared_ptr<const Grammar>& grammar, const 
             const std::string path = shortest_completion(tracker, tracked, found);
             size_t best = 0;
             for (int32_t id : allowed) {
-                const std::string& b = vocab->token_bytes(id);
+                const std::string_view b = vocab->token_bytes(id);
                 if (b.size() > best && path.compare(0, b.size(), b) == 0) {
                     best = b.size();
                     pick = id;

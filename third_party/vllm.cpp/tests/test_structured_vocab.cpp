@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "structured/jump_forward.h"
@@ -65,6 +66,22 @@ void test_trie(const Vocabulary& vocab) {
                 trie.node_count(), trie.max_depth());
 }
 
+// The trie is built on first use: threads asking at once all get the one
+// trie, and a token's bytes are the tokenizer's own (a view, no copy).
+void test_trie_built_once(const Tokenizer& tokenizer) {
+    const Vocabulary fresh(tokenizer);
+    std::vector<const TokenTrie*> seen(4, nullptr);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < seen.size(); ++t) threads.emplace_back([&, t] { seen[t] = &fresh.trie(); });
+    for (std::thread& th : threads) th.join();
+    check(std::all_of(seen.begin(), seen.end(), [&](const TokenTrie* p) { return p == seen[0]; }) &&
+              seen[0]->node_count() > 0,
+          "concurrent first trie() calls share one trie");
+    const int32_t space = tokenizer.encode(" the", false, false).front();
+    check(fresh.token_bytes(space).data() == tokenizer.token_view(space, true).data(),
+          "vocabulary bytes are views into the tokenizer's table");
+}
+
 void test_masks_against_brute_force(const std::shared_ptr<const Vocabulary>& vocab) {
     for (const Case& c : cases()) {
         for (const std::string& prefix : c.prefixes) {
@@ -84,7 +101,7 @@ void test_masks_against_brute_force(const std::shared_ptr<const Vocabulary>& voc
                 } else if (forced >= 0) {
                     expected = id == forced;
                 } else {
-                    const std::string& b = vocab->token_bytes(id);
+                    const std::string_view b = vocab->token_bytes(id);
                     expected = !b.empty() && states.advance(s, b) != ParserStates::kDead;
                 }
                 wrong += expected != test_bit(bits, id);
@@ -288,7 +305,7 @@ void test_recursive_schema_model_path(const std::shared_ptr<const Vocabulary>& v
     const int32_t forced = forced_first_token(*vocab, states, s);
     int wrong = 0;
     for (int32_t id = 0; id < vocab->size(); ++id) {
-        const std::string& b = vocab->token_bytes(id);
+        const std::string_view b = vocab->token_bytes(id);
         const bool expected = forced >= 0 ? id == forced
                                           : vocab->is_eog(id) ? states.can_end(s)
                                                               : !b.empty() && states.advance(s, b) != ParserStates::kDead;
@@ -322,6 +339,7 @@ int main(int argc, char** argv) {
     try {
         auto loaded = structured_sim::load_vocabulary(argv[1]);
         test_trie(*loaded.vocabulary);
+        test_trie_built_once(*loaded.tokenizer);
         test_masks_against_brute_force(loaded.vocabulary);
         test_control_tokens_and_errors(loaded.vocabulary, *loaded.tokenizer);
         test_jump_forward(loaded.vocabulary);

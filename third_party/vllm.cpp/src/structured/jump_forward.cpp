@@ -41,7 +41,7 @@ int32_t forced_first_token(const Vocabulary& vocabulary, ParserStates& states, i
     const int32_t first = tokens[0];
     if (first < 0 || first >= vocabulary.size()) return -1;
     // Only a token the grammar could sample anyway (never a control token).
-    const std::string& bytes = vocabulary.token_bytes(first);
+    const std::string_view bytes = vocabulary.token_bytes(first);
     if (bytes.empty() || forced.compare(0, bytes.size(), bytes) != 0) return -1;
     return first;
 }

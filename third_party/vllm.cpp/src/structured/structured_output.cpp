@@ -107,7 +107,7 @@ bool GrammarMatcher::accept_token(int32_t id) {
         ended_ = true;
         return true;
     }
-    const std::string& bytes = vocabulary_->token_bytes(id);
+    const std::string_view bytes = vocabulary_->token_bytes(id);
     if (bytes.empty()) return false;
     return accept_bytes(bytes);
 }

@@ -5,7 +5,7 @@
 
 namespace vllm::structured {
 
-TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes) {
+TokenTrie::TokenTrie(const std::vector<std::string_view>& token_bytes) {
     // Sorted byte strings list the trie in preorder: each token adds the
     // nodes for the bytes past its common prefix with the previous one.
     std::vector<int32_t> order;
@@ -17,9 +17,9 @@ TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes) {
 
     std::vector<int32_t> path;  // node index at each depth of the current branch
     std::vector<int32_t> tokens_at_node;
-    const std::string* previous = nullptr;
+    const std::string_view* previous = nullptr;
     for (int32_t id : order) {
-        const std::string& s = token_bytes[id];
+        const std::string_view& s = token_bytes[id];
         size_t common = 0;
         if (previous) {
             while (common < s.size() && common < previous->size() && s[common] == (*previous)[common]) ++common;

@@ -7,7 +7,7 @@
 // bytes).
 #pragma once
 #include <cstdint>
-#include <string>
+#include <string_view>
 #include <vector>
 
 namespace vllm::structured {
@@ -16,7 +16,7 @@ class TokenTrie {
 public:
     // token_bytes[id]: the bytes of token id; empty ones (control tokens)
     // are left out of the trie.
-    explicit TokenTrie(const std::vector<std::string>& token_bytes);
+    explicit TokenTrie(const std::vector<std::string_view>& token_bytes);
 
     int32_t node_count() const { return static_cast<int32_t>(byte_.size()); }
     int32_t max_depth() const { return max_depth_; }

@@ -7,22 +7,22 @@
 
 namespace vllm::structured {
 
-namespace {
-std::vector<std::string> grammar_visible_bytes(const Tokenizer& tokenizer) {
-    std::vector<std::string> out(static_cast<size_t>(tokenizer.vocab_size()));
-    for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
-        // skip_special: control tokens come back empty and stay out of the trie.
-        out[id] = tokenizer.is_eog(id) ? std::string() : tokenizer.token_bytes(id, /*skip_special=*/true);
-    }
-    return out;
-}
-}  // namespace
-
 Vocabulary::Vocabulary(const Tokenizer& tokenizer)
-    : tokenizer_(tokenizer),
-      token_bytes_(grammar_visible_bytes(tokenizer)),
-      eog_ids_(tokenizer.eog_ids()),
-      trie_(token_bytes_) {}
+    : tokenizer_(tokenizer), size_(tokenizer.vocab_size()), eog_ids_(tokenizer.eog_ids()) {}
+
+std::string_view Vocabulary::token_bytes(int32_t id) const {
+    // skip_special: control tokens come back empty and stay out of the trie.
+    return is_eog(id) ? std::string_view() : tokenizer_.token_view(id, /*skip_special=*/true);
+}
+
+const TokenTrie& Vocabulary::trie() const {
+    std::call_once(trie_built_, [this] {
+        std::vector<std::string_view> bytes(static_cast<size_t>(size_));
+        for (int32_t id = 0; id < size_; ++id) bytes[id] = token_bytes(id);
+        trie_.emplace(bytes);
+    });
+    return *trie_;
+}
 
 bool Vocabulary::is_eog(int32_t id) const { return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id); }
 

@@ -6,8 +6,8 @@
 
 namespace vllm {
 
-BpeTokenizer::BpeTokenizer(const TokenizerData& data, const PreTokenizerSpec& spec)
-    : Tokenizer(data),
+BpeTokenizer::BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec)
+    : Tokenizer(std::move(data)),
       pretokenizer_(spec.kind),
       ignore_merges_(spec.ignore_merges),
       bpe_(data_.tokens, split_gguf_merges(data_.merges)) {

@@ -14,7 +14,7 @@ namespace vllm {
 class BpeTokenizer final : public Tokenizer {
 public:
     // From GGUF metadata: data.merges split as llama.cpp splits them.
-    BpeTokenizer(const TokenizerData& data, const PreTokenizerSpec& spec);
+    BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec);
     // From a tokenizer.json: its merges and added tokens.
     BpeTokenizer(TokenizerData data, const PreTokenizerSpec& spec, const std::vector<MergePair>& merges,
                  AddedVocabulary added);

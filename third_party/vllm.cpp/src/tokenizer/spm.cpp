@@ -1,6 +1,7 @@
 #include "tokenizer/spm.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "tokenizer/token_pieces.h"
 
@@ -20,13 +21,29 @@ uint32_t utf8_length(char lead) {
     return kLengths[static_cast<uint8_t>(lead) >> 4];
 }
 
+// The hash bits a slot keeps: the high half, since the low bits already
+// chose the slot.
+uint32_t tag(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
+
 }  // namespace
 
 SpmModel::SpmModel(const std::vector<std::string>& tokens, const std::vector<float>& scores, int32_t unk_id)
-    : scores_(scores) {
-    if (scores_.empty()) scores_.assign(tokens.size(), 0.0f);
-    ids_.reserve(tokens.size());
-    for (size_t id = 0; id < tokens.size(); ++id) ids_[tokens[id]] = static_cast<int32_t>(id);
+    : tokens_(tokens), scores_(scores) {
+    // At most half full: a miss (most bigram lookups) ends within a probe or two.
+    size_t capacity = 16;
+    while (capacity < 2 * tokens.size()) capacity *= 2;
+    slots_.assign(capacity, Slot{0, -1});
+    mask_ = capacity - 1;
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        const uint64_t hash = std::hash<std::string_view>()(tokens[id]);
+        for (size_t i = first_slot(hash);; i = (i + 1) & mask_) {
+            Slot& slot = slots_[i];
+            if (slot.id < 0 || (slot.hash == tag(hash) && tokens[slot.id] == tokens[id])) {
+                slot = Slot{tag(hash), static_cast<int32_t>(id)};  // a repeated text: its last id
+                break;
+            }
+        }
+    }
     for (int b = 0; b < 256; ++b) {
         int32_t id = find(byte_fallback_text(static_cast<uint8_t>(b)));
         if (id < 0) {
@@ -38,8 +55,12 @@ SpmModel::SpmModel(const std::vector<std::string>& tokens, const std::vector<flo
 }
 
 int32_t SpmModel::find(std::string_view text) const {
-    auto it = ids_.find(text);
-    return it == ids_.end() ? -1 : it->second;
+    const uint64_t hash = std::hash<std::string_view>()(text);
+    for (size_t i = first_slot(hash);; i = (i + 1) & mask_) {
+        const Slot& slot = slots_[i];
+        if (slot.id < 0) return -1;
+        if (slot.hash == tag(hash) && tokens_[slot.id] == text) return slot.id;
+    }
 }
 
 void SpmModel::push_bigram(const std::string& text, SpmScratch& scratch, int32_t left, int32_t right) const {
@@ -49,7 +70,7 @@ void SpmModel::push_bigram(const std::string& text, SpmScratch& scratch, int32_t
     const uint32_t size = l.size + r.size;
     const int32_t id = find(std::string_view(text.data() + l.begin, size));
     if (id < 0) return;
-    scratch.heap.push_back({scores_[id], left, right, size});
+    scratch.heap.push_back({score(id), left, right, size});
     std::push_heap(scratch.heap.begin(), scratch.heap.end(), lower_priority);
 }
 

@@ -60,27 +60,31 @@ void Tokenizer::find_end_of_generation() {
 
 void Tokenizer::set_pieces(std::string (*normal)(const std::string& text)) {
     const size_t n = data_.tokens.size();
-    pieces_.resize(n);
+    size_t text_bytes = 0;
+    for (const std::string& text : data_.tokens) text_bytes += text.size();
+    pieces_.reserve(n, text_bytes);  // pieces are no longer than their texts
     skippable_.resize(n);
     for (size_t id = 0; id < n; ++id) {
         const std::string& text = data_.tokens[id];
         const auto type = static_cast<TokenType>(data_.token_types[id]);
         switch (type) {
             case TokenType::NORMAL:
-                pieces_[id] = normal(text);
+                pieces_.push_back(normal(text));
                 break;
             case TokenType::CONTROL:
             case TokenType::UNKNOWN:
             case TokenType::USER_DEFINED:
-                pieces_[id] = text;
+                pieces_.push_back(text);
                 break;
             case TokenType::BYTE: {
                 const int b = byte_fallback_value(text);
-                if (b >= 0) pieces_[id] = std::string(1, static_cast<char>(b));
+                const char byte = static_cast<char>(b);
+                pieces_.push_back(b >= 0 ? std::string_view(&byte, 1) : std::string_view());
                 break;
             }
             default:
                 // Unused and undefined tokens render as nothing.
+                pieces_.push_back({});
                 break;
         }
         skippable_[id] = type == TokenType::CONTROL || type == TokenType::UNKNOWN;
@@ -117,18 +121,18 @@ std::vector<int32_t> Tokenizer::encode(const std::string& text, bool add_special
     return out;
 }
 
-std::string Tokenizer::token_bytes(int32_t id, bool skip_special) const {
+std::string_view Tokenizer::token_view(int32_t id, bool skip_special) const {
     if (id < 0 || id >= vocab_size()) {
         throw_invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary (size " +
                                std::to_string(vocab_size()) + ")");
     }
-    if (skip_special && skippable_[id]) return "";
+    if (skip_special && skippable_[id]) return {};
     return pieces_[id];
 }
 
 bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id); }
 
-std::unique_ptr<Tokenizer> Tokenizer::create(const TokenizerData& data) {
+std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     const bool spm = data.model == "llama";
     if (data.model != "gpt2" && !spm) {
         throw_model_load("unsupported tokenizer model '" + data.model +
@@ -158,8 +162,8 @@ std::unique_ptr<Tokenizer> Tokenizer::create(const TokenizerData& data) {
     }
     if (data.add_bos && data.bos_id < 0) throw_model_load("add_bos_token is true, but there is no bos_token_id");
     if (data.add_eos && data.eos_id < 0) throw_model_load("add_eos_token is true, but there is no eos_token_id");
-    if (spm) return std::make_unique<SpmTokenizer>(data);
-    return std::make_unique<BpeTokenizer>(data, spec);
+    if (spm) return std::make_unique<SpmTokenizer>(std::move(data));
+    return std::make_unique<BpeTokenizer>(std::move(data), spec);
 }
 
 }  // namespace vllm

@@ -9,10 +9,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/added_vocabulary.h"
 #include "tokenizer/special_tokens.h"
+#include "util/string_table.h"
 
 namespace vllm {
 
@@ -55,8 +57,8 @@ public:
     virtual ~Tokenizer() = default;
 
     // MODEL_LOAD error for a model or pre-tokenizer this engine lacks,
-    // naming it.
-    static std::unique_ptr<Tokenizer> create(const TokenizerData& data);
+    // naming it. By value: a temporary's vocabulary is moved in, not copied.
+    static std::unique_ptr<Tokenizer> create(TokenizerData data);
 
     // add_special: prepend BOS / append EOS as the model's add_bos/add_eos
     // say. parse_special: control (and unknown) token texts in `text`
@@ -69,7 +71,10 @@ public:
     // Control (and unknown) tokens give "" when skip_special, else their
     // text; user-defined tokens give their text. INVALID_ARGUMENT error for
     // an id outside the vocabulary.
-    std::string token_bytes(int32_t id, bool skip_special) const;
+    std::string token_bytes(int32_t id, bool skip_special) const { return std::string(token_view(id, skip_special)); }
+    // The same bytes as a view into the tokenizer's table (valid while the
+    // tokenizer lives): no copy.
+    std::string_view token_view(int32_t id, bool skip_special) const;
 
     int32_t vocab_size() const { return static_cast<int32_t>(data_.tokens.size()); }
     int32_t bos_id() const { return data_.bos_id; }
@@ -110,7 +115,7 @@ private:
     std::optional<AddedVocabulary> added_;  // tokenizer.json
     // token_bytes(id, false) of every token, and whether skip_special
     // silences it (control and unknown tokens).
-    std::vector<std::string> pieces_;
+    StringTable pieces_;
     std::vector<bool> skippable_;
 };
 
