@@ -428,22 +428,26 @@ void bench_decode(int context) {
                 a.n_kv_heads = n_kv_heads;
                 a.head_dim = head_dim;
                 a.scale = 0.125f;
-                for (int h = 0; h < n_kv_heads; ++h) {
-                    AttentionTile tile;
-                    tile.block_table = table.data();
-                    tile.t_end = 1;
-                    tile.kv_head = h;
-                    const int n = (context + split - 1) / split;
-                    std::vector<std::vector<float>> parts(n, std::vector<float>(attention_partial_floats(a, tile)));
-                    std::vector<const float*> pointers;
-                    for (int k = 0; k < n; ++k) {
+                // As the model runs it: one work item per run of keys, its KV heads one after the other.
+                const int n = (context + split - 1) / split;
+                AttentionTile tile;
+                tile.block_table = table.data();
+                tile.t_end = 1;
+                std::vector<std::vector<float>> parts(size_t(n) * n_kv_heads,
+                                                      std::vector<float>(attention_partial_floats(a, tile)));
+                for (int k = 0; k < n; ++k)
+                    for (int h = 0; h < n_kv_heads; ++h) {
                         AttentionTile part = tile;
+                        part.kv_head = h;
                         part.key_begin = k * split;
                         part.key_end = std::min(context, (k + 1) * split);
-                        part.partial = parts[k].data();
+                        part.partial = parts[size_t(h) * n + k].data();
                         attention_tile(a, part);
-                        pointers.push_back(parts[k].data());
                     }
+                for (int h = 0; h < n_kv_heads; ++h) {
+                    std::vector<const float*> pointers;
+                    for (int k = 0; k < n; ++k) pointers.push_back(parts[size_t(h) * n + k].data());
+                    tile.kv_head = h;
                     merge_attention_partials(a, tile, pointers.data(), n);
                 }
             }

@@ -1,17 +1,18 @@
 // The body of ops.h's kernels. The attention core and silu_mul are written
-// with GCC/Clang vector extensions (16-float vectors), which every target
-// lowers to its own registers (one AVX-512 register, two AVX2 ones, four
-// SSE/NEON ones), so the same source gives dependable SIMD code on each ISA;
+// with GCC/Clang vector extensions (VLLM_OPS_LANES floats: one AVX-512 or
+// AVX2 register, four SSE/NEON ones, which each target lowers to its own
+// registers), so the same source gives dependable SIMD code on each ISA;
 // rms_norm is a plain loop the compiler vectorizes. Included by one .cpp per
 // instruction set inside a distinct namespace, so each copy is compiled
 // with that ISA's flags.
-// Expects VLLM_OPS_NAMESPACE to be defined by the including file, and in
-// that namespace `widen_halves(const uint16_t* p)`: 16 IEEE halves at p (no
-// alignment) as 16 floats, a 64-byte float vector (the type of Vec below),
+// Expects VLLM_OPS_NAMESPACE and VLLM_OPS_LANES (the vector width in floats)
+// to be defined by the including file, and in that namespace
+// `widen_halves(const uint16_t* p)`: VLLM_OPS_LANES IEEE halves at p (no
+// alignment) as floats, one float vector (the type of Vec below),
 // with that ISA's conversion instructions (GCC's generic conversion of half
 // vectors goes one element at a time), for half KV caches. Half to float is
 // exact, so every build gets the same floats from the cache.
-// Likewise `widen_int8(const int8_t* p)`: 16 int8 as 16 floats (exact), for
+// Likewise `widen_int8(const int8_t* p)`: VLLM_OPS_LANES int8 as floats (exact), for
 // int8 KV caches (GCC's generic conversion of a byte vector goes one
 // element at a time here too).
 // No standard containers or other out-of-line templates here: the linker
@@ -34,19 +35,26 @@ namespace vllm::kernels::VLLM_OPS_NAMESPACE {
 
 namespace {
 
-constexpr int kLanes = kAttentionHeadDimMultiple;  // accumulator width: one AVX-512 register, two AVX2 ones
+// The vector width: the including file's VLLM_OPS_LANES, its registers'
+// width in floats (AVX2: 8; GCC splits wider generic vectors on AVX2
+// through the stack, which made attention several times slower), or 16.
+constexpr int kLanes = VLLM_OPS_LANES;
+static_assert(kAttentionHeadDimMultiple % kLanes == 0, "head_dim is a whole number of vectors");
+// dot()'s partial sums, a fixed count so that rms_norm gives the same
+// bits on every build whatever its vector width.
+constexpr int kDotLanes = 16;
 
 inline float max_of(float a, float b) { return a > b ? a : b; }
 inline int min_of(int a, int b) { return a < b ? a : b; }
 inline int max_of(int a, int b) { return a > b ? a : b; }
 
 inline float dot(const float* a, const float* b, int n) {
-    float acc[kLanes] = {};
+    float acc[kDotLanes] = {};
     int i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) acc[l] += a[i + l] * b[i + l];
+    for (; i + kDotLanes <= n; i += kDotLanes)
+        for (int l = 0; l < kDotLanes; ++l) acc[l] += a[i + l] * b[i + l];
     float sum = 0.0f;
-    for (int l = 0; l < kLanes; ++l) sum += acc[l];
+    for (int l = 0; l < kDotLanes; ++l) sum += acc[l];
     for (; i < n; ++i) sum += a[i] * b[i];
     return sum;
 }
@@ -72,7 +80,7 @@ inline float fast_exp(float x) {
     return p * scale2;
 }
 
-// 16 floats as one value. `VecU` is the same with 4-byte alignment, for
+// kLanes floats as one value. `VecU` is the same with 4-byte alignment, for
 // loads from cache rows that are not 64-byte aligned.
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 typedef float VecU __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
@@ -102,7 +110,7 @@ inline float max_lane(Vec v) {
     return m;
 }
 
-// fast_exp on 16 lanes at once (same polynomial).
+// fast_exp on kLanes lanes at once (same polynomial).
 inline Vec fast_exp(Vec x) {
     x = x < -87.0f ? splat(-87.0f) : x;
     const Vec t = x * 1.44269504088896341f;
@@ -125,7 +133,7 @@ inline Vec fast_exp(Vec x) {
     return p * scale2;
 }
 
-// sigmoid(x) = 1 / (1 + e^-x) on 16 lanes, branch-free, computed from
+// sigmoid(x) = 1 / (1 + e^-x) on kLanes lanes, branch-free, computed from
 // e = e^-|x| (fast_exp's argument stays <= 0, no overflow) as
 // (x >= 0 ? 1 : e) / (1 + e).
 inline Vec sigmoid_lanes(Vec x) {
@@ -147,7 +155,7 @@ inline Vec gelu_tanh_mul_lanes(Vec g, Vec up) {
     return g * sigmoid_lanes(2.0f * u) * up;
 }
 
-// Applies `lanes` (Vec -> Vec) to x[0, n) in place, 16 at a time. The last
+// Applies `lanes` (Vec -> Vec) to x[0, n) in place, kLanes at a time. The last
 // n % kLanes elements go through the same vector code, zero padded: the
 // model splits rows across threads at any element, so an element must get
 // the same bits in a tail as in a whole vector.
@@ -164,13 +172,51 @@ void map_lanes(float* x, const float* y, int64_t n, Lanes lanes) {
     std::memcpy(x + i, a, rest * sizeof(float));
 }
 
-// A cache element (float, half or int8) as a float, and 16 consecutive ones.
+// A cache element (float, half or int8) as a float, and kLanes consecutive ones.
 inline float to_float(float x) { return x; }
 inline float to_float(uint16_t h) { return half_to_float(h); }
 inline float to_float(int8_t q) { return q; }
-inline Vec load16(const float* p) { return load(p); }
-inline Vec load16(const uint16_t* p) { return widen_halves(p); }
-inline Vec load16(const int8_t* p) { return widen_int8(p); }
+inline Vec load_lanes(const float* p) { return load(p); }
+inline Vec load_lanes(const uint16_t* p) { return widen_halves(p); }
+inline Vec load_lanes(const int8_t* p) { return widen_int8(p); }
+
+// Keys per softmax block: the scores of a block are computed first, then
+// one running-maximum update per query and block, then the weighted values
+// (a per-chunk online softmax spent most of decode attention on its serial
+// max/exp/sum chain). Blocks start at absolute multiples of this, which
+// divides the model's split of long key ranges, so a query's blocks (and
+// its bits) do not depend on the tile it is in.
+constexpr int kSoftmaxKeys = 128;
+// Queries whose scores are summed together, each key vector loaded once
+// for all of them: a GQA group of 3 in one pass, within AVX2's 16
+// registers (4 accumulators per query, the key vector and a broadcast).
+constexpr int kQueriesAtOnce = 3;
+
+// The raw scores of Q queries (rows of q, hd apart) for the kLanes keys of
+// one chunk: key dimension d of the chunk is the vector at k + d * stride
+// (the cache itself, or floats widened from it: widening is exact, so both
+// give the same bits). Each query keeps four partial sums (dimensions
+// d % 4), added as (0 + 1) + (2 + 3), whatever Q is.
+template <int Q, typename S>
+inline void chunk_scores(const S* k, size_t stride, const float* q, int hd, Vec* out) {
+    Vec acc[4][Q];
+    for (int p = 0; p < 4; ++p)
+        for (int i = 0; i < Q; ++i) acc[p][i] = Vec{};
+    for (int d = 0; d < hd; d += 4)
+        for (int p = 0; p < 4; ++p) {
+            const Vec kv = load_lanes(k + size_t(d + p) * stride);
+            for (int i = 0; i < Q; ++i) acc[p][i] += q[size_t(i) * hd + d + p] * kv;
+        }
+    for (int i = 0; i < Q; ++i) out[i] = (acc[0][i] + acc[1][i]) + (acc[2][i] + acc[3][i]);
+}
+
+template <typename S>
+inline void chunk_scores_of(int n, const S* k, size_t stride, const float* q, int hd, Vec* out) {
+    static_assert(kQueriesAtOnce == 3, "one case per group size");
+    if (n == 3) chunk_scores<3>(k, stride, q, hd, out);
+    else if (n == 2) chunk_scores<2>(k, stride, q, hd, out);
+    else chunk_scores<1>(k, stride, q, hd, out);
+}
 
 // The kernel for cache elements of type T (float, uint16_t halves, or
 // int8_t with a half scale per token and KV head).
@@ -209,11 +255,14 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     // Keys are visited in chunks of kLanes slots as [dim][slot] vectors, so
     // each query's scores for the chunk are vector multiply-adds with no
     // horizontal sums. The K cache is slot-minor: with blocks of a multiple
-    // of kLanes slots a chunk is one 16-half load (widened) per dimension;
-    // smaller blocks gather it. Lanes past the chunk's keys are masked below,
-    // and every lane's arithmetic is its own, so results do not depend on
-    // them. Half value rows are widened to floats once per chunk into `vf`,
-    // shared by all the tile's queries; float rows are read in place.
+    // of kLanes slots a chunk is one vector load (widened) per
+    // dimension, read in place when one pass of queries covers the tile
+    // (decode) and widened once into `kt` for several passes; smaller
+    // blocks gather it into `kt`. Lanes past a query's visible keys are
+    // masked below, and every lane's arithmetic is its own, so results do
+    // not depend on them. Half value rows are widened to floats once per
+    // chunk into `vf`, shared by all the tile's queries; float rows are read
+    // in place.
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     // With a sliding window, chunks before the earliest query's window hold
     // nothing the tile sees; start at the chunk (an absolute multiple of
@@ -228,10 +277,14 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         const int first_key = lowest - a.window + 1;
         if (first_key > first_chunk) first_chunk = first_key / kLanes * kLanes, first_read = first_key;
     }
+    // The keys query qi sees: [seen_from(qi), pos[qi]].
+    auto seen_from = [&](int qi) { return a.window > 0 ? max_of(0, pos[qi] - a.window + 1) : 0; };
     const int hd_vecs = hd / kLanes;
     const bool whole_chunks = bs % kLanes == 0;
-    Vec kt[kAttentionMaxHeadDim];
+    const bool keys_in_place = whole_chunks && nq <= kQueriesAtOnce;
+    alignas(64) float kt[kLanes * kAttentionMaxHeadDim];  // [dim][key of chunk], when not read in place
     alignas(64) float vf[sizeof(T) == sizeof(float) ? 1 : kLanes * kAttentionMaxHeadDim];  // [key of chunk][dim]
+    alignas(64) float s[kAttentionMaxQueries * kSoftmaxKeys];  // [query][key of block]: scores, then weights
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
         return k_cache + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs + p % bs;
     };
@@ -247,114 +300,160 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         return reinterpret_cast<const uint16_t*>(v_cache + size_t(block_table[p / bs]) * block_elems + scales_at) +
                size_t(p % bs) * a.n_kv_heads + kv_head;
     };
-    // The chunk's keys and values, requested ahead of use: cache blocks are
+    // Keys and values are requested ahead of use: cache blocks are
     // scattered over memory, where the hardware prefetchers lose the trail,
     // and decode attention otherwise waits on memory for most of its time.
+    // A block's scores pass requests the next chunk's keys and this chunk's
+    // values (read by the block's value pass); the value pass requests the
+    // next block's keys.
     constexpr int kLine = 64;
     const int row_bytes = hd * static_cast<int>(sizeof(T));
-    auto prefetch_chunk = [&](int start) {
+    auto prefetch_keys = [&](int start) {
         if (start > last) return;
-        const int n_keys = min_of(kLanes, last + 1 - start);
         if (whole_chunks) {
             const auto* k0 = reinterpret_cast<const char*>(key_rows(start));
-            const int chunk_bytes = kLanes * static_cast<int>(sizeof(T));  // of one dimension
-            const int dim_step = chunk_bytes >= kLine ? 1 : kLine / chunk_bytes;
+            // One request per cache line: dimension rows are bs elements apart.
+            const int dim_bytes = bs * static_cast<int>(sizeof(T));
+            const int dim_step = dim_bytes >= kLine ? 1 : kLine / dim_bytes;
             for (int d = 0; d < hd; d += dim_step) __builtin_prefetch(k0 + size_t(d) * bs * sizeof(T));
         }
         if (quantized) __builtin_prefetch(key_scales(max_of(start, first_read)));
+    };
+    auto prefetch_values = [&](int start) {
+        const int n_keys = min_of(kLanes, last + 1 - start);
         for (int j = max_of(0, first_read - start); j < n_keys; ++j) {
             const auto* row = reinterpret_cast<const char*>(value_row(start + j));
             for (int off = 0; off < row_bytes; off += kLine) __builtin_prefetch(row + off);
             if (quantized) __builtin_prefetch(value_scale(start + j));
         }
     };
-    prefetch_chunk(first_chunk);
-    for (int chunk_start = first_chunk; chunk_start <= last; chunk_start += kLanes) {
-        prefetch_chunk(chunk_start + kLanes);
-        const int n_keys = min_of(kLanes, last + 1 - chunk_start);
-        // Only keys below n_keys are ever weighted (visible <= n_keys).
-        const float* values[kLanes];
-        for (int j = max_of(0, first_read - chunk_start); j < n_keys; ++j) {
-            const T* row = value_row(chunk_start + j);
-            if constexpr (sizeof(T) == sizeof(float)) {
-                values[j] = row;
+    prefetch_keys(first_chunk);
+    for (int block_start = first_chunk; block_start <= last;) {
+        const int block_end = min_of(last + 1, (block_start / kSoftmaxKeys + 1) * kSoftmaxKeys);
+        // Scores of every query for the block's chunks; lanes a query does not see are -inf.
+        for (int chunk_start = block_start; chunk_start < block_end; chunk_start += kLanes) {
+            if (chunk_start + kLanes < block_end) prefetch_keys(chunk_start + kLanes);
+            prefetch_values(chunk_start);
+            const int n_keys = min_of(kLanes, block_end - chunk_start);
+            Vec key_scale = splat(1.0f);  // int8: each key's scale, applied to its scores
+            const T* k_in_place = nullptr;
+            if (keys_in_place) {
+                k_in_place = key_rows(chunk_start);
+                if (quantized) key_scale = widen_halves(key_scales(chunk_start));
+            } else if (whole_chunks) {
+                const T* k0 = key_rows(chunk_start);
+                for (int d = 0; d < hd; ++d) store(&kt[d * kLanes], load_lanes(k0 + size_t(d) * bs));
+                if (quantized) key_scale = widen_halves(key_scales(chunk_start));
             } else {
-                // int8 rows get their scale here, so the weighted sum below is the same for every type.
-                const float scale = quantized ? half_to_float(*value_scale(chunk_start + j)) : 1.0f;
-                for (int c = 0; c < hd_vecs; ++c)
-                    store(&vf[size_t(j) * hd + c * kLanes], quantized ? load16(row + c * kLanes) * scale
-                                                                      : load16(row + c * kLanes));
-                values[j] = &vf[size_t(j) * hd];
+                for (int j = 0; j < kLanes; ++j) {
+                    // Pad with a real, readable key; masked below.
+                    const int p = max_of(first_read, chunk_start + min_of(j, n_keys - 1));
+                    const T* k0 = key_rows(p);
+                    for (int d = 0; d < hd; ++d) kt[d * kLanes + j] = to_float(k0[size_t(d) * bs]);
+                    if (quantized) key_scale[j] = half_to_float(*key_scales(p));
+                }
+            }
+            for (int q0 = 0; q0 < nq; q0 += kQueriesAtOnce) {
+                const int n = min_of(kQueriesAtOnce, nq - q0);
+                // Queries that see none of the chunk are skipped (their lanes are never read).
+                bool any = false;
+                for (int qi = q0; qi < q0 + n; ++qi)
+                    any = any || (pos[qi] >= chunk_start && seen_from(qi) < chunk_start + n_keys);
+                if (!any) continue;
+                Vec sc[kQueriesAtOnce];
+                if (k_in_place) chunk_scores_of(n, k_in_place, size_t(bs), &q[size_t(q0) * hd], hd, sc);
+                else chunk_scores_of(n, kt, size_t(kLanes), &q[size_t(q0) * hd], hd, sc);
+                for (int i = 0; i < n; ++i) {
+                    const int qi = q0 + i;
+                    // Causal: this query sees keys up to its own position, and with a
+                    // window none before pos - window + 1: lanes [first, visible).
+                    const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
+                    const int first = max_of(0, seen_from(qi) - chunk_start);
+                    Vec v = sc[i];
+                    if (quantized) v *= key_scale;
+                    if (a.softcap > 0.0f) v = a.softcap * tanh_lanes(v / a.softcap);
+                    const IVec lane = lane_index();
+                    v = ((lane < visible) & (lane >= first)) ? v : splat(-INFINITY);
+                    store(&s[size_t(qi) * kSoftmaxKeys + (chunk_start - block_start)], v);
+                }
             }
         }
-        Vec key_scale = splat(1.0f);  // int8: each key's scale, applied to its scores
-        if (whole_chunks) {
-            const T* k0 = key_rows(chunk_start);
-            for (int d = 0; d < hd; ++d) kt[d] = load16(k0 + size_t(d) * bs);
-            if (quantized) key_scale = widen_halves(key_scales(chunk_start));
-        } else {
-            for (int j = 0; j < kLanes; ++j) {
-                // Pad with a real, readable key; masked below.
-                const int p = max_of(first_read, chunk_start + min_of(j, n_keys - 1));
-                const T* k0 = key_rows(p);
-                for (int d = 0; d < hd; ++d) kt[d][j] = to_float(k0[size_t(d) * bs]);
-                if (quantized) key_scale[j] = half_to_float(*key_scales(p));
-            }
-        }
+        // Per query: the block's maximum, one rescaling of what it has so
+        // far, the weights (exactly 0 on masked lanes) and their sum.
         for (int qi = 0; qi < nq; ++qi) {
-            // Causal: this query sees keys up to its own position, and with a
-            // window none before pos - window + 1: lanes [first, visible).
-            const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
-            const int first = a.window > 0 ? max_of(0, pos[qi] - a.window + 1 - chunk_start) : 0;
-            if (visible <= first) continue;
-            // Four partial sums keep four multiply-adds in flight.
-            const float* qv = &q[size_t(qi) * hd];
-            Vec s0{}, s1{}, s2{}, s3{};
-            for (int d = 0; d < hd; d += 4) {
-                s0 += qv[d] * kt[d];
-                s1 += qv[d + 1] * kt[d + 1];
-                s2 += qv[d + 2] * kt[d + 2];
-                s3 += qv[d + 3] * kt[d + 3];
+            const int lo = max_of(block_start, seen_from(qi)), hi = min_of(block_end, pos[qi] + 1);
+            if (lo >= hi) continue;
+            float* sq = &s[size_t(qi) * kSoftmaxKeys];
+            const int c_lo = (lo - block_start) / kLanes * kLanes, c_hi = hi - block_start;
+            Vec vmax = splat(-INFINITY);
+            for (int c = c_lo; c < c_hi; c += kLanes) {
+                const Vec v = load(sq + c);
+                vmax = v > vmax ? v : vmax;
             }
-            Vec sc = (s0 + s1) + (s2 + s3);
-            if (quantized) sc *= key_scale;
-            if (a.softcap > 0.0f) sc = a.softcap * tanh_lanes(sc / a.softcap);
-            if (visible < kLanes) sc = lane_index() < visible ? sc : splat(-INFINITY);
-            if (first > 0) sc = lane_index() >= first ? sc : splat(-INFINITY);
-            const float new_max = max_of(m[qi], max_lane(sc));
+            const float new_max = max_of(m[qi], max_lane(vmax));
             const float correction = fast_exp(m[qi] - new_max);
-            Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
             if (correction != 1.0f) {
+                Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
                 for (int c = 0; c < hd_vecs; ++c) oq[c] *= correction;
                 l[qi] *= correction;
             }
             m[qi] = new_max;
-            // Masked lanes give fast_exp's floor, ~1e-38, which vanishes
-            // next to the largest weight, exp(0) = 1.
-            const Vec weights = fast_exp(sc - new_max);
-            alignas(64) float pr[kLanes];  // broadcast from memory below
-            store(pr, weights);
-            l[qi] += sum_lanes(weights);
-            // o += sum_j pr[j] * V[j]: o stays in registers across the keys.
-            // Four vectors of o at a time, so one key's multiply-adds are independent.
-            int c = 0;
-            for (; c + 4 <= hd_vecs; c += 4) {
-                Vec a0 = oq[c], a1 = oq[c + 1], a2 = oq[c + 2], a3 = oq[c + 3];
-                for (int j = first; j < visible; ++j) {
-                    const float* v = values[j] + c * kLanes;
-                    a0 += pr[j] * load(v);
-                    a1 += pr[j] * load(v + kLanes);
-                    a2 += pr[j] * load(v + 2 * kLanes);
-                    a3 += pr[j] * load(v + 3 * kLanes);
-                }
-                oq[c] = a0, oq[c + 1] = a1, oq[c + 2] = a2, oq[c + 3] = a3;
+            Vec total{};
+            for (int c = c_lo; c < c_hi; c += kLanes) {
+                const Vec v = load(sq + c);
+                const Vec w = v == -INFINITY ? Vec{} : fast_exp(v - new_max);
+                store(sq + c, w);
+                total += w;
             }
-            for (; c < hd_vecs; ++c) {
-                Vec acc = oq[c];
-                for (int j = first; j < visible; ++j) acc += pr[j] * load(values[j] + c * kLanes);
-                oq[c] = acc;
+            l[qi] += sum_lanes(total);
+        }
+        // o += sum_j w_j * V_j, chunk by chunk.
+        for (int chunk_start = block_start; chunk_start < block_end; chunk_start += kLanes) {
+            prefetch_keys(block_end + (chunk_start - block_start));  // the next block's keys
+            const int n_keys = min_of(kLanes, block_end - chunk_start);
+            // Only keys below n_keys are ever weighted (visible <= n_keys).
+            const float* values[kLanes];
+            for (int j = max_of(0, first_read - chunk_start); j < n_keys; ++j) {
+                const T* row = value_row(chunk_start + j);
+                if constexpr (sizeof(T) == sizeof(float)) {
+                    values[j] = row;
+                } else {
+                    // int8 rows get their scale here, so the weighted sum below is the same for every type.
+                    const float scale = quantized ? half_to_float(*value_scale(chunk_start + j)) : 1.0f;
+                    for (int c = 0; c < hd_vecs; ++c)
+                        store(&vf[size_t(j) * hd + c * kLanes], quantized ? load_lanes(row + c * kLanes) * scale
+                                                                          : load_lanes(row + c * kLanes));
+                    values[j] = &vf[size_t(j) * hd];
+                }
+            }
+            for (int qi = 0; qi < nq; ++qi) {
+                const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
+                const int first = max_of(0, seen_from(qi) - chunk_start);
+                if (visible <= first) continue;
+                const float* pr = &s[size_t(qi) * kSoftmaxKeys + (chunk_start - block_start)];
+                Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
+                // o stays in registers across the keys, four vectors at a
+                // time, so one key's multiply-adds are independent.
+                int c = 0;
+                for (; c + 4 <= hd_vecs; c += 4) {
+                    Vec a0 = oq[c], a1 = oq[c + 1], a2 = oq[c + 2], a3 = oq[c + 3];
+                    for (int j = first; j < visible; ++j) {
+                        const float* v = values[j] + c * kLanes;
+                        a0 += pr[j] * load(v);
+                        a1 += pr[j] * load(v + kLanes);
+                        a2 += pr[j] * load(v + 2 * kLanes);
+                        a3 += pr[j] * load(v + 3 * kLanes);
+                    }
+                    oq[c] = a0, oq[c + 1] = a1, oq[c + 2] = a2, oq[c + 3] = a3;
+                }
+                for (; c < hd_vecs; ++c) {
+                    Vec acc = oq[c];
+                    for (int j = first; j < visible; ++j) acc += pr[j] * load(values[j] + c * kLanes);
+                    oq[c] = acc;
+                }
             }
         }
+        block_start = block_end;
     }
     if (tile.partial != nullptr) {
         float* out = tile.partial;

@@ -35,5 +35,6 @@ inline F32x16 widen_int8(const int8_t* p) {
 }  // namespace
 }  // namespace vllm::kernels::neon
 
+#define VLLM_OPS_LANES 16
 #define VLLM_OPS_NAMESPACE neon
 #include "kernels/cpu/ops_impl.h"
