@@ -3,6 +3,13 @@
 The C-ABI test and the C++ unit tests link the engine objects, so they are
 built with CMake from the source tree, in Release like the package, into
 build/native-tests (reused by later runs: CMake rebuilds only what changed).
+
+Two variables serve a copy of tests/ run outside the checkout against an
+installed package (tests/sanitize.py): $VLLM_CPP_SOURCE_ROOT names the
+checkout (the programs build from its sources, and conftest finds the
+fixtures beside it), and $VLLM_CPP_SANITIZE, as for setup.py, builds them
+with ASan+UBSan into build/native-tests-sanitize (the same compile flags as
+the sanitized package's engine, so ccache reuses its objects).
 """
 
 import os
@@ -11,9 +18,10 @@ import shutil
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(os.environ.get("VLLM_CPP_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parent.parent)
 ENGINE = ROOT / "third_party" / "vllm.cpp"
-BUILD = ROOT / "build" / "native-tests"
+SANITIZE = os.environ.get("VLLM_CPP_SANITIZE", "").strip().lower() in ("1", "on", "true", "yes")
+BUILD = ROOT / "build" / ("native-tests-sanitize" if SANITIZE else "native-tests")
 #: The engine's CMake is told where vllm.h is (-DVLLM_INCLUDE_DIR).
 INCLUDE_DIR = ROOT / "vllm_cpp" / "include"
 
@@ -45,7 +53,7 @@ def build_native_tests():
     if cmake is None:
         raise RuntimeError("cmake is needed to build the native tests (pip install cmake)")
     configure = [cmake, "-S", str(ENGINE), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release", "-DVLLM_BUILD_TESTS=ON",
-                 f"-DVLLM_INCLUDE_DIR={INCLUDE_DIR}"]
+                 f"-DVLLM_INCLUDE_DIR={INCLUDE_DIR}", "-DVLLM_SANITIZE=%s" % ("ON" if SANITIZE else "OFF")]
     ninja = _tool("ninja")
     if ninja and not (BUILD / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
