@@ -16,7 +16,8 @@ outcome bucket; an exception that is not the fault the request injected
 the run when no request has ended for --hang-seconds.
 
 Every --report-every requests it prints resident memory, threads and open
-file descriptors, and what resident memory is made of: Python objects and
+file descriptors, and what resident memory is made of: anonymous memory
+and mapped files' pages (the model's), Python objects and
 pymalloc blocks, and glibc's C heap (bytes in use, bytes held, arenas:
 tests/malloc_stats.py), so that growth can be told apart as a leak (in use
 grows) or memory the allocator keeps (held grows). "Flat after warm-up" is judged between the sample taken
@@ -67,6 +68,8 @@ class InjectedFault(Exception):
 class Sample:
     requests_done: int
     rss_mib: float
+    rss_anon_mib: float  # private memory: heaps, stacks, the KV cache
+    rss_file_mib: float  # pages of mapped files: the model's weights as they are first read
     threads: int
     fds: int
     python_objects: int
@@ -75,17 +78,20 @@ class Sample:
 
 
 def resources(done: int) -> Sample:
-    rss_kib = 0
+    kib = {}
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                rss_kib = int(line.split()[1])
-    return Sample(done, rss_kib / 1024.0, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")),
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssFile"):
+                kib[key] = int(value.split()[0])
+    return Sample(done, kib.get("VmRSS", 0) / 1024.0, kib.get("RssAnon", 0) / 1024.0, kib.get("RssFile", 0) / 1024.0,
+                  len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")),
                   len(gc.get_objects()), sys.getallocatedblocks(), malloc_stats.heap())
 
 
 def describe(sample: Sample) -> str:
-    text = (f"rss {sample.rss_mib:.1f} MiB, {sample.threads} threads, {sample.fds} fds, "
+    text = (f"rss {sample.rss_mib:.1f} MiB ({sample.rss_anon_mib:.1f} anonymous, {sample.rss_file_mib:.1f} file), "
+            f"{sample.threads} threads, {sample.fds} fds, "
             f"{sample.python_objects} Python objects, {sample.python_blocks} pymalloc blocks")
     if sample.heap is not None:
         text += (f", C heap {sample.heap.in_use_mib:.1f} MiB in use / {sample.heap.held_mib:.1f} MiB held "
