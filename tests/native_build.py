@@ -8,8 +8,10 @@ Two variables serve a copy of tests/ run outside the checkout against an
 installed package (tests/sanitize.py): $VLLM_CPP_SOURCE_ROOT names the
 checkout (the programs build from its sources, and conftest finds the
 fixtures beside it), and $VLLM_CPP_SANITIZE, as for setup.py, builds them
-with ASan+UBSan into build/native-tests-sanitize (the same compile flags as
-the sanitized package's engine, so ccache reuses its objects).
+with ASan+UBSan in the sanitized package's own CMake tree
+(build/libvllm-ninja-sanitize), linking the engine objects already built
+there: a tree of their own would compile the instrumented engine a second
+time (ccache cannot share objects with debug information between trees).
 """
 
 import os
@@ -21,7 +23,6 @@ import sys
 ROOT = pathlib.Path(os.environ.get("VLLM_CPP_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parent.parent)
 ENGINE = ROOT / "third_party" / "vllm.cpp"
 SANITIZE = os.environ.get("VLLM_CPP_SANITIZE", "").strip().lower() in ("1", "on", "true", "yes")
-BUILD = ROOT / "build" / ("native-tests-sanitize" if SANITIZE else "native-tests")
 #: The engine's CMake is told where vllm.h is (-DVLLM_INCLUDE_DIR).
 INCLUDE_DIR = ROOT / "vllm_cpp" / "include"
 
@@ -34,6 +35,10 @@ def _tool(name):
     candidate = pathlib.Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else None
 
+
+#: setup.py's tree for the sanitized package (its build/libvllm-<generator>-sanitize).
+BUILD = ROOT / "build" / ("libvllm-%s-sanitize" % ("ninja" if _tool("ninja") else "make") if SANITIZE
+                          else "native-tests")
 
 #: Why the native tests cannot run, or None: the suite also runs from a copy
 #: of tests/ against an installed wheel, where the engine's sources are absent.

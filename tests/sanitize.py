@@ -22,7 +22,7 @@ aborts the process (``halt_on_error``), which fails the test that ran it.
 The copy is told where the checkout is ($VLLM_CPP_SOURCE_ROOT): the
 engine's own test programs (C-ABI test, C++ unit tests, the probes the
 Python tests drive) build from its sources with ASan+UBSan too
-(build/native-tests-sanitize, tests/native_build.py), and the fixtures
+(in the sanitized package's CMake tree, tests/native_build.py), and the fixtures
 beside it (../shared) are found. Modules that test the checkout itself
 (packaging, CI files, wheels, fuzzers: these have their own ASan+UBSan
 build) skip there, saying so.
