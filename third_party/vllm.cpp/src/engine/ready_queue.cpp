@@ -25,15 +25,18 @@ void ReadyQueue::push(std::shared_ptr<PullEntry> entry) {
     entry->queued_ = true;
     ready_.push_back(std::move(entry));
     // One wake per batch: the consumer takes everything queued meanwhile.
-    if (ready_.size() == 1) cv_.notify_one();
+    if (ready_.size() == 1) {
+        cv_.notify_one();
+        sync_fd();
+    }
 }
 
 std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, size_t max_entries) {
     std::unique_lock<std::mutex> lock(mutex_);
-    auto ready = [&] { return woken_ || !ready_.empty(); };
+    auto ready = [&] { return readable(); };
     if (timeout_ms < 0)
         cv_.wait(lock, ready);
-    else
+    else if (timeout_ms > 0)
         cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
     woken_ = false;
     std::vector<std::shared_ptr<PullEntry>> taken;
@@ -42,6 +45,7 @@ std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, siz
         taken.push_back(std::move(ready_.front()));
         ready_.pop_front();
     }
+    sync_fd();
     return taken;
 }
 
@@ -49,6 +53,31 @@ void ReadyQueue::wake() {
     std::lock_guard<std::mutex> lock(mutex_);
     woken_ = true;
     cv_.notify_all();
+    sync_fd();
+}
+
+int ReadyQueue::fd() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!fd_) {
+        fd_ = std::make_unique<WakeFd>();
+        fd_set_ = false;
+        sync_fd();
+    }
+    return fd_->fd();
+}
+
+void ReadyQueue::close_fd() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fd_.reset();
+}
+
+void ReadyQueue::sync_fd() {
+    if (!fd_ || fd_set_ == readable()) return;
+    if (fd_set_)
+        fd_->reset();
+    else
+        fd_->set();
+    fd_set_ = !fd_set_;
 }
 
 }  // namespace vllm
