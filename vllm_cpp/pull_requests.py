@@ -183,7 +183,7 @@ def running_loop() -> Optional[asyncio.AbstractEventLoop]:
 
 class RequestEvents:
     """A pull request submitted now (``submit(consumer)`` registers this
-    object with the engine's poller and returns the :class:`Request`; a
+    object with its event loop's poller and returns the :class:`Request`; a
     refusal raises here), whose :class:`PulledEvent`s are read with
     ``async for`` on the event loop that created it, by one reader. After
     the last event the request's outcome is checked by ``wait()`` (raising
