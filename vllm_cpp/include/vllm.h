@@ -415,11 +415,14 @@ VLLM_API vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeou
    polls with timeout 0 when it is readable, instead of keeping a thread
    blocked in vllm_poller_poll. */
 
-/* Writes to *out_fd a descriptor that is readable exactly while a
+/* Writes to *out_fd a descriptor that is readable whenever a
    vllm_poller_poll would return at once: some request of the poller has new
    output, or vllm_poller_wake was called after the last poll. A poll that
    takes everything makes it unreadable again; one that leaves events
-   behind (max_events reached) leaves it readable. Wait on it for
+   behind (max_events reached) leaves it readable. It may also be readable
+   for a moment with nothing to take (the engine announced output that a
+   poll already took): the next poll then returns no events and makes it
+   unreadable. Wait on it for
    readability only (level-triggered); never read, write or close it. Made
    at the first call; every later call returns the same one. It is the
    poller's: vllm_poller_free closes it, so stop watching it before that (a

@@ -20,15 +20,18 @@ void PullEntry::stream_ready() {
 }
 
 void ReadyQueue::push(std::shared_ptr<PullEntry> entry) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (entry->queued_) return;
-    entry->queued_ = true;
-    ready_.push_back(std::move(entry));
-    // One wake per batch: the consumer takes everything queued meanwhile.
-    if (ready_.size() == 1) {
+    std::shared_ptr<WakeFd> announce;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (entry->queued_) return;
+        entry->queued_ = true;
+        ready_.push_back(std::move(entry));
+        // One wake per batch: the consumer takes everything queued meanwhile.
+        if (ready_.size() != 1) return;
         cv_.notify_one();
-        sync_fd();
+        announce = fd_;
     }
+    if (announce) announce->set();
 }
 
 std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, size_t max_entries) {
@@ -45,23 +48,26 @@ std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, siz
         taken.push_back(std::move(ready_.front()));
         ready_.pop_front();
     }
-    sync_fd();
+    if (fd_ && ready_.empty()) fd_->reset();
     return taken;
 }
 
 void ReadyQueue::wake() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    woken_ = true;
-    cv_.notify_all();
-    sync_fd();
+    std::shared_ptr<WakeFd> announce;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        woken_ = true;
+        cv_.notify_all();
+        announce = fd_;
+    }
+    if (announce) announce->set();
 }
 
 int ReadyQueue::fd() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!fd_) {
-        fd_ = std::make_unique<WakeFd>();
-        fd_set_ = false;
-        sync_fd();
+        fd_ = std::make_shared<WakeFd>();
+        if (readable()) fd_->set();
     }
     return fd_->fd();
 }
@@ -69,15 +75,6 @@ int ReadyQueue::fd() {
 void ReadyQueue::close_fd() {
     std::lock_guard<std::mutex> lock(mutex_);
     fd_.reset();
-}
-
-void ReadyQueue::sync_fd() {
-    if (!fd_ || fd_set_ == readable()) return;
-    if (fd_set_)
-        fd_->reset();
-    else
-        fd_->set();
-    fd_set_ = !fd_set_;
 }
 
 }  // namespace vllm

@@ -63,10 +63,10 @@ public:
     // Makes a wait() in progress (or the next one) return at once.
     void wake();
 
-    // A descriptor that is readable exactly while a wait() would return at
-    // once (an entry is ready, or wake() was called since the last wait()),
-    // made at the first call (throws vllm::Error RUNTIME when the system
-    // refuses one); the same one after. Owned by the queue until close_fd().
+    // A descriptor that is readable whenever a wait() would return at once
+    // (an entry is ready, or wake() was called since the last wait()), made
+    // at the first call (throws vllm::Error RUNTIME when the system refuses
+    // one); the same one after. Owned by the queue until close_fd().
     int fd();
     // Closes the descriptor (the poller's free: the caller's watch of it
     // ends there, while the queue lives on in the entries that hold it).
@@ -74,16 +74,21 @@ public:
 
 private:
     bool readable() const { return woken_ || !ready_.empty(); }
-    // Brings the descriptor in line with readable(); under the mutex.
-    void sync_fd();
 
     std::mutex mutex_;
     std::condition_variable cv_;
     std::deque<std::shared_ptr<PullEntry>> ready_;
     bool woken_ = false;
     // Made on demand: a queue that is only wait()ed on pays no system call.
-    std::unique_ptr<WakeFd> fd_;
-    bool fd_set_ = false;  // whether fd_ was last set() (not reset())
+    // A push that makes the queue ready sets it after releasing the mutex
+    // (the consumer it wakes may poll at once, and would block on the
+    // mutex while the engine thread is still inside write()); a wait()
+    // that leaves nothing ready resets it under the mutex. So it is never
+    // unreadable while an entry is ready, and may be readable with none for
+    // a moment (a set landing after a wait() took its entry): that wait's
+    // successor returns nothing and resets it. Shared: a set in flight
+    // keeps it open past close_fd().
+    std::shared_ptr<WakeFd> fd_;
 };
 
 }  // namespace vllm
