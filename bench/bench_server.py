@@ -18,7 +18,9 @@ with the neighbours, so the in-process and HTTP measurements alternate
 and idle while the in-process engine runs) and the medians are reported,
 with the spread of the per-round HTTP costs. Where /proc exists, the CPU
 time each process spent per output token is reported too (the server
-process's; the in-process run's, engine and callbacks) and the HTTP layer's
+process's, and of it its main thread's, where uvicorn runs the event loop:
+the rest is the engine's threads; the in-process run's, engine and
+callbacks) and the HTTP layer's
 share of the server's CPU, 1 - in-process / server, and the clients' CPU
 per token (this process's, while the HTTP level runs). The clients share
 the cores with the engine, so they are lean (a connection each, the body's
@@ -183,6 +185,17 @@ def cpu_seconds(pid=None):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def loop_thread_cpu_seconds(pid):
+    """CPU time of a server's main thread, where uvicorn runs the event loop
+    (its other threads are the engine's); None where there is no /proc."""
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def with_cpu_per_token(result, cpu_before, cpu_after):
     """``result`` with the CPU milliseconds its process spent per output
     token: on a shared machine this holds up where throughput does not."""
@@ -204,16 +217,35 @@ class Server:
             raise
 
     def level(self, prompts, output_len):
-        before, client_before = cpu_seconds(self.process.pid), cpu_seconds()
+        pid = self.process.pid
+        before, loop_before, client_before = cpu_seconds(pid), loop_thread_cpu_seconds(pid), cpu_seconds()
         result = asyncio.run(http_level(self.url, prompts, output_len, self.extra))
         client = with_cpu_per_token(dict(result), client_before, cpu_seconds())
-        result = with_cpu_per_token(result, before, cpu_seconds(self.process.pid))
+        loop = with_cpu_per_token(dict(result), loop_before, loop_thread_cpu_seconds(pid))
+        result = with_cpu_per_token(result, before, cpu_seconds(pid))
         result["client_cpu_ms_per_token"] = client["cpu_ms_per_token"]
+        if "cpu_ms_per_token" in loop:
+            result["loop_cpu_ms_per_token"] = loop["cpu_ms_per_token"]
         return result
 
     def close(self):
         self.process.terminate()
         self.process.wait(timeout=60)
+
+
+def uvicorn_flavour():
+    """Which event loop and HTTP parser uvicorn picks ("auto"): uvloop and
+    httptools where installed (uvicorn[standard], as vLLM installs it),
+    else asyncio and h11. The server runs this interpreter."""
+    import importlib.util
+
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    return "%s loop, %s" % (loop, http)
+
+
+def load_average():
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
 def median_result(rounds):
@@ -235,6 +267,7 @@ def main():
     parser.add_argument("--no-llamacpp", action="store_true", help="skip llama-cpp-python (smoke runs)")
     args = parser.parse_args()
     model = args.model or smollm2_path()
+    load_before = "%.1f" % load_average()
     levels = [int(c) for c in args.clients.split(",")]
     ctx = args.input_len + args.output_len + 16
     if not args.no_llamacpp:
@@ -288,17 +321,20 @@ def main():
           % (os.path.basename(model), args.threads, platform.processor() or platform.machine(),
              args.input_len, args.output_len))
     print("vllm-cpp and in process: medians of %d alternating rounds; HTTP cost: of the medians, and "
-          "[lowest, highest] of the rounds\n" % args.rounds)
+          "[lowest, highest] of the rounds. vllm-cpp's uvicorn: %s. 1-minute load average %s before, "
+          "%.1f after.\n" % (args.rounds, uvicorn_flavour(), load_before, load_average()))
     print("| clients | vllm-cpp tok/s | TTFT p50 (ms) | llama-cpp-python tok/s | TTFT p50 (ms) | ratio "
-          "| in-process tok/s | HTTP cost | CPU ms/token: server | in-process | HTTP CPU share | client CPU ms/token |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| in-process tok/s | HTTP cost | CPU ms/token: server | its loop thread | in-process | HTTP CPU share "
+          "| client CPU ms/token |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c in levels:
         o, p = ours_median[c], in_process[c]
         t = theirs[c] if theirs else None
-        cpu = "- | - | -"
+        cpu = "- | - | - | -"
         if "cpu_ms_per_token" in o and "cpu_ms_per_token" in p:
-            cpu = "%.2f | %.2f | %.1f%%" % (o["cpu_ms_per_token"], p["cpu_ms_per_token"],
-                                           100.0 * (1 - p["cpu_ms_per_token"] / o["cpu_ms_per_token"]))
+            cpu = "%.2f | %.2f | %.2f | %.1f%%" % (o["cpu_ms_per_token"], o.get("loop_cpu_ms_per_token", float("nan")),
+                                                  p["cpu_ms_per_token"],
+                                                  100.0 * (1 - p["cpu_ms_per_token"] / o["cpu_ms_per_token"]))
         print("| %d | %.1f | %.0f | %s | %s | %s | %.1f | %.1f%% [%.1f%%, %.1f%%] | %s | %.2f |" % (
             c, o["tokens_per_s"], o["ttft_p50_s"] * 1e3,
             "%.1f" % t["tokens_per_s"] if t else "-", "%.0f" % (t["ttft_p50_s"] * 1e3) if t else "-",

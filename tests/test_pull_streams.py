@@ -1,21 +1,27 @@
 """The pull path under the async API: thousands of ``astream`` requests from
-one asyncio loop on a bounded number of threads, events in order per request,
-cancellation; and the v10 callback path, which keeps a delivery thread per
-request. Thread counts are the process's native threads (/proc/self/status).
+one asyncio loop without a thread of their own, events in order per request,
+cancellation; each event loop watching its own poller's descriptor (several
+loops, closed loops, an engine closed from another thread, a loop that
+cannot watch descriptors, no descriptor to be had); and the v10 callback
+path, which keeps a delivery thread per request. Thread counts are the
+process's native threads (/proc/self/status), descriptors /proc/self/fd.
 """
 
 import asyncio
+import os
 import pathlib
+import resource
 import threading
 import time
 
 import pytest
 
-from vllm_cpp import Engine, EngineClosedError, SamplingParams
+from vllm_cpp import Engine, EngineClosedError, EngineError, InvalidConfigurationError, SamplingParams
 
 pytestmark = pytest.mark.timeout(600)
 
 STATUS = pathlib.Path("/proc/self/status")
+FDS = pathlib.Path("/proc/self/fd")
 PROMPTS = [
     "The capital of France is",
     "Once upon a time",
@@ -36,7 +42,12 @@ def thread_count() -> int:
     raise AssertionError("no Threads line in /proc/self/status")
 
 
+def fd_count() -> int:
+    return len(os.listdir(FDS))
+
+
 needs_proc = pytest.mark.skipif(not STATUS.exists(), reason="thread counts are read from /proc/self/status")
+needs_proc_fds = pytest.mark.skipif(not FDS.exists(), reason="open descriptors are read from /proc/self/fd")
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +61,10 @@ def params():
 
 
 @needs_proc
-def test_two_thousand_astreams_on_a_bounded_number_of_threads(pull_engine):
+def test_two_thousand_astreams_without_a_thread_of_their_own(pull_engine):
     expected = {p: pull_engine.complete(p, params()).text for p in PROMPTS}
-    # Start the poller, so the baseline counts every thread the async path keeps.
-    asyncio.run(pull_engine.acomplete(PROMPTS[0], params()))
+    # The loop watches its poller itself: no thread is started for async
+    # requests, not even a poller thread.
     baseline = thread_count()
     peak = [baseline]
 
@@ -80,7 +91,8 @@ def test_two_thousand_astreams_on_a_bounded_number_of_threads(pull_engine):
     # Events in order per request: the deltas concatenate to the text.
     for prompt, deltas in zip(prompts, results):
         assert "".join(deltas) == expected[prompt]
-    assert peak[0] <= baseline + 2, (baseline, peak[0])
+    assert peak[0] == baseline, (baseline, peak[0])
+    assert "vllm-cpp-poller" not in {t.name for t in threading.enumerate()}
     assert pull_engine.stats()["running_requests"] == 0
 
 
@@ -201,3 +213,124 @@ def test_a_request_is_read_by_one_reader(pull_engine):
             await asyncio.sleep(0.01)
 
     asyncio.run(main())
+
+
+def test_loops_on_two_threads_stream_from_one_engine(pull_engine):
+    """Each loop has a poller of its own, watched by that loop: two loops
+    streaming at once each get their own requests' text."""
+    expected = {p: pull_engine.complete(p, params()).text for p in PROMPTS}
+    results = {}
+
+    def run(name, prompts):
+        async def main():
+            return await asyncio.gather(*(pull_engine.acomplete(p, params()) for p in prompts))
+        results[name] = [c.text for c in asyncio.run(main())]
+
+    threads = [threading.Thread(target=run, args=(i, PROMPTS[i::2])) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    for i in range(2):
+        assert results[i] == [expected[p] for p in PROMPTS[i::2]]
+
+
+@needs_proc_fds
+def test_closed_loops_leave_no_poller_and_no_descriptor(pull_engine):
+    """asyncio.run makes a loop per call: the poller of a closed loop is
+    freed at the next loop's first request, its descriptors closed."""
+    asyncio.run(pull_engine.acomplete(PROMPTS[0], params()))
+    before = fd_count()
+    for prompt in PROMPTS * 3:
+        assert asyncio.run(pull_engine.acomplete(prompt, params())).text
+    assert fd_count() == before
+    assert len(pull_engine._pollers) == 1
+
+
+@needs_proc_fds
+def test_an_engine_closed_from_another_thread_ends_the_loops_streams(smollm2_path):
+    """Engine.close() on another thread while a loop streams: the stream
+    ends with EngineClosedError, the loop's watch ends on the loop's thread
+    and no descriptor is left open."""
+    before = fd_count()
+    engine = Engine.load(smollm2_path, max_model_len=128)
+
+    async def main():
+        stream = engine.astream("Once upon a time", SamplingParams.greedy(max_tokens=100, ignore_eos=True))
+        assert await stream.__anext__()
+        closer = threading.Thread(target=engine.close)
+        closer.start()
+        with pytest.raises(EngineClosedError):
+            async for _delta in stream:
+                pass
+        closer.join(60)
+        await asyncio.sleep(0)  # the loop's thread ends its watch
+
+    asyncio.run(main())
+    assert engine.closed
+    assert fd_count() == before
+
+
+class _LoopWithoutReaders(asyncio.SelectorEventLoop):
+    """An event loop that cannot watch descriptors (as some embedded loops)."""
+
+    def add_reader(self, fd, callback, *args):
+        raise NotImplementedError
+
+
+def test_a_loop_that_cannot_watch_a_descriptor_is_refused_by_name(pull_engine):
+    loop = _LoopWithoutReaders()
+    try:
+        with pytest.raises(InvalidConfigurationError, match="add_reader"):
+            loop.run_until_complete(pull_engine.acomplete(PROMPTS[0], params()))
+    finally:
+        loop.close()
+    # Nothing was left behind: a usable loop's requests still run.
+    assert asyncio.run(pull_engine.acomplete(PROMPTS[0], params())).text
+
+
+def test_no_descriptor_to_be_had_fails_the_request_not_the_engine(smollm2_path):
+    """The process's open-file limit reached: the first request of a new
+    loop fails with the system's reason; under the limit again, it works.
+    (An engine of its own: no poller of an earlier loop is freed meanwhile,
+    which would free descriptors under the limit.)"""
+    async def main(engine):
+        lowest = os.open(os.devnull, os.O_RDONLY)
+        os.close(lowest)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest, hard))
+        try:
+            with pytest.raises(EngineError, match="descriptor"):
+                await engine.acomplete(PROMPTS[0], params())
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        return (await engine.acomplete(PROMPTS[0], params())).text
+
+    with Engine.load(smollm2_path, max_model_len=128) as engine:
+        assert asyncio.run(main(engine))
+
+
+def test_a_request_is_submitted_on_its_consumers_loop(pull_engine):
+    """The loop's poller is made and watched on the loop's own thread."""
+    class Consumer:
+        loop = asyncio.new_event_loop()
+
+    try:
+        with pytest.raises(RuntimeError, match="running event loop"):
+            pull_engine.submit_pull(PROMPTS[0], params(), Consumer())
+    finally:
+        Consumer.loop.close()
+
+
+def test_streams_under_uvloop(pull_engine):
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is optional (vllm-cpp[server] runs without it)")
+    expected = pull_engine.complete(PROMPTS[1], params()).text
+
+    async def main():
+        return "".join([d async for d in pull_engine.astream(PROMPTS[1], params())])
+
+    loop = uvloop.new_event_loop()
+    try:
+        assert loop.run_until_complete(main()) == expected
+    finally:
+        loop.close()

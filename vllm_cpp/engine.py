@@ -47,7 +47,7 @@ from .marshalling import (
     native_options_json,
 )
 from .outputs import Completion, TokenLogprob
-from .pull_requests import EventPoller, RequestEvents, aiterate_request, await_request
+from .pull_requests import EventPoller, RequestEvents, running_loop, aiterate_request, await_request
 from .request import Request, RequestOutcome
 from .sampling_params import SamplingParams
 from .stream_events import StreamEvent, StreamOutcome
@@ -119,7 +119,7 @@ for _option in ENGINE_OPTION_TABLE:
 
 
 def _free_engine(ptr, pollers: List[EventPoller]) -> None:
-    for poller in pollers:  # stops their threads (a native poller holds the engine until freed)
+    for poller in pollers:  # a native poller holds the engine until freed
         poller.close()
     lib.vllm_engine_free(ptr)
 
@@ -139,8 +139,9 @@ class Engine:
         self._ptr = ptr
         self._model_path = model_path
         self._options = options
-        # The async requests' poller, made at the first one (a list so the
-        # engine's free, which must not hold the Engine, can reach it).
+        # The async requests' pollers, one per event loop, made at a loop's
+        # first request (a list so the engine's free, which must not hold the
+        # Engine, can reach them).
         self._pollers: List[EventPoller] = []
         self._pollers_lock = threading.Lock()
         self._lifetime = HandleLifetime(ptr, functools.partial(_free_engine, ptr, self._pollers), "engine")
@@ -464,7 +465,7 @@ class Engine:
             array, n_ids = ffi.new("int32_t[]", ids or [0]), len(ids)
         logprobs = -1 if params.logprobs is None else params.logprobs
         native = NativeSampling(params)
-        poller = self._poller()
+        poller = self._poller(consumer)
         return self._start_request(
             lambda h, tag, out: lib.vllm_request_submit_pull(
                 h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, out),
@@ -475,17 +476,31 @@ class Engine:
         the engine's poller (``vllm_chat_submit_pull``); the path under
         :meth:`achat`, :meth:`achat_stream` and the server."""
         text_b = encode_str(_request_json(request), "request_json")
-        poller = self._poller()
+        poller = self._poller(consumer)
         return self._start_request(
             lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
             None, None, (poller, consumer))
 
-    def _poller(self) -> EventPoller:
+    def _poller(self, consumer: RequestEvents) -> EventPoller:
+        """The poller of the consumer's event loop, made at its first
+        request, on the loop's thread (where it starts watching). Pollers of
+        closed loops with no request left are freed here."""
+        loop = consumer.loop
+        if running_loop() is not loop:
+            raise RuntimeError("a pull request is submitted on its consumer's running event loop")
         with self._pollers_lock:
-            if not self._pollers:
+            found = None
+            for poller in list(self._pollers):
+                if poller.loop is loop:
+                    found = poller
+                elif poller.loop.is_closed() and poller.idle():
+                    poller.close()
+                    self._pollers.remove(poller)
+            if found is None:
                 with self._use() as h:
-                    self._pollers.append(EventPoller(h))
-            return self._pollers[0]
+                    found = EventPoller(h, loop)
+                self._pollers.append(found)
+            return found
 
     def _start_request(self, submit_native: Callable[[Any, Any, Any], int], callback: Optional[StreamCallback],
                        native: Optional[NativeSampling],

@@ -1,28 +1,34 @@
 """Pull-style delivery: the async adapters.
 
 An engine's async requests are submitted without a callback
-(``vllm_request_submit_pull``, ``vllm_chat_submit_pull``) and report to
-the engine's one native poller. One Python thread polls it: each poll hands
-over the new output of every ready request (a completion's deltas of
-several steps coalesced), and all of a poll's events for one event loop go
-to that loop in one ``call_soon_threadsafe``. So thousands of streams cost
-no thread each, and a token costs no thread hop of its own.
+(``vllm_request_submit_pull``, ``vllm_chat_submit_pull``) and report to a
+native poller, one per event loop that submits them. The loop watches the
+poller's file descriptor itself (``vllm_poller_fd``, ``loop.add_reader``):
+when an engine step has output the descriptor becomes readable, and the
+loop polls without blocking and hands each event to its request's
+consumer. A poll hands over the new output of every ready request (a
+completion's deltas of several steps coalesced). So thousands of streams
+cost no thread each, and a step wakes one thread, the loop's: no poller
+thread takes a core from the engine mid-step and then wakes the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import itertools
-import threading
 import json
-from typing import Any, Callable, Dict, Optional
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _ffi
 from ._ffi import decode_cstr, ffi, lib
+from .errors import EngineClosedError, InvalidConfigurationError
+from .handle_lifetime import HandleLifetime
 from .request import Request
 
-__all__ = ["PulledEvent", "EventPoller", "RequestEvents", "await_request", "aiterate_request"]
+__all__ = ["PulledEvent", "EventPoller", "RequestEvents", "await_request", "aiterate_request", "running_loop"]
 
 
 _POLL_BATCH = 1024
@@ -44,21 +50,47 @@ class PulledEvent:
 
 
 class EventPoller:
-    """An engine's native poller (``vllm_poller``) and the thread that polls
-    it. ``register(consumer)`` gives the tag to submit with; the consumer's
-    ``loop`` receives its events through ``consumer.deliver``. ``close()``
-    stops the thread and frees the poller (which holds the native engine
-    until then), once every request submitted with it is freed."""
+    """A native poller (``vllm_poller``) for an engine's requests submitted
+    on one event loop, ``loop``, which watches its descriptor and delivers
+    its events through ``consumer.deliver``, on the loop's thread.
+    ``register(consumer)`` gives the tag to submit with. ``close()``, from
+    any thread, frees the native poller (which holds the native engine until
+    then) once a poll in progress is done, and ends the loop's watch.
 
-    def __init__(self, engine_ptr):
+    The loop watches a ``dup`` of the native descriptor: the native one is
+    closed by the poller's free, which may run on another thread (the
+    engine's close) while the loop still watches; the dup stays open, never
+    readable again, until the loop's thread stops watching it."""
+
+    def __init__(self, engine_ptr, loop: asyncio.AbstractEventLoop):
         out = ffi.new("vllm_poller**")
         _ffi.check(lib.vllm_poller_create(engine_ptr, out))
+        self.loop = loop
+        # The native poller: submits use it under the engine's lifetime (the
+        # engine's free closes its pollers), polls under the poller's own.
         self.ptr = out[0]
+        self._lifetime = HandleLifetime(out[0], functools.partial(lib.vllm_poller_free, out[0]), "poller")
         self._consumers: Dict[int, "RequestEvents"] = {}
         self._tags = itertools.count(1)
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="vllm-cpp-poller", daemon=True)
-        self._thread.start()
+        self._events = ffi.new("vllm_event[]", _POLL_BATCH)
+        self._count = ffi.new("int32_t*")
+        native_fd = ffi.new("int*")
+        try:
+            _ffi.check(lib.vllm_poller_fd(out[0], native_fd))
+            self._fd = os.dup(native_fd[0])
+        except BaseException:
+            self._lifetime.close()
+            raise
+        try:
+            loop.add_reader(self._fd, self._drain)
+        except BaseException as exc:
+            os.close(self._fd)
+            self._lifetime.close()
+            if isinstance(exc, NotImplementedError):
+                raise InvalidConfigurationError(
+                    "vllm-cpp's async requests need an event loop that can watch a file descriptor "
+                    "(loop.add_reader); %s cannot" % type(loop).__name__) from None
+            raise
 
     def register(self, consumer: "RequestEvents") -> int:
         tag = next(self._tags)
@@ -68,66 +100,90 @@ class EventPoller:
     def unregister(self, tag: int) -> None:
         self._consumers.pop(tag, None)
 
+    def idle(self) -> bool:
+        """No request of this poller is waiting for its last event."""
+        return not self._consumers
+
     def forget(self, tag: int) -> None:
-        """The request of ``tag`` was freed: a consumer still waiting for
-        its last event (the request was closed under it, e.g. by
+        """The request of ``tag`` was freed (on any thread): a consumer still
+        waiting for its last event (the request was closed under it, e.g. by
         ``Engine.close()``) gets an empty one (its ``wait()`` then raises
         that the request is closed)."""
         consumer = self._consumers.pop(tag, None)
         if consumer is not None:
             try:
-                consumer.loop.call_soon_threadsafe(consumer.deliver, PulledEvent("", True, 0, None))
+                self.loop.call_soon_threadsafe(consumer.deliver, PulledEvent("", True, 0, None))
             except RuntimeError:  # the loop is closed: nobody reads it
                 pass
 
-    def _run(self) -> None:
-        events = ffi.new("vllm_event[]", _POLL_BATCH)
-        count = ffi.new("int32_t*")
+    def _drain(self) -> None:
+        """On the loop, the descriptor being readable: one poll that does
+        not block, its events to their consumers. Events left over (more
+        than a batch) keep the descriptor readable: the loop calls again."""
+        try:
+            self._lifetime.acquire()
+        except EngineClosedError:  # closed: the loop's watch is ending
+            return
+        try:
+            _ffi.check(lib.vllm_poller_poll(self.ptr, 0, self._events, _POLL_BATCH, self._count))
+            ready = self._take(self._count[0])
+        finally:
+            self._lifetime.release()
+        for consumer, pulled in ready:
+            consumer.deliver(pulled)
+
+    def _take(self, count: int) -> List[Tuple["RequestEvents", PulledEvent]]:
+        """The poll's events as (consumer, event), read before the next poll
+        releases their strings; a finished request's consumer is dropped."""
         consumers = self._consumers
-        while not self._stopping:
-            _ffi.check(lib.vllm_poller_poll(self.ptr, -1, events, _POLL_BATCH, count))
-            by_loop: Dict[Any, list] = {}
-            for i in range(count[0]):
-                event = events[i]
-                consumer = consumers.get(event.tag)
-                if consumer is None:  # closed meanwhile
-                    continue
-                logprobs = None
-                if event.logprobs_json != ffi.NULL:
-                    logprobs = json.loads(ffi.string(event.logprobs_json))
-                pulled = PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished),
-                                     event.n_tokens, logprobs)
-                if pulled.finished:
-                    consumers.pop(event.tag, None)
-                batch = by_loop.get(consumer.loop)
-                if batch is None:
-                    batch = by_loop[consumer.loop] = []
-                batch.append((consumer, pulled))
-            for loop, batch in by_loop.items():
-                try:
-                    loop.call_soon_threadsafe(_deliver_all, batch)
-                except RuntimeError:  # the loop is closed: nobody reads these
-                    for consumer, pulled in batch:
-                        if pulled.finished:
-                            consumer.request.close()
-        # This thread frees the poller: close() may run on it (a finalizer).
-        lib.vllm_poller_free(self.ptr)
+        ready = []
+        for i in range(count):
+            event = self._events[i]
+            consumer = consumers.get(event.tag)
+            if consumer is None:  # closed meanwhile
+                continue
+            logprobs = None
+            if event.logprobs_json != ffi.NULL:
+                logprobs = json.loads(ffi.string(event.logprobs_json))
+            pulled = PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished), event.n_tokens, logprobs)
+            if pulled.finished:
+                del consumers[event.tag]
+            ready.append((consumer, pulled))
+        return ready
 
     def close(self) -> None:
-        self._stopping = True
-        _ffi.check(lib.vllm_poller_wake(self.ptr))
-        if threading.current_thread() is not self._thread:
-            self._thread.join()
+        """Free the native poller (now, or when a poll in progress is done)
+        and end the loop's watch: here on the loop's thread or while the
+        loop is not running, else on the loop's thread next."""
+        if not self._lifetime.close():
+            return
+        loop = self.loop
+        if loop.is_closed():  # a closed loop watches nothing
+            os.close(self._fd)
+        elif not loop.is_running() or running_loop() is loop:
+            self._unwatch()
+        else:
+            try:
+                loop.call_soon_threadsafe(self._unwatch)
+            except RuntimeError:  # closed meanwhile
+                os.close(self._fd)
+
+    def _unwatch(self) -> None:
+        self.loop.remove_reader(self._fd)
+        os.close(self._fd)
 
 
-def _deliver_all(batch: list) -> None:
-    for consumer, event in batch:
-        consumer.deliver(event)
+def running_loop() -> Optional[asyncio.AbstractEventLoop]:
+    """The calling thread's running event loop, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class RequestEvents:
     """A pull request submitted now (``submit(consumer)`` registers this
-    object with the engine's poller and returns the :class:`Request`; a
+    object with its event loop's poller and returns the :class:`Request`; a
     refusal raises here), whose :class:`PulledEvent`s are read with
     ``async for`` on the event loop that created it, by one reader. After
     the last event the request's outcome is checked by ``wait()`` (raising

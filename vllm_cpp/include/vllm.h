@@ -409,6 +409,31 @@ typedef struct vllm_request_outcome {
    wait's. */
 VLLM_API vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeout_ms, vllm_request_outcome* out);
 
+/* ---- A poller's file descriptor (additive) ----
+   For a client that runs an event loop (epoll, kqueue, libuv, asyncio's
+   add_reader): it waits on the poller's descriptor next to its sockets and
+   polls with timeout 0 when it is readable, instead of keeping a thread
+   blocked in vllm_poller_poll. */
+
+/* Writes to *out_fd a descriptor that is readable whenever a
+   vllm_poller_poll would return at once: some request of the poller has new
+   output, or vllm_poller_wake was called after the last poll. A poll that
+   takes everything makes it unreadable again; one that leaves events
+   behind (max_events reached) leaves it readable. It may also be readable
+   for a moment with nothing to take (the engine announced output that a
+   poll already took): the next poll then returns no events and makes it
+   unreadable. Wait on it for
+   readability only (level-triggered); never read, write or close it. Made
+   at the first call; every later call returns the same one. It is the
+   poller's: vllm_poller_free closes it, so stop watching it before that (a
+   watcher that may outlive the poller watches a dup() of it, which then
+   never becomes readable again). Polling from another thread, or blocking,
+   works as before. Any thread. Errors: INVALID_ARGUMENT for a NULL poller
+   or out_fd; RUNTIME when the system refuses a descriptor (e.g. the
+   process's limit of open files), naming the reason; the poller then works
+   on as before. On failure *out_fd (when not NULL) is -1. */
+VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,9 @@
  *   stress_c_abi MODEL.gguf [SECONDS_PER_ROUND] [ROUNDS] [THREADS]
  *
  * Each round loads an engine with a small KV cache (so requests are
- * preempted), starts a poller thread, and has THREADS threads pick random
+ * preempted), starts a poller thread (in odd rounds it waits on the
+ * poller's descriptor, as an event loop does, and polls without blocking),
+ * and has THREADS threads pick random
  * operations until the time is up: blocking and streamed completions (some
  * stopped by their callback), callback requests that are waited, cancelled
  * at a random moment, freed while running, or freed from their own
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <time.h>
 
@@ -245,12 +248,27 @@ static void* worker(void* arg) {
     return NULL;
 }
 
+/* arg: non-NULL to wait on the poller's descriptor, then poll with timeout 0. */
 static void* poller_main(void* arg) {
     vllm_event events[64];
-    (void)arg;
+    int fd = -1;
+    if (arg != NULL) {
+        vllm_status st = vllm_poller_fd(g_poller, &fd);
+        if (st != VLLM_OK) {
+            fail("vllm_poller_fd", st);
+            return NULL;
+        }
+    }
     while (!atomic_load(&g_stop_polling)) {
         int32_t n = 0;
-        vllm_status st = vllm_poller_poll(g_poller, 50, events, 64, &n);
+        if (fd >= 0) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 50) < 0) {
+                fail("poll(2) on the poller's descriptor", VLLM_OK);
+                return NULL;
+            }
+        }
+        vllm_status st = vllm_poller_poll(g_poller, fd >= 0 ? 0 : 50, events, 64, &n);
         if (st != VLLM_OK) {
             fail("vllm_poller_poll", st);
             return NULL;
@@ -290,7 +308,7 @@ int main(int argc, char** argv) {
         atomic_store(&g_stop, 0);
         atomic_store(&g_stop_polling, 0);
         pthread_t poll_thread, pool[MAX_THREADS];
-        pthread_create(&poll_thread, NULL, poller_main, NULL);
+        pthread_create(&poll_thread, NULL, poller_main, round % 2 ? (void*)1 : NULL);
         for (int i = 0; i < threads; ++i) pthread_create(&pool[i], NULL, worker, (void*)(uintptr_t)(round * 100 + i + 1));
         const double end = now() + seconds;
         while (now() < end) {

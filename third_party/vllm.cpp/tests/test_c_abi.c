@@ -10,6 +10,11 @@
 #include <string.h>
 #include <pthread.h>
 #include <time.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "vllm.h"
 
@@ -854,6 +859,112 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
     vllm_poller_free(NULL);
 }
 
+/* Whether fd becomes readable within timeout_ms (0: is readable now). */
+static int fd_readable(int fd, int timeout_ms) {
+    struct pollfd p;
+    p.fd = fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
+}
+
+/* A poller's descriptor: what an event loop waits on instead of a thread
+   blocked in vllm_poller_poll. Readable exactly while a poll would return
+   at once; the poller's free closes it. */
+static void test_poller_fd(vllm_engine* engine, const vllm_sampling_params* sp) {
+    int fd = 7;
+    CHECK_STATUS(vllm_poller_fd(NULL, &fd), VLLM_ERR_INVALID_ARGUMENT, "poller_fd(NULL poller)");
+    CHECK(fd == -1, "a failed poller_fd writes -1");
+    vllm_poller* poller = NULL;
+    CHECK_STATUS(vllm_poller_create(engine, &poller), VLLM_OK, "a poller for its descriptor");
+    CHECK_STATUS(vllm_poller_fd(poller, NULL), VLLM_ERR_INVALID_ARGUMENT, "poller_fd(NULL out_fd)");
+
+    /* The system refuses a descriptor (the open-file limit set to the lowest
+       free one): RUNTIME with the reason; a later call, allowed, works. */
+    struct rlimit saved;
+    const int lowest = open("/dev/null", O_RDONLY);
+    if (lowest >= 0 && getrlimit(RLIMIT_NOFILE, &saved) == 0) {
+        close(lowest);
+        struct rlimit tight = saved;
+        tight.rlim_cur = (rlim_t)lowest;
+        if (setrlimit(RLIMIT_NOFILE, &tight) == 0) {
+            fd = 7;
+            const vllm_status refused = vllm_poller_fd(poller, &fd);
+            setrlimit(RLIMIT_NOFILE, &saved);
+            CHECK(refused == VLLM_ERR_RUNTIME && fd == -1, "no descriptor to be had: RUNTIME, -1");
+            CHECK(strstr(vllm_last_error(), "descriptor") != NULL, "the refusal says what it could not make");
+        }
+    }
+
+    CHECK_STATUS(vllm_poller_fd(poller, &fd), VLLM_OK, "poller_fd");
+    int again = -1;
+    CHECK_STATUS(vllm_poller_fd(poller, &again), VLLM_OK, "poller_fd again");
+    CHECK(fd >= 0 && again == fd, "one descriptor per poller");
+    CHECK(!fd_readable(fd, 0), "nothing pending: not readable");
+    CHECK_STATUS(vllm_poller_wake(poller), VLLM_OK, "wake");
+    CHECK(fd_readable(fd, 0), "woken: readable");
+    vllm_event events[4];
+    int32_t n = -1;
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 4, &n), VLLM_OK, "poll the wake-up");
+    CHECK(n == 0 && !fd_readable(fd, 0), "the poll took the wake-up: not readable");
+
+    /* Driven as an event loop drives it: wait for the descriptor, poll with
+       timeout 0, until the last event. The text is the blocking one. */
+    vllm_sampling_params greedy = *sp;
+    greedy.temperature = 0.0f;
+    greedy.max_tokens = 12;
+    vllm_request* request = NULL;
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 9, "The capital of France is", NULL, 0, &greedy, 0, -1,
+                                          &request), VLLM_OK, "submit_pull for the descriptor");
+    char text[4096] = "";
+    int finished = 0, wakeups = 0;
+    while (!finished && wakeups < 10000) {
+        if (!fd_readable(fd, 30000)) break;
+        ++wakeups;
+        CHECK_STATUS(vllm_poller_poll(poller, 0, events, 4, &n), VLLM_OK, "poll when readable");
+        for (int32_t i = 0; i < n; ++i) {
+            CHECK(events[i].tag == 9, "the request's tag");
+            strncat(text, events[i].text, sizeof text - strlen(text) - 1);
+            finished |= events[i].finished;
+        }
+    }
+    CHECK(finished, "the descriptor announced every event up to the last");
+    /* Once the engine is done (its last announcement has landed), a poll
+       that finds nothing leaves the descriptor unreadable. */
+    CHECK_STATUS(vllm_request_wait(request), VLLM_OK, "wait for the engine to finish it");
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 4, &n), VLLM_OK, "poll after the last event");
+    CHECK(n == 0 && !fd_readable(fd, 0), "all taken: not readable");
+    vllm_completion blocking;
+    CHECK_STATUS(vllm_complete(engine, "The capital of France is", &greedy, &blocking), VLLM_OK, "blocking");
+    CHECK(strcmp(blocking.text, text) == 0, "the text equals the blocking text (greedy)");
+    vllm_completion_free(&blocking);
+    vllm_request_free(request);
+
+    /* A poll that leaves events behind leaves the descriptor readable. */
+    vllm_request* two[2];
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 1, "Hello", NULL, 0, &greedy, 0, -1, &two[0]), VLLM_OK,
+                 "submit_pull one of two");
+    CHECK_STATUS(vllm_request_submit_pull(engine, poller, 2, "Once upon a time", NULL, 0, &greedy, 0, -1, &two[1]),
+                 VLLM_OK, "submit_pull two of two");
+    for (int i = 0; i < 2; ++i) CHECK_STATUS(vllm_request_wait(two[i]), VLLM_OK, "wait for the engine to finish it");
+    CHECK(fd_readable(fd, 0), "two finished requests: readable");
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 1, &n), VLLM_OK, "poll one event of two");
+    CHECK(n == 1 && events[0].finished && fd_readable(fd, 0), "one left behind: still readable");
+    CHECK_STATUS(vllm_poller_poll(poller, 0, events, 1, &n), VLLM_OK, "poll the other");
+    CHECK(n == 1 && events[0].finished && !fd_readable(fd, 0), "none left: not readable");
+    for (int i = 0; i < 2; ++i) vllm_request_free(two[i]);
+
+    /* The free closes the descriptor; a watcher's dup of it outlives the
+       poller and never becomes readable. */
+    const int watched = dup(fd);
+    CHECK(watched >= 0, "dup the descriptor");
+    vllm_poller_free(poller);
+    errno = 0;
+    CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF, "the poller's free closed its descriptor");
+    CHECK(!fd_readable(watched, 0), "a dup outlives the poller, not readable");
+    close(watched);
+}
+
 static void test_with_model(const char* path) {
     vllm_engine* engine = load_test_engine(path);
     if (engine == NULL) return;
@@ -939,6 +1050,7 @@ static void test_with_model(const char* path) {
     test_chat(engine);
     test_server_entry_points(engine, &sp);
     test_pull(engine, &sp);
+    test_poller_fd(engine, &sp);
 
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "engine usable after errors");
     vllm_completion_free(&c);

@@ -3,7 +3,8 @@
 // threads (more threads than this machine's cores, so threads are put
 // aside mid-job), over many short jobs as a decode step runs them; and
 // parallel_for covers [0, n) with disjoint ranges, none shorter than its
-// min_chunk.
+// min_chunk; and park() between jobs (workers put to sleep, woken by the
+// next job) loses no job.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -96,6 +97,25 @@ void test_stalled_chunk() {
     check(sum == 4950, "the pool is reusable after a stalled chunk");
 }
 
+// The engine parks the workers after each step's forward pass: every job
+// after a park still runs every chunk once, whether the workers were
+// asleep already (a pause after the park) or still spinning.
+void test_park_between_jobs(int threads) {
+    ThreadPool pool(threads);
+    std::mt19937 rng(threads + 100);
+    std::vector<int> runs;
+    int bad_jobs = 0;
+    for (int job = 0; job < 2000; ++job) {
+        const int64_t n = 1 + static_cast<int64_t>(rng() % 40);
+        runs.assign(static_cast<size_t>(n), 0);
+        pool.for_each_chunk(n, [&](int64_t c) { ++runs[static_cast<size_t>(c)]; });
+        for (int r : runs) bad_jobs += r != 1;
+        if (job % 3 == 0) pool.park();
+        if (job % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    check(bad_jobs == 0, std::to_string(threads) + " threads: every chunk once with park() between jobs");
+}
+
 }  // namespace
 
 int main() {
@@ -103,6 +123,7 @@ int main() {
         test_chunks_run_once(threads);
         test_parallel_for(threads);
         test_min_chunk(threads);
+        test_park_between_jobs(threads);
     }
     test_stalled_chunk();
     return report();

@@ -780,6 +780,7 @@ vllm_status vllm_poller_create(vllm_engine* engine, vllm_poller** out) {
 void vllm_poller_free(vllm_poller* poller) {
     if (poller == nullptr) return;
     poller->queue->wait(0, SIZE_MAX);  // queued entries hold the queue: let go of them
+    poller->queue->close_fd();         // the queue may outlive the poller; the descriptor does not
     delete poller;
 }
 
@@ -823,6 +824,15 @@ vllm_status vllm_poller_wake(vllm_poller* poller) {
     return guarded([&] {
         require_non_null(poller, "poller");
         poller->queue->wake();
+    });
+}
+
+vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd) {
+    if (out_fd != nullptr) *out_fd = -1;
+    return guarded([&] {
+        require_non_null(poller, "poller");
+        require_non_null(out_fd, "out_fd");
+        *out_fd = poller->queue->fd();
     });
 }
 

@@ -141,6 +141,10 @@ void EngineCore::step() {
         slices.push_back(slice);
     }
     model_.forward(slices, kv_cache_, pool_, logits_);
+    // The rest of the step is serial, and its output wakes the streams'
+    // consumers: let them have the workers' cores (BENCHMARKS.md, "HTTP
+    // cost: one wake-up per step").
+    pool_.park();
     ++counters_.model_steps;
 
     const int vocab = model_.config().vocab_size;

@@ -20,20 +20,26 @@ void PullEntry::stream_ready() {
 }
 
 void ReadyQueue::push(std::shared_ptr<PullEntry> entry) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (entry->queued_) return;
-    entry->queued_ = true;
-    ready_.push_back(std::move(entry));
-    // One wake per batch: the consumer takes everything queued meanwhile.
-    if (ready_.size() == 1) cv_.notify_one();
+    std::shared_ptr<WakeFd> announce;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (entry->queued_) return;
+        entry->queued_ = true;
+        ready_.push_back(std::move(entry));
+        // One wake per batch: the consumer takes everything queued meanwhile.
+        if (ready_.size() != 1) return;
+        cv_.notify_one();
+        announce = fd_;
+    }
+    if (announce) announce->set();
 }
 
 std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, size_t max_entries) {
     std::unique_lock<std::mutex> lock(mutex_);
-    auto ready = [&] { return woken_ || !ready_.empty(); };
+    auto ready = [&] { return readable(); };
     if (timeout_ms < 0)
         cv_.wait(lock, ready);
-    else
+    else if (timeout_ms > 0)
         cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
     woken_ = false;
     std::vector<std::shared_ptr<PullEntry>> taken;
@@ -42,13 +48,33 @@ std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, siz
         taken.push_back(std::move(ready_.front()));
         ready_.pop_front();
     }
+    if (fd_ && ready_.empty()) fd_->reset();
     return taken;
 }
 
 void ReadyQueue::wake() {
+    std::shared_ptr<WakeFd> announce;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        woken_ = true;
+        cv_.notify_all();
+        announce = fd_;
+    }
+    if (announce) announce->set();
+}
+
+int ReadyQueue::fd() {
     std::lock_guard<std::mutex> lock(mutex_);
-    woken_ = true;
-    cv_.notify_all();
+    if (!fd_) {
+        fd_ = std::make_shared<WakeFd>();
+        if (readable()) fd_->set();
+    }
+    return fd_->fd();
+}
+
+void ReadyQueue::close_fd() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fd_.reset();
 }
 
 }  // namespace vllm

@@ -3,7 +3,8 @@
 // instead of one delivery thread per request (vLLM's AsyncLLM hands outputs
 // to per-request queues the same way). The engine loop still only pushes
 // into streams; a stream tells its PullEntry, which queues itself once until
-// the consumer takes it. Thread-safe.
+// the consumer takes it. A consumer that runs an event loop waits on the
+// queue's file descriptor (fd()) instead of blocking in wait(). Thread-safe.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "engine/request_stream.h"
+#include "util/wake_fd.h"
 
 namespace vllm {
 
@@ -61,11 +63,32 @@ public:
     // Makes a wait() in progress (or the next one) return at once.
     void wake();
 
+    // A descriptor that is readable whenever a wait() would return at once
+    // (an entry is ready, or wake() was called since the last wait()), made
+    // at the first call (throws vllm::Error RUNTIME when the system refuses
+    // one); the same one after. Owned by the queue until close_fd().
+    int fd();
+    // Closes the descriptor (the poller's free: the caller's watch of it
+    // ends there, while the queue lives on in the entries that hold it).
+    void close_fd();
+
 private:
+    bool readable() const { return woken_ || !ready_.empty(); }
+
     std::mutex mutex_;
     std::condition_variable cv_;
     std::deque<std::shared_ptr<PullEntry>> ready_;
     bool woken_ = false;
+    // Made on demand: a queue that is only wait()ed on pays no system call.
+    // A push that makes the queue ready sets it after releasing the mutex
+    // (the consumer it wakes may poll at once, and would block on the
+    // mutex while the engine thread is still inside write()); a wait()
+    // that leaves nothing ready resets it under the mutex. So it is never
+    // unreadable while an entry is ready, and may be readable with none for
+    // a moment (a set landing after a wait() took its entry): that wait's
+    // successor returns nothing and resets it. Shared: a set in flight
+    // keeps it open past close_fd().
+    std::shared_ptr<WakeFd> fd_;
 };
 
 }  // namespace vllm

@@ -58,7 +58,9 @@ void ThreadPool::worker_loop() {
     const auto generation = [this] { return job_state_.load(std::memory_order_acquire) >> 32; };
     for (;;) {
         int spins = 0;
-        while (generation() == seen && !stopping_.load() && spins < kSpinIterations) spin_pause(spins++);
+        while (generation() == seen && !stopping_.load() && spins < kSpinIterations &&
+               !parked_.load(std::memory_order_relaxed))
+            spin_pause(spins++);
         if (generation() == seen) {
             std::unique_lock<std::mutex> lock(mutex_);
             start_cv_.wait(lock, [&] { return stopping_.load() || generation() != seen; });
@@ -92,6 +94,7 @@ void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64
     job_fn_ = &fn;
     job_chunks_.store(n_chunks, std::memory_order_relaxed);
     chunks_done_.store(0, std::memory_order_relaxed);
+    parked_.store(false, std::memory_order_relaxed);
     const uint64_t generation = (job_state_.load(std::memory_order_relaxed) >> 32) + 1;
     job_state_.store(generation << 32, std::memory_order_release);
     {

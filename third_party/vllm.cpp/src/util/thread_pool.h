@@ -37,6 +37,13 @@ public:
     // microseconds, more than a decode step's small element-wise work.
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk = 1);
 
+    // Sends spinning workers to sleep now instead of after their spin: the
+    // caller has serial work ahead (the engine: sampling, then handing
+    // output to streams) whose wake-ups (a stream's consumer thread, an
+    // event loop) should find a core idle rather than take one from a
+    // worker mid-region of the next step. The next job wakes them.
+    void park() { parked_.store(true, std::memory_order_relaxed); }
+
     // VLLM_CPP_NUM_THREADS when set to a positive integer, else the number
     // of hardware threads.
     static int default_thread_count();
@@ -66,6 +73,7 @@ private:
     const std::function<void(int64_t)>* job_fn_ = nullptr;  // valid while a chunk of the job is taken
     std::atomic<int64_t> chunks_done_{0};
     std::atomic<bool> stopping_{false};
+    std::atomic<bool> parked_{false};  // park() until the next job
 };
 
 }  // namespace vllm
