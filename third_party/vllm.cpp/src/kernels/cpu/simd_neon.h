@@ -235,9 +235,10 @@ struct Neon {
 
     // --- partial dot products (the interleaved tiles; see simd_avx2.h) ---------
     // SDOT sums straight into int32 (4 products of at most 128 * 128 a lane
-    // per vector), so partial sums are int32 already; dot_u8 takes u as
-    // signed, so weights of 128 and more do not fit at all.
-    static constexpr int dot_terms(int max_u) { return max_u < 128 ? 2147483647 / (4 * 128 * max_u) : 0; }
+    // per vector), so partial sums are int32 already. Its operands are
+    // signed: weights of magnitude up to 128 (Q8_0's signed ones; the
+    // unsigned formats' stay below 64), not Q8_0's unsigned 255.
+    static constexpr int dot_terms(int max_u) { return max_u <= 128 ? 2147483647 / (4 * 128 * max_u) : 0; }
     VLLM_NEON_INLINE static I dot_part(I part, I u, I s) { return dot_u8(part, u, s); }
     VLLM_NEON_INLINE static I widen(I acc, I part) { return add32(acc, part); }
     // (hi << 16) | (lo & 0xffff) per int32 lane.
