@@ -7,13 +7,15 @@
 //                          GFLOP/s of the SmolLM2-135M matmul shapes (and
 //                          a few other types) with 2 threads by default,
 //                          for each SIMD build this machine runs (only the
-//                          cases of one weight type if named, e.g. BF16)
+//                          cases of one weight type if named, e.g. BF16);
+//                          with 1 thread, per second of CPU time
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <iterator>
 #include <random>
@@ -394,6 +396,62 @@ void test_interleaved() {
     check(throws([&] { interleave(matrix_of(GgmlType::BF16, wf, 16, 33), storage); }), "interleave refuses odd columns");
 }
 
+// A matrix whose every weight is its format's largest in magnitude
+// (nibbles 15, Q5's 31, Q6_K's 63, Q8_0's -128) and whose integer scales
+// are too (the K-quants' 6-bit 63, Q6_K's -128), with finite fp16 scales:
+// the integer sums of the interleaved kernels reach their bounds (AVX2
+// sums maddubs pairs in int16 before widening them).
+std::vector<uint8_t> extreme_matrix(GgmlType type, int64_t rows, int64_t cols) {
+    std::vector<uint8_t> m(ggml_row_bytes(type, cols) * rows, type == GgmlType::Q8_0 ? 0x80 : 0xff);
+    const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
+    const uint16_t scale = 0x2000;  // 2^-7
+    for (size_t off = 0; off < m.size(); off += block) {
+        switch (type) {
+            case GgmlType::Q4_1:
+            case GgmlType::Q5_1:
+            case GgmlType::Q4_K:
+            case GgmlType::Q5_K: put16(&m[off + 2], scale); [[fallthrough]];  // m or dmin, then d
+            case GgmlType::Q4_0:
+            case GgmlType::Q5_0:
+            case GgmlType::Q8_0: put16(&m[off], scale); break;
+            case GgmlType::Q6_K:
+                std::memset(&m[off + 192], 0x80, 16);  // the 16 scales
+                put16(&m[off + 208], scale);
+                break;
+            default: break;
+        }
+    }
+    return m;
+}
+
+// The interleaved kernels on extreme_matrix with activations all +1 or all
+// -1 (every 8-bit activation +-127): no integer sum overflows.
+void test_interleaved_extremes() {
+    ThreadPool pool(2);
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K,
+                          GgmlType::Q5_K, GgmlType::Q6_K}) {
+        const Shape s{32, 1536, 7};
+        const std::vector<uint8_t> w = extreme_matrix(type, s.rows, s.cols);
+        std::vector<float> x(s.cols * s.tokens);
+        for (int64_t t = 0; t < s.tokens; ++t) std::fill_n(&x[t * s.cols], s.cols, t % 2 ? -1.0f : 1.0f);
+        const QuantMatrix m = matrix_of(type, w, s.rows, s.cols);
+        const Reference ref = reference(type, w, s, x);
+        std::vector<float> want(s.rows * s.tokens);
+        matmul_with(scalar_kernels(), m, x.data(), s.tokens, want.data(), pool);
+        std::vector<uint8_t> storage;
+        const QuantMatrix packed = interleave(m, storage);
+        for (const IsaKernels* isa : available_isas()) {
+            if (isa->gemm_interleaved[kernel_slot(type)] == nullptr) continue;
+            std::vector<float> got(want.size(), NAN);
+            matmul_with(*isa, packed, x.data(), s.tokens, got.data(), pool);
+            int diff = 0;
+            for (size_t i = 0; i < want.size(); ++i) diff += !(std::fabs(got[i] - want[i]) <= 2.0 * ref.summation[i]);
+            check(diff == 0, std::string(isa->name) + " interleaved " + name_of(type) + " at the integer sums' bounds: " +
+                                 std::to_string(diff) + " differ");
+        }
+    }
+}
+
 // matmul_shared gives each matrix exactly what matmul gives it, whether
 // the matrices share the quantized input (q/k/v-like shapes, interleaved
 // or not) or need their own (other types and widths in the same call).
@@ -506,20 +564,29 @@ void test_errors() {
 
 // --- benchmark ------------------------------------------------------------------------
 
+// Seconds on the wall clock, or of the process's CPU time: with one
+// thread (no workers spinning) that is the kernel's own time, which a
+// machine busy with other work inflates far less than wall time.
+double now_seconds(bool cpu_time) {
+    if (!cpu_time) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // The best of several timed rounds: other processes on the machine only
 // ever make a round slower.
-double seconds_per_call(const std::function<void()>& fn) {
-    using clock = std::chrono::steady_clock;
+double seconds_per_call(const std::function<void()>& fn, bool cpu_time) {
     fn();  // warm caches and the pool
     double best = 1e30;
     for (int round = 0; round < 5; ++round) {
         int calls = 0;
-        const auto start = clock::now();
+        const double start = now_seconds(cpu_time);
         double elapsed = 0.0;
         while (elapsed < 0.1 || calls < 2) {
             fn();
             ++calls;
-            elapsed = std::chrono::duration<double>(clock::now() - start).count();
+            elapsed = now_seconds(cpu_time) - start;
         }
         best = std::min(best, elapsed / calls);
     }
@@ -539,7 +606,8 @@ void bench(int threads, const std::string& only_type) {
                           {GgmlType::Q4_K, 768, 1536}, {GgmlType::Q5_K, 1536, 576}, {GgmlType::Q6_K, 768, 1536}};
     ThreadPool pool(threads);
     std::mt19937 rng(1);
-    std::printf("%d threads\n", threads);
+    const bool cpu_time = threads == 1;
+    std::printf("%d threads (timed by %s)\n", threads, cpu_time ? "CPU time" : "wall clock");
     std::printf("%-8s %-6s %14s %12s %12s %12s\n", "build", "type", "cols->rows", "GFLOP/s@1", "GFLOP/s@16",
                 "GFLOP/s@512");  // type "Q4_1i": the interleaved layout
     for (const IsaKernels* isa : available_isas()) {
@@ -558,7 +626,8 @@ void bench(int threads, const std::string& only_type) {
                 for (int64_t tokens : {1, 16, 512}) {
                     const std::vector<float> x = random_activations(c.cols * tokens, rng);
                     std::vector<float> y(c.rows * tokens);
-                    const double s = seconds_per_call([&] { matmul_with(*isa, *m, x.data(), tokens, y.data(), pool); });
+                    const double s =
+                        seconds_per_call([&] { matmul_with(*isa, *m, x.data(), tokens, y.data(), pool); }, cpu_time);
                     gflops[i++] = 2.0 * c.rows * c.cols * tokens / s * 1e-9;
                 }
                 const std::string type = name_of(c.type) + (m == &packed ? "i" : "");
@@ -587,6 +656,7 @@ int main(int argc, char** argv) {
     test_matmul();
     test_matvec_rows();
     test_interleaved();
+    test_interleaved_extremes();
     test_matmul_shared();
     test_dense();
     test_errors();

@@ -21,8 +21,6 @@ struct Avx512 {
     static constexpr int kInterleavedTokens = 8;
     // Tokens per tile of the interleaved float matmuls.
     static constexpr int kFloatInterleavedTokens = 8;
-    // dot_u8 is exact for every u8 (VNNI sums in int32).
-    static constexpr bool kWideU8Dot = true;
 
     using I = __m512i;  // 64 int8, 32 int16 or 16 int32
     using F = __m512;   // 16 floats, lined up with the 16 int32 of an I
@@ -94,6 +92,16 @@ struct Avx512 {
     // for u < 128), then times the int16 scales, pairs summed to int32.
     static I madd_u8_i16(I acc, I u, I s, I sc) { return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, s), sc); }
     static I madd_i16(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+
+    // --- partial dot products (the interleaved tiles; see simd_avx2.h) ---------
+    // VNNI sums straight into int32, exact for every u8 (4 products of at
+    // most 255 * 128 a lane per vector), so partial sums are int32 already.
+    static constexpr int dot_terms(int max_u) { return 2147483647 / (4 * 128 * max_u); }
+    static I dot_part(I part, I u, I s) { return dot_u8(part, u, s); }
+    static I widen(I acc, I part) { return add32(acc, part); }
+    static I pair16(I lo, I hi) { return _mm512_mask_blend_epi16(0xaaaaaaaau, lo, _mm512_slli_epi32(hi, 16)); }
+    static I scale_lanes(I sc) { return sc; }
+    static I widen_scaled(I acc, I part, I sc) { return add32(acc, mullo32(part, sc)); }
 
     // Signed x signed: VNNI multiplies u8 by s8, so weights are offset by
     // 128 (w ^ 0x80) and 128 * sum(x) is taken back out, once per token:

@@ -7,17 +7,22 @@
 // converted and scaled once: acc += sum * (d * dx) + offset * s, where s
 // is the activations' dx * sum(q) and offset the format's per-row term
 // (Q4_0: -8 d; Q5_0: -16 d; Q4_1 and Q5_1: their min m; Q8_0: -128 d,
-// taking back the +128 that made its weights unsigned). A tile takes kT
-// tokens, so each weight vector serves kT tokens. A token's arithmetic is
-// the same whatever tile it lands in, so results do not depend on how many
-// tokens share the batch.
+// taking back the +128 that made its weights unsigned). The dot products
+// collect in the layer's partial sums (AVX2: int16 pair sums of maddubs),
+// widened to int32 every V::dot_terms(Fmt::kMaxWeight) vectors, before
+// they could overflow (block_dots). A tile takes kT tokens, so each
+// weight vector serves kT tokens. A token's arithmetic is the same
+// whatever tile it lands in, so results do not depend on how many tokens
+// share the batch.
 //
-// The K-quants (Q4_K, Q5_K, Q6_K) take the Q8x256 activations: per super-block and
-// token, each 32-element sub-block's int32 sums are multiplied by the
-// rows' integer scales and summed in int32, as are the mins times the
-// activations' sub-block sums; two float conversions per super-block then
-// apply d dx and -dmin dx. Integer sums are exact, so this too is the same
-// for a token alone or batched.
+// The K-quants (Q4_K, Q5_K, Q6_K) take the Q8x256 activations: per
+// super-block and token, each sub-block's partial sums are multiplied by
+// the rows' integer scales and summed in int32 (V::widen_scaled), and the
+// mins (Q6_K: 32 times its scales, for its q - 32) by the activations'
+// sub-block sums, two sub-blocks per int16 pair madd; float conversions
+// per super-block then apply d dx (and Q4_K's and Q5_K's -dmin dx).
+// Integer sums are exact, so this too is the same for a token alone or
+// batched.
 //
 // The float formats (BF16, F16) take float activations: per pair of
 // columns, the 16 rows' two weight vectors are widened to float in
@@ -72,17 +77,19 @@ void for_each_nibble_weights(const uint8_t* runs, const uint8_t* plane, Fn&& fn)
     nibble_runs<V, kFifthBits>(runs, plane, fn, std::make_integer_sequence<int, 4>{});
 }
 
-// Unsigned weights (below 128 where the build's dot_u8 needs it) times
-// the signed activations, with a per-row offset term.
-template <class V>
+// Unsigned weights (of at most kMaxWeight) times the signed activations,
+// with a per-row offset term; a 32-element block is 8 weight vectors.
+template <class V, int kMax>
 struct UnsignedWeightsDot {
     static constexpr bool kHasOffset = true;
-    static typename V::I dot(typename V::I acc, typename V::I w, typename V::I x) { return V::dot_u8(acc, w, x); }
+    static constexpr int kMaxWeight = kMax;
+    static constexpr int kVectors = 8;
+    static typename V::I dot(typename V::I part, typename V::I w, typename V::I x) { return V::dot_part(part, w, x); }
 };
 
 // The 32-element formats with nibbles (and, kPlaneOffset > 0, fifth bits).
 template <class V, size_t kRunsOffset, size_t kPlaneOffset = 0>
-struct InterleavedNibbles : UnsignedWeightsDot<V> {
+struct InterleavedNibbles : UnsignedWeightsDot<V, (kPlaneOffset > 0 ? 31 : 15)> {
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kRunsOffset, block + kPlaneOffset, fn);
@@ -129,8 +136,10 @@ struct InterleavedK4K5 {
     static constexpr size_t kBlockBytes = kBytes;
     static constexpr int kSubBlocks = 8;
     static constexpr int kSubBlockElements = 32;
-    static constexpr bool kMins = true;
-    static constexpr int kQOffset = 0;
+    static constexpr int kVectors = 8;  // per sub-block
+    static constexpr int kMaxWeight = kPlaneOffset > 0 ? 31 : 15;
+    static constexpr bool kMinScale = true;
+    static I dot(I part, I w, I x) { return V::dot_part(part, w, x); }
     template <class Fn>
     static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
         for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kQ4_KGroupRunsOffset + 256 * j,
@@ -146,6 +155,8 @@ struct InterleavedK4K5 {
         const I low = V::u8x16_to_i32(block + kQ4_KGroupMinsOffset + 16 * (j / 2));
         return V::or_(top, V::and_(j % 2 == 0 ? low : V::template srl16<4>(low), V::set1_8(0x0f)));
     }
+    // The mins of sub-blocks 2p and 2p + 1 as int16 pairs.
+    static I min_pair(const uint8_t* block, int p) { return V::pair16(min(block, 2 * p), min(block, 2 * p + 1)); }
     static typename V::F min_scale(const uint8_t* block) {
         return V::load_f16(reinterpret_cast<const uint16_t*>(block + kQ4_KGroupDminOffset));
     }
@@ -156,18 +167,20 @@ using InterleavedQ4_K = InterleavedK4K5<V, kQ4_KGroupBlockBytes, 0>;
 template <class V>
 using InterleavedQ5_K = InterleavedK4K5<V, kQ5_KGroupBlockBytes, kQ5_KGroupPlaneOffset>;
 
-// Q6_K: w = d sc_j (q - 32) in 16-element sub-block j. Its 4 weight
-// vectors (element quads k = 4j..4j + 3) take their low 4 bits from a
-// nibble of low run k % 32 and their top 2 from bits 2 (k / 16) of high
-// run k % 16, moved to bits 4..5.
+// Q6_K: w = d sc_j (q - 32) in 16-element sub-block j, so its mins are
+// 32 sc_j, in units of d. Its 4 weight vectors (element quads k = 4j..4j
+// + 3) take their low 4 bits from a nibble of low run k % 32 and their top
+// 2 from bits 2 (k / 16) of high run k % 16, moved to bits 4..5.
 template <class V>
 struct InterleavedQ6_K {
     using I = typename V::I;
     static constexpr size_t kBlockBytes = kQ6_KGroupBlockBytes;
     static constexpr int kSubBlocks = 16;
     static constexpr int kSubBlockElements = 16;
-    static constexpr bool kMins = false;
-    static constexpr int kQOffset = 32;
+    static constexpr int kVectors = 4;  // per sub-block
+    static constexpr int kMaxWeight = 63;
+    static constexpr bool kMinScale = false;
+    static I dot(I part, I w, I x) { return V::dot_part(part, w, x); }
     template <class Fn>
     static void for_each_weights(const uint8_t* block, int j, Fn&& fn) {
         switch (j / 4) {
@@ -179,46 +192,66 @@ struct InterleavedQ6_K {
     }
     template <int kHighPair, class Fn>
     static void quads(const uint8_t* block, int j, Fn& fn) {
-        for (int i = 0; i < 4; ++i) {
-            const int k = 4 * j + i;
-            const I ql = V::load(block + kQ6_KGroupLowOffset + 64 * (k % 32));
-            const I low = V::and_(k < 32 ? ql : V::template srl16<4>(ql), V::set1_8(0x0f));
-            const I qh = V::load(block + kQ6_KGroupHighOffset + 64 * (k % 16));
-            const I high = V::and_(V::template shift16<4 - 2 * kHighPair>(qh), V::set1_8(0x30));
-            fn(V::or_(low, high), 4 * i);
-        }
+        quads<kHighPair>(block, j, fn, std::make_integer_sequence<int, 4>{});
+    }
+    template <int kHighPair, class Fn, int... Q>
+    static void quads(const uint8_t* block, int j, Fn& fn, std::integer_sequence<int, Q...>) {
+        (quad<kHighPair, Q>(block, j, fn), ...);
+    }
+    template <int kHighPair, int Q, class Fn>
+    static void quad(const uint8_t* block, int j, Fn& fn) {
+        const int k = 4 * j + Q;
+        const I ql = V::load(block + kQ6_KGroupLowOffset + 64 * (k % 32));
+        const I low = V::and_(k < 32 ? ql : V::template srl16<4>(ql), V::set1_8(0x0f));
+        const I qh = V::load(block + kQ6_KGroupHighOffset + 64 * (k % 16));
+        const I high = V::and_(V::template shift16<4 - 2 * kHighPair>(qh), V::set1_8(0x30));
+        fn(V::or_(low, high), 4 * Q);
     }
     static I scale(const uint8_t* block, int j) {
         return V::i8x16_to_i32(reinterpret_cast<const int8_t*>(block + kQ6_KGroupScalesOffset + 16 * j));
     }
+    // 32 sc_j of sub-blocks 2p and 2p + 1 as int16 pairs (|32 sc| <= 4096).
+    static I min_pair(const uint8_t* block, int p) {
+        return V::template shift16<5>(V::pair16(scale(block, 2 * p), scale(block, 2 * p + 1)));
+    }
 };
 
-// Q8_0 where dot_u8 is exact for every u8 (kWideU8Dot): the stored
-// weights plus 128 as they are, the offset -128 d taking the 128 back.
+// Q8_0's 8 runs of 64 bytes, each through `load` (unrolled, so the
+// partial sums' widening points are fixed at compile time).
+template <class Load, class Fn, int... J>
+void q8_0_runs(const uint8_t* block, Load load, Fn& fn, std::integer_sequence<int, J...>) {
+    (fn(load(block + kQ8_0GroupRunsOffset + 64 * J), 4 * J), ...);
+}
+
+// Q8_0 where the build's dot_part takes every u8 (V::dot_terms(255) > 0):
+// the stored weights plus 128 as they are, the offset -128 d taking the
+// 128 back.
 template <class V>
-struct InterleavedQ8_0 : UnsignedWeightsDot<V> {
+struct InterleavedQ8_0 : UnsignedWeightsDot<V, 255> {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        for (int j = 0; j < 8; ++j) fn(V::load(block + kQ8_0GroupRunsOffset + 64 * j), 4 * j);
+        q8_0_runs(block, [](const uint8_t* p) { return V::load(p); }, fn, std::make_integer_sequence<int, 8>{});
     }
     static typename V::F offset(const uint8_t* /*block*/, typename V::F d) { return V::mul(d, V::set1(-128.0f)); }
 };
 
 // Q8_0 elsewhere: the weights back to signed (w ^ 0x80) and multiplied
-// by the build's signed dot product (AVX2: |w| times x with w's sign,
-// which maddubs sums without saturating; NEON: SDOT), so no offset.
+// by the build's signed dot product (AVX2: |w| <= 128 times x with w's
+// sign, which maddubs sums without saturating; NEON: SDOT), so no offset.
 template <class V>
 struct InterleavedQ8_0Signed {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
     static constexpr bool kHasOffset = false;
+    static constexpr int kMaxWeight = 128;
+    static constexpr int kVectors = 8;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
-        for (int j = 0; j < 8; ++j)
-            fn(V::s8_weights(V::xor_(V::load(block + kQ8_0GroupRunsOffset + 64 * j), V::set1_8(-128))), 4 * j);
+        q8_0_runs(block, [](const uint8_t* p) { return V::s8_weights(V::xor_(V::load(p), V::set1_8(-128))); }, fn,
+                  std::make_integer_sequence<int, 8>{});
     }
-    static typename V::I dot(typename V::I acc, const typename V::S8W& w, typename V::I x) {
-        return V::add32(acc, V::dot_s8(w, V::s8_acts(x)));
+    static typename V::I dot(typename V::I part, const typename V::S8W& w, typename V::I x) {
+        return V::dot_part_s8(part, w, V::s8_acts(x));
     }
 };
 
@@ -266,6 +299,31 @@ struct FloatTiles {
     }
 };
 
+// The dot products of one block's (or sub-block's) Fmt::kVectors weight
+// vectors, which for_each_weights(fn) passes to fn(w, x_offset), with T
+// tokens' activations at xs[t] + x_offset: they collect in the layer's
+// partial sums, which flush(part) takes every V::dot_terms(kMaxWeight)
+// vectors and after the last.
+template <class V, class Fmt, int T, class ForEach, class Flush>
+void block_dots(ForEach&& for_each_weights, const int8_t* const* xs, Flush&& flush) {
+    using I = typename V::I;
+    constexpr int kTerms = V::dot_terms(Fmt::kMaxWeight) < Fmt::kVectors ? V::dot_terms(Fmt::kMaxWeight) : Fmt::kVectors;
+    static_assert(kTerms > 0 && Fmt::kVectors % kTerms == 0, "whole runs of vectors between widenings");
+    I part[T];
+    for (int t = 0; t < T; ++t) part[t] = V::zero();
+    int n = 0;  // vectors so far; a constant at each (unrolled) call of fn
+    for_each_weights([&](const auto& w, int x_offset) {
+        for (int t = 0; t < T; ++t) part[t] = Fmt::dot(part[t], w, V::bcast32(xs[t] + x_offset));
+        if constexpr (kTerms < Fmt::kVectors) {
+            if (++n % kTerms == 0 && n < Fmt::kVectors) {
+                flush(static_cast<const I*>(part));
+                for (int t = 0; t < T; ++t) part[t] = V::zero();
+            }
+        }
+    });
+    flush(static_cast<const I*>(part));
+}
+
 template <class V, class Fmt>
 struct QuantTiles {
     template <int T>
@@ -279,10 +337,14 @@ struct QuantTiles {
 
         for (int64_t b = 0; b < g.cols / kQK; ++b) {
             const uint8_t* block = group + b * Fmt::kBlockBytes;
+            const int8_t* xs[T];
             I sum[T];
-            for (int t = 0; t < T; ++t) sum[t] = V::zero();
-            Fmt::for_each_weights(block, [&](const auto& w, int x_offset) {
-                for (int t = 0; t < T; ++t) sum[t] = Fmt::dot(sum[t], w, V::bcast32(x[t].qs + b * kQK + x_offset));
+            for (int t = 0; t < T; ++t) {
+                xs[t] = x[t].qs + b * kQK;
+                sum[t] = V::zero();
+            }
+            block_dots<V, Fmt, T>([&](auto&& fn) { Fmt::for_each_weights(block, fn); }, xs, [&](const I* part) {
+                for (int t = 0; t < T; ++t) sum[t] = V::widen(sum[t], part[t]);
             });
             const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
             for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(sum[t]), V::mul(d, V::set1(x[t].d[b])), acc[t]);
@@ -296,18 +358,26 @@ struct QuantTiles {
 };
 
 // Tiles over super-block formats (Fmt: kSubBlocks sub-blocks of
-// kSubBlockElements, each with its weights' offset kQOffset and its
-// scale(block, j) as int32 lanes; d as fp16 per row at 0; with kMins,
-// min(block, j) as int32 lanes times min_scale(block)).
+// kSubBlockElements, each with its scale(block, j) as int32 lanes and its
+// mins, two sub-blocks' a min_pair(block, p) of int16 pairs; d as fp16 per
+// row at 0; the mins times min_scale(block) with kMinScale, else in units
+// of d).
 template <class V, class Fmt>
 struct SuperBlockTiles {
     // The sum of a token's quantized activations over sub-block j of
-    // super-block sb, from its 16-element sums.
+    // super-block sb, from its 16-element sums (at most 32 * 127 in
+    // magnitude: an int16).
     static int32_t activation_sum(const Q8x256Row& x, int64_t sb, int j) {
         constexpr int kSums = Fmt::kSubBlockElements / 16;
         int32_t sum = 0;
         for (int k = 0; k < kSums; ++k) sum += x.bsums[sb * (kQKK / 16) + j * kSums + k];
         return sum;
+    }
+    // Sub-blocks 2p and 2p + 1's activation sums as an int16 pair.
+    static int32_t activation_pair(const Q8x256Row& x, int64_t sb, int p) {
+        const uint32_t lo = static_cast<uint16_t>(activation_sum(x, sb, 2 * p));
+        const uint32_t hi = static_cast<uint16_t>(activation_sum(x, sb, 2 * p + 1));
+        return static_cast<int32_t>(lo | hi << 16);
     }
     template <int T>
     static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
@@ -323,38 +393,32 @@ struct SuperBlockTiles {
             I scaled[T];
             for (int t = 0; t < T; ++t) scaled[t] = V::zero();
             for (int j = 0; j < Fmt::kSubBlocks; ++j) {
-                // The sums start at -kQOffset times the activations' sum,
-                // turning q into q - kQOffset.
-                I sum[T];
-                for (int t = 0; t < T; ++t) {
-                    if constexpr (Fmt::kQOffset == 0) {
-                        sum[t] = V::zero();
-                    } else {
-                        const int32_t bias = -Fmt::kQOffset * activation_sum(x[t], sb, j);
-                        sum[t] = V::bcast32(&bias);
-                    }
-                }
-                const int64_t first = sb * kQKK + j * Fmt::kSubBlockElements;
-                Fmt::for_each_weights(block, j, [&](const I& w, int x_offset) {
-                    for (int t = 0; t < T; ++t) sum[t] = V::dot_u8(sum[t], w, V::bcast32(x[t].qs + first + x_offset));
+                const int8_t* xs[T];
+                for (int t = 0; t < T; ++t) xs[t] = x[t].qs + sb * kQKK + j * Fmt::kSubBlockElements;
+                const I sc = V::scale_lanes(Fmt::scale(block, j));
+                block_dots<V, Fmt, T>([&](auto&& fn) { Fmt::for_each_weights(block, j, fn); }, xs, [&](const I* part) {
+                    for (int t = 0; t < T; ++t) scaled[t] = V::widen_scaled(scaled[t], part[t], sc);
                 });
-                const I sc = Fmt::scale(block, j);
-                for (int t = 0; t < T; ++t) scaled[t] = V::add32(scaled[t], V::mullo32(sum[t], sc));
+            }
+            I mins[T];
+            for (int t = 0; t < T; ++t) mins[t] = V::zero();
+            for (int p = 0; p < Fmt::kSubBlocks / 2; ++p) {
+                const I m = Fmt::min_pair(block, p);
+                for (int t = 0; t < T; ++t) {
+                    const int32_t xsums = activation_pair(x[t], sb, p);
+                    mins[t] = V::madd_i16(mins[t], m, V::bcast32(&xsums));
+                }
             }
             const F d = V::load_f16(reinterpret_cast<const uint16_t*>(block));
-            for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(scaled[t]), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
-            if constexpr (Fmt::kMins) {
-                I mins[T];
-                for (int t = 0; t < T; ++t) mins[t] = V::zero();
-                for (int j = 0; j < Fmt::kSubBlocks; ++j) {
-                    const I m = Fmt::min(block, j);
-                    for (int t = 0; t < T; ++t) {
-                        const int32_t xsum = activation_sum(x[t], sb, j);
-                        mins[t] = V::add32(mins[t], V::mullo32(m, V::bcast32(&xsum)));
-                    }
-                }
+            if constexpr (Fmt::kMinScale) {
                 const F dmin = Fmt::min_scale(block);
-                for (int t = 0; t < T; ++t) acc[t] = V::fma_f(V::cvt(mins[t]), V::mul(dmin, V::set1(-x[t].d[sb])), acc[t]);
+                for (int t = 0; t < T; ++t) {
+                    acc[t] = V::fma_f(V::cvt(scaled[t]), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
+                    acc[t] = V::fma_f(V::cvt(mins[t]), V::mul(dmin, V::set1(-x[t].d[sb])), acc[t]);
+                }
+            } else {
+                for (int t = 0; t < T; ++t)
+                    acc[t] = V::fma_f(V::cvt(V::sub32(scaled[t], mins[t])), V::mul(d, V::set1(x[t].d[sb])), acc[t]);
             }
         }
         for (int t = 0; t < T; ++t) V::store_f32(y + t * g.y_stride, acc[t]);

@@ -73,8 +73,6 @@ struct Neon {
 #endif
     // No interleaved float matmuls (F16 and BF16 keep the row layout).
     static constexpr int kFloatInterleavedTokens = 0;
-    // dot_u8 takes u as signed (see there): Q8_0's +128 weights do not fit.
-    static constexpr bool kWideU8Dot = false;
 
     struct I {
         int8x16_t v[4];
@@ -233,6 +231,22 @@ struct Neon {
     VLLM_NEON_INLINE static S8W s8_weights(I w) { return {w}; }
     VLLM_NEON_INLINE static S8X s8_acts(I x) { return {x}; }
     VLLM_NEON_INLINE static I dot_s8(const S8W& w, const S8X& x) { return dot_u8(zero(), w.w, x.x); }
+    VLLM_NEON_INLINE static I dot_part_s8(I part, const S8W& w, const S8X& x) { return dot_u8(part, w.w, x.x); }
+
+    // --- partial dot products (the interleaved tiles; see simd_avx2.h) ---------
+    // SDOT sums straight into int32 (4 products of at most 128 * 128 a lane
+    // per vector), so partial sums are int32 already. Its operands are
+    // signed: weights of magnitude up to 128 (Q8_0's signed ones; the
+    // unsigned formats' stay below 64), not Q8_0's unsigned 255.
+    static constexpr int dot_terms(int max_u) { return max_u <= 128 ? 2147483647 / (4 * 128 * max_u) : 0; }
+    VLLM_NEON_INLINE static I dot_part(I part, I u, I s) { return dot_u8(part, u, s); }
+    VLLM_NEON_INLINE static I widen(I acc, I part) { return add32(acc, part); }
+    // (hi << 16) | (lo & 0xffff) per int32 lane.
+    VLLM_NEON_INLINE static I pair16(I lo, I hi) {
+        return each([&](int j) { return s8(vsliq_n_s32(s32(lo.v[j]), s32(hi.v[j]), 16)); });
+    }
+    VLLM_NEON_INLINE static I scale_lanes(I sc) { return sc; }
+    VLLM_NEON_INLINE static I widen_scaled(I acc, I part, I sc) { return add32(acc, mullo32(part, sc)); }
 
     // --- int16 scales ------------------------------------------------------------
     VLLM_NEON_INLINE static I set1_16(int16_t v) { return each([v](int) { return s8(vdupq_n_s16(v)); }); }
