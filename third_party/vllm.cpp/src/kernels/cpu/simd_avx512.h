@@ -19,7 +19,9 @@ struct Avx512 {
     static constexpr int kFloats = 16;  // floats per F
     // Tokens per tile of the interleaved matmul (simd_interleaved.h).
     static constexpr int kInterleavedTokens = 8;
-    // Tokens per tile of the interleaved float matmuls.
+    // Tokens per tile of the interleaved float matmuls: a 16-row group's
+    // sums take two registers a token, so every tile holds them whole.
+    static constexpr int kFloatGroupTokens = 8;
     static constexpr int kFloatInterleavedTokens = 8;
     // dot_u8 is exact for every u8 (VNNI sums in int32).
     static constexpr bool kWideU8Dot = true;
