@@ -27,15 +27,21 @@ the n-gram proposer and its default switch (off above 4 requests).
 A third table is the draft model ("draft_model"): SmolLM2 F16 as the
 target, drafted for by SmolLM2 Q4_0 (llama.cpp's quantizer, or --draft),
 both made from the bundled GGUF and cached as the tests make them
-(tests/hf_convert.py, tests/llama_quantize.py). The two F16 engines, without
-speculation and with the draft model, are loaded in one child process and
-measured in alternating rounds (--rounds; the order flips each round), and
-the median of each is reported: on a shared machine the two see the same
-load. Batch 1 on the three tasks, then 8 requests at once with the default
-dynamic switch (speculation off above 4 requests).
+(tests/hf_convert.py, tests/llama_quantize.py); --draft-types Q4_0,Q8_0,Q6_K
+adds a draft engine per llama.cpp file type, each with its acceptance (the
+quantizer runs in --peer-python, a Python with llama-cpp-python, when this
+one has none). The F16 engines, without speculation and with each draft,
+are loaded in one child process and measured in alternating rounds
+(--rounds; the order flips each round), and the median of each is
+reported: on a shared machine they all see the same load. Batch 1 on the
+three tasks, then 8 requests at once with the default dynamic switch
+(speculation off above 4 requests). The draft length follows the measured
+acceptance and costs (speculation_policy.h) up to --draft-k; the table
+ends with each draft's lowest ratio against the 0.95x floor.
 
 Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
                                           [--draft-only] [--target PATH] [--draft PATH] [--rounds N]
+                                          [--draft-types Q4_0,Q8_0,...] [--peer-python PATH]
 Prints markdown tables (ratios against vllm-cpp without speculation);
 BENCHMARKS.md records a run.
 """
@@ -124,7 +130,7 @@ BATCH_ENGINES = {
 }
 BATCH_SIZE = 8
 DRAFT_K = 4
-DRAFT_ENGINES = ("vllm-cpp F16", "vllm-cpp F16 + Q4_0 draft")
+FLOOR = 0.95  # issue 12: speculation never below this ratio (the dynamic switch)
 ENGINES = {
     "vllm-cpp": ("vllm_cpp", None),
     "vllm-cpp ngram": ("vllm_cpp", NGRAM),
@@ -209,18 +215,22 @@ def run_vllm_cpp_batch(model, threads, prompts, max_tokens, repeats, config):
     return {"tokens": tokens, "tok_s": tokens / elapsed}
 
 
-def draft_rounds(target, draft, draft_k, threads, prompts, max_tokens, rounds):
-    """Per engine (without, with the draft model), per task: the median
-    batch-1 decode tok/s over alternating rounds; then the same for 8
-    requests at once (aggregate tok/s); and the draft's acceptance."""
+def draft_rounds(target, drafts, draft_k, threads, prompts, max_tokens, rounds):
+    """Per engine (without speculation, then with each draft model), per
+    task: the median batch-1 decode tok/s over alternating rounds; then the
+    same for 8 requests at once (aggregate tok/s); and per draft and task
+    its acceptance."""
     import asyncio
 
     from vllm_cpp import Engine, SamplingParams
 
-    config = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k}
-    engines = [Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE),
-               Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE,
-                           speculative_config=config)]
+    def load(draft):
+        kw = {}
+        if draft:
+            kw["speculative_config"] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k}
+        return Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
+
+    engines = [load(None)] + [load(d) for d in drafts]
     one, full = SamplingParams.greedy(max_tokens=1), SamplingParams.greedy(max_tokens=max_tokens)
     batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
 
@@ -244,7 +254,7 @@ def draft_rounds(target, draft, draft_k, threads, prompts, max_tokens, rounds):
             engine.complete(ids, full)
     speeds = [[[] for _ in prompts] + [[]] for _ in engines]
     tokens = [[0] * (len(prompts) + 1) for _ in engines]
-    acceptance = []
+    counts = [[[0, 0] for _ in prompts] for _ in engines]  # draft tokens, accepted, over all rounds
     for r in range(rounds):
         order = range(len(engines)) if r % 2 == 0 else reversed(range(len(engines)))
         for e in order:
@@ -253,50 +263,87 @@ def draft_rounds(target, draft, draft_k, threads, prompts, max_tokens, rounds):
                 tok_s, tokens[e][t] = decode_tok_s(engines[e], ids)
                 speeds[e][t].append(tok_s)
                 after = engines[e].stats()["spec_decode"]
-                if after is not None and r == 0:
-                    drafted = after["num_draft_tokens"] - before["num_draft_tokens"]
-                    acceptance.append((after["num_accepted_tokens"] - before["num_accepted_tokens"]) / drafted
-                                      if drafted else 0.0)
+                if after is not None:
+                    counts[e][t][0] += after["num_draft_tokens"] - before["num_draft_tokens"]
+                    counts[e][t][1] += after["num_accepted_tokens"] - before["num_accepted_tokens"]
             tok_s, tokens[e][-1] = batch_tok_s(engines[e])
             speeds[e][-1].append(tok_s)
     for engine in engines:
         engine.close()
+    acceptance = [[accepted / drafted if drafted else None for drafted, accepted in per_engine] for per_engine in counts]
     return {"tok_s": [[statistics.median(v) for v in per_engine] for per_engine in speeds], "tokens": tokens,
             "acceptance": acceptance}
 
 
+TESTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests"
+
+
+def quantized_draft(ftype, peer_python):
+    """SmolLM2 in llama.cpp's `ftype` (made from the bundled GGUF by its
+    quantizer and cached, as the tests make them), here or in peer_python."""
+    from vllm_cpp.models import smollm2_path
+
+    try:
+        sys.path.insert(0, str(TESTS_DIR))
+        import llama_quantize
+        return str(llama_quantize.quantized(smollm2_path(), ftype))
+    except ImportError:
+        if not peer_python:
+            raise
+    code = (f"import sys; sys.path.insert(0, {str(TESTS_DIR)!r}); import llama_quantize; "
+            f"print(llama_quantize.quantized({smollm2_path()!r}, {ftype!r}))")
+    proc = subprocess.run([peer_python, "-c", code], check=True, capture_output=True, text=True)
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def draft_files(args):
-    """The F16 target and Q4_0 draft (made from the bundled GGUF and cached, as the tests make them)."""
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+    """The F16 target and the drafts: --draft, else one per --draft-types."""
+    sys.path.insert(0, str(TESTS_DIR))
     import hf_convert
-    import llama_quantize
     from vllm_cpp.models import smollm2_path
 
     target = args.target or hf_convert.cached(hf_convert.cached(smollm2_path(), "to-hf", "f16"), "to-gguf", "f16")
-    draft = args.draft or str(llama_quantize.quantized(smollm2_path(), "Q4_0"))
-    return target, draft
+    if args.draft:
+        return target, [args.draft]
+    return target, [quantized_draft(t, args.peer_python) for t in args.draft_types.split(",")]
 
 
-def print_draft_table(target, draft, draft_k, result, max_tokens, rounds):
-    print(f"target: {os.path.basename(target)}; draft: {os.path.basename(draft)}, num_speculative_tokens {draft_k}; "
-          f"greedy, up to {max_tokens} tokens; median of {rounds} alternating rounds")
+def draft_name(path):
+    """A draft's llama.cpp file type as its cached name says (`...-Q8_0-llama_cpp-...`), else its file name."""
+    stem = os.path.basename(path)
+    return stem.split("-llama_cpp-")[0].rsplit("-", 1)[-1] if "-llama_cpp-" in stem else stem
+
+
+def print_draft_table(target, drafts, draft_k, result, max_tokens, rounds):
+    names = ["vllm-cpp F16"] + [f"vllm-cpp F16 + {draft_name(d)} draft" for d in drafts]
+    print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
+          f"num_speculative_tokens {draft_k} (the most the policy may choose); greedy, up to {max_tokens} tokens; "
+          f"median of {rounds} alternating rounds")
     print()
     print("| task | engine | tokens | decode tok/s | vs F16 without speculation | acceptance |")
     print("|---|---|---|---|---|---|")
+    lowest = [None] * len(drafts)
     for t, task in enumerate(list(TASKS) + [f"{BATCH_SIZE} requests at once (aggregate)"]):
         base = result["tok_s"][0][t]
-        for e, name in enumerate(DRAFT_ENGINES):
-            acceptance = f"{100 * result['acceptance'][t]:.0f}%" if e == 1 and t < len(TASKS) else ""
+        for e, name in enumerate(names):
+            rate = result["acceptance"][e][t] if t < len(TASKS) else None
+            acceptance = "" if rate is None else f"{100 * rate:.0f}%"
             tok_s = result["tok_s"][e][t]
+            if e > 0:
+                lowest[e - 1] = min(tok_s / base, lowest[e - 1] or tok_s / base)
             print(f"| {task} | {name} | {result['tokens'][e][t]} | {tok_s:.1f} | {tok_s / base:.2f}x | {acceptance} |")
+    print()
+    for d, ratio in zip(drafts, lowest):
+        verdict = "at or above" if ratio >= FLOOR else "BELOW"
+        print(f"lowest ratio with the {draft_name(d)} draft: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
 
 
 def child(args):
     if args.draft_only:
         with open(args.prompts) as f:
             prompts = json.load(f)
-        print(json.dumps(draft_rounds(args.target, args.draft, args.draft_k, args.threads, prompts, args.max_tokens,
-                                      args.rounds)))
+        print(json.dumps(draft_rounds(args.target, args.draft.split(os.pathsep), args.draft_k, args.threads, prompts,
+                                      args.max_tokens, args.rounds)))
         return
     if args.batch_only:
         with open(args.prompts) as f:
@@ -324,6 +371,9 @@ def main():
     parser.add_argument("--draft", help="the draft table's draft (default: SmolLM2 Q4_0, llama.cpp's quantizer)")
     parser.add_argument("--draft-k", type=int, default=DRAFT_K, help="the draft table's num_speculative_tokens")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the draft table")
+    parser.add_argument("--draft-types", default="Q4_0",
+                        help="the draft table's drafts, llama.cpp file types of SmolLM2, comma-separated (e.g. Q4_0,Q8_0)")
+    parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the drafts when this one has none")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--only", choices=list(ENGINES), help=argparse.SUPPRESS)
     parser.add_argument("--batch-only", choices=list(BATCH_ENGINES), help=argparse.SUPPRESS)
@@ -391,21 +441,23 @@ def main():
 
 def run_draft_table(args, prompts):
     try:
-        target, draft = draft_files(args)
+        target, drafts = draft_files(args)
     except ImportError:
-        print("llama_cpp is not importable (it makes the Q4_0 draft): pass --draft, or the draft table is left out",
-              file=sys.stderr)
+        print("llama_cpp is not importable (it makes the drafts): pass --draft or --peer-python, or the draft table "
+              "is left out", file=sys.stderr)
         return
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(prompts, f)
     try:
-        proc = subprocess.run([sys.executable, __file__, "--child", "--draft-only", "--target", target, "--draft", draft,
+        proc = subprocess.run([sys.executable, __file__, "--child", "--draft-only", "--target", target,
+                               "--draft", os.pathsep.join(drafts),
                                "--prompts", f.name, "--threads", str(args.threads), "--max-tokens",
                                str(args.max_tokens), "--rounds", str(args.rounds), "--draft-k", str(args.draft_k)],
                               check=True, capture_output=True, text=True)
     finally:
         os.unlink(f.name)
-    print_draft_table(target, draft, args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens, args.rounds)
+    print_draft_table(target, drafts, args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens,
+                      args.rounds)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,11 @@
 //                          for each SIMD build this machine runs (only the
 //                          cases of one weight type if named, e.g. BF16);
 //                          with 1 thread, per second of CPU time
+//   test_kernels --bench-small-m [threads]
+//                          F16 and BF16 matmuls of 1-16 tokens over
+//                          matrices larger than the caches (as a decode or a
+//                          verification of drafts meets them): CPU seconds
+//                          per call as a multiple of the 1-token call's
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -576,7 +581,7 @@ double now_seconds(bool cpu_time) {
 
 // The best of several timed rounds: other processes on the machine only
 // ever make a round slower.
-double seconds_per_call(const std::function<void()>& fn, bool cpu_time) {
+double seconds_per_call(const std::function<void()>& fn, bool cpu_time = false) {
     fn();  // warm caches and the pool
     double best = 1e30;
     for (int round = 0; round < 5; ++round) {
@@ -640,9 +645,54 @@ void bench(int threads, const std::string& only_type) {
     }
 }
 
+// What a forward of a few positions costs next to one (speculative
+// decoding's verification, BENCHMARKS.md): the float weight types over a
+// 56 MB matrix each (SmolLM2's output matrix in F16), interleaved as the
+// engine prepares them, per build.
+void bench_small_m(int threads) {
+    ThreadPool pool(threads);
+    std::mt19937 rng(1);
+    const int64_t token_counts[] = {1, 2, 3, 4, 5, 6, 8, 9, 12, 16};
+    std::printf("%d threads; CPU ms per call at 1 token, then each count's CPU time / the 1-token one's\n", threads);
+    std::printf("%-8s %-6s %14s %8s", "build", "type", "cols->rows", "ms@1");
+    for (int64_t n : token_counts)
+        if (n > 1) std::printf(" %6lld", static_cast<long long>(n));
+    std::printf("\n");
+    for (const IsaKernels* isa : available_isas()) {
+        if (std::strcmp(isa->name, "scalar") == 0) continue;
+        for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+            const int64_t cols = 576, rows = 49152;
+            const std::vector<uint8_t> w = random_matrix(type, rows, cols, rng);
+            std::vector<uint8_t> storage;
+            const QuantMatrix row_layout = matrix_of(type, w, rows, cols);
+            const QuantMatrix m = isa->gemm_interleaved[kernel_slot(type)] ? interleave(row_layout, storage) : row_layout;
+            const std::vector<float> x = random_activations(cols * 16, rng);
+            std::vector<float> y(rows * 16);
+            double one = 0.0;
+            std::printf("%-8s %-6s %14s", isa->name, (name_of(type) + (m.layout == WeightLayout::kInterleaved16 ? "i" : "")).c_str(),
+                        (std::to_string(cols) + "->" + std::to_string(rows)).c_str());
+            for (int64_t n : token_counts) {
+                const double s = seconds_per_call([&] { matmul_with(*isa, m, x.data(), n, y.data(), pool); }, true);
+                if (n == 1) {
+                    one = s;
+                    std::printf(" %8.3f", s * 1e3);
+                } else {
+                    std::printf(" %6.2f", s / one);
+                }
+                std::fflush(stdout);
+            }
+            std::printf("\n");
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--bench-small-m") {
+        bench_small_m(argc > 2 ? std::atoi(argv[2]) : 2);
+        return 0;
+    }
     if (argc > 1 && std::string(argv[1]) == "--bench") {
         bench(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? argv[3] : "");
         return 0;

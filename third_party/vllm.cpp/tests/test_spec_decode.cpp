@@ -17,6 +17,7 @@
 #include "check.h"
 #include "sample/rejection_sampler.h"
 #include "spec_decode/ngram_proposer.h"
+#include "spec_decode/speculation_costs.h"
 #include "spec_decode/speculation_policy.h"
 #include "spec_decode/speculative_config.h"
 #include "spec_decode/suffix_proposer.h"
@@ -413,22 +414,79 @@ void test_speculation_policy() {
     SpeculativeConfig ngram = SpeculativeConfig::parse(R"({"method": "ngram", "num_speculative_tokens": 4})");
     SpeculationPolicy fixed(ngram);
     for (int i = 0; i < 8; ++i) fixed.record(1, 4, 1);  // alpha 1/3, acceptance 25%
-    check(fixed.max_draft_tokens(1) == 4, "policy: model-free drafts keep their length");
+    check(fixed.max_draft_tokens(1, 1, false) == 4, "policy: model-free drafts keep their length");
     for (int i = 0; i < 4; ++i) fixed.record(2, 4, 0);
-    check(fixed.max_draft_tokens(2) == 0, "policy: acceptance below 25% pauses the request");
+    check(fixed.max_draft_tokens(2, 1, false) == 0, "policy: acceptance below 25% pauses the request");
 
     SpeculativeConfig draft = ngram;
     draft.method = SpeculativeMethod::DRAFT_MODEL;
     SpeculationPolicy adaptive(draft);
-    check(adaptive.max_draft_tokens(1) == 4, "policy: a new request drafts num_speculative_tokens");
+    check(adaptive.max_draft_tokens(1, 1, false) == 4, "policy: a new request drafts num_speculative_tokens");
     for (int i = 0; i < 4; ++i) adaptive.record(1, 4, 1);  // 4 accepted, 4 rejections: alpha 0.5
-    check(adaptive.max_draft_tokens(1) == 1, "policy: alpha 0.5 -> draft length 1");
+    check(adaptive.max_draft_tokens(1, 1, false) == 1, "policy: alpha 0.5 -> draft length 1");
     for (int i = 0; i < 16; ++i) adaptive.record(1, 1, 1);  // all accepted
-    check(adaptive.max_draft_tokens(1) == 4, "policy: full acceptance -> num_speculative_tokens again");
+    check(adaptive.max_draft_tokens(1, 1, false) == 4, "policy: full acceptance -> num_speculative_tokens again");
     for (int i = 0; i < 4; ++i) adaptive.record(2, 4, i == 0 ? 3 : 4);  // 15 accepted, 1 rejection
-    check(adaptive.max_draft_tokens(2) == 4, "policy: a long expected run is capped at num_speculative_tokens");
+    check(adaptive.max_draft_tokens(2, 1, false) == 4, "policy: a long expected run is capped at num_speculative_tokens");
     for (int i = 0; i < 8; ++i) adaptive.record(3, 2, i % 2 ? 2 : 1);  // 12 accepted, 4 rejections: alpha 0.75
-    check(adaptive.max_draft_tokens(3) == 3, "policy: alpha 0.75 -> draft length 3");
+    check(adaptive.max_draft_tokens(3, 1, false) == 3, "policy: alpha 0.75 -> draft length 3");
+}
+
+void test_speculation_costs() {
+    SpeculationCosts costs;
+    check(!costs.forward_seconds(1) && !costs.draft_seconds(), "costs: nothing before a measurement");
+    costs.record_forward(1, 0.010);
+    costs.record_forward(5, 0.030);
+    check(*costs.forward_seconds(1) == 0.010 && *costs.forward_seconds(5) == 0.030, "costs: measured forwards");
+    check(std::fabs(*costs.forward_seconds(3) - 0.020) < 1e-12, "costs: interpolated between measured counts");
+    check(!costs.forward_seconds(6) && !costs.forward_seconds(0) && !costs.forward_seconds(65),
+          "costs: no extrapolation, nothing outside 1..64");
+    costs.record_forward(1, 1.0);  // a descheduled step: counted as at most twice the average
+    check(*costs.forward_seconds(1) > 0.010 && *costs.forward_seconds(1) <= 0.020, "costs: an outlier is clipped");
+    costs.record_forward(100, 1.0);
+    check(!costs.forward_seconds(64), "costs: prefill-wide forwards are not recorded");
+    costs.record_draft(4, 0.012);
+    check(std::fabs(*costs.draft_seconds() - 0.003) < 1e-12, "costs: seconds per draft token");
+
+    // The economics: a forward of k + 1 positions at 1 + 0.3 k decodes (4-bit
+    // weights) against 1 + 1.5 k (F16 on AVX2), a draft token at 0.35.
+    SpeculationCosts cheap, dear;
+    for (int m = 1; m <= 9; ++m) {
+        cheap.record_forward(m, 0.010 * (1.0 + 0.3 * (m - 1)));
+        dear.record_forward(m, 0.010 * (1.0 + 1.5 * (m - 1)));
+    }
+    const DraftChoice good = best_draft_length(0.9, 8, 1, 0.001, cheap);
+    check(good.k >= 2 && good.speedup > 1.5, "economics: cheap verification and drafts at 90% acceptance draft long");
+    const DraftChoice poor = best_draft_length(0.6, 8, 1, 0.0035, dear);
+    check(poor.speedup < 1.0, "economics: dear verification and 60% acceptance do not pay");
+    const DraftChoice free_drafts = best_draft_length(0.95, 8, 1, 0.0, cheap);
+    check(free_drafts.k == 8, "economics: free drafts at 95% acceptance take the full length");
+    check(best_draft_length(0.95, 4, 2, 0.0, cheap).k == 4, "economics: two requests in decode");
+    check(best_draft_length(0.9, 4, 1, 0.0, SpeculationCosts{}).k == 0, "economics: unknown costs choose nothing");
+
+    // The policy with measured costs: a new request's first step is plain
+    // while T(n) is unknown, then the acceptance rule runs until alpha and
+    // the draft cost are measured, then the economics; an unprofitable
+    // length pauses and probes again at length 1.
+    SpeculativeConfig c = SpeculativeConfig::parse(R"({"method": "ngram", "num_speculative_tokens": 8})");
+    c.method = SpeculativeMethod::DRAFT_MODEL;
+    SpeculationPolicy policy(c);
+    check(policy.max_draft_tokens(1, 1, true) == 0, "policy: the first step measures the plain forward");
+    policy.costs() = dear;
+    check(policy.max_draft_tokens(1, 1, true) == 8, "policy: the acceptance rule before alpha is measured");
+    for (int i = 0; i < 4; ++i) policy.record(1, 4, 2);  // 8 accepted, 4 rejections: alpha 2/3
+    policy.costs().record_draft(1, 0.0035);
+    check(policy.max_draft_tokens(1, 1, true) == 0, "policy: dear verification pauses the request");
+    for (int i = 0; i < SpeculationPolicy::kPauseSteps; ++i)
+        check(policy.max_draft_tokens(1, 1, true) == 0, "policy: paused for kPauseSteps steps");
+    check(policy.max_draft_tokens(1, 1, true) == 1, "policy: after the pause, a probe at length 1");
+    policy.costs() = cheap;
+    policy.costs().record_draft(1, 0.0035);
+    for (int i = 0; i < 16; ++i) policy.record(1, 1, i % 8 ? 1 : 0);  // 14 accepted, 2 rejections
+    const int k = policy.max_draft_tokens(1, 1, true);
+    check(k == best_draft_length(0.875, 8, 1, 0.0035, policy.costs()).k && k > 1,
+          "policy: the economics' length once alpha and the costs are known");
+    check(policy.max_draft_tokens(2, 1, false) == 8, "policy: an untimed request keeps the acceptance rule");
 }
 
 void test_rejection_sampler_greedy() {
@@ -463,5 +521,6 @@ int main() {
     test_rejection_sampler_distribution();
     test_rejection_sampler_with_q();
     test_speculation_policy();
+    test_speculation_costs();
     return report();
 }

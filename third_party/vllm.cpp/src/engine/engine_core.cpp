@@ -1,12 +1,21 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "sample/rejection_sampler.h"
 #include "util/error.h"
 
 namespace vllm {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer,
                        const KvCachePlan& kv_plan, int max_model_len, std::optional<DraftModel> draft)
@@ -69,17 +78,22 @@ void EngineCore::propose_drafts() {
     if (!proposer_) return;
     const bool allowed = speculation_policy_->step_allowed(scheduler_.num_running() + scheduler_.num_waiting());
     draft_requests_.clear();
+    // Only a request in decode drafts (its last token is all it has to compute).
+    const auto in_decode = [](const SchedulerRequest& sched) {
+        return sched.status == RequestStatus::RUNNING && sched.num_computed_tokens == sched.num_tokens() - 1;
+    };
+    int decoding = 0;
+    for (auto& [id, request] : requests_) decoding += in_decode(request->sched);
     for (auto& [id, request] : requests_) {
         Request& r = *request;
         SchedulerRequest& sched = r.sched;
         sched.spec_token_ids.clear();
         // A waiting request (new or preempted) holds no KV, so neither does its draft.
         if (sched.status == RequestStatus::WAITING) proposer_->release_cache(id);
-        // Only a request in decode (its last token is all it has to compute).
-        if (!allowed || sched.status != RequestStatus::RUNNING ||
-            sched.num_computed_tokens != sched.num_tokens() - 1)
-            continue;
-        int k = speculation_policy_->max_draft_tokens(id);
+        if (!allowed || !in_decode(sched)) continue;
+        // A seeded sample drawn through a draft model's q depends on the draft length (speculation_policy.h).
+        const bool timed = !(draft_proposer_ && r.sampling.has_seed && !r.sampling.greedy());
+        int k = speculation_policy_->max_draft_tokens(id, decoding, timed);
         // A step yields at most k + 1 tokens: none are drafted past max_tokens or max_model_len.
         if (r.sampling.max_tokens > 0) k = std::min(k, r.sampling.max_tokens - r.num_output_tokens() - 1);
         k = std::min(k, max_model_len_ - sched.num_tokens() - 1);
@@ -87,7 +101,12 @@ void EngineCore::propose_drafts() {
             draft_requests_.push_back(
                 DraftRequest{id, &sched.tokens(), sched.num_prompt_tokens, k, &r.sampling, &r.rng, &sched.spec_token_ids});
     }
-    if (!draft_requests_.empty()) proposer_->propose_batch(draft_requests_);
+    if (draft_requests_.empty()) return;
+    const auto start = std::chrono::steady_clock::now();
+    proposer_->propose_batch(draft_requests_);
+    int drafted = 0;
+    for (const DraftRequest& d : draft_requests_) drafted += d.max_tokens;
+    speculation_policy_->costs().record_draft(drafted, seconds_since(start));
 }
 
 void EngineCore::step() {
@@ -140,12 +159,18 @@ void EngineCore::step() {
         slice.num_logits = r.num_computed_tokens + slice.n_tokens >= r.num_tokens() ? 1 + num_drafts[i] : 0;
         slices.push_back(slice);
     }
+    const auto start = std::chrono::steady_clock::now();
     model_.forward(slices, kv_cache_, pool_, logits_);
     // The rest of the step is serial, and its output wakes the streams'
     // consumers: let them have the workers' cores (BENCHMARKS.md, "HTTP
     // cost: one wake-up per step").
     pool_.park();
     ++counters_.model_steps;
+    if (speculation_policy_) {
+        int positions = 0;
+        for (const SequenceSlice& slice : slices) positions += slice.n_tokens;
+        speculation_policy_->costs().record_forward(positions, seconds_since(start));
+    }
 
     const int vocab = model_.config().vocab_size;
     size_t row = 0;

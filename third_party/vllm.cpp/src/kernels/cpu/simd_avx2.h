@@ -20,9 +20,32 @@ struct Avx2 {
     // some accumulators, yet measured 10-20% faster than 2 (each decoded
     // weight vector serves twice the tokens).
     static constexpr int kInterleavedTokens = 4;
-    // Tokens per tile of the interleaved float matmuls (four accumulator
-    // registers each: two chains of two halves).
-    static constexpr int kFloatInterleavedTokens = 2;
+    // Tokens per tile of the interleaved float matmuls (simd_interleaved.h)
+    // with a whole 16-row group's sums in registers: four a token (two
+    // chains of two halves), so 2 tokens. Wider tiles take the group in
+    // FloatSlice's 8-row slices, one pass over the columns each (two
+    // registers a token): 6 tokens, so the weights are widened to float
+    // once per 6 tokens instead of once per 2, and the first pass fetches
+    // the next group meanwhile. 4 to 8 tokens over a matrix in DRAM took
+    // 10-20% less CPU time than in 2-token tiles (test_kernels
+    // --bench-small-m, one thread, alternating, loaded machine); 12-16
+    // tokens are bound by the FMAs either way.
+    static constexpr int kFloatGroupTokens = 2;
+    static constexpr int kFloatInterleavedTokens = 6;
+    struct FloatSlice {
+        using F = __m256;
+        static constexpr int kRows = 8;
+        static F load_f16(const uint16_t* p) { return _mm256_cvtph_ps(loadu_128(p)); }
+        // 8 rows' bf16 pairs (32-bit lanes) and either half of each as floats.
+        static __m256i load_pairs(const uint8_t* p) { return loadu_256(p); }
+        static F bf16_low_halves(__m256i v) { return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); }
+        static F bf16_high_halves(__m256i v) { return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(~0xffff))); }
+        static F zero() { return _mm256_setzero_ps(); }
+        static F set1(float v) { return _mm256_set1_ps(v); }
+        static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+        static F add(F a, F b) { return _mm256_add_ps(a, b); }
+        static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+    };
 
     struct I {
         __m256i lo, hi;

@@ -19,7 +19,9 @@ struct Avx512 {
     static constexpr int kFloats = 16;  // floats per F
     // Tokens per tile of the interleaved matmul (simd_interleaved.h).
     static constexpr int kInterleavedTokens = 8;
-    // Tokens per tile of the interleaved float matmuls.
+    // Tokens per tile of the interleaved float matmuls: a 16-row group's
+    // sums take two registers a token, so every tile holds them whole.
+    static constexpr int kFloatGroupTokens = 8;
     static constexpr int kFloatInterleavedTokens = 8;
 
     using I = __m512i;  // 64 int8, 32 int16 or 16 int32

@@ -27,7 +27,9 @@
 // The float formats (BF16, F16) take float activations: per pair of
 // columns, the 16 rows' two weight vectors are widened to float in
 // registers and each meets every token of the tile as one FMA with the
-// token's activation broadcast (V::kFloatInterleavedTokens tokens a tile).
+// token's activation broadcast (V::kFloatInterleavedTokens tokens a tile;
+// where registers hold fewer tokens' sums for a whole group, wider tiles
+// go over the group in slices of rows).
 //
 // Include only from the SIMD builds' kernels_*.cpp (internal linkage).
 #pragma once
@@ -38,6 +40,7 @@
 #include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/interleave.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/simd_gemm.h"
 
 namespace vllm::kernels {
 namespace {
@@ -255,13 +258,20 @@ struct InterleavedQ8_0Signed {
     }
 };
 
-// The two columns of a pair as floats, row r in lane r.
+// The two columns of a pair as floats, row r in lane r; slice<S>: rows
+// s * S::kRows.. of them only (S: the build's FloatSlice).
 template <class V>
 struct InterleavedF16 {
     static void pair(const uint8_t* p, typename V::F& even, typename V::F& odd) {
         const auto* h = reinterpret_cast<const uint16_t*>(p);
         even = V::load_f16(h);
         odd = V::load_f16(h + kInterleaveRows);
+    }
+    template <class S>
+    static void slice(const uint8_t* p, int s, typename S::F& even, typename S::F& odd) {
+        const auto* h = reinterpret_cast<const uint16_t*>(p) + s * S::kRows;
+        even = S::load_f16(h);
+        odd = S::load_f16(h + kInterleaveRows);
     }
 };
 
@@ -271,6 +281,12 @@ struct InterleavedBF16 {
         const typename V::I v = V::load(p);
         even = V::bf16_low_halves(v);
         odd = V::bf16_high_halves(v);
+    }
+    template <class S>
+    static void slice(const uint8_t* p, int s, typename S::F& even, typename S::F& odd) {
+        const auto v = S::load_pairs(p + s * S::kRows * sizeof(uint32_t));
+        even = S::bf16_low_halves(v);
+        odd = S::bf16_high_halves(v);
     }
 };
 
@@ -323,6 +339,51 @@ void block_dots(ForEach&& for_each_weights, const int8_t* const* xs, Flush&& flu
     });
     flush(static_cast<const I*>(part));
 }
+// Tiles of more tokens than a whole group's sums fit in registers: the
+// group in slices of S::kRows rows (S = V::FloatSlice), a pass over the
+// columns each. Every lane does FloatTiles' arithmetic exactly (an even and
+// an odd chain over the pairs in order, then their sum), so a token's
+// result is bit for bit the same in either kind of tile.
+template <class V, class Fmt>
+struct FloatSliceTiles {
+    template <int T>
+    static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+        using S = typename V::FloatSlice;
+        using F = typename S::F;
+        const float* x[T];
+        for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const float*>(g.x + (t0 + t) * g.x_stride);
+        // The group's first tile of tokens asks for the next group's bytes
+        // as it reads its own, so that they arrive while the other slices
+        // and tiles compute from cache (without it the slices alone gained
+        // nothing over 2-token tiles: the passes from cache left memory idle).
+        const bool prefetch = t0 == g.tok_begin;
+        const int64_t group_bytes = kInterleaveRows * static_cast<int64_t>(g.w_stride);
+        for (int s = 0; s < kInterleaveRows / S::kRows; ++s) {
+            F even_acc[T], odd_acc[T];
+            for (int t = 0; t < T; ++t) even_acc[t] = odd_acc[t] = S::zero();
+            for (int64_t c = 0; c < g.cols; c += 2) {
+                if (prefetch && s == 0) prefetch_span(group, group_bytes + c / 2 * kFloatGroupPairBytes, kFloatGroupPairBytes);
+                F even, odd;
+                Fmt::template slice<S>(group + c / 2 * kFloatGroupPairBytes, s, even, odd);
+                for (int t = 0; t < T; ++t) {
+                    even_acc[t] = S::fma(even, S::set1(x[t][c]), even_acc[t]);
+                    odd_acc[t] = S::fma(odd, S::set1(x[t][c + 1]), odd_acc[t]);
+                }
+            }
+            for (int t = 0; t < T; ++t) S::store(y + t * g.y_stride + s * S::kRows, S::add(even_acc[t], odd_acc[t]));
+        }
+    }
+};
+
+// Up to V::kFloatGroupTokens tokens a whole group at a time, more in slices.
+template <class V, class Fmt>
+struct FloatGroupOrSliceTiles {
+    template <int T>
+    static void run(const uint8_t* group, const GemmArgs& g, int64_t t0, float* y) {
+        if constexpr (T <= V::kFloatGroupTokens) FloatTiles<V, Fmt>::template run<T>(group, g, t0, y);
+        else FloatSliceTiles<V, Fmt>::template run<T>(group, g, t0, y);
+    }
+};
 
 template <class V, class Fmt>
 struct QuantTiles {
@@ -473,7 +534,7 @@ template <class V, class Fmt>
 void gemm_interleaved_float(const GemmArgs& g) {
     constexpr int kT = V::kFloatInterleavedTokens;
     gemm_interleaved_tiles<kT>(
-        g, interleaved_tiles<FloatTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
+        g, interleaved_tiles<FloatGroupOrSliceTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }
 
 }  // namespace
