@@ -24,17 +24,26 @@ def engine(smollm2_path):
         yield eng
 
 
+def collect_into(deltas):
+    def on_event(event):
+        if not event.finished:
+            deltas.append(event.delta)
+    return on_event
+
+
 def run_batch(eng, jobs):
     """jobs: (prompt, SamplingParams); all submitted at once, with two
-    unconstrained requests alongside. Returns the texts and finish reasons."""
+    unconstrained requests alongside. Returns each job's text and whether
+    max_tokens cut it (jump-forward is off, so each step delivers one event
+    of one token's text)."""
     free = [("Tell me a story about a dragon.", SamplingParams(temperature=0.8, seed=3, max_tokens=64)),
             ("List some fruits:", SamplingParams.greedy(max_tokens=48))]
     outs = [[] for _ in jobs + free]
-    reqs = [eng.submit(p, params, lambda e, out=out: out.append(e.delta)) for (p, params), out in zip(jobs + free, outs)]
+    reqs = [eng.submit(p, params, collect_into(out)) for (p, params), out in zip(jobs + free, outs)]
     for r in reqs:
         assert r.wait() is RequestOutcome.COMPLETED
         r.close()
-    return ["".join(o) for o in outs[:len(jobs)]]
+    return [("".join(o), len(o) >= MAX_TOKENS) for o in outs[:len(jobs)]]
 
 
 def params_for(so, sampled, i):
@@ -46,9 +55,15 @@ def params_for(so, sampled, i):
 def check_all(eng, items, make_so, check, prompt_for):
     for sampled in (False, True):
         jobs = [(prompt_for(item), params_for(make_so(item), sampled, i)) for i, item in enumerate(items)]
-        texts = run_batch(eng, jobs)
+        results = run_batch(eng, jobs)
+        # A constraint cannot make a cut at max_tokens complete (a free JSON
+        # value or a \d+ may run on, e.g. counting 1, 2, 3, ...): only the
+        # outputs the constraint ended are validated, at least 3 in 4.
+        assert sum(cut for _, cut in results) <= len(items) // 4, results
         failures = []
-        for item, text in zip(items, texts):
+        for item, (text, cut) in zip(items, results):
+            if cut:
+                continue
             try:
                 check(item, text)
             except Exception as exc:  # noqa: BLE001 - collected for one report
