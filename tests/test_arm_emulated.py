@@ -12,16 +12,14 @@ plain NEON fallback), and once more with VLLM_CPP_ISA=scalar.
 """
 
 import os
-import pathlib
 import shutil
 import subprocess
 
 import pytest
 
-from native_build import INCLUDE_DIR, SOURCE_TREE_MISSING
+# The checkout's engine, also from tests copied out of it (tests/sanitize.py).
+from native_build import ENGINE, INCLUDE_DIR, ROOT, SOURCE_TREE_MISSING
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-ENGINE = ROOT / "third_party" / "vllm.cpp"
 BUILD = ROOT / "build" / "arm-tests"
 SYSROOT = "/usr/aarch64-linux-gnu"
 

@@ -3,7 +3,8 @@ parser of untrusted input): built with clang under ASan and UBSan, each one
 replays its committed inputs (seeds, and every crash or hang found so far)
 and then fuzzes for a few seconds, so a regression in a parser's robustness
 fails the suite. Longer runs: tests/fuzz/run_fuzzers.py --seconds N.
-Skipped when clang with libFuzzer is missing (Debian: clang libclang-rt-14-dev).
+Skipped when clang with libFuzzer is missing (Debian: clang libclang-rt-14-dev;
+the README's test command installs them first, tests/fuzz_toolchain.sh).
 """
 
 import importlib.util

@@ -229,6 +229,33 @@ void test_forced_tool_calls() {
     check_tools("forced", named, "named, cut short", "{\"city\": \"Pa", "{\"city\": \"Pa", {});
 }
 
+// A call of a megabyte streamed two bytes at a time: each parser reads its
+// block once (a rescan from the block's start on every piece was quadratic:
+// minutes of a server's time for one long call), and the call comes out whole.
+void test_long_streamed_calls() {
+    std::string big;
+    while (big.size() < (1u << 20)) big += "ab{[( )]}";
+    const std::string args = "{\"s\": \"" + big + "\"}";
+    const ParserFactory named = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("f", std::move(ids));
+    };
+    const std::vector<std::pair<std::string, std::string>> outputs = {
+        {"hermes", "<tool_call>{\"name\": \"f\", \"arguments\": " + args + "}</tool_call>"},
+        {"llama3_json", "{\"name\": \"f\", \"parameters\": " + args + "}"},
+        {"mistral", "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": " + args + "}]"},
+        {"mistral", "[TOOL_CALLS]f[ARGS]" + args},
+        {"pythonic", "[f(s='" + big + "')]"},
+        {"forced", args},
+    };
+    for (const auto& [dialect, output] : outputs) {
+        auto parser = counting_parser(dialect == "forced" ? named : dialect_parser(dialect));
+        ToolParseResult streamed;
+        for (size_t at = 0; at < output.size(); at += 2) accumulate(streamed, parser->feed(output.substr(at, 2)));
+        accumulate(streamed, parser->finish());
+        check(same(streamed, "", {{"f", args}}), dialect + ": a 1 MB call streamed in 2-byte pieces");
+    }
+}
+
 void test_tool_parser_factory() {
     try {
         make_tool_parser("qwen");
@@ -461,6 +488,7 @@ int main(int argc, char** argv) {
     test_mistral();
     test_pythonic();
     test_forced_tool_calls();
+    test_long_streamed_calls();
     test_tool_parser_factory();
     test_reasoning();
     test_reasoning_then_tools();

@@ -1,6 +1,5 @@
 #include "chat/tool_parsers/forced_tool_parser.h"
 
-#include "chat/tool_parsers/bracket_scan.h"
 
 namespace vllm::chat {
 
@@ -30,7 +29,7 @@ bool ForcedToolParser::step(ToolDelta& out) {
         pending_.clear();
         return false;
     }
-    const size_t length = bracketed_length(pending_, kJsonQuotes);
+    const size_t length = object_scan_.bracketed_length(pending_);
     if (length == std::string::npos) return false;
     const std::optional<json::Value> object = try_parse_json(std::string_view(pending_).substr(0, length));
     bool emitted = false;

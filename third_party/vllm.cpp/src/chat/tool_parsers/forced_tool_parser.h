@@ -10,6 +10,7 @@
 #pragma once
 #include <string>
 
+#include "chat/tool_parsers/bracket_scan.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -29,6 +30,7 @@ private:
 
     std::string named_function_;
     std::string pending_;
+    BlockScanner object_scan_{kJsonQuotes};  // where the call object being read closes
     bool done_ = false;  // the array (or the named call) has closed: the rest is dropped
 };
 

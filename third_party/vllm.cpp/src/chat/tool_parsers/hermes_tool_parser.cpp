@@ -1,7 +1,6 @@
 #include "chat/tool_parsers/hermes_tool_parser.h"
 
 #include "chat/marker_scan.h"
-#include "chat/tool_parsers/bracket_scan.h"
 
 namespace vllm::chat {
 
@@ -26,7 +25,7 @@ ToolDelta HermesToolParser::feed(std::string_view text) {
             pending_.erase(0, open.position + kOpen.size());
             in_block_ = true;
         } else {
-            const size_t close = find_outside_json_strings(pending_, kClose);
+            const size_t close = close_scan_.find_outside_strings(pending_, kClose);
             if (close == std::string::npos) break;
             const std::string body = pending_.substr(0, close);
             pending_.erase(0, close + kClose.size());

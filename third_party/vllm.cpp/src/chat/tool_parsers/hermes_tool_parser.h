@@ -9,6 +9,7 @@
 #pragma once
 #include <string>
 
+#include "chat/tool_parsers/bracket_scan.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -27,6 +28,7 @@ private:
 
     bool in_block_ = false;
     std::string pending_;  // outside a block: a tail that may start "<tool_call>"; inside: the body so far
+    BlockScanner close_scan_{kJsonQuotes};  // inside a block: where "</tool_call>" may be
 };
 
 }  // namespace vllm::chat

@@ -1,6 +1,5 @@
 #include "chat/tool_parsers/llama3_json_tool_parser.h"
 
-#include "chat/tool_parsers/bracket_scan.h"
 
 namespace vllm::chat {
 
@@ -50,7 +49,7 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
             return true;
         }
         case State::InObject: {
-            const size_t length = bracketed_length(pending_, kJsonQuotes);
+            const size_t length = object_scan_.bracketed_length(pending_);
             if (length == std::string::npos) return false;
             const std::optional<json::Value> object = try_parse_json(std::string_view(pending_).substr(0, length));
             if (!object || !emit_call_object(*object, /*accept_parameters=*/true, out)) {

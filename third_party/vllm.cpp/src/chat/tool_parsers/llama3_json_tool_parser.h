@@ -8,6 +8,7 @@
 #pragma once
 #include <string>
 
+#include "chat/tool_parsers/bracket_scan.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -36,6 +37,7 @@ private:
     State state_ = State::Start;
     std::string leading_space_;  // whitespace before the first object, content again if it fails
     std::string pending_;
+    BlockScanner object_scan_{kJsonQuotes};  // InObject: where the object closes
 };
 
 }  // namespace vllm::chat

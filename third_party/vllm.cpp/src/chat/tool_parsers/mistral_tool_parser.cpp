@@ -1,7 +1,6 @@
 #include "chat/tool_parsers/mistral_tool_parser.h"
 
 #include "chat/marker_scan.h"
-#include "chat/tool_parsers/bracket_scan.h"
 
 namespace vllm::chat {
 
@@ -71,7 +70,7 @@ bool MistralToolParser::step(ToolDelta& out) {
             return true;
         }
         case State::InArray: {
-            const size_t length = bracketed_length(pending_, kJsonQuotes);
+            const size_t length = block_scan_.bracketed_length(pending_);
             if (length == std::string::npos) return false;
             const std::string_view array_text = std::string_view(pending_).substr(0, length);
             const std::optional<json::Value> array = try_parse_json(array_text);
@@ -110,7 +109,7 @@ bool MistralToolParser::step(ToolDelta& out) {
             return true;
         }
         case State::InArguments: {
-            const size_t length = bracketed_length(pending_, kJsonQuotes);
+            const size_t length = block_scan_.bracketed_length(pending_);
             if (length == std::string::npos) return false;
             const std::string_view arguments_text = std::string_view(pending_).substr(0, length);
             const std::optional<json::Value> arguments = try_parse_json(arguments_text);

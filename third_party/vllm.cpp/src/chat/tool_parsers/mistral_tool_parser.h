@@ -8,6 +8,7 @@
 #pragma once
 #include <string>
 
+#include "chat/tool_parsers/bracket_scan.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -38,6 +39,7 @@ private:
     bool text_is_content_ = false;  // outside text after malformed markup
     std::string name_;              // the v11 call's name
     std::string pending_;
+    BlockScanner block_scan_{kJsonQuotes};  // InArray / InArguments: where the block closes
 };
 
 }  // namespace vllm::chat

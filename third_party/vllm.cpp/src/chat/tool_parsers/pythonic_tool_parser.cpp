@@ -1,6 +1,5 @@
 #include "chat/tool_parsers/pythonic_tool_parser.h"
 
-#include "chat/tool_parsers/bracket_scan.h"
 #include "chat/tool_parsers/python_calls.h"
 
 namespace vllm::chat {
@@ -45,7 +44,7 @@ bool PythonicToolParser::step(ToolDelta& out) {
             return true;
         }
         case State::InList: {
-            const size_t length = bracketed_length(pending_, kPythonQuotes);
+            const size_t length = list_scan_.bracketed_length(pending_);
             if (length == std::string::npos) return false;
             const auto calls = parse_python_call_list(std::string_view(pending_).substr(0, length));
             if (!calls || calls->empty()) {

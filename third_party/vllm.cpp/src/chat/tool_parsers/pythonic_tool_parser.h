@@ -8,6 +8,7 @@
 #pragma once
 #include <string>
 
+#include "chat/tool_parsers/bracket_scan.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -33,6 +34,7 @@ private:
     State state_ = State::Start;
     std::string leading_space_;  // whitespace before the list, content again if it fails
     std::string pending_;
+    BlockScanner list_scan_{kPythonQuotes};  // InList: where the list closes
 };
 
 }  // namespace vllm::chat
