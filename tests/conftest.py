@@ -75,7 +75,16 @@ def engine(smollm2_path):
 def pytest_collection_modifyitems(session, config, items):
     """Build the engine's native test programs (tests/native_build.py) once,
     before any test runs, when a selected test module uses them: a build
-    from scratch takes minutes and must not count against a test's timeout."""
+    from scratch takes minutes and must not count against a test's timeout.
+    $VLLM_CPP_TIMEOUT_FACTOR (tests/sanitize.py sets it) stretches every
+    test's timeout: an instrumented engine runs several times slower, and a
+    timeout there says nothing about a hang."""
+    factor = float(os.environ.get("VLLM_CPP_TIMEOUT_FACTOR", "1"))
+    if factor != 1:
+        for item in items:
+            marker = item.get_closest_marker("timeout")
+            seconds = marker.args[0] if marker and marker.args else float(config.getini("timeout"))
+            item.add_marker(pytest.mark.timeout(seconds * factor), append=False)  # the closest marker wins
     if any(getattr(getattr(item, "module", None), "build_native_tests", None) for item in items):
         from native_build import SOURCE_TREE_MISSING, build_native_tests
 

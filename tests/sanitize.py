@@ -1,7 +1,7 @@
 """Sanitizer runs of the engine, too slow for the test command (RELIABILITY.md
 records their results).
 
-    python tests/sanitize.py asan [--venv DIR] [--no-install]
+    python tests/sanitize.py asan [--venv DIR] [--no-install] [--timeout-factor 4]
                                   [--each-module [--modules A.py,B.py] [--shard K/N]] [PYTEST ARGS ...]
     python tests/sanitize.py tsan [--seconds 20] [--rounds 3] [--threads 8] [--model PATH]
 
@@ -101,6 +101,7 @@ def asan(args, pytest_args) -> int:
                     # build from the checkout's sources, with ASan+UBSan too, and
                     # the fixtures beside it are found (tests/native_build.py).
                     VLLM_CPP_SOURCE_ROOT=str(ROOT), VLLM_CPP_SANITIZE="1",
+                    VLLM_CPP_TIMEOUT_FACTOR=str(args.timeout_factor),
                     LD_PRELOAD="%s %s" % (runtime("libasan.so"), runtime("libstdc++.so")),
                     ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
                     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
@@ -178,6 +179,8 @@ def main(argv=None) -> int:
     a.add_argument("--shard", type=shard_of, default=(1, 1), metavar="K/N",
                    help="with --each-module: only every N-th module, starting at the K-th (N runs side by side "
                         "cover the suite)")
+    a.add_argument("--timeout-factor", type=float, default=4.0,
+                   help="every test's timeout times this (default 4: the instrumented engine is slower)")
     t = modes.add_parser("tsan", help="the C-ABI concurrency stress under ThreadSanitizer")
     t.add_argument("--seconds", type=float, default=20.0, help="seconds per round (default 20)")
     t.add_argument("--rounds", type=int, default=3, help="engines loaded and freed (default 3)")
