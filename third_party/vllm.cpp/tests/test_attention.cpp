@@ -40,7 +40,7 @@ void check(bool ok, const char* what, double value) {
 }
 
 struct Fixture {
-    int n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size, num_blocks;
+    int n_heads, n_kv_heads, head_dim, block_size, num_blocks;
     KvDtype dtype;
     int window = 0;        // PagedAttention::window
     float softcap = 0.0f;  // PagedAttention::softcap
@@ -51,8 +51,10 @@ struct Fixture {
     std::vector<int32_t> table, positions;
 
     // Blocks of a multiple of 16 slots are read whole; smaller ones gathered.
-    Fixture(int n_tokens, int first_pos, int block_size_ = 16, KvDtype dtype_ = KvDtype::F32)
-        : block_size(block_size_), num_blocks(640 / block_size_), dtype(dtype_) {
+    Fixture(int n_tokens, int first_pos, int block_size_ = 16, KvDtype dtype_ = KvDtype::F32, int n_heads_ = 9,
+            int n_kv_heads_ = 3, int head_dim_ = 64)
+        : n_heads(n_heads_), n_kv_heads(n_kv_heads_), head_dim(head_dim_), block_size(block_size_),
+          num_blocks(640 / block_size_), dtype(dtype_) {
         std::mt19937 rng(7);
         std::normal_distribution<float> normal;
         q.resize(size_t(n_tokens) * n_heads * head_dim);
@@ -176,6 +178,22 @@ void test_against_reference(int n_tokens, int first_pos, int block_size = 16, Kv
     PagedAttention a = f.args(out.data());
     for (int h = 0; h < f.n_kv_heads; ++h) attention_tile(a, whole(f, n_tokens, h));
     check(max_diff(out, f.reference()) < 1e-4, "tile equals the float definition", max_diff(out, f.reference()));
+}
+
+// Other GQA groups: the queries of one position are summed three at a time
+// (a group of 4: three and one; of 2; MHA: one), and head dimensions that
+// are not a whole number of value passes (16, 48).
+void test_group_shapes(KvDtype dtype) {
+    const int shapes[][3] = {{8, 2, 48}, {4, 2, 16}, {2, 2, 64}};  // n_heads, n_kv_heads, head_dim
+    for (const auto& shape : shapes)
+        for (const int n_tokens : {1, 5}) {
+            Fixture f(n_tokens, 90, 16, dtype, shape[0], shape[1], shape[2]);
+            std::vector<float> out(f.q.size());
+            PagedAttention a = f.args(out.data());
+            for (int h = 0; h < f.n_kv_heads; ++h) attention_tile(a, whole(f, n_tokens, h));
+            check(max_diff(out, f.reference()) < 1e-4, "other GQA groups equal the float definition",
+                  max_diff(out, f.reference()));
+        }
 }
 
 void test_split_merge(int n_tokens, int first_pos, int n_splits, KvDtype dtype = KvDtype::F32, int window = 0) {
@@ -475,6 +493,7 @@ int main(int argc, char** argv) {
         test_against_reference(21, 100, 16, dtype);  // a full tile of queries
         test_against_reference(3, 150, 8, dtype);    // small blocks: keys gathered
         test_against_reference(3, 150, 32, dtype);   // larger blocks: two chunks a block
+        test_group_shapes(dtype);
         test_split_merge(1, 300, 2, dtype);
         test_split_merge(1, 500, 4, dtype);
         test_split_merge(3, 200, 3, dtype);  // queries whose causal limits differ; a split can hold no key for some

@@ -172,6 +172,20 @@ void map_lanes(float* x, const float* y, int64_t n, Lanes lanes) {
     std::memcpy(x + i, a, rest * sizeof(float));
 }
 
+// Requests the cache line at p ahead of its use. Not __builtin_prefetch:
+// GCC 12 deletes a loop whose only effect is that builtin (C++ loops are
+// assumed to finish, and the requests count as no effect), which had left
+// decode attention with no prefetching at all; an asm statement stays.
+inline void prefetch(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+    asm volatile("prefetcht0 (%0)" : : "r"(p));
+#elif defined(__aarch64__)
+    asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+#else
+    __builtin_prefetch(p);
+#endif
+}
+
 // A cache element (float, half or int8) as a float, and kLanes consecutive ones.
 inline float to_float(float x) { return x; }
 inline float to_float(uint16_t h) { return half_to_float(h); }
@@ -218,6 +232,57 @@ inline void chunk_scores_of(int n, const S* k, size_t stride, const float* q, in
     else chunk_scores<1>(k, stride, q, hd, out);
 }
 
+// Value vectors of the head dimension one pass of add_values keeps per
+// query: with kQueriesAtOnce queries, 12 AVX2 registers of accumulators
+// (32 floats a query), which leaves room for the value vectors and a
+// broadcast weight; other builds' 16-float vectors take two.
+constexpr int kValueVecs = 32 / kLanes;
+
+// o[i] += sum_j w[i][j] * V_j for j in [j0, j1), Q queries (rows of o hd
+// apart, their weights kSoftmaxKeys apart in w), over the V vectors of the
+// head dimension from float c. V_j is value row j read from the cache
+// (int8: times scales[j]), loaded and widened once for all Q queries. Each
+// query's arithmetic (the order over j, one multiply-add per element and
+// key) is the same whatever Q is, so its bits do not depend on its tile.
+template <int Q, int V, typename T>
+inline void add_values(const T* const* rows, const float* scales, int j0, int j1, const float* w, float* o, int hd,
+                       int c) {
+    Vec acc[Q][V];
+    for (int i = 0; i < Q; ++i)
+        for (int v = 0; v < V; ++v) acc[i][v] = load(o + size_t(i) * hd + c + v * kLanes);
+    for (int j = j0; j < j1; ++j) {
+        // One value vector live at a time: Q x V accumulators, Q weights
+        // and it fill AVX2's 16 registers without a spill.
+        float wj[Q];
+        for (int i = 0; i < Q; ++i) wj[i] = w[size_t(i) * kSoftmaxKeys + j];
+        for (int v = 0; v < V; ++v) {
+            Vec val = load_lanes(rows[j] + c + v * kLanes);
+            if constexpr (sizeof(T) == 1) val *= scales[j];
+            for (int i = 0; i < Q; ++i) acc[i][v] += wj[i] * val;
+        }
+    }
+    for (int i = 0; i < Q; ++i)
+        for (int v = 0; v < V; ++v) store(o + size_t(i) * hd + c + v * kLanes, acc[i][v]);
+}
+
+template <int Q, typename T>
+inline void add_values_all(const T* const* rows, const float* scales, int j0, int j1, const float* w, float* o,
+                           int hd) {
+    int c = 0;
+    for (; c + kValueVecs * kLanes <= hd; c += kValueVecs * kLanes)
+        add_values<Q, kValueVecs>(rows, scales, j0, j1, w, o, hd, c);
+    for (; c < hd; c += kLanes) add_values<Q, 1>(rows, scales, j0, j1, w, o, hd, c);
+}
+
+template <typename T>
+inline void add_values_of(int n, const T* const* rows, const float* scales, int j0, int j1, const float* w, float* o,
+                          int hd) {
+    static_assert(kQueriesAtOnce == 3, "one case per group size");
+    if (n == 3) add_values_all<3>(rows, scales, j0, j1, w, o, hd);
+    else if (n == 2) add_values_all<2>(rows, scales, j0, j1, w, o, hd);
+    else add_values_all<1>(rows, scales, j0, j1, w, o, hd);
+}
+
 // The kernel for cache elements of type T (float, uint16_t halves, or
 // int8_t with a half scale per token and KV head).
 template <typename T>
@@ -260,9 +325,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     // (decode) and widened once into `kt` for several passes; smaller
     // blocks gather it into `kt`. Lanes past a query's visible keys are
     // masked below, and every lane's arithmetic is its own, so results do
-    // not depend on them. Half value rows are widened to floats once per
-    // chunk into `vf`, shared by all the tile's queries; float rows are read
-    // in place.
+    // not depend on them. Value rows are read in place, each loaded (and
+    // widened) once for the queries of one position (add_values).
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     // With a sliding window, chunks before the earliest query's window hold
     // nothing the tile sees; start at the chunk (an absolute multiple of
@@ -283,7 +347,6 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     const bool whole_chunks = bs % kLanes == 0;
     const bool keys_in_place = whole_chunks && nq <= kQueriesAtOnce;
     alignas(64) float kt[kLanes * kAttentionMaxHeadDim];  // [dim][key of chunk], when not read in place
-    alignas(64) float vf[sizeof(T) == sizeof(float) ? 1 : kLanes * kAttentionMaxHeadDim];  // [key of chunk][dim]
     alignas(64) float s[kAttentionMaxQueries * kSoftmaxKeys];  // [query][key of block]: scores, then weights
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
         return k_cache + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs + p % bs;
@@ -300,12 +363,24 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         return reinterpret_cast<const uint16_t*>(v_cache + size_t(block_table[p / bs]) * block_elems + scales_at) +
                size_t(p % bs) * a.n_kv_heads + kv_head;
     };
+    // The value rows of a chunk's keys [start + j0, start + n_keys), j0 the
+    // first it may read, and (int8) their scales: with chunks inside one
+    // block, one block-table lookup (a division) per chunk, not per key.
+    auto chunk_values = [&](int start, int n_keys, const T** rows, const uint16_t** scales) {
+        const int j0 = max_of(0, first_read - start);
+        for (int j = j0; j < n_keys; ++j) {
+            const bool next_row = whole_chunks && j > j0;
+            rows[j] = next_row ? rows[j0] + size_t(j - j0) * kv_stride : value_row(start + j);
+            if (quantized) scales[j] = next_row ? scales[j0] + (j - j0) * a.n_kv_heads : value_scale(start + j);
+        }
+    };
     // Keys and values are requested ahead of use: cache blocks are
     // scattered over memory, where the hardware prefetchers lose the trail,
     // and decode attention otherwise waits on memory for most of its time.
-    // A block's scores pass requests the next chunk's keys and this chunk's
-    // values (read by the block's value pass); the value pass requests the
-    // next block's keys.
+    // The scores pass of each chunk requests the keys and values of the
+    // chunk kSoftmaxKeys further on (the tile's first block is requested at
+    // its start): about a microsecond ahead, well past the memory's
+    // latency, and 32 KB (f16), within the L2 cache.
     constexpr int kLine = 64;
     const int row_bytes = hd * static_cast<int>(sizeof(T));
     auto prefetch_keys = [&](int start) {
@@ -315,25 +390,28 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             // One request per cache line: dimension rows are bs elements apart.
             const int dim_bytes = bs * static_cast<int>(sizeof(T));
             const int dim_step = dim_bytes >= kLine ? 1 : kLine / dim_bytes;
-            for (int d = 0; d < hd; d += dim_step) __builtin_prefetch(k0 + size_t(d) * bs * sizeof(T));
+            for (int d = 0; d < hd; d += dim_step) prefetch(k0 + size_t(d) * bs * sizeof(T));
         }
-        if (quantized) __builtin_prefetch(key_scales(max_of(start, first_read)));
+        if (quantized) prefetch(key_scales(max_of(start, first_read)));
     };
     auto prefetch_values = [&](int start) {
         const int n_keys = min_of(kLanes, last + 1 - start);
+        const T* rows[kLanes];
+        const uint16_t* scales[kLanes];
+        chunk_values(start, n_keys, rows, scales);
         for (int j = max_of(0, first_read - start); j < n_keys; ++j) {
-            const auto* row = reinterpret_cast<const char*>(value_row(start + j));
-            for (int off = 0; off < row_bytes; off += kLine) __builtin_prefetch(row + off);
-            if (quantized) __builtin_prefetch(value_scale(start + j));
+            const auto* row = reinterpret_cast<const char*>(rows[j]);
+            for (int off = 0; off < row_bytes; off += kLine) prefetch(row + off);
+            if (quantized) prefetch(scales[j]);
         }
     };
-    prefetch_keys(first_chunk);
+    for (int c = first_chunk; c < first_chunk + kSoftmaxKeys; c += kLanes) prefetch_keys(c), prefetch_values(c);
     for (int block_start = first_chunk; block_start <= last;) {
         const int block_end = min_of(last + 1, (block_start / kSoftmaxKeys + 1) * kSoftmaxKeys);
         // Scores of every query for the block's chunks; lanes a query does not see are -inf.
         for (int chunk_start = block_start; chunk_start < block_end; chunk_start += kLanes) {
-            if (chunk_start + kLanes < block_end) prefetch_keys(chunk_start + kLanes);
-            prefetch_values(chunk_start);
+            prefetch_keys(chunk_start + kSoftmaxKeys);
+            prefetch_values(chunk_start + kSoftmaxKeys);
             const int n_keys = min_of(kLanes, block_end - chunk_start);
             Vec key_scale = splat(1.0f);  // int8: each key's scale, applied to its scores
             const T* k_in_place = nullptr;
@@ -407,50 +485,26 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             }
             l[qi] += sum_lanes(total);
         }
-        // o += sum_j w_j * V_j, chunk by chunk.
+        // o += sum_j w_j * V_j, chunk by chunk, for the queries of one
+        // position (a GQA group's heads) at once: they weight the same keys.
         for (int chunk_start = block_start; chunk_start < block_end; chunk_start += kLanes) {
-            prefetch_keys(block_end + (chunk_start - block_start));  // the next block's keys
             const int n_keys = min_of(kLanes, block_end - chunk_start);
             // Only keys below n_keys are ever weighted (visible <= n_keys).
-            const float* values[kLanes];
-            for (int j = max_of(0, first_read - chunk_start); j < n_keys; ++j) {
-                const T* row = value_row(chunk_start + j);
-                if constexpr (sizeof(T) == sizeof(float)) {
-                    values[j] = row;
-                } else {
-                    // int8 rows get their scale here, so the weighted sum below is the same for every type.
-                    const float scale = quantized ? half_to_float(*value_scale(chunk_start + j)) : 1.0f;
-                    for (int c = 0; c < hd_vecs; ++c)
-                        store(&vf[size_t(j) * hd + c * kLanes], quantized ? load_lanes(row + c * kLanes) * scale
-                                                                          : load_lanes(row + c * kLanes));
-                    values[j] = &vf[size_t(j) * hd];
-                }
-            }
-            for (int qi = 0; qi < nq; ++qi) {
-                const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
-                const int first = max_of(0, seen_from(qi) - chunk_start);
-                if (visible <= first) continue;
-                const float* pr = &s[size_t(qi) * kSoftmaxKeys + (chunk_start - block_start)];
-                Vec* oq = reinterpret_cast<Vec*>(&o[size_t(qi) * hd]);
-                // o stays in registers across the keys, four vectors at a
-                // time, so one key's multiply-adds are independent.
-                int c = 0;
-                for (; c + 4 <= hd_vecs; c += 4) {
-                    Vec a0 = oq[c], a1 = oq[c + 1], a2 = oq[c + 2], a3 = oq[c + 3];
-                    for (int j = first; j < visible; ++j) {
-                        const float* v = values[j] + c * kLanes;
-                        a0 += pr[j] * load(v);
-                        a1 += pr[j] * load(v + kLanes);
-                        a2 += pr[j] * load(v + 2 * kLanes);
-                        a3 += pr[j] * load(v + 3 * kLanes);
-                    }
-                    oq[c] = a0, oq[c + 1] = a1, oq[c + 2] = a2, oq[c + 3] = a3;
-                }
-                for (; c < hd_vecs; ++c) {
-                    Vec acc = oq[c];
-                    for (int j = first; j < visible; ++j) acc += pr[j] * load(values[j] + c * kLanes);
-                    oq[c] = acc;
-                }
+            const T* rows[kLanes];
+            const uint16_t* scale_at[kLanes];
+            float scales[kLanes];
+            chunk_values(chunk_start, n_keys, rows, scale_at);
+            if (quantized)
+                for (int j = max_of(0, first_read - chunk_start); j < n_keys; ++j) scales[j] = half_to_float(*scale_at[j]);
+            for (int q0 = 0; q0 < nq;) {
+                int n = 1;
+                while (n < kQueriesAtOnce && q0 + n < nq && pos[q0 + n] == pos[q0]) ++n;
+                const int visible = min_of(n_keys, pos[q0] + 1 - chunk_start);
+                const int first = max_of(0, seen_from(q0) - chunk_start);
+                if (visible > first)
+                    add_values_of(n, rows, scales, first, visible,
+                                  &s[size_t(q0) * kSoftmaxKeys + (chunk_start - block_start)], &o[size_t(q0) * hd], hd);
+                q0 += n;
             }
         }
         block_start = block_end;
