@@ -526,10 +526,10 @@ constexpr const InterleavedTileFn* interleaved_tiles(std::integer_sequence<int, 
     return InterleavedTiles<Tiles, Ts...>::kFns;
 }
 
-// GemmFn over an interleaved quantized matrix (Q8x32 activations).
-template <class V, class Fmt>
+// GemmFn over an interleaved quantized matrix (Q8x32 activations), kT
+// tokens a tile.
+template <class V, class Fmt, int kT = V::kInterleavedTokens>
 void gemm_interleaved(const GemmArgs& g) {
-    constexpr int kT = V::kInterleavedTokens;
     gemm_interleaved_tiles<kT>(
         g, interleaved_tiles<QuantTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }
