@@ -390,8 +390,9 @@ struct FloatGroupOrSliceTiles {
 // interleaved matrix is one stream, yet in a batch-1 decode the hardware
 // prefetchers left memory idle while the Q5 and K-quant tiles unpacked
 // their weights: fetching 2 KiB ahead (about 3.5 KiB in flight on 2
-// threads at 23.5 GB/s) made decode-step matmuls over SmolLM2's Q5_K_M and
-// Q6_K mixes 1.3-1.5x faster (bench_decode_matmuls, BENCHMARKS.md).
+// threads at 23.5 GB/s) made decode-step matmuls over SmolLM2's Q5_K_M mix
+// 1.3-2x faster and its Q6_K mix up to 1.4x, Q8_0 alone unchanged
+// (bench_decode_matmuls on a loaded machine, BENCHMARKS.md).
 constexpr int64_t kInterleavedPrefetchBytes = 2048;
 
 template <class V, class Fmt>
