@@ -6,8 +6,12 @@
 // `threads`, against a read loop over a 512 MiB buffer on the same pool,
 // and one big Q4_1 matrix alone. Weights are random (speed does not depend
 // on the values); the bytes counted are what the prepared matrices hold.
+// TYPE replaces Q4_1 in the layers and DOWN (default: TYPE) in ffn_down,
+// as llama.cpp's mixes for SmolLM2 do (Q5_K_M: Q5_1 and Q5_K; Q6_K: Q8_0
+// and Q6_K; the 576-wide rows fit no 256-element super-block).
 //
-//   bench_decode_matmuls [threads]     (default: the pool's default size)
+//   bench_decode_matmuls [threads [TYPE [DOWN]]]   (default: the pool's
+//                                                  default size, Q4_1)
 //
 // Wall time, best of several rounds: run it on a quiet machine.
 #include <algorithm>
@@ -19,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/kernels.h"
@@ -45,9 +50,12 @@ struct Matrix {
         }
         const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
         const uint16_t scale = 0x2000, minimum = 0xa000;  // 2^-7, -2^-7
+        const size_t d_offset = type == GgmlType::Q6_K ? block - 2 : 0;  // Q6_K's d ends its block
+        const bool has_min = type == GgmlType::Q4_1 || type == GgmlType::Q5_1 || type == GgmlType::Q4_K ||
+                             type == GgmlType::Q5_K;
         for (size_t off = 0; off < file.size(); off += block) {
-            std::memcpy(&file[off], &scale, 2);
-            if (type == GgmlType::Q4_1) std::memcpy(&file[off + 2], &minimum, 2);
+            std::memcpy(&file[off + d_offset], &scale, 2);
+            if (has_min) std::memcpy(&file[off + 2], &minimum, 2);
         }
         m = prepare_for_matmul({type, file.data(), rows, cols, row_bytes}, prepared_storage);
         if (m.data != file.data()) file = {};  // the engine keeps only the copy too
@@ -90,6 +98,15 @@ double read_bandwidth(ThreadPool& pool) {
 
 int main(int argc, char** argv) {
     ThreadPool pool(argc > 1 ? std::atoi(argv[1]) : 0);
+    const auto type_named = [](const char* name) {
+        for (uint32_t id = 0; id < 64; ++id)
+            if (const GgmlTypeInfo* info = ggml_type_info(id); info && info->supported && std::string(info->name) == name)
+                return static_cast<GgmlType>(id);
+        std::fprintf(stderr, "unknown weight type %s\n", name);
+        std::exit(2);
+    };
+    const GgmlType t = argc > 2 ? type_named(argv[2]) : GgmlType::Q4_1;
+    const GgmlType down_type = argc > 3 ? type_named(argv[3]) : t;
     std::mt19937 rng(1);
     const int64_t dim = 576, kv = 192, ffn = 1536, vocab = 49152, layers = 30;
     struct Layer {
@@ -98,10 +115,9 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<Layer>> model;
     size_t step_bytes = 0;
     for (int l = 0; l < layers; ++l) {
-        const GgmlType t = GgmlType::Q4_1;
         model.push_back(std::make_unique<Layer>(Layer{{t, dim, dim, rng}, {t, kv, dim, rng}, {t, kv, dim, rng},
                                                       {t, dim, dim, rng}, {t, ffn, dim, rng}, {t, ffn, dim, rng},
-                                                      {t, dim, ffn, rng}}));
+                                                      {down_type, dim, ffn, rng}}));
         const Layer& x = *model.back();
         for (const Matrix* m : {&x.q, &x.k, &x.v, &x.o, &x.gate, &x.up, &x.down}) step_bytes += m->bytes();
     }
@@ -126,7 +142,8 @@ int main(int argc, char** argv) {
     const double big_s = best_seconds(5, 5, [&] { matmul(big.m, x.data(), 1, big_out.data(), pool); });
     const double bw = read_bandwidth(pool);
 
-    std::printf("%d threads, %s build\n", pool.size(), active_isa());
+    std::printf("%d threads, %s build, layers %s, ffn_down %s\n", pool.size(), active_isa(),
+                ggml_type_name(static_cast<uint32_t>(t)).c_str(), ggml_type_name(static_cast<uint32_t>(down_type)).c_str());
     std::printf("read loop: %.1f GB/s\n", bw * 1e-9);
     std::printf("decode-step matmuls: %.1f MB in %.3f ms = %.1f GB/s (%.0f%% of the read loop); %.1f steps/s, "
                 "bound %.1f\n",

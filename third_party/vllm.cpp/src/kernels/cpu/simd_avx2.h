@@ -20,6 +20,12 @@ struct Avx2 {
     // some accumulators, yet measured 10-20% faster than 2 (each decoded
     // weight vector serves twice the tokens).
     static constexpr int kInterleavedTokens = 4;
+    // Q8_0's tiles (the signed dot product, InterleavedQ8_0Signed) widen
+    // every vector's pair sums at once (dot_terms(128) is 1), so each token
+    // keeps two int32 sums live where the other formats' int16 parts come
+    // and go: 3 tokens spill fewer of them and measured 8-10% faster at 512
+    // tokens than 4 (about the same at 16; test_kernels --bench 1 Q8_0).
+    static constexpr int kInterleavedSignedTokens = 3;
     // Tokens per tile of the interleaved float matmuls (simd_interleaved.h)
     // with a whole 16-row group's sums in registers: four a token (two
     // chains of two halves), so 2 tokens. Wider tiles take the group in

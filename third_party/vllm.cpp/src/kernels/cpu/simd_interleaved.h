@@ -385,6 +385,16 @@ struct FloatGroupOrSliceTiles {
     }
 };
 
+// How far ahead of its reads a quantized tile asks for the weights (the
+// first tile of tokens over a group; the others read it from cache). An
+// interleaved matrix is one stream, yet in a batch-1 decode the hardware
+// prefetchers left memory idle while the Q5 and K-quant tiles unpacked
+// their weights: fetching 2 KiB ahead (about 3.5 KiB in flight on 2
+// threads at 23.5 GB/s) made decode-step matmuls over SmolLM2's Q5_K_M mix
+// 1.3-2x faster and its Q6_K mix up to 1.4x, Q8_0 alone unchanged
+// (bench_decode_matmuls on a loaded machine, BENCHMARKS.md).
+constexpr int64_t kInterleavedPrefetchBytes = 2048;
+
 template <class V, class Fmt>
 struct QuantTiles {
     template <int T>
@@ -396,8 +406,10 @@ struct QuantTiles {
         F acc[T];
         for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
 
+        const bool prefetch = t0 == g.tok_begin;
         for (int64_t b = 0; b < g.cols / kQK; ++b) {
             const uint8_t* block = group + b * Fmt::kBlockBytes;
+            if (prefetch) prefetch_span(block, kInterleavedPrefetchBytes, Fmt::kBlockBytes);
             const int8_t* xs[T];
             I sum[T];
             for (int t = 0; t < T; ++t) {
@@ -449,8 +461,10 @@ struct SuperBlockTiles {
         F acc[T];
         for (int t = 0; t < T; ++t) acc[t] = V::set1(0.0f);
 
+        const bool prefetch = t0 == g.tok_begin;
         for (int64_t sb = 0; sb < g.cols / kQKK; ++sb) {
             const uint8_t* block = group + sb * Fmt::kBlockBytes;
+            if (prefetch) prefetch_span(block, kInterleavedPrefetchBytes, Fmt::kBlockBytes);
             I scaled[T];
             for (int t = 0; t < T; ++t) scaled[t] = V::zero();
             for (int j = 0; j < Fmt::kSubBlocks; ++j) {
@@ -513,10 +527,10 @@ constexpr const InterleavedTileFn* interleaved_tiles(std::integer_sequence<int, 
     return InterleavedTiles<Tiles, Ts...>::kFns;
 }
 
-// GemmFn over an interleaved quantized matrix (Q8x32 activations).
-template <class V, class Fmt>
+// GemmFn over an interleaved quantized matrix (Q8x32 activations), kT
+// tokens a tile.
+template <class V, class Fmt, int kT = V::kInterleavedTokens>
 void gemm_interleaved(const GemmArgs& g) {
-    constexpr int kT = V::kInterleavedTokens;
     gemm_interleaved_tiles<kT>(
         g, interleaved_tiles<QuantTiles<V, Fmt>>(std::make_integer_sequence<int, kT>{}));
 }

@@ -1,8 +1,8 @@
 // Everything one SIMD build provides, as an IsaKernels table: the matmul
 // (simd_gemm.h) for every weight format, the interleaved matmuls
 // (simd_interleaved.h) where the layer has kInterleavedTokens (Q8_0's
-// through the signed dot product where dot_part cannot take u8 up to 255)
-// or, for F16 and BF16,
+// through the signed dot product, kInterleavedSignedTokens a tile, where
+// dot_part cannot take u8 up to 255) or, for F16 and BF16,
 // kFloatInterleavedTokens, the activation quantizers
 // (simd_quantize.h) and the dense float helpers below. Included once per
 // build by kernels_avx2.cpp / kernels_avx512.cpp after their vector layer.
@@ -70,7 +70,7 @@ IsaKernels make_isa_kernels() {
         k.gemm_interleaved[kSlotQ5_K] = gemm_interleaved_super<V, InterleavedQ5_K<V>>;
         k.gemm_interleaved[kSlotQ6_K] = gemm_interleaved_super<V, InterleavedQ6_K<V>>;
         if constexpr (V::dot_terms(255) > 0) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
-        else k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0Signed<V>>;
+        else k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0Signed<V>, V::kInterleavedSignedTokens>;
     }
     if constexpr (V::kFloatInterleavedTokens > 0) {
         k.gemm_interleaved[kSlotF16] = gemm_interleaved_float<V, InterleavedF16<V>>;

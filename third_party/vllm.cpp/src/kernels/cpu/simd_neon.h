@@ -68,6 +68,7 @@ struct Neon {
     // gives (see neon_dot16): the plain build keeps the row layout.
 #if defined(__ARM_FEATURE_DOTPROD)
     static constexpr int kInterleavedTokens = 2;
+    static constexpr int kInterleavedSignedTokens = 2;  // Q8_0's (SDOT), as the others'
 #else
     static constexpr int kInterleavedTokens = 0;
 #endif
