@@ -30,7 +30,9 @@ both made from the bundled GGUF and cached as the tests make them
 (tests/hf_convert.py, tests/llama_quantize.py); --draft-types Q4_0,Q8_0,Q6_K
 adds a draft engine per llama.cpp file type, each with its acceptance (the
 quantizer runs in --peer-python, a Python with llama-cpp-python, when this
-one has none). The F16 engines, without speculation and with each draft,
+one has none); --draft-vocab 0,32768 adds one per draft_vocab_size too (the
+draft proposes only ids below it; 0: all). The F16 engines, without
+speculation and with each draft,
 are loaded in one child process and measured in alternating rounds
 (--rounds; the order flips each round), and the median of each is
 reported: on a shared machine they all see the same load. Batch 1 on the
@@ -41,7 +43,8 @@ ends with each draft's lowest ratio against the 0.95x floor.
 
 Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
                                           [--draft-only] [--target PATH] [--draft PATH] [--rounds N]
-                                          [--draft-types Q4_0,Q8_0,...] [--peer-python PATH]
+                                          [--draft-types Q4_0,Q8_0,...] [--draft-vocab 0,32768]
+                                          [--peer-python PATH]
 Prints markdown tables (ratios against vllm-cpp without speculation);
 BENCHMARKS.md records a run.
 """
