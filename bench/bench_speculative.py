@@ -30,7 +30,9 @@ both made from the bundled GGUF and cached as the tests make them
 (tests/hf_convert.py, tests/llama_quantize.py); --draft-types Q4_0,Q8_0,Q6_K
 adds a draft engine per llama.cpp file type, each with its acceptance (the
 quantizer runs in --peer-python, a Python with llama-cpp-python, when this
-one has none). The F16 engines, without speculation and with each draft,
+one has none); --draft-vocab 0,32768 adds one per draft_vocab_size too (the
+draft proposes only ids below it; 0: all). The F16 engines, without
+speculation and with each draft,
 are loaded in one child process and measured in alternating rounds
 (--rounds; the order flips each round), and the median of each is
 reported: on a shared machine they all see the same load. Batch 1 on the
@@ -41,7 +43,8 @@ ends with each draft's lowest ratio against the 0.95x floor.
 
 Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
                                           [--draft-only] [--target PATH] [--draft PATH] [--rounds N]
-                                          [--draft-types Q4_0,Q8_0,...] [--peer-python PATH]
+                                          [--draft-types Q4_0,Q8_0,...] [--draft-vocab 0,32768]
+                                          [--peer-python PATH]
 Prints markdown tables (ratios against vllm-cpp without speculation);
 BENCHMARKS.md records a run.
 """
@@ -130,6 +133,7 @@ BATCH_ENGINES = {
 }
 BATCH_SIZE = 8
 DRAFT_K = 4
+DRAFT_VOCAB = 0  # the draft table's draft_vocab_size (0: the whole vocabulary)
 FLOOR = 0.95  # issue 12: speculation never below this ratio (the dynamic switch)
 ENGINES = {
     "vllm-cpp": ("vllm_cpp", None),
@@ -215,8 +219,14 @@ def run_vllm_cpp_batch(model, threads, prompts, max_tokens, repeats, config):
     return {"tokens": tokens, "tok_s": tokens / elapsed}
 
 
-def draft_rounds(target, drafts, draft_k, threads, prompts, max_tokens, rounds):
-    """Per engine (without speculation, then with each draft model), per
+def draft_variants(drafts, vocabs):
+    """(draft file, draft_vocab_size) per engine with a draft, in table order."""
+    return [(d, v) for d in drafts for v in vocabs]
+
+
+def draft_rounds(target, drafts, vocabs, draft_k, threads, prompts, max_tokens, rounds):
+    """Per engine (without speculation, then with each draft model at each
+    drafting vocabulary size, draft_variants), per
     task: the median batch-1 decode tok/s over alternating rounds; then the
     same for 8 requests at once (aggregate tok/s); and per draft and task
     its acceptance."""
@@ -224,13 +234,14 @@ def draft_rounds(target, drafts, draft_k, threads, prompts, max_tokens, rounds):
 
     from vllm_cpp import Engine, SamplingParams
 
-    def load(draft):
+    def load(draft, vocab):
         kw = {}
         if draft:
-            kw["speculative_config"] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k}
+            kw["speculative_config"] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
+                                        "draft_vocab_size": vocab}
         return Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
 
-    engines = [load(None)] + [load(d) for d in drafts]
+    engines = [load(None, 0)] + [load(d, v) for d, v in draft_variants(drafts, vocabs)]
     one, full = SamplingParams.greedy(max_tokens=1), SamplingParams.greedy(max_tokens=max_tokens)
     batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
 
@@ -308,21 +319,30 @@ def draft_files(args):
     return target, [quantized_draft(t, args.peer_python) for t in args.draft_types.split(",")]
 
 
+def draft_vocabs(args):
+    return [int(v) for v in args.draft_vocab.split(",")]
+
+
 def draft_name(path):
     """A draft's llama.cpp file type as its cached name says (`...-Q8_0-llama_cpp-...`), else its file name."""
     stem = os.path.basename(path)
     return stem.split("-llama_cpp-")[0].rsplit("-", 1)[-1] if "-llama_cpp-" in stem else stem
 
 
-def print_draft_table(target, drafts, draft_k, result, max_tokens, rounds):
-    names = ["vllm-cpp F16"] + [f"vllm-cpp F16 + {draft_name(d)} draft" for d in drafts]
+def variant_name(draft, vocab):
+    return f"{draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
+
+
+def print_draft_table(target, drafts, vocabs, draft_k, result, max_tokens, rounds):
+    variants = draft_variants(drafts, vocabs)
+    names = ["vllm-cpp F16"] + [f"vllm-cpp F16 + {variant_name(d, v)}" for d, v in variants]
     print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
           f"num_speculative_tokens {draft_k} (the most the policy may choose); greedy, up to {max_tokens} tokens; "
           f"median of {rounds} alternating rounds")
     print()
     print("| task | engine | tokens | decode tok/s | vs F16 without speculation | acceptance |")
     print("|---|---|---|---|---|---|")
-    lowest = [None] * len(drafts)
+    lowest = [None] * len(variants)
     for t, task in enumerate(list(TASKS) + [f"{BATCH_SIZE} requests at once (aggregate)"]):
         base = result["tok_s"][0][t]
         for e, name in enumerate(names):
@@ -333,17 +353,17 @@ def print_draft_table(target, drafts, draft_k, result, max_tokens, rounds):
                 lowest[e - 1] = min(tok_s / base, lowest[e - 1] or tok_s / base)
             print(f"| {task} | {name} | {result['tokens'][e][t]} | {tok_s:.1f} | {tok_s / base:.2f}x | {acceptance} |")
     print()
-    for d, ratio in zip(drafts, lowest):
+    for (d, v), ratio in zip(variants, lowest):
         verdict = "at or above" if ratio >= FLOOR else "BELOW"
-        print(f"lowest ratio with the {draft_name(d)} draft: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
+        print(f"lowest ratio with the {variant_name(d, v)}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
 
 
 def child(args):
     if args.draft_only:
         with open(args.prompts) as f:
             prompts = json.load(f)
-        print(json.dumps(draft_rounds(args.target, args.draft.split(os.pathsep), args.draft_k, args.threads, prompts,
-                                      args.max_tokens, args.rounds)))
+        print(json.dumps(draft_rounds(args.target, args.draft.split(os.pathsep), draft_vocabs(args), args.draft_k,
+                                      args.threads, prompts, args.max_tokens, args.rounds)))
         return
     if args.batch_only:
         with open(args.prompts) as f:
@@ -373,6 +393,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the draft table")
     parser.add_argument("--draft-types", default="Q4_0",
                         help="the draft table's drafts, llama.cpp file types of SmolLM2, comma-separated (e.g. Q4_0,Q8_0)")
+    parser.add_argument("--draft-vocab", default=str(DRAFT_VOCAB),
+                        help="the draft table's draft_vocab_size, comma-separated for one engine each per draft "
+                             "(0: the whole vocabulary; e.g. 0,16384 compares the two in one run)")
     parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the drafts when this one has none")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--only", choices=list(ENGINES), help=argparse.SUPPRESS)
@@ -452,11 +475,12 @@ def run_draft_table(args, prompts):
         proc = subprocess.run([sys.executable, __file__, "--child", "--draft-only", "--target", target,
                                "--draft", os.pathsep.join(drafts),
                                "--prompts", f.name, "--threads", str(args.threads), "--max-tokens",
-                               str(args.max_tokens), "--rounds", str(args.rounds), "--draft-k", str(args.draft_k)],
+                               str(args.max_tokens), "--rounds", str(args.rounds), "--draft-k", str(args.draft_k),
+                               "--draft-vocab", args.draft_vocab],
                               check=True, capture_output=True, text=True)
     finally:
         os.unlink(f.name)
-    print_draft_table(target, drafts, args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens,
+    print_draft_table(target, drafts, draft_vocabs(args), args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens,
                       args.rounds)
 
 

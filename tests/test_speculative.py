@@ -20,7 +20,10 @@ seeded samples differ from those without speculation and the distribution
 is compared instead: token histograms at two positions over a few thousand
 samples with and without speculation, by a chi-square test of homogeneity
 at a fixed significance (the rule itself is tested exactly in
-test_spec_decode). Preemption, aborts and finished requests give the
+test_spec_decode). With a reduced drafting vocabulary (draft_vocab_size:
+the draft proposes only ids below it) greedy output is still identical and
+the sampled distribution still the target's, even where the target's likely
+token lies outside the draft's vocabulary. Preemption, aborts and finished requests give the
 draft's KV blocks back; a draft with another vocabulary (Gemma 3) is
 refused at load.
 """
@@ -63,6 +66,9 @@ CONFIGS = {
     "suffix": {"method": "suffix", "num_speculative_tokens": 8, "disable_by_batch_size": 0},
 }
 DRAFT_K = 4
+# A reduced drafting vocabulary that leaves out " blue" (id 4461), which the
+# sampling test's prompt makes the target's likely token at every third position.
+DRAFT_VOCAB = 4096
 # Every method; the draft model's target is SmolLM2 F16, the others' the bundled GGUF.
 METHODS = list(CONFIGS) + ["draft_model"]
 
@@ -107,6 +113,8 @@ def engines(smollm2_path, f16_target, q4_0_draft):
     for name, config in CONFIGS.items():
         loaded[name] = Engine.load(smollm2_path, max_model_len=1024, speculative_config=config)
     loaded["draft_model"] = Engine.load(f16_target, max_model_len=1024, speculative_config=draft_config(q4_0_draft))
+    loaded["draft_vocab"] = Engine.load(f16_target, max_model_len=1024,
+                                        speculative_config=draft_config(q4_0_draft, draft_vocab_size=DRAFT_VOCAB))
     yield loaded
     for engine in loaded.values():
         engine.close()
@@ -329,33 +337,59 @@ def chi_square_homogeneity(a: Counter, b: Counter):
     return stat, dof * (1.0 - h + z * math.sqrt(h)) ** 3
 
 
+SAMPLING_PROMPT = "red green blue red green blue red green blue red green blue red"
+
+
+def seeded_samples(engine, first_seed, n=1200):
+    params = [SamplingParams(temperature=1.0, top_k=6, max_tokens=5, ignore_eos=True, seed=first_seed + s)
+              for s in range(n)]
+
+    async def go():
+        return await asyncio.gather(*(engine.acomplete(SAMPLING_PROMPT, p) for p in params))
+    return [c.token_ids for c in asyncio.run(go())]
+
+
+@pytest.fixture(scope="module")
+def samples_without_speculation(engines):
+    return seeded_samples(engines["f16_off"], 10**6)
+
+
 @pytest.mark.timeout(900)
-def test_draft_model_sampling_distribution(engines):
+@pytest.mark.parametrize("method", ["draft_model", "draft_vocab"])
+def test_draft_model_sampling_distribution(engines, samples_without_speculation, method):
     """Seeded samples with the draft model differ from those without (the
     draft draws from its own q with the request's generator), but the
     distribution must not: the 2nd and 5th tokens' histograms over 1,200
-    samples each way agree by a chi-square test of homogeneity at 0.1%."""
-    prompt = "red green blue red green blue red green blue red green blue red"
-    n = 1200
-
-    def samples(engine, first_seed):
-        params = [SamplingParams(temperature=1.0, top_k=6, max_tokens=5, ignore_eos=True, seed=first_seed + s)
-                  for s in range(n)]
-
-        async def go():
-            return await asyncio.gather(*(engine.acomplete(prompt, p) for p in params))
-        return [c.token_ids for c in asyncio.run(go())]
-
-    before = spec_counts(engines["draft_model"])
-    on = samples(engines["draft_model"], 0)
-    off = samples(engines["f16_off"], 10**6)
-    after = spec_counts(engines["draft_model"])
+    samples each way agree by a chi-square test of homogeneity at 0.1%.
+    The 2nd token is mostly " blue", outside the reduced drafting
+    vocabulary: there the target's residual must supply it."""
+    before = spec_counts(engines[method])
+    on = seeded_samples(engines[method], 0)
+    off = samples_without_speculation
+    after = spec_counts(engines[method])
     drafted = after["num_draft_tokens"] - before["num_draft_tokens"]
     accepted = after["num_accepted_tokens"] - before["num_accepted_tokens"]
     assert 0 < accepted < drafted  # both branches of the rule ran
     for position in (1, 4):
         stat, critical = chi_square_homogeneity(Counter(t[position] for t in on), Counter(t[position] for t in off))
         assert stat < critical, (position, stat, critical)
+
+
+@pytest.mark.timeout(300)
+def test_draft_vocabulary_greedy_identical(engines):
+    """Drafts from the first DRAFT_VOCAB ids only: every token the target
+    picks above them is a rejected draft, and the output is still the one
+    without speculation."""
+    params = SamplingParams.greedy(max_tokens=40)
+    before = spec_counts(engines["draft_vocab"])
+    want = run_all(engines["f16_off"], PROMPTS, params)
+    got = run_all(engines["draft_vocab"], PROMPTS, params)
+    assert [(c.text, c.token_ids, c.finish_reason) for c in got] == \
+        [(c.text, c.token_ids, c.finish_reason) for c in want]
+    assert any(t >= DRAFT_VOCAB for c in want for t in c.token_ids)
+    after = spec_counts(engines["draft_vocab"])
+    assert 0 < after["num_accepted_tokens"] - before["num_accepted_tokens"] < \
+        after["num_draft_tokens"] - before["num_draft_tokens"]
 
 
 @pytest.mark.timeout(600)
@@ -409,6 +443,10 @@ def test_draft_model_with_another_vocabulary_refused(smollm2_path, gemma3_gguf, 
     ({"method": "draft_model", "model": "/no/such/draft.gguf", "num_speculative_tokens": 2}, "does not exist"),
     ({"method": "draft_model", "num_speculative_tokens": 2}, "'model' is required"),
     ({"method": "draft_model", "model": "."}, "'num_speculative_tokens' is required with method 'draft_model'"),
+    ({"method": "draft_model", "model": ".", "num_speculative_tokens": 2, "draft_vocab_size": "all"},
+     "'draft_vocab_size' must be an integer"),
+    ({"method": "ngram", "num_speculative_tokens": 2, "draft_vocab_size": 1024},
+     "'draft_vocab_size' applies to method 'draft_model' only"),
 ])
 def test_draft_model_bad_configs_refused(smollm2_path, config, words):
     with pytest.raises(InvalidArgumentError, match=words):

@@ -63,6 +63,9 @@ void test_config() {
     check(c.method == SpeculativeMethod::DRAFT_MODEL && c.model == "." && c.num_speculative_tokens == 3 &&
               std::string(method_name(c.method)) == "draft_model",
           "config: method inferred as draft_model from a model path");
+    check(c.draft_vocab_size == 0, "config: the draft proposes from the whole vocabulary by default");
+    c = SpeculativeConfig::parse(R"({"model": ".", "num_speculative_tokens": 3, "draft_vocab_size": 16384})");
+    check(c.draft_vocab_size == 16384, "config: draft_vocab_size");
 
     const std::vector<std::pair<std::string, std::string>> refused = {
         {"{\"method\": \"ngram\"", "not valid JSON"},
@@ -90,6 +93,9 @@ void test_config() {
         {R"({"method": "draft_model", "num_speculative_tokens": 2})", "'model' is required"},
         {R"({"method": "draft_model", "model": "."})", "'num_speculative_tokens' is required with method 'draft_model'"},
         {R"({"method": 3})", "'method' must be a string"},
+        {R"({"method": "ngram", "num_speculative_tokens": 2, "draft_vocab_size": 1024})",
+         "'draft_vocab_size' applies to method 'draft_model' only"},
+        {R"({"model": ".", "num_speculative_tokens": 2, "draft_vocab_size": -1})", "'draft_vocab_size' must be an integer"},
     };
     for (const auto& [json, expected] : refused) {
         const std::string message = refusal(json);

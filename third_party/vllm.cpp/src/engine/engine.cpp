@@ -71,6 +71,7 @@ DraftModel Engine::load_draft_model() const {
     DraftModel draft;
     draft.source = std::move(files.source);
     draft.model = std::make_unique<LlamaModel>(std::move(files.config), std::move(files.weights), max_model_len_);
+    if (config_.speculative->draft_vocab_size > 0) draft.model->limit_logits(config_.speculative->draft_vocab_size);
     return draft;
 }
 

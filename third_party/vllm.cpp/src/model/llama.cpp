@@ -1,5 +1,6 @@
 #include "model/llama.h"
 
+#include "kernels/cpu/interleave.h"
 #include "kernels/cpu/ops.h"
 #include "util/error.h"
 
@@ -363,9 +364,15 @@ void LlamaModel::forward(const std::vector<SequenceSlice>& batch, KVCache& cache
             kernels::rms_norm(&x_[t * dim], weights_.output_norm.data(), &last[n_out * dim], dim, c.rms_eps);
         }
     }
-    logits.resize(n_out * c.vocab_size);
+    logits.resize(n_out * logit_count());
     if (n_out > 0) kernels::matmul(weights_.output, last.data(), n_out, logits.data(), pool);
     if (c.final_softcap > 0.0f) kernels::soft_cap(logits.data(), static_cast<int64_t>(logits.size()), c.final_softcap);
+}
+
+void LlamaModel::limit_logits(int64_t tokens) {
+    if (tokens <= 0) throw_invalid_argument("limit_logits: the number of tokens must be positive");
+    const int64_t group = kernels::kInterleaveRows;
+    weights_.output.rows = std::min<int64_t>(config_.vocab_size, (tokens + group - 1) / group * group);
 }
 
 }  // namespace vllm

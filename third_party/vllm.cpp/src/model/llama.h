@@ -39,10 +39,18 @@ public:
     const ModelConfig& config() const { return config_; }
 
     // Runs the batch, writing the new K/V into `cache`. `logits` receives
-    // num_logits rows of vocab_size floats per slice, in batch and token order.
+    // num_logits rows of logit_count() floats per slice, in batch and token order.
     // Not reentrant (scratch buffers are members): the engine step owns it.
     void forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
                  std::vector<float>& logits);
+
+    // Logits of token ids [0, logit_count()) only: vocab_size unless
+    // limited. A draft model proposing only the first `tokens` ids (a
+    // reduced drafting vocabulary) reads that many rows of the output
+    // matrix per forward instead of all of them; rounded up to whole
+    // interleaved row groups, at most vocab_size.
+    void limit_logits(int64_t tokens);
+    int64_t logit_count() const { return weights_.output.rows; }
 
 private:
     // RoPE angles for one base and scale: the frequency of each rotated

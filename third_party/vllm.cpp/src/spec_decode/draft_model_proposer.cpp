@@ -73,21 +73,24 @@ void DraftModelProposer::cache_verified_blocks(Sequence& s, const std::vector<in
 
 int32_t DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequence& s) {
     const SamplingConfig& sampling = *r.sampling;
-    const int32_t vocab = draft_.model->config().vocab_size;
-    if (sampling.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + vocab) - logits);
+    // The draft's logits cover its drafting vocabulary, ids [0, drafted):
+    // q is zero above it, the target's whole vocabulary.
+    const auto drafted = static_cast<int32_t>(draft_.model->logit_count());
+    if (sampling.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + drafted) - logits);
     // q: the request's temperature and cuts on the draft's row. Penalties
     // are left out (they need the request's history; any q keeps the
     // output exact, a closer one only raises acceptance).
     SamplingConfig shape = sampling;
     shape.repetition_penalty = 1.0f;
     shape.presence_penalty = shape.frequency_penalty = 0.0f;
-    const std::vector<float>& q = sampler_.distribution(shape, logits, vocab, {}, {});
-    s.probs.insert(s.probs.end(), q.begin(), q.end());
-    return draw_index(q.data(), vocab, *r.rng);
+    const std::vector<float>& q = sampler_.distribution(shape, logits, drafted, {}, {});
+    s.probs.insert(s.probs.end(), q.begin(), q.begin() + drafted);
+    s.probs.resize(s.probs.size() + (draft_.model->config().vocab_size - drafted), 0.0f);
+    return draw_index(q.data(), drafted, *r.rng);
 }
 
 void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
-    const size_t vocab = static_cast<size_t>(draft_.model->config().vocab_size);
+    const size_t row = static_cast<size_t>(draft_.model->logit_count());
     struct Active {
         const DraftRequest* request;
         Sequence* sequence;
@@ -127,7 +130,7 @@ void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
         for (size_t i = 0; i < active.size(); ++i) {
             const DraftRequest& r = *active[i].request;
             Sequence& s = *active[i].sequence;
-            const int32_t token = choose(r, logits_.data() + i * vocab, s);
+            const int32_t token = choose(r, logits_.data() + i * row, s);
             r.draft->push_back(token);
             if (static_cast<int>(r.draft->size()) == r.max_tokens) continue;
             s.fed.push_back(token);

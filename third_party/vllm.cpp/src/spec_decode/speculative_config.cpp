@@ -12,7 +12,7 @@ namespace vllm {
 namespace {
 
 constexpr const char* kKnownFields =
-    "method, model, num_speculative_tokens, prompt_lookup_min, prompt_lookup_max, suffix_decoding_max_tree_depth, "
+    "method, model, num_speculative_tokens, draft_vocab_size, prompt_lookup_min, prompt_lookup_max, suffix_decoding_max_tree_depth, "
     "suffix_decoding_max_cached_requests, suffix_decoding_max_spec_factor, suffix_decoding_min_token_prob, "
     "disable_by_batch_size, rejection_sample_method";
 
@@ -73,6 +73,8 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
             method = read_string(key, value);
         } else if (key == "model") {
             model = read_string(key, value);
+        } else if (key == "draft_vocab_size") {
+            c.draft_vocab_size = static_cast<int>(read_int(key, value, 0, 1 << 30));
         } else if (key == "num_speculative_tokens") {
             c.num_speculative_tokens = static_cast<int>(read_int(key, value, 1, kMaxSpeculativeTokens));
             has_num_tokens = true;
@@ -132,6 +134,8 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
         refuse("method", "'" + method + "' is not supported (supported: ngram, suffix, draft_model)");
     }
     if (method != "suffix" && c.num_speculative_tokens <= 0) refuse("num_speculative_tokens", "is required");
+    if (c.draft_vocab_size > 0 && c.method != SpeculativeMethod::DRAFT_MODEL)
+        refuse("draft_vocab_size", "applies to method 'draft_model' only");
     return c;
 }
 

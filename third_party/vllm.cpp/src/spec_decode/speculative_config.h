@@ -18,6 +18,14 @@ struct SpeculativeConfig {
     // "draft_model": the draft's GGUF file or Hugging Face directory (it
     // exists; its vocabulary is checked against the target's at load).
     std::string model;
+    // "draft_model": the draft proposes only token ids below this (0: any
+    // id), so each draft token computes that many logits instead of the
+    // whole vocabulary's (FR-Spec's reduced drafting vocabulary: a BPE
+    // vocabulary numbers its tokens in merge order, so the low ids are the
+    // common ones). Verification is unchanged, so the output is too: the
+    // target accepts or replaces every draft token, and a sampled draft's
+    // q is zero outside the ids it drew from.
+    int draft_vocab_size = 0;
 
     // "ngram" (prompt lookup): the n-gram lengths matched, longest first.
     int prompt_lookup_min = 5;

@@ -31,26 +31,49 @@ struct Avx2 {
     // chains of two halves), so 2 tokens. Wider tiles take the group in
     // FloatSlice's 8-row slices, one pass over the columns each (two
     // registers a token): 6 tokens, so the weights are widened to float
-    // once per 6 tokens instead of once per 2, and the first pass fetches
-    // the next group meanwhile. 4 to 8 tokens over a matrix in DRAM took
+    // once per 6 tokens instead of once per 2, and the passes fetch the
+    // next group meanwhile. 4 to 8 tokens over a matrix in DRAM took
     // 10-20% less CPU time than in 2-token tiles (test_kernels
     // --bench-small-m, one thread, alternating, loaded machine); 12-16
     // tokens are bound by the FMAs either way.
     static constexpr int kFloatGroupTokens = 2;
     static constexpr int kFloatInterleavedTokens = 6;
+    // A slice's 8 rows as two registers of 4 rows each, a row's even and
+    // odd column side by side (lanes 2i, 2i + 1: the two chains of row i),
+    // so one 64-bit broadcast of a token's activation pair meets both
+    // columns: one broadcast per two FMAs, where a register of one column
+    // took one per FMA (half the loads beside the weights'; measured alone
+    // within the shared machine's noise of the one-column slices, the
+    // prefetch spread over both passes is what gained, BENCHMARKS.md).
     struct FloatSlice {
         using F = __m256;
         static constexpr int kRows = 8;
-        static F load_f16(const uint16_t* p) { return _mm256_cvtph_ps(loadu_128(p)); }
-        // 8 rows' bf16 pairs (32-bit lanes) and either half of each as floats.
-        static __m256i load_pairs(const uint8_t* p) { return loadu_256(p); }
-        static F bf16_low_halves(__m256i v) { return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); }
-        static F bf16_high_halves(__m256i v) { return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(~0xffff))); }
+        // From the 8 rows' fp16 of the even column and of the odd one.
+        static void f16_pairs(const uint16_t* even, const uint16_t* odd, F& rows_0_3, F& rows_4_7) {
+            const __m128i e = loadu_128(even), o = loadu_128(odd);
+            rows_0_3 = _mm256_cvtph_ps(_mm_unpacklo_epi16(e, o));
+            rows_4_7 = _mm256_cvtph_ps(_mm_unpackhi_epi16(e, o));
+        }
+        // From the 8 rows' bf16 pairs (a row's pair in 32 bits, even low).
+        static void bf16_pairs(const uint8_t* p, F& rows_0_3, F& rows_4_7) {
+            const auto widen = [](__m128i h) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); };
+            rows_0_3 = widen(loadu_128(p));
+            rows_4_7 = widen(loadu_128(p + 16));
+        }
         static F zero() { return _mm256_setzero_ps(); }
-        static F set1(float v) { return _mm256_set1_ps(v); }
+        // x[0], x[1] in every even and odd lane.
+        static F set_pair(const float* x) {
+            double pair;
+            std::memcpy(&pair, x, sizeof pair);
+            return _mm256_castpd_ps(_mm256_set1_pd(pair));
+        }
         static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-        static F add(F a, F b) { return _mm256_add_ps(a, b); }
-        static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+        // Rows 0..7's even + odd chains, in row order (hadd yields rows 0, 1,
+        // 4, 5 | 2, 3, 6, 7).
+        static void store_rows(float* p, F rows_0_3, F rows_4_7) {
+            const __m256 sums = _mm256_hadd_ps(rows_0_3, rows_4_7);
+            _mm256_storeu_ps(p, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(sums), _MM_SHUFFLE(3, 1, 2, 0))));
+        }
     };
 
     struct I {

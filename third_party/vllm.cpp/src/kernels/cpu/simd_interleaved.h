@@ -42,6 +42,9 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/simd_gemm.h"
 
+#ifndef VLLM_PF_GROUPS
+#define VLLM_PF_GROUPS 2
+#endif
 namespace vllm::kernels {
 namespace {
 
@@ -259,7 +262,7 @@ struct InterleavedQ8_0Signed {
 };
 
 // The two columns of a pair as floats, row r in lane r; slice<S>: rows
-// s * S::kRows.. of them only (S: the build's FloatSlice).
+// s * S::kRows.. of them only, as the build's FloatSlice S pairs them.
 template <class V>
 struct InterleavedF16 {
     static void pair(const uint8_t* p, typename V::F& even, typename V::F& odd) {
@@ -268,10 +271,9 @@ struct InterleavedF16 {
         odd = V::load_f16(h + kInterleaveRows);
     }
     template <class S>
-    static void slice(const uint8_t* p, int s, typename S::F& even, typename S::F& odd) {
+    static void slice(const uint8_t* p, int s, typename S::F& low, typename S::F& high) {
         const auto* h = reinterpret_cast<const uint16_t*>(p) + s * S::kRows;
-        even = S::load_f16(h);
-        odd = S::load_f16(h + kInterleaveRows);
+        S::f16_pairs(h, h + kInterleaveRows, low, high);
     }
 };
 
@@ -283,10 +285,8 @@ struct InterleavedBF16 {
         odd = V::bf16_high_halves(v);
     }
     template <class S>
-    static void slice(const uint8_t* p, int s, typename S::F& even, typename S::F& odd) {
-        const auto v = S::load_pairs(p + s * S::kRows * sizeof(uint32_t));
-        even = S::bf16_low_halves(v);
-        odd = S::bf16_high_halves(v);
+    static void slice(const uint8_t* p, int s, typename S::F& low, typename S::F& high) {
+        S::bf16_pairs(p + s * S::kRows * sizeof(uint32_t), low, high);
     }
 };
 
@@ -341,9 +341,11 @@ void block_dots(ForEach&& for_each_weights, const int8_t* const* xs, Flush&& flu
 }
 // Tiles of more tokens than a whole group's sums fit in registers: the
 // group in slices of S::kRows rows (S = V::FloatSlice), a pass over the
-// columns each. Every lane does FloatTiles' arithmetic exactly (an even and
-// an odd chain over the pairs in order, then their sum), so a token's
-// result is bit for bit the same in either kind of tile.
+// columns each. S holds a slice in two registers, low and high rows, each
+// lane pair a row's even and odd column, which meet a token's activation
+// pair broadcast as one FMA. Every lane does FloatTiles' arithmetic
+// exactly (an even and an odd chain over the pairs in order, then their
+// sum), so a token's result is bit for bit the same in either kind of tile.
 template <class V, class Fmt>
 struct FloatSliceTiles {
     template <int T>
@@ -353,24 +355,30 @@ struct FloatSliceTiles {
         const float* x[T];
         for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const float*>(g.x + (t0 + t) * g.x_stride);
         // The group's first tile of tokens asks for the next group's bytes
-        // as it reads its own, so that they arrive while the other slices
-        // and tiles compute from cache (without it the slices alone gained
-        // nothing over 2-token tiles: the passes from cache left memory idle).
+        // as it reads its own, half in each pass: the second pass computes
+        // from cache, and with the whole next group asked for in the first
+        // (as before) memory sat idle through it (3-6 tokens: 10-20% less
+        // CPU time, BENCHMARKS.md); without any prefetch the slices gained
+        // nothing over 2-token tiles.
+        constexpr int kPasses = kInterleaveRows / S::kRows;
+        constexpr int64_t kPrefetchStride = kFloatGroupPairBytes / kPasses;
         const bool prefetch = t0 == g.tok_begin;
-        const int64_t group_bytes = kInterleaveRows * static_cast<int64_t>(g.w_stride);
-        for (int s = 0; s < kInterleaveRows / S::kRows; ++s) {
-            F even_acc[T], odd_acc[T];
-            for (int t = 0; t < T; ++t) even_acc[t] = odd_acc[t] = S::zero();
+        const int64_t next_group = kInterleaveRows * static_cast<int64_t>(g.w_stride);
+        for (int s = 0; s < kPasses; ++s) {
+            F low_acc[T], high_acc[T];
+            for (int t = 0; t < T; ++t) low_acc[t] = high_acc[t] = S::zero();
+            const int64_t ahead = next_group + s * (g.cols / 2) * kPrefetchStride;
             for (int64_t c = 0; c < g.cols; c += 2) {
-                if (prefetch && s == 0) prefetch_span(group, group_bytes + c / 2 * kFloatGroupPairBytes, kFloatGroupPairBytes);
-                F even, odd;
-                Fmt::template slice<S>(group + c / 2 * kFloatGroupPairBytes, s, even, odd);
+                if (prefetch) prefetch_span(group, ahead + c / 2 * kPrefetchStride, kPrefetchStride);
+                F low, high;
+                Fmt::template slice<S>(group + c / 2 * kFloatGroupPairBytes, s, low, high);
                 for (int t = 0; t < T; ++t) {
-                    even_acc[t] = S::fma(even, S::set1(x[t][c]), even_acc[t]);
-                    odd_acc[t] = S::fma(odd, S::set1(x[t][c + 1]), odd_acc[t]);
+                    const F xt = S::set_pair(x[t] + c);
+                    low_acc[t] = S::fma(low, xt, low_acc[t]);
+                    high_acc[t] = S::fma(high, xt, high_acc[t]);
                 }
             }
-            for (int t = 0; t < T; ++t) S::store(y + t * g.y_stride + s * S::kRows, S::add(even_acc[t], odd_acc[t]));
+            for (int t = 0; t < T; ++t) S::store_rows(y + t * g.y_stride + s * S::kRows, low_acc[t], high_acc[t]);
         }
     }
 };
