@@ -1,6 +1,5 @@
 #include "chat/tool_parsers/forced_tool_parser.h"
 
-
 namespace vllm::chat {
 
 ForcedToolParser::ForcedToolParser(std::string named_function, IdGenerator ids)

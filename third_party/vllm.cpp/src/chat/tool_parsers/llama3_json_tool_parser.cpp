@@ -1,6 +1,5 @@
 #include "chat/tool_parsers/llama3_json_tool_parser.h"
 
-
 namespace vllm::chat {
 
 namespace {

@@ -42,9 +42,6 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/simd_gemm.h"
 
-#ifndef VLLM_PF_GROUPS
-#define VLLM_PF_GROUPS 2
-#endif
 namespace vllm::kernels {
 namespace {
 
