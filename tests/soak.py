@@ -21,7 +21,9 @@ and mapped files' pages (the model's), Python objects and
 pymalloc blocks, and glibc's C heap (bytes in use, bytes held, arenas:
 tests/malloc_stats.py), so that growth can be told apart as a leak (in use
 grows) or memory the allocator keeps (held grows). "Flat after warm-up" is judged between the sample taken
-after the first --warmup requests and the last one taken while serving;
+after the first --warmup requests and the last one taken while serving
+(before the first request, the engine runs its largest steps once, so that
+its per-step buffers are at their largest: run_largest_steps);
 after the engine is closed, threads and descriptors are back to where they
 were before it was loaded.
 
@@ -52,6 +54,11 @@ import threading
 import time
 
 import malloc_stats
+
+try:  # Logits processors get numpy arrays where numpy is installed, and its BLAS starts a thread when it is
+    import numpy  # noqa: F401 - first imported: imported here, that thread is in the "before load" sample
+except ImportError:
+    pass
 from vllm_cpp import (Engine, InvalidArgumentError, InvalidConfigurationError, LogitsProcessorError,
                       RequestOutcome, SamplingParams, StreamControl, StructuredOutput)
 
@@ -351,13 +358,35 @@ class SoakReport:
         return first, running[-1]
 
 
+def run_largest_steps(engine: Engine, max_model_len: int, max_num_seqs: int) -> None:
+    """Warm-up: the engine keeps its per-step buffers (activations, every
+    kernel thread's quantized activations, logits) at the size of the largest
+    step it has run, to reuse them, where llama.cpp reserves its compute
+    buffer for its largest batch at start. The soak's random prompts reach a
+    new largest step now and then, each a step of a few MiB; so its largest
+    steps run first: `max_num_seqs` long prompts at once (the scheduler packs
+    as many prompt tokens into a step as its token budget and KV cache allow),
+    then all of them decoding."""
+    filler = engine.tokenize(" ".join(PROMPT_PIECES) * max_model_len)[: max_model_len - 32]
+    prompts = [f"{i} " + engine.detokenize(filler) for i in range(max_num_seqs)]  # no shared prefix
+    params = SamplingParams.greedy(max_tokens=8, ignore_eos=True)
+    running = [engine.submit(prompt, params, lambda event: None) for prompt in prompts]
+    for request in running:
+        outcome = request.wait()
+        request.close()
+        if outcome is not RequestOutcome.COMPLETED:
+            raise RuntimeError(f"the soak's warm-up request ended {outcome}")
+
+
 def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_every: int = 500,
              hang_seconds: float = 120.0, log=print, http: bool = False, **engine_options) -> SoakReport:
     """Runs the soak (over HTTP when `http`); the engine is loaded
     (max_model_len 512, 8 sequences, unless `engine_options` say otherwise)
     and closed here."""
     samples = [resources(0)]
-    engine = Engine.load(model, **{"max_model_len": 512, "max_num_seqs": 8, **engine_options})
+    options = {"max_model_len": 512, "max_num_seqs": 8, **engine_options}
+    engine = Engine.load(model, **options)
+    run_largest_steps(engine, options["max_model_len"], options["max_num_seqs"])
     with contextlib.ExitStack() as stack:
         target = engine
         if http:

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import hf_convert
+import native_build
 from conftest import ENGINE_MAX_MODEL_LEN
 from vllm_cpp import Engine, ModelLoadError, SamplingParams
 
@@ -155,6 +156,8 @@ with Engine.load(sys.argv[1], max_model_len=256, num_blocks=16) as engine:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmRSS from /proc")
+@pytest.mark.skipif(native_build.SANITIZE, reason="under AddressSanitizer resident memory holds its shadow memory, "
+                    "redzones and quarantine, not the engine's own footprint")
 def test_resident_memory_is_about_the_file_size(hf_dir, tmp_path):
     """bf16 weights are used as stored: loading does not expand them to
     float32 (that would be twice the file)."""

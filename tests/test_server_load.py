@@ -104,12 +104,19 @@ def test_disconnected_clients_release_their_requests(base_url, load_engine):
     assert stats["kv_blocks_used"] == 0, "disconnected streams leaked KV blocks"
     assert stats["requests_aborted"] - aborted_before == 8
 
-    # A blocking request whose client gives up is cancelled too.
+    # A blocking request whose client gives up is cancelled too. The client
+    # leaves once the engine has the request (a fixed client timeout could
+    # end before a slow build, under a sanitizer, even submitted it).
     async def impatient():
-        async with httpx.AsyncClient(base_url=base_url, timeout=0.2) as http:
-            with pytest.raises(httpx.TimeoutException):
-                await http.post("/v1/completions", json={"prompt": "A long tale:", "max_tokens": 240,
-                                                          "ignore_eos": True})
+        async with httpx.AsyncClient(base_url=base_url, timeout=300) as http:
+            post = asyncio.ensure_future(http.post("/v1/completions", json={"prompt": "A long tale:",
+                                                                              "max_tokens": 240, "ignore_eos": True}))
+            while not (load_engine.stats()["running_requests"] or load_engine.stats()["waiting_requests"]):
+                assert not post.done(), "the blocking request ended before its client could give up"
+                await asyncio.sleep(0.01)
+            post.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await post
 
     asyncio.run(impatient())
     stats = wait_until_idle(load_engine)
