@@ -327,6 +327,12 @@ RUNTIME_ERRORS = [
     "{{ 'x'.nonexistent() }}",
     "{{ ns.missing }}{% set ns = namespace() %}{{ ns.missing.x }}",
     "{{ '-'.join([1, 2]) }}",
+    "{{ '%c'|format(none) }}",
+    "{{ '%c' % 'ab' }}",
+    "{{ '%c-%d'|format(undefined_thing, 5) }}",
+    "{{ '%c'|format(1114112) }}",
+    "{% set big = 1e308 %}{{ '%d' % (big * 10) }}",  # not constants: jinja2 would fold them into a name 'inf'
+    "{% set big = 1e308 %}{{ '%d' % (big * 10 - big * 10) }}",
 ]
 
 
@@ -413,6 +419,16 @@ def test_normalization_and_plain_rendering(build):
     assert "messages must be a JSON array" in errors[3]
     assert "tools must be a JSON array or null" in errors[4]
     assert "chat_template_kwargs must be a JSON object" in errors[5]
+
+
+def test_percent_formats_past_the_engines_values_are_errors(build):
+    """Where Python would print an unbounded integer or keep a lone surrogate
+    in a str, the engine (64-bit integers, UTF-8 text) refuses by name."""
+    sources = ["{{ '%d' % 1e300 }}", "{{ '%x'|format(-1e19) }}", "{{ '%c' % 55296 }}"]
+    errors = [r.get("error", "") for r in engine_render(build, [dict(source=s, messages=[]) for s in sources])]
+    assert "%d format: 1e+300 is outside the engine's 64-bit integers" in errors[0], errors[0]
+    assert "%x format: -1e+19 is outside the engine's 64-bit integers" in errors[1], errors[1]
+    assert "%c arg is a surrogate" in errors[2], errors[2]
 
 
 @pytest.mark.timeout(120)

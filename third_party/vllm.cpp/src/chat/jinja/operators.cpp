@@ -429,6 +429,31 @@ size_t length(const Value& v) {
 
 namespace {
 
+// A float under an integer conversion, truncated as Python does; Python's
+// integers are unbounded, the engine's 64-bit (a cast past them is undefined).
+int64_t float_as_int(char conversion, double d) {
+    if (std::isnan(d)) throw_render_error("cannot convert float NaN to integer");
+    if (std::isinf(d)) throw_render_error("cannot convert float infinity to integer");
+    if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0))
+        throw_render_error(std::string("%") + conversion + " format: " + to_str(Value(d)) +
+                           " is outside the engine's 64-bit integers");
+    return static_cast<int64_t>(d);
+}
+
+// %c: a one-character string, or an int taken as a code point (Python's
+// messages; a surrogate, which Python would keep in a str, is refused).
+std::string format_char(const Value& v) {
+    const bool one_char = v.is_string() && py::length(v.as_string()) == 1;
+    if (!one_char && !v.is_int() && !v.is_bool()) throw_render_error("%c requires int or char");
+    if (one_char) return v.as_string();
+    const int64_t code = v.as_int();
+    if (code < 0 || code > 0x10FFFF) throw_render_error("%c arg not in range(0x110000)");
+    if (code >= 0xD800 && code <= 0xDFFF) throw_render_error("%c arg is a surrogate, which UTF-8 cannot hold");
+    std::string piece;
+    utf8::append(piece, static_cast<uint32_t>(code));
+    return piece;
+}
+
 std::string format_number(char conversion, const std::string& flags, int width, int precision, const Value& v) {
     if (!v.is_number())
         throw_render_error(std::string("%") + conversion + " format: a real number is required, not " + v.type_name());
@@ -437,7 +462,7 @@ std::string format_number(char conversion, const std::string& flags, int width, 
     if (precision >= 0) spec += "." + std::to_string(precision);
     char buf[512];
     if (conversion == 'd' || conversion == 'i' || conversion == 'x' || conversion == 'X' || conversion == 'o') {
-        int64_t i = v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int();
+        int64_t i = v.is_float() ? float_as_int(conversion, v.as_double()) : v.as_int();
         spec += "ll";
         spec += conversion == 'i' ? 'd' : conversion;
         std::snprintf(buf, sizeof buf, spec.c_str(), static_cast<long long>(i));
@@ -498,13 +523,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
         switch (conversion) {
             case 's': piece = to_str(v); break;
             case 'r': piece = to_repr(v); break;
-            case 'c':
-                if (v.is_string()) {
-                    piece = v.as_string();
-                } else {
-                    utf8::append(piece, static_cast<uint32_t>(v.as_int()));
-                }
-                break;
+            case 'c': piece = format_char(v); break;
             case 'd': case 'i': case 'x': case 'X': case 'o': case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
                 out += format_number(conversion, flags, width, precision, v);
                 continue;
