@@ -3,7 +3,8 @@ samples (tests/soak.py): resident memory alone cannot tell a leak (bytes
 still allocated) from memory the allocator keeps after it was freed
 (fragmentation, a new per-thread arena).
 
-``heap()`` is None where the C library is not glibc (musl, macOS).
+``heap()`` is None where the C library is not glibc (musl, macOS) or
+malloc is not glibc's (AddressSanitizer's).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ class Heap:
 
 def _libc():
     name = ctypes.util.find_library("c")
-    if name is None:
+    if name is None or hasattr(ctypes.CDLL(None), "__asan_init"):
+        # Under AddressSanitizer malloc is ASan's: glibc's statistics do not
+        # describe it, and freeing malloc_info's buffer (glibc's) through it aborts.
         return None
     libc = ctypes.CDLL(name)
     if not hasattr(libc, "mallinfo2") or not hasattr(libc, "malloc_info"):
