@@ -72,14 +72,19 @@ def engine(smollm2_path):
         yield eng
 
 
+#: How much longer than usual a test may take: tests/sanitize.py sets
+#: $VLLM_CPP_TIMEOUT_FACTOR, since an instrumented engine runs several times
+#: slower and a timeout there says nothing about a hang. Stretches every
+#: test's timeout, and the waits on subprocesses that tests scale by it.
+TIMEOUT_FACTOR = float(os.environ.get("VLLM_CPP_TIMEOUT_FACTOR", "1"))
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Build the engine's native test programs (tests/native_build.py) once,
     before any test runs, when a selected test module uses them: a build
     from scratch takes minutes and must not count against a test's timeout.
-    $VLLM_CPP_TIMEOUT_FACTOR (tests/sanitize.py sets it) stretches every
-    test's timeout: an instrumented engine runs several times slower, and a
-    timeout there says nothing about a hang."""
-    factor = float(os.environ.get("VLLM_CPP_TIMEOUT_FACTOR", "1"))
+    Every test's timeout is stretched by TIMEOUT_FACTOR."""
+    factor = TIMEOUT_FACTOR
     if factor != 1:
         for item in items:
             marker = item.get_closest_marker("timeout")

@@ -24,6 +24,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from conftest import TIMEOUT_FACTOR
 from greedy_rule import greedy_failures
 from native_build import build_native_tests
 
@@ -48,7 +49,7 @@ def test_greedy_matches_float_reference(probe, chunk):
     prompts = REFERENCE["prompts"]
     stdin = "\n".join(" ".join(map(str, _ids(p["prompt_ids"]))) for p in prompts) + "\n"
     out = subprocess.run(probe + ["greedy", str(N_GREEDY), str(chunk)], input=stdin, capture_output=True,
-                         text=True, check=True, timeout=500)
+                         text=True, check=True, timeout=500 * TIMEOUT_FACTOR)
     lines = out.stdout.strip().split("\n")
     assert len(lines) == len(prompts)
     ours = [[int(t) for t in line.split()] for line in lines]
@@ -65,7 +66,7 @@ def test_teacher_forced_logits_within_tolerance(probe, tmp_path, name):
     ids = prompt_ids + ref_ids
     out_file = tmp_path / "logits.bin"
     subprocess.run(probe + ["logits", str(out_file), str(len(prompt_ids))],
-                   input=" ".join(map(str, ids)) + "\n", text=True, check=True, timeout=250)
+                   input=" ".join(map(str, ids)) + "\n", text=True, check=True, timeout=250 * TIMEOUT_FACTOR)
     top_ids = np.load(GOLDEN / f"tf_{name}_top16_ids.npy")
     top_vals = np.load(GOLDEN / f"tf_{name}_top16_vals.npy")
     last_ref = np.load(GOLDEN / f"tf_{name}_last_logits.npy")
