@@ -9,6 +9,7 @@ run is `python tests/soak.py` (RELIABILITY.md), in process and with --http."""
 import pytest
 
 import native_build
+from conftest import TIMEOUT_FACTOR
 from soak import run_soak
 
 REQUESTS, WARMUP = 600, 300
@@ -24,9 +25,9 @@ RSS_GROWTH_MIB = 16
 
 @pytest.mark.timeout(600)
 def test_soak(smollm2_path):
-    report = run_soak(smollm2_path, REQUESTS, threads=4, seed=1, report_every=50, hang_seconds=120, log=print,
+    report = run_soak(smollm2_path, REQUESTS, threads=4, seed=1, report_every=50, hang_seconds=120 * TIMEOUT_FACTOR, log=print,
                       num_blocks=NUM_BLOCKS)
-    assert not report.hung, "the watchdog saw no request end for 120 s"
+    assert not report.hung, "the watchdog saw no request end for %d s" % (120 * TIMEOUT_FACTOR)
     assert not report.failures, report.failures[:10]
     assert report.accounted() == REQUESTS, report.outcomes
     kinds = {bucket.split(":")[0] for bucket in report.outcomes}
@@ -46,7 +47,7 @@ def test_soak_over_http(smollm2_path):
     request of a client that left was cancelled and dropped."""
     pytest.importorskip("httpx")
     pytest.importorskip("uvicorn")
-    report = run_soak(smollm2_path, 90, threads=4, seed=2, report_every=40, hang_seconds=120, log=print,
+    report = run_soak(smollm2_path, 90, threads=4, seed=2, report_every=40, hang_seconds=120 * TIMEOUT_FACTOR, log=print,
                       http=True, num_blocks=NUM_BLOCKS)
     assert not report.hung and not report.failures, report.failures[:10]
     assert report.accounted() == 90, report.outcomes
