@@ -84,12 +84,11 @@ def pytest_collection_modifyitems(session, config, items):
     before any test runs, when a selected test module uses them: a build
     from scratch takes minutes and must not count against a test's timeout.
     Every test's timeout is stretched by TIMEOUT_FACTOR."""
-    factor = TIMEOUT_FACTOR
-    if factor != 1:
+    if TIMEOUT_FACTOR != 1:
         for item in items:
             marker = item.get_closest_marker("timeout")
             seconds = marker.args[0] if marker and marker.args else float(config.getini("timeout"))
-            item.add_marker(pytest.mark.timeout(seconds * factor), append=False)  # the closest marker wins
+            item.add_marker(pytest.mark.timeout(seconds * TIMEOUT_FACTOR), append=False)  # the closest marker wins
     if any(getattr(getattr(item, "module", None), "build_native_tests", None) for item in items):
         from native_build import SOURCE_TREE_MISSING, build_native_tests
 

@@ -111,7 +111,7 @@ def test_disconnected_clients_release_their_requests(base_url, load_engine):
         async with httpx.AsyncClient(base_url=base_url, timeout=300) as http:
             post = asyncio.ensure_future(http.post("/v1/completions", json={"prompt": "A long tale:",
                                                                               "max_tokens": 240, "ignore_eos": True}))
-            while not (load_engine.stats()["running_requests"] or load_engine.stats()["waiting_requests"]):
+            while not ((stats := load_engine.stats())["running_requests"] or stats["waiting_requests"]):
                 assert not post.done(), "the blocking request ended before its client could give up"
                 await asyncio.sleep(0.01)
             post.cancel()

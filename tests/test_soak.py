@@ -21,13 +21,15 @@ NUM_BLOCKS = 64
 #: one-time growth as rarer kinds first run; a leak per request would pass
 #: this bound within a few hundred.
 RSS_GROWTH_MIB = 16
+#: The watchdog: no request ending for this long is a hang.
+HANG_SECONDS = 120 * TIMEOUT_FACTOR
 
 
 @pytest.mark.timeout(600)
 def test_soak(smollm2_path):
-    report = run_soak(smollm2_path, REQUESTS, threads=4, seed=1, report_every=50, hang_seconds=120 * TIMEOUT_FACTOR, log=print,
+    report = run_soak(smollm2_path, REQUESTS, threads=4, seed=1, report_every=50, hang_seconds=HANG_SECONDS, log=print,
                       num_blocks=NUM_BLOCKS)
-    assert not report.hung, "the watchdog saw no request end for %d s" % (120 * TIMEOUT_FACTOR)
+    assert not report.hung, "the watchdog saw no request end for %d s" % HANG_SECONDS
     assert not report.failures, report.failures[:10]
     assert report.accounted() == REQUESTS, report.outcomes
     kinds = {bucket.split(":")[0] for bucket in report.outcomes}
@@ -47,7 +49,7 @@ def test_soak_over_http(smollm2_path):
     request of a client that left was cancelled and dropped."""
     pytest.importorskip("httpx")
     pytest.importorskip("uvicorn")
-    report = run_soak(smollm2_path, 90, threads=4, seed=2, report_every=40, hang_seconds=120 * TIMEOUT_FACTOR, log=print,
+    report = run_soak(smollm2_path, 90, threads=4, seed=2, report_every=40, hang_seconds=HANG_SECONDS, log=print,
                       http=True, num_blocks=NUM_BLOCKS)
     assert not report.hung and not report.failures, report.failures[:10]
     assert report.accounted() == 90, report.outcomes

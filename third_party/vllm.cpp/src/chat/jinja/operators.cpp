@@ -443,9 +443,8 @@ int64_t float_as_int(char conversion, double d) {
 // %c: a one-character string, or an int taken as a code point (Python's
 // messages; a surrogate, which Python would keep in a str, is refused).
 std::string format_char(const Value& v) {
-    const bool one_char = v.is_string() && py::length(v.as_string()) == 1;
-    if (!one_char && !v.is_int() && !v.is_bool()) throw_render_error("%c requires int or char");
-    if (one_char) return v.as_string();
+    if (v.is_string() && py::length(v.as_string()) == 1) return v.as_string();
+    if (!v.is_int() && !v.is_bool()) throw_render_error("%c requires int or char");
     const int64_t code = v.as_int();
     if (code < 0 || code > 0x10FFFF) throw_render_error("%c arg not in range(0x110000)");
     if (code >= 0xD800 && code <= 0xDFFF) throw_render_error("%c arg is a surrogate, which UTF-8 cannot hold");
