@@ -20,7 +20,9 @@ file descriptors, and what resident memory is made of: anonymous memory
 and mapped files' pages (the model's), Python objects and
 pymalloc blocks, and glibc's C heap (bytes in use, bytes held, arenas:
 tests/malloc_stats.py), so that growth can be told apart as a leak (in use
-grows) or memory the allocator keeps (held grows). "Flat after warm-up" is judged between the sample taken
+grows) or memory the allocator keeps (held grows), and anonymous memory
+split by mapping: main heap, other malloc arenas, thread stacks, the rest
+(tests/anon_memory.py). "Flat after warm-up" is judged between the sample taken
 after the first --warmup requests and the last one taken while serving
 (before the first request, the engine runs its largest steps once, so that
 its per-step buffers are at their largest: run_largest_steps);
@@ -53,6 +55,7 @@ import sys
 import threading
 import time
 
+import anon_memory
 import malloc_stats
 
 try:  # Logits processors get numpy arrays where numpy is installed, and its BLAS starts a thread when it is
@@ -82,6 +85,7 @@ class Sample:
     python_objects: int
     python_blocks: int  # pymalloc's small blocks allocated (sys.getallocatedblocks)
     heap: malloc_stats.Heap | None  # the C heap, to tell a leak from memory malloc keeps
+    anonymous: anon_memory.AnonymousSplit | None  # rss_anon_mib by what holds it
 
 
 def resources(done: int) -> Sample:
@@ -93,7 +97,7 @@ def resources(done: int) -> Sample:
                 kib[key] = int(value.split()[0])
     return Sample(done, kib.get("VmRSS", 0) / 1024.0, kib.get("RssAnon", 0) / 1024.0, kib.get("RssFile", 0) / 1024.0,
                   len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")),
-                  len(gc.get_objects()), sys.getallocatedblocks(), malloc_stats.heap())
+                  len(gc.get_objects()), sys.getallocatedblocks(), malloc_stats.heap(), anon_memory.split())
 
 
 def describe(sample: Sample) -> str:
@@ -103,6 +107,10 @@ def describe(sample: Sample) -> str:
     if sample.heap is not None:
         text += (f", C heap {sample.heap.in_use_mib:.1f} MiB in use / {sample.heap.held_mib:.1f} MiB held "
                  f"in {sample.heap.arenas} arenas")
+    if sample.anonymous is not None:
+        a = sample.anonymous
+        text += (f", anonymous: {a.heap_mib:.1f} MiB main heap, {a.arenas_mib:.1f} other arenas, "
+                 f"{a.stacks_mib:.1f} stacks, {a.other_mib:.1f} other")
     return text
 
 
