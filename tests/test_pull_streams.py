@@ -46,6 +46,15 @@ def fd_count() -> int:
     return len(os.listdir(FDS))
 
 
+def no_request_running(engine, seconds=30.0) -> bool:
+    """Whether the engine runs no request within `seconds` (its stats are
+    published after each step)."""
+    deadline = time.monotonic() + seconds
+    while engine.stats()["running_requests"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return engine.stats()["running_requests"] == 0
+
+
 needs_proc = pytest.mark.skipif(not STATUS.exists(), reason="thread counts are read from /proc/self/status")
 needs_proc_fds = pytest.mark.skipif(not FDS.exists(), reason="open descriptors are read from /proc/self/fd")
 
@@ -98,7 +107,16 @@ def test_two_thousand_astreams_without_a_thread_of_their_own(pull_engine):
 
 def test_cancelled_astreams_reach_the_engine(pull_engine):
     aborted = pull_engine.stats()["requests_aborted"]
-    long = SamplingParams.greedy(max_tokens=100, ignore_eos=True)
+
+    def slow_steps(ids, logits):
+        # Past the first token each step takes 8 x 20 ms or more: the
+        # requests cannot end by themselves within 15 s, however long the
+        # loop waits for a core (a CI run beside three ASan runners once
+        # counted none of them aborted).
+        if ids:
+            time.sleep(0.02)
+
+    long = SamplingParams.greedy(max_tokens=100, ignore_eos=True, logits_processor=slow_steps)
 
     async def first_delta(prompt):
         async for delta in pull_engine.astream(prompt, long):
@@ -194,10 +212,7 @@ def test_a_reader_interrupted_while_its_owner_cancels_still_ends(pull_engine):
         assert events.request.closed
 
     asyncio.run(main())
-    deadline = time.monotonic() + 30  # stats are published after each step
-    while pull_engine.stats()["running_requests"] and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert pull_engine.stats()["running_requests"] == 0
+    assert no_request_running(pull_engine)
 
 
 def test_a_request_is_read_by_one_reader(pull_engine):
@@ -245,6 +260,37 @@ def test_closed_loops_leave_no_poller_and_no_descriptor(pull_engine):
         assert asyncio.run(pull_engine.acomplete(prompt, params())).text
     assert fd_count() == before
     assert len(pull_engine._pollers) == 1
+
+
+@needs_proc_fds
+def test_a_closed_loops_abandoned_request_is_freed(pull_engine):
+    """A reader that left early waits for its request's last event; if its
+    loop closes first (asyncio.run cancels the wait as it ends), nobody can
+    ever read that event. The next loop's first request frees the request
+    and the closed loop's poller, as for an idle one (before, both stayed
+    until the engine closed: the CI run with the test above counting two
+    pollers)."""
+    before = fd_count()
+    pollers = len(pull_engine._pollers)
+    stepping = threading.Event()
+
+    def slow_steps(ids, logits):  # holds the engine's step, so it drops the cancel late
+        if ids:
+            stepping.set()
+            time.sleep(0.5)
+
+    async def leave_early():
+        stream = pull_engine.astream(PROMPTS[0], SamplingParams.greedy(max_tokens=20, logits_processor=slow_steps))
+        assert await stream.__anext__()
+        await asyncio.get_running_loop().run_in_executor(None, stepping.wait)
+        asyncio.ensure_future(stream.aclose())  # cancels, then waits for the last event
+        await asyncio.sleep(0)
+
+    asyncio.run(leave_early())  # ends while the engine still holds the request
+    asyncio.run(pull_engine.acomplete(PROMPTS[1], params()))
+    assert len(pull_engine._pollers) == pollers
+    assert fd_count() == before
+    assert no_request_running(pull_engine)
 
 
 @needs_proc_fds

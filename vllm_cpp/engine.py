@@ -484,7 +484,8 @@ class Engine:
     def _poller(self, consumer: RequestEvents) -> EventPoller:
         """The poller of the consumer's event loop, made at its first
         request, on the loop's thread (where it starts watching). Pollers of
-        closed loops with no request left are freed here."""
+        closed loops are freed here once no request is left: those nobody
+        reads any more are freed first (free_abandoned)."""
         loop = consumer.loop
         if running_loop() is not loop:
             raise RuntimeError("a pull request is submitted on its consumer's running event loop")
@@ -493,9 +494,11 @@ class Engine:
             for poller in list(self._pollers):
                 if poller.loop is loop:
                     found = poller
-                elif poller.loop.is_closed() and poller.idle():
-                    poller.close()
-                    self._pollers.remove(poller)
+                elif poller.loop.is_closed():
+                    poller.free_abandoned()
+                    if poller.idle():
+                        poller.close()
+                        self._pollers.remove(poller)
             if found is None:
                 with self._use() as h:
                     found = EventPoller(h, loop)

@@ -104,6 +104,14 @@ class EventPoller:
         """No request of this poller is waiting for its last event."""
         return not self._consumers
 
+    def free_abandoned(self) -> None:
+        """The loop being closed: free the requests that nobody reads and
+        that waited for their last event to close them (a reader that left
+        early, its wait cut short as the loop ended), since that event can
+        no longer be delivered. Freeing one unregisters it (forget)."""
+        for consumer in list(self._consumers.values()):
+            consumer.free_if_released()
+
     def forget(self, tag: int) -> None:
         """The request of ``tag`` was freed (on any thread): a consumer still
         waiting for its last event (the request was closed under it, e.g. by
@@ -234,6 +242,11 @@ class RequestEvents:
             self.request.cancel()
         else:
             self._release()
+
+    def free_if_released(self) -> None:
+        """Close the request now if it is released (see free_abandoned)."""
+        if self._released:
+            self.request.close()
 
     def _release(self) -> None:
         if self._released:
