@@ -32,6 +32,7 @@ tokenizer_config.json (chat template, bos/eos) and generation_config.json.
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -676,12 +677,30 @@ CONVERTER_VERSION = 1
 CACHE_DIR = os.path.join(os.path.expanduser("~"), ".cache", "vllm-cpp-test")
 
 
+def content_key(source: str) -> str:
+    """A digest of `source`'s bytes (a file, or a directory's files and
+    their names). Not its mtime: each fresh install of the bundled model
+    has a new one, and a cache keyed by it grew by a conversion per test
+    run (15 GB on a development machine)."""
+    digest = hashlib.blake2b(digest_size=8)
+    if os.path.isdir(source):
+        paths = sorted(os.path.join(source, n) for n in os.listdir(source))
+        paths = [p for p in paths if os.path.isfile(p)]
+    else:
+        paths = [source]
+    for path in paths:
+        digest.update(os.path.basename(path).encode() + b"\0")
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
 def cached(source: str, direction: str, dtype: str) -> str:
     """The conversion of `source` ("to-hf" or "to-gguf"), made once and kept
-    in CACHE_DIR (keyed by the source's name, size and mtime)."""
-    st = os.stat(source if direction == "to-hf" else os.path.join(source, "model.safetensors"))
+    in CACHE_DIR (keyed by the source's name and content_key)."""
     stem = os.path.basename(os.path.normpath(source)).rsplit(".gguf", 1)[0]
-    name = "%s-%s-%d-%d-v%d" % (stem, dtype, st.st_size, int(st.st_mtime), CONVERTER_VERSION)
+    name = "%s-%s-%s-v%d" % (stem, dtype, content_key(source), CONVERTER_VERSION)
     target = os.path.join(CACHE_DIR, name if direction == "to-hf" else name + ".gguf")
     if os.path.exists(target):
         return target
