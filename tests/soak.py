@@ -354,6 +354,7 @@ class SoakReport:
     samples: list
     hung: bool
     seconds: float
+    trimmed: Sample | None = None  # after the last serving sample, once malloc_trim gave free pages back
 
     def accounted(self) -> int:
         return sum(self.outcomes.values()) + len(self.failures)
@@ -414,6 +415,8 @@ def run_soak(model: str, requests: int, threads: int = 4, seed: int = 0, report_
             stats = wait_until_idle(engine)
             if stats["running_requests"] or stats["waiting_requests"] or stats["kv_blocks_used"]:
                 report.failures.append(f"the engine is not idle after the HTTP soak: {stats}")
+    if malloc_stats.trim():
+        report.trimmed = resources(report.accounted())
     engine.close()
     gc.collect()
     samples.append(resources(report.accounted()))
@@ -517,6 +520,8 @@ def main(argv=None) -> int:
     before, after = report.samples[0], report.samples[-1]
     print(f"while serving, after warm-up ({warm.requests_done} requests) -> last sample "
           f"({last_running.requests_done}):\n  {describe(warm)}\n  {describe(last_running)}")
+    if report.trimmed is not None:
+        print(f"  then, after malloc_trim(0) (what malloc kept, given back):\n  {describe(report.trimmed)}")
     print(f"before load -> after close: threads {before.threads} -> {after.threads}, fds {before.fds} -> {after.fds}")
     for failure in report.failures[:20]:
         print("FAIL:", failure)
