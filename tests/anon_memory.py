@@ -13,12 +13,19 @@ mapping's ``Anonymous:`` pages by its shape:
   glibc maps them) and the main thread's ``[stack]``;
 * ``other``: everything else anonymous: malloc's large blocks (mapped on
   their own), pymalloc's arenas, the KV cache, buffers of extensions.
+
+``pymalloc_mib`` is the size of the arenas CPython's small-object allocator
+holds now (``sys._debugmallocstats``), part of ``other``: an arena stays
+while any object in it lives, so a few long-lived objects can keep one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import sys
+import tempfile
 from typing import Optional
 
 SMAPS = "/proc/self/smaps"
@@ -32,6 +39,7 @@ class AnonymousSplit:
     arenas_mib: float
     stacks_mib: float
     other_mib: float
+    pymalloc_mib: Optional[float]  # of other; None where CPython does not say
 
 
 @dataclasses.dataclass
@@ -76,6 +84,26 @@ def _kind(mappings, i: int) -> str:
     return "other"
 
 
+def pymalloc_mib() -> Optional[float]:
+    """The size of pymalloc's arenas now, from the "N arenas * S bytes/arena"
+    line that sys._debugmallocstats writes to the C stderr (captured)."""
+    if not hasattr(sys, "_debugmallocstats"):
+        return None
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as out:
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode("ascii", "replace")
+    m = re.search(r"^(\d+) arenas \* (\d+) bytes/arena", text, re.MULTILINE)
+    return int(m.group(1)) * int(m.group(2)) / (1 << 20) if m else None
+
+
 def split() -> Optional[AnonymousSplit]:
     """The split now, or None where /proc/self/smaps cannot be read."""
     try:
@@ -85,4 +113,4 @@ def split() -> Optional[AnonymousSplit]:
     kib = {"heap": 0, "arenas": 0, "stacks": 0, "other": 0}
     for i, m in enumerate(mappings):
         kib[_kind(mappings, i)] += m.anonymous_kib
-    return AnonymousSplit(*(kib[k] / 1024.0 for k in ("heap", "arenas", "stacks", "other")))
+    return AnonymousSplit(*(kib[k] / 1024.0 for k in ("heap", "arenas", "stacks", "other")), pymalloc_mib())

@@ -111,6 +111,8 @@ def describe(sample: Sample) -> str:
         a = sample.anonymous
         text += (f", anonymous: {a.heap_mib:.1f} MiB main heap, {a.arenas_mib:.1f} other arenas, "
                  f"{a.stacks_mib:.1f} stacks, {a.other_mib:.1f} other")
+        if a.pymalloc_mib is not None:
+            text += f" ({a.pymalloc_mib:.1f} of it pymalloc's arenas)"
     return text
 
 
