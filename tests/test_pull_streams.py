@@ -17,6 +17,7 @@ import time
 import pytest
 
 from vllm_cpp import Engine, EngineClosedError, EngineError, InvalidConfigurationError, SamplingParams
+from server_harness import wait_until_idle
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -44,15 +45,6 @@ def thread_count() -> int:
 
 def fd_count() -> int:
     return len(os.listdir(FDS))
-
-
-def no_request_running(engine, seconds=30.0) -> bool:
-    """Whether the engine runs no request within `seconds` (its stats are
-    published after each step)."""
-    deadline = time.monotonic() + seconds
-    while engine.stats()["running_requests"] and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return engine.stats()["running_requests"] == 0
 
 
 needs_proc = pytest.mark.skipif(not STATUS.exists(), reason="thread counts are read from /proc/self/status")
@@ -212,7 +204,7 @@ def test_a_reader_interrupted_while_its_owner_cancels_still_ends(pull_engine):
         assert events.request.closed
 
     asyncio.run(main())
-    assert no_request_running(pull_engine)
+    assert wait_until_idle(pull_engine, deadline_s=30)["running_requests"] == 0
 
 
 def test_a_request_is_read_by_one_reader(pull_engine):
@@ -290,7 +282,7 @@ def test_a_closed_loops_abandoned_request_is_freed(pull_engine):
     asyncio.run(pull_engine.acomplete(PROMPTS[1], params()))
     assert len(pull_engine._pollers) == pollers
     assert fd_count() == before
-    assert no_request_running(pull_engine)
+    assert wait_until_idle(pull_engine, deadline_s=30)["running_requests"] == 0
 
 
 @needs_proc_fds
