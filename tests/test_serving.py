@@ -532,6 +532,30 @@ def test_stats_count_running_requests(engine):
         req.wait()
 
 
+
+def test_stats_count_a_request_during_its_first_step(engine):
+    """A request is counted as waiting or running from its submission on,
+    also while the step that takes it in runs (between the engine taking
+    it from its queue and publishing that step's stats): a poll for an idle
+    engine must not end there. Once seen as 0 by a CI run, whose test then
+    read no aborts."""
+    in_step = threading.Event()
+    release = threading.Event()
+
+    def hold_the_first_step(ids, logits):
+        in_step.set()
+        release.wait(60)
+
+    params = SamplingParams.greedy(max_tokens=2, logits_processor=hold_the_first_step)
+    with engine.submit(PROMPTS[0], params, Collector()) as req:
+        try:
+            assert in_step.wait(60)
+            stats = engine.stats()
+            assert stats["running_requests"] + stats["waiting_requests"] == 1, stats
+        finally:
+            release.set()
+        req.wait()
+
 # --- async ----------------------------------------------------------------------------
 
 

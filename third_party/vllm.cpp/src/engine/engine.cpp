@@ -134,6 +134,11 @@ void Engine::loop() {
             wake_.wait(lock, [&] { return stopping_ || !incoming_.empty() || core_->has_work(); });
             if (stopping_) return;
             arrived.swap(incoming_);
+            // Until this step's snapshot, the arrivals are in neither
+            // incoming_ nor the published stats: count them as waiting, so
+            // a submitted request is never missing from stats() (a poll for
+            // an idle engine would otherwise end while its first step runs).
+            published_stats_.waiting_requests += static_cast<int64_t>(arrived.size());
         }
         for (auto& r : arrived) core_->add(std::move(r));
         core_->drop_cancelled();
