@@ -105,7 +105,7 @@ void EngineCore::propose_drafts() {
     const auto start = std::chrono::steady_clock::now();
     proposer_->propose_batch(draft_requests_);
     int drafted = 0;
-    for (const DraftRequest& d : draft_requests_) drafted += d.max_tokens;
+    for (const DraftRequest& d : draft_requests_) drafted += static_cast<int>(d.draft->size());
     speculation_policy_->costs().record_draft(drafted, seconds_since(start));
 }
 
