@@ -32,12 +32,13 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 }
 
 DraftModelProposer::DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype,
-                                       ThreadPool& pool)
+                                       double confidence_threshold, ThreadPool& pool)
     : draft_(std::move(draft)),
       cache_(single_group(draft_.model->config().n_layers), {num_blocks}, draft_.model->config().n_kv_heads,
              draft_.model->config().head_dim, block_size, kv_dtype),
       blocks_(num_blocks, block_size),
       block_size_(block_size),
+      confidence_threshold_(static_cast<float>(confidence_threshold)),
       pool_(pool) {}
 
 bool DraftModelProposer::reserve(Sequence& s, int positions) {
@@ -136,7 +137,7 @@ void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
             Sequence& s = *active[i].sequence;
             const Choice choice = choose(r, logits_.data() + i * row, s);
             r.draft->push_back(choice.token);
-            if (static_cast<int>(r.draft->size()) == r.max_tokens || choice.probability < kStopConfidence) continue;
+            if (static_cast<int>(r.draft->size()) == r.max_tokens || choice.probability < confidence_threshold_) continue;
             s.fed.push_back(choice.token);
             next.push_back(active[i]);
         }

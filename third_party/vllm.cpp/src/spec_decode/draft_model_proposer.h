@@ -23,8 +23,8 @@
 // distribution the target's.
 //
 // A draft stops early, after a token the draft itself gives less than
-// kStopConfidence (its softmax probability; q of the drawn token when
-// sampled): past such a token the target mostly disagrees, and every
+// speculative_config's draft_confidence_threshold (its softmax
+// probability; q of the drawn token when sampled): past such a token the target mostly disagrees, and every
 // further draft token costs a draft forward and a verified row. Where a
 // draft stops changes only speed: verification is the same for any
 // length, and the rule depends on the draft's logits alone, so a seeded
@@ -57,8 +57,10 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 
 class DraftModelProposer final : public Proposer {
 public:
-    // `num_blocks` blocks of `block_size` slots per draft layer.
-    DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype, ThreadPool& pool);
+    // `num_blocks` blocks of `block_size` slots per draft layer; a draft
+    // stops after a token below `confidence_threshold`.
+    DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype, double confidence_threshold,
+                       ThreadPool& pool);
 
     void propose_batch(const std::vector<DraftRequest>& batch) override;
     // One request alone, drafting greedily (no generator needed).
@@ -67,13 +69,6 @@ public:
     void finished(uint64_t id, const std::vector<int32_t>&, int, bool) override { release_cache(id); }
     const std::vector<float>* draft_probabilities(uint64_t id) const override;
     void release_cache(uint64_t id) override;
-
-    // SmolLM2 Q4_0 drafting for F16 in open-ended chat agrees with the
-    // target at 39% of positions where its token's probability is below
-    // 0.2, 57% at 0.2-0.4, 80% at 0.4-0.6 and 99% above 0.8; replayed with
-    // this machine's costs, stopping below 0.4 takes chat from 1.22x (the
-    // best fixed length) to 1.31x (bench/draft_confidence.py, BENCHMARKS.md).
-    static constexpr float kStopConfidence = 0.4f;
 
     int num_free_blocks() const { return blocks_.num_free(); }
     int num_blocks() const { return blocks_.num_blocks(); }
@@ -106,6 +101,7 @@ private:
     KVCache cache_;
     BlockPool blocks_;
     int block_size_;
+    float confidence_threshold_;
     ThreadPool& pool_;
     Sampler sampler_;
     std::unordered_map<uint64_t, Sequence> sequences_;
