@@ -31,9 +31,7 @@ both made from the bundled GGUF and cached as the tests make them
 adds a draft engine per llama.cpp file type, each with its acceptance (the
 quantizer runs in --peer-python, a Python with llama-cpp-python, when this
 one has none); --draft-vocab 0,32768 adds one per draft_vocab_size too (the
-draft proposes only ids below it; 0: all), and --draft-stop 0,0.4 one per
-draft_confidence_threshold (a draft stops after a token the draft gives
-less than it; 0: never early). The F16 engines, without
+draft proposes only ids below it; 0: all). The F16 engines, without
 speculation and with each draft,
 are loaded in one child process and measured in alternating rounds
 (--rounds; the order flips each round), and the median of each is
@@ -45,7 +43,7 @@ ends with each draft's lowest ratio against the 0.95x floor.
 
 Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
                                           [--draft-only] [--target PATH] [--draft PATH] [--rounds N]
-                                          [--draft-types Q4_0,Q8_0,...] [--draft-vocab 0,32768] [--draft-stop 0,0.4]
+                                          [--draft-types Q4_0,Q8_0,...] [--draft-vocab 0,32768]
                                           [--peer-python PATH]
 Prints markdown tables (ratios against vllm-cpp without speculation);
 BENCHMARKS.md records a run.
@@ -136,7 +134,6 @@ BATCH_ENGINES = {
 BATCH_SIZE = 8
 DRAFT_K = 4
 DRAFT_VOCAB = 0  # the draft table's draft_vocab_size (0: the whole vocabulary)
-DRAFT_STOP = 0.4  # the draft table's draft_confidence_threshold (the engine's default; 0: no early stop)
 FLOOR = 0.95  # issue 12: speculation never below this ratio (the dynamic switch)
 ENGINES = {
     "vllm-cpp": ("vllm_cpp", None),
@@ -222,15 +219,14 @@ def run_vllm_cpp_batch(model, threads, prompts, max_tokens, repeats, config):
     return {"tokens": tokens, "tok_s": tokens / elapsed}
 
 
-def draft_variants(drafts, settings):
-    """(draft file, draft_vocab_size, draft_confidence_threshold) per engine
-    with a draft, in table order."""
-    return [(d, v, c) for d in drafts for v, c in settings]
+def draft_variants(drafts, vocabs):
+    """(draft file, draft_vocab_size) per engine with a draft, in table order."""
+    return [(d, v) for d in drafts for v in vocabs]
 
 
-def draft_rounds(target, drafts, settings, draft_k, threads, prompts, max_tokens, rounds):
+def draft_rounds(target, drafts, vocabs, draft_k, threads, prompts, max_tokens, rounds):
     """Per engine (without speculation, then with each draft model at each
-    drafting vocabulary size and stop threshold, draft_variants), per
+    drafting vocabulary size, draft_variants), per
     task: the median batch-1 decode tok/s over alternating rounds; then the
     same for 8 requests at once (aggregate tok/s); and per draft and task
     its acceptance."""
@@ -238,14 +234,14 @@ def draft_rounds(target, drafts, settings, draft_k, threads, prompts, max_tokens
 
     from vllm_cpp import Engine, SamplingParams
 
-    def load(draft, vocab, threshold):
+    def load(draft, vocab):
         kw = {}
         if draft:
             kw["speculative_config"] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
-                                        "draft_vocab_size": vocab, "draft_confidence_threshold": threshold}
+                                        "draft_vocab_size": vocab}
         return Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
 
-    engines = [load(None, 0, 0)] + [load(*variant) for variant in draft_variants(drafts, settings)]
+    engines = [load(None, 0)] + [load(d, v) for d, v in draft_variants(drafts, vocabs)]
     one, full = SamplingParams.greedy(max_tokens=1), SamplingParams.greedy(max_tokens=max_tokens)
     batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
 
@@ -323,9 +319,8 @@ def draft_files(args):
     return target, [quantized_draft(t, args.peer_python) for t in args.draft_types.split(",")]
 
 
-def draft_settings(args):
-    """(draft_vocab_size, draft_confidence_threshold) per engine of a draft."""
-    return [(int(v), float(c)) for v in args.draft_vocab.split(",") for c in args.draft_stop.split(",")]
+def draft_vocabs(args):
+    return [int(v) for v in args.draft_vocab.split(",")]
 
 
 def draft_name(path):
@@ -334,14 +329,13 @@ def draft_name(path):
     return stem.split("-llama_cpp-")[0].rsplit("-", 1)[-1] if "-llama_cpp-" in stem else stem
 
 
-def variant_name(draft, vocab, threshold):
-    return (f"{draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
-            + (f", stops below {threshold:g}" if threshold else ", no early stop"))
+def variant_name(draft, vocab):
+    return f"{draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
 
 
-def print_draft_table(target, drafts, settings, draft_k, result, max_tokens, rounds):
-    variants = draft_variants(drafts, settings)
-    names = ["vllm-cpp F16"] + [f"vllm-cpp F16 + {variant_name(*variant)}" for variant in variants]
+def print_draft_table(target, drafts, vocabs, draft_k, result, max_tokens, rounds):
+    variants = draft_variants(drafts, vocabs)
+    names = ["vllm-cpp F16"] + [f"vllm-cpp F16 + {variant_name(d, v)}" for d, v in variants]
     print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
           f"num_speculative_tokens {draft_k} (the most the policy may choose); greedy, up to {max_tokens} tokens; "
           f"median of {rounds} alternating rounds")
@@ -359,16 +353,16 @@ def print_draft_table(target, drafts, settings, draft_k, result, max_tokens, rou
                 lowest[e - 1] = min(tok_s / base, lowest[e - 1] or tok_s / base)
             print(f"| {task} | {name} | {result['tokens'][e][t]} | {tok_s:.1f} | {tok_s / base:.2f}x | {acceptance} |")
     print()
-    for variant, ratio in zip(variants, lowest):
+    for (d, v), ratio in zip(variants, lowest):
         verdict = "at or above" if ratio >= FLOOR else "BELOW"
-        print(f"lowest ratio with the {variant_name(*variant)}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
+        print(f"lowest ratio with the {variant_name(d, v)}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
 
 
 def child(args):
     if args.draft_only:
         with open(args.prompts) as f:
             prompts = json.load(f)
-        print(json.dumps(draft_rounds(args.target, args.draft.split(os.pathsep), draft_settings(args), args.draft_k,
+        print(json.dumps(draft_rounds(args.target, args.draft.split(os.pathsep), draft_vocabs(args), args.draft_k,
                                       args.threads, prompts, args.max_tokens, args.rounds)))
         return
     if args.batch_only:
@@ -402,9 +396,6 @@ def main():
     parser.add_argument("--draft-vocab", default=str(DRAFT_VOCAB),
                         help="the draft table's draft_vocab_size, comma-separated for one engine each per draft "
                              "(0: the whole vocabulary; e.g. 0,16384 compares the two in one run)")
-    parser.add_argument("--draft-stop", default=str(DRAFT_STOP),
-                        help="the draft table's draft_confidence_threshold, comma-separated for one engine each per "
-                             "draft (0: no early stop; e.g. 0,0.4 compares the two in one run)")
     parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the drafts when this one has none")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--only", choices=list(ENGINES), help=argparse.SUPPRESS)
@@ -485,11 +476,11 @@ def run_draft_table(args, prompts):
                                "--draft", os.pathsep.join(drafts),
                                "--prompts", f.name, "--threads", str(args.threads), "--max-tokens",
                                str(args.max_tokens), "--rounds", str(args.rounds), "--draft-k", str(args.draft_k),
-                               "--draft-vocab", args.draft_vocab, "--draft-stop", args.draft_stop],
+                               "--draft-vocab", args.draft_vocab],
                               check=True, capture_output=True, text=True)
     finally:
         os.unlink(f.name)
-    print_draft_table(target, drafts, draft_settings(args), args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens,
+    print_draft_table(target, drafts, draft_vocabs(args), args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens,
                       args.rounds)
 
 

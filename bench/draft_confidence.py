@@ -16,21 +16,25 @@ teacher-forced ones instead of the draft's own).
 
 Each strategy is replayed over every continuation: a draft of at most k
 tokens that also stops after the first token whose confidence is below a
-threshold tau (tau 0: never). A step costs one target decode u, plus the
-verify's extra rows (v each, in decodes) and the drafted tokens (d each);
-it yields the accepted tokens plus one. The speedup is tokens * u / cost
-summed over the text. The default costs are this machine's quiet numbers
-(BENCHMARKS.md): a Q4_0 draft token about 0.3 of an F16 decode, an F16
-verify of 3-5 positions 1.2-1.6 decodes (about 0.12 per extra row).
+threshold tau (tau 0: never). A step that drafts j tokens costs a target
+forward of j + 1 positions, T(j + 1), plus j draft tokens (d each); it
+yields the accepted tokens plus one. The speedup is tokens / cost summed
+over the text, costs in units of a target decode T(1). The costs are
+measured here first, at --threads (each the third fastest of 15 one-token
+requests whose prompt adds 1..7 new tokens to a cached prefix), unless
+given (--draft-cost d, --verify-costs T(2),T(3),...).
 
-Usage:  python bench/draft_confidence.py [--target PATH] [--draft PATH] [--max-tokens 128]
-                                         [--draft-cost 0.3] [--verify-cost 0.12] [--peer-python PATH]
+Usage:  python bench/draft_confidence.py [--target PATH] [--draft PATH] [--max-tokens 128] [--threads N]
+                                         [--draft-cost D] [--verify-costs T2,T3,...] [--peer-python PATH]
 """
 
 import argparse
 import math
+import os
 import pathlib
+import random
 import sys
+import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench_speculative import TASKS, quantized_draft, TESTS_DIR  # noqa: E402
@@ -48,18 +52,40 @@ CHAT = [
     "What should I pack for a week of hiking in the mountains?",
 ]
 THRESHOLDS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+MAX_K = 6
+BLOCK = 16  # the engine's default block size: a prefix of whole blocks is cached whole
 
 
-def traces(target, draft, prompts, max_tokens):
+def forward_seconds(model, threads, max_positions):
+    """Seconds of a forward of 1..max_positions positions after a cached
+    prefix: the third fastest of 15 one-token requests each."""
+    from vllm_cpp import Engine, SamplingParams
+
+    rng = random.Random(0)
+    one = SamplingParams.greedy(max_tokens=1)
+    with Engine.load(model, max_model_len=2048, num_threads=threads) as engine:
+        prefix = [rng.randrange(1000, 30000) for _ in range(6 * BLOCK)]
+        engine.complete(prefix, one)
+        times = {n: [] for n in range(1, max_positions + 1)}
+        for _ in range(15):
+            for n in times:
+                ids = prefix + [rng.randrange(1000, 30000) for _ in range(n)]
+                start = time.perf_counter()
+                engine.complete(ids, one)
+                times[n].append(time.perf_counter() - start)
+    return [sorted(times[n])[2] for n in sorted(times)]
+
+
+def traces(target, draft, prompts, max_tokens, threads):
     """Per prompt: the target's greedy tokens, and per position the
     draft's greedy token and its probability given the target's prefix."""
     from vllm_cpp import Engine, SamplingParams
 
-    with Engine.load(target, max_model_len=2048) as t:
+    with Engine.load(target, max_model_len=2048, num_threads=threads) as t:
         continuations = [t.complete(ids, SamplingParams.greedy(max_tokens=max_tokens)).token_ids for ids in prompts]
     out = []
     one = SamplingParams.greedy(max_tokens=1, logprobs=0)
-    with Engine.load(draft, max_model_len=2048) as d:
+    with Engine.load(draft, max_model_len=2048, num_threads=threads) as d:
         for ids, cont in zip(prompts, continuations):
             guesses = []
             for i in range(len(cont)):
@@ -69,8 +95,9 @@ def traces(target, draft, prompts, max_tokens):
     return out
 
 
-def replay(trace, k, tau, draft_cost, verify_cost):
-    """(tokens, cost in decodes) of speculating over one continuation."""
+def replay(trace, k, tau, draft_cost, verify_costs):
+    """(tokens, cost in decodes) of speculating over one continuation;
+    verify_costs[j] is T(j + 1) / T(1)."""
     cont, guesses = trace
     i = tokens = 0
     cost = 0.0
@@ -85,7 +112,7 @@ def replay(trace, k, tau, draft_cost, verify_cost):
             if confidence < tau:
                 break
         accepted = min(accepted, len(cont) - i - 1)
-        cost += 1.0 + drafted * (verify_cost + draft_cost)
+        cost += verify_costs[drafted] + drafted * draft_cost
         tokens += accepted + 1
         i += accepted + 1
     return tokens, cost
@@ -97,8 +124,9 @@ def main():
     parser.add_argument("--draft", help="default: SmolLM2 Q4_0 by llama.cpp's quantizer (tests/llama_quantize.py)")
     parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the draft when this one has none")
     parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument("--draft-cost", type=float, default=0.3, help="a draft token, in target decodes")
-    parser.add_argument("--verify-cost", type=float, default=0.12, help="a verified row past the first, in decodes")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--draft-cost", type=float, help="a draft token, in target decodes (default: measured)")
+    parser.add_argument("--verify-costs", help="T(2),T(3),... in target decodes, %d of them (default: measured)" % MAX_K)
     args = parser.parse_args()
 
     sys.path.insert(0, str(TESTS_DIR))
@@ -112,10 +140,21 @@ def main():
               "grounded": [m for name, m in TASKS.items() if name.startswith("grounded")]}
     with Engine.load(target, max_model_len=2048) as engine:
         prompts = {g: [engine.tokenize_chat({"messages": m}) for m in ms] for g, ms in groups.items()}
+    if args.verify_costs:
+        verify = [1.0] + [float(c) for c in args.verify_costs.split(",")]
+        if len(verify) != MAX_K + 1:
+            sys.exit("--verify-costs takes %d costs, T(2) to T(%d)" % (MAX_K, MAX_K + 1))
+    else:
+        seconds = forward_seconds(target, args.threads, MAX_K + 1)
+        verify = [t / seconds[0] for t in seconds]
+    draft_cost = args.draft_cost
+    if draft_cost is None:
+        draft_cost = forward_seconds(draft, args.threads, 1)[0] / forward_seconds(target, args.threads, 1)[0]
     print(f"target {pathlib.Path(target).name}, draft {pathlib.Path(draft).name}; greedy, {args.max_tokens} tokens; "
-          f"draft token {args.draft_cost} and extra verify row {args.verify_cost} of a decode")
+          f"{args.threads} threads; a draft token {draft_cost:.2f} of a target decode; target forwards of 2..{MAX_K + 1} "
+          f"positions " + ", ".join(f"{c:.2f}" for c in verify[1:]) + " decodes")
     for group, ps in prompts.items():
-        ts = traces(target, draft, ps, args.max_tokens)
+        ts = traces(target, draft, ps, args.max_tokens, args.threads)
         pairs = [(tok == want, p) for cont, guesses in ts for want, (tok, p) in zip(cont, guesses)]
         print(f"\n{group}: {len(ps)} prompts, {len(pairs)} positions, draft agrees at "
               f"{100 * sum(a for a, _ in pairs) / len(pairs):.0f}%")
@@ -127,10 +166,10 @@ def main():
                 print(f"| {lo:.1f}-{min(hi, 1.0):.1f} | {len(bucket)} | {100 * sum(bucket) / len(bucket):.0f}% |")
         print("\n| k \\ tau | " + " | ".join(f"{t:.1f}" for t in THRESHOLDS) + " |")
         print("|---" * (len(THRESHOLDS) + 1) + "|")
-        for k in range(1, 7):
+        for k in range(1, MAX_K + 1):
             cells = []
             for tau in THRESHOLDS:
-                runs = [replay(t, k, tau, args.draft_cost, args.verify_cost) for t in ts]
+                runs = [replay(t, k, tau, draft_cost, verify) for t in ts]
                 cells.append(f"{sum(r[0] for r in runs) / sum(r[1] for r in runs):.3f}x")
             print(f"| {k} | " + " | ".join(cells) + " |")
 

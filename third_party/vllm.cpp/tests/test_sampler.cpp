@@ -2,7 +2,6 @@
 // output once per distinct token, presence/frequency over the output only),
 // greedy after penalties, the min-p / top-k / top-p cuts, draws that follow
 // the softmax at the temperature, seeded repeatability, log-probabilities,
-// the probability of a greedy choice (a draft model's confidence),
 // and scratch reused across requests and vocabulary sizes without leaking
 // one request's penalties into the next.
 #include <cmath>
@@ -143,21 +142,6 @@ void test_logprobs() {
     check(sampler.logprobs(logits.data(), 4, 3, 0).top.empty(), "no alternatives asked, none given");
 }
 
-void test_greedy_token_probability() {
-    const std::vector<float> logits = {1.0f, 3.0f, 2.0f, -40.0f};
-    const double exact = std::exp(3.0) / (std::exp(1.0) + std::exp(3.0) + std::exp(2.0) + std::exp(-40.0));
-    check(near(greedy_token_probability(logits.data(), 4, 1), float(exact), 1e-6f),
-          "greedy token probability: the softmax of the best logit");
-    // A long flat tail 20 below the best: left out, at most e^-20 each.
-    std::vector<float> tail(262144, -25.0f);
-    tail[7] = 0.0f;
-    const double with_tail = 1.0 / (1.0 + 262143 * std::exp(-25.0));
-    check(near(greedy_token_probability(tail.data(), 262144, 7), float(with_tail), 5e-4f),
-          "greedy token probability: a negligible tail left out, within 5e-4");
-    const std::vector<float> tie = {2.0f, 2.0f};
-    check(near(greedy_token_probability(tie.data(), 2, 0), 0.5f), "two equal best logits: one half each");
-}
-
 void test_vocabulary_size_changes() {
     // A large vocabulary, then a small one, then the large one again: the
     // scratch is sized for the largest and stays clean.
@@ -186,7 +170,6 @@ int main() {
     test_draws_follow_the_softmax();
     test_seeded_requests_repeat();
     test_logprobs();
-    test_greedy_token_probability();
     test_vocabulary_size_changes();
     return report();
 }

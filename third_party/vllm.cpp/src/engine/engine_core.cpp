@@ -32,8 +32,7 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
     if (config.speculative) {
         if (draft) {
             auto proposer = std::make_unique<DraftModelProposer>(std::move(*draft), kv_plan.draft_blocks,
-                                                                 config.block_size, config.kv_dtype,
-                                                                 config.speculative->draft_confidence_threshold, pool_);
+                                                                 config.block_size, config.kv_dtype, pool_);
             draft_proposer_ = proposer.get();
             proposer_ = std::move(proposer);
         } else {
@@ -105,6 +104,8 @@ void EngineCore::propose_drafts() {
     if (draft_requests_.empty()) return;
     const auto start = std::chrono::steady_clock::now();
     proposer_->propose_batch(draft_requests_);
+    // The tokens actually drafted: a model-free proposer may find fewer than
+    // asked for, and a draft model none for a request it has no blocks for.
     int drafted = 0;
     for (const DraftRequest& d : draft_requests_) drafted += static_cast<int>(d.draft->size());
     speculation_policy_->costs().record_draft(drafted, seconds_since(start));

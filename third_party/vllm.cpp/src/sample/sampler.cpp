@@ -139,16 +139,6 @@ int32_t draw_index(const float* weights, int32_t n, std::mt19937_64& rng) {
     return last;  // rounding left r at the very end
 }
 
-float greedy_token_probability(const float* logits, int32_t n, int32_t best) {
-    constexpr float kNegligible = 20.0f;
-    const float top = logits[best];
-    const float cut = top - kNegligible;
-    double sum = 0.0;
-    for (int32_t i = 0; i < n; ++i)
-        if (logits[i] > cut) sum += std::exp(static_cast<double>(logits[i] - top));
-    return static_cast<float>(1.0 / sum);
-}
-
 TokenLogprob Sampler::logprobs(const float* logits, int32_t vocab_size, int32_t token, int32_t top) {
     float max = -INFINITY;
     for (int32_t i = 0; i < vocab_size; ++i) max = std::max(max, logits[i]);

@@ -56,12 +56,6 @@ private:
     std::vector<float> dense_;  // distribution()'s result
 };
 
-// softmax(logits)[best], logits[best] being the largest of the n: how sure
-// a greedy choice of `best` is. Logits more than 20 below the best are left
-// out of the normaliser (each would add under e^-20: at most 5e-4 over
-// 262,144 ids), so only a compare touches every one of them.
-float greedy_token_probability(const float* logits, int32_t n, int32_t best);
-
 // A draw from `weights` (n non-negative, not necessarily normalised, some
 // positive): index i with probability weights[i] / sum.
 int32_t draw_index(const float* weights, int32_t n, std::mt19937_64& rng);

@@ -32,13 +32,12 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 }
 
 DraftModelProposer::DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype,
-                                       double confidence_threshold, ThreadPool& pool)
+                                       ThreadPool& pool)
     : draft_(std::move(draft)),
       cache_(single_group(draft_.model->config().n_layers), {num_blocks}, draft_.model->config().n_kv_heads,
              draft_.model->config().head_dim, block_size, kv_dtype),
       blocks_(num_blocks, block_size),
       block_size_(block_size),
-      confidence_threshold_(static_cast<float>(confidence_threshold)),
       pool_(pool) {}
 
 bool DraftModelProposer::reserve(Sequence& s, int positions) {
@@ -72,15 +71,12 @@ void DraftModelProposer::cache_verified_blocks(Sequence& s, const std::vector<in
         blocks_.cache(s.blocks[s.num_cached_blocks], chain.key(s.num_cached_blocks));
 }
 
-DraftModelProposer::Choice DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequence& s) {
+int32_t DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequence& s) {
     const SamplingConfig& sampling = *r.sampling;
     // The draft's logits cover its drafting vocabulary, ids [0, drafted):
     // q is zero above it, the target's whole vocabulary.
     const auto drafted = static_cast<int32_t>(draft_.model->logit_count());
-    if (sampling.greedy()) {
-        const auto best = static_cast<int32_t>(std::max_element(logits, logits + drafted) - logits);
-        return {best, greedy_token_probability(logits, drafted, best)};
-    }
+    if (sampling.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + drafted) - logits);
     // q: the request's temperature and cuts on the draft's row. Penalties
     // are left out (they need the request's history; any q keeps the
     // output exact, a closer one only raises acceptance).
@@ -90,8 +86,7 @@ DraftModelProposer::Choice DraftModelProposer::choose(const DraftRequest& r, flo
     const std::vector<float>& q = sampler_.distribution(shape, logits, drafted, {}, {});
     s.probs.insert(s.probs.end(), q.begin(), q.begin() + drafted);
     s.probs.resize(s.probs.size() + (draft_.model->config().vocab_size - drafted), 0.0f);
-    const int32_t token = draw_index(q.data(), drafted, *r.rng);
-    return {token, q[token]};
+    return draw_index(q.data(), drafted, *r.rng);
 }
 
 void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
@@ -135,10 +130,10 @@ void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
         for (size_t i = 0; i < active.size(); ++i) {
             const DraftRequest& r = *active[i].request;
             Sequence& s = *active[i].sequence;
-            const Choice choice = choose(r, logits_.data() + i * row, s);
-            r.draft->push_back(choice.token);
-            if (static_cast<int>(r.draft->size()) == r.max_tokens || choice.probability < confidence_threshold_) continue;
-            s.fed.push_back(choice.token);
+            const int32_t token = choose(r, logits_.data() + i * row, s);
+            r.draft->push_back(token);
+            if (static_cast<int>(r.draft->size()) == r.max_tokens) continue;
+            s.fed.push_back(token);
             next.push_back(active[i]);
         }
         // Every fed vector is complete before the slices point into them.

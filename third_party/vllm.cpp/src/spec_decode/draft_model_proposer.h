@@ -21,14 +21,6 @@
 // min-p, top-k and top-p), kept for verification (draft_probabilities):
 // the rejection sampler's rule with the real q keeps the output
 // distribution the target's.
-//
-// A draft stops early, after a token the draft itself gives less than
-// speculative_config's draft_confidence_threshold (its softmax
-// probability; q of the drawn token when sampled): past such a token the target mostly disagrees, and every
-// further draft token costs a draft forward and a verified row. Where a
-// draft stops changes only speed: verification is the same for any
-// length, and the rule depends on the draft's logits alone, so a seeded
-// request drafts the same again.
 #pragma once
 #include <memory>
 #include <string>
@@ -57,10 +49,8 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 
 class DraftModelProposer final : public Proposer {
 public:
-    // `num_blocks` blocks of `block_size` slots per draft layer; a draft
-    // stops after a token below `confidence_threshold`.
-    DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype, double confidence_threshold,
-                       ThreadPool& pool);
+    // `num_blocks` blocks of `block_size` slots per draft layer.
+    DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype, ThreadPool& pool);
 
     void propose_batch(const std::vector<DraftRequest>& batch) override;
     // One request alone, drafting greedily (no generator needed).
@@ -89,19 +79,13 @@ private:
     // Blocks covering positions [0, positions); false (nothing taken) when
     // the pool cannot supply them.
     bool reserve(Sequence& s, int positions);
-    // The next draft token from one logits row, recording q when sampled,
-    // and the draft's probability of it.
-    struct Choice {
-        int32_t token;
-        float probability;
-    };
-    Choice choose(const DraftRequest& r, float* logits, Sequence& s);
+    // The next draft token from one logits row, recording q when sampled.
+    int32_t choose(const DraftRequest& r, float* logits, Sequence& s);
 
     DraftModel draft_;
     KVCache cache_;
     BlockPool blocks_;
     int block_size_;
-    float confidence_threshold_;
     ThreadPool& pool_;
     Sampler sampler_;
     std::unordered_map<uint64_t, Sequence> sequences_;

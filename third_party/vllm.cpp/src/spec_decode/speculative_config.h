@@ -26,10 +26,6 @@ struct SpeculativeConfig {
     // target accepts or replaces every draft token, and a sampled draft's
     // q is zero outside the ids it drew from.
     int draft_vocab_size = 0;
-    // "draft_model": a draft stops after a token the draft gives less than
-    // this probability (draft_model_proposer.h; 0: drafts always run to
-    // their length). Only speed changes: every draft token is verified.
-    double draft_confidence_threshold = kDefaultDraftConfidenceThreshold;
 
     // "ngram" (prompt lookup): the n-gram lengths matched, longest first.
     int prompt_lookup_min = 5;
@@ -51,12 +47,6 @@ struct SpeculativeConfig {
     static constexpr int kMaxPromptLookup = 1024;
     static constexpr int kMaxTreeDepth = 1024;
     static constexpr int kDefaultDisableByBatchSize = 4;
-    // SmolLM2 Q4_0 drafting for F16 in open-ended chat agrees with the
-    // target at 39% of positions where its token's probability is below
-    // 0.2, 57% at 0.2-0.4, 80% at 0.4-0.6 and 99% above 0.8; replayed with
-    // this machine's costs, stopping below 0.4 takes chat from 1.22x (the
-    // best fixed length) to 1.31x (bench/draft_confidence.py, BENCHMARKS.md).
-    static constexpr double kDefaultDraftConfidenceThreshold = 0.4;
 
     // The JSON object (speculation is off when the field is NULL or "";
     // callers do not call this then).
