@@ -41,8 +41,7 @@ from bench_speculative import TASKS, quantized_draft, TESTS_DIR  # noqa: E402
 
 # Open-ended chat beyond bench_speculative's one prompt, so the estimate
 # does not rest on a single story.
-CHAT = [
-    "Write a short story about a dragon who is afraid of the dark.",
+MORE_CHAT = [
     "What are some good habits for staying healthy while working from home?",
     "Explain how a rainbow forms, as if to a ten-year-old.",
     "Give me three ideas for a birthday party for my grandmother.",
@@ -136,20 +135,23 @@ def main():
 
     target = args.target or hf_convert.cached(hf_convert.cached(smollm2_path(), "to-hf", "f16"), "to-gguf", "f16")
     draft = args.draft or quantized_draft("Q4_0", args.peer_python)
-    groups = {"open-ended chat": [[{"role": "user", "content": c}] for c in CHAT],
+    groups = {"open-ended chat": [TASKS["open-ended chat"]] + [[{"role": "user", "content": c}] for c in MORE_CHAT],
               "grounded": [m for name, m in TASKS.items() if name.startswith("grounded")]}
     with Engine.load(target, max_model_len=2048) as engine:
         prompts = {g: [engine.tokenize_chat({"messages": m}) for m in ms] for g, ms in groups.items()}
+    # The target's forwards are measured once, for both costs, when either is not given.
+    target_seconds = None
+    if args.verify_costs is None or args.draft_cost is None:
+        target_seconds = forward_seconds(target, args.threads, MAX_K + 1 if args.verify_costs is None else 1)
     if args.verify_costs:
         verify = [1.0] + [float(c) for c in args.verify_costs.split(",")]
         if len(verify) != MAX_K + 1:
             sys.exit("--verify-costs takes %d costs, T(2) to T(%d)" % (MAX_K, MAX_K + 1))
     else:
-        seconds = forward_seconds(target, args.threads, MAX_K + 1)
-        verify = [t / seconds[0] for t in seconds]
+        verify = [t / target_seconds[0] for t in target_seconds]
     draft_cost = args.draft_cost
     if draft_cost is None:
-        draft_cost = forward_seconds(draft, args.threads, 1)[0] / forward_seconds(target, args.threads, 1)[0]
+        draft_cost = forward_seconds(draft, args.threads, 1)[0] / target_seconds[0]
     print(f"target {pathlib.Path(target).name}, draft {pathlib.Path(draft).name}; greedy, {args.max_tokens} tokens; "
           f"{args.threads} threads; a draft token {draft_cost:.2f} of a target decode; target forwards of 2..{MAX_K + 1} "
           f"positions " + ", ".join(f"{c:.2f}" for c in verify[1:]) + " decodes")

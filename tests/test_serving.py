@@ -532,7 +532,6 @@ def test_stats_count_running_requests(engine):
         req.wait()
 
 
-
 def test_stats_count_a_request_during_its_first_step(engine):
     """A request is counted as waiting or running from its submission on,
     also while the step that takes it in runs (between the engine taking
@@ -555,6 +554,7 @@ def test_stats_count_a_request_during_its_first_step(engine):
         finally:
             release.set()
         req.wait()
+
 
 # --- async ----------------------------------------------------------------------------
 
