@@ -26,6 +26,7 @@
 #include "dtype/half.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/prefetch.h"
 
 // The vector helpers below are internal (inlined, file-local), so GCC's note
 // that passing 64-byte vectors by value differs between ISAs does not apply.
@@ -170,20 +171,6 @@ void map_lanes(float* x, const float* y, int64_t n, Lanes lanes) {
     if (y) std::memcpy(b, y + i, rest * sizeof(float));
     store(a, lanes(load(a), load(b)));
     std::memcpy(x + i, a, rest * sizeof(float));
-}
-
-// Requests the cache line at p ahead of its use. Not __builtin_prefetch:
-// GCC 12 deletes a loop whose only effect is that builtin (C++ loops are
-// assumed to finish, and the requests count as no effect), which had left
-// decode attention with no prefetching at all; an asm statement stays.
-inline void prefetch(const void* p) {
-#if defined(__x86_64__) || defined(__i386__)
-    asm volatile("prefetcht0 (%0)" : : "r"(p));
-#elif defined(__aarch64__)
-    asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
-#else
-    __builtin_prefetch(p);
-#endif
 }
 
 // A cache element (float, half or int8) as a float, and kLanes consecutive ones.
@@ -390,9 +377,9 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             // One request per cache line: dimension rows are bs elements apart.
             const int dim_bytes = bs * static_cast<int>(sizeof(T));
             const int dim_step = dim_bytes >= kLine ? 1 : kLine / dim_bytes;
-            for (int d = 0; d < hd; d += dim_step) prefetch(k0 + size_t(d) * bs * sizeof(T));
+            for (int d = 0; d < hd; d += dim_step) prefetch_l1(k0 + size_t(d) * bs * sizeof(T));
         }
-        if (quantized) prefetch(key_scales(max_of(start, first_read)));
+        if (quantized) prefetch_l1(key_scales(max_of(start, first_read)));
     };
     auto prefetch_values = [&](int start) {
         const int n_keys = min_of(kLanes, last + 1 - start);
@@ -401,8 +388,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         chunk_values(start, n_keys, rows, scales);
         for (int j = max_of(0, first_read - start); j < n_keys; ++j) {
             const auto* row = reinterpret_cast<const char*>(rows[j]);
-            for (int off = 0; off < row_bytes; off += kLine) prefetch(row + off);
-            if (quantized) prefetch(scales[j]);
+            for (int off = 0; off < row_bytes; off += kLine) prefetch_l1(row + off);
+            if (quantized) prefetch_l1(scales[j]);
         }
     };
     for (int c = first_chunk; c < first_chunk + kSoftmaxKeys; c += kLanes) prefetch_keys(c), prefetch_values(c);

@@ -16,6 +16,7 @@
 
 #include "kernels/cpu/act_layout.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/prefetch.h"
 #include "kernels/cpu/simd_formats.h"
 
 namespace vllm::kernels {
@@ -39,13 +40,6 @@ inline void for_each_step(Fn&& fn, std::integer_sequence<int, S...>) {
 // ran at a third of the speed of reading one row at a time). So direct
 // reads prefetch, into L2, the same bytes kPrefetchTiles row tiles on.
 constexpr int64_t kPrefetchTiles = 8;
-
-// Prefetches [base + offset, + bytes). The address may lie past the
-// matrix (prefetches never fault), so it is formed as an integer.
-inline void prefetch_span(const uint8_t* base, int64_t offset, int64_t bytes) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(offset);
-    for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(p + off), 0, 2);
-}
 
 // One step of a super-block format's decoded weights and scales.
 template <class V>
