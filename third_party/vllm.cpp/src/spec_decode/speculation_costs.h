@@ -7,8 +7,9 @@
 //
 // Why measured rather than configured: how much a forward of k + 1
 // positions costs next to one of a single position depends on the weights'
-// format and the machine (on 4-bit weights 5 positions cost about 1.3 decodes,
-// on F16 weights with AVX2 about 2.5; BENCHMARKS.md), and so does the draft.
+// format, the kernels and the machine (on 4-bit weights 5 positions cost
+// about 1.3 decodes; on F16 weights with AVX2 2.5 before the few-row tiles,
+// 1.2-1.6 after; BENCHMARKS.md), and so does the draft.
 //
 // Each entry is a running average that a single outlier (a thread
 // descheduled on a shared machine) moves by at most a factor of 2.
