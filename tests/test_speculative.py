@@ -243,6 +243,11 @@ def test_stats_shape(engines):
         assert sum(per_pos) == stats["num_accepted_tokens"] <= stats["num_draft_tokens"]
         assert all(a >= b for a, b in zip(per_pos, per_pos[1:]))
         assert stats["num_drafts"] >= per_pos[0]
+        # What the dynamic switch measured: a lone decode's forward, and a
+        # draft token wherever tokens were drafted.
+        assert stats["forward_ms"]["1"] > 0
+        if stats["num_draft_tokens"]:
+            assert stats["draft_token_ms"] > 0
 
 
 BAD_CONFIGS = [

@@ -399,6 +399,10 @@ EngineStats EngineCore::stats() const {
     s.prefix_cache_hits = scheduler_.prefix_cache_hits();
     s.preemptions = scheduler_.num_preemptions();
     s.kv_transfer = kv_transfer_stats();
+    if (speculation_policy_) {
+        s.spec_decode->draft_token_seconds = speculation_policy_->costs().draft_seconds();
+        s.spec_decode->forward_seconds = speculation_policy_->costs().measured_forwards();
+    }
     if (draft_proposer_) {
         s.spec_decode->draft_kv_blocks_total = draft_proposer_->num_blocks();
         s.spec_decode->draft_kv_blocks_free = draft_proposer_->num_free_blocks();

@@ -1,6 +1,15 @@
 #include "engine/stats.h"
 
+#include "util/json.h"
+
 namespace vllm {
+
+namespace {
+
+// Seconds as milliseconds, a JSON number (locale-independent).
+std::string milliseconds(double seconds) { return json::format_float(seconds * 1e3); }
+
+}  // namespace
 
 std::string EngineStats::to_json() const {
     std::string out = "{";
@@ -49,6 +58,10 @@ std::string EngineStats::to_json() const {
         field("spec_decode", "null");
     } else {
         const SpecDecodeStats& sd = *spec_decode;
+        std::string forward_ms = "{";
+        for (const auto& [positions, seconds] : sd.forward_seconds)
+            forward_ms += (forward_ms.size() > 1 ? ",\"" : "\"") + std::to_string(positions) + "\":" + milliseconds(seconds);
+        forward_ms += "}";
         std::string per_pos = "[";
         for (int64_t n : sd.num_accepted_tokens_per_pos) per_pos += (per_pos.size() > 1 ? "," : "") + std::to_string(n);
         field("spec_decode", "{\"method\":\"" + std::string(sd.method) + "\",\"num_drafts\":" +
@@ -56,7 +69,9 @@ std::string EngineStats::to_json() const {
                                  std::to_string(sd.num_draft_tokens) + ",\"num_accepted_tokens\":" +
                                  std::to_string(sd.num_accepted_tokens) + ",\"num_accepted_tokens_per_pos\":" +
                                  per_pos + "],\"draft_kv_blocks_total\":" + std::to_string(sd.draft_kv_blocks_total) +
-                                 ",\"draft_kv_blocks_free\":" + std::to_string(sd.draft_kv_blocks_free) + "}");
+                                 ",\"draft_kv_blocks_free\":" + std::to_string(sd.draft_kv_blocks_free) +
+                                 ",\"draft_token_ms\":" + (sd.draft_token_seconds ? milliseconds(*sd.draft_token_seconds) : "null") +
+                                 ",\"forward_ms\":" + forward_ms + "}");
     }
     return out + "}";
 }

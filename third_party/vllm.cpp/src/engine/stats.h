@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <optional>
+#include <utility>
 #include <vector>
 
 #include "kv_transfer/kv_transfer_stats.h"
@@ -35,6 +35,12 @@ struct SpecDecodeStats {
     // The draft model's own KV cache (0 for the model-free proposers).
     int64_t draft_kv_blocks_total = 0;
     int64_t draft_kv_blocks_free = 0;
+    // What the dynamic switch has measured (speculation_costs.h), so its
+    // choices can be followed from outside: a draft token's seconds (unset
+    // before the first draft) and the target forwards' average seconds by
+    // the positions they computed.
+    std::optional<double> draft_token_seconds;
+    std::vector<std::pair<int, double>> forward_seconds;
 };
 
 // The kv_blocks_* fields are the primary KV cache group's (full attention

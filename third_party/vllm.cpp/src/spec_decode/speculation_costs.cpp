@@ -38,6 +38,13 @@ std::optional<double> SpeculationCosts::forward_seconds(int positions) const {
     return forward_[below] + f * (forward_[above] - forward_[below]);
 }
 
+std::vector<std::pair<int, double>> SpeculationCosts::measured_forwards() const {
+    std::vector<std::pair<int, double>> measured;
+    for (int positions = 1; positions <= kMaxPositions; ++positions)
+        if (forward_samples_[positions] > 0) measured.emplace_back(positions, forward_[positions]);
+    return measured;
+}
+
 std::optional<double> SpeculationCosts::draft_seconds() const {
     if (draft_samples_ == 0) return std::nullopt;
     return draft_;

@@ -15,6 +15,7 @@
 // descheduled on a shared machine) moves by at most a factor of 2.
 #pragma once
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace vllm {
@@ -38,6 +39,8 @@ public:
     std::optional<double> forward_seconds(int positions) const;
     // The seconds of one draft step; nothing before the first.
     std::optional<double> draft_seconds() const;
+    // The forwards measured so far: (positions, average seconds), by positions.
+    std::vector<std::pair<int, double>> measured_forwards() const;
 
 private:
     static void update(double& average, int& samples, double seconds);
