@@ -279,11 +279,14 @@ def draft_rounds(target, drafts, vocabs, draft_k, threads, prompts, max_tokens, 
                     counts[e][t][1] += after["num_accepted_tokens"] - before["num_accepted_tokens"]
             tok_s, tokens[e][-1] = batch_tok_s(engines[e])
             speeds[e][-1].append(tok_s)
+    # What each engine's dynamic switch measured (its running averages at the end).
+    costs = [engine.stats()["spec_decode"] for engine in engines[1:]]
+    costs = [{"draft_token_ms": c["draft_token_ms"], "forward_ms": c["forward_ms"]} for c in costs]
     for engine in engines:
         engine.close()
     acceptance = [[accepted / drafted if drafted else None for drafted, accepted in per_engine] for per_engine in counts]
     return {"tok_s": [[statistics.median(v) for v in per_engine] for per_engine in speeds], "tokens": tokens,
-            "acceptance": acceptance}
+            "acceptance": acceptance, "costs": costs}
 
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests"
@@ -356,6 +359,20 @@ def print_draft_table(target, drafts, vocabs, draft_k, result, max_tokens, round
     for (d, v), ratio in zip(variants, lowest):
         verdict = "at or above" if ratio >= FLOOR else "BELOW"
         print(f"lowest ratio with the {variant_name(d, v)}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
+    print()
+    print("The dynamic switch's measured costs at the end of the run (running averages, the batch rounds' steps "
+          "included), in target decode forwards T(1): a draft token (d), and forwards of 2..k+1 positions")
+    print()
+    print("| engine | T(1) ms | d | " + " | ".join(f"T({n})" for n in range(2, draft_k + 2)) + " |")
+    print("|---|---|---|" + "---|" * draft_k)
+    for (d, v), c in zip(variants, result["costs"]):
+        forward = c["forward_ms"]
+        one = forward.get("1")
+        if not one:
+            continue
+        shares = [c["draft_token_ms"]] + [forward.get(str(n)) for n in range(2, draft_k + 2)]
+        print(f"| {variant_name(d, v)} | {one:.2f} | " +
+              " | ".join("" if ms is None else f"{ms / one:.2f}" for ms in shares) + " |")
 
 
 def child(args):
