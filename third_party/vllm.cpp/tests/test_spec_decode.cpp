@@ -141,6 +141,12 @@ void test_suffix_tree() {
     check(d.tokens.empty(), "suffix tree: min_token_prob cuts an uncertain draft");
     d = t.speculate(Tokens{9}.data(), 1, 4, 1.0, 0.0);
     check(d.tokens.empty(), "suffix tree: no match, no draft");
+    // A copy in progress: the longest match (5 tokens) leaves one token of
+    // depth below it, a 3-token match leaves three.
+    SuffixTree copy(6);
+    for (int32_t tok : Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5}) copy.append(tok);
+    d = copy.speculate(Tokens{1, 2, 3, 4, 5}.data(), 5, 8, 1.0, 0.0);
+    check(d.tokens == Tokens{6, 7, 8}, "suffix tree: the best-scoring match, not the longest");
 
     SuffixTree g(3);
     const Tokens a = {5, 6, 7, 8}, b = {5, 6, 9};

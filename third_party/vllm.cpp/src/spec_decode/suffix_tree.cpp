@@ -78,19 +78,30 @@ void SuffixTree::remove(const std::vector<int32_t>& tokens) {
 
 SuffixTree::Draft SuffixTree::speculate(const int32_t* context, int n, int max_tokens, double max_spec_factor,
                                         double min_prob) const {
-    Draft draft;
-    // The longest matched suffix with a continuation seen after it.
-    int32_t match = -1;
-    int match_len = 0;
-    for (int m = std::min(n, max_depth_ - 1); m >= 1 && match < 0; --m) {
+    // Every suffix of the context that the tree holds, followed by something,
+    // is a candidate: a longer match predicts more surely, a shorter one
+    // leaves its path more depth to continue in (paths end at max_depth).
+    // Taking the longest alone cut a long copy's drafts to one token. The
+    // best score (the expected accepted tokens) wins, a longer match on a
+    // tie, as in Arctic Inference's suffix decoding.
+    Draft best;
+    for (int m = 1; m <= std::min(n, max_depth_ - 1); ++m) {
+        // Walked from the root: a suffix one token longer is not a child of this one.
         int32_t node = 0;
         for (int i = n - m; i < n && node >= 0; ++i) node = child(node, context[i]);
-        if (node >= 0 && !nodes_[node].children.empty()) match = node, match_len = m;
+        if (node < 0) break;  // no longer suffix is in the tree either
+        if (nodes_[node].children.empty()) continue;
+        const int limit = std::min({max_tokens, static_cast<int>(max_spec_factor * m), max_depth_ - m});
+        Draft draft = continuation(node, limit, min_prob);
+        if (!draft.tokens.empty() && draft.score >= best.score) best = std::move(draft);
     }
-    if (match < 0) return draft;
-    const int limit = std::min({max_tokens, static_cast<int>(max_spec_factor * match_len), max_depth_ - match_len});
+    return best;
+}
+
+SuffixTree::Draft SuffixTree::continuation(int32_t node, int limit, double min_prob) const {
+    Draft draft;
     double prob = 1.0;
-    for (int32_t node = match; static_cast<int>(draft.tokens.size()) < limit;) {
+    while (static_cast<int>(draft.tokens.size()) < limit) {
         const Node& here = nodes_[node];
         int64_t seen = 0;
         int32_t best = -1;

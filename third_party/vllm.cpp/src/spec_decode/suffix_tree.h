@@ -26,8 +26,8 @@ public:
         std::vector<int32_t> tokens;
         double score = 0.0;  // the sum of the tokens' estimated probabilities
     };
-    // Matches the longest suffix of `context` (n tokens) that has been seen
-    // followed by something, then follows the most frequent continuation
+    // The best-scoring draft over every suffix of `context` (n tokens) seen
+    // followed by something: from each, the most frequent continuation
     // while the estimated probability of the whole draft (the product of each
     // step's share among the continuations seen) stays >= min_prob, for at
     // most min(max_tokens, max_spec_factor * match length, max_depth - match
@@ -45,6 +45,8 @@ private:
         std::vector<int32_t> children;  // node indices
     };
     int32_t child(int32_t node, int32_t token) const;  // -1 when absent
+    // The most frequent path below `node`, as speculate() describes, of at most `limit` tokens.
+    Draft continuation(int32_t node, int limit, double min_prob) const;
     int32_t child_or_new(int32_t node, int32_t token);
     void release(int32_t node);  // a node whose count fell to zero
     // Adds `delta` along tokens[begin, begin + depth) from the root.
