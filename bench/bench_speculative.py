@@ -1,30 +1,35 @@
 """Speculative decoding: batch-1 decode speed with and without drafts, side by side.
 
-One invocation runs, each in a fresh child process and one after the other
-on the same GGUF, prompt token ids and thread count:
+One invocation, on the same GGUF, prompt token ids and thread count:
 
-* vllm-cpp without speculation, with the n-gram proposer and with suffix
-  decoding (greedy, so all three produce the same tokens);
+* vllm-cpp without speculation, with the n-gram proposer, with suffix
+  decoding and with the n-gram proposer forced on at every batch size
+  (disable_by_batch_size 0), all loaded in one child process and measured
+  in alternating rounds (--rounds; the order flips each round): each
+  engine's median tok/s, and its ratio to the first as the median of the
+  rounds' ratios (each round's pair measured minutes apart at most, so
+  the machine's drift cancels; the rounds' range beside it). The two
+  n-gram engines, doing the same work at batch 1, show the noise left.
+  Greedy, so all of them produce the same tokens;
 * llama.cpp (llama-cpp-python) without and with its prompt-lookup
-  speculation (LlamaPromptLookupDecoding), when llama_cpp is importable;
+  speculation (LlamaPromptLookupDecoding), when llama_cpp is importable,
+  each in its own child process afterwards (best of --repeats);
 
 on three chat prompts (rendered with the model's chat template): two
 input-grounded tasks (rewriting a ~500-token passage, editing code), where
-the output repeats the input, and one open-ended chat, where it does not.
+the output repeats the input, and one open-ended chat, where it does not;
+then 8 requests at once (the three prompts, repeated), aggregate generated
+tokens/s, where the default switch turns speculation off (above 4 requests)
+and the forced n-gram engine shows what it would cost.
 
 Decode speed is (tokens - 1) / (time for all tokens - time for the first
-token), each the best of --repeats, with the prompt's KV already cached on
-both engines (a warm-up run), so prompt processing is left out. vllm-cpp's
-acceptance rate (accepted / draft tokens, from Engine.stats()) is reported;
-llama-cpp-python does not expose one.
+token), with the prompt's KV already cached on every engine (a warm-up
+run), so prompt processing is left out. vllm-cpp's acceptance rate
+(accepted / draft tokens, from Engine.stats()) is reported; llama-cpp-python
+does not expose one. Each table ends with each speculating engine's lowest
+ratio against the 0.95x floor, and the costs its dynamic switch measured.
 
-A second table measures the dynamic switch: 8 requests at once (the three
-prompts, repeated), aggregate generated tokens/s over the whole batch
-(best of --repeats), for vllm-cpp without speculation, with the n-gram
-proposer forced on at every batch size (disable_by_batch_size 0), and with
-the n-gram proposer and its default switch (off above 4 requests).
-
-A third table is the draft model ("draft_model"): SmolLM2 F16 as the
+A second table is the draft model ("draft_model"): SmolLM2 F16 as the
 target, drafted for by SmolLM2 Q4_0 (llama.cpp's quantizer, or --draft),
 both made from the bundled GGUF and cached as the tests make them
 (tests/hf_convert.py, tests/llama_quantize.py); --draft-types Q4_0,Q8_0,Q6_K
@@ -32,17 +37,12 @@ adds a draft engine per llama.cpp file type, each with its acceptance (the
 quantizer runs in --peer-python, a Python with llama-cpp-python, when this
 one has none); --draft-vocab 0,32768 adds one per draft_vocab_size too (the
 draft proposes only ids below it; 0: all). The F16 engines, without
-speculation and with each draft,
-are loaded in one child process and measured in alternating rounds
-(--rounds; the order flips each round), and the median of each is
-reported: on a shared machine they all see the same load. Batch 1 on the
-three tasks, then 8 requests at once with the default dynamic switch
-(speculation off above 4 requests). The draft length follows the measured
-acceptance and costs (speculation_policy.h) up to --draft-k; the table
-ends with each draft's lowest ratio against the 0.95x floor.
+speculation and with each draft, are measured the same way, in alternating
+rounds in one child process. The draft length follows the measured
+acceptance and costs (speculation_policy.h) up to --draft-k.
 
-Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N]
-                                          [--draft-only] [--target PATH] [--draft PATH] [--rounds N]
+Usage:  python bench/bench_speculative.py [--model PATH] [--threads N] [--max-tokens N] [--rounds N]
+                                          [--draft-only] [--target PATH] [--draft PATH]
                                           [--draft-types Q4_0,Q8_0,...] [--draft-vocab 0,32768]
                                           [--peer-python PATH]
 Prints markdown tables (ratios against vllm-cpp without speculation);
@@ -111,10 +111,14 @@ def format_summary(summary):
     return "\\n".join(lines)
 '''
 
+# The passage task's wording matters to a 135M model: "Rewrite the following
+# passage exactly, correcting nothing and adding nothing." got a sentence
+# about the passage instead of the passage (16 tokens from Q4_1, 87 from
+# F16, on 2026-12-05's engine); this one gets the passage back from both (233
+# tokens, one stretch of it left out).
 TASKS = {
     "grounded: rewrite a passage": [
-        {"role": "user", "content": "Rewrite the following passage exactly, correcting nothing and adding nothing.\n\n"
-                                    + PASSAGE}],
+        {"role": "user", "content": "Rewrite the following passage word for word.\n\n" + PASSAGE}],
     "grounded: edit code": [
         {"role": "user", "content": "In this Python code, rename the variable `total` to `running_total` "
                                     "everywhere and return the whole code.\n\n```python\n" + CODE + "```"}],
@@ -126,122 +130,39 @@ NGRAM = {"method": "ngram", "num_speculative_tokens": 8, "prompt_lookup_min": 2,
 # Without the tree of finished outputs: each prompt is run several times, and
 # that tree would have memorised the warm-up's output by the timed runs.
 SUFFIX = {"method": "suffix", "num_speculative_tokens": 16, "suffix_decoding_max_cached_requests": 0}
-BATCH_ENGINES = {
+# vllm-cpp's engines of the main table, measured in alternating rounds.
+ROUND_ENGINES = {
     "vllm-cpp": None,
+    "vllm-cpp ngram": NGRAM,
+    "vllm-cpp suffix": SUFFIX,
     "vllm-cpp ngram, always on": dict(NGRAM, disable_by_batch_size=0),
-    "vllm-cpp ngram, default switch": NGRAM,
+}
+LLAMA_ENGINES = {
+    "llama.cpp": None,
+    "llama.cpp prompt lookup": {"num_pred_tokens": 8, "max_ngram_size": 3},
 }
 BATCH_SIZE = 8
+BATCH_TASK = f"{BATCH_SIZE} requests at once (aggregate)"
 DRAFT_K = 4
 DRAFT_VOCAB = 0  # the draft table's draft_vocab_size (0: the whole vocabulary)
 FLOOR = 0.95  # issue 12: speculation never below this ratio (the dynamic switch)
-ENGINES = {
-    "vllm-cpp": ("vllm_cpp", None),
-    "vllm-cpp ngram": ("vllm_cpp", NGRAM),
-    "vllm-cpp suffix": ("vllm_cpp", SUFFIX),
-    "llama.cpp": ("llamacpp", None),
-    "llama.cpp prompt lookup": ("llamacpp", {"num_pred_tokens": 8, "max_ngram_size": 3}),
-}
 
 
-def best(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
-def run_vllm_cpp(model, threads, prompts, max_tokens, repeats, config):
-    from vllm_cpp import Engine, SamplingParams
-
-    kw = {"speculative_config": config} if config else {}
-    engine = Engine.load(model, max_model_len=2048, num_threads=threads, **kw)
-    results = []
-    for ids in prompts:
-        one = SamplingParams.greedy(max_tokens=1)
-        full = SamplingParams.greedy(max_tokens=max_tokens)
-        engine.complete(ids, full)  # warm-up: the prompt's KV is cached from here on
-        before = engine.stats()["spec_decode"]
-        t_one, _ = best(lambda: engine.complete(ids, one), repeats)
-        t_full, out = best(lambda: engine.complete(ids, full), repeats)
-        after = engine.stats()["spec_decode"]
-        acceptance = None
-        if after is not None:
-            drafted = after["num_draft_tokens"] - before["num_draft_tokens"]
-            acceptance = (after["num_accepted_tokens"] - before["num_accepted_tokens"]) / drafted if drafted else 0.0
-        results.append({"tokens": out.completion_tokens, "tok_s": (out.completion_tokens - 1) / (t_full - t_one),
-                        "acceptance": acceptance})
-    engine.close()
-    return results
-
-
-def run_llamacpp(model, threads, prompts, max_tokens, repeats, lookup):
-    from llama_cpp import Llama
-
-    kw = {}
-    if lookup:
-        from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-        kw["draft_model"] = LlamaPromptLookupDecoding(**lookup)
-        kw["logits_all"] = True  # its verification reads every drafted position's logits
-    llm = Llama(model_path=model, n_ctx=2048, n_threads=threads, n_threads_batch=threads, verbose=False, **kw)
-    results = []
-    for ids in prompts:
-        def generate(n):
-            return llm.create_completion(prompt=ids, max_tokens=n, temperature=0.0)
-        generate(max_tokens)  # warm-up: llama-cpp-python reuses the prompt's KV from here on
-        t_one, _ = best(lambda: generate(1), repeats)
-        t_full, out = best(lambda: generate(max_tokens), repeats)
-        n = out["usage"]["completion_tokens"]
-        results.append({"tokens": n, "tok_s": (n - 1) / (t_full - t_one), "acceptance": None})
-    return results
-
-
-def run_vllm_cpp_batch(model, threads, prompts, max_tokens, repeats, config):
+def alternating_rounds(model, configs, threads, prompts, max_tokens, rounds):
+    """One engine per speculative config (None: without speculation), all
+    loaded at once. Per engine and task: the median batch-1 decode tok/s over
+    alternating rounds, then the same for 8 requests at once (aggregate
+    tok/s); per engine and task its acceptance; per speculating engine the
+    costs its dynamic switch measured (running averages at the end)."""
     import asyncio
 
     from vllm_cpp import Engine, SamplingParams
 
-    kw = {"speculative_config": config} if config else {}
-    engine = Engine.load(model, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
-    batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
-    params = SamplingParams.greedy(max_tokens=max_tokens)
+    def load(config):
+        kw = {"speculative_config": config} if config else {}
+        return Engine.load(model, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
 
-    def run():
-        async def go():
-            return await asyncio.gather(*(engine.acomplete(ids, params) for ids in batch))
-        return sum(c.completion_tokens for c in asyncio.run(go()))
-
-    run()  # warm-up: the prompts' KV is cached from here on
-    elapsed, tokens = best(run, repeats)
-    engine.close()
-    return {"tokens": tokens, "tok_s": tokens / elapsed}
-
-
-def draft_variants(drafts, vocabs):
-    """(draft file, draft_vocab_size) per engine with a draft, in table order."""
-    return [(d, v) for d in drafts for v in vocabs]
-
-
-def draft_rounds(target, drafts, vocabs, draft_k, threads, prompts, max_tokens, rounds):
-    """Per engine (without speculation, then with each draft model at each
-    drafting vocabulary size, draft_variants), per
-    task: the median batch-1 decode tok/s over alternating rounds; then the
-    same for 8 requests at once (aggregate tok/s); and per draft and task
-    its acceptance."""
-    import asyncio
-
-    from vllm_cpp import Engine, SamplingParams
-
-    def load(draft, vocab):
-        kw = {}
-        if draft:
-            kw["speculative_config"] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
-                                        "draft_vocab_size": vocab}
-        return Engine.load(target, max_model_len=2048, num_threads=threads, max_num_seqs=BATCH_SIZE, **kw)
-
-    engines = [load(None, 0)] + [load(d, v) for d, v in draft_variants(drafts, vocabs)]
+    engines = [load(config) for config in configs]
     one, full = SamplingParams.greedy(max_tokens=1), SamplingParams.greedy(max_tokens=max_tokens)
     batch = [prompts[i % len(prompts)] for i in range(BATCH_SIZE)]
 
@@ -279,14 +200,49 @@ def draft_rounds(target, drafts, vocabs, draft_k, threads, prompts, max_tokens, 
                     counts[e][t][1] += after["num_accepted_tokens"] - before["num_accepted_tokens"]
             tok_s, tokens[e][-1] = batch_tok_s(engines[e])
             speeds[e][-1].append(tok_s)
-    # What each engine's dynamic switch measured (its running averages at the end).
-    costs = [engine.stats()["spec_decode"] for engine in engines[1:]]
-    costs = [{"draft_token_ms": c["draft_token_ms"], "forward_ms": c["forward_ms"]} for c in costs]
+    costs = [engine.stats()["spec_decode"] for engine in engines]
+    costs = [c and {"draft_token_ms": c["draft_token_ms"], "forward_ms": c["forward_ms"]} for c in costs]
     for engine in engines:
         engine.close()
     acceptance = [[accepted / drafted if drafted else None for drafted, accepted in per_engine] for per_engine in counts]
+    # Each round's ratio pairs an engine with the first one measured minutes
+    # apart at most: the machine's drift between rounds cancels out.
+    ratios = [[[a / b for a, b in zip(mine, first)] for mine, first in zip(per_engine, speeds[0])]
+              for per_engine in speeds]
     return {"tok_s": [[statistics.median(v) for v in per_engine] for per_engine in speeds], "tokens": tokens,
+            "ratio": [[statistics.median(v) for v in per_engine] for per_engine in ratios],
+            "ratio_range": [[(min(v), max(v)) for v in per_engine] for per_engine in ratios],
             "acceptance": acceptance, "costs": costs}
+
+
+def best(fn, repeats):
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def run_llamacpp(model, threads, prompts, max_tokens, repeats, lookup):
+    from llama_cpp import Llama
+
+    kw = {}
+    if lookup:
+        from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+        kw["draft_model"] = LlamaPromptLookupDecoding(**lookup)
+        kw["logits_all"] = True  # its verification reads every drafted position's logits
+    llm = Llama(model_path=model, n_ctx=2048, n_threads=threads, n_threads_batch=threads, verbose=False, **kw)
+    results = []
+    for ids in prompts:
+        def generate(n):
+            return llm.create_completion(prompt=ids, max_tokens=n, temperature=0.0)
+        generate(max_tokens)  # warm-up: llama-cpp-python reuses the prompt's KV from here on
+        t_one, _ = best(lambda: generate(1), repeats)
+        t_full, out = best(lambda: generate(max_tokens), repeats)
+        n = out["usage"]["completion_tokens"]
+        results.append({"tokens": n, "tok_s": (n - 1) / (t_full - t_one)})
+    return results
 
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests"
@@ -294,19 +250,17 @@ TESTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests"
 
 def quantized_draft(ftype, peer_python):
     """SmolLM2 in llama.cpp's `ftype` (made from the bundled GGUF by its
-    quantizer and cached, as the tests make them), here or in peer_python."""
+    quantizer and cached, as the tests make them) by peer_python, else this
+    Python, in a child process: the quantizer logs every tensor to stdout."""
     from vllm_cpp.models import smollm2_path
 
-    try:
-        sys.path.insert(0, str(TESTS_DIR))
-        import llama_quantize
-        return str(llama_quantize.quantized(smollm2_path(), ftype))
-    except ImportError:
-        if not peer_python:
-            raise
     code = (f"import sys; sys.path.insert(0, {str(TESTS_DIR)!r}); import llama_quantize; "
             f"print(llama_quantize.quantized({smollm2_path()!r}, {ftype!r}))")
-    proc = subprocess.run([peer_python, "-c", code], check=True, capture_output=True, text=True)
+    python = peer_python or sys.executable
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{python} could not make the {ftype} draft ({last})")
     return proc.stdout.strip().splitlines()[-1]
 
 
@@ -322,77 +276,128 @@ def draft_files(args):
     return target, [quantized_draft(t, args.peer_python) for t in args.draft_types.split(",")]
 
 
-def draft_vocabs(args):
-    return [int(v) for v in args.draft_vocab.split(",")]
-
-
 def draft_name(path):
     """A draft's llama.cpp file type as its cached name says (`...-Q8_0-llama_cpp-...`), else its file name."""
     stem = os.path.basename(path)
     return stem.split("-llama_cpp-")[0].rsplit("-", 1)[-1] if "-llama_cpp-" in stem else stem
 
 
-def variant_name(draft, vocab):
-    return f"{draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
+def draft_engines(drafts, vocabs, draft_k):
+    """The draft table's engines: name -> speculative config, one per draft
+    file and draft_vocab_size, after the F16 target alone."""
+    engines = {"vllm-cpp F16": None}
+    for draft in drafts:
+        for vocab in vocabs:
+            name = f"vllm-cpp F16 + {draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
+            engines[name] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
+                             "draft_vocab_size": vocab}
+    return engines
 
 
-def print_draft_table(target, drafts, vocabs, draft_k, result, max_tokens, rounds):
-    variants = draft_variants(drafts, vocabs)
-    names = ["vllm-cpp F16"] + [f"vllm-cpp F16 + {variant_name(d, v)}" for d, v in variants]
-    print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
-          f"num_speculative_tokens {draft_k} (the most the policy may choose); greedy, up to {max_tokens} tokens; "
-          f"median of {rounds} alternating rounds")
-    print()
-    print("| task | engine | tokens | decode tok/s | vs F16 without speculation | acceptance |")
+def print_rounds_table(names, result, widest, extra_rows=None):
+    """The batch-1 rows per task and the batch row of alternating_rounds'
+    `result` (engines in `names`' order, the first without speculation),
+    extra_rows[task] (name, tokens, tok/s) after them; then each speculating
+    engine's lowest ratio against the floor, and the costs its switch
+    measured (forwards of up to `widest` positions)."""
+    print("| task | engine | tokens | decode tok/s | vs the first engine (rounds' range) | acceptance |")
     print("|---|---|---|---|---|---|")
-    lowest = [None] * len(variants)
-    for t, task in enumerate(list(TASKS) + [f"{BATCH_SIZE} requests at once (aggregate)"]):
+    lowest = [None] * len(names)
+    for t, task in enumerate(list(TASKS) + [BATCH_TASK]):
         base = result["tok_s"][0][t]
         for e, name in enumerate(names):
+            ratio, (low, high) = result["ratio"][e][t], result["ratio_range"][e][t]
             rate = result["acceptance"][e][t] if t < len(TASKS) else None
             acceptance = "" if rate is None else f"{100 * rate:.0f}%"
-            tok_s = result["tok_s"][e][t]
+            spread = f" ({low:.2f}-{high:.2f})" if e > 0 else ""
+            print(f"| {task} | {name} | {result['tokens'][e][t]} | {result['tok_s'][e][t]:.1f} | {ratio:.2f}x{spread} | "
+                  f"{acceptance} |")
             if e > 0:
-                lowest[e - 1] = min(tok_s / base, lowest[e - 1] or tok_s / base)
-            print(f"| {task} | {name} | {result['tokens'][e][t]} | {tok_s:.1f} | {tok_s / base:.2f}x | {acceptance} |")
+                lowest[e] = min(ratio, lowest[e] or ratio)
+        for name, tokens, tok_s in (extra_rows or {}).get(task, []):
+            print(f"| {task} | {name} | {tokens} | {tok_s:.1f} | {tok_s / base:.2f}x | |")
     print()
-    for (d, v), ratio in zip(variants, lowest):
+    for name, ratio in list(zip(names, lowest))[1:]:
         verdict = "at or above" if ratio >= FLOOR else "BELOW"
-        print(f"lowest ratio with the {variant_name(d, v)}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
+        print(f"lowest ratio of {name}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
     print()
     print("The dynamic switch's measured costs at the end of the run (running averages, the batch rounds' steps "
-          "included), in target decode forwards T(1): a draft token (d), and forwards of 2..k+1 positions")
+          "included), in decode forwards T(1): a draft token (d; none for model-free proposers), and forwards "
+          f"of 2..{widest} positions")
     print()
-    print("| engine | T(1) ms | d | " + " | ".join(f"T({n})" for n in range(2, draft_k + 2)) + " |")
-    print("|---|---|---|" + "---|" * draft_k)
-    for (d, v), c in zip(variants, result["costs"]):
-        forward = c["forward_ms"]
-        one = forward.get("1")
+    print("| engine | T(1) ms | d | " + " | ".join(f"T({n})" for n in range(2, widest + 1)) + " |")
+    print("|---|---|---|" + "---|" * (widest - 1))
+    for name, c in zip(names, result["costs"]):
+        one = c and c["forward_ms"].get("1")
         if not one:
             continue
-        shares = [c["draft_token_ms"]] + [forward.get(str(n)) for n in range(2, draft_k + 2)]
-        print(f"| {variant_name(d, v)} | {one:.2f} | " +
-              " | ".join("" if ms is None else f"{ms / one:.2f}" for ms in shares) + " |")
+        shares = [c["draft_token_ms"]] + [c["forward_ms"].get(str(n)) for n in range(2, widest + 1)]
+        print(f"| {name} | {one:.2f} | " + " | ".join("" if ms is None else f"{ms / one:.2f}" for ms in shares) + " |")
+    print()
+
+
+def run_child(args, *which, **job):
+    """This script in a child process (`which`: its mode's arguments); a
+    `job` for alternating_rounds goes through a JSON file. Its last line of
+    output, parsed."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(job, f)
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--child", f.name, *which, "--threads", str(args.threads),
+                               "--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats)],
+                              check=True, capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def child(args):
-    if args.draft_only:
-        with open(args.prompts) as f:
-            prompts = json.load(f)
-        print(json.dumps(draft_rounds(args.target, args.draft.split(os.pathsep), draft_vocabs(args), args.draft_k,
-                                      args.threads, prompts, args.max_tokens, args.rounds)))
+    with open(args.child) as f:
+        job = json.load(f)
+    if args.llama:
+        result = run_llamacpp(job["model"], args.threads, job["prompts"], args.max_tokens, args.repeats,
+                              LLAMA_ENGINES[args.llama])
+    else:
+        result = alternating_rounds(job["model"], job["configs"], args.threads, job["prompts"], args.max_tokens,
+                                    job["rounds"])
+    print(json.dumps(result))
+
+
+def main_table(args, prompts):
+    try:
+        import llama_cpp  # noqa: F401
+        peers = list(LLAMA_ENGINES)
+    except ImportError:
+        print("llama_cpp is not importable: llama.cpp's rows are left out", file=sys.stderr)
+        peers = []
+    result = run_child(args, model=args.model, configs=list(ROUND_ENGINES.values()), prompts=prompts,
+                       rounds=args.rounds)
+    peer_results = {name: run_child(args, "--llama", name, model=args.model, prompts=prompts) for name in peers}
+    extra_rows = {task: [(name, r[t]["tokens"], r[t]["tok_s"]) for name, r in peer_results.items()]
+                  for t, task in enumerate(TASKS)}
+    print(f"model: {os.path.basename(args.model)}; threads: {args.threads}; cpu: {platform.processor() or platform.machine()}; "
+          f"greedy, up to {args.max_tokens} tokens; vllm-cpp: median of {args.rounds} alternating rounds, "
+          f"llama.cpp: best of {args.repeats}")
+    print(f"ngram: {json.dumps(NGRAM)}; suffix: {json.dumps(SUFFIX)}; llama.cpp prompt lookup: "
+          f"{json.dumps(LLAMA_ENGINES['llama.cpp prompt lookup'])}")
+    print()
+    print_rounds_table(list(ROUND_ENGINES), result, NGRAM["num_speculative_tokens"] + 1, extra_rows)
+
+
+def draft_table(args, prompts):
+    try:
+        target, drafts = draft_files(args)
+    except (ImportError, RuntimeError) as e:
+        print(f"the draft table is left out: {e}; llama-cpp-python makes the drafts: pass --draft, or --peer-python "
+              "for a Python with it", file=sys.stderr)
         return
-    if args.batch_only:
-        with open(args.prompts) as f:
-            prompts = json.load(f)
-        print(json.dumps(run_vllm_cpp_batch(args.model, args.threads, prompts, args.max_tokens, args.repeats,
-                                            BATCH_ENGINES[args.batch_only])))
-        return
-    with open(args.prompts) as f:
-        prompts = json.load(f)
-    kind, config = ENGINES[args.only]
-    run = run_vllm_cpp if kind == "vllm_cpp" else run_llamacpp
-    print(json.dumps(run(args.model, args.threads, prompts, args.max_tokens, args.repeats, config)))
+    engines = draft_engines(drafts, [int(v) for v in args.draft_vocab.split(",")], args.draft_k)
+    result = run_child(args, model=target, configs=list(engines.values()), prompts=prompts, rounds=args.rounds)
+    print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
+          f"num_speculative_tokens {args.draft_k} (the most the policy may choose); greedy, up to "
+          f"{args.max_tokens} tokens; median of {args.rounds} alternating rounds")
+    print()
+    print_rounds_table(list(engines), result, args.draft_k + 1)
 
 
 def main():
@@ -402,103 +407,33 @@ def main():
     parser.add_argument("--model", default=None, help="GGUF file (default: the bundled SmolLM2-135M Q4_1)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--max-tokens", type=int, default=256)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of vllm-cpp's engines")
+    parser.add_argument("--repeats", type=int, default=2, help="llama.cpp's runs per prompt (the best is kept)")
     parser.add_argument("--draft-only", action="store_true", help="only the draft model's table")
     parser.add_argument("--target", help="the draft table's target (default: SmolLM2 F16 from the bundled GGUF)")
     parser.add_argument("--draft", help="the draft table's draft (default: SmolLM2 Q4_0, llama.cpp's quantizer)")
     parser.add_argument("--draft-k", type=int, default=DRAFT_K, help="the draft table's num_speculative_tokens")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the draft table")
     parser.add_argument("--draft-types", default="Q4_0",
                         help="the draft table's drafts, llama.cpp file types of SmolLM2, comma-separated (e.g. Q4_0,Q8_0)")
     parser.add_argument("--draft-vocab", default=str(DRAFT_VOCAB),
                         help="the draft table's draft_vocab_size, comma-separated for one engine each per draft "
                              "(0: the whole vocabulary; e.g. 0,16384 compares the two in one run)")
     parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the drafts when this one has none")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=list(ENGINES), help=argparse.SUPPRESS)
-    parser.add_argument("--batch-only", choices=list(BATCH_ENGINES), help=argparse.SUPPRESS)
-    parser.add_argument("--prompts", help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--llama", choices=list(LLAMA_ENGINES), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    args.model = args.model or smollm2_path()
-    if args.only or args.batch_only or args.child:
+    if args.child:
         child(args)
         return
+    args.model = args.model or smollm2_path()
 
     from vllm_cpp import Engine
 
     with Engine.load(args.model, max_model_len=2048) as engine:
         prompts = [engine.tokenize_chat({"messages": m}) for m in TASKS.values()]
-    if args.draft_only:
-        run_draft_table(args, prompts)
-        return
-    try:
-        import llama_cpp  # noqa: F401
-        engines = list(ENGINES)
-    except ImportError:
-        print("llama_cpp is not importable: llama.cpp's rows are left out", file=sys.stderr)
-        engines = [e for e in ENGINES if ENGINES[e][0] == "vllm_cpp"]
-
-    results, batch_results = {}, {}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(prompts, f)
-
-    def run_child(*which):
-        proc = subprocess.run([sys.executable, __file__, *which, "--model", args.model, "--prompts", f.name,
-                               "--threads", str(args.threads), "--max-tokens", str(args.max_tokens),
-                               "--repeats", str(args.repeats)], check=True, capture_output=True, text=True)
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-
-    try:
-        for name in engines:
-            results[name] = run_child("--only", name)
-        for name in BATCH_ENGINES:
-            batch_results[name] = run_child("--batch-only", name)
-    finally:
-        os.unlink(f.name)
-
-    print(f"model: {os.path.basename(args.model)}; threads: {args.threads}; cpu: {platform.processor() or platform.machine()}; "
-          f"greedy, up to {args.max_tokens} tokens")
-    print(f"ngram: {json.dumps(NGRAM)}; suffix: {json.dumps(SUFFIX)}; llama.cpp prompt lookup: "
-          f"{json.dumps(ENGINES['llama.cpp prompt lookup'][1])}")
-    print()
-    print("| task | engine | tokens | decode tok/s | vs vllm-cpp without speculation | acceptance |")
-    print("|---|---|---|---|---|---|")
-    for t, task in enumerate(TASKS):
-        base = results["vllm-cpp"][t]["tok_s"]
-        for name in engines:
-            r = results[name][t]
-            acceptance = "" if r["acceptance"] is None else f"{100 * r['acceptance']:.0f}%"
-            print(f"| {task} | {name} | {r['tokens']} | {r['tok_s']:.1f} | {r['tok_s'] / base:.2f}x | {acceptance} |")
-    print()
-    print(f"| {BATCH_SIZE} requests at once | tokens | aggregate tok/s | vs vllm-cpp without speculation |")
-    print("|---|---|---|---|")
-    base = batch_results["vllm-cpp"]["tok_s"]
-    for name, r in batch_results.items():
-        print(f"| {name} | {r['tokens']} | {r['tok_s']:.1f} | {r['tok_s'] / base:.2f}x |")
-    print()
-    run_draft_table(args, prompts)
-
-
-def run_draft_table(args, prompts):
-    try:
-        target, drafts = draft_files(args)
-    except ImportError:
-        print("llama_cpp is not importable (it makes the drafts): pass --draft or --peer-python, or the draft table "
-              "is left out", file=sys.stderr)
-        return
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(prompts, f)
-    try:
-        proc = subprocess.run([sys.executable, __file__, "--child", "--draft-only", "--target", target,
-                               "--draft", os.pathsep.join(drafts),
-                               "--prompts", f.name, "--threads", str(args.threads), "--max-tokens",
-                               str(args.max_tokens), "--rounds", str(args.rounds), "--draft-k", str(args.draft_k),
-                               "--draft-vocab", args.draft_vocab],
-                              check=True, capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    print_draft_table(target, drafts, draft_vocabs(args), args.draft_k, json.loads(proc.stdout.strip().splitlines()[-1]), args.max_tokens,
-                      args.rounds)
+    if not args.draft_only:
+        main_table(args, prompts)
+    draft_table(args, prompts)
 
 
 if __name__ == "__main__":
