@@ -90,9 +90,25 @@ struct UnsignedWeightsDot {
     static typename V::I dot(typename V::I part, typename V::I w, typename V::I x) { return V::dot_part(part, w, x); }
 };
 
+// How far ahead of its reads a quantized tile asks for the weights (the
+// first tile of tokens over a group; the others read it from cache), each
+// format's kPrefetchBytes. An interleaved matrix is one stream, yet in a
+// batch-1 decode the hardware prefetchers left memory idle while the Q5
+// and K-quant tiles unpacked their weights: fetching 2 KiB ahead (about
+// 3.5 KiB in flight on 2 threads at 23.5 GB/s) made decode-step matmuls
+// over SmolLM2's Q5_K_M mix 1.3-2x faster and its Q6_K mix up to 1.4x,
+// Q8_0 alone unchanged (bench_decode_matmuls on a loaded AVX2 machine).
+// The formats slowest to unpack a byte (fifth bits, super-blocks) fetch
+// 4 KiB ahead: on a Zen 4 at 2 KiB their memory still sat idle (Q5_1
+// layers 11% and the Q5_K_M and Q6_K mixes 7-15% faster at 4 KiB), where
+// Q8_0 and Q4_1 gained nothing (BENCHMARKS.md, "A Zen 4 machine").
+constexpr int64_t kInterleavedPrefetchBytes = 2048;
+constexpr int64_t kSlowUnpackPrefetchBytes = 4096;
+
 // The 32-element formats with nibbles (and, kPlaneOffset > 0, fifth bits).
 template <class V, size_t kRunsOffset, size_t kPlaneOffset = 0>
 struct InterleavedNibbles : UnsignedWeightsDot<V, (kPlaneOffset > 0 ? 31 : 15)> {
+    static constexpr int64_t kPrefetchBytes = kPlaneOffset > 0 ? kSlowUnpackPrefetchBytes : kInterleavedPrefetchBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kRunsOffset, block + kPlaneOffset, fn);
@@ -137,6 +153,7 @@ template <class V, size_t kBytes, size_t kPlaneOffset>
 struct InterleavedK4K5 {
     using I = typename V::I;
     static constexpr size_t kBlockBytes = kBytes;
+    static constexpr int64_t kPrefetchBytes = kSlowUnpackPrefetchBytes;
     static constexpr int kSubBlocks = 8;
     static constexpr int kSubBlockElements = 32;
     static constexpr int kVectors = 8;  // per sub-block
@@ -178,6 +195,7 @@ template <class V>
 struct InterleavedQ6_K {
     using I = typename V::I;
     static constexpr size_t kBlockBytes = kQ6_KGroupBlockBytes;
+    static constexpr int64_t kPrefetchBytes = kSlowUnpackPrefetchBytes;
     static constexpr int kSubBlocks = 16;
     static constexpr int kSubBlockElements = 16;
     static constexpr int kVectors = 4;  // per sub-block
@@ -232,6 +250,7 @@ void q8_0_runs(const uint8_t* block, Load load, Fn& fn, std::integer_sequence<in
 template <class V>
 struct InterleavedQ8_0 : UnsignedWeightsDot<V, 255> {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
+    static constexpr int64_t kPrefetchBytes = kInterleavedPrefetchBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         q8_0_runs(block, [](const uint8_t* p) { return V::load(p); }, fn, std::make_integer_sequence<int, 8>{});
@@ -245,6 +264,7 @@ struct InterleavedQ8_0 : UnsignedWeightsDot<V, 255> {
 template <class V>
 struct InterleavedQ8_0Signed {
     static constexpr size_t kBlockBytes = kQ8_0GroupBlockBytes;
+    static constexpr int64_t kPrefetchBytes = kInterleavedPrefetchBytes;
     static constexpr bool kHasOffset = false;
     static constexpr int kMaxWeight = 128;
     static constexpr int kVectors = 8;
@@ -390,16 +410,6 @@ struct FloatGroupOrSliceTiles {
     }
 };
 
-// How far ahead of its reads a quantized tile asks for the weights (the
-// first tile of tokens over a group; the others read it from cache). An
-// interleaved matrix is one stream, yet in a batch-1 decode the hardware
-// prefetchers left memory idle while the Q5 and K-quant tiles unpacked
-// their weights: fetching 2 KiB ahead (about 3.5 KiB in flight on 2
-// threads at 23.5 GB/s) made decode-step matmuls over SmolLM2's Q5_K_M mix
-// 1.3-2x faster and its Q6_K mix up to 1.4x, Q8_0 alone unchanged
-// (bench_decode_matmuls on a loaded machine, BENCHMARKS.md).
-constexpr int64_t kInterleavedPrefetchBytes = 2048;
-
 template <class V, class Fmt>
 struct QuantTiles {
     template <int T>
@@ -414,7 +424,7 @@ struct QuantTiles {
         const bool prefetch = t0 == g.tok_begin;
         for (int64_t b = 0; b < g.cols / kQK; ++b) {
             const uint8_t* block = group + b * Fmt::kBlockBytes;
-            if (prefetch) prefetch_span(block, kInterleavedPrefetchBytes, Fmt::kBlockBytes);
+            if (prefetch) prefetch_span(block, Fmt::kPrefetchBytes, Fmt::kBlockBytes);
             const int8_t* xs[T];
             I sum[T];
             for (int t = 0; t < T; ++t) {
@@ -469,7 +479,7 @@ struct SuperBlockTiles {
         const bool prefetch = t0 == g.tok_begin;
         for (int64_t sb = 0; sb < g.cols / kQKK; ++sb) {
             const uint8_t* block = group + sb * Fmt::kBlockBytes;
-            if (prefetch) prefetch_span(block, kInterleavedPrefetchBytes, Fmt::kBlockBytes);
+            if (prefetch) prefetch_span(block, Fmt::kPrefetchBytes, Fmt::kBlockBytes);
             I scaled[T];
             for (int t = 0; t < T; ++t) scaled[t] = V::zero();
             for (int j = 0; j < Fmt::kSubBlocks; ++j) {
