@@ -6,8 +6,8 @@
 // int8 (written and read back through KVCache, whose int8 rows are checked
 // against their bound first).
 // Prints "N passed, M failed".
-// `test_attention --bench [context]` instead times decode attention per KV
-// cache type (bench_decode below).
+// `test_attention --bench [context [tokens]]` instead times attention per
+// KV cache type (bench_attention below).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -396,22 +396,25 @@ double thread_cpu_us() {
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-// One decode token's attention in every layer of SmolLM2's shape (30
-// layers, 9 query heads over 3 KV heads of 64 dims) at `context` keys, as
-// LlamaModel::attention runs it (runs of 512 keys, partials merged), on
-// one thread, for each KV cache type: the caches of all layers (94 MB in
-// f16 at 4,096 keys) exceed the CPU's caches, as the engine's do, so this
-// is the memory traffic a decode step pays. Types alternate over rounds;
-// the best round counts. Timed in the thread's CPU time (memory stalls
-// included), so a loaded machine's waits for a core do not count.
-void bench_decode(int context) {
+// Times attention as a SmolLM2-135M forward pass runs it (30 layers, 9
+// query heads over 3 KV heads of 64 dims): the last `n_tokens` positions of
+// a `context`-key sequence (1: a decode step; 9: verifying 8 drafted
+// tokens; hundreds: a prefill chunk), tiled and split into runs of 512 keys
+// with partials merged, as LlamaModel::attention does, on one thread, for
+// each KV cache type. The caches of all layers (94 MB in f16 at 4,096 keys)
+// exceed the CPU's caches, as the engine's do, so this is the memory
+// traffic a step pays. Types alternate over rounds; the best round counts.
+// Timed in the thread's CPU time (memory stalls included), so a loaded
+// machine's waits for a core do not count.
+void bench_attention(int context, int n_tokens) {
     const int layers = 30, n_heads = 9, n_kv_heads = 3, head_dim = 64, block_size = 16, split = 512;
+    const int group = n_heads / n_kv_heads, tokens_per_tile = kAttentionMaxQueries / group;
     const int blocks = (context + block_size - 1) / block_size;
     std::vector<int> all_layers(layers);
     for (int l = 0; l < layers; ++l) all_layers[l] = l;
     std::mt19937 rng(3);
     std::normal_distribution<float> normal;
-    std::vector<float> row(size_t(n_kv_heads) * head_dim), q(size_t(n_heads) * head_dim), out(q.size());
+    std::vector<float> row(size_t(n_kv_heads) * head_dim), q(size_t(n_tokens) * n_heads * head_dim), out(q.size());
     for (float& x : q) x = normal(rng);
     const KvDtype types[] = {KvDtype::F32, KvDtype::F16, KvDtype::I8};
     const char* names[] = {"f32", "f16", "int8"};
@@ -427,8 +430,9 @@ void bench_decode(int context) {
                 caches.back()->store_value(l, p / block_size, p % block_size, row.data());
             }
     }
-    std::vector<int32_t> table(blocks), position{context - 1};
+    std::vector<int32_t> table(blocks), positions(n_tokens);
     for (int b = 0; b < blocks; ++b) table[b] = b;
+    for (int t = 0; t < n_tokens; ++t) positions[t] = context - n_tokens + t;
     double best[3] = {1e30, 1e30, 1e30};
     for (int round = 0; round < 5; ++round)
         for (int t = 0; t < 3; ++t) {
@@ -437,7 +441,7 @@ void bench_decode(int context) {
                 PagedAttention a;
                 a.q = q.data();
                 a.out = out.data();
-                a.positions = position.data();
+                a.positions = positions.data();
                 a.k_cache = caches[t]->layer_keys(l);
                 a.v_cache = caches[t]->layer_values(l);
                 a.kv_dtype = types[t];
@@ -446,33 +450,37 @@ void bench_decode(int context) {
                 a.n_kv_heads = n_kv_heads;
                 a.head_dim = head_dim;
                 a.scale = 0.125f;
-                // As the model runs it: one work item per run of keys, its KV heads one after the other.
-                const int n = (context + split - 1) / split;
-                AttentionTile tile;
-                tile.block_table = table.data();
-                tile.t_end = 1;
-                std::vector<std::vector<float>> parts(size_t(n) * n_kv_heads,
-                                                      std::vector<float>(attention_partial_floats(a, tile)));
-                for (int k = 0; k < n; ++k)
+                for (int t0 = 0; t0 < n_tokens; t0 += tokens_per_tile)
                     for (int h = 0; h < n_kv_heads; ++h) {
-                        AttentionTile part = tile;
-                        part.kv_head = h;
-                        part.key_begin = k * split;
-                        part.key_end = std::min(context, (k + 1) * split);
-                        part.partial = parts[size_t(h) * n + k].data();
-                        attention_tile(a, part);
+                        AttentionTile tile;
+                        tile.block_table = table.data();
+                        tile.t_begin = t0;
+                        tile.t_end = std::min(n_tokens, t0 + tokens_per_tile);
+                        tile.kv_head = h;
+                        const int span = positions[tile.t_end - 1] + 1, n = (span + split - 1) / split;
+                        if (n == 1) {
+                            attention_tile(a, tile);
+                            continue;
+                        }
+                        std::vector<std::vector<float>> parts(n, std::vector<float>(attention_partial_floats(a, tile)));
+                        std::vector<const float*> pointers;
+                        for (int k = 0; k < n; ++k) {
+                            AttentionTile part = tile;
+                            part.key_begin = k * split;
+                            part.key_end = std::min(span, (k + 1) * split);
+                            part.partial = parts[k].data();
+                            attention_tile(a, part);
+                            pointers.push_back(parts[k].data());
+                        }
+                        merge_attention_partials(a, tile, pointers.data(), n);
                     }
-                for (int h = 0; h < n_kv_heads; ++h) {
-                    std::vector<const float*> pointers;
-                    for (int k = 0; k < n; ++k) pointers.push_back(parts[size_t(h) * n + k].data());
-                    tile.kv_head = h;
-                    merge_attention_partials(a, tile, pointers.data(), n);
-                }
             }
             best[t] = std::min(best[t], thread_cpu_us() - start);
         }
-    std::printf("decode attention at %d keys, 30 layers, one thread, CPU time (best of 5):", context);
-    for (int t = 0; t < 3; ++t) std::printf(" %s %.0f us", names[t], best[t]);
+    double pairs = 0;  // query-key pairs a step scores
+    for (int t = 0; t < n_tokens; ++t) pairs += double(positions[t] + 1) * n_heads * layers;
+    std::printf("attention of %d tokens at %d keys, 30 layers, one thread, CPU time (best of 5):", n_tokens, context);
+    for (int t = 0; t < 3; ++t) std::printf(" %s %.0f us (%.2f ns/query-key)", names[t], best[t], best[t] * 1e3 / pairs);
     std::printf("; int8 / f16 time %.2f\n", best[2] / best[1]);
 }
 
@@ -480,7 +488,7 @@ void bench_decode(int context) {
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "--bench") {
-        bench_decode(argc > 2 ? std::atoi(argv[2]) : 4096);
+        bench_attention(argc > 2 ? std::atoi(argv[2]) : 4096, argc > 3 ? std::atoi(argv[3]) : 1);
         return 0;
     }
     test_half_conversion();

@@ -21,5 +21,6 @@ inline F32x8 widen_int8(const int8_t* p) {
 }  // namespace vllm::kernels::avx2
 
 #define VLLM_OPS_LANES 8
+#define VLLM_OPS_VECTOR_REGISTERS 16
 #define VLLM_OPS_NAMESPACE avx2
 #include "kernels/cpu/ops_impl.h"

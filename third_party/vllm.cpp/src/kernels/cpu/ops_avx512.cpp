@@ -22,5 +22,6 @@ inline F32x16 widen_int8(const int8_t* p) {
 }  // namespace vllm::kernels::avx512
 
 #define VLLM_OPS_LANES 16
+#define VLLM_OPS_VECTOR_REGISTERS 32
 #define VLLM_OPS_NAMESPACE avx512
 #include "kernels/cpu/ops_impl.h"

@@ -5,8 +5,9 @@
 // rms_norm is a plain loop the compiler vectorizes. Included by one .cpp per
 // instruction set inside a distinct namespace, so each copy is compiled
 // with that ISA's flags.
-// Expects VLLM_OPS_NAMESPACE and VLLM_OPS_LANES (the vector width in floats)
-// to be defined by the including file, and in that namespace
+// Expects VLLM_OPS_NAMESPACE, VLLM_OPS_LANES (the vector width in floats)
+// and VLLM_OPS_VECTOR_REGISTERS (how many such vectors the ISA's registers
+// hold) to be defined by the including file, and in that namespace
 // `widen_halves(const uint16_t* p)`: VLLM_OPS_LANES IEEE halves at p (no
 // alignment) as floats, one float vector (the type of Vec below),
 // with that ISA's conversion instructions (GCC's generic conversion of half
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "dtype/half.h"
 #include "kernels/cpu/isa.h"
@@ -188,41 +190,65 @@ inline Vec load_lanes(const int8_t* p) { return widen_int8(p); }
 // divides the model's split of long key ranges, so a query's blocks (and
 // its bits) do not depend on the tile it is in.
 constexpr int kSoftmaxKeys = 128;
-// Queries whose scores are summed together, each key vector loaded once
-// for all of them: a GQA group of 3 in one pass, within AVX2's 16
-// registers (4 accumulators per query, the key vector and a broadcast).
-constexpr int kQueriesAtOnce = 3;
+// A register tile of the scores pass: up to kScoreQueries queries times
+// kScoreChunks chunks of kLanes keys, each key vector loaded once for all
+// the tile's queries and each query's broadcast used for all its chunks.
+// From the including file's VLLM_OPS_VECTOR_REGISTERS (registers of kLanes
+// floats: AVX-512 32, AVX2 16, NEON's four-register vectors 8): Q x C
+// accumulators, Q broadcasts and a key vector fit. A GQA group of 3 is one
+// tile row (decode); prefill and verification stack several.
+constexpr int kVectorRegisters = VLLM_OPS_VECTOR_REGISTERS;
+constexpr int kScoreQueries = kVectorRegisters >= 32 ? 6 : kVectorRegisters >= 16 ? 3 : 2;
+constexpr int kScoreChunks = kVectorRegisters >= 32 ? 4 : kVectorRegisters >= 16 ? 3 : kVectorRegisters >= 8 ? 2 : 1;
 
-// The raw scores of Q queries (rows of q, hd apart) for the kLanes keys of
-// one chunk: key dimension d of the chunk is the vector at k + d * stride
-// (the cache itself, or floats widened from it: widening is exact, so both
-// give the same bits). Each query keeps four partial sums (dimensions
-// d % 4), added as (0 + 1) + (2 + 3), whatever Q is.
-template <int Q, typename S>
-inline void chunk_scores(const S* k, size_t stride, const float* q, int hd, Vec* out) {
-    Vec acc[4][Q];
-    for (int p = 0; p < 4; ++p)
-        for (int i = 0; i < Q; ++i) acc[p][i] = Vec{};
-    for (int d = 0; d < hd; d += 4)
-        for (int p = 0; p < 4; ++p) {
-            const Vec kv = load_lanes(k + size_t(d + p) * stride);
-            for (int i = 0; i < Q; ++i) acc[p][i] += q[size_t(i) * hd + d + p] * kv;
+// The raw scores of Q queries (rows of q, hd apart) for C chunks of kLanes
+// keys: dimension d of chunk c is the vector at k[c] + d * stride (the cache
+// itself, or floats widened from it: widening is exact, so both give the
+// same bits). Each score is one chain of multiply-adds over the dimensions
+// in order, whatever Q and C are, so a query's bits do not depend on the
+// tile it is in; Q x C chains in flight hide the multiply-add latency.
+template <int Q, int C, typename S>
+inline void chunk_scores(const S* const* k, size_t stride, const float* q, int hd, Vec (*out)[kScoreChunks]) {
+    Vec acc[Q][C];
+    for (int i = 0; i < Q; ++i)
+        for (int c = 0; c < C; ++c) acc[i][c] = Vec{};
+    for (int d = 0; d < hd; ++d) {
+        Vec qv[Q];
+        for (int i = 0; i < Q; ++i) qv[i] = splat(q[size_t(i) * hd + d]);
+        for (int c = 0; c < C; ++c) {
+            const Vec kv = load_lanes(k[c] + size_t(d) * stride);
+            for (int i = 0; i < Q; ++i) acc[i][c] += qv[i] * kv;
         }
-    for (int i = 0; i < Q; ++i) out[i] = (acc[0][i] + acc[1][i]) + (acc[2][i] + acc[3][i]);
+    }
+    for (int i = 0; i < Q; ++i)
+        for (int c = 0; c < C; ++c) out[i][c] = acc[i][c];
 }
 
-template <typename S>
-inline void chunk_scores_of(int n, const S* k, size_t stride, const float* q, int hd, Vec* out) {
-    static_assert(kQueriesAtOnce == 3, "one case per group size");
-    if (n == 3) chunk_scores<3>(k, stride, q, hd, out);
-    else if (n == 2) chunk_scores<2>(k, stride, q, hd, out);
-    else chunk_scores<1>(k, stride, q, hd, out);
+// chunk_scores for n <= kScoreQueries queries and either kScoreChunks
+// chunks or one (the callers' only two cases).
+template <int Q, typename S>
+inline void chunk_scores_chunks(int n_chunks, const S* const* k, size_t stride, const float* q, int hd,
+                                Vec (*out)[kScoreChunks]) {
+    if (n_chunks == kScoreChunks) chunk_scores<Q, kScoreChunks>(k, stride, q, hd, out);
+    else chunk_scores<Q, 1>(k, stride, q, hd, out);
 }
+
+template <typename S, int... Q>
+inline void chunk_scores_of(int n, int n_chunks, const S* const* k, size_t stride, const float* q, int hd,
+                            Vec (*out)[kScoreChunks], std::integer_sequence<int, Q...>) {
+    ((n == Q + 1 ? chunk_scores_chunks<Q + 1>(n_chunks, k, stride, q, hd, out) : void()), ...);
+}
+
+// Queries a pass of add_values takes at once, each value vector loaded
+// once for all of them: queries that weight the same keys of a chunk (a
+// position's GQA group, and in prefill the positions the chunk lies wholly
+// before). With kValueVecs per query, 12 AVX2 registers of accumulators
+// and a weight broadcast per query; AVX-512's 32 registers take 6 queries.
+constexpr int kValueQueries = kVectorRegisters >= 32 ? 6 : 3;
 
 // Value vectors of the head dimension one pass of add_values keeps per
-// query: with kQueriesAtOnce queries, 12 AVX2 registers of accumulators
-// (32 floats a query), which leaves room for the value vectors and a
-// broadcast weight; other builds' 16-float vectors take two.
+// query: 32 floats (4 AVX2 registers; other builds' 16-float vectors take
+// two), which leaves room for the value vector and the broadcast weights.
 constexpr int kValueVecs = 32 / kLanes;
 
 // o[i] += sum_j w[i][j] * V_j for j in [j0, j1), Q queries (rows of o hd
@@ -261,13 +287,10 @@ inline void add_values_all(const T* const* rows, const float* scales, int j0, in
     for (; c < hd; c += kLanes) add_values<Q, 1>(rows, scales, j0, j1, w, o, hd, c);
 }
 
-template <typename T>
+template <typename T, int... Q>
 inline void add_values_of(int n, const T* const* rows, const float* scales, int j0, int j1, const float* w, float* o,
-                          int hd) {
-    static_assert(kQueriesAtOnce == 3, "one case per group size");
-    if (n == 3) add_values_all<3>(rows, scales, j0, j1, w, o, hd);
-    else if (n == 2) add_values_all<2>(rows, scales, j0, j1, w, o, hd);
-    else add_values_all<1>(rows, scales, j0, j1, w, o, hd);
+                          int hd, std::integer_sequence<int, Q...>) {
+    ((n == Q + 1 ? add_values_all<Q + 1>(rows, scales, j0, j1, w, o, hd) : void()), ...);
 }
 
 // The kernel for cache elements of type T (float, uint16_t halves, or
@@ -313,7 +336,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     // blocks gather it into `kt`. Lanes past a query's visible keys are
     // masked below, and every lane's arithmetic is its own, so results do
     // not depend on them. Value rows are read in place, each loaded (and
-    // widened) once for the queries of one position (add_values).
+    // widened) once for the queries that weight the same keys (add_values).
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     // With a sliding window, chunks before the earliest query's window hold
     // nothing the tile sees; start at the chunk (an absolute multiple of
@@ -332,8 +355,9 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     auto seen_from = [&](int qi) { return a.window > 0 ? max_of(0, pos[qi] - a.window + 1) : 0; };
     const int hd_vecs = hd / kLanes;
     const bool whole_chunks = bs % kLanes == 0;
-    const bool keys_in_place = whole_chunks && nq <= kQueriesAtOnce;
-    alignas(64) float kt[kLanes * kAttentionMaxHeadDim];  // [dim][key of chunk], when not read in place
+    const bool keys_in_place = whole_chunks && nq <= kScoreQueries;
+    // [chunk][dim][key of chunk], when not read in place.
+    alignas(64) float kt[kScoreChunks * kLanes * kAttentionMaxHeadDim];
     alignas(64) float s[kAttentionMaxQueries * kSoftmaxKeys];  // [query][key of block]: scores, then weights
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
         return k_cache + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs + p % bs;
@@ -395,53 +419,70 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     for (int c = first_chunk; c < first_chunk + kSoftmaxKeys; c += kLanes) prefetch_keys(c), prefetch_values(c);
     for (int block_start = first_chunk; block_start <= last;) {
         const int block_end = min_of(last + 1, (block_start / kSoftmaxKeys + 1) * kSoftmaxKeys);
-        // Scores of every query for the block's chunks; lanes a query does not see are -inf.
-        for (int chunk_start = block_start; chunk_start < block_end; chunk_start += kLanes) {
-            prefetch_keys(chunk_start + kSoftmaxKeys);
-            prefetch_values(chunk_start + kSoftmaxKeys);
-            const int n_keys = min_of(kLanes, block_end - chunk_start);
-            Vec key_scale = splat(1.0f);  // int8: each key's scale, applied to its scores
-            const T* k_in_place = nullptr;
-            if (keys_in_place) {
-                k_in_place = key_rows(chunk_start);
-                if (quantized) key_scale = widen_halves(key_scales(chunk_start));
-            } else if (whole_chunks) {
-                const T* k0 = key_rows(chunk_start);
-                for (int d = 0; d < hd; ++d) store(&kt[d * kLanes], load_lanes(k0 + size_t(d) * bs));
-                if (quantized) key_scale = widen_halves(key_scales(chunk_start));
-            } else {
-                for (int j = 0; j < kLanes; ++j) {
-                    // Pad with a real, readable key; masked below.
-                    const int p = max_of(first_read, chunk_start + min_of(j, n_keys - 1));
-                    const T* k0 = key_rows(p);
-                    for (int d = 0; d < hd; ++d) kt[d * kLanes + j] = to_float(k0[size_t(d) * bs]);
-                    if (quantized) key_scale[j] = half_to_float(*key_scales(p));
+        // Scores of every query for the block's chunks, kScoreChunks chunks
+        // at a time (one at the block's end); lanes a query does not see are -inf.
+        for (int group_start = block_start; group_start < block_end;) {
+            const int n_chunks = block_end - group_start >= kScoreChunks * kLanes ? kScoreChunks : 1;
+            const int group_end = min_of(block_end, group_start + n_chunks * kLanes);
+            const T* k_chunk[kScoreChunks];         // dimension 0 of each chunk's keys, d * k_stride apart
+            Vec key_scale[kScoreChunks];            // int8: each key's scale, applied to its scores
+            for (int c = 0; c < n_chunks; ++c) {
+                const int chunk_start = group_start + c * kLanes;
+                prefetch_keys(chunk_start + kSoftmaxKeys);
+                prefetch_values(chunk_start + kSoftmaxKeys);
+                const int n_keys = min_of(kLanes, block_end - chunk_start);
+                float* kt_c = &kt[size_t(c) * hd * kLanes];
+                key_scale[c] = splat(1.0f);
+                if (keys_in_place) {
+                    k_chunk[c] = key_rows(chunk_start);
+                    if (quantized) key_scale[c] = widen_halves(key_scales(chunk_start));
+                } else if (whole_chunks) {
+                    const T* k0 = key_rows(chunk_start);
+                    for (int d = 0; d < hd; ++d) store(&kt_c[d * kLanes], load_lanes(k0 + size_t(d) * bs));
+                    if (quantized) key_scale[c] = widen_halves(key_scales(chunk_start));
+                } else {
+                    for (int j = 0; j < kLanes; ++j) {
+                        // Pad with a real, readable key; masked below.
+                        const int p = max_of(first_read, chunk_start + min_of(j, n_keys - 1));
+                        const T* k0 = key_rows(p);
+                        for (int d = 0; d < hd; ++d) kt_c[d * kLanes + j] = to_float(k0[size_t(d) * bs]);
+                        if (quantized) key_scale[c][j] = half_to_float(*key_scales(p));
+                    }
                 }
             }
-            for (int q0 = 0; q0 < nq; q0 += kQueriesAtOnce) {
-                const int n = min_of(kQueriesAtOnce, nq - q0);
-                // Queries that see none of the chunk are skipped (their lanes are never read).
+            const float* kt_chunk[kScoreChunks];
+            for (int c = 0; c < n_chunks; ++c) kt_chunk[c] = &kt[size_t(c) * hd * kLanes];
+            for (int q0 = 0; q0 < nq; q0 += kScoreQueries) {
+                const int n = min_of(kScoreQueries, nq - q0);
+                // Query rows that see none of the chunks are skipped (their lanes are never read).
                 bool any = false;
                 for (int qi = q0; qi < q0 + n; ++qi)
-                    any = any || (pos[qi] >= chunk_start && seen_from(qi) < chunk_start + n_keys);
+                    any = any || (pos[qi] >= group_start && seen_from(qi) < group_end);
                 if (!any) continue;
-                Vec sc[kQueriesAtOnce];
-                if (k_in_place) chunk_scores_of(n, k_in_place, size_t(bs), &q[size_t(q0) * hd], hd, sc);
-                else chunk_scores_of(n, kt, size_t(kLanes), &q[size_t(q0) * hd], hd, sc);
-                for (int i = 0; i < n; ++i) {
-                    const int qi = q0 + i;
-                    // Causal: this query sees keys up to its own position, and with a
-                    // window none before pos - window + 1: lanes [first, visible).
-                    const int visible = min_of(n_keys, pos[qi] + 1 - chunk_start);
-                    const int first = max_of(0, seen_from(qi) - chunk_start);
-                    Vec v = sc[i];
-                    if (quantized) v *= key_scale;
-                    if (a.softcap > 0.0f) v = a.softcap * tanh_lanes(v / a.softcap);
-                    const IVec lane = lane_index();
-                    v = ((lane < visible) & (lane >= first)) ? v : splat(-INFINITY);
-                    store(&s[size_t(qi) * kSoftmaxKeys + (chunk_start - block_start)], v);
-                }
+                Vec sc[kScoreQueries][kScoreChunks];
+                const float* qs = &q[size_t(q0) * hd];
+                if (keys_in_place)
+                    chunk_scores_of(n, n_chunks, k_chunk, size_t(bs), qs, hd, sc,
+                                    std::make_integer_sequence<int, kScoreQueries>{});
+                else
+                    chunk_scores_of(n, n_chunks, kt_chunk, size_t(kLanes), qs, hd, sc,
+                                    std::make_integer_sequence<int, kScoreQueries>{});
+                for (int i = 0; i < n; ++i)
+                    for (int c = 0; c < n_chunks; ++c) {
+                        const int qi = q0 + i, chunk_start = group_start + c * kLanes;
+                        // Causal: this query sees keys up to its own position, and with a
+                        // window none before pos - window + 1: lanes [first, visible).
+                        const int visible = min_of(block_end - chunk_start, pos[qi] + 1 - chunk_start);
+                        const int first = max_of(0, seen_from(qi) - chunk_start);
+                        Vec v = sc[i][c];
+                        if (quantized) v *= key_scale[c];
+                        if (a.softcap > 0.0f) v = a.softcap * tanh_lanes(v / a.softcap);
+                        const IVec lane = lane_index();
+                        v = ((lane < visible) & (lane >= first)) ? v : splat(-INFINITY);
+                        store(&s[size_t(qi) * kSoftmaxKeys + (chunk_start - block_start)], v);
+                    }
             }
+            group_start = group_end;
         }
         // Per query: the block's maximum, one rescaling of what it has so
         // far, the weights (exactly 0 on masked lanes) and their sum.
@@ -483,14 +524,18 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
             chunk_values(chunk_start, n_keys, rows, scale_at);
             if (quantized)
                 for (int j = max_of(0, first_read - chunk_start); j < n_keys; ++j) scales[j] = half_to_float(*scale_at[j]);
+            // The keys of the chunk query qi weights: [first, visible).
+            auto first_of = [&](int qi) { return max_of(0, seen_from(qi) - chunk_start); };
+            auto visible_of = [&](int qi) { return min_of(n_keys, pos[qi] + 1 - chunk_start); };
             for (int q0 = 0; q0 < nq;) {
+                const int first = first_of(q0), visible = visible_of(q0);
                 int n = 1;
-                while (n < kQueriesAtOnce && q0 + n < nq && pos[q0 + n] == pos[q0]) ++n;
-                const int visible = min_of(n_keys, pos[q0] + 1 - chunk_start);
-                const int first = max_of(0, seen_from(q0) - chunk_start);
+                while (n < kValueQueries && q0 + n < nq && first_of(q0 + n) == first && visible_of(q0 + n) == visible)
+                    ++n;
                 if (visible > first)
                     add_values_of(n, rows, scales, first, visible,
-                                  &s[size_t(q0) * kSoftmaxKeys + (chunk_start - block_start)], &o[size_t(q0) * hd], hd);
+                                  &s[size_t(q0) * kSoftmaxKeys + (chunk_start - block_start)], &o[size_t(q0) * hd], hd,
+                                  std::make_integer_sequence<int, kValueQueries>{});
                 q0 += n;
             }
         }

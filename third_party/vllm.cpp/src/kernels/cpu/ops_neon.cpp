@@ -36,5 +36,6 @@ inline F32x16 widen_int8(const int8_t* p) {
 }  // namespace vllm::kernels::neon
 
 #define VLLM_OPS_LANES 16
+#define VLLM_OPS_VECTOR_REGISTERS 8
 #define VLLM_OPS_NAMESPACE neon
 #include "kernels/cpu/ops_impl.h"

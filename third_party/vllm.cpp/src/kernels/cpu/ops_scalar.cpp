@@ -26,5 +26,6 @@ inline F32x16 widen_int8(const int8_t* p) {
 }  // namespace vllm::kernels::scalar
 
 #define VLLM_OPS_LANES 16
+#define VLLM_OPS_VECTOR_REGISTERS 4
 #define VLLM_OPS_NAMESPACE scalar
 #include "kernels/cpu/ops_impl.h"
