@@ -12,10 +12,11 @@
 //
 //   bench_decode_matmuls [threads [TYPE [DOWN]]]   (default: the pool's
 //                                                  default size, Q4_1)
-//   bench_decode_matmuls threads f16   the same model in F16 (as the 135M
-//       release ships) at 1..9 positions a step, the cost of speculative
-//       decoding's verify forward: each count's best time over alternating
-//       rounds against 1 position's, the step and the output matrix alone
+//   bench_decode_matmuls threads f16|bf16   the same model in F16 (as the
+//       135M release ships) or BF16 at 1..9 positions a step, the cost of
+//       speculative decoding's verify forward: each count's best time over
+//       alternating rounds against 1 position's, the step and the output
+//       matrix alone
 //
 // Wall time, best of several rounds: run it on a quiet machine.
 #include <algorithm>
@@ -162,10 +163,11 @@ void step_matmuls(const Model& model, int64_t n, Buffers& b, ThreadPool& pool) {
     matmul(model.output->m, b.x.data(), n, b.logits.data(), pool);
 }
 
-// The F16 model at 1..kMaxPositions positions, counts alternating within
-// each round so that load on a shared machine falls on all of them alike.
-void f16_positions(ThreadPool& pool, std::mt19937& rng) {
-    const Model model(GgmlType::F16, GgmlType::F16, GgmlType::F16, rng);
+// The model in a float type (F16 or BF16) at 1..kMaxPositions positions,
+// counts alternating within each round so that load on a shared machine
+// falls on all of them alike.
+void float_positions(GgmlType type, ThreadPool& pool, std::mt19937& rng) {
+    const Model model(type, type, type, rng);
     Buffers b;
     constexpr int kRounds = 8;
     double step[kMaxPositions + 1], lm_head[kMaxPositions + 1];
@@ -179,8 +181,8 @@ void f16_positions(ThreadPool& pool, std::mt19937& rng) {
                                   }));
         }
     }
-    std::printf("%d threads, %s build, F16 model (%.1f MB a step), best of %d alternating rounds\n", pool.size(),
-                active_isa(), model.step_bytes * 1e-6, kRounds);
+    std::printf("%d threads, %s build, %s model (%.1f MB a step), best of %d alternating rounds\n", pool.size(),
+                active_isa(), type == GgmlType::F16 ? "F16" : "BF16", model.step_bytes * 1e-6, kRounds);
     std::printf("%-10s %12s %10s %16s %10s\n", "positions", "step ms", "x 1 pos", "output ms", "x 1 pos");
     for (int64_t n = 1; n <= kMaxPositions; ++n)
         std::printf("%-10lld %12.3f %10.2f %16.3f %10.2f\n", static_cast<long long>(n), step[n] * 1e3, step[n] / step[1],
@@ -192,8 +194,8 @@ void f16_positions(ThreadPool& pool, std::mt19937& rng) {
 int main(int argc, char** argv) {
     ThreadPool pool(argc > 1 ? std::atoi(argv[1]) : 0);
     std::mt19937 rng(1);
-    if (argc > 2 && std::strcmp(argv[2], "f16") == 0) {
-        f16_positions(pool, rng);
+    if (argc > 2 && (std::strcmp(argv[2], "f16") == 0 || std::strcmp(argv[2], "bf16") == 0)) {
+        float_positions(argv[2][0] == 'f' ? GgmlType::F16 : GgmlType::BF16, pool, rng);
         return 0;
     }
     const auto type_named = [](const char* name) {
