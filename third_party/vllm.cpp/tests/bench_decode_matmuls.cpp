@@ -17,6 +17,7 @@
 //       speculative decoding's verify forward: each count's best time over
 //       alternating rounds against 1 position's, the step and the output
 //       matrix alone
+//   bench_decode_matmuls threads TYPE positions   the same for TYPE
 //
 // Wall time, best of several rounds: run it on a quiet machine.
 #include <algorithm>
@@ -163,11 +164,9 @@ void step_matmuls(const Model& model, int64_t n, Buffers& b, ThreadPool& pool) {
     matmul(model.output->m, b.x.data(), n, b.logits.data(), pool);
 }
 
-// The model in a float type (F16 or BF16) at 1..kMaxPositions positions,
-// counts alternating within each round so that load on a shared machine
-// falls on all of them alike.
-void float_positions(GgmlType type, ThreadPool& pool, std::mt19937& rng) {
-    const Model model(type, type, type, rng);
+// `model` at 1..kMaxPositions positions, counts alternating within each
+// round so that load on a shared machine falls on all of them alike.
+void positions(const Model& model, const char* name, ThreadPool& pool) {
     Buffers b;
     constexpr int kRounds = 8;
     double step[kMaxPositions + 1], lm_head[kMaxPositions + 1];
@@ -182,7 +181,7 @@ void float_positions(GgmlType type, ThreadPool& pool, std::mt19937& rng) {
         }
     }
     std::printf("%d threads, %s build, %s model (%.1f MB a step), best of %d alternating rounds\n", pool.size(),
-                active_isa(), type == GgmlType::F16 ? "F16" : "BF16", model.step_bytes * 1e-6, kRounds);
+                active_isa(), name, model.step_bytes * 1e-6, kRounds);
     std::printf("%-10s %12s %10s %16s %10s\n", "positions", "step ms", "x 1 pos", "output ms", "x 1 pos");
     for (int64_t n = 1; n <= kMaxPositions; ++n)
         std::printf("%-10lld %12.3f %10.2f %16.3f %10.2f\n", static_cast<long long>(n), step[n] * 1e3, step[n] / step[1],
@@ -195,7 +194,8 @@ int main(int argc, char** argv) {
     ThreadPool pool(argc > 1 ? std::atoi(argv[1]) : 0);
     std::mt19937 rng(1);
     if (argc > 2 && (std::strcmp(argv[2], "f16") == 0 || std::strcmp(argv[2], "bf16") == 0)) {
-        float_positions(argv[2][0] == 'f' ? GgmlType::F16 : GgmlType::BF16, pool, rng);
+        const GgmlType type = argv[2][0] == 'f' ? GgmlType::F16 : GgmlType::BF16;
+        positions(Model(type, type, type, rng), argv[2], pool);
         return 0;
     }
     const auto type_named = [](const char* name) {
@@ -206,6 +206,10 @@ int main(int argc, char** argv) {
         std::exit(2);
     };
     const GgmlType t = argc > 2 ? type_named(argv[2]) : GgmlType::Q4_1;
+    if (argc > 3 && std::strcmp(argv[3], "positions") == 0) {
+        positions(Model(t, t, GgmlType::Q8_0, rng), argv[2], pool);
+        return 0;
+    }
     const GgmlType down_type = argc > 3 ? type_named(argv[3]) : t;
     const Model model(t, down_type, GgmlType::Q8_0, rng);
     const Matrix big(GgmlType::Q4_1, 131072, kDim, rng);
