@@ -196,6 +196,24 @@ void test_group_shapes(KvDtype dtype) {
         }
 }
 
+// Runs `tile` over keys [0, span) as runs of `per_split` keys (a multiple
+// of 16), each into its own partial, and merges them (as
+// LlamaModel::attention splits long contexts).
+void split_and_merge(const PagedAttention& a, const AttentionTile& tile, int per_split, int span) {
+    const int n = (span + per_split - 1) / per_split;
+    std::vector<std::vector<float>> parts(n, std::vector<float>(attention_partial_floats(a, tile)));
+    std::vector<const float*> pointers;
+    for (int k = 0; k < n; ++k) {
+        AttentionTile part = tile;
+        part.key_begin = k * per_split;
+        part.key_end = std::min(span, (k + 1) * per_split);
+        part.partial = parts[k].data();
+        attention_tile(a, part);
+        pointers.push_back(parts[k].data());
+    }
+    merge_attention_partials(a, tile, pointers.data(), n);
+}
+
 void test_split_merge(int n_tokens, int first_pos, int n_splits, KvDtype dtype = KvDtype::F32, int window = 0) {
     Fixture f(n_tokens, first_pos, 16, dtype);
     f.window = window;
@@ -207,17 +225,7 @@ void test_split_merge(int n_tokens, int first_pos, int n_splits, KvDtype dtype =
     for (int h = 0; h < f.n_kv_heads; ++h) {
         const AttentionTile tile = whole(f, n_tokens, h);
         attention_tile(a, tile);
-        std::vector<std::vector<float>> parts(n_splits, std::vector<float>(attention_partial_floats(b, tile)));
-        std::vector<const float*> pointers;
-        for (int k = 0; k < n_splits; ++k) {
-            AttentionTile part = tile;
-            part.key_begin = k * per_split;
-            part.key_end = std::min(span, (k + 1) * per_split);
-            part.partial = parts[k].data();
-            attention_tile(b, part);
-            pointers.push_back(parts[k].data());
-        }
-        merge_attention_partials(b, tile, pointers.data(), n_splits);
+        split_and_merge(b, tile, per_split, span);
     }
     check(max_diff(full, merged) < 1e-5, "split-key partials merge to the whole tile", max_diff(full, merged));
 }
@@ -457,22 +465,9 @@ void bench_attention(int context, int n_tokens) {
                         tile.t_begin = t0;
                         tile.t_end = std::min(n_tokens, t0 + tokens_per_tile);
                         tile.kv_head = h;
-                        const int span = positions[tile.t_end - 1] + 1, n = (span + split - 1) / split;
-                        if (n == 1) {
-                            attention_tile(a, tile);
-                            continue;
-                        }
-                        std::vector<std::vector<float>> parts(n, std::vector<float>(attention_partial_floats(a, tile)));
-                        std::vector<const float*> pointers;
-                        for (int k = 0; k < n; ++k) {
-                            AttentionTile part = tile;
-                            part.key_begin = k * split;
-                            part.key_end = std::min(span, (k + 1) * split);
-                            part.partial = parts[k].data();
-                            attention_tile(a, part);
-                            pointers.push_back(parts[k].data());
-                        }
-                        merge_attention_partials(a, tile, pointers.data(), n);
+                        const int span = positions[tile.t_end - 1] + 1;
+                        if (span <= split) attention_tile(a, tile);
+                        else split_and_merge(a, tile, split, span);
                     }
             }
             best[t] = std::min(best[t], thread_cpu_us() - start);
