@@ -321,17 +321,18 @@ def print_rounds_table(names, result, widest, extra_rows=None):
         verdict = "at or above" if ratio >= FLOOR else "BELOW"
         print(f"lowest ratio of {name}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
     print()
-    print("The dynamic switch's measured costs at the end of the run (running averages, the batch rounds' steps "
-          "included), in decode forwards T(1): a draft token (d; none for model-free proposers), and forwards "
-          f"of 2..{widest} positions")
+    print("The dynamic switch's measured costs at the end of the run (running averages; one request's forwards, "
+          "which the batch rounds' steps do not mix with), in decode forwards T(1): a draft token (d; none for "
+          f"model-free proposers), and forwards of 2..{widest} positions")
     print()
     print("| engine | T(1) ms | d | " + " | ".join(f"T({n})" for n in range(2, widest + 1)) + " |")
     print("|---|---|---|" + "---|" * (widest - 1))
     for name, c in zip(names, result["costs"]):
-        one = c and c["forward_ms"].get("1")
+        lone = c and c["forward_ms"].get("1", {})  # one request's forwards, by positions
+        one = lone and lone.get("1")
         if not one:
             continue
-        shares = [c["draft_token_ms"]] + [c["forward_ms"].get(str(n)) for n in range(2, widest + 1)]
+        shares = [c["draft_token_ms"]] + [lone.get(str(n)) for n in range(2, widest + 1)]
         print(f"| {name} | {one:.2f} | " + " | ".join("" if ms is None else f"{ms / one:.2f}" for ms in shares) + " |")
     print()
 

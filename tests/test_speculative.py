@@ -248,7 +248,7 @@ def test_stats_shape(engines):
         assert stats["num_drafts"] >= per_pos[0]
         # What the dynamic switch measured: a lone decode's forward and a
         # draft token.
-        assert stats["forward_ms"]["1"] > 0 and stats["draft_token_ms"] > 0
+        assert stats["forward_ms"]["1"]["1"] > 0 and stats["draft_token_ms"] > 0
 
 
 BAD_CONFIGS = [

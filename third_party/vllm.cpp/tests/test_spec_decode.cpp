@@ -446,17 +446,27 @@ void test_speculation_policy() {
 
 void test_speculation_costs() {
     SpeculationCosts costs;
-    check(!costs.forward_seconds(1) && !costs.draft_seconds(), "costs: nothing before a measurement");
-    costs.record_forward(1, 0.010);
-    costs.record_forward(5, 0.030);
-    check(*costs.forward_seconds(1) == 0.010 && *costs.forward_seconds(5) == 0.030, "costs: measured forwards");
-    check(std::fabs(*costs.forward_seconds(3) - 0.020) < 1e-12, "costs: interpolated between measured counts");
-    check(!costs.forward_seconds(6) && !costs.forward_seconds(0) && !costs.forward_seconds(65),
+    check(!costs.forward_seconds(1, 1) && !costs.draft_seconds(), "costs: nothing before a measurement");
+    costs.record_forward(1, 1, 0.010);
+    costs.record_forward(1, 5, 0.030);
+    check(*costs.forward_seconds(1, 1) == 0.010 && *costs.forward_seconds(1, 5) == 0.030, "costs: measured forwards");
+    check(std::fabs(*costs.forward_seconds(1, 3) - 0.020) < 1e-12, "costs: interpolated between measured counts");
+    check(!costs.forward_seconds(1, 6) && !costs.forward_seconds(1, 0) && !costs.forward_seconds(1, 65),
           "costs: no extrapolation, nothing outside 1..64");
-    costs.record_forward(1, 1.0);  // a descheduled step: counted as at most twice the average
-    check(*costs.forward_seconds(1) > 0.010 && *costs.forward_seconds(1) <= 0.020, "costs: an outlier is clipped");
-    costs.record_forward(100, 1.0);
-    check(!costs.forward_seconds(64), "costs: prefill-wide forwards are not recorded");
+    // Three sequences decoding a token each are not one verifying two drafts.
+    costs.record_forward(3, 3, 0.050);
+    check(std::fabs(*costs.forward_seconds(1, 3) - 0.020) < 1e-12 && *costs.forward_seconds(3, 3) == 0.050,
+          "costs: kept apart by the sequences in the forward");
+    check(!costs.forward_seconds(3, 4) && !costs.forward_seconds(2, 2) && !costs.forward_seconds(4, 3),
+          "costs: no interpolation across sequence counts, none with more sequences than positions");
+    const std::vector<SpeculationCosts::Measured> measured = costs.measured_forwards();
+    check(measured.size() == 3 && measured[0].sequences == 1 && measured[1].positions == 5 &&
+              measured[2].sequences == 3 && measured[2].seconds == 0.050,
+          "costs: measured forwards by sequences, then positions");
+    costs.record_forward(1, 1, 1.0);  // a descheduled step: counted as at most twice the average
+    check(*costs.forward_seconds(1, 1) > 0.010 && *costs.forward_seconds(1, 1) <= 0.020, "costs: an outlier is clipped");
+    costs.record_forward(1, 100, 1.0);
+    check(!costs.forward_seconds(1, 64), "costs: prefill-wide forwards are not recorded");
     costs.record_draft(4, 0.012);
     check(std::fabs(*costs.draft_seconds() - 0.003) < 1e-12, "costs: seconds per draft token");
 
@@ -464,8 +474,9 @@ void test_speculation_costs() {
     // weights) against 1 + 1.5 k (F16 on AVX2), a draft token at 0.35.
     SpeculationCosts cheap, dear;
     for (int m = 1; m <= 9; ++m) {
-        cheap.record_forward(m, 0.010 * (1.0 + 0.3 * (m - 1)));
-        dear.record_forward(m, 0.010 * (1.0 + 1.5 * (m - 1)));
+        cheap.record_forward(1, m, 0.010 * (1.0 + 0.3 * (m - 1)));
+        dear.record_forward(1, m, 0.010 * (1.0 + 1.5 * (m - 1)));
+        if (m >= 2) cheap.record_forward(2, m, 0.015 * (1.0 + 0.3 * (m - 2)));
     }
     const DraftChoice good = best_draft_length(0.9, 8, 1, 0.001, cheap);
     check(good.k >= 2 && good.speedup > 1.5, "economics: cheap verification and drafts at 90% acceptance draft long");

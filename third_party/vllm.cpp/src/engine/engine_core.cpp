@@ -171,7 +171,8 @@ void EngineCore::step() {
     if (speculation_policy_) {
         int positions = 0;
         for (const SequenceSlice& slice : slices) positions += slice.n_tokens;
-        speculation_policy_->costs().record_forward(positions, seconds_since(start));
+        speculation_policy_->costs().record_forward(static_cast<int>(slices.size()), positions,
+                                                    seconds_since(start));
     }
 
     const int vocab = model_.config().vocab_size;

@@ -58,10 +58,16 @@ std::string EngineStats::to_json() const {
         field("spec_decode", "null");
     } else {
         const SpecDecodeStats& sd = *spec_decode;
+        // {"sequences": {"positions": ms}}; forward_seconds comes by sequences.
         std::string forward_ms = "{";
-        for (const auto& [positions, seconds] : sd.forward_seconds)
-            forward_ms += (forward_ms.size() > 1 ? ",\"" : "\"") + std::to_string(positions) + "\":" + milliseconds(seconds);
-        forward_ms += "}";
+        for (size_t i = 0; i < sd.forward_seconds.size(); ++i) {
+            const SpeculationCosts::Measured& f = sd.forward_seconds[i];
+            const bool first_of_sequences = i == 0 || sd.forward_seconds[i - 1].sequences != f.sequences;
+            if (first_of_sequences) forward_ms += (i > 0 ? "},\"" : "\"") + std::to_string(f.sequences) + "\":{";
+            else forward_ms += ",";
+            forward_ms += "\"" + std::to_string(f.positions) + "\":" + milliseconds(f.seconds);
+        }
+        forward_ms += sd.forward_seconds.empty() ? "}" : "}}";
         std::string per_pos = "[";
         for (int64_t n : sd.num_accepted_tokens_per_pos) per_pos += (per_pos.size() > 1 ? "," : "") + std::to_string(n);
         field("spec_decode", "{\"method\":\"" + std::string(sd.method) + "\",\"num_drafts\":" +

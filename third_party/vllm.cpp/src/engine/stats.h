@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kv_transfer/kv_transfer_stats.h"
+#include "spec_decode/speculation_costs.h"
 
 namespace vllm {
 
@@ -38,9 +39,9 @@ struct SpecDecodeStats {
     // What the dynamic switch has measured (speculation_costs.h), so its
     // choices can be followed from outside: a draft token's seconds (unset
     // before the first draft) and the target forwards' average seconds by
-    // the positions they computed.
+    // the sequences in them and the positions they computed.
     std::optional<double> draft_token_seconds;
-    std::vector<std::pair<int, double>> forward_seconds;
+    std::vector<SpeculationCosts::Measured> forward_seconds;
 };
 
 // The kv_blocks_* fields are the primary KV cache group's (full attention

@@ -17,9 +17,10 @@ void SpeculationCosts::update(double& average, int& samples, double seconds) {
     ++samples;
 }
 
-void SpeculationCosts::record_forward(int positions, double seconds) {
-    if (positions < 1 || positions > kMaxPositions) return;
-    update(forward_[positions], forward_samples_[positions], seconds);
+void SpeculationCosts::record_forward(int sequences, int positions, double seconds) {
+    if (positions < 1 || positions > kMaxPositions || sequences < 1 || sequences > positions) return;
+    const int slot = sequences * kSlots + positions;
+    update(forward_[slot], forward_samples_[slot], seconds);
 }
 
 void SpeculationCosts::record_draft(int steps, double seconds) {
@@ -27,21 +28,25 @@ void SpeculationCosts::record_draft(int steps, double seconds) {
     update(draft_, draft_samples_, seconds / steps);
 }
 
-std::optional<double> SpeculationCosts::forward_seconds(int positions) const {
-    if (positions < 1 || positions > kMaxPositions) return std::nullopt;
-    if (forward_samples_[positions] > 0) return forward_[positions];
+std::optional<double> SpeculationCosts::forward_seconds(int sequences, int positions) const {
+    if (positions < 1 || positions > kMaxPositions || sequences < 1 || sequences > positions) return std::nullopt;
+    const double* average = &forward_[sequences * kSlots];
+    const int* samples = &forward_samples_[sequences * kSlots];
+    if (samples[positions] > 0) return average[positions];
     int below = positions - 1, above = positions + 1;
-    while (below >= 1 && forward_samples_[below] == 0) --below;
-    while (above <= kMaxPositions && forward_samples_[above] == 0) ++above;
-    if (below < 1 || above > kMaxPositions) return std::nullopt;
+    while (below >= sequences && samples[below] == 0) --below;
+    while (above <= kMaxPositions && samples[above] == 0) ++above;
+    if (below < sequences || above > kMaxPositions) return std::nullopt;
     const double f = double(positions - below) / (above - below);
-    return forward_[below] + f * (forward_[above] - forward_[below]);
+    return average[below] + f * (average[above] - average[below]);
 }
 
-std::vector<std::pair<int, double>> SpeculationCosts::measured_forwards() const {
-    std::vector<std::pair<int, double>> measured;
-    for (int positions = 1; positions <= kMaxPositions; ++positions)
-        if (forward_samples_[positions] > 0) measured.emplace_back(positions, forward_[positions]);
+std::vector<SpeculationCosts::Measured> SpeculationCosts::measured_forwards() const {
+    std::vector<Measured> measured;
+    for (int sequences = 1; sequences <= kMaxPositions; ++sequences)
+        for (int positions = sequences; positions <= kMaxPositions; ++positions)
+            if (const int slot = sequences * kSlots + positions; forward_samples_[slot] > 0)
+                measured.push_back({sequences, positions, forward_[slot]});
     return measured;
 }
 

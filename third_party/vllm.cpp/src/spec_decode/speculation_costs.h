@@ -1,9 +1,18 @@
 // What speculation costs on this machine, measured while the engine runs:
-// the wall time of a target forward by the number of positions it computes
-// (1 for a lone decode, k + 1 for a verification of k drafts, the sum over
-// a batch), and of one draft step (the draft model's forward of every
-// speculating request; model-free proposers take microseconds). The
-// speculation policy weighs these against the acceptance it measures.
+// the wall time of a target forward by the sequences in it and the
+// positions it computes (one sequence at 1 position: a lone decode; at
+// k + 1: a verification of k drafts; n sequences: the sum over the batch),
+// and of one draft step (the draft model's forward of every speculating
+// request; model-free proposers take microseconds). The speculation policy
+// weighs these against the acceptance it measures.
+//
+// By sequences as well as positions: n sequences decoding one token each
+// cost more than one sequence verifying n - 1 drafts (each sequence reads
+// its own context's KV, and a lone query is bound by memory where n
+// queries of one sequence share it), so a batch that ran earlier (its
+// requests finishing one by one) would otherwise pass its costs off as
+// verification's: 3 sequences' forward measured 1.8 decodes where one
+// sequence's 3 positions take about 1.2.
 //
 // Why measured rather than configured: how much a forward of k + 1
 // positions costs next to one of a single position depends on the weights'
@@ -15,7 +24,6 @@
 // descheduled on a shared machine) moves by at most a factor of 2.
 #pragma once
 #include <optional>
-#include <utility>
 #include <vector>
 
 namespace vllm {
@@ -26,26 +34,34 @@ public:
     // verification is that wide).
     static constexpr int kMaxPositions = 64;
 
-    void record_forward(int positions, double seconds);
+    // A forward of `sequences` (1..positions) computing `positions` in all.
+    void record_forward(int sequences, int positions, double seconds);
     // One draft step over the speculating requests (a propose call of `steps`
     // draft tokens per request takes `steps` of them).
     void record_draft(int steps, double seconds);
 
-    // The expected seconds of a forward of `positions` (1..kMaxPositions):
-    // the measured average, else a linear interpolation between the nearest
-    // measured counts on either side; nothing when one side has none (no
+    // The expected seconds of a forward of `sequences` computing
+    // `positions` (1..kMaxPositions): the measured average, else a linear
+    // interpolation between the nearest measured position counts of as many
+    // sequences on either side; nothing when one side has none (no
     // extrapolation: a guess there would decide for or against speculating
     // on no evidence).
-    std::optional<double> forward_seconds(int positions) const;
+    std::optional<double> forward_seconds(int sequences, int positions) const;
     // The seconds of one draft step; nothing before the first.
     std::optional<double> draft_seconds() const;
-    // The forwards measured so far: (positions, average seconds), by positions.
-    std::vector<std::pair<int, double>> measured_forwards() const;
+    struct Measured {
+        int sequences, positions;
+        double seconds;
+    };
+    // The forwards measured so far, by sequences, then positions.
+    std::vector<Measured> measured_forwards() const;
 
 private:
     static void update(double& average, int& samples, double seconds);
-    std::vector<double> forward_ = std::vector<double>(kMaxPositions + 1, 0.0);
-    std::vector<int> forward_samples_ = std::vector<int>(kMaxPositions + 1, 0);
+    // Running averages and their sample counts, [sequences][positions].
+    static constexpr int kSlots = kMaxPositions + 1;
+    std::vector<double> forward_ = std::vector<double>(kSlots * kSlots, 0.0);
+    std::vector<int> forward_samples_ = std::vector<int>(kSlots * kSlots, 0);
     double draft_ = 0.0;
     int draft_samples_ = 0;
 };

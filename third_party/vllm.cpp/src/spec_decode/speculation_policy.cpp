@@ -7,12 +7,12 @@ namespace vllm {
 
 DraftChoice best_draft_length(double alpha, int max_k, int decoding, double draft, const SpeculationCosts& costs) {
     DraftChoice best;
-    const std::optional<double> plain = costs.forward_seconds(decoding);
+    const std::optional<double> plain = costs.forward_seconds(decoding, decoding);
     if (!plain) return best;
     const double u = *plain / decoding;
     bool known = false;
     for (int k = 1; k <= max_k; ++k) {
-        const std::optional<double> wide = costs.forward_seconds(decoding + k);
+        const std::optional<double> wide = costs.forward_seconds(decoding, decoding + k);
         if (!wide) continue;
         const double tokens = alpha >= 1.0 ? k + 1.0 : (1.0 - std::pow(alpha, k + 1)) / (1.0 - alpha);
         // A wider forward measured faster than the plain one is noise: it costs at least nothing.
@@ -45,7 +45,7 @@ int SpeculationPolicy::max_draft_tokens(uint64_t id, int decoding, bool timed) {
         return 0;
     }
     if (!timed) return acceptance_rule_length(s);
-    if (!costs_.forward_seconds(decoding)) return fresh ? 0 : acceptance_rule_length(s);
+    if (!costs_.forward_seconds(decoding, decoding)) return fresh ? 0 : acceptance_rule_length(s);
     const std::optional<double> draft = costs_.draft_seconds();
     if (!s.alpha || !draft) return acceptance_rule_length(s);
     const DraftChoice choice = best_draft_length(*s.alpha, num_speculative_tokens_, decoding, *draft, costs_);

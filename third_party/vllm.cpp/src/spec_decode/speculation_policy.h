@@ -9,13 +9,13 @@
 // - where the costs are measured (speculation_costs.h), the draft length k
 //   is the one with the best expected speedup over not speculating: a step
 //   yields E(k) = (1 - alpha^(k+1)) / (1 - alpha) tokens for
-//   u + (T(n + k) - T(n)) + k d seconds, against u = T(n) / n seconds a token
-//   without speculation (T(m): a forward of m positions, n: the requests in
-//   decode, d: a draft token's share of a draft step). When no k is
-//   expected to gain at least kMinGain, the request pauses for kPauseSteps
-//   steps, then measures its acceptance again at length 1. A request's
-//   first decode step does not speculate while T(n) is unknown, so the
-//   plain forward gets measured;
+//   u + (T(n, n + k) - T(n, n)) + k d seconds, against u = T(n, n) / n
+//   seconds a token without speculation (T(n, m): a forward of the n
+//   requests in decode computing m positions, d: a draft token's share of
+//   a draft step). When no k is expected to gain at least kMinGain, the
+//   request pauses for kPauseSteps steps, then measures its acceptance
+//   again at length 1. A request's first decode step does not speculate
+//   while T(n, n) is unknown, so the plain forward gets measured;
 // - where they are not (yet), and for requests whose sample must not depend
 //   on timing (see max_draft_tokens), the rule of acceptance alone: a pause
 //   when acceptance over a window fell below kMinAcceptance, and, for the
