@@ -119,16 +119,18 @@ def test_required_tool_choice_gives_valid_calls(engine, tools):
     for call in choice.message.tool_calls:
         check_call(call.function.name, call.function.arguments)
     # The array of calls is unbounded, and greedy SmolLM2 may go on adding
-    # calls until max_tokens (it does with three tools): then the response
-    # says "length" (vLLM's rule for "required") and the unfinished call
-    # stays content. A finished array gives "tool_calls" and no content.
+    # calls until max_tokens: then the response says "length" (vLLM's rule
+    # for "required") and an unfinished call after the whole ones stays
+    # content (none where the cut falls just after a call). A finished array
+    # gives "tool_calls" and no content. Which of the two a tool list gets
+    # turns on near-ties in greedy decoding (one tool finished its array and
+    # three did not until the attention's summation order changed on
+    # 2026-12-05; now the other way round), so both are accepted.
     if choice.finish_reason == "tool_calls":
         assert choice.message.content is None
     else:
-        assert choice.finish_reason == "length" and choice.message.content
-    if tools == [WEATHER]:
-        assert choice.finish_reason == "tool_calls"
-        assert json.loads(choice.message.tool_calls[0].function.arguments)["unit"] in ("celsius", "fahrenheit")
+        assert choice.finish_reason == "length"
+        assert choice.message.content is None or choice.message.content.lstrip().startswith("{")
     content, finish, calls = stream(engine, body)
     assert (content or None, finish) == (choice.message.content, choice.finish_reason)
     assert [(c.function.name, c.function.arguments) for c in calls] == [
