@@ -195,8 +195,9 @@ constexpr int kSoftmaxKeys = 128;
 // the tile's queries and each query's broadcast used for all its chunks.
 // From the including file's VLLM_OPS_VECTOR_REGISTERS (registers of kLanes
 // floats: AVX-512 32, AVX2 16, NEON's four-register vectors 8): Q x C
-// accumulators, Q broadcasts and a key vector fit. A GQA group of 3 is one
-// tile row (decode); prefill and verification stack several.
+// accumulators, Q broadcasts and a key vector fit (the scalar build, 4,
+// spills whatever the tile). A GQA group of 3 is one tile row (decode);
+// prefill and verification stack several.
 constexpr int kVectorRegisters = VLLM_OPS_VECTOR_REGISTERS;
 constexpr int kScoreQueries = kVectorRegisters >= 32 ? 6 : kVectorRegisters >= 16 ? 3 : 2;
 constexpr int kScoreChunks = kVectorRegisters >= 32 ? 4 : kVectorRegisters >= 16 ? 3 : kVectorRegisters >= 8 ? 2 : 1;
