@@ -359,6 +359,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     const bool keys_in_place = whole_chunks && nq <= kScoreQueries;
     // [chunk][dim][key of chunk], when not read in place.
     alignas(64) float kt[kScoreChunks * kLanes * kAttentionMaxHeadDim];
+    float* kt_chunk[kScoreChunks];  // chunk c's [dim][key] in kt
+    for (int c = 0; c < kScoreChunks; ++c) kt_chunk[c] = &kt[size_t(c) * hd * kLanes];
     alignas(64) float s[kAttentionMaxQueries * kSoftmaxKeys];  // [query][key of block]: scores, then weights
     auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
         return k_cache + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs + p % bs;
@@ -425,14 +427,14 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         for (int group_start = block_start; group_start < block_end;) {
             const int n_chunks = block_end - group_start >= kScoreChunks * kLanes ? kScoreChunks : 1;
             const int group_end = min_of(block_end, group_start + n_chunks * kLanes);
-            const T* k_chunk[kScoreChunks];         // dimension 0 of each chunk's keys, d * k_stride apart
+            const T* k_chunk[kScoreChunks];         // in place: dimension 0 of each chunk's keys, d * bs apart
             Vec key_scale[kScoreChunks];            // int8: each key's scale, applied to its scores
             for (int c = 0; c < n_chunks; ++c) {
                 const int chunk_start = group_start + c * kLanes;
                 prefetch_keys(chunk_start + kSoftmaxKeys);
                 prefetch_values(chunk_start + kSoftmaxKeys);
                 const int n_keys = min_of(kLanes, block_end - chunk_start);
-                float* kt_c = &kt[size_t(c) * hd * kLanes];
+                float* kt_c = kt_chunk[c];
                 key_scale[c] = splat(1.0f);
                 if (keys_in_place) {
                     k_chunk[c] = key_rows(chunk_start);
@@ -451,8 +453,6 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
                     }
                 }
             }
-            const float* kt_chunk[kScoreChunks];
-            for (int c = 0; c < n_chunks; ++c) kt_chunk[c] = &kt[size_t(c) * hd * kLanes];
             for (int q0 = 0; q0 < nq; q0 += kScoreQueries) {
                 const int n = min_of(kScoreQueries, nq - q0);
                 // Query rows that see none of the chunks are skipped (their lanes are never read).
