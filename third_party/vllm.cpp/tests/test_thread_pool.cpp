@@ -76,18 +76,19 @@ void test_min_chunk(int threads) {
 }
 
 // A chunk that stalls (as a thread the OS put aside would) leaves the
-// others to the remaining threads; the job still completes with every
-// chunk once, and the pool is reusable at once.
-void test_stalled_chunk() {
+// others to the remaining threads, the rest of its thread's share
+// included; the job still completes with every chunk once, and the pool is
+// reusable at once. Chunk 0 opens the caller's share, 8 a worker's.
+void test_stalled_chunk(int64_t stalled) {
     ThreadPool pool(3);
     std::vector<std::atomic<int>> runs(12);
     pool.for_each_chunk(12, [&](int64_t c) {
-        if (c == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (c == stalled) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         runs[static_cast<size_t>(c)].fetch_add(1);
     });
     int bad = 0;
     for (auto& r : runs) bad += r.load() != 1;
-    check(bad == 0, "a stalled chunk: every chunk once");
+    check(bad == 0, "a stalled chunk " + std::to_string(stalled) + ": every chunk once");
     int64_t sum = 0;
     pool.parallel_for(100, [&](int64_t begin, int64_t end) {
         static std::mutex m;
@@ -125,6 +126,7 @@ int main() {
         test_min_chunk(threads);
         test_park_between_jobs(threads);
     }
-    test_stalled_chunk();
+    test_stalled_chunk(0);
+    test_stalled_chunk(8);
     return report();
 }

@@ -40,8 +40,8 @@ int ThreadPool::default_thread_count() {
 }
 
 ThreadPool::ThreadPool(int n_threads)
-    : n_threads_(n_threads > 0 ? n_threads : default_thread_count()) {
-    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    : n_threads_(n_threads > 0 ? n_threads : default_thread_count()), shares_(n_threads_) {
+    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -53,9 +53,9 @@ ThreadPool::~ThreadPool() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int index) {
     uint64_t seen = 0;
-    const auto generation = [this] { return job_state_.load(std::memory_order_acquire) >> 32; };
+    const auto generation = [this] { return generation_.load(std::memory_order_acquire); };
     for (;;) {
         int spins = 0;
         while (generation() == seen && !stopping_.load() && spins < kSpinIterations &&
@@ -67,21 +67,34 @@ void ThreadPool::worker_loop() {
         }
         if (stopping_.load()) return;
         seen = generation();
-        take_chunks(seen);
+        take_chunks(seen, index);
     }
 }
 
-void ThreadPool::take_chunks(uint64_t generation) {
+bool ThreadPool::take_chunk(Share& share, uint64_t generation, int64_t* chunk) {
     for (;;) {
-        uint64_t state = job_state_.load(std::memory_order_acquire);
-        if (state >> 32 != generation) return;
-        const int64_t chunk = static_cast<int64_t>(state & 0xffffffffu);
-        if (chunk >= job_chunks_.load(std::memory_order_relaxed)) return;
-        if (!job_state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel)) continue;
-        // The job cannot end (and job_fn_ change) before this chunk is counted done.
-        (*job_fn_)(chunk);
-        chunks_done_.fetch_add(1, std::memory_order_acq_rel);
+        uint64_t state = share.state.load(std::memory_order_acquire);
+        if (state >> 32 != generation) return false;
+        *chunk = static_cast<int64_t>(state & 0xffffffffu);
+        // `end` may already be the next job's if this one just closed; the
+        // compare-exchange then fails on the changed state.
+        if (*chunk >= share.end.load(std::memory_order_relaxed)) return false;
+        if (share.state.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel)) return true;
     }
+}
+
+void ThreadPool::take_chunks(uint64_t generation, int own) {
+    // Chunks run here are counted done once, on the way out: the job cannot
+    // end (and job_fn_ change) before they are.
+    int64_t done = 0, chunk = 0;
+    for (int i = 0; i < n_threads_; ++i) {
+        Share& share = shares_[(own + i) % n_threads_];
+        while (take_chunk(share, generation, &chunk)) {
+            (*job_fn_)(chunk);
+            ++done;
+        }
+    }
+    if (done > 0) chunks_done_.fetch_add(done, std::memory_order_acq_rel);
 }
 
 void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64_t)>& fn) {
@@ -92,26 +105,30 @@ void ThreadPool::for_each_chunk(int64_t n_chunks, const std::function<void(int64
     }
     if (n_chunks >= kClosed) throw std::length_error("ThreadPool: too many chunks");
     job_fn_ = &fn;
-    job_chunks_.store(n_chunks, std::memory_order_relaxed);
     chunks_done_.store(0, std::memory_order_relaxed);
     parked_.store(false, std::memory_order_relaxed);
-    const uint64_t generation = (job_state_.load(std::memory_order_relaxed) >> 32) + 1;
-    job_state_.store(generation << 32, std::memory_order_release);
+    const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
+    for (int t = 0; t < n_threads_; ++t) {
+        shares_[t].end.store(n_chunks * (t + 1) / n_threads_, std::memory_order_relaxed);
+        shares_[t].state.store(generation << 32 | static_cast<uint64_t>(n_chunks * t / n_threads_),
+                               std::memory_order_release);
+    }
+    generation_.store(generation, std::memory_order_release);
     {
         // Taking the mutex orders this wake-up after a sleeper's predicate
         // check, so no wake-up is lost.
         std::lock_guard<std::mutex> lock(mutex_);
     }
     start_cv_.notify_all();
-    take_chunks(generation);
+    take_chunks(generation, 0);
     // Chunks still running on other threads finish within microseconds
     // unless their thread was put aside (then the yields let it run).
     for (unsigned spins = 0; chunks_done_.load(std::memory_order_acquire) != n_chunks; ++spins) spin_pause(spins);
-    // Close the job before the next one changes job_chunks_: a thread that
-    // read this job's state just before its last chunk went could otherwise
-    // pair that stale state with the next job's larger chunk count, and its
-    // compare-exchange would still succeed.
-    job_state_.store(generation << 32 | kClosed, std::memory_order_release);
+    // Close the job before the next one changes the shares' ends: a thread
+    // that read a share's state just before its last chunk went could
+    // otherwise pair that stale state with the next job's larger end, and
+    // its compare-exchange would still succeed.
+    for (Share& share : shares_) share.state.store(generation << 32 | kClosed, std::memory_order_release);
     job_fn_ = nullptr;
 }
 

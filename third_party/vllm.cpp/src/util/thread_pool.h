@@ -23,11 +23,12 @@ public:
     int size() const { return n_threads_; }
 
     // Calls fn(i) once for every i in [0, n_chunks) and returns when all
-    // calls have finished. Threads (the caller too) take the next chunk
-    // nobody has taken yet, so a thread the OS has put aside (more runnable
-    // threads than cores) holds nobody up: the others take its share. Not
-    // reentrant: one call at a time per pool (callers serialise on the
-    // engine's step).
+    // calls have finished. The chunks are dealt out as one contiguous share
+    // per thread (the caller's first); each thread takes its own share's
+    // chunks in order, then the chunks nobody has taken yet of the others'
+    // shares, so a thread the OS has put aside (more runnable threads than
+    // cores) holds nobody up: the others take its share. Not reentrant: one
+    // call at a time per pool (callers serialise on the engine's step).
     void for_each_chunk(int64_t n_chunks, const std::function<void(int64_t)>& fn);
 
     // Splits [0, n) into contiguous ranges (a few per thread, each at least
@@ -54,9 +55,25 @@ private:
     // is still real work.
     static constexpr int64_t kChunksPerThread = 4;
 
-    void worker_loop();
-    // Takes and runs chunks of job `generation` until none is left.
-    void take_chunks(uint64_t generation);
+    // One thread's share of a job's chunks, on a cache line of its own: a
+    // thread taking its own chunks touches no line another thread writes
+    // (one shared next-chunk word cost a cache-line transfer per chunk
+    // between the cores, a few per parallel region).
+    struct alignas(64) Share {
+        // Generation in the high 32 bits, the next untaken chunk in the low
+        // 32 (kClosed once the job is over), in one word so that taking a
+        // chunk (compare-exchange) fails once the job is over.
+        std::atomic<uint64_t> state{0};
+        std::atomic<int64_t> end{0};  // one past the share's last chunk
+    };
+
+    void worker_loop(int index);
+    // Runs chunks of job `generation` until none is left to take: share
+    // `own` first, then the others'.
+    void take_chunks(uint64_t generation, int own);
+    // Takes the next untaken chunk of `share` in job `generation`; false
+    // when the share has none left (or the job is over).
+    static bool take_chunk(Share& share, uint64_t generation, int64_t* chunk);
 
     int n_threads_;
     std::vector<std::thread> workers_;
@@ -65,11 +82,8 @@ private:
     // a futex wake per region would cost more than the work itself.
     std::mutex mutex_;
     std::condition_variable start_cv_;
-    // The job: generation in the high 32 bits, the next untaken chunk in
-    // the low 32 (all ones once the job is over), in one word so that
-    // taking a chunk (compare-exchange) fails once the job is over.
-    std::atomic<uint64_t> job_state_{0};
-    std::atomic<int64_t> job_chunks_{0};
+    std::atomic<uint64_t> generation_{0};  // of the latest job
+    std::vector<Share> shares_;            // one per thread; index 0 the caller's
     const std::function<void(int64_t)>* job_fn_ = nullptr;  // valid while a chunk of the job is taken
     std::atomic<int64_t> chunks_done_{0};
     std::atomic<bool> stopping_{false};
