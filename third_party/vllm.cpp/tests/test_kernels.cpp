@@ -343,12 +343,12 @@ void test_interleaved() {
             std::vector<float> want(s.rows * s.tokens);
             matmul_with(scalar_kernels(), m, x.data(), s.tokens, want.data(), pool);
 
-            std::vector<uint8_t> storage;
-            const QuantMatrix packed = interleave(m, storage);
-            check(packed.layout == WeightLayout::kInterleaved16 && reinterpret_cast<uintptr_t>(packed.data) % 64 == 0,
-                  "interleave gives an aligned interleaved matrix, " + what);
             for (const IsaKernels* isa : available_isas()) {
                 if (isa->gemm_interleaved[kernel_slot(type)] == nullptr) continue;
+                std::vector<uint8_t> storage;
+                const QuantMatrix packed = interleave(m, storage, isa->q8_0_bytes);
+                check(packed.layout == WeightLayout::kInterleaved16 && reinterpret_cast<uintptr_t>(packed.data) % 64 == 0,
+                      "interleave gives an aligned interleaved matrix, " + what);
                 const bool bf16 = activation_kind(*isa, type) == ActKind::BF16;  // as in test_matmul
                 std::vector<float> got(want.size(), NAN);
                 matmul_with(*isa, packed, x.data(), s.tokens, got.data(), pool);
@@ -373,7 +373,7 @@ void test_interleaved() {
     // that have no interleaved form.
     const std::vector<uint8_t> w = random_matrix(GgmlType::Q4_1, 16, 64, rng);
     std::vector<uint8_t> storage;
-    const QuantMatrix packed = interleave(matrix_of(GgmlType::Q4_1, w, 16, 64), storage);
+    const QuantMatrix packed = interleave(matrix_of(GgmlType::Q4_1, w, 16, 64), storage, Q8_0Bytes::kPlus128);
     std::vector<float> x(64, 1.0f), y(16);
     const auto throws = [](const std::function<void()>& fn) {
         try {
@@ -386,19 +386,30 @@ void test_interleaved() {
     check(throws([&] { matmul_with(scalar_kernels(), packed, x.data(), 1, y.data(), pool); }),
           "the scalar build refuses an interleaved matrix");
     check(throws([&] { matvec_rows(packed, x.data(), 0, 16, y.data()); }), "matvec_rows refuses an interleaved matrix");
+    // Interleaved Q8_0 holds its weights in one build's form; another build refuses it.
+    const std::vector<uint8_t> w8 = random_matrix(GgmlType::Q8_0, 16, 64, rng);
+    for (const IsaKernels* isa : available_isas()) {
+        if (isa->gemm_interleaved[kSlotQ8_0] == nullptr) continue;
+        const Q8_0Bytes other = isa->q8_0_bytes == Q8_0Bytes::kSigned ? Q8_0Bytes::kPlus128 : Q8_0Bytes::kSigned;
+        std::vector<uint8_t> other_storage;
+        const QuantMatrix foreign = interleave(matrix_of(GgmlType::Q8_0, w8, 16, 64), other_storage, other);
+        check(throws([&] { matmul_with(*isa, foreign, x.data(), 1, y.data(), pool); }),
+              std::string(isa->name) + " refuses interleaved Q8_0 in the other build's form");
+    }
     check(!can_interleave(matrix_of(GgmlType::Q4_1, w, 8, 128)), "8 rows have no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::Q3_K, random_matrix(GgmlType::Q3_K, 16, 256, rng), 16, 256)),
           "Q3_K has no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::Q6_K, random_matrix(GgmlType::Q6_K, 32, 128, rng), 32, 128)),
           "a Q6_K matrix of 128 columns has no interleaved form");
-    check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage); }), "interleave refuses 8 rows");
+    check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage, Q8_0Bytes::kPlus128); }), "interleave refuses 8 rows");
     const std::vector<uint8_t> wf = random_matrix(GgmlType::BF16, 24, 33, rng);
     check(!can_interleave(matrix_of(GgmlType::BF16, wf, 24, 32)), "24 BF16 rows have no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::BF16, wf, 16, 33)), "33 BF16 columns have no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::F16, wf, 16, 33)), "33 F16 columns have no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::F32, random_matrix(GgmlType::F32, 16, 32, rng), 16, 32)),
           "F32 has no interleaved form");
-    check(throws([&] { interleave(matrix_of(GgmlType::BF16, wf, 16, 33), storage); }), "interleave refuses odd columns");
+    check(throws([&] { interleave(matrix_of(GgmlType::BF16, wf, 16, 33), storage, Q8_0Bytes::kPlus128); }),
+          "interleave refuses odd columns");
 }
 
 // A matrix whose every weight is its format's largest in magnitude
@@ -443,10 +454,10 @@ void test_interleaved_extremes() {
         const Reference ref = reference(type, w, s, x);
         std::vector<float> want(s.rows * s.tokens);
         matmul_with(scalar_kernels(), m, x.data(), s.tokens, want.data(), pool);
-        std::vector<uint8_t> storage;
-        const QuantMatrix packed = interleave(m, storage);
         for (const IsaKernels* isa : available_isas()) {
             if (isa->gemm_interleaved[kernel_slot(type)] == nullptr) continue;
+            std::vector<uint8_t> storage;
+            const QuantMatrix packed = interleave(m, storage, isa->q8_0_bytes);
             std::vector<float> got(want.size(), NAN);
             matmul_with(*isa, packed, x.data(), s.tokens, got.data(), pool);
             int diff = 0;
@@ -623,7 +634,7 @@ void bench(int threads, const std::string& only_type) {
             const QuantMatrix rows = matrix_of(c.type, w, c.rows, c.cols);
             std::vector<uint8_t> storage;
             const bool interleaved = can_interleave(rows) && isa->gemm_interleaved[kernel_slot(c.type)];
-            const QuantMatrix packed = interleaved ? interleave(rows, storage) : rows;
+            const QuantMatrix packed = interleaved ? interleave(rows, storage, isa->q8_0_bytes) : rows;
             for (const QuantMatrix* m : {&rows, &packed}) {
                 if (m == &packed && !interleaved) break;
                 double gflops[3];
@@ -665,7 +676,8 @@ void bench_small_m(int threads) {
             const std::vector<uint8_t> w = random_matrix(type, rows, cols, rng);
             std::vector<uint8_t> storage;
             const QuantMatrix row_layout = matrix_of(type, w, rows, cols);
-            const QuantMatrix m = isa->gemm_interleaved[kernel_slot(type)] ? interleave(row_layout, storage) : row_layout;
+            const QuantMatrix m =
+                isa->gemm_interleaved[kernel_slot(type)] ? interleave(row_layout, storage, isa->q8_0_bytes) : row_layout;
             const std::vector<float> x = random_activations(cols * 16, rng);
             std::vector<float> y(rows * 16);
             double one = 0.0;

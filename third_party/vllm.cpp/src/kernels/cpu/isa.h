@@ -65,6 +65,8 @@ struct IsaKernels {
     // For matrices in the interleaved layout (interleave.h); nullptr where
     // the build has no such kernel for the type.
     GemmFn gemm_interleaved[kNumSlots];
+    // The form of the interleaved Q8_0 weights gemm_interleaved[kSlotQ8_0] reads.
+    Q8_0Bytes q8_0_bytes;
     float (*dot_f32)(const float* a, const float* b, int64_t n);
     void (*axpy_f32)(float a, const float* x, float* y, int64_t n);
     // ops.h's kernels (ops_impl.h compiled for this ISA).

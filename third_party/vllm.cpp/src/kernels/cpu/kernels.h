@@ -19,6 +19,10 @@ namespace vllm::kernels {
 // for the SIMD matmuls (interleave.h), made by prepare_for_matmul().
 enum class WeightLayout { kRows, kInterleaved16 };
 
+// How an interleaved Q8_0 matrix holds its weights: plus 128 as u8, or as
+// the file's s8. Each kernel build reads one (IsaKernels::q8_0_bytes).
+enum class Q8_0Bytes { kPlus128, kSigned };
+
 // A weight matrix: `rows` rows of `cols` elements, each row a run of
 // quantization blocks (`row_bytes` bytes; 16 rows take 16 * row_bytes in
 // either layout). Never expanded to float in memory.
@@ -29,6 +33,7 @@ struct QuantMatrix {
     int64_t cols = 0;
     size_t row_bytes = 0;
     WeightLayout layout = WeightLayout::kRows;
+    Q8_0Bytes q8_0_bytes = Q8_0Bytes::kPlus128;  // interleaved Q8_0 only
 };
 
 // `w` (row layout) as the active build's fastest matmul reads it: for

@@ -55,6 +55,9 @@ GemmFn checked_gemm(const IsaKernels& isa, const QuantMatrix& w) {
     if (isa.gemm_interleaved[slot] == nullptr)
         throw_invalid_argument(std::string("matmul: the ") + isa.name + " build has no kernel for interleaved " +
                                info->name);
+    if (w.type == GgmlType::Q8_0 && w.q8_0_bytes != isa.q8_0_bytes)
+        throw_invalid_argument(std::string("matmul: interleaved Q8_0 prepared for another build than ") + isa.name +
+                               " (its weights' bytes differ)");
     return isa.gemm_interleaved[slot];
 }
 

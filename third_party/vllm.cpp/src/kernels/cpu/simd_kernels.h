@@ -69,8 +69,13 @@ IsaKernels make_isa_kernels() {
         k.gemm_interleaved[kSlotQ4_K] = gemm_interleaved_super<V, InterleavedQ4_K<V>>;
         k.gemm_interleaved[kSlotQ5_K] = gemm_interleaved_super<V, InterleavedQ5_K<V>>;
         k.gemm_interleaved[kSlotQ6_K] = gemm_interleaved_super<V, InterleavedQ6_K<V>>;
-        if constexpr (V::dot_terms(255) > 0) k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
-        else k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0Signed<V>, V::kInterleavedSignedTokens>;
+        if constexpr (V::dot_terms(255) > 0) {
+            k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0<V>>;
+            k.q8_0_bytes = Q8_0Bytes::kPlus128;
+        } else {
+            k.gemm_interleaved[kSlotQ8_0] = gemm_interleaved<V, InterleavedQ8_0Signed<V>, V::kInterleavedSignedTokens>;
+            k.q8_0_bytes = Q8_0Bytes::kSigned;
+        }
     }
     if constexpr (V::kFloatInterleavedTokens > 0) {
         k.gemm_interleaved[kSlotF16] = gemm_interleaved_float<V, InterleavedF16<V>>;
