@@ -104,11 +104,19 @@ struct UnsignedWeightsDot {
 // Q8_0 and Q4_1 gained nothing (BENCHMARKS.md, "A Zen 4 machine").
 constexpr int64_t kInterleavedPrefetchBytes = 2048;
 constexpr int64_t kSlowUnpackPrefetchBytes = 4096;
+// Q4_0 and Q4_1 (nibbles alone) fetch 8 KiB ahead. A decode step's
+// matrices are short streams (0.1-0.6 MB a thread) that the hardware
+// prefetchers ramp up on too late, and on a Zen 4 whose read loop reached
+// 60-65 GB/s the step's Q4_1 matmuls took 2.7-3.0 ms at 2 KiB, 2.5-2.6 at
+// 4 KiB and 2.1-2.3 at 8 KiB (16 KiB no better, 32 KiB worse); at 35 GB/s
+// all three were alike. Q8_0 went the other way (2.8-3.0 ms at 2 KiB,
+// 3.4-3.7 at 8 KiB), so it keeps 2 KiB (BENCHMARKS.md, "Prefetch distance").
+constexpr int64_t kNibblePrefetchBytes = 8192;
 
 // The 32-element formats with nibbles (and, kPlaneOffset > 0, fifth bits).
 template <class V, size_t kRunsOffset, size_t kPlaneOffset = 0>
 struct InterleavedNibbles : UnsignedWeightsDot<V, (kPlaneOffset > 0 ? 31 : 15)> {
-    static constexpr int64_t kPrefetchBytes = kPlaneOffset > 0 ? kSlowUnpackPrefetchBytes : kInterleavedPrefetchBytes;
+    static constexpr int64_t kPrefetchBytes = kPlaneOffset > 0 ? kSlowUnpackPrefetchBytes : kNibblePrefetchBytes;
     template <class Fn>
     static void for_each_weights(const uint8_t* block, Fn&& fn) {
         for_each_nibble_weights<V, (kPlaneOffset > 0)>(block + kRunsOffset, block + kPlaneOffset, fn);
