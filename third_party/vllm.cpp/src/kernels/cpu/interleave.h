@@ -14,10 +14,11 @@
 //   Q4_0 (288 bytes): d[16]; then the 4 runs of 64 bytes as in Q4_1.
 //   Q8_0 (544 bytes): d[16]; then 8 runs of 64 bytes: run j holds, for row
 //        r, elements 4j..4j+3, in the form the build's kernel multiplies
-//        (QuantMatrix::q8_0_bytes): plus 128 (u8) for the unsigned x signed dot products
-//        (AVX-512 VNNI; the kernel takes 128 * sum(x) back out), or as
-//        stored (s8) for the signed ones (AVX2's sign and maddubs, NEON's
-//        SDOT), which would otherwise undo the 128 on every weight vector.
+//        (QuantMatrix::q8_0_bytes): plus 128 (u8) for the unsigned x
+//        signed dot products (AVX-512 VNNI; the kernel takes 128 * sum(x)
+//        back out), or as stored (s8) for the signed ones (AVX2's sign and
+//        maddubs, NEON's SDOT), which would otherwise undo the 128 on every
+//        weight vector.
 //   Q5_0 (352 bytes) and Q5_1 (384 bytes): as Q4_0 and Q4_1 (d, or d and m,
 //        then the 4 runs of nibbles), then the fifth bits as a 64-byte
 //        plane: bit v of byte 4r + i is the fifth bit of row r's element

@@ -110,7 +110,8 @@ constexpr int64_t kSlowUnpackPrefetchBytes = 4096;
 // 60-65 GB/s the step's Q4_1 matmuls took 2.7-3.0 ms at 2 KiB, 2.5-2.6 at
 // 4 KiB and 2.1-2.3 at 8 KiB (16 KiB no better, 32 KiB worse); at 35 GB/s
 // all three were alike. Q8_0 went the other way (2.8-3.0 ms at 2 KiB,
-// 3.4-3.7 at 8 KiB), so it keeps 2 KiB (BENCHMARKS.md, "Prefetch distance").
+// 3.4-3.7 at 8 KiB), so it keeps 2 KiB (BENCHMARKS.md, "Thread pool
+// shares, prefetch distances").
 constexpr int64_t kNibblePrefetchBytes = 8192;
 
 // The 32-element formats with nibbles (and, kPlaneOffset > 0, fifth bits).
