@@ -153,7 +153,7 @@ def alternating_rounds(model, configs, threads, prompts, max_tokens, rounds):
     loaded at once. Per engine and task: the median batch-1 decode tok/s over
     alternating rounds, then the same for 8 requests at once (aggregate
     tok/s); per engine and task its acceptance; per speculating engine the
-    costs its dynamic switch measured (running averages at the end)."""
+    costs its dynamic switch measured (medians of recent samples at the end)."""
     import asyncio
 
     from vllm_cpp import Engine, SamplingParams
@@ -321,7 +321,7 @@ def print_rounds_table(names, result, widest, extra_rows=None):
         verdict = "at or above" if ratio >= FLOOR else "BELOW"
         print(f"lowest ratio of {name}: {ratio:.2f}x ({verdict} the {FLOOR}x floor)")
     print()
-    print("The dynamic switch's measured costs at the end of the run (running averages; one request's forwards, "
+    print("The dynamic switch's measured costs at the end of the run (medians of the last 7 samples; one request's forwards, "
           "which the batch rounds' steps do not mix with), in decode forwards T(1): a draft token (d; none for "
           f"model-free proposers), and forwards of 2..{widest} positions")
     print()

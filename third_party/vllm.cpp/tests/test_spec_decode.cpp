@@ -463,8 +463,18 @@ void test_speculation_costs() {
     check(measured.size() == 3 && measured[0].sequences == 1 && measured[1].positions == 5 &&
               measured[2].sequences == 3 && measured[2].seconds == 0.050,
           "costs: measured forwards by sequences, then positions");
-    costs.record_forward(1, 1, 1.0);  // a descheduled step: counted as at most twice the average
-    check(*costs.forward_seconds(1, 1) > 0.010 && *costs.forward_seconds(1, 1) <= 0.020, "costs: an outlier is clipped");
+    // A median of the last kRecent samples: a few slow steps (a thread put
+    // aside) do not move it, and older samples are forgotten.
+    costs.record_forward(1, 1, 0.012);
+    check(*costs.forward_seconds(1, 1) == 0.010, "costs: the lower middle of an even count");
+    costs.record_forward(1, 1, 1.0);
+    costs.record_forward(1, 1, 0.011);
+    costs.record_forward(1, 1, 0.9);
+    check(*costs.forward_seconds(1, 1) == 0.012, "costs: two outliers in five samples do not move the median");
+    for (int i = 0; i < SpeculationCosts::kRecent; ++i) costs.record_forward(1, 1, 0.006);
+    check(*costs.forward_seconds(1, 1) == 0.006, "costs: samples older than the last kRecent are forgotten");
+    costs.record_forward(1, 1, 0.0);
+    check(*costs.forward_seconds(1, 1) == 0.006, "costs: a sample of no time is ignored");
     costs.record_forward(1, 100, 1.0);
     check(!costs.forward_seconds(1, 64), "costs: prefill-wide forwards are not recorded");
     costs.record_draft(4, 0.012);

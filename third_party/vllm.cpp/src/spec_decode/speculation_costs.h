@@ -20,9 +20,16 @@
 // about 1.3 decodes; on F16 weights with AVX2 2.5 before the few-row tiles,
 // 1.2-1.6 after; BENCHMARKS.md), and so does the draft.
 //
-// Each entry is a running average that a single outlier (a thread
-// descheduled on a shared machine) moves by at most a factor of 2.
+// Each entry is the median of its last kRecent samples. On a shared
+// machine a step now and then takes 1.5-2x its usual time (a thread put
+// aside, a neighbour's burst), and decode forwards are sampled in bursts
+// (a paused request's steps), then not for hundreds of steps. The running
+// average this replaced kept what a burst ended on: in one traced chat
+// run, lone decodes of 6.0-6.9 ms ending with two of 10.7 and 11.4 left
+// it at 8.8 ms for the rest of the run, where the median of the last 7
+// says 6.6 (BENCHMARKS.md, "Thread pool shares, prefetch distances").
 #pragma once
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -56,14 +63,25 @@ public:
     // The forwards measured so far, by sequences, then positions.
     std::vector<Measured> measured_forwards() const;
 
+    // Samples an estimate is the median of.
+    static constexpr int kRecent = 7;
+
 private:
-    static void update(double& average, int& samples, double seconds);
-    // Running averages and their sample counts, [sequences][positions].
+    // The last kRecent samples of one cost (fewer until that many came).
+    class Recent {
+    public:
+        void add(double seconds);
+        bool empty() const { return count_ == 0; }
+        double median() const;
+
+    private:
+        std::array<double, kRecent> samples_{};
+        int count_ = 0, next_ = 0;
+    };
+    // [sequences][positions]; half of it (more sequences than positions) unused.
     static constexpr int kSlots = kMaxPositions + 1;
-    std::vector<double> forward_ = std::vector<double>(kSlots * kSlots, 0.0);
-    std::vector<int> forward_samples_ = std::vector<int>(kSlots * kSlots, 0);
-    double draft_ = 0.0;
-    int draft_samples_ = 0;
+    std::vector<Recent> forward_ = std::vector<Recent>(kSlots * kSlots);
+    Recent draft_;
 };
 
 }  // namespace vllm
