@@ -177,7 +177,8 @@ VLLM_API vllm_status vllm_request_completion(const vllm_request* request, vllm_c
    num_draft_tokens, num_accepted_tokens, num_accepted_tokens_per_pos, the
    draft model's KV blocks, and the costs the dynamic switch measured:
    draft_token_ms, null before the first draft, and forward_ms, the target
-   forwards' average milliseconds by the sequences in them, then by the
+   forwards' milliseconds (each the median of its last 7 samples) by the
+   sequences in them, then by the
    positions computed: {"1": {"1": ms, "5": ms}, "3": {"3": ms}}). A
    snapshot taken between engine steps. */
 VLLM_API vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json);
