@@ -117,33 +117,23 @@ void put(const BlockQ6_K& src, int64_t r, uint8_t* dst) {
 }
 
 // Q8_0 in the form `bytes` asks for (u8 plus 128, or the file's s8).
-struct Q8_0Put {
-    Q8_0Bytes bytes;
-    void operator()(const BlockQ8_0& src, int64_t r, uint8_t* dst) const {
-        const uint8_t flip = bytes == Q8_0Bytes::kPlus128 ? 0x80 : 0;
-        reinterpret_cast<uint16_t*>(dst)[r] = src.d;
-        for (int j = 0; j < 8; ++j)
-            for (int i = 0; i < 4; ++i)
-                dst[kQ8_0GroupRunsOffset + 64 * j + 4 * r + i] = static_cast<uint8_t>(src.qs[4 * j + i] ^ flip);
-    }
-};
+void put(const BlockQ8_0& src, int64_t r, uint8_t* dst, Q8_0Bytes bytes) {
+    const uint8_t flip = bytes == Q8_0Bytes::kPlus128 ? 0x80 : 0;
+    reinterpret_cast<uint16_t*>(dst)[r] = src.d;
+    for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 4; ++i)
+            dst[kQ8_0GroupRunsOffset + 64 * j + 4 * r + i] = static_cast<uint8_t>(src.qs[4 * j + i] ^ flip);
+}
 
-// The other block types' put(), as a callable.
-struct PlainPut {
-    template <class Block>
-    void operator()(const Block& src, int64_t r, uint8_t* dst) const {
-        put(src, r, dst);
-    }
-};
-
-// kElements: a block's elements (kQK, or kQKK for the K-quants).
-template <class Block, int kElements, class Put = PlainPut>
-void interleave_blocks(const QuantMatrix& w, uint8_t* out, Put put_block = {}) {
+// kElements: a block's elements (kQK, or kQKK for the K-quants); `form`:
+// what the type's put() takes beyond the block (Q8_0's bytes).
+template <class Block, int kElements, class... Form>
+void interleave_blocks(const QuantMatrix& w, uint8_t* out, Form... form) {
     const int64_t nb = w.cols / kElements;
     for (int64_t g = 0; g < w.rows / kInterleaveRows; ++g)
         for (int64_t r = 0; r < kInterleaveRows; ++r) {
             const auto* row = reinterpret_cast<const Block*>(w.data + (g * kInterleaveRows + r) * w.row_bytes);
-            for (int64_t b = 0; b < nb; ++b) put_block(row[b], r, out + (g * nb + b) * kInterleaveRows * sizeof(Block));
+            for (int64_t b = 0; b < nb; ++b) put(row[b], r, out + (g * nb + b) * kInterleaveRows * sizeof(Block), form...);
         }
 }
 
@@ -185,7 +175,7 @@ QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage, Q8_0
     else if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1, kQK>(w, out);
     else if (w.type == GgmlType::Q5_0) interleave_blocks<BlockQ5_0, kQK>(w, out);
     else if (w.type == GgmlType::Q5_1) interleave_blocks<BlockQ5_1, kQK>(w, out);
-    else if (w.type == GgmlType::Q8_0) interleave_blocks<BlockQ8_0, kQK>(w, out, Q8_0Put{q8_0});
+    else if (w.type == GgmlType::Q8_0) interleave_blocks<BlockQ8_0, kQK>(w, out, q8_0);
     else if (w.type == GgmlType::Q4_K) interleave_blocks<BlockQ4_K, kQKK>(w, out);
     else if (w.type == GgmlType::Q5_K) interleave_blocks<BlockQ5_K, kQKK>(w, out);
     else if (w.type == GgmlType::Q6_K) interleave_blocks<BlockQ6_K, kQKK>(w, out);
