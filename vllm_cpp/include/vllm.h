@@ -178,9 +178,9 @@ VLLM_API vllm_status vllm_request_completion(const vllm_request* request, vllm_c
    draft model's KV blocks, and the costs the dynamic switch measured:
    draft_token_ms, null before the first draft, and forward_ms, the target
    forwards' milliseconds (each the median of its last 7 samples) by the
-   sequences in them, then by the
-   positions computed: {"1": {"1": ms, "5": ms}, "3": {"3": ms}}). A
-   snapshot taken between engine steps. */
+   sequences in them, then by the positions computed:
+   {"1": {"1": ms, "5": ms}, "3": {"3": ms}}). A snapshot taken between
+   engine steps. */
 VLLM_API vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json);
 
 /* vllm_request_submit_with_priority for a prompt given as token ids (used as

@@ -401,7 +401,8 @@ void test_interleaved() {
           "Q3_K has no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::Q6_K, random_matrix(GgmlType::Q6_K, 32, 128, rng), 32, 128)),
           "a Q6_K matrix of 128 columns has no interleaved form");
-    check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage, Q8_0Bytes::kPlus128); }), "interleave refuses 8 rows");
+    check(throws([&] { interleave(matrix_of(GgmlType::Q4_1, w, 8, 128), storage, Q8_0Bytes::kPlus128); }),
+          "interleave refuses 8 rows");
     const std::vector<uint8_t> wf = random_matrix(GgmlType::BF16, 24, 33, rng);
     check(!can_interleave(matrix_of(GgmlType::BF16, wf, 24, 32)), "24 BF16 rows have no interleaved form");
     check(!can_interleave(matrix_of(GgmlType::BF16, wf, 16, 33)), "33 BF16 columns have no interleaved form");

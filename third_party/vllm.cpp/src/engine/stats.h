@@ -38,8 +38,9 @@ struct SpecDecodeStats {
     int64_t draft_kv_blocks_free = 0;
     // What the dynamic switch has measured (speculation_costs.h), so its
     // choices can be followed from outside: a draft token's seconds (unset
-    // before the first draft) and the target forwards' average seconds by
-    // the sequences in them and the positions they computed.
+    // before the first draft) and the target forwards' seconds (medians of
+    // recent samples) by the sequences in them and the positions they
+    // computed.
     std::optional<double> draft_token_seconds;
     std::vector<SpeculationCosts::Measured> forward_seconds;
 };

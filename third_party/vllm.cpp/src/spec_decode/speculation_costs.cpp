@@ -19,7 +19,7 @@ double SpeculationCosts::Recent::median() const {
 }
 
 void SpeculationCosts::record_forward(int sequences, int positions, double seconds) {
-    if (positions < 1 || positions > kMaxPositions || sequences < 1 || sequences > positions) return;
+    if (!tracked(sequences, positions)) return;
     forward_[sequences * kSlots + positions].add(seconds);
 }
 
@@ -29,7 +29,7 @@ void SpeculationCosts::record_draft(int steps, double seconds) {
 }
 
 std::optional<double> SpeculationCosts::forward_seconds(int sequences, int positions) const {
-    if (positions < 1 || positions > kMaxPositions || sequences < 1 || sequences > positions) return std::nullopt;
+    if (!tracked(sequences, positions)) return std::nullopt;
     const Recent* row = &forward_[sequences * kSlots];
     if (!row[positions].empty()) return row[positions].median();
     int below = positions - 1, above = positions + 1;

@@ -48,7 +48,7 @@ public:
     void record_draft(int steps, double seconds);
 
     // The expected seconds of a forward of `sequences` computing
-    // `positions` (1..kMaxPositions): the measured average, else a linear
+    // `positions` (1..kMaxPositions): the measured median, else a linear
     // interpolation between the nearest measured position counts of as many
     // sequences on either side; nothing when one side has none (no
     // extrapolation: a guess there would decide for or against speculating
@@ -67,6 +67,10 @@ public:
     static constexpr int kRecent = 7;
 
 private:
+    // Whether the table keeps forwards of `sequences` computing `positions`.
+    static bool tracked(int sequences, int positions) {
+        return positions >= 1 && positions <= kMaxPositions && sequences >= 1 && sequences <= positions;
+    }
     // The last kRecent samples of one cost (fewer until that many came).
     class Recent {
     public:

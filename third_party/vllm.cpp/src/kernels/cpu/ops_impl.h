@@ -337,8 +337,9 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     // stores and reloads: a verify of 9 tokens at 700 keys 7.0 ms with it,
     // 6.5 without); smaller blocks gather it into `kt`. Lanes past a
     // query's visible keys are masked below, and every lane's arithmetic
-    // is its own, so results do not depend on them. Value rows are read in place, each loaded (and
-    // widened) once for the queries that weight the same keys (add_values).
+    // is its own, so results do not depend on them. Value rows are read in
+    // place, each loaded (and widened) once for the queries that weight the
+    // same keys (add_values).
     const int last = min_of(a.positions[t_end - 1], tile.key_end - 1);
     // With a sliding window, chunks before the earliest query's window hold
     // nothing the tile sees; start at the chunk (an absolute multiple of
