@@ -3,9 +3,10 @@
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion), stress_c_abi a
 concurrency stress of it; test_kernels, test_attention, test_thread_pool,
-test_sampler, the serving core's (test_scheduler, test_block_pool,
-test_kv_cache_groups and test_output_processor: fake requests, no model)
-and test_tokenizer are C++ unit tests of internals. Each prints
+test_huge_pages (the weights' memory), test_sampler, the serving core's
+(test_scheduler, test_block_pool, test_kv_cache_groups and
+test_output_processor: fake requests, no model) and test_tokenizer are C++
+unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
@@ -61,6 +62,11 @@ def test_kernels(build):
 @pytest.mark.timeout(300)
 def test_thread_pool(build):
     run_program(build, "test_thread_pool")
+
+
+@pytest.mark.timeout(300)
+def test_huge_pages(build):
+    run_program(build, "test_huge_pages")
 
 
 @pytest.mark.timeout(300)

@@ -173,9 +173,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         std::vector<uint8_t> band_storage;
         kernels::QuantMatrix ready = kernels::prepare_for_matmul(band(last), band_storage);
         if (ready.data == band(last).data) return;  // read in place
-        std::vector<uint8_t> storage(static_cast<size_t>(m.rows) * m.row_bytes + 63);
-        const auto address = reinterpret_cast<uintptr_t>(storage.data());
-        uint8_t* copy = storage.data() + (64 - address % 64) % 64;
+        uint8_t* copy = w.prepared.allocate(static_cast<size_t>(m.rows) * m.row_bytes);
         for (int64_t row = last; row >= 0; row -= kBandRows) {
             const kernels::QuantMatrix source = band(row);
             if (row != last) ready = kernels::prepare_for_matmul(source, band_storage);
@@ -183,7 +181,6 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             std::memcpy(copy + row * m.row_bytes, ready.data, static_cast<size_t>(source.rows) * m.row_bytes);
             file.release(source.data, static_cast<size_t>(source.rows) * m.row_bytes);
         }
-        w.prepared.push_back(std::move(storage));  // moving keeps the buffer `copy` points into
         ready.data = copy;
         ready.rows = m.rows;
         m = ready;

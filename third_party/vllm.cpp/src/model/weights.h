@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "model/model_config.h"
+#include "util/huge_pages.h"
 
 namespace vllm {
 
@@ -36,8 +37,8 @@ struct ModelWeights {
     kernels::QuantMatrix output;            // [vocab, dim]; the embedding when tied
     // The matmul-ready copies (kernels::prepare_for_matmul) that layer and
     // output matrices point into instead of the file, where the kernels
-    // read another layout.
-    std::vector<std::vector<uint8_t>> prepared;
+    // read another layout; on huge pages (util/huge_pages.h).
+    HugePageArena prepared;
     // Optional per-pair RoPE frequency divisors (rope_freqs.weight, rope_dim / 2
     // floats; Llama 3.1+ "llama3" RoPE scaling). Empty when absent.
     std::vector<float> rope_freqs;
