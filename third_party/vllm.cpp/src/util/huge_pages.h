@@ -1,12 +1,13 @@
 // Large, long-lived buffers on transparent huge pages. A decode step reads
 // every weight byte once, in order: on 4 KiB pages that is a new page every
-// 64 cache lines, each a TLB miss and a page walk beside the stream, where a
-// 2 MiB page serves 32,768 lines (SmolLM2 Q4_1 decode: 4-8% faster with the
-// model on huge pages, BENCHMARKS.md). Linux backs an anonymous mapping with
-// huge pages when it is advised so (MADV_HUGEPAGE): the common setting of
-// /sys/kernel/mm/transparent_hugepage/enabled, "madvise", does nothing
-// without the advice. Where there is no such advice (other systems) or the
-// kernel declines it, the memory is ordinary pages and works the same.
+// 64 cache lines, each a TLB miss and a page walk beside the stream, where
+// a 2 MiB page serves 32,768 lines (decode 4-5% faster for SmolLM2 Q4_1,
+// 7-10% for its BF16 and F16 files; BENCHMARKS.md). Linux backs an
+// anonymous mapping with huge pages when it is advised so (MADV_HUGEPAGE):
+// the common setting of /sys/kernel/mm/transparent_hugepage/enabled,
+// "madvise", does nothing without the advice. Where there is no such
+// advice (other systems) or the kernel declines it, the memory is ordinary
+// pages and works the same.
 #pragma once
 #include <cstddef>
 #include <cstdint>
