@@ -150,8 +150,11 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.post_ffn_norm = load.vector(p + "post_ffw_norm.weight", dim);
         }
     }
-    // The token embedding is also read row by row (dequantize_row), so it
-    // stays as stored; a tied output matrix gets its own prepared copy.
+    // Every layer matrix and the output matrix get a copy (prepared, that
+    // is rearranged, where the kernels read another layout) in
+    // `prepared`'s huge pages. The token embedding is read a few rows a
+    // step (dequantize_row), so it stays in the file; a tied output matrix
+    // gets its own copy.
     // A matrix is prepared in bands of rows, each band's file pages released
     // once its copy is written, so the file's pages and the copy are never
     // both resident whole (the load's peak). The embedding's pages go too: a
@@ -172,11 +175,13 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         const int64_t last = (m.rows - 1) / kBandRows * kBandRows;
         std::vector<uint8_t> band_storage;
         kernels::QuantMatrix ready = kernels::prepare_for_matmul(band(last), band_storage);
-        if (ready.data == band(last).data) return;  // read in place
+        // A matrix the kernels read in the file's layout is copied as it is:
+        // on huge pages too, instead of the file's small ones.
+        const bool rearranged = ready.data != band(last).data;
         uint8_t* copy = w.prepared.allocate(static_cast<size_t>(m.rows) * m.row_bytes);
         for (int64_t row = last; row >= 0; row -= kBandRows) {
             const kernels::QuantMatrix source = band(row);
-            if (row != last) ready = kernels::prepare_for_matmul(source, band_storage);
+            if (row != last) ready = rearranged ? kernels::prepare_for_matmul(source, band_storage) : source;
             // Prepared layouts keep each row group's byte offset (interleave.h).
             std::memcpy(copy + row * m.row_bytes, ready.data, static_cast<size_t>(source.rows) * m.row_bytes);
             file.release(source.data, static_cast<size_t>(source.rows) * m.row_bytes);

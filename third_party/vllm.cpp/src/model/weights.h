@@ -1,6 +1,7 @@
-// The tensors of a Llama-family decoder as views into the mapped GGUF file.
-// Matrices stay in their stored (quantized) type, some rearranged for the
-// matmul kernels (prepared); small vectors (norms, biases) are copied to
+// The tensors of a Llama-family decoder, read from a mapped model file.
+// Matrices stay in their stored (quantized) type, copied out of the file
+// (some rearranged for the matmul kernels: prepared); the token embedding
+// stays a view into the file; small vectors (norms, biases) are copied to
 // float because every step reads them whole.
 #pragma once
 #include <vector>
@@ -35,9 +36,9 @@ struct ModelWeights {
     std::vector<LayerWeights> layers;
     std::vector<float> output_norm;
     kernels::QuantMatrix output;            // [vocab, dim]; the embedding when tied
-    // The matmul-ready copies (kernels::prepare_for_matmul) that layer and
-    // output matrices point into instead of the file, where the kernels
-    // read another layout; on huge pages (util/huge_pages.h).
+    // The copies that layer and output matrices point into instead of the
+    // file (matmul-ready, kernels::prepare_for_matmul, where the kernels
+    // read another layout), on huge pages (util/huge_pages.h).
     HugePageArena prepared;
     // Optional per-pair RoPE frequency divisors (rope_freqs.weight, rope_dim / 2
     // floats; Llama 3.1+ "llama3" RoPE scaling). Empty when absent.
