@@ -40,7 +40,6 @@ struct Avx512 {
     }
     static I and_(I a, I b) { return _mm512_and_si512(a, b); }
     static I or_(I a, I b) { return _mm512_or_si512(a, b); }
-    static I xor_(I a, I b) { return _mm512_xor_si512(a, b); }
     static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
     static I sub32(I a, I b) { return _mm512_sub_epi32(a, b); }
     static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }

@@ -122,7 +122,6 @@ struct Neon {
     }
     VLLM_NEON_INLINE static I and_(I a, I b) { return each([&](int j) { return vandq_s8(a.v[j], b.v[j]); }); }
     VLLM_NEON_INLINE static I or_(I a, I b) { return each([&](int j) { return vorrq_s8(a.v[j], b.v[j]); }); }
-    VLLM_NEON_INLINE static I xor_(I a, I b) { return each([&](int j) { return veorq_s8(a.v[j], b.v[j]); }); }
     VLLM_NEON_INLINE static I add32(I a, I b) { return each([&](int j) { return s8(vaddq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
     VLLM_NEON_INLINE static I sub32(I a, I b) { return each([&](int j) { return s8(vsubq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
     VLLM_NEON_INLINE static I mullo32(I a, I b) { return each([&](int j) { return s8(vmulq_s32(s32(a.v[j]), s32(b.v[j]))); }); }
