@@ -68,19 +68,23 @@ struct Fixture {
             cache = std::make_unique<vllm::KVCache>(std::vector<vllm::KVCacheGroupSpec>{{0, {0}}},
                                                     std::vector<int>{num_blocks}, n_kv_heads, head_dim, block_size,
                                                     dtype);
+            // A slot's K or V (head-major, as the cache takes it) in and out.
             std::vector<float> row(size_t(n_kv_heads) * head_dim);
+            using Element = float& (Fixture::*)(int, int, int, int);
+            auto round_trip = [&](int b, int slot, Element at,
+                                  void (vllm::KVCache::*store)(int, int32_t, int, const float*),
+                                  void (vllm::KVCache::*read)(int, int32_t, int, float*) const) {
+                for (int h = 0; h < n_kv_heads; ++h)
+                    for (int d = 0; d < head_dim; ++d) row[size_t(h) * head_dim + d] = (this->*at)(b, slot, h, d);
+                ((*cache).*store)(0, b, slot, row.data());
+                ((*cache).*read)(0, b, slot, row.data());
+                for (int h = 0; h < n_kv_heads; ++h)
+                    for (int d = 0; d < head_dim; ++d) (this->*at)(b, slot, h, d) = row[size_t(h) * head_dim + d];
+            };
             for (int b = 0; b < num_blocks; ++b)
                 for (int slot = 0; slot < block_size; ++slot) {
-                    const int pos = b * block_size + slot;  // in the cache's order: block b
-                    for (int h = 0; h < n_kv_heads; ++h)
-                        for (int d = 0; d < head_dim; ++d) row[size_t(h) * head_dim + d] = key_at(b, slot, h, d);
-                    cache->store_key(0, b, slot, row.data());
-                    cache->read_key(0, b, slot, row.data());
-                    for (int h = 0; h < n_kv_heads; ++h)
-                        for (int d = 0; d < head_dim; ++d) key_at(b, slot, h, d) = row[size_t(h) * head_dim + d];
-                    float* v = &values[size_t(pos) * n_kv_heads * head_dim];
-                    cache->store_value(0, b, slot, v);
-                    cache->read_value(0, b, slot, v);
+                    round_trip(b, slot, &Fixture::key_at, &vllm::KVCache::store_key, &vllm::KVCache::read_key);
+                    round_trip(b, slot, &Fixture::value_at, &vllm::KVCache::store_value, &vllm::KVCache::read_value);
                 }
         }
         for (int b = 0; b < num_blocks; ++b) table.push_back((b * 7) % num_blocks);  // scattered blocks
@@ -110,17 +114,18 @@ struct Fixture {
         return size_t(num_blocks) * vllm::KVCache::layer_block_bytes(n_kv_heads, head_dim, block_size, dtype);
     }
 
-    // The layouts of kv_cache.h: K slot-minor, V one row per slot.
+    // The layouts of kv_cache.h: K slot-minor, V a row per (head, slot).
     float& key_at(int block, int slot, int kv_head, int d) {
         return keys[((size_t(block) * n_kv_heads + kv_head) * head_dim + d) * block_size + slot];
     }
+    float& value_at(int block, int slot, int kv_head, int d) {
+        return values[((size_t(block) * n_kv_heads + kv_head) * block_size + slot) * head_dim + d];
+    }
     float key(int pos, int kv_head, int d) const {
-        return keys[((size_t(table[pos / block_size]) * n_kv_heads + kv_head) * head_dim + d) * block_size +
-                    pos % block_size];
+        return const_cast<Fixture*>(this)->key_at(table[pos / block_size], pos % block_size, kv_head, d);
     }
     float value(int pos, int kv_head, int d) const {
-        return values[(size_t(table[pos / block_size]) * block_size + pos % block_size) * n_kv_heads * head_dim +
-                      size_t(kv_head) * head_dim + d];
+        return const_cast<Fixture*>(this)->value_at(table[pos / block_size], pos % block_size, kv_head, d);
     }
 
     // Softmax attention in double, straight from the definition: keys

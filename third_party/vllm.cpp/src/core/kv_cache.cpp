@@ -76,14 +76,14 @@ uint16_t* KVCache::key_scales(int layer, int32_t block, int slot) const {
     unsigned char* data = keys_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
     return reinterpret_cast<uint16_t*>(data + size_t(block_size_) * token_stride_) + slot;
 }
-// V: one row per slot, then the I8 scales [slot][head].
+// V: (head, slot) rows of head_dim, then the I8 scales [head][slot].
 unsigned char* KVCache::value_slot(int layer, int32_t block, int slot) const {
     return values_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes() +
-           size_t(slot) * token_stride_ * kv_element_bytes(dtype_);
+           size_t(slot) * head_dim_ * kv_element_bytes(dtype_);
 }
 uint16_t* KVCache::value_scales(int layer, int32_t block, int slot) const {
     unsigned char* data = values_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
-    return reinterpret_cast<uint16_t*>(data + size_t(block_size_) * token_stride_) + size_t(slot) * n_kv_heads_;
+    return reinterpret_cast<uint16_t*>(data + size_t(block_size_) * token_stride_) + slot;
 }
 
 void KVCache::store_key(int layer, int32_t block, int slot, const float* key) {
@@ -109,17 +109,22 @@ void KVCache::store_key(int layer, int32_t block, int slot, const float* key) {
 
 void KVCache::store_value(int layer, int32_t block, int slot, const float* value) {
     unsigned char* dst = value_slot(layer, block, slot);
-    switch (dtype_) {
-        case KvDtype::F32: std::memcpy(dst, value, token_stride_ * sizeof(float)); break;
-        case KvDtype::F16:
-            for (size_t i = 0; i < token_stride_; ++i) reinterpret_cast<uint16_t*>(dst)[i] = float_to_half(value[i]);
-            break;
-        case KvDtype::I8: {
-            uint16_t* scales = value_scales(layer, block, slot);
-            for (int h = 0; h < n_kv_heads_; ++h)
-                scales[h] = quantize_row_i8(value + size_t(h) * head_dim_, head_dim_,
-                                            reinterpret_cast<int8_t*>(dst) + size_t(h) * head_dim_, 1);
-            break;
+    const size_t head_stride = size_t(block_size_) * head_dim_;  // elements from one head's row to the next's
+    for (int h = 0; h < n_kv_heads_; ++h) {
+        const float* src = value + size_t(h) * head_dim_;
+        switch (dtype_) {
+            case KvDtype::F32:
+                std::memcpy(reinterpret_cast<float*>(dst) + h * head_stride, src, head_dim_ * sizeof(float));
+                break;
+            case KvDtype::F16: {
+                uint16_t* row = reinterpret_cast<uint16_t*>(dst) + h * head_stride;
+                for (int i = 0; i < head_dim_; ++i) row[i] = float_to_half(src[i]);
+                break;
+            }
+            case KvDtype::I8:
+                value_scales(layer, block, slot)[size_t(h) * block_size_] =
+                    quantize_row_i8(src, head_dim_, reinterpret_cast<int8_t*>(dst) + h * head_stride, 1);
+                break;
         }
     }
 }
@@ -148,8 +153,10 @@ void KVCache::read_key(int layer, int32_t block, int slot, float* key) const {
 void KVCache::read_value(int layer, int32_t block, int slot, float* value) const {
     const unsigned char* src = value_slot(layer, block, slot);
     for (size_t i = 0; i < token_stride_; ++i) {
-        const float scale = dtype_ == KvDtype::I8 ? half_to_float(value_scales(layer, block, slot)[i / head_dim_]) : 0.0f;
-        value[i] = decode(dtype_, src, i, scale);
+        const size_t h = i / head_dim_;
+        const float scale =
+            dtype_ == KvDtype::I8 ? half_to_float(value_scales(layer, block, slot)[h * block_size_]) : 0.0f;
+        value[i] = decode(dtype_, src, h * block_size_ * head_dim_ + i % head_dim_, scale);
     }
 }
 

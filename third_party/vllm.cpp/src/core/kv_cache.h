@@ -19,13 +19,18 @@
 // build computed them.
 //
 // Layouts of one block of one layer (elements of the cache's type):
-//   V  [block_size][n_kv_heads][head_dim]   a slot's values are one row
 //   K  [n_kv_heads][head_dim][block_size]   slot-minor: the attention
 //      kernel scores 16 keys at once with one vector per dimension, which
 //      this layout gives it as plain loads (no transpose per visit).
-// For int8 each block's K data is followed by its scales as halves
-// [n_kv_heads][block_size], its V data by [block_size][n_kv_heads]; a
-// layer's blocks follow each other, layer_block_bytes() apart.
+//   V  [n_kv_heads][block_size][head_dim]   a (head, slot)'s values are
+//      one row, and a head's rows one run: attention reads one KV head at
+//      a time, and a decode at 4,000 keys of context ran 10% faster than
+//      with a slot's heads side by side (BENCHMARKS.md, 2026-12-05).
+// So either side of a block is one run per KV head. For int8 each block's
+// K and V data are followed by their scales as halves [n_kv_heads]
+// [block_size]; a layer's blocks follow each other, layer_block_bytes()
+// apart. Stored KV blocks (kv_transfer) carry these bytes, so a change to
+// them bumps kKvLayoutVersion, which the model fingerprint includes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +41,9 @@
 #include "dtype/kv_dtype.h"
 
 namespace vllm {
+
+// The layouts above (1: V rows [block_size][n_kv_heads][head_dim]).
+constexpr uint64_t kKvLayoutVersion = 2;
 
 // The element type VLLM_CPP_KV_CACHE_DTYPE names ("f32", "f16" or "i8"), else
 // kDefaultKvDtype; any other value is INVALID_ARGUMENT (at engine load).

@@ -91,6 +91,7 @@ ModelFingerprint fingerprint_model(const ModelSource& source, const KvGeometry& 
     }
     d.u64(source.tensors().size());
     for (const GgufTensor& t : source.tensors()) sample_tensor(d, t);
+    d.u64(kKvLayoutVersion);
     d.u64(static_cast<uint64_t>(geometry.dtype));
     d.u64(static_cast<uint64_t>(geometry.block_size));
     d.u64(static_cast<uint64_t>(geometry.n_layers));

@@ -8,8 +8,9 @@
 //     tensor and 6 evenly spaced 4 KiB windows inside it (reading all of a
 //     multi-gigabyte model at every load would cost seconds; any fine-tune
 //     or requantization changes the sampled bytes),
-//   - the KV layout: element type, block size, layers, KV heads, head size
-//     and each layer's attention window.
+//   - the KV layout: its version (kv_cache.h's kKvLayoutVersion), element
+//     type, block size, layers, KV heads, head size and each layer's
+//     attention window.
 // It depends on content only, not on the file's name, path or mtime, so
 // copies of one model on several machines share blocks. Not included: the
 // kernel build (ISA) that computed the K/V; builds agree to rounding, so a

@@ -13,9 +13,9 @@ namespace vllm::kernels {
 // One layer's paged attention inputs. Cache layouts per block (kv_cache.h),
 // elements of kv_dtype (floats, IEEE halves as 16-bit patterns, or int8):
 // K [n_kv_heads][head_dim][block_size] (slot-minor),
-// V [block_size][n_kv_heads][head_dim],
-// for int8 each followed by its half scales (K [n_kv_heads][block_size], V
-// [block_size][n_kv_heads]); blocks kv_token_bytes() x block_size bytes apart.
+// V [n_kv_heads][block_size][head_dim],
+// for int8 each followed by its half scales [n_kv_heads][block_size]; blocks
+// kv_token_bytes() x block_size bytes apart.
 struct PagedAttention {
     const float* q = nullptr;         // [n_tokens][n_heads][head_dim], RoPE applied
     float* out = nullptr;             // [n_tokens][n_heads][head_dim]

@@ -305,11 +305,10 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     const int64_t t_begin = tile.t_begin, t_end = tile.t_end;
     const int kv_head = tile.kv_head;
     const int hd = a.head_dim, group = a.n_heads / a.n_kv_heads, bs = a.block_size;
-    const int kv_stride = a.n_kv_heads * hd;
     // Elements from one block to the next (int8: the scales included), and
     // from a block's start to its scales.
     const size_t block_elems = size_t(bs) * kv_token_bytes(a.n_kv_heads, hd, a.kv_dtype) / sizeof(T);
-    const size_t scales_at = size_t(bs) * kv_stride;
+    const size_t scales_at = size_t(bs) * a.n_kv_heads * hd;
     // Query vectors of this tile: (token, head-in-group), pre-scaled.
     const int nq = static_cast<int>(t_end - t_begin) * group;
     float q[kAttentionMaxQueries * kAttentionMaxHeadDim];
@@ -363,21 +362,20 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     float* kt_chunk[kScoreChunks];  // chunk c's [dim][key] in kt
     for (int c = 0; c < kScoreChunks; ++c) kt_chunk[c] = &kt[size_t(c) * hd * kLanes];
     alignas(64) float s[kAttentionMaxQueries * kSoftmaxKeys];  // [query][key of block]: scores, then weights
-    auto key_rows = [&](int p) {  // dimension 0 of key p for this head; dimension d is d * bs further
-        return k_cache + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs + p % bs;
+    // Either side of a block is one run per KV head (kv_cache.h): this
+    // head's run in the block that holds key p, and its int8 scales
+    // (key p's; the next keys of its block follow).
+    auto head_run = [&](const T* side, int p) {
+        return side + size_t(block_table[p / bs]) * block_elems + size_t(kv_head) * hd * bs;
     };
-    auto value_row = [&](int p) {
-        return v_cache + size_t(block_table[p / bs]) * block_elems + size_t(p % bs) * kv_stride + size_t(kv_head) * hd;
-    };
-    // int8 only: the scale of key p for this head (the next keys of its block follow), and of value p.
-    auto key_scales = [&](int p) {
-        return reinterpret_cast<const uint16_t*>(k_cache + size_t(block_table[p / bs]) * block_elems + scales_at) +
+    auto head_scales = [&](const T* side, int p) {
+        return reinterpret_cast<const uint16_t*>(side + size_t(block_table[p / bs]) * block_elems + scales_at) +
                size_t(kv_head) * bs + p % bs;
     };
-    auto value_scale = [&](int p) {
-        return reinterpret_cast<const uint16_t*>(v_cache + size_t(block_table[p / bs]) * block_elems + scales_at) +
-               size_t(p % bs) * a.n_kv_heads + kv_head;
-    };
+    auto key_rows = [&](int p) { return head_run(k_cache, p) + p % bs; };  // dimension d is d * bs further
+    auto value_row = [&](int p) { return head_run(v_cache, p) + size_t(p % bs) * hd; };
+    auto key_scales = [&](int p) { return head_scales(k_cache, p); };
+    auto value_scale = [&](int p) { return head_scales(v_cache, p); };
     // The value rows of a chunk's keys [start + j0, start + n_keys), j0 the
     // first it may read, and (int8) their scales: with chunks inside one
     // block, one block-table lookup (a division) per chunk, not per key.
@@ -385,8 +383,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         const int j0 = max_of(0, first_read - start);
         for (int j = j0; j < n_keys; ++j) {
             const bool next_row = whole_chunks && j > j0;
-            rows[j] = next_row ? rows[j0] + size_t(j - j0) * kv_stride : value_row(start + j);
-            if (quantized) scales[j] = next_row ? scales[j0] + (j - j0) * a.n_kv_heads : value_scale(start + j);
+            rows[j] = next_row ? rows[j0] + size_t(j - j0) * hd : value_row(start + j);
+            if (quantized) scales[j] = next_row ? scales[j0] + (j - j0) : value_scale(start + j);
         }
     };
     // Keys and values are requested ahead of use: cache blocks are
