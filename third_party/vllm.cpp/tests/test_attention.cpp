@@ -295,9 +295,11 @@ void test_int8_rows() {
     std::mt19937 rng(5);
     std::normal_distribution<float> normal;
     double worst = 0;
-    int bad = 0;
+    int bad = 0, misaligned = 0;
     for (const KvDtype dtype : {KvDtype::F32, KvDtype::F16, KvDtype::I8}) {
         vllm::KVCache cache({{0, {0}}}, {4}, n_kv_heads, head_dim, block_size, dtype);
+        for (const void* side : {cache.layer_keys(0), cache.layer_values(0)})
+            misaligned += reinterpret_cast<uintptr_t>(side) % 64 != 0;
         for (int trial = 0; trial < 64; ++trial) {
             std::vector<float> x(n), k(n), v(n);
             const float magnitude = trial % 4 == 0 ? 1e-6f : trial % 4 == 1 ? 300.0f : 1.0f;
@@ -326,6 +328,7 @@ void test_int8_rows() {
             }
         }
     }
+    check(misaligned == 0, "each side of the cache starts on a cache line", misaligned);
     check(bad == 0, "f32/f16 rows read back exactly, K and V alike", bad);
     check(worst <= 1.0, "int8 rows read back within half a step of their scale", worst);
 }

@@ -63,8 +63,8 @@ KVCache::KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<
         layer.offset = layer_bytes_total_;
         layer_bytes_total_ += layer_bytes[layer.group];
     }
-    keys_.reset(new unsigned char[layer_bytes_total_]);
-    values_.reset(new unsigned char[layer_bytes_total_]);
+    keys_.reset(static_cast<unsigned char*>(::operator new[](layer_bytes_total_, kAlignment)));
+    values_.reset(static_cast<unsigned char*>(::operator new[](layer_bytes_total_, kAlignment)));
 }
 
 // K: (head, dim) rows of block_size slots, then the I8 scales [head][slot].

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "core/kv_cache_group.h"
@@ -109,7 +110,7 @@ private:
         size_t offset = 0;  // bytes from the start of keys_ (and of values_)
     };
     // The start of a slot's K data (head 0, dimension 0) and, for I8, its
-    // scale for head 0 (head h's is h * block_size_ further for K, h for V).
+    // scale for head 0 (head h's is h * block_size_ further, on either side).
     unsigned char* key_slot(int layer, int32_t block, int slot) const;
     uint16_t* key_scales(int layer, int32_t block, int slot) const;
     unsigned char* value_slot(int layer, int32_t block, int slot) const;
@@ -123,9 +124,16 @@ private:
     std::vector<size_t> group_bytes_;
     size_t layer_bytes_total_ = 0;  // of K (V is as large)
     // Left uninitialised: pages are only touched (and committed) as blocks
-    // are written, so an auto-sized cache costs what is used.
-    std::unique_ptr<unsigned char[]> keys_;
-    std::unique_ptr<unsigned char[]> values_;
+    // are written, so an auto-sized cache costs what is used. Aligned to a
+    // cache line: with f16 and f32 elements every block then starts on one,
+    // so no row or vector the attention kernel loads straddles two (malloc's
+    // large blocks start 16 bytes into a page, which split half of them).
+    static constexpr std::align_val_t kAlignment{64};
+    struct AlignedDelete {
+        void operator()(unsigned char* p) const { ::operator delete[](p, kAlignment); }
+    };
+    std::unique_ptr<unsigned char[], AlignedDelete> keys_;
+    std::unique_ptr<unsigned char[], AlignedDelete> values_;
 };
 
 }  // namespace vllm

@@ -413,6 +413,19 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     };
     auto prefetch_values = [&](int start) {
         const int n_keys = min_of(kLanes, last + 1 - start);
+        const int from = max_of(start, first_read);
+        if (whole_chunks) {
+            // The chunk's rows are one run in its block (V is head-major):
+            // one request per line of it, not a pointer per row.
+            if (from >= start + n_keys) return;
+            const auto* begin = reinterpret_cast<const char*>(value_row(from));
+            const auto* end = begin + size_t(start + n_keys - from) * row_bytes;
+            for (const char* p = begin - reinterpret_cast<uintptr_t>(begin) % kLine; p < end; p += kLine)
+                prefetch_l2(p);
+            if (quantized) prefetch_l2(value_scale(from));
+            return;
+        }
+        // Blocks of fewer than kLanes slots: row by row.
         const T* rows[kLanes];
         const uint16_t* scales[kLanes];
         chunk_values(start, n_keys, rows, scales);
