@@ -69,21 +69,17 @@ KVCache::KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<
 
 // K: (head, dim) rows of block_size slots, then the I8 scales [head][slot].
 unsigned char* KVCache::key_slot(int layer, int32_t block, int slot) const {
-    return keys_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes() +
-           size_t(slot) * kv_element_bytes(dtype_);
+    return block_of(keys_.get(), layer, block) + size_t(slot) * kv_element_bytes(dtype_);
 }
 uint16_t* KVCache::key_scales(int layer, int32_t block, int slot) const {
-    unsigned char* data = keys_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
-    return reinterpret_cast<uint16_t*>(data + size_t(block_size_) * token_stride_) + slot;
+    return scales_of(keys_.get(), layer, block, slot);
 }
 // V: (head, slot) rows of head_dim, then the I8 scales [head][slot].
 unsigned char* KVCache::value_slot(int layer, int32_t block, int slot) const {
-    return values_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes() +
-           size_t(slot) * head_dim_ * kv_element_bytes(dtype_);
+    return block_of(values_.get(), layer, block) + size_t(slot) * head_dim_ * kv_element_bytes(dtype_);
 }
 uint16_t* KVCache::value_scales(int layer, int32_t block, int slot) const {
-    unsigned char* data = values_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
-    return reinterpret_cast<uint16_t*>(data + size_t(block_size_) * token_stride_) + slot;
+    return scales_of(values_.get(), layer, block, slot);
 }
 
 void KVCache::store_key(int layer, int32_t block, int slot, const float* key) {

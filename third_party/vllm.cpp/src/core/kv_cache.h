@@ -84,12 +84,8 @@ public:
     static size_t layer_block_bytes(int n_kv_heads, int head_dim, int block_size, KvDtype dtype) {
         return size_t(block_size) * kv_token_bytes(n_kv_heads, head_dim, dtype);
     }
-    unsigned char* key_block(int layer, int32_t block) {
-        return keys_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
-    }
-    unsigned char* value_block(int layer, int32_t block) {
-        return values_.get() + layers_[layer].offset + size_t(block) * layer_block_bytes();
-    }
+    unsigned char* key_block(int layer, int32_t block) { return block_of(keys_.get(), layer, block); }
+    unsigned char* value_block(int layer, int32_t block) { return block_of(values_.get(), layer, block); }
     const unsigned char* key_block(int layer, int32_t block) const {
         return const_cast<KVCache*>(this)->key_block(layer, block);
     }
@@ -109,8 +105,15 @@ private:
         int group = 0;
         size_t offset = 0;  // bytes from the start of keys_ (and of values_)
     };
-    // The start of a slot's K data (head 0, dimension 0) and, for I8, its
-    // scale for head 0 (head h's is h * block_size_ further, on either side).
+    // A layer's block on one side (keys_ or values_), and for I8 the scale
+    // of a slot's head 0 there (head h's is h * block_size_ further).
+    unsigned char* block_of(unsigned char* side, int layer, int32_t block) const {
+        return side + layers_[layer].offset + size_t(block) * layer_block_bytes();
+    }
+    uint16_t* scales_of(unsigned char* side, int layer, int32_t block, int slot) const {
+        return reinterpret_cast<uint16_t*>(block_of(side, layer, block) + size_t(block_size_) * token_stride_) + slot;
+    }
+    // The start of a slot's K data (head 0, dimension 0) and its scales.
     unsigned char* key_slot(int layer, int32_t block, int slot) const;
     uint16_t* key_scales(int layer, int32_t block, int slot) const;
     unsigned char* value_slot(int layer, int32_t block, int slot) const;
