@@ -13,6 +13,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -390,6 +391,24 @@ void test_elementwise(const char* name, Op op, Want want, double floor = 1e-24) 
     }
 }
 
+// sum_exp against double math over logits-like rows (a tail of 11 past 62
+// vectors; terms under fast_exp's clamp at -87 count as about 1.6e-38).
+void test_sum_exp() {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> logit(0.0f, 4.0f);
+    const int n = 1003;
+    std::vector<float> x(n);
+    for (float& v : x) v = logit(rng);
+    x[500] = -200.0f;
+    const float shift = *std::max_element(x.begin(), x.end());
+    double want = 0;
+    for (const float v : x) want += std::exp(double(v) - shift);
+    const double error = std::fabs(sum_exp(x.data(), n, shift) - want) / want;
+    check(error < 1e-5, "sum_exp equals the sum of exp(x - shift)", error);
+    check(sum_exp(x.data(), 0, shift) == 0.0f, "sum_exp of nothing is 0", 0);
+    check(sum_exp(&shift, 1, shift) == 1.0f, "sum_exp of the shift itself is 1", 0);
+}
+
 void test_activations() {
     test_elementwise("silu_mul equals g * sigmoid(g) * up", silu_mul,
                      [](double g, double up) { return g / (1.0 + std::exp(-g)) * up; });
@@ -404,6 +423,7 @@ void test_activations() {
         test_elementwise(
             "soft_cap equals cap * tanh(x / cap)", [cap](float* x, const float*, int64_t n) { soft_cap(x, n, cap); },
             [cap](double x, double) { return cap * std::tanh(x / cap); }, cap);
+    test_sum_exp();
 }
 
 double thread_cpu_us() {

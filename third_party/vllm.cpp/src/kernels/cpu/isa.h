@@ -74,6 +74,7 @@ struct IsaKernels {
     void (*silu_mul)(float* gate, const float* up, int64_t n);
     void (*gelu_tanh_mul)(float* gate, const float* up, int64_t n);
     void (*soft_cap)(float* x, int64_t n, float cap);
+    float (*sum_exp)(const float* x, int64_t n, float shift);
     void (*rms_norm)(const float* x, const float* weight, float* out, int64_t n, float eps);
 };
 

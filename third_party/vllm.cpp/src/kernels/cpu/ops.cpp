@@ -14,6 +14,8 @@ void gelu_tanh_mul(float* gate, const float* up, int64_t n) { active_kernels().g
 
 void soft_cap(float* x, int64_t n, float cap) { active_kernels().soft_cap(x, n, cap); }
 
+float sum_exp(const float* x, int64_t n, float shift) { return active_kernels().sum_exp(x, n, shift); }
+
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps) {
     active_kernels().rms_norm(x, weight, out, n, eps);
 }

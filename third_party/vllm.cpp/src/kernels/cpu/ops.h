@@ -80,6 +80,10 @@ void gelu_tanh_mul(float* gate, const float* up, int64_t n);
 // x[i] = cap * tanh(x[i] / cap) (Gemma 2's logit soft-capping), cap > 0.
 void soft_cap(float* x, int64_t n, float cap);
 
+// The sum of exp(x[i] - shift), each x[i] <= shift (a softmax's
+// denominator, shift its largest input); relative error about 1e-6.
+float sum_exp(const float* x, int64_t n, float shift);
+
 // out = x / rms(x) * weight, over n elements (out may alias x).
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps);
 

@@ -591,6 +591,15 @@ void soft_cap(float* x, int64_t n, float cap) {
     map_lanes(x, nullptr, n, [cap](Vec v, Vec) { return cap * tanh_lanes(v / cap); });
 }
 
+float sum_exp(const float* x, int64_t n, float shift) {
+    Vec acc{};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) acc += fast_exp(load(x + i) - shift);
+    float sum = sum_lanes(acc);
+    for (; i < n; ++i) sum += fast_exp(x[i] - shift);
+    return sum;
+}
+
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps) {
     const float sum = dot(x, x, static_cast<int>(n));
     const float inv = 1.0f / std::sqrt(sum / static_cast<float>(n) + eps);
@@ -602,6 +611,7 @@ void set_ops(IsaKernels& k) {
     k.silu_mul = silu_mul;
     k.gelu_tanh_mul = gelu_tanh_mul;
     k.soft_cap = soft_cap;
+    k.sum_exp = sum_exp;
     k.rms_norm = rms_norm;
 }
 
