@@ -36,7 +36,9 @@ both made from the bundled GGUF and cached as the tests make them
 adds a draft engine per llama.cpp file type, each with its acceptance (the
 quantizer runs in --peer-python, a Python with llama-cpp-python, when this
 one has none); --draft-vocab 0,32768 adds one per draft_vocab_size too (the
-draft proposes only ids below it; 0: all). The F16 engines, without
+draft proposes only ids below it; 0: all), and --draft-confidence 0,0.5
+one per draft_confidence_threshold (a draft stops after a token it gave
+less than that; 0: never). The F16 engines, without
 speculation and with each draft, are measured the same way, in alternating
 rounds in one child process. The draft length follows the measured
 acceptance and costs (speculation_policy.h) up to --draft-k.
@@ -282,15 +284,22 @@ def draft_name(path):
     return stem.split("-llama_cpp-")[0].rsplit("-", 1)[-1] if "-llama_cpp-" in stem else stem
 
 
-def draft_engines(drafts, vocabs, draft_k):
+def draft_engines(drafts, vocabs, confidences, draft_k):
     """The draft table's engines: name -> speculative config, one per draft
-    file and draft_vocab_size, after the F16 target alone."""
+    file, draft_vocab_size and draft_confidence_threshold (named when several
+    are compared; None: the engine's default), after the F16 target alone."""
     engines = {"vllm-cpp F16": None}
     for draft in drafts:
         for vocab in vocabs:
-            name = f"vllm-cpp F16 + {draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
-            engines[name] = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
-                             "draft_vocab_size": vocab}
+            for confidence in confidences:
+                name = f"vllm-cpp F16 + {draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
+                if len(confidences) > 1:
+                    name += f", stops below {confidence}"
+                config = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
+                          "draft_vocab_size": vocab}
+                if confidence is not None:
+                    config["draft_confidence_threshold"] = confidence
+                engines[name] = config
     return engines
 
 
@@ -392,7 +401,8 @@ def draft_table(args, prompts):
         print(f"the draft table is left out: {e}; llama-cpp-python makes the drafts: pass --draft, or --peer-python "
               "for a Python with it", file=sys.stderr)
         return
-    engines = draft_engines(drafts, [int(v) for v in args.draft_vocab.split(",")], args.draft_k)
+    confidences = [float(c) for c in args.draft_confidence.split(",")] if args.draft_confidence else [None]
+    engines = draft_engines(drafts, [int(v) for v in args.draft_vocab.split(",")], confidences, args.draft_k)
     result = run_child(args, model=target, configs=list(engines.values()), prompts=prompts, rounds=args.rounds)
     print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
           f"num_speculative_tokens {args.draft_k} (the most the policy may choose); greedy, up to "
@@ -419,6 +429,10 @@ def main():
     parser.add_argument("--draft-vocab", default=str(DRAFT_VOCAB),
                         help="the draft table's draft_vocab_size, comma-separated for one engine each per draft "
                              "(0: the whole vocabulary; e.g. 0,16384 compares the two in one run)")
+    parser.add_argument("--draft-confidence",
+                        help="the draft table's draft_confidence_threshold, comma-separated for one engine each per "
+                             "draft (default: the engine's; e.g. 0,0.5 compares drafts run to their length with "
+                             "drafts that stop after a token the draft gave less than 0.5)")
     parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the drafts when this one has none")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--llama", choices=list(LLAMA_ENGINES), help=argparse.SUPPRESS)

@@ -23,7 +23,10 @@ at a fixed significance (the rule itself is tested exactly in
 test_spec_decode). With a reduced drafting vocabulary (draft_vocab_size:
 the draft proposes only ids below it) greedy output is still identical and
 the sampled distribution still the target's, even where the target's likely
-token lies outside the draft's vocabulary. Preemption, aborts and finished requests give the
+token lies outside the draft's vocabulary. Drafts that stop after a token
+the draft gave less than draft_confidence_threshold (the default 0.5) and
+drafts run to their length (0) both keep the output; at 1 every draft is
+one token. Preemption, aborts and finished requests give the
 draft's KV blocks back; a draft with another vocabulary (Gemma 3) is
 refused at load.
 """
@@ -113,8 +116,11 @@ def engines(smollm2_path, f16_target, q4_0_draft):
     for name, config in CONFIGS.items():
         loaded[name] = Engine.load(smollm2_path, max_model_len=1024, speculative_config=config)
     loaded["draft_model"] = Engine.load(f16_target, max_model_len=1024, speculative_config=draft_config(q4_0_draft))
+    # Drafts run to their length here (threshold 0); the engine above stops
+    # them at the default confidence threshold: both paths are verified.
     loaded["draft_vocab"] = Engine.load(f16_target, max_model_len=1024,
-                                        speculative_config=draft_config(q4_0_draft, draft_vocab_size=DRAFT_VOCAB))
+                                        speculative_config=draft_config(q4_0_draft, draft_vocab_size=DRAFT_VOCAB,
+                                                                        draft_confidence_threshold=0))
     yield loaded
     for engine in loaded.values():
         engine.close()
@@ -398,6 +404,23 @@ def test_draft_vocabulary_greedy_identical(engines):
         after["num_draft_tokens"] - before["num_draft_tokens"]
 
 
+@pytest.mark.timeout(300)
+def test_draft_confidence_threshold_ends_drafts(engines, f16_target, q4_0_draft):
+    """At threshold 1 every draft ends after its first token (the draft
+    never gives a token probability above 1), and the output is still the
+    one without speculation; the default threshold (0.5) is the
+    draft_model engine's in every other test here."""
+    params = SamplingParams.greedy(max_tokens=40)
+    want = run_all(engines["f16_off"], PROMPTS, params)
+    config = draft_config(q4_0_draft, draft_confidence_threshold=1.0)
+    with Engine.load(f16_target, max_model_len=1024, speculative_config=config) as on:
+        got = run_all(on, PROMPTS, params)
+        stats = spec_counts(on)
+    assert [c.token_ids for c in got] == [c.token_ids for c in want]
+    assert stats["num_drafts"] > 0
+    assert stats["num_draft_tokens"] == stats["num_drafts"]
+
+
 @pytest.mark.timeout(600)
 def test_draft_model_preemption_and_aborts_free_its_kv(f16_target, q4_0_draft):
     """A KV cache too small for the batch preempts requests: the output is
@@ -453,6 +476,10 @@ def test_draft_model_with_another_vocabulary_refused(smollm2_path, gemma3_gguf, 
      "'draft_vocab_size' must be an integer"),
     ({"method": "ngram", "num_speculative_tokens": 2, "draft_vocab_size": 1024},
      "'draft_vocab_size' applies to method 'draft_model' only"),
+    ({"method": "draft_model", "model": ".", "num_speculative_tokens": 2, "draft_confidence_threshold": 2},
+     "'draft_confidence_threshold' must be a number from 0.0 to 1.0"),
+    ({"method": "suffix", "draft_confidence_threshold": 0.5},
+     "'draft_confidence_threshold' applies to method 'draft_model' only"),
 ])
 def test_draft_model_bad_configs_refused(smollm2_path, config, words):
     with pytest.raises(InvalidArgumentError, match=words):

@@ -66,6 +66,9 @@ void test_config() {
     check(c.draft_vocab_size == 0, "config: the draft proposes from the whole vocabulary by default");
     c = SpeculativeConfig::parse(R"({"model": ".", "num_speculative_tokens": 3, "draft_vocab_size": 16384})");
     check(c.draft_vocab_size == 16384, "config: draft_vocab_size");
+    check(c.draft_confidence_threshold == 0.5, "config: a draft ends after a token it gave less than 0.5 by default");
+    c = SpeculativeConfig::parse(R"({"model": ".", "num_speculative_tokens": 3, "draft_confidence_threshold": 0})");
+    check(c.draft_confidence_threshold == 0.0, "config: draft_confidence_threshold 0 runs every draft to its length");
 
     const std::vector<std::pair<std::string, std::string>> refused = {
         {"{\"method\": \"ngram\"", "not valid JSON"},
@@ -96,6 +99,12 @@ void test_config() {
         {R"({"method": "ngram", "num_speculative_tokens": 2, "draft_vocab_size": 1024})",
          "'draft_vocab_size' applies to method 'draft_model' only"},
         {R"({"model": ".", "num_speculative_tokens": 2, "draft_vocab_size": -1})", "'draft_vocab_size' must be an integer"},
+        {R"({"model": ".", "num_speculative_tokens": 2, "draft_confidence_threshold": 1.5})",
+         "'draft_confidence_threshold' must be a number from 0.0 to 1.0"},
+        {R"({"model": ".", "num_speculative_tokens": 2, "draft_confidence_threshold": "high"})",
+         "'draft_confidence_threshold' must be a number"},
+        {R"({"method": "suffix", "draft_confidence_threshold": 0.3})",
+         "'draft_confidence_threshold' applies to method 'draft_model' only"},
     };
     for (const auto& [json, expected] : refused) {
         const std::string message = refusal(json);

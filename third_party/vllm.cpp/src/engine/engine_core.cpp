@@ -32,7 +32,8 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
     if (config.speculative) {
         if (draft) {
             auto proposer = std::make_unique<DraftModelProposer>(std::move(*draft), kv_plan.draft_blocks,
-                                                                 config.block_size, config.kv_dtype, pool_);
+                                                                 config.block_size, config.kv_dtype,
+                                                                 config.speculative->draft_confidence_threshold, pool_);
             draft_proposer_ = proposer.get();
             proposer_ = std::move(proposer);
         } else {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/block_hash_chain.h"
+#include "kernels/cpu/ops.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -32,12 +33,13 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 }
 
 DraftModelProposer::DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype,
-                                       ThreadPool& pool)
+                                       double confidence_threshold, ThreadPool& pool)
     : draft_(std::move(draft)),
       cache_(single_group(draft_.model->config().n_layers), {num_blocks}, draft_.model->config().n_kv_heads,
              draft_.model->config().head_dim, block_size, kv_dtype),
       blocks_(num_blocks, block_size),
       block_size_(block_size),
+      confidence_threshold_(confidence_threshold),
       pool_(pool) {}
 
 bool DraftModelProposer::reserve(Sequence& s, int positions) {
@@ -71,12 +73,18 @@ void DraftModelProposer::cache_verified_blocks(Sequence& s, const std::vector<in
         blocks_.cache(s.blocks[s.num_cached_blocks], chain.key(s.num_cached_blocks));
 }
 
-int32_t DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequence& s) {
+int32_t DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequence& s, bool& confident) {
     const SamplingConfig& sampling = *r.sampling;
     // The draft's logits cover its drafting vocabulary, ids [0, drafted):
     // q is zero above it, the target's whole vocabulary.
     const auto drafted = static_cast<int32_t>(draft_.model->logit_count());
-    if (sampling.greedy()) return static_cast<int32_t>(std::max_element(logits, logits + drafted) - logits);
+    if (sampling.greedy()) {
+        const float* top = std::max_element(logits, logits + drafted);
+        // The argmax's probability is 1 / sum(exp(logit - top)).
+        confident = confidence_threshold_ <= 0.0 ||
+                    kernels::sum_exp(logits, drafted, *top) * confidence_threshold_ <= 1.0;
+        return static_cast<int32_t>(top - logits);
+    }
     // q: the request's temperature and cuts on the draft's row. Penalties
     // are left out (they need the request's history; any q keeps the
     // output exact, a closer one only raises acceptance).
@@ -86,7 +94,9 @@ int32_t DraftModelProposer::choose(const DraftRequest& r, float* logits, Sequenc
     const std::vector<float>& q = sampler_.distribution(shape, logits, drafted, {}, {});
     s.probs.insert(s.probs.end(), q.begin(), q.begin() + drafted);
     s.probs.resize(s.probs.size() + (draft_.model->config().vocab_size - drafted), 0.0f);
-    return draw_index(q.data(), drafted, *r.rng);
+    const int32_t token = draw_index(q.data(), drafted, *r.rng);
+    confident = q[token] >= confidence_threshold_;
+    return token;
 }
 
 void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
@@ -130,9 +140,10 @@ void DraftModelProposer::propose_batch(const std::vector<DraftRequest>& batch) {
         for (size_t i = 0; i < active.size(); ++i) {
             const DraftRequest& r = *active[i].request;
             Sequence& s = *active[i].sequence;
-            const int32_t token = choose(r, logits_.data() + i * row, s);
+            bool confident = true;
+            const int32_t token = choose(r, logits_.data() + i * row, s, confident);
             r.draft->push_back(token);
-            if (static_cast<int>(r.draft->size()) == r.max_tokens) continue;
+            if (!confident || static_cast<int>(r.draft->size()) == r.max_tokens) continue;
             s.fed.push_back(token);
             next.push_back(active[i]);
         }

@@ -21,6 +21,11 @@
 // min-p, top-k and top-p), kept for verification (draft_probabilities):
 // the rejection sampler's rule with the real q keeps the output
 // distribution the target's.
+//
+// A request's draft ends early after a token the draft itself gave less
+// than the confidence threshold (speculative_config.h): the draft's
+// probability of its argmax, or q of its draw. The rule reads nothing but
+// the draft's distribution, so verification stays exact.
 #pragma once
 #include <memory>
 #include <string>
@@ -50,7 +55,8 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 class DraftModelProposer final : public Proposer {
 public:
     // `num_blocks` blocks of `block_size` slots per draft layer.
-    DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype, ThreadPool& pool);
+    DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype,
+                       double confidence_threshold, ThreadPool& pool);
 
     void propose_batch(const std::vector<DraftRequest>& batch) override;
     // One request alone, drafting greedily (no generator needed).
@@ -80,12 +86,15 @@ private:
     // the pool cannot supply them.
     bool reserve(Sequence& s, int positions);
     // The next draft token from one logits row, recording q when sampled.
-    int32_t choose(const DraftRequest& r, float* logits, Sequence& s);
+    // `confident`: whether the draft gave that token at least the
+    // confidence threshold.
+    int32_t choose(const DraftRequest& r, float* logits, Sequence& s, bool& confident);
 
     DraftModel draft_;
     KVCache cache_;
     BlockPool blocks_;
     int block_size_;
+    double confidence_threshold_;
     ThreadPool& pool_;
     Sampler sampler_;
     std::unordered_map<uint64_t, Sequence> sequences_;

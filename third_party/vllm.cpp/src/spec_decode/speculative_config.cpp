@@ -12,8 +12,8 @@ namespace vllm {
 namespace {
 
 constexpr const char* kKnownFields =
-    "method, model, num_speculative_tokens, draft_vocab_size, prompt_lookup_min, prompt_lookup_max, suffix_decoding_max_tree_depth, "
-    "suffix_decoding_max_cached_requests, suffix_decoding_max_spec_factor, suffix_decoding_min_token_prob, "
+    "method, model, num_speculative_tokens, draft_vocab_size, draft_confidence_threshold, prompt_lookup_min, "
+    "prompt_lookup_max, suffix_decoding_max_tree_depth, suffix_decoding_max_cached_requests, suffix_decoding_max_spec_factor, suffix_decoding_min_token_prob, "
     "disable_by_batch_size, rejection_sample_method";
 
 [[noreturn]] void refuse(const std::string& field, const std::string& what) {
@@ -66,7 +66,7 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
 
     SpeculativeConfig c;
     std::string method, model;
-    bool has_num_tokens = false, has_min = false, has_max = false;
+    bool has_num_tokens = false, has_min = false, has_max = false, has_confidence = false;
     for (const auto& [key, value] : root.members()) {
         if (value.is_null()) continue;  // vLLM's None: the default
         if (key == "method") {
@@ -75,6 +75,9 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
             model = read_string(key, value);
         } else if (key == "draft_vocab_size") {
             c.draft_vocab_size = static_cast<int>(read_int(key, value, 0, 1 << 30));
+        } else if (key == "draft_confidence_threshold") {
+            c.draft_confidence_threshold = read_number(key, value, 0.0, 1.0);
+            has_confidence = true;
         } else if (key == "num_speculative_tokens") {
             c.num_speculative_tokens = static_cast<int>(read_int(key, value, 1, kMaxSpeculativeTokens));
             has_num_tokens = true;
@@ -136,6 +139,8 @@ SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
     if (method != "suffix" && c.num_speculative_tokens <= 0) refuse("num_speculative_tokens", "is required");
     if (c.draft_vocab_size > 0 && c.method != SpeculativeMethod::DRAFT_MODEL)
         refuse("draft_vocab_size", "applies to method 'draft_model' only");
+    if (has_confidence && c.method != SpeculativeMethod::DRAFT_MODEL)
+        refuse("draft_confidence_threshold", "applies to method 'draft_model' only");
     return c;
 }
 

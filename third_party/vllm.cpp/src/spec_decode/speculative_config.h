@@ -26,6 +26,13 @@ struct SpeculativeConfig {
     // target accepts or replaces every draft token, and a sampled draft's
     // q is zero outside the ids it drew from.
     int draft_vocab_size = 0;
+    // "draft_model": a request's draft ends after a token the draft gave
+    // less than this probability (0: every draft runs to its length), as
+    // Hugging Face's assistant_confidence_threshold does. Past such a token
+    // the next ones are mostly rejected, and each costs a draft forward and
+    // a verified position. Verification is unchanged, so the output is too
+    // (the stop depends only on the draft's own distribution).
+    double draft_confidence_threshold = kDefaultDraftConfidenceThreshold;
 
     // "ngram" (prompt lookup): the n-gram lengths matched, longest first.
     int prompt_lookup_min = 5;
@@ -47,6 +54,7 @@ struct SpeculativeConfig {
     static constexpr int kMaxPromptLookup = 1024;
     static constexpr int kMaxTreeDepth = 1024;
     static constexpr int kDefaultDisableByBatchSize = 4;
+    static constexpr double kDefaultDraftConfidenceThreshold = 0.5;
 
     // The JSON object (speculation is off when the field is NULL or "";
     // callers do not call this then).
