@@ -2,7 +2,7 @@
 
 import pytest
 
-from vllm_cpp import LLM, CompletionOutput, InvalidConfigurationError, RequestOutput, SamplingParams
+from vllm_cpp import LLM, CompletionOutput, InvalidArgumentError, InvalidConfigurationError, RequestOutput, SamplingParams
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -71,3 +71,35 @@ def test_chat(llm):
 
     with pytest.raises(InvalidConfigurationError, match="logits processors"):
         llm.chat(conversation, SamplingParams(max_tokens=2, logits_processor=processor))
+
+
+def test_n_sequences_per_prompt(llm):
+    """SamplingParams.n as vLLM's: n outputs per prompt, indexed; a seeded
+    sequence i is the one-sequence request with seed + i."""
+    prompts = ["Once upon a time", "The capital of France is"]
+    first, second = llm.generate(prompts, SamplingParams(n=3, seed=7, max_tokens=8))
+    for prompt, output in zip(prompts, (first, second)):
+        assert [c.index for c in output.outputs] == [0, 1, 2]
+        alone = [llm.engine.complete(prompt, SamplingParams(seed=7 + i, max_tokens=8)).text for i in range(3)]
+        assert [c.text for c in output.outputs] == alone
+    assert len({c.text for c in first.outputs}) > 1
+    greedy, = llm.generate(prompts[0], SamplingParams(n=2, temperature=0.0, max_tokens=6))
+    assert greedy.outputs[0].token_ids == greedy.outputs[1].token_ids
+    mixed = llm.generate(prompts, [SamplingParams(n=2, max_tokens=2), SamplingParams(max_tokens=2)])
+    assert [len(o.outputs) for o in mixed] == [2, 1]
+
+    conversation = [{"role": "user", "content": "Hi"}]
+    [chat] = llm.chat(conversation, SamplingParams(n=2, seed=1, max_tokens=8))
+    expected = llm.engine.chat({"messages": conversation, "n": 2, "seed": 1, "max_tokens": 8})
+    assert [c.index for c in chat.outputs] == [0, 1]
+    assert [c.text for c in chat.outputs] == [c["message"]["content"] for c in expected["choices"]]
+
+
+def test_n_refused_where_it_cannot_apply(llm):
+    with pytest.raises(InvalidConfigurationError, match="n=0"):
+        SamplingParams(n=0)
+    with pytest.raises(InvalidConfigurationError, match="n=2: an engine request samples one sequence"):
+        llm.engine.complete("a", SamplingParams(n=2, max_tokens=2))
+    with pytest.raises(InvalidArgumentError, match="'n' must be between 1 and 128"):
+        llm.chat([{"role": "user", "content": "Hi"}], SamplingParams(n=129, max_tokens=2))
+    assert llm.engine.complete("a", SamplingParams.greedy(max_tokens=2)).completion_tokens >= 1

@@ -9,10 +9,13 @@ A batch is submitted at once (``Engine.submit`` / ``Engine.submit_chat``),
 so the engine batches it, and the outputs come back in input order, shaped
 like vLLM's ``RequestOutput`` / ``CompletionOutput``. Engine options use
 vLLM's keyword names (``enable_prefix_caching``, ``scheduling_policy``,
-``tool_call_parser``, ...). Differences from vLLM: our ``SamplingParams``
-has no ``n`` (submit a prompt twice), and ``chat`` outputs carry the
-prompt ids, the assistant text and finish reason but no output token ids
-nor the prompt text (the engine's chat call returns OpenAI JSON).
+``tool_call_parser``, ...). ``SamplingParams.n`` samples n sequences per
+prompt, as vLLM does: ``generate`` submits one engine request per sequence
+(``SamplingParams.for_choice``: a seeded sequence i samples with seed + i;
+the prefix cache shares the prompt), ``chat`` passes ``n`` to the engine's
+chat call (at most 128 there). Differences from vLLM: ``chat`` outputs
+carry the prompt ids, the assistant text and finish reason but no output
+token ids nor the prompt text (the engine's chat call returns OpenAI JSON).
 """
 
 from __future__ import annotations
@@ -100,6 +103,8 @@ def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
         fields["max_tokens"] = params.max_tokens
     if params.seed is not None:
         fields["seed"] = params.seed
+    if params.n != 1:
+        fields["n"] = params.n
     if params.logprobs is not None:
         fields["logprobs"] = True
         fields["top_logprobs"] = params.logprobs
@@ -156,19 +161,19 @@ class LLM:
         requests = []
         try:
             for (prompt, _text), p in zip(inputs, params):
-                requests.append(self.engine.submit(prompt, p, lambda _event: None))
-            completions = []
+                for i in range(p.n):
+                    requests.append(self.engine.submit(prompt, p.for_choice(i), lambda _event: None))
             for request in requests:
                 request.wait()
-                completions.append(self.engine.request_completion(request))
+            completions = iter([self.engine.request_completion(request) for request in requests])
         finally:
             for request in requests:
                 request.close()
         outputs = []
-        for (prompt, text), completion in zip(inputs, completions):
+        for (prompt, text), p in zip(inputs, params):
             prompt_ids = prompt if isinstance(prompt, list) else self.engine.tokenize(prompt)
             outputs.append(RequestOutput(str(next(self._ids)), text, prompt_ids,
-                                         [_completion_output(completion)]))
+                                         [_completion_output(i, next(completions)) for i in range(p.n)]))
         return outputs
 
     def chat(self, messages: Union[Conversation, Sequence[Conversation]],
@@ -203,11 +208,10 @@ class LLM:
                 request.close()
         outputs = []
         for body, text in zip(bodies, responses):
-            response = json.loads(text)
-            choice = response["choices"][0]
-            output = CompletionOutput(0, choice["message"].get("content") or "", (), None, None,
-                                      choice["finish_reason"])
-            outputs.append(RequestOutput(str(next(self._ids)), None, self.engine.tokenize_chat(body), [output]))
+            choices = [CompletionOutput(choice["index"], choice["message"].get("content") or "", (), None, None,
+                                        choice["finish_reason"])
+                       for choice in json.loads(text)["choices"]]
+            outputs.append(RequestOutput(str(next(self._ids)), None, self.engine.tokenize_chat(body), choices))
         return outputs
 
 
@@ -222,10 +226,10 @@ def _keep_response(responses: List[Optional[str]], index: int):
     return on_event
 
 
-def _completion_output(completion: Completion) -> CompletionOutput:
+def _completion_output(index: int, completion: Completion) -> CompletionOutput:
     logprobs = completion.logprobs
     cumulative = sum(t.logprob for t in logprobs) if logprobs else None
-    return CompletionOutput(0, completion.text, completion.token_ids or (), cumulative, logprobs,
+    return CompletionOutput(index, completion.text, completion.token_ids or (), cumulative, logprobs,
                             None if completion.finish_reason is None else str(completion.finish_reason))
 
 

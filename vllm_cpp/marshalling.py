@@ -73,6 +73,11 @@ class NativeSampling:
             raise InvalidConfigurationError(
                 "params must be SamplingParams, not %s" % type(params).__name__
             )
+        if params.n != 1:
+            raise InvalidConfigurationError(
+                "n=%d: an engine request samples one sequence; LLM.generate and LLM.chat sample n "
+                "(or submit one request per SamplingParams.for_choice(i))" % params.n
+            )
         self.keep: List[Any] = []
         self.handles: List[Any] = []
         self.logits: Optional[LogitsSink] = None

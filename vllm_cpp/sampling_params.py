@@ -5,6 +5,7 @@ struct."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, Union
@@ -97,7 +98,9 @@ class SamplingParams:
     ``Completion.logprobs`` (the request goes through
     ``vllm_request_submit_tokens``). Range checks beyond what the ABI can
     carry (top_p in (0, 1], ...) are done by the engine
-    (:class:`InvalidArgumentError`).
+    (:class:`InvalidArgumentError`). ``n`` (vLLM's) is how many sequences
+    ``LLM.generate`` and ``LLM.chat`` sample for each prompt; an engine
+    request samples one, so ``Engine.submit`` and its kin refuse ``n > 1``.
     """
 
     temperature: float = 1.0
@@ -115,6 +118,7 @@ class SamplingParams:
     structured_output: Optional[StructuredOutput] = None
     logits_processor: Optional[LogitsProcessor] = field(default=None, compare=True)
     logprobs: Optional[int] = None
+    n: int = 1
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -160,6 +164,7 @@ class SamplingParams:
             )
         if self.logprobs is not None:
             set_("logprobs", int32(self.logprobs, "logprobs"))
+        set_("n", int_in(self.n, "n", 1, INT32_MAX))
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -167,6 +172,13 @@ class SamplingParams:
                 raise InvalidConfigurationError(
                     "a logits_processor needs a bounded max_tokens (got max_tokens=None)"
                 )
+
+    def for_choice(self, index: int) -> "SamplingParams":
+        """The one-sequence params of sequence ``index`` of ``n``: a seeded
+        request's sequence i samples with ``seed + i`` (vLLM's rule), so the
+        n sequences differ and each repeats from run to run."""
+        seed = self.seed if self.seed is None else (self.seed + index) % (UINT64_MAX + 1)
+        return dataclasses.replace(self, seed=seed, n=1)
 
     @classmethod
     def greedy(cls, **overrides: Any) -> "SamplingParams":

@@ -8,7 +8,6 @@ the engine batches them; choice ``i`` of a seeded request samples with
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 import uuid
@@ -16,16 +15,9 @@ from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
 
 from ..engine import Engine
 from ..outputs import Completion, TokenLogprob
-from ..sampling_params import SamplingParams
 from .generation import CompletionRun, merge
 from .metrics import ServerMetrics
 from .protocol import CompletionRequest
-
-
-def _choice_params(params: SamplingParams, index: int) -> SamplingParams:
-    if params.seed is None or index == 0:
-        return params
-    return dataclasses.replace(params, seed=(params.seed + index) % 2**64)
 
 
 def _legacy_logprobs(logprobs: Tuple[TokenLogprob, ...], offset: int = 0) -> Tuple[Dict[str, Any], int]:
@@ -63,7 +55,7 @@ class CompletionServing:
         try:
             for prompt in request.prompts:
                 for i in range(request.n):
-                    runs.append(CompletionRun(self._engine, prompt, _choice_params(request.params, i),
+                    runs.append(CompletionRun(self._engine, prompt, request.params.for_choice(i),
                                               request.priority, self._metrics.timer()))
         except BaseException:
             for run in runs:
