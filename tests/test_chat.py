@@ -167,6 +167,38 @@ def test_n_choices(engine):
 
 
 @pytest.mark.timeout(300)
+def test_return_token_ids(engine):
+    """vLLM's return_token_ids: the response's prompt_token_ids, each
+    choice's token_ids (the stop string's tokens included, as the usage
+    counts them); streamed, the first chunk carries the prompt's ids and
+    the chunks' token_ids add up to the same ids."""
+    body = greedy(n=2, stop=["you"], return_token_ids=True)
+    response = engine.chat(body)
+    validated(response)
+    assert response["prompt_token_ids"] == engine.tokenize_chat(body)
+    total = 0
+    for choice in response["choices"]:
+        ids = choice["token_ids"]
+        total += len(ids)
+        assert engine.detokenize(ids).startswith(choice["message"]["content"])
+    assert total == response["usage"]["completion_tokens"]
+    assert "token_ids" not in engine.chat(greedy())["choices"][0]
+    assert "prompt_token_ids" not in engine.chat(greedy())
+
+    chunks = list(engine.chat_stream(dict(body, stream=True)))
+    validated_chunks(chunks)
+    assert chunks[0]["prompt_token_ids"] == response["prompt_token_ids"]
+    assert all("prompt_token_ids" not in c for c in chunks[1:])
+    streamed = {}
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            streamed.setdefault(choice["index"], []).extend(choice.get("token_ids", []))
+    assert [streamed[i] for i in (0, 1)] == [c["token_ids"] for c in response["choices"]]
+    with pytest.raises(InvalidArgumentError, match="return_token_ids"):
+        engine.chat(greedy(return_token_ids="yes"))
+
+
+@pytest.mark.timeout(300)
 def test_logprobs(engine):
     response = engine.chat(greedy(logprobs=True, top_logprobs=3))
     validated(response)

@@ -103,3 +103,14 @@ def test_n_refused_where_it_cannot_apply(llm):
     with pytest.raises(InvalidArgumentError, match="'n' must be between 1 and 128"):
         llm.chat([{"role": "user", "content": "Hi"}], SamplingParams(n=129, max_tokens=2))
     assert llm.engine.complete("a", SamplingParams.greedy(max_tokens=2)).completion_tokens >= 1
+
+
+def test_chat_outputs_carry_token_ids(llm):
+    conversation = [{"role": "user", "content": "What is the capital of France?"}]
+    [output] = llm.chat(conversation, SamplingParams(temperature=0.0, max_tokens=8))
+    completion = output.outputs[0]
+    assert len(completion.token_ids) == 8 or completion.finish_reason == "stop"
+    assert llm.get_tokenizer().decode(completion.token_ids) == completion.text
+    assert output.prompt_token_ids == llm.engine.tokenize_chat({"messages": conversation})
+    with pytest.raises(InvalidConfigurationError, match="logprobs are not returned in chat outputs"):
+        llm.chat(conversation, SamplingParams(max_tokens=2, logprobs=1))

@@ -136,6 +136,28 @@ def test_n_choices(client):
     assert [streamed_text(chunks, i) for i in (0, 1)] == [c.text for c in completions.choices]
 
 
+def test_return_token_ids(client, server_engine):
+    """vLLM's return_token_ids: chat answers with the prompt's ids and each
+    choice's (the engine's, streamed too: test_chat); completions put both
+    on every choice, and refuse them streamed, naming the field."""
+    chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=6, temperature=0,
+                                          extra_body={"return_token_ids": True})
+    extra = chat.model_extra
+    assert extra["prompt_token_ids"] == server_engine.tokenize_chat({"messages": HI})
+    assert len(chat.choices[0].model_extra["token_ids"]) == chat.usage.completion_tokens
+    prompts = ["Once upon a time", server_engine.tokenize("The capital of France is")]
+    completion = client.completions.create(model=MODEL_NAME, prompt=prompts, max_tokens=5, temperature=0, n=2,
+                                           extra_body={"return_token_ids": True})
+    for i, choice in enumerate(completion.choices):
+        prompt = prompts[i // 2]
+        expected = prompt if isinstance(prompt, list) else server_engine.tokenize(prompt)
+        assert choice.model_extra["prompt_token_ids"] == expected
+        assert server_engine.detokenize(choice.model_extra["token_ids"]) == choice.text
+    with pytest.raises(openai.BadRequestError, match="return_token_ids"):
+        client.completions.create(model=MODEL_NAME, prompt="a", max_tokens=2, stream=True,
+                                  extra_body={"return_token_ids": True})
+
+
 def test_logprobs(client):
     chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=5, temperature=0,
                                           logprobs=True, top_logprobs=3)

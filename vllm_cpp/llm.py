@@ -13,9 +13,10 @@ vLLM's keyword names (``enable_prefix_caching``, ``scheduling_policy``,
 prompt, as vLLM does: ``generate`` submits one engine request per sequence
 (``SamplingParams.for_choice``: a seeded sequence i samples with seed + i;
 the prefix cache shares the prompt), ``chat`` passes ``n`` to the engine's
-chat call (at most 128 there). Differences from vLLM: ``chat`` outputs
-carry the prompt ids, the assistant text and finish reason but no output
-token ids nor the prompt text (the engine's chat call returns OpenAI JSON).
+chat call (at most 128 there). ``chat`` outputs carry the prompt ids, the
+assistant text, its token ids (the chat call's ``return_token_ids``) and
+finish reason, but no logprobs nor the prompt text (the engine's chat call
+returns OpenAI JSON).
 """
 
 from __future__ import annotations
@@ -106,8 +107,9 @@ def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
     if params.n != 1:
         fields["n"] = params.n
     if params.logprobs is not None:
-        fields["logprobs"] = True
-        fields["top_logprobs"] = params.logprobs
+        # The chat call's OpenAI logprobs name the alternatives by text, not id.
+        raise InvalidConfigurationError("LLM.chat: logprobs are not returned in chat outputs (Engine.chat gives "
+                                        "OpenAI's logprobs; LLM.generate gives them with token ids)")
     so: Optional[StructuredOutput] = params.structured_output
     if so is not None:
         if so.kind == "json_object":
@@ -189,7 +191,7 @@ class LLM:
         responses: List[Optional[str]] = [None] * len(conversations)
         bodies = []
         for conversation, p in zip(conversations, params):
-            body = dict(_chat_fields(p), messages=conversation)
+            body = dict(_chat_fields(p), messages=conversation, return_token_ids=True)
             if chat_template_kwargs is not None:
                 body["chat_template_kwargs"] = chat_template_kwargs
             if tools is not None:
@@ -207,11 +209,12 @@ class LLM:
             for request in requests:
                 request.close()
         outputs = []
-        for body, text in zip(bodies, responses):
-            choices = [CompletionOutput(choice["index"], choice["message"].get("content") or "", (), None, None,
-                                        choice["finish_reason"])
-                       for choice in json.loads(text)["choices"]]
-            outputs.append(RequestOutput(str(next(self._ids)), None, self.engine.tokenize_chat(body), choices))
+        for text in responses:
+            response = json.loads(text)
+            choices = [CompletionOutput(choice["index"], choice["message"].get("content") or "",
+                                        tuple(choice["token_ids"]), None, None, choice["finish_reason"])
+                       for choice in response["choices"]]
+            outputs.append(RequestOutput(str(next(self._ids)), None, response["prompt_token_ids"], choices))
         return outputs
 
 

@@ -149,6 +149,7 @@ COMPLETION_FIELDS = (
     # vLLM's extra sampling parameters
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
+    "return_token_ids",
 )
 
 Prompt = Union[str, List[int]]
@@ -162,6 +163,8 @@ class CompletionRequest:
     stream: bool
     include_usage: bool
     priority: int
+    # vLLM's: each choice's prompt and generated token ids (not streamed yet)
+    return_token_ids: bool = False
 
 
 def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
@@ -241,6 +244,10 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     if user is not None and not isinstance(user, str):
         raise _type_error("user", "a string", user)
     stream = read_bool(body, "stream", False)
+    return_token_ids = read_bool(body, "return_token_ids", False)
+    if stream and return_token_ids:
+        raise invalid("'return_token_ids' is not supported with 'stream' on /v1/completions yet "
+                      "(/v1/chat/completions streams them)", param="return_token_ids")
     logprobs = read_int(body, "logprobs", None, 0, 20)
     max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
     seed = read_int(body, "seed", None, 0, UINT64_MAX)
@@ -265,7 +272,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise invalid(str(exc)) from None
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
-                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX))
+                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids)
 
 
 # --------------------------------------------------------------------------
@@ -279,6 +286,7 @@ CHAT_FIELDS = (
     # vLLM's extras
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
+    "return_token_ids",
 )
 
 

@@ -65,6 +65,7 @@ struct ChatRequest {
     int32_t priority = 0;          // lower runs first under the "priority" policy
     bool stream = false;
     bool include_usage = false;    // stream_options.include_usage
+    bool return_token_ids = false;  // vLLM's: each choice's token ids, and the prompt's
 
     // The request's own chat template (vLLM's `chat_template`), used instead
     // of the model's; "" : the model's. A server decides whether to trust it.

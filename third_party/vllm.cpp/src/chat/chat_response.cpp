@@ -41,6 +41,12 @@ json::Value token_bytes(const std::string& token) {
     return bytes;
 }
 
+json::Value ids_json(const std::vector<int32_t>& ids) {
+    json::Value out = json::Value::array();
+    for (const int32_t id : ids) out.push_back(static_cast<int>(id));
+    return out;
+}
+
 json::Value logprob_entry(const std::string& token, double logprob) {
     json::Value entry = json::Value::object();
     entry.set("token", displayable_token(token));
@@ -117,6 +123,7 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
         c.set("logprobs", logprobs_json(choice.logprobs));
         c.set("finish_reason",
               reported_finish_reason(choice.finish_reason, !choice.tool_calls.empty(), choice.forced_tool_call));
+        if (choice.token_ids) c.set("token_ids", ids_json(*choice.token_ids));
         choices.push_back(std::move(c));
     }
     json::Value out = json::Value::object();
@@ -126,6 +133,7 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
     out.set("model", parts.model);
     out.set("choices", std::move(choices));
     out.set("usage", usage_json(parts.usage));
+    if (parts.prompt_token_ids) out.set("prompt_token_ids", ids_json(*parts.prompt_token_ids));
     return json::dump(out);
 }
 
@@ -155,11 +163,13 @@ json::Value one_choice(int index, json::Value delta, json::Value logprobs, json:
 }
 }  // namespace
 
-std::string ChatChunkWriter::role_chunk(int index) const {
+std::string ChatChunkWriter::role_chunk(int index, const std::vector<int32_t>* prompt_token_ids) const {
     json::Value delta = json::Value::object();
     delta.set("role", "assistant");
     delta.set("content", "");
-    return json::dump(chunk(one_choice(index, std::move(delta), json::Value(), json::Value())));
+    json::Value out = chunk(one_choice(index, std::move(delta), json::Value(), json::Value()));
+    if (prompt_token_ids) out.set("prompt_token_ids", ids_json(*prompt_token_ids));
+    return json::dump(out);
 }
 
 std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
@@ -177,7 +187,9 @@ std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
         delta.set("tool_calls", std::move(calls));
         made_tool_calls_.insert(index);
     }
-    return json::dump(chunk(one_choice(index, std::move(delta), logprobs_json(d.logprobs), json::Value())));
+    json::Value choices = one_choice(index, std::move(delta), logprobs_json(d.logprobs), json::Value());
+    if (!d.token_ids.empty()) choices.items()[0].set("token_ids", ids_json(d.token_ids));
+    return json::dump(chunk(std::move(choices)));
 }
 
 std::string ChatChunkWriter::finish_chunk(int index, const std::string& finish_reason, bool forced_tool_call) const {

@@ -42,6 +42,7 @@ struct ChoiceParts {
     std::string finish_reason = "stop";    // "stop" or "length" from the engine
     bool forced_tool_call = false;         // tool_choice "required" or a named function
     std::optional<std::vector<TokenLogprob>> logprobs;  // set when the request asked for logprobs
+    std::optional<std::vector<int32_t>> token_ids;      // set when it asked for return_token_ids
 };
 
 // The finish_reason a choice reports: "tool_calls" when it made calls,
@@ -56,6 +57,7 @@ struct ChatResponseParts {
     std::string model;
     std::vector<ChoiceParts> choices;
     Usage usage;
+    std::optional<std::vector<int32_t>> prompt_token_ids;  // set when the request asked for return_token_ids
 };
 
 std::string build_chat_completion(const ChatResponseParts& parts);
@@ -66,18 +68,24 @@ struct ChoiceDelta {
     std::string content;
     std::vector<ToolCallDelta> tool_calls;
     std::optional<std::vector<TokenLogprob>> logprobs;
-    bool empty() const { return reasoning.empty() && content.empty() && tool_calls.empty() && !logprobs; }
+    std::vector<int32_t> token_ids;  // the step's tokens, when the request asked for return_token_ids
+    bool empty() const {
+        return reasoning.empty() && content.empty() && tool_calls.empty() && !logprobs && token_ids.empty();
+    }
 };
 
 // The chunks of one streamed response, in the order OpenAI sends them: per
 // choice a role chunk first, then delta chunks, then a finish chunk; at the
 // end, when stream_options.include_usage asked for it, a usage chunk with
 // no choices. Every chunk shares the response's id, created and model.
+// With return_token_ids (vLLM's) the first chunk carries the prompt's token
+// ids and each delta chunk its tokens' ids.
 class ChatChunkWriter {
 public:
     ChatChunkWriter(std::string id, int64_t created, std::string model);
 
-    std::string role_chunk(int index) const;
+    // `prompt_token_ids`: non-null on the response's first chunk when they are asked for.
+    std::string role_chunk(int index, const std::vector<int32_t>* prompt_token_ids = nullptr) const;
     // "" when the delta carries nothing (nothing to send).
     std::string delta_chunk(int index, const ChoiceDelta& delta);
     // finish_reason "stop" or "length", as reported_finish_reason() turns

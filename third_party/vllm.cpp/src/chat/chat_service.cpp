@@ -213,6 +213,7 @@ std::string ChatService::complete(const Prepared& prepared, ChatCancel* cancel) 
     parts.created = static_cast<int64_t>(std::time(nullptr));
     parts.model = response_model(prepared);
     parts.usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
+    if (prepared.request.return_token_ids) parts.prompt_token_ids = prepared.prompt_ids;
     for (size_t i = 0; i < streams.all().size(); ++i) {
         RequestStream& stream = *streams.all()[i];
         stream.wait_engine_done();
@@ -224,6 +225,7 @@ std::string ChatService::complete(const Prepared& prepared, ChatCancel* cancel) 
         choice.forced_tool_call = forced_tool_call(prepared.request);
         output_parser(prepared).parse_all(result.text, choice);
         if (prepared.request.logprobs) choice.logprobs = chat_logprobs(result.logprobs, tokenizer_);
+        if (prepared.request.return_token_ids) choice.token_ids = result.output_tokens;
         parts.usage.completion_tokens += result.completion_tokens;
         parts.choices.push_back(std::move(choice));
     }
@@ -244,12 +246,18 @@ void ChatService::stream(const Prepared& prepared, const ChunkSink& sink, ChatCa
         const int index = static_cast<int>(i);
         RequestStream& stream = *streams.all()[i];
         ChatOutputParser parser = output_parser(prepared);
-        if (!send(writer.role_chunk(index))) return;
+        const bool ids = prepared.request.return_token_ids;
+        if (!send(writer.role_chunk(index, ids && index == 0 ? &prepared.prompt_ids : nullptr))) return;
+        size_t ids_sent = 0;  // of the choice's tokens, with return_token_ids
         RequestStream::Event event;
         while (stream.next(event) && !event.finished) {
             ChoiceDelta delta = parser.feed(event.delta);
             if (prepared.request.logprobs && !event.logprobs.empty())
                 delta.logprobs = chat_logprobs(event.logprobs, tokenizer_);
+            if (ids) {
+                delta.token_ids = stream.output_tokens(ids_sent, static_cast<size_t>(event.n_tokens));
+                ids_sent += delta.token_ids.size();
+            }
             if (!send(writer.delta_chunk(index, delta))) return;
         }
         const RequestStream::Result result = stream.result();
@@ -257,7 +265,11 @@ void ChatService::stream(const Prepared& prepared, const ChunkSink& sink, ChatCa
             sink("", true);  // the request ended by itself, with an error
             throw_if_failed(result);
         }
-        if (!send(writer.delta_chunk(index, parser.finish()))) return;
+        ChoiceDelta last = parser.finish();
+        // Tokens whose text never came out (a stop string's) end the choice's ids.
+        if (ids) last.token_ids.assign(result.output_tokens.begin() + static_cast<std::ptrdiff_t>(ids_sent),
+                                       result.output_tokens.end());
+        if (!send(writer.delta_chunk(index, last))) return;
         if (!send(writer.finish_chunk(index, finish_reason_of(result), forced_tool_call(prepared.request)))) return;
         usage.completion_tokens += result.completion_tokens;
     }

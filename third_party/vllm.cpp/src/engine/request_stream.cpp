@@ -1,5 +1,6 @@
 #include "engine/request_stream.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "engine/output_processor.h"
@@ -59,6 +60,13 @@ bool RequestStream::next(Event& event) {
     events_.pop_front();
     if (event.finished) terminal_taken_ = true;
     return true;
+}
+
+std::vector<int32_t> RequestStream::output_tokens(size_t from, size_t count) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::vector<int32_t>& all = result_.output_tokens;
+    const size_t begin = std::min(from, all.size()), end = std::min(all.size(), begin + count);
+    return std::vector<int32_t>(all.begin() + begin, all.begin() + end);
 }
 
 void RequestStream::cancel() {

@@ -68,6 +68,9 @@ public:
     // Blocks for the next event; false when none will come any more (after
     // the terminal event, or once cancelled).
     bool next(Event& event);
+    // Output tokens [from, from + count) (the ids behind events' n_tokens),
+    // fewer where fewer have been generated.
+    std::vector<int32_t> output_tokens(size_t from, size_t count) const;
     // Stops delivery (no further events, the terminal one included) and asks
     // the engine to drop the request. Idempotent; no effect once the
     // terminal event has been taken.
