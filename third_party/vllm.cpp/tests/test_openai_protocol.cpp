@@ -275,6 +275,17 @@ void test_completion_json() {
               at(tokens.items()[1], "bytes") == json::parse("[32, 195]") &&
               at(tokens.items()[1], "logprob").as_double() == -9999.0,
           "partial UTF-8 token shown with U+FFFD, bytes exact, -inf as -9999");
+    check(!lp.contains("prompt_token_ids") && !c0.contains("token_ids"), "no token ids unless asked for");
+
+    ChatResponseParts with_ids = sample_logprob_response();
+    with_ids.prompt_token_ids = std::vector<int32_t>{1, 2};
+    with_ids.choices[0].token_ids = std::vector<int32_t>{5, 6};
+    with_ids.choices[1].token_ids = std::vector<int32_t>{};
+    const json::Value ids = json::parse(build_chat_completion(with_ids));
+    check(at(ids, "prompt_token_ids") == json::parse("[1, 2]") &&
+              at(at(ids, "choices").items()[0], "token_ids") == json::parse("[5, 6]") &&
+              at(at(ids, "choices").items()[1], "token_ids").size() == 0,
+          "return_token_ids: the prompt's ids, each choice's (an empty choice's too)");
 }
 
 void test_chunks() {
@@ -287,6 +298,16 @@ void test_chunks() {
               at(at(role_choice, "delta"), "content").as_string().empty() && at(role_choice, "finish_reason").is_null(),
           "role chunk");
     check(writer.delta_chunk(0, ChoiceDelta{}).empty(), "empty delta sends nothing");
+    check(!role.contains("prompt_token_ids"), "no prompt ids unless asked for");
+    const std::vector<int32_t> prompt_ids = {1, 2, 3};
+    check(at(json::parse(writer.role_chunk(0, &prompt_ids)), "prompt_token_ids") == json::parse("[1, 2, 3]"),
+          "the first chunk carries the prompt's ids when asked for");
+    ChoiceDelta held_back;  // tokens whose text is held back (a stop string's start) still send their ids
+    held_back.token_ids = {7, 8};
+    const json::Value ids = json::parse(writer.delta_chunk(0, held_back));
+    check(at(at(ids, "choices").items()[0], "token_ids") == json::parse("[7, 8]") &&
+              at(at(ids, "choices").items()[0], "delta").size() == 0,
+          "a delta of ids alone is sent");
     ChoiceDelta reasoning;
     reasoning.reasoning = "hmm";
     const json::Value r = json::parse(writer.delta_chunk(0, reasoning));
