@@ -314,6 +314,12 @@ class Engine:
         text_b = encode_str(text, "text")
         return self._token_ids_of(lambda h, ids, n: lib.vllm_tokenize(h, text_b, bool(add_special_tokens), ids, n))
 
+    def prompt_token_ids(self, prompt: Prompt) -> List[int]:
+        """The ids ``prompt`` runs with: a text prompt tokenized as
+        :meth:`submit` tokenizes it (with BOS), token ids as given (each
+        checked to be a 32-bit int)."""
+        return self.tokenize(prompt) if isinstance(prompt, str) else _token_ids(prompt, "prompt")
+
     def tokenize_chat(self, request: Union[str, Dict[str, Any]]) -> List[int]:
         """The prompt ids of an OpenAI chat request (``vllm_chat_tokenize``):
         its messages rendered by the model's template and tokenized as
@@ -423,7 +429,7 @@ class Engine:
                 lambda h, handle, out: lib.vllm_request_submit_with_priority(
                     h, prompt_b, native.ptr, priority, TOKEN_TRAMPOLINE, handle, out),
                 callback, native)
-        ids = self.tokenize(prompt) if isinstance(prompt, str) else _token_ids(prompt, "prompt")
+        ids = self.prompt_token_ids(prompt)
         # Never NULL: an empty prompt is the engine's to refuse, by name.
         array = ffi.new("int32_t[]", ids or [0])
         logprobs = -1 if params.logprobs is None else params.logprobs

@@ -173,8 +173,7 @@ class LLM:
                 request.close()
         outputs = []
         for (prompt, text), p in zip(inputs, params):
-            prompt_ids = prompt if isinstance(prompt, list) else self.engine.tokenize(prompt)
-            outputs.append(RequestOutput(str(next(self._ids)), text, prompt_ids,
+            outputs.append(RequestOutput(str(next(self._ids)), text, self.engine.prompt_token_ids(prompt),
                                          [_completion_output(i, next(completions)) for i in range(p.n)]))
         return outputs
 

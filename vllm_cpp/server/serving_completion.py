@@ -99,17 +99,12 @@ class CompletionServing:
              "finish_reason": str(c.finish_reason)}
             for i, c in enumerate(completions)]
         if request.return_token_ids:
-            prompt_ids = [self._prompt_ids(prompt) for prompt in request.prompts]
+            prompt_ids = [self._engine.prompt_token_ids(prompt) for prompt in request.prompts]
             for i, (choice, c) in enumerate(zip(response["choices"], completions)):
                 choice["prompt_token_ids"] = prompt_ids[i // request.n]
                 choice["token_ids"] = list(c.token_ids or ())
         response["usage"] = self._usage(request, completions)
         return response
-
-    def _prompt_ids(self, prompt) -> List[int]:
-        """The ids a prompt ran as: token ids as given, text as the engine
-        tokenizes a submitted prompt (with BOS)."""
-        return list(prompt) if isinstance(prompt, list) else self._engine.tokenize(prompt)
 
     async def stream(self, request: CompletionRequest, runs: List[CompletionRun],
                      usage_out: Dict[str, int]) -> AsyncIterator[str]:
