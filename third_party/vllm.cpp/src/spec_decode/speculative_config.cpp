@@ -13,8 +13,8 @@ namespace {
 
 constexpr const char* kKnownFields =
     "method, model, num_speculative_tokens, draft_vocab_size, draft_confidence_threshold, prompt_lookup_min, "
-    "prompt_lookup_max, suffix_decoding_max_tree_depth, suffix_decoding_max_cached_requests, suffix_decoding_max_spec_factor, suffix_decoding_min_token_prob, "
-    "disable_by_batch_size, rejection_sample_method";
+    "prompt_lookup_max, suffix_decoding_max_tree_depth, suffix_decoding_max_cached_requests, "
+    "suffix_decoding_max_spec_factor, suffix_decoding_min_token_prob, disable_by_batch_size, rejection_sample_method";
 
 [[noreturn]] void refuse(const std::string& field, const std::string& what) {
     throw_invalid_argument("speculative_config: '" + field + "' " + what);
