@@ -114,3 +114,13 @@ def test_chat_outputs_carry_token_ids(llm):
     assert output.prompt_token_ids == llm.engine.tokenize_chat({"messages": conversation})
     with pytest.raises(InvalidConfigurationError, match="logprobs are not returned in chat outputs"):
         llm.chat(conversation, SamplingParams(max_tokens=2, logprobs=1))
+
+
+def test_logit_bias_in_generate_and_chat(llm):
+    london = llm.get_tokenizer().encode(" London", add_special_tokens=False)[0]
+    params = SamplingParams.greedy(max_tokens=3, logit_bias={london: 100})
+    [generated] = llm.generate(["The capital of France is"], params)
+    assert generated.outputs[0].text == " London London London"
+    [chatted] = llm.chat([{"role": "user", "content": "Hi"}], SamplingParams.greedy(max_tokens=3,
+                                                                                    allowed_token_ids=[london]))
+    assert chatted.outputs[0].text == " London London London"

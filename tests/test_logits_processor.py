@@ -1,7 +1,11 @@
 """Host logits processors (SamplingParams.logits_processor) on SmolLM2: the
 processor sees the generated ids and edits the logits row in place; an
-exception in it surfaces as LogitsProcessorError with the engine usable."""
+exception in it surfaces as LogitsProcessorError with the engine usable.
+The engine's own edits, logit_bias and allowed_token_ids, match processors
+that make the same edits, on every submit path, and bad ones are refused
+by name."""
 
+import asyncio
 import threading
 
 import numpy as np
@@ -106,3 +110,117 @@ def test_request_closed_from_its_callback_keeps_its_processor_safe(engine):
         assert closed.wait(60)
         assert holder["request"].closed
     assert engine.complete(PROMPT, SamplingParams.greedy(max_tokens=4)).completion_tokens == 4
+
+
+# --- logit_bias and allowed_token_ids (the engine's own edits) ---------------
+
+def add_bias(bias):
+    def processor(ids, logits):
+        for token, b in bias.items():
+            logits[token] += b
+
+    return processor
+
+
+def keep_only(allowed):
+    def processor(ids, logits):
+        kept = {t: float(logits[t]) for t in allowed}
+        logits[:] = -np.inf
+        for t, v in kept.items():
+            logits[t] = v
+
+    return processor
+
+
+def generated_ids(engine, prompt, params):
+    request = engine.submit(prompt, params, lambda e: None)
+    with request:
+        request.wait()
+        return engine.request_completion(request).token_ids
+
+
+def test_logit_bias_matches_a_processor_adding_it(engine):
+    """Seeded sampling with penalties: the native bias and a processor adding
+    the same numbers (both run before the penalties) draw the same tokens."""
+    paris, london = (engine.tokenize(w, add_special_tokens=False)[0] for w in (" Paris", " London"))
+    bias = {paris: -100.0, london: 4.5, 13: 2.0}
+    common = dict(temperature=0.9, seed=11, max_tokens=24, presence_penalty=0.5, repetition_penalty=1.2)
+    native = engine.complete(PROMPT, SamplingParams(logit_bias=bias, **common))
+    emulated = engine.complete(PROMPT, SamplingParams(logits_processor=add_bias(bias), **common))
+    plain = engine.complete(PROMPT, SamplingParams(**common))
+    assert native.text == emulated.text and native.text != plain.text
+    assert " Paris" not in native.text
+
+
+def test_allowed_token_ids_match_a_processor_masking_the_rest(engine):
+    allowed = [engine.tokenize(w, add_special_tokens=False)[0] for w in (" Paris", " London", ",", " and")]
+    common = dict(temperature=1.2, seed=3, max_tokens=16)
+    native = generated_ids(engine, PROMPT, SamplingParams(allowed_token_ids=allowed, **common))
+    emulated = generated_ids(engine, PROMPT, SamplingParams(logits_processor=keep_only(allowed), **common))
+    assert native == emulated and len(native) == 16 and set(native) <= set(allowed)
+
+
+def test_every_submit_path_applies_them(engine):
+    london = engine.tokenize(" London", add_special_tokens=False)[0]
+    params = SamplingParams.greedy(max_tokens=4, logit_bias={london: 100})
+    expected = " London" * 4
+    assert engine.complete(PROMPT, params).text == expected
+    assert "".join(engine.stream(PROMPT, params)) == expected
+    assert engine.complete(engine.tokenize(PROMPT), params).text == expected
+    assert generated_ids(engine, PROMPT, params) == (london,) * 4
+    with_logprobs = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2, logprobs=1, logit_bias={london: 100}))
+    assert with_logprobs.token_ids == (london, london)
+    # Log-probabilities are the raw model's, not the biased row's.
+    assert with_logprobs.logprobs[0].logprob < -1.0
+
+    async def pulled():
+        return await engine.acomplete(PROMPT, params)
+
+    assert asyncio.run(pulled()).text == expected
+
+
+def test_chat_requests_take_the_same_fields(engine):
+    london = engine.tokenize(" London", add_special_tokens=False)[0]
+    body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "temperature": 0}
+    biased = engine.chat(dict(body, logit_bias={str(london): 100}))
+    assert biased["choices"][0]["message"]["content"] == " London London London"
+    allowed = engine.chat(dict(body, allowed_token_ids=[london]))
+    assert allowed["choices"][0]["message"]["content"] == " London London London"
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match="logit_bias"):
+        engine.chat(dict(body, logit_bias={"x": 1}))
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"logit_bias": {5: 100.5}}, vllm_cpp.InvalidArgumentError, r"logit_bias\["),
+    ({"logit_bias": {10 ** 6: 1}}, vllm_cpp.InvalidArgumentError, "outside the vocabulary"),
+    ({"logit_bias": {-3: 1}}, vllm_cpp.InvalidArgumentError, "token ids"),
+    ({"logit_bias": {5: float("inf")}}, vllm_cpp.InvalidConfigurationError, "finite"),
+    ({"logit_bias": {5: "high"}}, vllm_cpp.InvalidConfigurationError, "number"),
+    ({"logit_bias": {"5": 1}}, vllm_cpp.InvalidConfigurationError, "logit_bias key"),
+    ({"logit_bias": [5]}, vllm_cpp.InvalidConfigurationError, "mapping"),
+    ({"allowed_token_ids": []}, vllm_cpp.InvalidArgumentError, "must not be empty"),
+    ({"allowed_token_ids": [7, 7]}, vllm_cpp.InvalidArgumentError, "twice"),
+    ({"allowed_token_ids": [10 ** 6]}, vllm_cpp.InvalidArgumentError, "outside the vocabulary"),
+    ({"allowed_token_ids": "abc"}, vllm_cpp.InvalidConfigurationError, "sequence"),
+    ({"allowed_token_ids": [1.5]}, vllm_cpp.InvalidConfigurationError, r"allowed_token_ids\[0\]"),
+])
+def test_bad_values_are_refused_by_name(engine, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2, **kwargs))
+    assert engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2)).completion_tokens == 2
+
+
+def test_no_allowed_token_left_fails_the_request_only(engine):
+    eos = engine.tokenize("<|im_end|>", add_special_tokens=False)
+    with pytest.raises(vllm_cpp.VllmError, match="allowed_token_ids"):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=4, min_tokens=2, allowed_token_ids=eos))
+    assert engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2)).completion_tokens == 2
+
+
+def test_params_keep_them_read_only():
+    params = SamplingParams(logit_bias={3: 1, 4: -2.5}, allowed_token_ids=[4, 3])
+    assert params.logit_bias == {3: 1.0, 4: -2.5} and params.allowed_token_ids == (4, 3)
+    with pytest.raises(TypeError):
+        params.logit_bias[3] = 5
+    assert params.logit_options() == {"logit_bias": {"3": 1.0, "4": -2.5}, "allowed_token_ids": [4, 3]}
+    assert params.for_choice(1).logit_bias == params.logit_bias

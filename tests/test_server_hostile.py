@@ -201,7 +201,10 @@ CASES = [
     ("a model name that is a path", C, completion(model=SECRET_PATH), {404}, "does not exist"),
     ("a model name that is an object", C, completion(model={"$gt": ""}), {400}, "model"),
     ("tokenizer_config_path in the body", CH, chat(tokenizer_config_path=SECRET_PATH), {400}, "tokenizer_config_path"),
-    ("unsupported logit_bias", CH, chat(logit_bias={"1": 100}), {400}, "logit_bias"),
+    ("a logit_bias past 100", CH, chat(logit_bias={"1": 1e308}), {400}, "logit_bias"),
+    ("a logit_bias id past the vocabulary", C, completion(logit_bias={"4294967296": 1}), {400}, "logit_bias"),
+    ("a huge allowed_token_ids id", CH, chat(allowed_token_ids=[2 ** 63]), {400}, "allowed_token_ids"),
+    ("a logit_bias key that is not a number", C, completion(logit_bias={"1e3": 1}), {400}, "logit_bias"),
 ]
 
 

@@ -158,6 +158,33 @@ def test_return_token_ids(client, server_engine):
                                   extra_body={"return_token_ids": True})
 
 
+def test_logit_bias_and_allowed_token_ids(client, server_engine):
+    """OpenAI's logit_bias (through the client's own parameter) and vLLM's
+    allowed_token_ids, on chat and completions, blocking and streamed; a
+    bias out of range is a 400 naming it."""
+    london = server_engine.tokenize(" London", add_special_tokens=False)[0]
+    paris = server_engine.tokenize(" Paris", add_special_tokens=False)[0]
+    chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=3, temperature=0,
+                                          logit_bias={str(london): 100})
+    assert chat.choices[0].message.content == " London London London"
+    chunks = list(client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=3, temperature=0,
+                                                 stream=True, extra_body={"allowed_token_ids": [paris]}))
+    assert streamed_text(chunks) == " Paris Paris Paris"
+    completion = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=3,
+                                           temperature=0, logit_bias={str(london): 100})
+    assert completion.choices[0].text == " London London London"
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=4,
+                                            temperature=0.8, seed=1, stream=True,
+                                            extra_body={"allowed_token_ids": [paris, london]}))
+    assert streamed_text(chunks).replace(" London", "").replace(" Paris", "") == ""
+    for create in (client.chat.completions.create, client.completions.create):
+        kwargs = {"messages": HI} if create == client.chat.completions.create else {"prompt": "a"}
+        with pytest.raises(openai.BadRequestError, match="logit_bias"):
+            create(model=MODEL_NAME, max_tokens=2, logit_bias={str(london): 101}, **kwargs)
+        with pytest.raises(openai.BadRequestError, match="allowed_token_ids"):
+            create(model=MODEL_NAME, max_tokens=2, extra_body={"allowed_token_ids": []}, **kwargs)
+
+
 def test_logprobs(client):
     chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=5, temperature=0,
                                           logprobs=True, top_logprobs=3)

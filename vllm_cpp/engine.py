@@ -414,9 +414,8 @@ class Engine:
         (ties in arrival order); other policies ignore it. A text prompt goes
         through the additive ``vllm_request_submit_with_priority`` (the
         default ``0`` is what the v10 ``vllm_request_submit`` submits);
-        token ids, or ``params.logprobs``, through
-        ``vllm_request_submit_tokens`` (a text prompt is tokenized first, as
-        the engine would).
+        token ids, ``params.logprobs``, ``logit_bias`` or
+        ``allowed_token_ids`` through ``vllm_request_submit_with_options``.
         """
         params = _sampling(params)
         if not callable(callback):
@@ -429,14 +428,13 @@ class Engine:
                 lambda h, handle, out: lib.vllm_request_submit_with_priority(
                     h, prompt_b, native.ptr, priority, TOKEN_TRAMPOLINE, handle, out),
                 callback, native)
-        ids = self.prompt_token_ids(prompt)
-        # Never NULL: an empty prompt is the engine's to refuse, by name.
-        array = ffi.new("int32_t[]", ids or [0])
+        prompt_b, array, n_ids = _native_prompt(prompt)
         logprobs = -1 if params.logprobs is None else params.logprobs
         native = NativeSampling(params)
         return self._start_request(
-            lambda h, handle, out: lib.vllm_request_submit_tokens(
-                h, array, len(ids), native.ptr, priority, logprobs, TOKEN_TRAMPOLINE, handle, out),
+            lambda h, handle, out: lib.vllm_request_submit_with_options(
+                h, prompt_b, array, n_ids, native.ptr, priority, logprobs, native.options, TOKEN_TRAMPOLINE,
+                handle, out),
             callback, native)
 
     def submit_chat(self, request: Union[str, Dict[str, Any]], callback: StreamCallback) -> Request:
@@ -463,18 +461,13 @@ class Engine:
         :meth:`submit`."""
         params = _sampling(params)
         priority = 0 if priority is None else int32(priority, "priority")
-        prompt_b, array, n_ids = ffi.NULL, ffi.NULL, 0
-        if isinstance(prompt, str):
-            prompt_b = encode_str(prompt, "prompt")
-        else:
-            ids = _token_ids(prompt, "prompt")
-            array, n_ids = ffi.new("int32_t[]", ids or [0]), len(ids)
+        prompt_b, array, n_ids = _native_prompt(prompt)
         logprobs = -1 if params.logprobs is None else params.logprobs
         native = NativeSampling(params)
         poller = self._poller(consumer)
         return self._start_request(
-            lambda h, tag, out: lib.vllm_request_submit_pull(
-                h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, out),
+            lambda h, tag, out: lib.vllm_request_submit_pull_with_options(
+                h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, native.options, out),
             None, native, (poller, consumer))
 
     def submit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
@@ -635,8 +628,18 @@ def _sampling(params: Any) -> SamplingParams:
 
 
 def _needs_request(prompt: Any, params: SamplingParams) -> bool:
-    """Whether a completion must go through ``vllm_request_submit_tokens``."""
-    return not isinstance(prompt, str) or params.logprobs is not None
+    """Whether a completion must go through ``vllm_request_submit_with_options``."""
+    return not isinstance(prompt, str) or params.logprobs is not None or bool(params.logit_options())
+
+
+def _native_prompt(prompt: Any):
+    """(text, ids, n_ids) as the submits with both prompt forms take them:
+    text or NULL, an id array or NULL (never NULL for ids: an empty prompt
+    is the engine's to refuse, by name)."""
+    if isinstance(prompt, str):
+        return encode_str(prompt, "prompt"), ffi.NULL, 0
+    ids = _token_ids(prompt, "prompt")
+    return ffi.NULL, ffi.new("int32_t[]", ids or [0]), len(ids)
 
 
 def _token_ids(value: Any, name: str) -> List[int]:

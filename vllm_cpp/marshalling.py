@@ -1,7 +1,8 @@
 """Python values -> the C ABI's structs and back: ``vllm_model_params`` and
 the options JSON of ``vllm_engine_load_with_options`` from normalized
-engine options, ``vllm_sampling_params`` (with its buffers and the logits
-processor's callback handle) from :class:`SamplingParams`, and
+engine options, ``vllm_sampling_params`` (with its buffers, the logits
+processor's callback handle and the sampling options JSON of
+``vllm_request_submit_with_options``) from :class:`SamplingParams`, and
 :class:`Completion` from a ``vllm_completion``."""
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ class NativeSampling:
         self.keep: List[Any] = []
         self.handles: List[Any] = []
         self.logits: Optional[LogitsSink] = None
+        # The options JSON of the *_with_options submits (NULL: none).
+        options = params.logit_options()
+        self.options = self._cstr(json.dumps(options), "options") if options else ffi.NULL
         p = ffi.new("vllm_sampling_params*")
         p[0] = lib.vllm_sampling_params_default()
         p.temperature = params.temperature

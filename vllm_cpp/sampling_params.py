@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from ._ffi import INT32_MAX, UINT64_MAX
 from .checks import int32, int_in, opt_json, opt_str, real
@@ -96,11 +98,18 @@ class SamplingParams:
     ``max_tokens``. ``logprobs=k`` (0..20) reports each generated token's
     log-probability and its ``k`` most likely alternatives in
     ``Completion.logprobs`` (the request goes through
-    ``vllm_request_submit_tokens``). Range checks beyond what the ABI can
+    ``vllm_request_submit_with_options``). Range checks beyond what the ABI can
     carry (top_p in (0, 1], ...) are done by the engine
     (:class:`InvalidArgumentError`). ``n`` (vLLM's) is how many sequences
     ``LLM.generate`` and ``LLM.chat`` sample for each prompt; an engine
     request samples one, so ``Engine.submit`` and its kin refuse ``n > 1``.
+    ``logit_bias`` (OpenAI's; ``{token_id: bias}``, each bias in
+    [-100, 100]) is added to those tokens' logits; ``allowed_token_ids``
+    (vLLM's; non-empty) are the only tokens that can be generated. Both
+    apply after the min_tokens and structured-output masks and before the
+    penalties; the engine checks ranges and ids (:class:`InvalidArgumentError`
+    naming the field). ``logit_bias`` is kept as a read-only mapping,
+    ``allowed_token_ids`` as a tuple.
     """
 
     temperature: float = 1.0
@@ -119,6 +128,8 @@ class SamplingParams:
     logits_processor: Optional[LogitsProcessor] = field(default=None, compare=True)
     logprobs: Optional[int] = None
     n: int = 1
+    logit_bias: Optional[Mapping[int, float]] = None
+    allowed_token_ids: Optional[Tuple[int, ...]] = None
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -165,6 +176,14 @@ class SamplingParams:
         if self.logprobs is not None:
             set_("logprobs", int32(self.logprobs, "logprobs"))
         set_("n", int_in(self.n, "n", 1, INT32_MAX))
+        if self.logit_bias is not None:
+            set_("logit_bias", _logit_bias(self.logit_bias))
+        if self.allowed_token_ids is not None:
+            if isinstance(self.allowed_token_ids, (str, bytes)) or not isinstance(self.allowed_token_ids, Iterable):
+                raise InvalidConfigurationError("allowed_token_ids must be a sequence of int token ids, not %s"
+                                                % type(self.allowed_token_ids).__name__)
+            set_("allowed_token_ids", tuple(int32(t, "allowed_token_ids[%d]" % i)
+                                            for i, t in enumerate(self.allowed_token_ids)))
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -172,6 +191,17 @@ class SamplingParams:
                 raise InvalidConfigurationError(
                     "a logits_processor needs a bounded max_tokens (got max_tokens=None)"
                 )
+
+    def logit_options(self) -> Dict[str, Any]:
+        """``logit_bias`` and ``allowed_token_ids`` as the engine's JSON takes
+        them (the chat request's fields, and the options of
+        ``vllm_request_submit_with_options``): only those that are set."""
+        options: Dict[str, Any] = {}
+        if self.logit_bias is not None:
+            options["logit_bias"] = {str(token): bias for token, bias in self.logit_bias.items()}
+        if self.allowed_token_ids is not None:
+            options["allowed_token_ids"] = list(self.allowed_token_ids)
+        return options
 
     def for_choice(self, index: int) -> "SamplingParams":
         """The one-sequence params of sequence ``index`` of ``n``: a seeded
@@ -186,3 +216,19 @@ class SamplingParams:
         values: Dict[str, Any] = {"temperature": 0.0}
         values.update(overrides)
         return cls(**values)
+
+
+def _logit_bias(value: Any) -> Mapping[int, float]:
+    """A read-only copy of a ``{token_id: bias}`` mapping, its keys int32 and
+    its values finite numbers (JSON has no NaN; the engine checks the range)."""
+    if not isinstance(value, Mapping):
+        raise InvalidConfigurationError("logit_bias must be a mapping of token ids to numbers, not %s"
+                                        % type(value).__name__)
+    bias: Dict[int, float] = {}
+    for token, number in value.items():
+        token = int32(token, "logit_bias key")
+        number = real(number, "logit_bias[%d]" % token)
+        if not math.isfinite(number):
+            raise InvalidConfigurationError("logit_bias[%d] must be a finite number, not %r" % (token, number))
+        bias[token] = number
+    return types.MappingProxyType(bias)

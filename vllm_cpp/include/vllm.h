@@ -439,6 +439,45 @@ VLLM_API vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeou
    on as before. On failure *out_fd (when not NULL) is -1. */
 VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
 
+/* ---- Sampling options beyond vllm_sampling_params (additive) ----
+   A completion submitted with options_json: one JSON object (borrowed for
+   the call; NULL or "" means none; a key whose value is null counts as left
+   out), with the keys a chat request takes for the same purpose (vllm_chat
+   and the other chat entry points read them from the request's JSON):
+     "logit_bias"         {"<token id>": bias, ...}, OpenAI's: each bias, a
+                          number in [-100, 100], is added to that token's
+                          logit before sampling (-100 all but bans a token,
+                          100 all but forces it).
+     "allowed_token_ids"  [id, ...], vLLM's: only these tokens can be
+                          generated (a non-empty list, each id once).
+   Both apply at every sampled position (verified draft positions too),
+   after the min_tokens and structured-output masks and before the
+   vllm_sampling_params.logits_processor and the penalties; reported
+   log-probabilities stay those of the model's raw output. A position where
+   the masks leave no allowed token fails the request (RUNTIME error naming
+   allowed_token_ids). Errors: INVALID_ARGUMENT for JSON that is not an
+   object, an unknown key, a key of logit_bias that is not a token id, a
+   bias out of range, an id repeated or outside the vocabulary (naming the
+   field); otherwise those of vllm_request_submit_tokens. */
+
+/* vllm_request_submit_tokens for a prompt given as text (`prompt`,
+   tokenized as vllm_request_submit does; prompt_token_ids NULL) or token
+   ids (`prompt` NULL), with options_json. Same ownership and threading
+   rules as vllm_request_submit. */
+VLLM_API vllm_status vllm_request_submit_with_options(vllm_engine* engine, const char* prompt,
+                                                      const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
+                                                      const vllm_sampling_params* params, int32_t priority,
+                                                      int32_t logprobs, const char* options_json,
+                                                      vllm_token_callback cb, void* user_data, vllm_request** out);
+
+/* vllm_request_submit_pull with options_json. */
+VLLM_API vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                                           const char* prompt, const int32_t* prompt_token_ids,
+                                                           int32_t n_prompt_token_ids,
+                                                           const vllm_sampling_params* params, int32_t priority,
+                                                           int32_t logprobs, const char* options_json,
+                                                           vllm_request** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -149,7 +149,7 @@ COMPLETION_FIELDS = (
     # vLLM's extra sampling parameters
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-    "return_token_ids",
+    "return_token_ids", "allowed_token_ids",
 )
 
 Prompt = Union[str, List[int]]
@@ -227,6 +227,30 @@ def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
                   % (kind,), param="response_format.type")
 
 
+def _read_logit_bias(body: Dict[str, Any]) -> Optional[Dict[int, Any]]:
+    """OpenAI's logit_bias, token ids written as strings, with int keys as
+    SamplingParams takes it (the engine checks the numbers and the ids)."""
+    bias = body.get("logit_bias")
+    if bias is None:
+        return None
+    if not isinstance(bias, dict):
+        raise _type_error("logit_bias", "an object of token ids to numbers", bias)
+    for key in bias:
+        if not (key.isascii() and key.isdigit()):
+            raise invalid("'logit_bias' keys must be token ids (got %r)" % key, param="logit_bias")
+    by_id = {int(key): value for key, value in bias.items()}
+    if len(by_id) != len(bias):
+        raise invalid("'logit_bias' names one token twice (e.g. \"5\" and \"05\")", param="logit_bias")
+    return by_id
+
+
+def _read_allowed_token_ids(body: Dict[str, Any]) -> Optional[List[int]]:
+    ids = body.get("allowed_token_ids")
+    if ids is not None and not isinstance(ids, list):
+        raise _type_error("allowed_token_ids", "a list of token ids", ids)
+    return ids
+
+
 def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     check_fields(body, COMPLETION_FIELDS)
     prompts = _read_prompts(body)
@@ -238,8 +262,6 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise invalid("'echo' is not supported", param="echo")
     if body.get("suffix") is not None:
         raise invalid("'suffix' is not supported", param="suffix")
-    if body.get("logit_bias"):
-        raise invalid("'logit_bias' is not supported", param="logit_bias")
     user = body.get("user")
     if user is not None and not isinstance(user, str):
         raise _type_error("user", "a string", user)
@@ -267,6 +289,8 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             stop=read_stop(body),
             structured_output=_read_structured(body),
             logprobs=logprobs,
+            logit_bias=_read_logit_bias(body),
+            allowed_token_ids=_read_allowed_token_ids(body),
         )
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
@@ -286,7 +310,7 @@ CHAT_FIELDS = (
     # vLLM's extras
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
-    "return_token_ids",
+    "return_token_ids", "logit_bias", "allowed_token_ids",
 )
 
 
@@ -316,8 +340,6 @@ def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool,
     if body.get("tools") and body.get("tool_choice", "auto") == "auto" and not auto_tool_choice:
         raise invalid('"auto" tool choice requires the server to run with --enable-auto-tool-choice '
                       "(and a tool call parser)", param="tool_choice")
-    if body.get("logit_bias"):
-        raise invalid("'logit_bias' is not supported", param="logit_bias")
     read_bool(body, "parallel_tool_calls", True)
     stream = read_bool(body, "stream", False)
     return stream, read_include_usage(body) if stream else False

@@ -416,6 +416,191 @@ static void test_server_entry_points(vllm_engine* engine, const vllm_sampling_pa
                  "chat submit without a callback");
 }
 
+/* ---- Sampling options (vllm_request_submit_with_options, chat's logit_bias) ---- */
+
+/* The one id `text` tokenizes to (without special tokens); -1 otherwise. */
+static int32_t single_token(vllm_engine* engine, const char* text) {
+    int32_t* ids = NULL;
+    int32_t n = 0;
+    if (vllm_tokenize(engine, text, false, &ids, &n) != VLLM_OK) return -1;
+    const int32_t id = n == 1 ? ids[0] : -1;
+    vllm_tokens_free(ids);
+    return id;
+}
+
+/* The generated ids of a finished completion request (vllm_request_output's
+   "token_ids"), at most max of them; their count, -1 on failure. */
+static int generated_ids(vllm_engine* engine, const vllm_request* req, int32_t* out, int max) {
+    char* json = NULL;
+    if (vllm_request_output(engine, req, &json) != VLLM_OK) return -1;
+    const char* p = strstr(json, "\"token_ids\":[");
+    int n = 0;
+    if (p != NULL) {
+        p += strlen("\"token_ids\":[");
+        while (*p != ']' && n < max) {
+            char* end = NULL;
+            out[n++] = (int32_t)strtol(p, &end, 10);
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    vllm_string_free(json);
+    return p == NULL ? -1 : n;
+}
+
+/* Runs a greedy completion with options to its end; the generated ids' count
+   (-1 when the submit or the request failed). */
+static int run_with_options(vllm_engine* engine, const char* prompt, const vllm_sampling_params* sp,
+                            const char* options, int32_t* ids, int max) {
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    vllm_request* req = NULL;
+    if (vllm_request_submit_with_options(engine, prompt, NULL, 0, sp, 0, -1, options, collect_cb, &col, &req) !=
+        VLLM_OK)
+        return -1;
+    const int n = vllm_request_wait(req) == VLLM_OK ? generated_ids(engine, req, ids, max) : -1;
+    vllm_request_free(req);
+    return n;
+}
+
+static void test_sampling_options(vllm_engine* engine, const vllm_sampling_params* sp) {
+    const int32_t paris = single_token(engine, " Paris");
+    const int32_t london = single_token(engine, " London");
+    CHECK(paris >= 0 && london >= 0 && paris != london, "' Paris' and ' London' are single tokens");
+    int32_t plain[16], got[16];
+    const int n_plain = run_with_options(engine, "The capital of France is", sp, NULL, plain, 16);
+    CHECK(n_plain == sp->max_tokens, "no options: a plain greedy completion");
+
+    char options[256];
+    snprintf(options, sizeof options, "{\"logit_bias\": {\"%d\": 100}}", (int)london);
+    int n = run_with_options(engine, "The capital of France is", sp, options, got, 16);
+    bool all_london = n == sp->max_tokens;
+    for (int i = 0; i < n; ++i) all_london = all_london && got[i] == london;
+    CHECK(all_london, "logit_bias +100 makes greedy decoding pick that token every time");
+    snprintf(options, sizeof options, "{\"logit_bias\": {\"%d\": -100}}", (int)plain[0]);
+    n = run_with_options(engine, "The capital of France is", sp, options, got, 16);
+    CHECK(n > 0 && got[0] != plain[0], "logit_bias -100 bans the token greedy decoding picked first");
+    snprintf(options, sizeof options, "{\"allowed_token_ids\": [%d, %d], \"logit_bias\": null}", (int)london,
+             (int)paris);
+    n = run_with_options(engine, "The capital of France is", sp, options, got, 16);
+    bool only_allowed = n == sp->max_tokens;
+    for (int i = 0; i < n; ++i) only_allowed = only_allowed && (got[i] == london || got[i] == paris);
+    CHECK(only_allowed, "allowed_token_ids: every generated token is one of them");
+    CHECK(run_with_options(engine, "The capital of France is", sp, "", got, 16) == n_plain &&
+              memcmp(got, plain, sizeof(int32_t) * (size_t)n_plain) == 0,
+          "empty options: the plain completion");
+
+    /* Token ids, with logprobs, through the same entry point; pull delivery too. */
+    int32_t* prompt_ids = NULL;
+    int32_t n_prompt = 0;
+    CHECK_STATUS(vllm_tokenize(engine, "The capital of France is", true, &prompt_ids, &n_prompt), VLLM_OK, "tokenize");
+    struct collect col;
+    memset(&col, 0, sizeof col);
+    vllm_request* req = NULL;
+    snprintf(options, sizeof options, "{\"logit_bias\": {\"%d\": 100}}", (int)london);
+    CHECK_STATUS(vllm_request_submit_with_options(engine, NULL, prompt_ids, n_prompt, sp, 0, 1, options, collect_cb,
+                                                  &col, &req),
+                 VLLM_OK, "submit_with_options token ids and logprobs");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "token-id request with options finishes");
+    n = generated_ids(engine, req, got, 16);
+    CHECK(n == sp->max_tokens && got[0] == london, "token-id prompt: the bias applies");
+    vllm_request_free(req);
+    vllm_poller* poller = NULL;
+    CHECK_STATUS(vllm_poller_create(engine, &poller), VLLM_OK, "poller for options");
+    CHECK_STATUS(vllm_request_submit_pull_with_options(engine, poller, 1, "The capital of France is", NULL, 0, sp, 0,
+                                                       -1, options, &req),
+                 VLLM_OK, "submit_pull_with_options");
+    CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "pull request with options finishes");
+    n = generated_ids(engine, req, got, 16);
+    CHECK(n == sp->max_tokens && got[n - 1] == london, "pull delivery: the bias applies");
+    vllm_request_free(req);
+
+    /* Refusals: INVALID_ARGUMENT naming the field, *out NULL. */
+    static const struct {
+        const char* options;
+        const char* names;
+    } kBad[] = {
+        {"[1]", "JSON object"},
+        {"{\"logit_bias\": {\"5\": 1}", "options_json"},
+        {"{\"bad_words\": [\"x\"]}", "bad_words"},
+        {"{\"logit_bias\": {\"5\": 101}}", "[-100, 100]"},
+        {"{\"logit_bias\": {\"5\": \"high\"}}", "logit_bias[\"5\"]"},
+        {"{\"logit_bias\": {\"five\": 1}}", "token ids"},
+        {"{\"logit_bias\": {\"-5\": 1}}", "token ids"},
+        {"{\"logit_bias\": {\"5\": 1, \"05\": 2}}", "twice"},
+        {"{\"logit_bias\": [5]}", "logit_bias"},
+        {"{\"logit_bias\": {\"999999\": 1}}", "vocabulary"},
+        {"{\"allowed_token_ids\": []}", "allowed_token_ids"},
+        {"{\"allowed_token_ids\": [3, 3]}", "twice"},
+        {"{\"allowed_token_ids\": [1.5]}", "allowed_token_ids[0]"},
+        {"{\"allowed_token_ids\": [999999]}", "vocabulary"},
+    };
+    for (size_t i = 0; i < sizeof kBad / sizeof kBad[0]; ++i) {
+        req = (vllm_request*)0x1;
+        CHECK_STATUS(vllm_request_submit_with_options(engine, "hi", NULL, 0, sp, 0, -1, kBad[i].options, collect_cb,
+                                                      &col, &req),
+                     VLLM_ERR_INVALID_ARGUMENT, "bad options refused");
+        CHECK(req == NULL && strstr(vllm_last_error(), kBad[i].names) != NULL, kBad[i].options);
+        CHECK_STATUS(vllm_request_submit_pull_with_options(engine, poller, 2, "hi", NULL, 0, sp, 0, -1,
+                                                           kBad[i].options, &req),
+                     VLLM_ERR_INVALID_ARGUMENT, "bad options refused (pull)");
+    }
+    CHECK_STATUS(vllm_request_submit_with_options(engine, NULL, NULL, 0, sp, 0, -1, NULL, collect_cb, &col, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_with_options without a prompt");
+    CHECK(strstr(vllm_last_error(), "exactly one") != NULL, "names the two prompt forms");
+    CHECK_STATUS(vllm_request_submit_with_options(engine, "hi", prompt_ids, n_prompt, sp, 0, -1, NULL, collect_cb,
+                                                  &col, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_with_options with both prompts");
+    CHECK_STATUS(vllm_request_submit_with_options(engine, "hi", NULL, 0, sp, 0, -1, NULL, NULL, NULL, &req),
+                 VLLM_ERR_INVALID_ARGUMENT, "submit_with_options without a callback");
+    vllm_tokens_free(prompt_ids);
+    vllm_poller_free(poller);
+
+    /* Masks that leave no allowed token fail the request, not the engine. */
+    {
+        vllm_sampling_params held = *sp;
+        held.min_tokens = 2;
+        int32_t* eos = NULL;
+        int32_t n_eos = 0;
+        CHECK_STATUS(vllm_tokenize(engine, "<|im_end|>", false, &eos, &n_eos), VLLM_OK, "tokenize EOS");
+        snprintf(options, sizeof options, "{\"allowed_token_ids\": [%d]}", n_eos == 1 ? (int)eos[0] : 0);
+        vllm_tokens_free(eos);
+        memset(&col, 0, sizeof col);
+        CHECK_STATUS(vllm_request_submit_with_options(engine, "Hi", NULL, 0, &held, 0, -1, options, collect_cb, &col,
+                                                      &req),
+                     VLLM_OK, "only EOS allowed, min_tokens 2: accepted");
+        CHECK_STATUS(vllm_request_wait(req), VLLM_ERR_RUNTIME, "the request fails at its first token");
+        CHECK(strstr(vllm_request_error(req), "allowed_token_ids") != NULL, "its error names allowed_token_ids");
+        vllm_request_free(req);
+    }
+
+    /* Chat requests read the same fields. */
+    char chat[512];
+    snprintf(chat, sizeof chat,
+             "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3, \"temperature\": 0, "
+             "\"logit_bias\": {\"%d\": 100}}",
+             (int)london);
+    char* response = NULL;
+    CHECK_STATUS(vllm_chat(engine, chat, &response), VLLM_OK, "chat with logit_bias");
+    CHECK(response != NULL && strstr(response, "\"content\":\" London London London\"") != NULL,
+          "chat: the biased token every time");
+    vllm_string_free(response);
+    snprintf(chat, sizeof chat,
+             "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3, \"temperature\": 0, "
+             "\"allowed_token_ids\": [%d]}",
+             (int)paris);
+    CHECK_STATUS(vllm_chat(engine, chat, &response), VLLM_OK, "chat with allowed_token_ids");
+    CHECK(response != NULL && strstr(response, "\"content\":\" Paris Paris Paris\"") != NULL,
+          "chat: only the allowed token");
+    vllm_string_free(response);
+    response = NULL;
+    CHECK_STATUS(vllm_chat(engine,
+                           "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], "
+                           "\"logit_bias\": {\"999999\": 5}}",
+                           &response),
+                 VLLM_ERR_INVALID_ARGUMENT, "chat: a logit_bias id outside the vocabulary");
+    CHECK(response == NULL && strstr(vllm_last_error(), "logit_bias") != NULL, "the chat refusal names logit_bias");
+}
+
 /* vllm_engine_load_with_options: every refusal is INVALID_ARGUMENT naming the
    key, decided before the model file is read. */
 static void test_load_options_refusals(void) {
@@ -1051,6 +1236,7 @@ static void test_with_model(const char* path) {
     test_server_entry_points(engine, &sp);
     test_pull(engine, &sp);
     test_poller_fd(engine, &sp);
+    test_sampling_options(engine, &sp);
 
     CHECK_STATUS(vllm_complete(engine, "The capital of France is", &sp, &c), VLLM_OK, "engine usable after errors");
     vllm_completion_free(&c);

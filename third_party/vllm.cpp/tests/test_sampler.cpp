@@ -3,14 +3,18 @@
 // greedy after penalties, the min-p / top-k / top-p cuts, draws that follow
 // the softmax at the temperature, seeded repeatability, log-probabilities,
 // and scratch reused across requests and vocabulary sizes without leaking
-// one request's penalties into the next.
+// one request's penalties into the next; logit_bias and allowed_token_ids
+// read, checked against the vocabulary and applied.
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "check.h"
+#include "sample/logit_adjustments.h"
 #include "sample/sampler.h"
+#include "util/error.h"
+#include "util/json.h"
 
 using namespace vllm;
 
@@ -160,6 +164,60 @@ void test_vocabulary_size_changes() {
     check(clean, "no penalty state left behind");
 }
 
+LogitAdjustments adjustments_of(const char* json) { return LogitAdjustments::from_json(json::parse(json)); }
+
+// The INVALID_ARGUMENT message `json` is refused with ("" if accepted).
+std::string refusal(const char* json, int32_t vocab_size = 1000) {
+    try {
+        adjustments_of(json).check_vocabulary(vocab_size);
+    } catch (const Error& e) {
+        return e.status() == VLLM_ERR_INVALID_ARGUMENT ? e.what() : "wrong status";
+    }
+    return "";
+}
+
+void test_logit_adjustments() {
+    const LogitAdjustments a = adjustments_of(R"({"logit_bias": {"4": 2.5, "1": -100}, "allowed_token_ids": [4, 0, 2]})");
+    check(a.bias.size() == 2 && a.bias[0].first == 1 && a.bias[1].first == 4, "logit_bias: sorted by token id");
+    check(a.allowed == std::vector<int32_t>({0, 2, 4}), "allowed_token_ids: sorted");
+    std::vector<float> logits = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
+    a.apply(logits.data(), 6);
+    check(logits[0] == 1.0f && logits[2] == 3.0f && logits[4] == 7.5f, "allowed tokens keep their logits, plus bias");
+    check(std::isinf(logits[1]) && std::isinf(logits[3]) && std::isinf(logits[5]) && logits[5] < 0,
+          "every other token masked, the bias of a masked token no help");
+    check(a.leaves_a_token(logits.data()), "an allowed token is left");
+    check(a.allows(2) && !a.allows(3) && adjustments_of("{}").allows(3), "allows: the list, or every token");
+    std::vector<float> masked(6, -INFINITY);
+    a.apply(masked.data(), 6);
+    check(!a.leaves_a_token(masked.data()), "no allowed token left when the masks took them all");
+    const LogitAdjustments bias_only = adjustments_of(R"({"logit_bias": {"0": -100}, "allowed_token_ids": null})");
+    std::vector<float> row = {3.0f, 2.0f};
+    bias_only.apply(row.data(), 2);
+    check(row[0] == -97.0f && row[1] == 2.0f && bias_only.leaves_a_token(row.data()), "a bias alone masks nothing");
+    check(adjustments_of("{}").empty() && adjustments_of(R"({"logit_bias": {}})").empty(), "nothing given: empty");
+
+    check(refusal(R"({"logit_bias": {"999": 1}, "allowed_token_ids": [999]})") == "", "ids below the vocabulary size");
+    check(refusal(R"({"logit_bias": {"1000": 1}})").find("'logit_bias' token id 1000 is outside the vocabulary (1000") == 0,
+          "a logit_bias id at the vocabulary size refused");
+    check(refusal(R"({"allowed_token_ids": [3, 1000]})").find("'allowed_token_ids' token id 1000") == 0,
+          "an allowed id at the vocabulary size refused");
+    check(refusal(R"({"logit_bias": {"3": 100.5}})").find("'logit_bias[\"3\"]' must be in [-100, 100]") == 0,
+          "bias above 100 refused");
+    check(refusal(R"({"logit_bias": {"3": -1e999}})") != "", "an infinite bias refused");
+    check(refusal(R"({"logit_bias": {"3x": 1}})").find("keys must be token ids (got '3x')") != std::string::npos,
+          "a key that is not a number refused");
+    check(refusal(R"({"logit_bias": {"99999999999": 1}})").find("keys must be token ids") != std::string::npos,
+          "a key beyond int32 refused");
+    check(refusal(R"({"logit_bias": {"7": 1, "007": 1}})").find("token 7 twice") != std::string::npos,
+          "one token named twice refused");
+    check(refusal(R"({"logit_bias": "x"})").find("'logit_bias' must be an object") == 0, "logit_bias not an object");
+    check(refusal(R"({"allowed_token_ids": []})") == "'allowed_token_ids' must not be empty", "empty allowed list");
+    check(refusal(R"({"allowed_token_ids": [1, -2]})").find("'allowed_token_ids[1]' must be a token id") == 0,
+          "a negative allowed id refused");
+    check(refusal(R"({"allowed_token_ids": 5})").find("'allowed_token_ids' must be an array") == 0,
+          "allowed_token_ids not an array");
+}
+
 }  // namespace
 
 int main() {
@@ -171,5 +229,6 @@ int main() {
     test_seeded_requests_repeat();
     test_logprobs();
     test_vocabulary_size_changes();
+    test_logit_adjustments();
     return report();
 }

@@ -363,15 +363,22 @@ void start_delivery(std::unique_ptr<vllm_request> request, std::function<void(vl
     *out = request.release();
 }
 
-// The checks every submit entry point makes; clears *out first.
-void check_submit_arguments(vllm_engine* engine, const void* prompt, const vllm_sampling_params* params,
-                            vllm_token_callback cb, vllm_request** out) {
+// The checks every callback submit entry point makes but the prompt's;
+// clears *out first.
+void check_callback_submit(vllm_engine* engine, const vllm_sampling_params* params, vllm_token_callback cb,
+                           vllm_request** out) {
     if (out != nullptr) *out = nullptr;
     require_non_null(out, "out");
     require_non_null(engine, "engine");
-    require_non_null(prompt, "prompt");
     require_non_null(params, "params");
     require_non_null(reinterpret_cast<const void*>(cb), "callback");
+}
+
+// The checks every submit entry point of one prompt form makes.
+void check_submit_arguments(vllm_engine* engine, const void* prompt, const vllm_sampling_params* params,
+                            vllm_token_callback cb, vllm_request** out) {
+    check_callback_submit(engine, params, cb, out);
+    require_non_null(prompt, "prompt");
 }
 
 // Starts delivery of one engine request.
@@ -494,19 +501,27 @@ std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStr
 bool on_delivery_thread(const vllm_request* request) { return std::this_thread::get_id() == request->delivery_id; }
 
 // Submits a text prompt (prompt) or token ids with log-probabilities on
-// request (logprobs -1: none).
-std::shared_ptr<vllm::RequestStream> submit_with_logprobs(vllm_engine* engine, const char* prompt,
-                                                          const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
-                                                          const vllm_sampling_params& params, int32_t priority,
-                                                          int32_t logprobs) {
+// request (logprobs -1: none) and the options of
+// vllm_request_submit_with_options (NULL: none).
+std::shared_ptr<vllm::RequestStream> submit_with_options(vllm_engine* engine, const char* prompt,
+                                                         const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
+                                                         const vllm_sampling_params& params, int32_t priority,
+                                                         int32_t logprobs, const char* options_json) {
     if (logprobs < -1 || logprobs > 20)
         vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) + ": must be -1 (none) or between 0 and 20");
     vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(params);
     sampling.logprobs = logprobs;
+    if (options_json != nullptr) vllm::apply_sampling_options(options_json, sampling);
     if (prompt != nullptr) return engine->engine->submit(prompt, std::move(sampling), priority);
     if (n_prompt_token_ids < 0) vllm::throw_invalid_argument("n_prompt_token_ids is negative");
     std::vector<int32_t> ids(prompt_token_ids, prompt_token_ids + n_prompt_token_ids);
     return engine->engine->submit_tokens(std::move(ids), std::move(sampling), priority);
+}
+
+// A completion's prompt is text or token ids, never both.
+void require_one_prompt(const char* prompt, const int32_t* prompt_token_ids) {
+    if ((prompt == nullptr) == (prompt_token_ids == nullptr))
+        vllm::throw_invalid_argument("give exactly one of prompt and prompt_token_ids");
 }
 
 // The checks both pull submits make; clears *out first.
@@ -546,8 +561,22 @@ vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32_t* promp
     return guarded([&] {
         check_submit_arguments(engine, prompt_token_ids, params, cb, out);
         start_completion(engine,
-                         submit_with_logprobs(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params,
-                                              priority, logprobs),
+                         submit_with_options(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params,
+                                             priority, logprobs, nullptr),
+                         logprobs >= 0, cb, user_data, out);
+    });
+}
+
+vllm_status vllm_request_submit_with_options(vllm_engine* engine, const char* prompt, const int32_t* prompt_token_ids,
+                                             int32_t n_prompt_token_ids, const vllm_sampling_params* params,
+                                             int32_t priority, int32_t logprobs, const char* options_json,
+                                             vllm_token_callback cb, void* user_data, vllm_request** out) {
+    return guarded([&] {
+        check_callback_submit(engine, params, cb, out);
+        require_one_prompt(prompt, prompt_token_ids);
+        start_completion(engine,
+                         submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority,
+                                             logprobs, options_json),
                          logprobs >= 0, cb, user_data, out);
     });
 }
@@ -836,23 +865,31 @@ vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd) {
     });
 }
 
-vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag, const char* prompt,
-                                     const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
-                                     const vllm_sampling_params* params, int32_t priority, int32_t logprobs,
-                                     vllm_request** out) {
+vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                                  const char* prompt, const int32_t* prompt_token_ids,
+                                                  int32_t n_prompt_token_ids, const vllm_sampling_params* params,
+                                                  int32_t priority, int32_t logprobs, const char* options_json,
+                                                  vllm_request** out) {
     return guarded([&] {
         check_pull_arguments(engine, poller, out);
         require_non_null(params, "params");
-        if ((prompt == nullptr) == (prompt_token_ids == nullptr))
-            vllm::throw_invalid_argument("give exactly one of prompt and prompt_token_ids");
+        require_one_prompt(prompt, prompt_token_ids);
         auto request = std::make_unique<vllm_request>(engine);
-        request->stream =
-            submit_with_logprobs(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs);
+        request->stream = submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority,
+                                              logprobs, options_json);
         request->logprobs = logprobs >= 0;
         request->pull = std::make_shared<vllm::PullEntry>(poller->queue, request->stream, tag, /*coalesce=*/true);
         request->pull->attach();
         *out = request.release();
     });
+}
+
+vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag, const char* prompt,
+                                     const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
+                                     const vllm_sampling_params* params, int32_t priority, int32_t logprobs,
+                                     vllm_request** out) {
+    return vllm_request_submit_pull_with_options(engine, poller, tag, prompt, prompt_token_ids, n_prompt_token_ids,
+                                                 params, priority, logprobs, nullptr, out);
 }
 
 vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag, const char* request_json,

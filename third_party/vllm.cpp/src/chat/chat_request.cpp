@@ -4,46 +4,17 @@
 #include <limits>
 
 #include "util/error.h"
+#include "util/json_fields.h"
 
 namespace vllm::chat {
 
 namespace {
 
-const char* kind_of(const json::Value& v) { return json::kind_name(v.kind()); }
-
-std::string number_text(double d) {
-    return d == std::floor(d) && std::fabs(d) < 1e15 ? std::to_string(static_cast<int64_t>(d)) : json::format_float(d);
-}
-
-[[noreturn]] void wrong_type(const std::string& field, const std::string& expected, const json::Value& got) {
-    throw_invalid_argument("'" + field + "' must be " + expected + " (got " + kind_of(got) + ")");
-}
-
-[[noreturn]] void out_of_range(const std::string& field, const std::string& range, double got) {
-    throw_invalid_argument("'" + field + "' must be " + range + " (got " + number_text(got) + ")");
-}
-
-// A member that is present and not null, else nullptr (OpenAI clients send
-// null for "not given").
-const json::Value* field(const json::Value& object, std::string_view key) {
-    const json::Value* v = object.find(key);
-    return v != nullptr && !v->is_null() ? v : nullptr;
-}
-
-double read_number(const json::Value& v, const std::string& name) {
-    if (!v.is_number()) wrong_type(name, "a number", v);
-    return v.as_double();
-}
-
-// Integers; a float with no fraction (1.0) is accepted as Python's pydantic does.
-int64_t read_integer(const json::Value& v, const std::string& name) {
-    if (v.is_int()) return v.as_int();
-    if (v.is_float()) {
-        const double d = v.as_double();
-        if (d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
-    }
-    wrong_type(name, "an integer", v);
-}
+using json::field;
+using json::out_of_range;
+using json::read_integer;
+using json::read_number;
+using json::wrong_type;
 
 int32_t read_int32_in(const json::Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range) {
     const int64_t i = read_integer(v, name);
@@ -297,6 +268,8 @@ void parse_sampling(const json::Value& body, ChatRequest& r) {
     if (const json::Value* v = field(body, "ignore_eos")) r.ignore_eos = read_bool(*v, "ignore_eos");
     if (const json::Value* v = field(body, "seed")) r.seed = static_cast<uint64_t>(read_integer(*v, "seed"));
     r.stop = parse_stop(body);
+    LogitAdjustments adjustments = LogitAdjustments::from_json(body);
+    if (!adjustments.empty()) r.logit_adjustments = std::make_shared<const LogitAdjustments>(std::move(adjustments));
 }
 
 void parse_outputs(const json::Value& body, ChatRequest& r) {

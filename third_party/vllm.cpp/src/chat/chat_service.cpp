@@ -145,6 +145,7 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
         p.prompt_text = render_chat_prompt(p.request, &own);
     }
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
+    if (p.request.logit_adjustments) p.request.logit_adjustments->check_vocabulary(tokenizer_.vocab_size());
     p.constraint = chat_output_constraint(p.request);
     // The grammar constrains the output from its first token, so a model
     // that starts by thinking cannot: refused rather than the answer read as
@@ -170,6 +171,7 @@ void ChatService::submit_choices(const Prepared& prepared, ChoiceStreams& stream
     SamplingConfig sampling = SamplingConfig::from_c(to_sampling_params(prepared.request, stop_pointers));
     sampling.logprobs = prepared.request.logprobs ? prepared.request.top_logprobs : -1;
     sampling.grammar = prepared.constraint;
+    sampling.logit_adjustments = prepared.request.logit_adjustments;
     for (int32_t i = 0; i < prepared.request.n; ++i) {
         SamplingConfig choice = sampling;
         if (choice.has_seed) choice.seed = sampling.seed + static_cast<uint64_t>(i);

@@ -215,7 +215,14 @@ void EngineCore::prepare_row(Request& r, float* logits) {
     if (r.num_output_tokens() < r.sampling.min_tokens)
         for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
     if (r.matcher) r.matcher->apply_mask(logits, vocab);
-    // The host's logits processor: after the masks, before penalties.
+    // The request's logit_bias and allowed_token_ids (vLLM applies them before the penalties).
+    if (const LogitAdjustments* adjust = r.sampling.logit_adjustments.get()) {
+        adjust->apply(logits, vocab);
+        if (!adjust->leaves_a_token(logits))
+            throw_runtime("no token in 'allowed_token_ids' is possible here (min_tokens holds back EOS, "
+                          "or the structured-output constraint admits none of them)");
+    }
+    // The host's logits processor: after the masks and adjustments, before penalties.
     if (r.sampling.logits_processor != nullptr)
         r.sampling.logits_processor(r.output.data(), r.num_output_tokens(), logits, vocab,
                                     r.sampling.logits_processor_user_data);
@@ -238,7 +245,10 @@ bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
     // (the next step prefills them together).
     const size_t sampled = out.tokens.size();
     if (out.reason == nullptr && r.matcher && config_.jump_forward) {
+        const LogitAdjustments* adjust = r.sampling.logit_adjustments.get();
         for (int32_t forced : r.matcher->jump_forward_tokens()) {
+            // A token allowed_token_ids leaves out is the sampler's to refuse.
+            if (adjust != nullptr && !adjust->allows(forced)) break;
             if (!r.matcher->accept_token(forced)) break;
             out.tokens.push_back(forced);
             if (r.sampling.logprobs >= 0) out.logprobs.push_back(TokenLogprob{forced, 0.0f, {}});

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "util/error.h"
+#include "util/json_fields.h"
 #include "util/json.h"
 
 namespace vllm {
@@ -62,13 +63,7 @@ KvDtype parse_kv_cache_dtype(const std::string& name) {
 
 void apply_engine_options(std::string_view options_json, EngineConfig& config) {
     if (options_json.empty()) return;
-    json::Value options;
-    try {
-        options = json::parse(options_json);
-    } catch (const Error& e) {
-        throw_invalid_argument(std::string("options_json: ") + e.what());
-    }
-    if (!options.is_object()) throw_invalid_argument("options_json must be a JSON object (got " + json::dump(options) + ")");
+    const json::Value options = json::parse_object(options_json, "options_json");
     for (const auto& [key, value] : options.members()) {
         if (value.is_null()) continue;
         if (key == "chat_template") {

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "util/error.h"
+#include "util/json_fields.h"
 #include "util/json.h"
 
 namespace vllm::kv_transfer {
@@ -78,13 +79,7 @@ RedisAddress parse_redis_url(const std::string& url) {
 }
 
 KvTransferConfig KvTransferConfig::parse(const std::string& json_text) {
-    json::Value root;
-    try {
-        root = json::parse(json_text);
-    } catch (const Error& e) {
-        refuse(e.what());
-    }
-    if (!root.is_object()) refuse("must be a JSON object");
+    const json::Value root = json::parse_object(json_text, "kv_transfer_config");
     for (const auto& [name, value] : root.members())
         if (name != "kv_connector" && name != "kv_role" && name != "kv_connector_extra_config")
             refuse("the field '" + name + "' is not supported (supported: kv_connector, kv_role, "

@@ -4,6 +4,7 @@
 
 #include "structured/structured_output.h"
 #include "util/error.h"
+#include "util/json_fields.h"
 
 namespace vllm {
 
@@ -84,6 +85,18 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
     }
     c.grammar = compile_constraint(p);
     return c;
+}
+
+void apply_sampling_options(std::string_view options_json, SamplingConfig& config) {
+    if (options_json.empty()) return;
+    const json::Value options = json::parse_object(options_json, "options_json");
+    for (const auto& member : options.members())
+        if (member.first != "logit_bias" && member.first != "allowed_token_ids")
+            throw_invalid_argument("options_json: unknown sampling option '" + member.first +
+                                   "' (known: logit_bias, allowed_token_ids)");
+    LogitAdjustments adjustments = LogitAdjustments::from_json(options);
+    config.logit_adjustments =
+        adjustments.empty() ? nullptr : std::make_shared<const LogitAdjustments>(std::move(adjustments));
 }
 
 }  // namespace vllm

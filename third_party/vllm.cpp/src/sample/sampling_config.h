@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "sample/logit_adjustments.h"
 #include "vllm.h"
 
 namespace vllm {
@@ -37,6 +39,10 @@ struct SamplingConfig {
     // k most likely ones'. Taken from the raw model output, before masks,
     // processors and penalties (vLLM's default).
     int32_t logprobs = -1;
+    // logit_bias and allowed_token_ids (sample/logit_adjustments.h), shared
+    // by a chat call's choices; nullptr: none. Not in vllm_sampling_params:
+    // set from the chat request or vllm_request_submit_with_options.
+    std::shared_ptr<const LogitAdjustments> logit_adjustments;
     // The compiled structured-output constraint (JSON Schema, regex, choice,
     // GBNF or any JSON object), shared; nullptr: unconstrained.
     std::shared_ptr<const structured::Grammar> grammar;
@@ -47,5 +53,12 @@ struct SamplingConfig {
     // for an out-of-range value or a feature not implemented yet.
     static SamplingConfig from_c(const vllm_sampling_params& params);
 };
+
+// The options JSON of vllm_request_submit_with_options (sampling beyond
+// vllm_sampling_params): "logit_bias" and "allowed_token_ids" as a chat
+// request spells them. "" leaves `config` as it is. INVALID_ARGUMENT for
+// text that is not a JSON object, an unknown key (named with the known
+// ones) or a bad value (naming the field).
+void apply_sampling_options(std::string_view options_json, SamplingConfig& config);
 
 }  // namespace vllm

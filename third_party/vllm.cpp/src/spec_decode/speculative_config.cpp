@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "util/error.h"
+#include "util/json_fields.h"
 #include "util/json.h"
 
 namespace vllm {
@@ -56,13 +57,7 @@ const char* method_name(SpeculativeMethod method) {
 }
 
 SpeculativeConfig SpeculativeConfig::parse(std::string_view json_text) {
-    json::Value root;
-    try {
-        root = json::parse(json_text);
-    } catch (const Error& e) {
-        throw_invalid_argument(std::string("speculative_config is not valid JSON: ") + e.what());
-    }
-    if (!root.is_object()) throw_invalid_argument("speculative_config must be a JSON object (got " + json::dump(root) + ")");
+    const json::Value root = json::parse_object(json_text, "speculative_config");
 
     SpeculativeConfig c;
     std::string method, model;

@@ -1,0 +1,53 @@
+#include "util/json_fields.h"
+
+#include <cmath>
+
+#include "util/error.h"
+
+namespace vllm::json {
+
+namespace {
+std::string number_text(double d) {
+    return d == std::floor(d) && std::fabs(d) < 1e15 ? std::to_string(static_cast<int64_t>(d)) : format_float(d);
+}
+}  // namespace
+
+Value parse_object(std::string_view text, const std::string& what) {
+    Value value;
+    try {
+        value = parse(text);
+    } catch (const Error& e) {
+        throw_invalid_argument(what + " is not valid JSON: " + e.what());
+    }
+    if (!value.is_object()) throw_invalid_argument(what + " must be a JSON object (got " + dump(value) + ")");
+    return value;
+}
+
+const Value* field(const Value& object, std::string_view key) {
+    const Value* v = object.find(key);
+    return v != nullptr && !v->is_null() ? v : nullptr;
+}
+
+void wrong_type(const std::string& name, const std::string& expected, const Value& got) {
+    throw_invalid_argument("'" + name + "' must be " + expected + " (got " + kind_name(got.kind()) + ")");
+}
+
+void out_of_range(const std::string& name, const std::string& range, double got) {
+    throw_invalid_argument("'" + name + "' must be " + range + " (got " + number_text(got) + ")");
+}
+
+double read_number(const Value& v, const std::string& name) {
+    if (!v.is_number()) wrong_type(name, "a number", v);
+    return v.as_double();
+}
+
+int64_t read_integer(const Value& v, const std::string& name) {
+    if (v.is_int()) return v.as_int();
+    if (v.is_float()) {
+        const double d = v.as_double();
+        if (d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+    }
+    wrong_type(name, "an integer", v);
+}
+
+}  // namespace vllm::json
