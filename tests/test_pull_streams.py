@@ -16,7 +16,9 @@ import time
 
 import pytest
 
-from vllm_cpp import Engine, EngineClosedError, EngineError, InvalidConfigurationError, SamplingParams
+from vllm_cpp import (Engine, EngineClosedError, EngineError, InvalidArgumentError, InvalidConfigurationError,
+                      SamplingParams)
+from vllm_cpp.pull_requests import RequestEvents
 from server_harness import wait_until_idle
 
 pytestmark = pytest.mark.timeout(600)
@@ -180,8 +182,6 @@ def test_a_reader_interrupted_while_its_owner_cancels_still_ends(pull_engine):
     event, the reader waited for ever, and the garbage collector later
     finalized its suspended generators ("aclose(): asynchronous generator is
     already running")."""
-    from vllm_cpp.pull_requests import RequestEvents
-
     long = SamplingParams.greedy(max_tokens=200, ignore_eos=True)
 
     async def main():
@@ -206,8 +206,6 @@ def test_a_reader_interrupted_while_its_owner_cancels_still_ends(pull_engine):
 
 
 def test_a_request_is_read_by_one_reader(pull_engine):
-    from vllm_cpp.pull_requests import RequestEvents
-
     async def main():
         events = RequestEvents(lambda consumer: pull_engine.submit_pull("Once upon a time", params(), consumer))
         events.cancel()
@@ -370,3 +368,26 @@ def test_streams_under_uvloop(pull_engine):
         assert loop.run_until_complete(main()) == expected
     finally:
         loop.close()
+
+
+def test_each_events_token_ids_while_it_runs(pull_engine):
+    """request_token_ids: an event's ids start where the n_tokens before it
+    end, and together they are the completion's; a chat request has none."""
+    async def go():
+        events = RequestEvents(lambda consumer: pull_engine.submit_pull(
+            "The capital of France is", SamplingParams.greedy(max_tokens=10, stop=["Paris"]), consumer))
+        streamed, generated = [], 0
+        async for event in events:
+            streamed += pull_engine.request_token_ids(events.request, generated, event.n_tokens)
+            generated += event.n_tokens
+        return streamed, generated
+
+    streamed, generated = asyncio.run(go())
+    completion = asyncio.run(pull_engine.acomplete("The capital of France is",
+                                                   SamplingParams.greedy(max_tokens=10, stop=["Paris"])))
+    assert completion.finish_reason == "stop" and streamed == list(completion.token_ids)
+    assert len(streamed) == generated == completion.completion_tokens
+    request = pull_engine.submit_chat({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2},
+                                      lambda event: None)
+    with request, pytest.raises(InvalidArgumentError, match="chat"):
+        pull_engine.request_token_ids(request, 0, 2)

@@ -139,7 +139,7 @@ def test_n_choices(client):
 def test_return_token_ids(client, server_engine):
     """vLLM's return_token_ids: chat answers with the prompt's ids and each
     choice's (the engine's, streamed too: test_chat); completions put both
-    on every choice, and refuse them streamed, naming the field."""
+    on every choice, streamed as vLLM streams them."""
     chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=6, temperature=0,
                                           extra_body={"return_token_ids": True})
     extra = chat.model_extra
@@ -153,9 +153,24 @@ def test_return_token_ids(client, server_engine):
         expected = prompt if isinstance(prompt, list) else server_engine.tokenize(prompt)
         assert choice.model_extra["prompt_token_ids"] == expected
         assert server_engine.detokenize(choice.model_extra["token_ids"]) == choice.text
-    with pytest.raises(openai.BadRequestError, match="return_token_ids"):
-        client.completions.create(model=MODEL_NAME, prompt="a", max_tokens=2, stream=True,
-                                  extra_body={"return_token_ids": True})
+    # Streamed: each choice's first chunk has its prompt's ids, every chunk
+    # its tokens' ids; they add up to the blocking answer's (greedy).
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt=prompts, max_tokens=5, temperature=0, n=2,
+                                            stream=True, extra_body={"return_token_ids": True}))
+    for index, choice in enumerate(completion.choices):
+        mine = [c.choices[0] for c in chunks if c.choices[0].index == index]
+        assert mine[0].model_extra["prompt_token_ids"] == choice.model_extra["prompt_token_ids"]
+        assert all("prompt_token_ids" not in c.model_extra for c in mine[1:])
+        assert sum((c.model_extra["token_ids"] for c in mine), []) == choice.model_extra["token_ids"]
+        assert "".join(c.text for c in mine) == choice.text
+    # A stop string's tokens have ids but no text.
+    stopped = list(client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=12,
+                                             temperature=0, stop=["Paris"], stream=True,
+                                             extra_body={"return_token_ids": True}))
+    blocking = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=12,
+                                         temperature=0, stop=["Paris"], extra_body={"return_token_ids": True})
+    assert sum((c.choices[0].model_extra["token_ids"] for c in stopped), []) == \
+        blocking.choices[0].model_extra["token_ids"]
 
 
 def test_logit_bias_and_allowed_token_ids(client, server_engine):

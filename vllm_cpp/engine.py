@@ -28,9 +28,9 @@ from typing import (
 )
 
 from . import _ffi
-from ._ffi import decode_cstr, encode_str, ffi, lib
+from ._ffi import INT32_MAX, decode_cstr, encode_str, ffi, lib
 from .callbacks import TOKEN_TRAMPOLINE, TokenSink, WeakSink, raise_callback_error
-from .checks import int32
+from .checks import int32, int_in
 from .engine_options import (
     ENGINE_OPTION_TABLE,
     EngineOption,
@@ -566,6 +566,20 @@ class Engine:
             completion,
             token_ids=tuple(generated["token_ids"]),
             logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs))
+
+    def request_token_ids(self, request: Request, start: int, count: int) -> List[int]:
+        """The ids of a completion request's generated tokens
+        ``[start, start + count)``, fewer where fewer have been generated so
+        far (``vllm_request_token_ids``); readable while it runs: a pull
+        request's events count their tokens (``n_tokens``), so an event's ids
+        start where the counts before it end. ``count`` is at most 2**20 (a
+        buffer that size is allocated; no context is longer)."""
+        start, count = int_in(start, "start", 0, INT32_MAX), int_in(count, "count", 0, 1 << 20)
+        ids = ffi.new("int32_t[]", max(count, 1))
+        n = ffi.new("int32_t*")
+        with request._use() as ptr:
+            _ffi.check(lib.vllm_request_token_ids(ptr, start, count, ids, n))
+        return list(ids[0:n[0]])
 
     # -- async -------------------------------------------------------------
     async def acomplete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:

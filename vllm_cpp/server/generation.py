@@ -26,9 +26,11 @@ class CompletionRun:
     end with finish reason "abort")."""
 
     def __init__(self, engine: Engine, prompt: Prompt, params: SamplingParams, priority: int,
-                 timer: RequestTimer):
+                 timer: RequestTimer, token_ids: bool = False):
         self.timer = timer
         self.completion: Optional[Completion] = None
+        self._engine = engine
+        self._token_ids = token_ids
         self._events = RequestEvents(
             lambda events: engine.submit_pull(prompt, params, events, priority=priority),
             lambda request: setattr(self, "completion", engine.request_completion(request)))
@@ -36,17 +38,24 @@ class CompletionRun:
     def cancel(self) -> None:
         self._events.cancel()
 
-    async def outputs(self) -> AsyncIterator[Tuple[str, Optional[Tuple[TokenLogprob, ...]]]]:
-        """(text, logprobs) per engine event that has either: the text
-        generated since the previous one, and its tokens' logprobs (None
-        unless the request asked for them)."""
+    async def outputs(self) -> AsyncIterator[Tuple[str, Optional[Tuple[TokenLogprob, ...]], Optional[List[int]]]]:
+        """(text, logprobs, token ids) per engine event that has any: the
+        text generated since the previous one, its tokens' logprobs (None
+        unless the request asked for them) and their ids (None unless the
+        run was made with ``token_ids``; a stop string's tokens, whose text
+        never comes out, too)."""
+        generated = 0
         async for event in self._events:
+            ids = None
             if event.n_tokens:
                 self.timer.output(event.n_tokens)
-            if event.delta or event.logprobs:
+                if self._token_ids:
+                    ids = self._engine.request_token_ids(self._events.request, generated, event.n_tokens)
+                generated += event.n_tokens
+            if event.delta or event.logprobs or ids:
                 logprobs = event.logprobs
                 yield event.delta, (None if logprobs is None
-                                    else tuple(TokenLogprob.from_native(e) for e in logprobs))
+                                    else tuple(TokenLogprob.from_native(e) for e in logprobs)), ids
 
 
 class ChatRun:

@@ -267,9 +267,6 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise _type_error("user", "a string", user)
     stream = read_bool(body, "stream", False)
     return_token_ids = read_bool(body, "return_token_ids", False)
-    if stream and return_token_ids:
-        raise invalid("'return_token_ids' is not supported with 'stream' on /v1/completions yet "
-                      "(/v1/chat/completions streams them)", param="return_token_ids")
     logprobs = read_int(body, "logprobs", None, 0, 20)
     max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
     seed = read_int(body, "seed", None, 0, UINT64_MAX)

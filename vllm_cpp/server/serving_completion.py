@@ -56,7 +56,8 @@ class CompletionServing:
             for prompt in request.prompts:
                 for i in range(request.n):
                     runs.append(CompletionRun(self._engine, prompt, request.params.for_choice(i),
-                                              request.priority, self._metrics.timer()))
+                                              request.priority, self._metrics.timer(),
+                                              token_ids=request.stream and request.return_token_ids))
         except BaseException:
             for run in runs:
                 run.cancel()
@@ -116,19 +117,33 @@ class CompletionServing:
         # once and each chunk only fills in the choice (the per-token cost).
         head = _dumps(dict(envelope, choices=[]))[:-3] + '[{"index":'
 
-        def chunk(index: int, text: str, logprobs: Optional[Dict[str, Any]], finish_reason: Optional[str]) -> str:
-            return "%s%d,\"text\":%s,\"logprobs\":%s,\"finish_reason\":%s}]}" % (
+        def chunk(index: int, text: str, logprobs: Optional[Dict[str, Any]], finish_reason: Optional[str],
+                  ids: str = "") -> str:
+            return "%s%d,\"text\":%s,\"logprobs\":%s,\"finish_reason\":%s%s}]}" % (
                 head, index, _dumps(text), "null" if logprobs is None else _dumps(logprobs),
-                "null" if finish_reason is None else _dumps(finish_reason))
+                "null" if finish_reason is None else _dumps(finish_reason), ids)
+
+        # return_token_ids (vLLM's): a choice's first chunk carries its
+        # prompt's ids, every chunk its tokens' ids ([] in the finish chunk).
+        prompt_ids = ([_dumps(self._engine.prompt_token_ids(p)) for p in request.prompts]
+                      if request.return_token_ids else None)
+
+        def token_ids(index: int, first: bool, ids: Optional[List[int]]) -> str:
+            if prompt_ids is None:
+                return ""
+            prompt = ',"prompt_token_ids":%s' % prompt_ids[index // request.n] if first else ""
+            return '%s,"token_ids":%s' % (prompt, _dumps(ids or []))
 
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
             offset = 0
-            async for text, logprobs in run.outputs():
+            first = True
+            async for text, logprobs, ids in run.outputs():
                 legacy = None
                 if logprobs is not None:
                     legacy, offset = _legacy_logprobs(logprobs, offset)
-                yield chunk(index, text, legacy, None)
-            yield chunk(index, "", None, str(run.completion.finish_reason))
+                yield chunk(index, text, legacy, None, token_ids(index, first, ids))
+                first = False
+            yield chunk(index, "", None, str(run.completion.finish_reason), token_ids(index, first, None))
 
         async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
             yield item

@@ -971,6 +971,8 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
     CHECK_STATUS(vllm_request_submit_pull(engine, poller, 5, "The capital of France is", NULL, 0, &greedy, 0, -1,
                                           &requests[5]), VLLM_OK, "submit_pull to cancel later");
     int left = PULL_REQUESTS, chat_chunks = 0, polls = 0, out_of_order = 0;
+    int32_t streamed_ids[16];
+    int streamed_n = 0;
     while (left > 0 && polls < 100000) {
         ++polls;
         CHECK_STATUS(vllm_poller_poll(poller, 1000, events, 4, &n), VLLM_OK, "poll");
@@ -986,6 +988,15 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
             }
             if (tag == 5 && events[i].text[0] != '\0') vllm_request_cancel(requests[5]);
             strncat(texts[tag], events[i].text, sizeof texts[tag] - strlen(texts[tag]) - 1);
+            if (tag == 0 && events[i].n_tokens > 0 && streamed_n + events[i].n_tokens <= 16) {
+                /* The ids behind the event's n_tokens, read while the request runs. */
+                int32_t got = -1;
+                CHECK_STATUS(vllm_request_token_ids(requests[0], tokens[0], events[i].n_tokens,
+                                                    streamed_ids + streamed_n, &got),
+                             VLLM_OK, "token ids of an event");
+                CHECK(got == events[i].n_tokens, "every announced token's id is there");
+                streamed_n += got > 0 ? got : 0;
+            }
             tokens[tag] += events[i].n_tokens;
             if (events[i].logprobs_json != NULL) {
                 ++logprob_events[tag];
@@ -1008,6 +1019,23 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
     CHECK(c.completion_tokens == 12 && strcmp(c.finish_reason, "length") == 0, "pull request ran to max_tokens");
     CHECK(tokens[0] == 12 && tokens[1] == 12, "the events count every generated token");
     CHECK(tokens[3] == 0, "chat events count no tokens");
+    {
+        int32_t all[16], got = -1;
+        CHECK(generated_ids(engine, requests[0], all, 16) == 12 && streamed_n == 12 &&
+                  memcmp(all, streamed_ids, sizeof(int32_t) * 12) == 0,
+              "the events' ids are the completion's");
+        CHECK_STATUS(vllm_request_token_ids(requests[0], 10, 5, all, &got), VLLM_OK, "token ids past the end");
+        CHECK(got == 2 && all[0] == streamed_ids[10], "fewer where fewer were generated");
+        CHECK_STATUS(vllm_request_token_ids(requests[0], 0, 0, NULL, &got), VLLM_OK, "no ids asked for");
+        CHECK(got == 0, "none given");
+        CHECK_STATUS(vllm_request_token_ids(requests[0], -1, 2, all, &got), VLLM_ERR_INVALID_ARGUMENT, "from < 0");
+        CHECK(got == 0, "a refusal gives no ids");
+        CHECK_STATUS(vllm_request_token_ids(requests[0], 0, 2, NULL, &got), VLLM_ERR_INVALID_ARGUMENT, "NULL out_ids");
+        CHECK_STATUS(vllm_request_token_ids(requests[0], 0, 2, all, NULL), VLLM_ERR_INVALID_ARGUMENT, "NULL out_n");
+        CHECK_STATUS(vllm_request_token_ids(NULL, 0, 2, all, &got), VLLM_ERR_INVALID_ARGUMENT, "NULL request");
+        CHECK_STATUS(vllm_request_token_ids(requests[3], 0, 2, all, &got), VLLM_ERR_INVALID_ARGUMENT, "a chat request");
+        CHECK(strstr(vllm_last_error(), "chat") != NULL, "the refusal says it is a chat request");
+    }
     vllm_completion_free(&c);
     {
         vllm_completion blocking;

@@ -697,6 +697,23 @@ vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request
     });
 }
 
+vllm_status vllm_request_token_ids(const vllm_request* request, int32_t from, int32_t count, int32_t* out_ids,
+                                   int32_t* out_n) {
+    return guarded([&] {
+        if (out_n != nullptr) *out_n = 0;
+        require_non_null(request, "request");
+        require_non_null(out_n, "out_n");
+        if (from < 0 || count < 0)
+            vllm::throw_invalid_argument("from (" + std::to_string(from) + ") and count (" + std::to_string(count) +
+                                         ") must be >= 0");
+        if (count > 0) require_non_null(out_ids, "out_ids");
+        const std::vector<int32_t> ids =
+            completion_stream(request).output_tokens(static_cast<size_t>(from), static_cast<size_t>(count));
+        std::copy(ids.begin(), ids.end(), out_ids);
+        *out_n = static_cast<int32_t>(ids.size());
+    });
+}
+
 namespace {
 
 // Hands `ids` to the caller as a malloc'ed array (never NULL, even empty).
