@@ -3,7 +3,8 @@ processor sees the generated ids and edits the logits row in place; an
 exception in it surfaces as LogitsProcessorError with the engine usable.
 The engine's own edits, logit_bias and allowed_token_ids, match processors
 that make the same edits, on every submit path, and bad ones are refused
-by name."""
+by name; stop_token_ids and include_stop_str_in_output (the other request
+options) end the text as vLLM does."""
 
 import asyncio
 import threading
@@ -217,10 +218,43 @@ def test_no_allowed_token_left_fails_the_request_only(engine):
     assert engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2)).completion_tokens == 2
 
 
+def test_stop_token_ids_and_include_stop_str_in_output(engine):
+    plain = generated_ids(engine, PROMPT, SamplingParams.greedy(max_tokens=12))
+    text = engine.detokenize(plain)
+    k = next(i for i in range(3, 12) if plain[i] not in plain[:i])  # a token's first appearance
+    stopped = engine.complete(engine.tokenize(PROMPT), SamplingParams.greedy(max_tokens=12, stop_token_ids=[plain[k]]))
+    assert stopped.token_ids == tuple(plain[:k + 1]) and stopped.finish_reason == "stop"
+    assert stopped.text == engine.detokenize(plain[:k + 1])
+    # Masked before min_tokens, as EOS is; a special token adds no text.
+    later = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=12, min_tokens=2, stop_token_ids=[plain[0]]))
+    assert later.completion_tokens >= 2
+    eos = engine.tokenize("<|im_end|>", add_special_tokens=False)
+    special = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=6, ignore_eos=True, stop_token_ids=eos,
+                                                            logit_bias={eos[0]: 100}))
+    assert special.text == "" and special.completion_tokens == 1 and special.finish_reason == "stop"
+    stop = text[5:9]
+    without = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=12, stop=[stop]))
+    kept = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=12, stop=[stop], include_stop_str_in_output=True))
+    assert without.text == text[:5] and kept.text == text[:9]
+    chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8, "temperature": 0}
+    reply = engine.chat(chat)["choices"][0]["message"]["content"]
+    cut = engine.chat(dict(chat, stop=[reply[2:4]], include_stop_str_in_output=True))
+    assert cut["choices"][0]["message"]["content"] == reply[:4]
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match="stop_token_ids"):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2, stop_token_ids=[10 ** 6]))
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match="include_stop_str_in_output"):
+        engine.chat(dict(chat, include_stop_str_in_output="yes"))
+    with pytest.raises(vllm_cpp.InvalidConfigurationError, match="include_stop_str_in_output"):
+        SamplingParams(include_stop_str_in_output=1)
+
+
 def test_params_keep_them_read_only():
     params = SamplingParams(logit_bias={3: 1, 4: -2.5}, allowed_token_ids=[4, 3])
     assert params.logit_bias == {3: 1.0, 4: -2.5} and params.allowed_token_ids == (4, 3)
     with pytest.raises(TypeError):
         params.logit_bias[3] = 5
-    assert params.logit_options() == {"logit_bias": {"3": 1.0, "4": -2.5}, "allowed_token_ids": [4, 3]}
+    assert params.request_options() == {"logit_bias": {"3": 1.0, "4": -2.5}, "allowed_token_ids": [4, 3]}
+    assert SamplingParams(stop_token_ids=[9], include_stop_str_in_output=True).request_options() == \
+        {"stop_token_ids": [9], "include_stop_str_in_output": True}
+    assert SamplingParams().request_options() == {}
     assert params.for_choice(1).logit_bias == params.logit_bias

@@ -175,8 +175,9 @@ def test_return_token_ids(client, server_engine):
 
 def test_logit_bias_and_allowed_token_ids(client, server_engine):
     """OpenAI's logit_bias (through the client's own parameter) and vLLM's
-    allowed_token_ids, on chat and completions, blocking and streamed; a
-    bias out of range is a 400 naming it."""
+    allowed_token_ids, stop_token_ids and include_stop_str_in_output, on
+    chat and completions, blocking and streamed; a bias out of range is a
+    400 naming it."""
     london = server_engine.tokenize(" London", add_special_tokens=False)[0]
     paris = server_engine.tokenize(" Paris", add_special_tokens=False)[0]
     chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=3, temperature=0,
@@ -192,6 +193,13 @@ def test_logit_bias_and_allowed_token_ids(client, server_engine):
                                             temperature=0.8, seed=1, stream=True,
                                             extra_body={"allowed_token_ids": [paris, london]}))
     assert streamed_text(chunks).replace(" London", "").replace(" Paris", "") == ""
+    # vLLM's stop_token_ids and include_stop_str_in_output.
+    stopped = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=8,
+                                        temperature=0, extra_body={"stop_token_ids": [paris]})
+    assert stopped.choices[0].text == " Paris" and stopped.choices[0].finish_reason == "stop"
+    kept = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=20, temperature=0,
+                                          stop=["Marseillaise"], extra_body={"include_stop_str_in_output": True})
+    assert kept.choices[0].message.content.endswith("Marseillaise") and kept.choices[0].finish_reason == "stop"
     for create in (client.chat.completions.create, client.completions.create):
         kwargs = {"messages": HI} if create == client.chat.completions.create else {"prompt": "a"}
         with pytest.raises(openai.BadRequestError, match="logit_bias"):

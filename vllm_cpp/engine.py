@@ -643,7 +643,7 @@ def _sampling(params: Any) -> SamplingParams:
 
 def _needs_request(prompt: Any, params: SamplingParams) -> bool:
     """Whether a completion must go through ``vllm_request_submit_with_options``."""
-    return not isinstance(prompt, str) or params.logprobs is not None or bool(params.logit_options())
+    return not isinstance(prompt, str) or params.logprobs is not None or bool(params.request_options())
 
 
 def _native_prompt(prompt: Any):

@@ -106,7 +106,7 @@ def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
         fields["seed"] = params.seed
     if params.n != 1:
         fields["n"] = params.n
-    fields.update(params.logit_options())
+    fields.update(params.request_options())
     if params.logprobs is not None:
         # The chat call's OpenAI logprobs name the alternatives by text, not id.
         raise InvalidConfigurationError("LLM.chat: logprobs are not returned in chat outputs (Engine.chat gives "

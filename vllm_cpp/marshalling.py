@@ -83,7 +83,7 @@ class NativeSampling:
         self.handles: List[Any] = []
         self.logits: Optional[LogitsSink] = None
         # The options JSON of the *_with_options submits (NULL: none).
-        options = params.logit_options()
+        options = params.request_options()
         self.options = self._cstr(json.dumps(options), "options") if options else ffi.NULL
         p = ffi.new("vllm_sampling_params*")
         p[0] = lib.vllm_sampling_params_default()

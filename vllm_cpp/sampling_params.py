@@ -109,7 +109,11 @@ class SamplingParams:
     apply after the min_tokens and structured-output masks and before the
     penalties; the engine checks ranges and ids (:class:`InvalidArgumentError`
     naming the field). ``logit_bias`` is kept as a read-only mapping,
-    ``allowed_token_ids`` as a tuple.
+    ``allowed_token_ids`` as a tuple. ``stop_token_ids`` (vLLM's): generating
+    one finishes the request (its text output unless it is a special
+    token; masked before ``min_tokens``, like EOS).
+    ``include_stop_str_in_output`` (vLLM's) keeps a matched stop string at
+    the end of the text.
     """
 
     temperature: float = 1.0
@@ -130,6 +134,8 @@ class SamplingParams:
     n: int = 1
     logit_bias: Optional[Mapping[int, float]] = None
     allowed_token_ids: Optional[Tuple[int, ...]] = None
+    stop_token_ids: Tuple[int, ...] = ()
+    include_stop_str_in_output: bool = False
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -179,11 +185,11 @@ class SamplingParams:
         if self.logit_bias is not None:
             set_("logit_bias", _logit_bias(self.logit_bias))
         if self.allowed_token_ids is not None:
-            if isinstance(self.allowed_token_ids, (str, bytes)) or not isinstance(self.allowed_token_ids, Iterable):
-                raise InvalidConfigurationError("allowed_token_ids must be a sequence of int token ids, not %s"
-                                                % type(self.allowed_token_ids).__name__)
-            set_("allowed_token_ids", tuple(int32(t, "allowed_token_ids[%d]" % i)
-                                            for i, t in enumerate(self.allowed_token_ids)))
+            set_("allowed_token_ids", _token_ids(self.allowed_token_ids, "allowed_token_ids"))
+        set_("stop_token_ids", () if self.stop_token_ids is None
+             else _token_ids(self.stop_token_ids, "stop_token_ids"))
+        if not isinstance(self.include_stop_str_in_output, bool):
+            raise InvalidConfigurationError("include_stop_str_in_output must be a bool")
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -192,15 +198,19 @@ class SamplingParams:
                     "a logits_processor needs a bounded max_tokens (got max_tokens=None)"
                 )
 
-    def logit_options(self) -> Dict[str, Any]:
-        """``logit_bias`` and ``allowed_token_ids`` as the engine's JSON takes
-        them (the chat request's fields, and the options of
+    def request_options(self) -> Dict[str, Any]:
+        """The fields beyond ``vllm_sampling_params`` as the engine's JSON
+        takes them (a chat request's, and the options of
         ``vllm_request_submit_with_options``): only those that are set."""
         options: Dict[str, Any] = {}
         if self.logit_bias is not None:
             options["logit_bias"] = {str(token): bias for token, bias in self.logit_bias.items()}
         if self.allowed_token_ids is not None:
             options["allowed_token_ids"] = list(self.allowed_token_ids)
+        if self.stop_token_ids:
+            options["stop_token_ids"] = list(self.stop_token_ids)
+        if self.include_stop_str_in_output:
+            options["include_stop_str_in_output"] = True
         return options
 
     def for_choice(self, index: int) -> "SamplingParams":
@@ -232,3 +242,10 @@ def _logit_bias(value: Any) -> Mapping[int, float]:
             raise InvalidConfigurationError("logit_bias[%d] must be a finite number, not %r" % (token, number))
         bias[token] = number
     return types.MappingProxyType(bias)
+
+
+def _token_ids(value: Any, name: str) -> Tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidConfigurationError("%s must be a sequence of int token ids, not %s"
+                                        % (name, type(value).__name__))
+    return tuple(int32(t, "%s[%d]" % (name, i)) for i, t in enumerate(value))

@@ -450,15 +450,23 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
                           100 all but forces it).
      "allowed_token_ids"  [id, ...], vLLM's: only these tokens can be
                           generated (a non-empty list, each id once).
-   Both apply at every sampled position (verified draft positions too),
-   after the min_tokens and structured-output masks and before the
+     "stop_token_ids"     [id, ...], vLLM's: generating one of these
+                          finishes the request ("stop"); its text is output
+                          unless it is a special token. Masked, like EOS,
+                          before min_tokens; ignore_eos does not affect them.
+     "include_stop_str_in_output"  boolean, vLLM's: a matched stop string
+                          stays at the end of the text (default false).
+   logit_bias and allowed_token_ids apply at every sampled position
+   (verified draft positions too), after the min_tokens and
+   structured-output masks and before the
    vllm_sampling_params.logits_processor and the penalties; reported
    log-probabilities stay those of the model's raw output. A position where
    the masks leave no allowed token fails the request (RUNTIME error naming
    allowed_token_ids). Errors: INVALID_ARGUMENT for JSON that is not an
-   object, an unknown key, a key of logit_bias that is not a token id, a
-   bias out of range, an id repeated or outside the vocabulary (naming the
-   field); otherwise those of vllm_request_submit_tokens. */
+   object, an unknown key, a value of the wrong type, a key of logit_bias
+   that is not a token id, a bias out of range, an id outside the
+   vocabulary or (logit_bias, allowed_token_ids) repeated, naming the
+   field; otherwise those of vllm_request_submit_tokens. */
 
 /* vllm_request_submit_tokens for a prompt given as text (`prompt`,
    tokenized as vllm_request_submit does; prompt_token_ids NULL) or token

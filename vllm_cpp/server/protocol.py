@@ -149,7 +149,7 @@ COMPLETION_FIELDS = (
     # vLLM's extra sampling parameters
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-    "return_token_ids", "allowed_token_ids",
+    "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
 )
 
 Prompt = Union[str, List[int]]
@@ -244,10 +244,10 @@ def _read_logit_bias(body: Dict[str, Any]) -> Optional[Dict[int, Any]]:
     return by_id
 
 
-def _read_allowed_token_ids(body: Dict[str, Any]) -> Optional[List[int]]:
-    ids = body.get("allowed_token_ids")
+def _read_token_ids(body: Dict[str, Any], name: str) -> Optional[List[int]]:
+    ids = body.get(name)
     if ids is not None and not isinstance(ids, list):
-        raise _type_error("allowed_token_ids", "a list of token ids", ids)
+        raise _type_error(name, "a list of token ids", ids)
     return ids
 
 
@@ -287,7 +287,9 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             structured_output=_read_structured(body),
             logprobs=logprobs,
             logit_bias=_read_logit_bias(body),
-            allowed_token_ids=_read_allowed_token_ids(body),
+            allowed_token_ids=_read_token_ids(body, "allowed_token_ids"),
+            stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
+            include_stop_str_in_output=read_bool(body, "include_stop_str_in_output", False),
         )
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
@@ -307,7 +309,7 @@ CHAT_FIELDS = (
     # vLLM's extras
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
-    "return_token_ids", "logit_bias", "allowed_token_ids",
+    "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
 )
 
 

@@ -485,6 +485,10 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
     bool only_allowed = n == sp->max_tokens;
     for (int i = 0; i < n; ++i) only_allowed = only_allowed && (got[i] == london || got[i] == paris);
     CHECK(only_allowed, "allowed_token_ids: every generated token is one of them");
+    snprintf(options, sizeof options, "{\"stop_token_ids\": [%d, %d]}", (int)plain[2], (int)plain[2]);
+    n = run_with_options(engine, "The capital of France is", sp, options, got, 16);
+    CHECK(n == 3 && memcmp(got, plain, sizeof(int32_t) * 3) == 0,
+          "stop_token_ids: the output ends with the stop token");
     CHECK(run_with_options(engine, "The capital of France is", sp, "", got, 16) == n_plain &&
               memcmp(got, plain, sizeof(int32_t) * (size_t)n_plain) == 0,
           "empty options: the plain completion");
@@ -533,6 +537,10 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
         {"{\"allowed_token_ids\": [3, 3]}", "twice"},
         {"{\"allowed_token_ids\": [1.5]}", "allowed_token_ids[0]"},
         {"{\"allowed_token_ids\": [999999]}", "vocabulary"},
+        {"{\"stop_token_ids\": [999999]}", "stop_token_ids"},
+        {"{\"stop_token_ids\": [-1]}", "stop_token_ids[0]"},
+        {"{\"stop_token_ids\": 5}", "stop_token_ids"},
+        {"{\"include_stop_str_in_output\": 1}", "include_stop_str_in_output"},
     };
     for (size_t i = 0; i < sizeof kBad / sizeof kBad[0]; ++i) {
         req = (vllm_request*)0x1;

@@ -2,8 +2,9 @@
 // the text that could start a stop string held back across deltas (and
 // released as the text moves on), min_tokens before stop strings apply,
 // end-of-generation ids (and ignore_eos), the length limit releasing what
-// was held, a code point split over byte tokens held until complete, and
-// finish() for a grammar that ends the output.
+// was held, a code point split over byte tokens held until complete,
+// finish() for a grammar that ends the output, stop_token_ids and
+// include_stop_str_in_output.
 #include <memory>
 #include <string>
 #include <vector>
@@ -132,11 +133,38 @@ void test_ignore_eos() {
     check(fed.reason.empty() && fed.deltas == "a||b", "ignore_eos: EOS is a textless token (" + fed.deltas + ")");
 }
 
+void test_stop_token_ids() {
+    SamplingConfig config;
+    config.stop = {"xyz"};
+    config.stop_token_ids = {kEos, letter('q')};
+    config.ignore_eos = true;
+    OutputProcessor p(tiny_tokenizer(), config);
+    Fed fed = feed(p, letters("abxqzz"));
+    check(fed.reason == "stop" && fed.deltas == "||a|bxq",
+          "a stop token ends the output with its text, releasing the held tail (" + fed.deltas + ")");
+    OutputProcessor eos(tiny_tokenizer(), config);
+    fed = feed(eos, {letter('a'), kEos, letter('b')});
+    check(fed.reason == "stop" && fed.deltas == "|a",
+          "EOS named in stop_token_ids stops even with ignore_eos; a special token adds no text (" + fed.deltas + ")");
+}
+
+void test_include_stop_str_in_output() {
+    SamplingConfig config;
+    config.stop = {"cd", "bcdx"};
+    config.include_stop_str_in_output = true;
+    OutputProcessor p(tiny_tokenizer(), config);
+    const Fed fed = feed(p, letters("abcdx"));
+    check(fed.reason == "stop" && fed.deltas == "|||abcd",
+          "the earliest match's text stays in the output (" + fed.deltas + ")");
+}
+
 }  // namespace
 
 int main() {
     test_cases();
     test_finish_releases_held_text();
     test_ignore_eos();
+    test_stop_token_ids();
+    test_include_stop_str_in_output();
     return report();
 }

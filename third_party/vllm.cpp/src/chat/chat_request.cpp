@@ -268,8 +268,7 @@ void parse_sampling(const json::Value& body, ChatRequest& r) {
     if (const json::Value* v = field(body, "ignore_eos")) r.ignore_eos = read_bool(*v, "ignore_eos");
     if (const json::Value* v = field(body, "seed")) r.seed = static_cast<uint64_t>(read_integer(*v, "seed"));
     r.stop = parse_stop(body);
-    LogitAdjustments adjustments = LogitAdjustments::from_json(body);
-    if (!adjustments.empty()) r.logit_adjustments = std::make_shared<const LogitAdjustments>(std::move(adjustments));
+    r.options = RequestOptions::from_json(body);
 }
 
 void parse_outputs(const json::Value& body, ChatRequest& r) {

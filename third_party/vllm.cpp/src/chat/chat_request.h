@@ -16,13 +16,12 @@
 //     is parsed into its JSON value (templates print it with `tojson`).
 #pragma once
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "sample/logit_adjustments.h"
+#include "sample/request_options.h"
 #include "util/json.h"
 #include "vllm.h"
 
@@ -60,8 +59,9 @@ struct ChatRequest {
     bool ignore_eos = false;
     std::optional<uint64_t> seed;
     std::vector<std::string> stop;
-    // logit_bias (OpenAI) and allowed_token_ids (vLLM); nullptr: neither.
-    std::shared_ptr<const LogitAdjustments> logit_adjustments;
+    // logit_bias (OpenAI), allowed_token_ids, stop_token_ids and
+    // include_stop_str_in_output (vLLM's).
+    RequestOptions options;
 
     int32_t n = 1;                 // choices sharing the prompt, 1..128
     bool logprobs = false;

@@ -17,7 +17,10 @@ struct ChatService::Prepared {
     ChatRequest request;
     std::string prompt_text;
     std::vector<int32_t> prompt_ids;
-    std::shared_ptr<const structured::Grammar> constraint;  // response_format / forced tool calls; null: none
+    // Each choice's sampling (a seeded choice i adds i to the seed): the
+    // request's fields, logprobs, options and output constraint
+    // (response_format / forced tool calls; null grammar: none).
+    SamplingConfig sampling;
 };
 
 // The engine requests of one chat call. Leaving the call by any path
@@ -145,12 +148,16 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
         p.prompt_text = render_chat_prompt(p.request, &own);
     }
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
-    if (p.request.logit_adjustments) p.request.logit_adjustments->check_vocabulary(tokenizer_.vocab_size());
-    p.constraint = chat_output_constraint(p.request);
+    std::vector<const char*> stop_pointers;
+    p.sampling = SamplingConfig::from_c(to_sampling_params(p.request, stop_pointers));
+    p.sampling.logprobs = p.request.logprobs ? p.request.top_logprobs : -1;
+    p.request.options.apply_to(p.sampling);
+    p.sampling.check_vocabulary(tokenizer_.vocab_size());
+    p.sampling.grammar = chat_output_constraint(p.request);
     // The grammar constrains the output from its first token, so a model
     // that starts by thinking cannot: refused rather than the answer read as
     // reasoning. (Starting the grammar after the reasoning is a known gap.)
-    if (p.constraint && !reasoning_parser_.empty() &&
+    if (p.sampling.grammar && !reasoning_parser_.empty() &&
         make_reasoning_parser(reasoning_parser_, p.request, p.prompt_text)->parse_all("{}").content != "{}")
         throw_invalid_argument("'response_format' and tool_choice 'required' or a named function are not supported "
                                "with reasoning yet: turn thinking off (chat_template_kwargs.enable_thinking false) "
@@ -167,14 +174,9 @@ const std::string& ChatService::response_model(const Prepared& prepared) const {
 }
 
 void ChatService::submit_choices(const Prepared& prepared, ChoiceStreams& streams) const {
-    std::vector<const char*> stop_pointers;
-    SamplingConfig sampling = SamplingConfig::from_c(to_sampling_params(prepared.request, stop_pointers));
-    sampling.logprobs = prepared.request.logprobs ? prepared.request.top_logprobs : -1;
-    sampling.grammar = prepared.constraint;
-    sampling.logit_adjustments = prepared.request.logit_adjustments;
     for (int32_t i = 0; i < prepared.request.n; ++i) {
-        SamplingConfig choice = sampling;
-        if (choice.has_seed) choice.seed = sampling.seed + static_cast<uint64_t>(i);
+        SamplingConfig choice = prepared.sampling;
+        if (choice.has_seed) choice.seed += static_cast<uint64_t>(i);
         streams.add(submit_(prepared.prompt_ids, std::move(choice), prepared.request.priority));
     }
 }

@@ -104,7 +104,7 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
     for (int32_t id : prompt_ids)
         if (id < 0 || id >= tokenizer_->vocab_size())
             throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
-    if (sampling.logit_adjustments) sampling.logit_adjustments->check_vocabulary(tokenizer_->vocab_size());
+    sampling.check_vocabulary(tokenizer_->vocab_size());
     auto stream = std::make_shared<RequestStream>();
     std::unique_ptr<structured::GrammarMatcher> matcher;
     if (sampling.grammar) matcher = std::make_unique<structured::GrammarMatcher>(sampling.grammar, vocabulary_);

@@ -211,9 +211,11 @@ void EngineCore::prepare_row(Request& r, float* logits) {
     const int vocab = model_.config().vocab_size;
     // Log-probabilities come from the raw row, before anything edits it.
     if (r.sampling.logprobs >= 0) raw_logits_.assign(logits, logits + vocab);
-    // Masks: EOS cannot be chosen before min_tokens; the grammar's allowed set.
-    if (r.num_output_tokens() < r.sampling.min_tokens)
+    // Masks: EOS and stop_token_ids cannot be chosen before min_tokens; the grammar's allowed set.
+    if (r.num_output_tokens() < r.sampling.min_tokens) {
         for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
+        for (int32_t id : r.sampling.stop_token_ids) logits[id] = -INFINITY;
+    }
     if (r.matcher) r.matcher->apply_mask(logits, vocab);
     // The request's logit_bias and allowed_token_ids (vLLM applies them before the penalties).
     if (const LogitAdjustments* adjust = r.sampling.logit_adjustments.get()) {

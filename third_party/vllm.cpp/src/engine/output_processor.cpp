@@ -29,14 +29,24 @@ OutputProcessor::Update OutputProcessor::push(int32_t token, int32_t n, bool at_
         return u;
     }
     held_ += detokenizer_.push(token);
+    // A stop token (vLLM's stop_token_ids) ends the output with its own text
+    // (none for a special token, which the detokenizer skips).
+    if (config_.is_stop_token(token)) {
+        u.delta = release_all();
+        u.finish_reason = finish_reason::kStop;
+        return u;
+    }
 
     // Every stop match not seen yet ends in this token's text, so it lies
     // inside held_ (which keeps the last max_stop_len - 1 released bytes' worth).
     if (n > config_.min_tokens && max_stop_len_ > 0) {
-        size_t first = std::string::npos;
-        for (const std::string& s : config_.stop) first = std::min(first, held_.find(s));
+        size_t first = std::string::npos, end = 0;  // the earliest match; its end
+        for (const std::string& s : config_.stop) {
+            const size_t at = held_.find(s);
+            if (at < first) first = at, end = at + s.size();
+        }
         if (first != std::string::npos) {
-            u.delta = held_.substr(0, first);
+            u.delta = held_.substr(0, config_.include_stop_str_in_output ? end : first);
             held_.clear();
             u.finish_reason = finish_reason::kStop;
             return u;

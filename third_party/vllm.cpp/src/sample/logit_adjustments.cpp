@@ -42,15 +42,8 @@ std::vector<std::pair<int32_t, float>> read_bias(const json::Value& v) {
 }
 
 std::vector<int32_t> read_allowed(const json::Value& v) {
-    if (!v.is_array()) json::wrong_type("allowed_token_ids", "an array of token ids", v);
-    if (v.items().empty()) throw_invalid_argument("'allowed_token_ids' must not be empty");
-    std::vector<int32_t> allowed;
-    for (size_t i = 0; i < v.items().size(); ++i) {
-        const std::string name = "allowed_token_ids[" + std::to_string(i) + "]";
-        const int64_t id = json::read_integer(v.items()[i], name);
-        if (id < 0 || id > std::numeric_limits<int32_t>::max()) json::out_of_range(name, "a token id", double(id));
-        allowed.push_back(static_cast<int32_t>(id));
-    }
+    std::vector<int32_t> allowed = read_token_ids(v, "allowed_token_ids");
+    if (allowed.empty()) throw_invalid_argument("'allowed_token_ids' must not be empty");
     std::sort(allowed.begin(), allowed.end());
     const auto repeated = std::adjacent_find(allowed.begin(), allowed.end());
     if (repeated != allowed.end())
@@ -65,6 +58,18 @@ void check_id(int32_t id, int32_t vocab_size, const char* field) {
 }
 
 }  // namespace
+
+std::vector<int32_t> read_token_ids(const json::Value& v, const std::string& name) {
+    if (!v.is_array()) json::wrong_type(name, "an array of token ids", v);
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < v.items().size(); ++i) {
+        const std::string item = name + "[" + std::to_string(i) + "]";
+        const int64_t id = json::read_integer(v.items()[i], item);
+        if (id < 0 || id > std::numeric_limits<int32_t>::max()) json::out_of_range(item, "a token id", double(id));
+        ids.push_back(static_cast<int32_t>(id));
+    }
+    return ids;
+}
 
 LogitAdjustments LogitAdjustments::from_json(const json::Value& object) {
     LogitAdjustments a;

@@ -8,6 +8,7 @@
 // Log-probabilities stay those of the raw row, as vLLM reports them.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,5 +42,9 @@ struct LogitAdjustments {
     // (always, without allowed_token_ids: a bias never masks).
     bool leaves_a_token(const float* logits) const;
 };
+
+// A JSON array of token ids (integers 0..INT32_MAX), in order;
+// INVALID_ARGUMENT naming `name` or the element otherwise.
+std::vector<int32_t> read_token_ids(const json::Value& v, const std::string& name);
 
 }  // namespace vllm

@@ -1,10 +1,10 @@
 #include "sample/sampling_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "structured/structured_output.h"
 #include "util/error.h"
-#include "util/json_fields.h"
 
 namespace vllm {
 
@@ -87,16 +87,15 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
     return c;
 }
 
-void apply_sampling_options(std::string_view options_json, SamplingConfig& config) {
-    if (options_json.empty()) return;
-    const json::Value options = json::parse_object(options_json, "options_json");
-    for (const auto& member : options.members())
-        if (member.first != "logit_bias" && member.first != "allowed_token_ids")
-            throw_invalid_argument("options_json: unknown sampling option '" + member.first +
-                                   "' (known: logit_bias, allowed_token_ids)");
-    LogitAdjustments adjustments = LogitAdjustments::from_json(options);
-    config.logit_adjustments =
-        adjustments.empty() ? nullptr : std::make_shared<const LogitAdjustments>(std::move(adjustments));
+bool SamplingConfig::is_stop_token(int32_t token) const {
+    return std::binary_search(stop_token_ids.begin(), stop_token_ids.end(), token);
+}
+
+void SamplingConfig::check_vocabulary(int32_t vocab_size) const {
+    if (logit_adjustments) logit_adjustments->check_vocabulary(vocab_size);
+    if (!stop_token_ids.empty() && stop_token_ids.back() >= vocab_size)
+        throw_invalid_argument("'stop_token_ids' token id " + std::to_string(stop_token_ids.back()) +
+                               " is outside the vocabulary (" + std::to_string(vocab_size) + " tokens)");
 }
 
 }  // namespace vllm

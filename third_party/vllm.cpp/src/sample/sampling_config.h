@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "sample/logit_adjustments.h"
@@ -30,6 +29,13 @@ struct SamplingConfig {
     int32_t min_tokens = 0;
     bool ignore_eos = false;
     std::vector<std::string> stop;
+    // vLLM's stop_token_ids (ascending, each once): generating one finishes
+    // the request ("stop"; its text, unless a special token's, is output),
+    // masked like EOS before min_tokens. include_stop_str_in_output: a
+    // matched stop string stays in the text. Both set from the request's
+    // options (sample/request_options.h), not vllm_sampling_params.
+    std::vector<int32_t> stop_token_ids;
+    bool include_stop_str_in_output = false;
     // Host callback run on every decode step before sampling (borrowed from
     // the caller, who keeps it valid for the request's life).
     vllm_logits_processor logits_processor = nullptr;
@@ -40,25 +46,22 @@ struct SamplingConfig {
     // processors and penalties (vLLM's default).
     int32_t logprobs = -1;
     // logit_bias and allowed_token_ids (sample/logit_adjustments.h), shared
-    // by a chat call's choices; nullptr: none. Not in vllm_sampling_params:
-    // set from the chat request or vllm_request_submit_with_options.
+    // by a chat call's choices; nullptr: none. Set from the request's options.
     std::shared_ptr<const LogitAdjustments> logit_adjustments;
     // The compiled structured-output constraint (JSON Schema, regex, choice,
     // GBNF or any JSON object), shared; nullptr: unconstrained.
     std::shared_ptr<const structured::Grammar> grammar;
 
     bool greedy() const { return temperature <= 1e-5f; }
+    bool is_stop_token(int32_t token) const;
+
+    // INVALID_ARGUMENT naming the field for a token id (logit_bias,
+    // allowed_token_ids, stop_token_ids) at or past vocab_size.
+    void check_vocabulary(int32_t vocab_size) const;
 
     // Validates and copies the C struct; INVALID_ARGUMENT naming the field
     // for an out-of-range value or a feature not implemented yet.
     static SamplingConfig from_c(const vllm_sampling_params& params);
 };
-
-// The options JSON of vllm_request_submit_with_options (sampling beyond
-// vllm_sampling_params): "logit_bias" and "allowed_token_ids" as a chat
-// request spells them. "" leaves `config` as it is. INVALID_ARGUMENT for
-// text that is not a JSON object, an unknown key (named with the known
-// ones) or a bad value (naming the field).
-void apply_sampling_options(std::string_view options_json, SamplingConfig& config);
 
 }  // namespace vllm

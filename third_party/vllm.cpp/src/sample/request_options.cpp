@@ -1,0 +1,56 @@
+#include "sample/request_options.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "util/error.h"
+#include "util/json_fields.h"
+
+namespace vllm {
+
+namespace {
+
+constexpr const char* kKeys[] = {"logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output"};
+
+std::vector<int32_t> read_stop_token_ids(const json::Value& v) {
+    std::vector<int32_t> ids = read_token_ids(v, "stop_token_ids");
+    // A set, as vLLM keeps it: a repeat is harmless.
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+}
+
+}  // namespace
+
+RequestOptions RequestOptions::from_json(const json::Value& object) {
+    RequestOptions o;
+    o.logit_adjustments = LogitAdjustments::from_json(object);
+    if (const json::Value* v = json::field(object, "stop_token_ids")) o.stop_token_ids = read_stop_token_ids(*v);
+    if (const json::Value* v = json::field(object, "include_stop_str_in_output")) {
+        if (!v->is_bool()) json::wrong_type("include_stop_str_in_output", "a boolean", *v);
+        o.include_stop_str_in_output = v->as_bool();
+    }
+    return o;
+}
+
+RequestOptions RequestOptions::parse(std::string_view options_json) {
+    if (options_json.empty()) return {};
+    const json::Value options = json::parse_object(options_json, "options_json");
+    for (const auto& member : options.members())
+        if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return member.first == k; }) ==
+            std::end(kKeys))
+            throw_invalid_argument("options_json: unknown sampling option '" + member.first +
+                                   "' (known: logit_bias, allowed_token_ids, stop_token_ids, "
+                                   "include_stop_str_in_output)");
+    return from_json(options);
+}
+
+void RequestOptions::apply_to(SamplingConfig& config) const {
+    config.logit_adjustments =
+        logit_adjustments.empty() ? nullptr : std::make_shared<const LogitAdjustments>(logit_adjustments);
+    config.stop_token_ids = stop_token_ids;
+    config.include_stop_str_in_output = include_stop_str_in_output;
+}
+
+}  // namespace vllm
