@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: E402
 
 from server_harness import MODEL_NAME, running_server  # noqa: E402
 from test_chat import FEW_SHOT_TOOL_CALLS, WEATHER_TOOL  # noqa: E402
-from vllm_cpp import Engine  # noqa: E402
+from vllm_cpp import Engine, SamplingParams  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -206,6 +206,32 @@ def test_logit_bias_and_allowed_token_ids(client, server_engine):
             create(model=MODEL_NAME, max_tokens=2, logit_bias={str(london): 101}, **kwargs)
         with pytest.raises(openai.BadRequestError, match="allowed_token_ids"):
             create(model=MODEL_NAME, max_tokens=2, extra_body={"allowed_token_ids": []}, **kwargs)
+
+
+def test_echo(client, server_engine):
+    """OpenAI's echo: the prompt before the completion; with logprobs the
+    prompt's tokens lead the logprobs (the first one's null), as
+    lm-evaluation-harness's loglikelihood requests read them."""
+    prompt = "The capital of France is"
+    ids = server_engine.tokenize(prompt)
+    plain = client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=3, temperature=0)
+    echoed = client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=3, temperature=0, echo=True)
+    assert echoed.choices[0].text == prompt + plain.choices[0].text
+    scored = client.completions.create(model=MODEL_NAME, prompt=[ids], max_tokens=1, temperature=0, echo=True,
+                                       logprobs=1)
+    logprobs = scored.choices[0].logprobs
+    assert scored.choices[0].text.startswith(server_engine.detokenize(ids))
+    assert len(logprobs.tokens) == len(ids) + 1 and logprobs.token_logprobs[0] is None
+    assert logprobs.top_logprobs[0] is None and logprobs.text_offset[0] == 0
+    expected = server_engine.complete(ids, SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=1))
+    assert logprobs.token_logprobs[1:len(ids)] == [e.logprob for e in expected.prompt_logprobs[1:]]
+    assert "".join(logprobs.tokens) == scored.choices[0].text
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=3, temperature=0,
+                                            echo=True, stream=True))
+    assert chunks[0].choices[0].text == prompt and streamed_text(chunks) == echoed.choices[0].text
+    with pytest.raises(openai.BadRequestError, match="echo"):
+        client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=3, echo=True, logprobs=1,
+                                  stream=True)
 
 
 def test_logprobs(client):

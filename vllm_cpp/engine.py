@@ -562,10 +562,13 @@ class Engine:
             lib.vllm_completion_free(out)
             lib.vllm_string_free(output[0])
         logprobs = generated["logprobs"]
+        prompt_logprobs = generated.get("prompt_logprobs")
         return dataclasses.replace(
             completion,
             token_ids=tuple(generated["token_ids"]),
-            logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs))
+            logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs),
+            prompt_logprobs=None if prompt_logprobs is None else tuple(
+                None if e is None else TokenLogprob.from_native(e) for e in prompt_logprobs))
 
     def request_token_ids(self, request: Request, start: int, count: int) -> List[int]:
         """The ids of a completion request's generated tokens

@@ -64,6 +64,8 @@ class RequestOutput:
     prompt_token_ids: Optional[List[int]]
     outputs: List[CompletionOutput]
     finished: bool = True
+    # With SamplingParams.prompt_logprobs: one entry per prompt token (None first).
+    prompt_logprobs: Optional[Tuple[Optional[TokenLogprob], ...]] = None
 
 
 def _prompt(value: PromptInput) -> Tuple[Union[str, List[int]], Optional[str]]:
@@ -174,8 +176,10 @@ class LLM:
                 request.close()
         outputs = []
         for (prompt, text), p in zip(inputs, params):
+            done = [next(completions) for _ in range(p.n)]
             outputs.append(RequestOutput(str(next(self._ids)), text, self.engine.prompt_token_ids(prompt),
-                                         [_completion_output(i, next(completions)) for i in range(p.n)]))
+                                         [_completion_output(i, c) for i, c in enumerate(done)],
+                                         prompt_logprobs=done[0].prompt_logprobs))
         return outputs
 
     def chat(self, messages: Union[Conversation, Sequence[Conversation]],

@@ -62,7 +62,9 @@ class Completion:
     """The result of ``Engine.complete``. ``token_ids`` (the generated ids)
     is set for completions made through a request (``submit``,
     ``acomplete``, token-id prompts, ``logprobs``); ``logprobs`` when the
-    sampling parameters asked for them."""
+    sampling parameters asked for them; ``prompt_logprobs`` (vLLM's) when
+    they asked for those: one entry per prompt token, ``None`` for the
+    first (nothing precedes it)."""
 
     text: str
     finish_reason: Union[FinishReason, str, None]
@@ -71,3 +73,4 @@ class Completion:
     # Extras of the request path; equality is about the completion itself.
     token_ids: Optional[Tuple[int, ...]] = field(default=None, compare=False)
     logprobs: Optional[Tuple[TokenLogprob, ...]] = field(default=None, compare=False)
+    prompt_logprobs: Optional[Tuple[Optional[TokenLogprob], ...]] = field(default=None, compare=False)

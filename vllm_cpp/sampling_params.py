@@ -113,7 +113,10 @@ class SamplingParams:
     one finishes the request (its text output unless it is a special
     token; masked before ``min_tokens``, like EOS).
     ``include_stop_str_in_output`` (vLLM's) keeps a matched stop string at
-    the end of the text.
+    the end of the text. ``prompt_logprobs=k`` (vLLM's; 0..20) reports each
+    prompt token's log-probability and its k most likely alternatives
+    (``Completion.prompt_logprobs``); such a request computes its whole
+    prompt (no prefix-cache hit), as in vLLM.
     """
 
     temperature: float = 1.0
@@ -136,6 +139,7 @@ class SamplingParams:
     allowed_token_ids: Optional[Tuple[int, ...]] = None
     stop_token_ids: Tuple[int, ...] = ()
     include_stop_str_in_output: bool = False
+    prompt_logprobs: Optional[int] = None
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -190,6 +194,8 @@ class SamplingParams:
              else _token_ids(self.stop_token_ids, "stop_token_ids"))
         if not isinstance(self.include_stop_str_in_output, bool):
             raise InvalidConfigurationError("include_stop_str_in_output must be a bool")
+        if self.prompt_logprobs is not None:
+            set_("prompt_logprobs", int32(self.prompt_logprobs, "prompt_logprobs"))
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -211,6 +217,8 @@ class SamplingParams:
             options["stop_token_ids"] = list(self.stop_token_ids)
         if self.include_stop_str_in_output:
             options["include_stop_str_in_output"] = True
+        if self.prompt_logprobs is not None:
+            options["prompt_logprobs"] = self.prompt_logprobs
         return options
 
     def for_choice(self, index: int) -> "SamplingParams":

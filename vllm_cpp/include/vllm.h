@@ -202,7 +202,9 @@ VLLM_API vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32
    {"token_ids": [...], "logprobs": null | [{"token_id", "bytes", "logprob",
    "top_logprobs": [{"token_id", "bytes", "logprob"}, ...]}, ...]}, where
    "bytes" are the token's raw bytes (special tokens as their text) and a
-   logprob of -inf reads -9999.0. Errors as vllm_request_completion;
+   logprob of -inf reads -9999.0; a request submitted with the option
+   "prompt_logprobs" (vllm_request_submit_with_options) also has
+   "prompt_logprobs": [null, entry, ...]. Errors as vllm_request_completion;
    INVALID_ARGUMENT for a chat request. */
 VLLM_API vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request, char** out_json);
 
@@ -456,6 +458,15 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
                           before min_tokens; ignore_eos does not affect them.
      "include_stop_str_in_output"  boolean, vLLM's: a matched stop string
                           stays at the end of the text (default false).
+     "prompt_logprobs"    integer 0..20, vLLM's: each prompt token's
+                          log-probability (given the tokens before it) and
+                          that many most likely alternatives, in
+                          vllm_request_output's JSON as "prompt_logprobs":
+                          [null (the first token), entry, ...], entries as
+                          its "logprobs" has them. Such a request computes
+                          its whole prompt (no prefix-cache or KV-connector
+                          hit), in chunks of at most about 64 MiB of logits.
+                          Chat requests refuse it.
    logit_bias and allowed_token_ids apply at every sampled position
    (verified draft positions too), after the min_tokens and
    structured-output masks and before the

@@ -163,8 +163,11 @@ class CompletionRequest:
     stream: bool
     include_usage: bool
     priority: int
-    # vLLM's: each choice's prompt and generated token ids (not streamed yet)
+    # vLLM's: each choice's prompt and generated token ids
     return_token_ids: bool = False
+    # OpenAI's: each choice's text starts with its prompt (and its logprobs
+    # with the prompt's, through SamplingParams.prompt_logprobs)
+    echo: bool = False
 
 
 def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
@@ -258,8 +261,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     best_of = read_int(body, "best_of", None, 1, 128)
     if best_of is not None and best_of != n:
         raise invalid("'best_of' other than 'n' is not supported", param="best_of")
-    if read_bool(body, "echo", False):
-        raise invalid("'echo' is not supported", param="echo")
+    echo = read_bool(body, "echo", False)
     if body.get("suffix") is not None:
         raise invalid("'suffix' is not supported", param="suffix")
     user = body.get("user")
@@ -268,6 +270,9 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     stream = read_bool(body, "stream", False)
     return_token_ids = read_bool(body, "return_token_ids", False)
     logprobs = read_int(body, "logprobs", None, 0, 20)
+    if echo and logprobs is not None and stream:
+        raise invalid("'echo' with 'logprobs' is not supported with 'stream' yet (the prompt's logprobs come "
+                      "with the finished completion)", param="echo")
     max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
     seed = read_int(body, "seed", None, 0, UINT64_MAX)
     try:
@@ -286,6 +291,8 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             stop=read_stop(body),
             structured_output=_read_structured(body),
             logprobs=logprobs,
+            # vLLM's rule: an echoed prompt's logprobs come with the outputs'.
+            prompt_logprobs=logprobs if echo else None,
             logit_bias=_read_logit_bias(body),
             allowed_token_ids=_read_token_ids(body, "allowed_token_ids"),
             stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
@@ -295,7 +302,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise invalid(str(exc)) from None
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
-                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids)
+                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids, echo)
 
 
 # --------------------------------------------------------------------------

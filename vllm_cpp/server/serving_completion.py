@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
+from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..engine import Engine
 from ..outputs import Completion, TokenLogprob
@@ -20,19 +20,21 @@ from .metrics import ServerMetrics
 from .protocol import CompletionRequest
 
 
-def _legacy_logprobs(logprobs: Tuple[TokenLogprob, ...], offset: int = 0) -> Tuple[Dict[str, Any], int]:
+def _legacy_logprobs(logprobs: Sequence[Union[TokenLogprob, str]], offset: int = 0) -> Tuple[Dict[str, Any], int]:
     """OpenAI's completions ``logprobs`` object (tokens, token_logprobs,
     top_logprobs, text_offset) of tokens whose text starts at ``offset`` in
     the choice's text (a stream's chunks continue the offsets), and the
-    offset after them."""
+    offset after them. An entry given as the token's text alone (an echoed
+    prompt's first token, which nothing predicts) has null logprobs."""
     offsets = []
     for entry in logprobs:
         offsets.append(offset)
-        offset += len(entry.token)
+        offset += len(entry if isinstance(entry, str) else entry.token)
     return {
-        "tokens": [e.token for e in logprobs],
-        "token_logprobs": [e.logprob for e in logprobs],
-        "top_logprobs": [{alt.token: alt.logprob for alt in e.top_logprobs} for e in logprobs],
+        "tokens": [e if isinstance(e, str) else e.token for e in logprobs],
+        "token_logprobs": [None if isinstance(e, str) else e.logprob for e in logprobs],
+        "top_logprobs": [None if isinstance(e, str) else {alt.token: alt.logprob for alt in e.top_logprobs}
+                         for e in logprobs],
         "text_offset": offsets,
     }, offset
 
@@ -64,6 +66,11 @@ class CompletionServing:
             raise
         return runs
 
+    def _prompt_text(self, prompt: Union[str, List[int]]) -> str:
+        """A prompt as ``echo`` puts it before the completion: its text, or
+        the text of its token ids."""
+        return prompt if isinstance(prompt, str) else self._engine.detokenize(prompt)
+
     def _envelope(self, request_id: str, created: int) -> Dict[str, Any]:
         return {"id": request_id, "object": "text_completion", "created": created,
                 "model": self._model}
@@ -94,13 +101,25 @@ class CompletionServing:
             pass
         completions = self._finish(runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
+        prompt_ids = [self._engine.prompt_token_ids(prompt) for prompt in request.prompts] \
+            if request.return_token_ids or request.echo else []
+        echoed = [self._prompt_text(prompt) for prompt in request.prompts] if request.echo else []
+
+        def logprobs_of(i: int, c: Completion) -> Optional[Dict[str, Any]]:
+            if c.logprobs is None:
+                return None
+            entries: List[Union[TokenLogprob, str]] = list(c.logprobs)
+            if request.echo:
+                ids = prompt_ids[i // request.n]
+                first = self._engine.detokenize(ids[:1])
+                entries[:0] = [first] + list(c.prompt_logprobs[1:])
+            return _legacy_logprobs(entries)[0]
+
         response["choices"] = [
-            {"index": i, "text": c.text,
-             "logprobs": None if c.logprobs is None else _legacy_logprobs(c.logprobs)[0],
-             "finish_reason": str(c.finish_reason)}
+            {"index": i, "text": (echoed[i // request.n] if request.echo else "") + c.text,
+             "logprobs": logprobs_of(i, c), "finish_reason": str(c.finish_reason)}
             for i, c in enumerate(completions)]
         if request.return_token_ids:
-            prompt_ids = [self._engine.prompt_token_ids(prompt) for prompt in request.prompts]
             for i, (choice, c) in enumerate(zip(response["choices"], completions)):
                 choice["prompt_token_ids"] = prompt_ids[i // request.n]
                 choice["token_ids"] = list(c.token_ids or ())
@@ -134,9 +153,14 @@ class CompletionServing:
             prompt = ',"prompt_token_ids":%s' % prompt_ids[index // request.n] if first else ""
             return '%s,"token_ids":%s' % (prompt, _dumps(ids or []))
 
+        echoed = [self._prompt_text(prompt) for prompt in request.prompts] if request.echo else []
+
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
             offset = 0
             first = True
+            if request.echo:  # the prompt first (echo with logprobs is refused when streamed)
+                yield chunk(index, echoed[index // request.n], None, None, token_ids(index, True, []))
+                first = False
             async for text, logprobs, ids in run.outputs():
                 legacy = None
                 if logprobs is not None:

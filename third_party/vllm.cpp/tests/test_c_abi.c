@@ -581,6 +581,33 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
         vllm_request_free(req);
     }
 
+    /* prompt_logprobs: null for the first prompt token, one entry for each other. */
+    {
+        memset(&col, 0, sizeof col);
+        CHECK_STATUS(vllm_request_submit_with_options(engine, "The capital of France is", NULL, 0, sp, 0, -1,
+                                                      "{\"prompt_logprobs\": 1}", collect_cb, &col, &req),
+                     VLLM_OK, "submit with prompt_logprobs");
+        CHECK_STATUS(vllm_request_wait(req), VLLM_OK, "prompt_logprobs request finishes");
+        char* json = NULL;
+        CHECK_STATUS(vllm_request_output(engine, req, &json), VLLM_OK, "its output");
+        const char* prompt = json != NULL ? strstr(json, "\"prompt_logprobs\":[null,{\"token_id\":") : NULL;
+        int entries = 0;
+        for (const char* p = prompt; p != NULL && (p = strstr(p + 1, "\"top_logprobs\":[{")) != NULL;) ++entries;
+        CHECK(prompt != NULL && entries == 4, "one entry for each of the 5 prompt tokens but the first");
+        vllm_string_free(json);
+        vllm_request_free(req);
+        req = (vllm_request*)0x1;
+        CHECK_STATUS(vllm_request_submit_with_options(engine, "hi", NULL, 0, sp, 0, -1, "{\"prompt_logprobs\": 21}",
+                                                      collect_cb, &col, &req),
+                     VLLM_ERR_INVALID_ARGUMENT, "prompt_logprobs 21");
+        CHECK(req == NULL && strstr(vllm_last_error(), "prompt_logprobs") != NULL, "names prompt_logprobs");
+        char* refused = NULL;
+        CHECK_STATUS(vllm_chat(engine, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], "
+                                       "\"prompt_logprobs\": 1}", &refused),
+                     VLLM_ERR_INVALID_ARGUMENT, "chat refuses prompt_logprobs");
+        CHECK(refused == NULL, "no response for a refused chat");
+    }
+
     /* Chat requests read the same fields. */
     char chat[512];
     snprintf(chat, sizeof chat,

@@ -496,6 +496,12 @@ std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStr
     out.set("token_ids", std::move(ids));
     // null without logprobs
     out.set("logprobs", logprobs ? logprob_entries(tokenizer, result.logprobs) : vllm::json::Value());
+    // Only when asked for: null for the first prompt token, then one entry each.
+    if (result.prompt_logprobs) {
+        vllm::json::Value prompt = logprob_entries(tokenizer, *result.prompt_logprobs);
+        prompt.items().insert(prompt.items().begin(), vllm::json::Value());
+        out.set("prompt_logprobs", std::move(prompt));
+    }
     return vllm::json::dump(out);
 }
 

@@ -269,6 +269,8 @@ void parse_sampling(const json::Value& body, ChatRequest& r) {
     if (const json::Value* v = field(body, "seed")) r.seed = static_cast<uint64_t>(read_integer(*v, "seed"));
     r.stop = parse_stop(body);
     r.options = RequestOptions::from_json(body);
+    if (r.options.prompt_logprobs >= 0)
+        throw_invalid_argument("'prompt_logprobs' is not supported in chat requests yet (completions take it)");
 }
 
 void parse_outputs(const json::Value& body, ChatRequest& r) {

@@ -24,7 +24,7 @@ BlockHashChain KVCacheManager::chain_of(SchedulerRequest& request) const {
 CachedPrefix KVCacheManager::find_cached_prefix(SchedulerRequest& request) const {
     CachedPrefix found;
     found.blocks.resize(groups_.size());
-    if (!prefix_caching_) return found;
+    if (!prefix_caching_ || !request.reads_prefix_cache) return found;
     const BlockHashChain chain = chain_of(request);
     int hit = (request.num_tokens() - 1) / block_size_;
     // Each group can only shorten the hit, and a shorter hit can change what

@@ -88,6 +88,11 @@ void Scheduler::preempt(size_t index) {
     ++num_preemptions_;
 }
 
+int Scheduler::step_tokens(const SchedulerRequest& r, int budget, int remaining) {
+    const int n = std::min(budget, remaining);
+    return r.max_tokens_per_step > 0 ? std::min(n, r.max_tokens_per_step) : n;
+}
+
 std::vector<ScheduledRequest> Scheduler::schedule() {
     std::vector<ScheduledRequest> batch;
     int budget = max_num_batched_tokens_;
@@ -95,7 +100,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         SchedulerRequest* r = running_[i];
-        const int n = std::min(budget, r->num_tokens_with_spec() - r->num_computed_tokens);
+        const int n = step_tokens(*r, budget, r->num_tokens_with_spec() - r->num_computed_tokens);
         Allocation allocation;
         bool placed = true;
         while ((allocation = allocate(r, n)) == Allocation::NoRoom) {
@@ -132,12 +137,12 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
         // included: they were put into the prefix cache).
         const CachedPrefix cached = kv_.find_cached_prefix(*r);
         const int cached_tokens = cached.num_tokens;
-        if (load_gate_ && !load_gate_->ready_to_admit(*r, cached_tokens)) {
+        if (load_gate_ && r->reads_prefix_cache && !load_gate_->ready_to_admit(*r, cached_tokens)) {
             arriving.push_back(r);
             waiting_.erase(waiting_.begin() + w);
             continue;
         }
-        const int n = std::min(budget, r->num_tokens() - cached_tokens);
+        const int n = step_tokens(*r, budget, r->num_tokens() - cached_tokens);
         const Allocation allocation = allocate(r, n, cached);
         if (allocation == Allocation::Failed) continue;  // r left waiting_
         if (allocation == Allocation::NoRoom) break;

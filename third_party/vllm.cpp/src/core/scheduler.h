@@ -58,6 +58,9 @@ private:
     size_t next_waiting() const;
     // The running request to give up when blocks run out.
     size_t preemption_victim() const;
+    // The tokens `r` computes this step: `remaining`, within the budget and
+    // its own max_tokens_per_step.
+    static int step_tokens(const SchedulerRequest& r, int budget, int remaining);
     void preempt(size_t running_index);
     enum class Allocation { Placed, NoRoom, Failed };
     // kv_.allocate; a failed allocation removes the request into failed_.

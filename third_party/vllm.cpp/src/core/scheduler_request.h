@@ -52,6 +52,14 @@ public:
     // as tokens fill blocks, so no lookup hashes a prefix twice.
     std::vector<uint64_t> block_hashes;
 
+    // false: every token is computed, none adopted from the prefix cache
+    // or a KV connector (a request that wants each prompt position's
+    // logits, vLLM's prompt_logprobs, as vLLM V1 does for it).
+    bool reads_prefix_cache = true;
+    // At most this many tokens a step (0: the step's budget), which bounds
+    // the logits rows of such a request's prefill chunks.
+    int max_tokens_per_step = 0;
+
     RequestStatus status = RequestStatus::WAITING;
     int num_computed_tokens = 0;  // tokens whose K/V is in the cache
     int num_cached_prompt_tokens = 0;  // prefix-cache hit on first admission (stats)

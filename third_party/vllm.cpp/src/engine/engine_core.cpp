@@ -160,6 +160,8 @@ void EngineCore::step() {
             slice.tokens = input.data();
         }
         slice.num_logits = r.num_computed_tokens + slice.n_tokens >= r.num_tokens() ? 1 + num_drafts[i] : 0;
+        // prompt_logprobs: every row of a prompt chunk (drafts come only in decode).
+        if (request_of(r).wants_prompt_rows()) slice.num_logits = slice.n_tokens;
         slices.push_back(slice);
     }
     const auto start = std::chrono::steady_clock::now();
@@ -189,6 +191,12 @@ void EngineCore::step() {
         float* rows = logits_.data() + row * size_t(vocab);
         row += slices[i].num_logits;
         try {
+            if (r.wants_prompt_rows()) {
+                record_prompt_logprobs(r, rows, slices[i]);
+                // The chunk's last row samples, when it ends the prompt.
+                if (slices[i].start_pos + slices[i].n_tokens < sched.num_tokens()) continue;
+                rows += size_t(slices[i].n_tokens - 1) * vocab;
+            }
             if (num_drafts[i] > 0) verify_and_output(r, rows, num_drafts[i]);
             else sample_and_output(r, rows);
         } catch (const Error& e) {
@@ -200,6 +208,22 @@ void EngineCore::step() {
         }
     }
     erase_finished();
+}
+
+void EngineCore::record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice) {
+    const int vocab = model_.config().vocab_size;
+    const int n_prompt = r.num_prompt_tokens();
+    for (int j = 0; j < slice.n_tokens; ++j) {
+        // Row j is position p's: the logits of the token after it.
+        const int p = slice.start_pos + j;
+        if (p + 1 < n_prompt && p == static_cast<int>(r.prompt_logprobs.size()))
+            r.prompt_logprobs.push_back(
+                sampler_.logprobs(rows + size_t(j) * vocab, vocab, r.prompt[p + 1], r.sampling.prompt_logprobs));
+    }
+    if (static_cast<int>(r.prompt_logprobs.size()) >= n_prompt - 1) {
+        r.stream->set_prompt_logprobs(r.prompt_logprobs);
+        r.prompt_logprobs_sent = true;
+    }
 }
 
 void EngineCore::erase_finished() {

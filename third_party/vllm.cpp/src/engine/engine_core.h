@@ -78,6 +78,9 @@ private:
     void propose_drafts();
     // Samples the next token of `r` from its logits row and delivers the text.
     void sample_and_output(Request& r, float* logits);
+    // prompt_logprobs: the entries of the prompt positions a chunk's rows
+    // predict (each once), handed to the stream when the prompt is done.
+    void record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice);
     // Verifies r's first `num_drafts` draft tokens against its num_drafts + 1
     // logits rows: each row prepared and judged as an ordinary step would
     // be, accepted tokens appended until the first rejection (replaced by

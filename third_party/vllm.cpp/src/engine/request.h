@@ -36,6 +36,14 @@ struct Request {
     OutputProcessor output_processor;
     std::shared_ptr<RequestStream> stream;
     std::unique_ptr<structured::GrammarMatcher> matcher;  // with a structured-output constraint
+    // With sampling.prompt_logprobs: the entries of prompt tokens 1, 2, ...
+    // computed so far (a recomputed prefill after preemption adds none
+    // twice), handed to the stream once the prompt is done.
+    std::vector<TokenLogprob> prompt_logprobs;
+    bool prompt_logprobs_sent = false;
+
+    // Whether this step's chunk of the prompt needs its rows' logits.
+    bool wants_prompt_rows() const { return sampling.prompt_logprobs >= 0 && !prompt_logprobs_sent; }
 };
 
 }  // namespace vllm

@@ -47,6 +47,11 @@ void RequestStream::set_prompt_tokens(int32_t n) {
     result_.prompt_tokens = n;
 }
 
+void RequestStream::set_prompt_logprobs(std::vector<TokenLogprob> entries) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_.prompt_logprobs = std::move(entries);
+}
+
 bool RequestStream::cancel_requested() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return cancel_requested_;

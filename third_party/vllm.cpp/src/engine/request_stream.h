@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,9 @@ public:
         int32_t completion_tokens = 0;
         std::vector<int32_t> output_tokens;
         std::vector<TokenLogprob> logprobs;  // when requested
+        // prompt_logprobs: the entries of prompt tokens 1, 2, ... (token 0
+        // has none), set once the prompt is computed; nullopt: not asked.
+        std::optional<std::vector<TokenLogprob>> prompt_logprobs;
         vllm_status status = VLLM_OK;  // non-OK when the engine failed the request
         std::string error;
     };
@@ -61,6 +65,7 @@ public:
     // The engine dropped the request after a cancel: no terminal event.
     void mark_aborted();
     void set_prompt_tokens(int32_t n);
+    void set_prompt_logprobs(std::vector<TokenLogprob> entries);
     // Set by the consumer; the engine loop polls it each step.
     bool cancel_requested() const;
 

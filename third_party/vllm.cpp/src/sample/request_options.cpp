@@ -11,7 +11,8 @@ namespace vllm {
 
 namespace {
 
-constexpr const char* kKeys[] = {"logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output"};
+constexpr const char* kKeys[] = {"logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
+                                 "prompt_logprobs"};
 
 std::vector<int32_t> read_stop_token_ids(const json::Value& v) {
     std::vector<int32_t> ids = read_token_ids(v, "stop_token_ids");
@@ -31,6 +32,11 @@ RequestOptions RequestOptions::from_json(const json::Value& object) {
         if (!v->is_bool()) json::wrong_type("include_stop_str_in_output", "a boolean", *v);
         o.include_stop_str_in_output = v->as_bool();
     }
+    if (const json::Value* v = json::field(object, "prompt_logprobs")) {
+        const int64_t k = json::read_integer(*v, "prompt_logprobs");
+        if (k < 0 || k > 20) json::out_of_range("prompt_logprobs", "between 0 and 20", double(k));
+        o.prompt_logprobs = static_cast<int32_t>(k);
+    }
     return o;
 }
 
@@ -42,7 +48,7 @@ RequestOptions RequestOptions::parse(std::string_view options_json) {
             std::end(kKeys))
             throw_invalid_argument("options_json: unknown sampling option '" + member.first +
                                    "' (known: logit_bias, allowed_token_ids, stop_token_ids, "
-                                   "include_stop_str_in_output)");
+                                   "include_stop_str_in_output, prompt_logprobs)");
     return from_json(options);
 }
 
@@ -51,6 +57,7 @@ void RequestOptions::apply_to(SamplingConfig& config) const {
         logit_adjustments.empty() ? nullptr : std::make_shared<const LogitAdjustments>(logit_adjustments);
     config.stop_token_ids = stop_token_ids;
     config.include_stop_str_in_output = include_stop_str_in_output;
+    config.prompt_logprobs = prompt_logprobs;
 }
 
 }  // namespace vllm

@@ -45,6 +45,11 @@ struct SamplingConfig {
     // k most likely ones'. Taken from the raw model output, before masks,
     // processors and penalties (vLLM's default).
     int32_t logprobs = -1;
+    // vLLM's prompt_logprobs: -1 none; k >= 0 each prompt token's
+    // log-probability (from the position before it) and the k most likely
+    // ones'. Such a request computes every prompt position (no prefix-cache
+    // hit) in chunks of bounded logits rows. Set from the request's options.
+    int32_t prompt_logprobs = -1;
     // logit_bias and allowed_token_ids (sample/logit_adjustments.h), shared
     // by a chat call's choices; nullptr: none. Set from the request's options.
     std::shared_ptr<const LogitAdjustments> logit_adjustments;
