@@ -3,8 +3,8 @@ processor sees the generated ids and edits the logits row in place; an
 exception in it surfaces as LogitsProcessorError with the engine usable.
 The engine's own edits, logit_bias and allowed_token_ids, match processors
 that make the same edits, on every submit path, and bad ones are refused
-by name; stop_token_ids and include_stop_str_in_output (the other request
-options) end the text as vLLM does."""
+by name; stop_token_ids, include_stop_str_in_output and skip_special_tokens
+(the other request options) shape the text as vLLM does."""
 
 import asyncio
 import threading
@@ -248,6 +248,21 @@ def test_stop_token_ids_and_include_stop_str_in_output(engine):
         engine.chat(dict(chat, include_stop_str_in_output="yes"))
     with pytest.raises(vllm_cpp.InvalidConfigurationError, match="include_stop_str_in_output"):
         SamplingParams(include_stop_str_in_output=1)
+
+
+def test_skip_special_tokens(engine):
+    """vLLM's skip_special_tokens: a control token's text is left out by
+    default and output when it is False (completions and chat)."""
+    start = engine.tokenize("<|im_start|>", add_special_tokens=False)
+    forced = dict(max_tokens=2, allowed_token_ids=start)
+    assert engine.complete(PROMPT, SamplingParams.greedy(**forced)).text == ""
+    assert engine.complete(PROMPT, SamplingParams.greedy(skip_special_tokens=False, **forced)).text == \
+        "<|im_start|>" * 2
+    chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0,
+            "allowed_token_ids": start, "skip_special_tokens": False}
+    assert engine.chat(chat)["choices"][0]["message"]["content"] == "<|im_start|>" * 2
+    with pytest.raises(vllm_cpp.InvalidConfigurationError, match="skip_special_tokens"):
+        SamplingParams(skip_special_tokens=None)
 
 
 def test_params_keep_them_read_only():

@@ -116,7 +116,8 @@ class SamplingParams:
     the end of the text. ``prompt_logprobs=k`` (vLLM's; 0..20) reports each
     prompt token's log-probability and its k most likely alternatives
     (``Completion.prompt_logprobs``); such a request computes its whole
-    prompt (no prefix-cache hit), as in vLLM.
+    prompt (no prefix-cache hit), as in vLLM. ``skip_special_tokens=False``
+    (vLLM's) puts control tokens' text in the output too.
     """
 
     temperature: float = 1.0
@@ -140,6 +141,7 @@ class SamplingParams:
     stop_token_ids: Tuple[int, ...] = ()
     include_stop_str_in_output: bool = False
     prompt_logprobs: Optional[int] = None
+    skip_special_tokens: bool = True
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -192,8 +194,9 @@ class SamplingParams:
             set_("allowed_token_ids", _token_ids(self.allowed_token_ids, "allowed_token_ids"))
         set_("stop_token_ids", () if self.stop_token_ids is None
              else _token_ids(self.stop_token_ids, "stop_token_ids"))
-        if not isinstance(self.include_stop_str_in_output, bool):
-            raise InvalidConfigurationError("include_stop_str_in_output must be a bool")
+        for flag in ("include_stop_str_in_output", "skip_special_tokens"):
+            if not isinstance(getattr(self, flag), bool):
+                raise InvalidConfigurationError("%s must be a bool" % flag)
         if self.prompt_logprobs is not None:
             set_("prompt_logprobs", int32(self.prompt_logprobs, "prompt_logprobs"))
         if self.logits_processor is not None:
@@ -219,6 +222,8 @@ class SamplingParams:
             options["include_stop_str_in_output"] = True
         if self.prompt_logprobs is not None:
             options["prompt_logprobs"] = self.prompt_logprobs
+        if not self.skip_special_tokens:
+            options["skip_special_tokens"] = False
         return options
 
     def for_choice(self, index: int) -> "SamplingParams":

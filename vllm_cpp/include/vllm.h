@@ -458,6 +458,9 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
                           before min_tokens; ignore_eos does not affect them.
      "include_stop_str_in_output"  boolean, vLLM's: a matched stop string
                           stays at the end of the text (default false).
+     "skip_special_tokens"  boolean, vLLM's: control tokens add no text
+                          (default true); false: their text is output too
+                          (EOS, which ends the output, never is).
      "prompt_logprobs"    integer 0..20, vLLM's: each prompt token's
                           log-probability (given the tokens before it) and
                           that many most likely alternatives, in

@@ -149,7 +149,7 @@ COMPLETION_FIELDS = (
     # vLLM's extra sampling parameters
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-    "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
+    "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
 )
 
 Prompt = Union[str, List[int]]
@@ -297,6 +297,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             allowed_token_ids=_read_token_ids(body, "allowed_token_ids"),
             stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
             include_stop_str_in_output=read_bool(body, "include_stop_str_in_output", False),
+            skip_special_tokens=read_bool(body, "skip_special_tokens", True),
         )
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
@@ -317,6 +318,7 @@ CHAT_FIELDS = (
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
     "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
+    "skip_special_tokens",
 )
 
 

@@ -3,8 +3,8 @@
 // released as the text moves on), min_tokens before stop strings apply,
 // end-of-generation ids (and ignore_eos), the length limit releasing what
 // was held, a code point split over byte tokens held until complete,
-// finish() for a grammar that ends the output, stop_token_ids and
-// include_stop_str_in_output.
+// finish() for a grammar that ends the output, stop_token_ids,
+// include_stop_str_in_output and skip_special_tokens false.
 #include <memory>
 #include <string>
 #include <vector>
@@ -148,6 +148,17 @@ void test_stop_token_ids() {
           "EOS named in stop_token_ids stops even with ignore_eos; a special token adds no text (" + fed.deltas + ")");
 }
 
+void test_special_tokens_kept() {
+    SamplingConfig config;
+    config.skip_special_tokens = false;
+    OutputProcessor p(tiny_tokenizer(), config);
+    const Fed fed = feed(p, {letter('a'), kEot});
+    check(fed.reason == "stop" && fed.deltas == "a|", "EOS ends the output without its text all the same");
+    OutputProcessor q(tiny_tokenizer(), config);
+    const Fed bos = feed(q, {letter('a'), 1, letter('b')});
+    check(bos.deltas == "a|<s>|b", "a control token's text is output (" + bos.deltas + ")");
+}
+
 void test_include_stop_str_in_output() {
     SamplingConfig config;
     config.stop = {"cd", "bcdx"};
@@ -166,5 +177,6 @@ int main() {
     test_ignore_eos();
     test_stop_token_ids();
     test_include_stop_str_in_output();
+    test_special_tokens_kept();
     return report();
 }

@@ -140,6 +140,7 @@ void EngineCore::step() {
     }
     std::vector<SequenceSlice> slices;
     slices.reserve(batch.size());
+    bool prompt_rows = false;  // some request takes its prompt chunk's rows
     std::vector<int> num_drafts(batch.size(), 0);
     spec_inputs_.clear();
     spec_inputs_.reserve(batch.size());  // slices point into it
@@ -161,7 +162,10 @@ void EngineCore::step() {
         }
         slice.num_logits = r.num_computed_tokens + slice.n_tokens >= r.num_tokens() ? 1 + num_drafts[i] : 0;
         // prompt_logprobs: every row of a prompt chunk (drafts come only in decode).
-        if (request_of(r).wants_prompt_rows()) slice.num_logits = slice.n_tokens;
+        if (request_of(r).wants_prompt_rows()) {
+            slice.num_logits = slice.n_tokens;
+            prompt_rows = true;
+        }
         slices.push_back(slice);
     }
     const auto start = std::chrono::steady_clock::now();
@@ -207,6 +211,9 @@ void EngineCore::step() {
             finish(r, false);
         }
     }
+    // A prompt_logprobs chunk's rows (up to ~64 MiB) are not kept for the
+    // steps after it, which need a row or a few per request.
+    if (prompt_rows) std::vector<float>().swap(logits_);
     erase_finished();
 }
 

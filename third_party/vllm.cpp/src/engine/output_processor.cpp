@@ -5,7 +5,7 @@
 namespace vllm {
 
 OutputProcessor::OutputProcessor(const Tokenizer& tokenizer, const SamplingConfig& config)
-    : tokenizer_(tokenizer), config_(config), detokenizer_(tokenizer) {
+    : tokenizer_(tokenizer), config_(config), detokenizer_(tokenizer, config.skip_special_tokens) {
     for (const std::string& s : config.stop) max_stop_len_ = std::max(max_stop_len_, s.size());
 }
 

@@ -11,8 +11,8 @@ namespace vllm {
 
 namespace {
 
-constexpr const char* kKeys[] = {"logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
-                                 "prompt_logprobs"};
+constexpr const char* kKeys[] = {"logit_bias",          "allowed_token_ids", "stop_token_ids",
+                                 "include_stop_str_in_output", "skip_special_tokens", "prompt_logprobs"};
 
 std::vector<int32_t> read_stop_token_ids(const json::Value& v) {
     std::vector<int32_t> ids = read_token_ids(v, "stop_token_ids");
@@ -22,16 +22,21 @@ std::vector<int32_t> read_stop_token_ids(const json::Value& v) {
     return ids;
 }
 
+bool read_flag(const json::Value& object, const char* key, bool absent) {
+    const json::Value* v = json::field(object, key);
+    if (v == nullptr) return absent;
+    if (!v->is_bool()) json::wrong_type(key, "a boolean", *v);
+    return v->as_bool();
+}
+
 }  // namespace
 
 RequestOptions RequestOptions::from_json(const json::Value& object) {
     RequestOptions o;
     o.logit_adjustments = LogitAdjustments::from_json(object);
     if (const json::Value* v = json::field(object, "stop_token_ids")) o.stop_token_ids = read_stop_token_ids(*v);
-    if (const json::Value* v = json::field(object, "include_stop_str_in_output")) {
-        if (!v->is_bool()) json::wrong_type("include_stop_str_in_output", "a boolean", *v);
-        o.include_stop_str_in_output = v->as_bool();
-    }
+    o.include_stop_str_in_output = read_flag(object, "include_stop_str_in_output", false);
+    o.skip_special_tokens = read_flag(object, "skip_special_tokens", true);
     if (const json::Value* v = json::field(object, "prompt_logprobs")) {
         const int64_t k = json::read_integer(*v, "prompt_logprobs");
         if (k < 0 || k > 20) json::out_of_range("prompt_logprobs", "between 0 and 20", double(k));
@@ -48,7 +53,7 @@ RequestOptions RequestOptions::parse(std::string_view options_json) {
             std::end(kKeys))
             throw_invalid_argument("options_json: unknown sampling option '" + member.first +
                                    "' (known: logit_bias, allowed_token_ids, stop_token_ids, "
-                                   "include_stop_str_in_output, prompt_logprobs)");
+                                   "include_stop_str_in_output, skip_special_tokens, prompt_logprobs)");
     return from_json(options);
 }
 
@@ -57,6 +62,7 @@ void RequestOptions::apply_to(SamplingConfig& config) const {
         logit_adjustments.empty() ? nullptr : std::make_shared<const LogitAdjustments>(logit_adjustments);
     config.stop_token_ids = stop_token_ids;
     config.include_stop_str_in_output = include_stop_str_in_output;
+    config.skip_special_tokens = skip_special_tokens;
     config.prompt_logprobs = prompt_logprobs;
 }
 

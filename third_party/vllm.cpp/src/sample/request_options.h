@@ -1,7 +1,7 @@
 // Sampling options a request carries beyond vllm_sampling_params, under the
 // names OpenAI and vLLM requests give them: logit_bias and allowed_token_ids
 // (sample/logit_adjustments.h), stop_token_ids,
-// include_stop_str_in_output and prompt_logprobs. A chat request reads them from its body,
+// include_stop_str_in_output, skip_special_tokens and prompt_logprobs. A chat request reads them from its body,
 // vllm_request_submit_with_options from its options JSON.
 #pragma once
 #include <cstdint>
@@ -18,13 +18,14 @@ struct RequestOptions {
     LogitAdjustments logit_adjustments;
     std::vector<int32_t> stop_token_ids;  // ascending, each once
     bool include_stop_str_in_output = false;
+    bool skip_special_tokens = true;
     int32_t prompt_logprobs = -1;  // 0..20; -1: not asked for
 
     // The known keys of `object`, others ignored (a chat body has many);
     // absent or null: not set. INVALID_ARGUMENT naming the field for a bad
     // value (LogitAdjustments::from_json's; stop_token_ids not an array of
-    // token ids; include_stop_str_in_output not a boolean; prompt_logprobs
-    // not an integer in 0..20).
+    // token ids; include_stop_str_in_output or skip_special_tokens not a
+    // boolean; prompt_logprobs not an integer in 0..20).
     static RequestOptions from_json(const json::Value& object);
     // The options JSON of vllm_request_submit_with_options ("": none): as
     // from_json, and INVALID_ARGUMENT for text that is not a JSON object or

@@ -36,6 +36,9 @@ struct SamplingConfig {
     // options (sample/request_options.h), not vllm_sampling_params.
     std::vector<int32_t> stop_token_ids;
     bool include_stop_str_in_output = false;
+    // vLLM's skip_special_tokens: control tokens add no text (default);
+    // false: their text is output too (EOS, which ends the output, never is).
+    bool skip_special_tokens = true;
     // Host callback run on every decode step before sampling (borrowed from
     // the caller, who keeps it valid for the request's life).
     vllm_logits_processor logits_processor = nullptr;
