@@ -1,5 +1,6 @@
 """Structured output in chat on SmolLM2: response_format json_object and
-json_schema constrain the answer; tool_choice "required" and a named
+json_schema, and vLLM's structured_outputs / guided_* fields, constrain the
+answer; tool_choice "required" and a named
 function force valid calls of the offered tools, returned as tool_calls,
 blocking and streaming (checked with the openai types and jsonschema).
 Conflicting or unsupported constraints are refused naming the field, and
@@ -91,6 +92,24 @@ def test_response_format_sampled_choices_all_validate(engine):
         jsonschema.validate(json.loads(choice.message.content), PERSON)
 
 
+@pytest.mark.parametrize("constraint, check", [
+    ({"guided_choice": ["sunny", "rainy"]}, lambda text: text in ("sunny", "rainy")),
+    ({"structured_outputs": {"choice": ["yes", "no"]}}, lambda text: text in ("yes", "no")),
+    ({"structured_outputs": {"regex": "[0-9]{2}-[0-9]{2}"}}, lambda text: len(text) == 5 and text[2] == "-"),
+    ({"guided_json": PERSON}, lambda text: jsonschema.validate(json.loads(text), PERSON) is None),
+    ({"structured_outputs": {"json": json.dumps(PERSON)}}, lambda text: jsonschema.validate(json.loads(text), PERSON) is None),
+    ({"structured_outputs": {"json_object": True}}, lambda text: isinstance(json.loads(text), dict)),
+    ({"guided_grammar": 'root ::= "a" | "b"'}, lambda text: text in ("a", "b")),
+])
+def test_vllm_structured_outputs_and_guided_fields(engine, constraint, check):
+    """vLLM's structured_outputs (and the guided_* fields it replaced) in chat, blocking and streamed."""
+    body = request(PERSON_ASK, **constraint)
+    message = engine.chat(body)["choices"][0]["message"]["content"]
+    assert check(message)
+    content, finish, _calls = stream(engine, body)
+    assert content == message and finish == "stop"
+
+
 def test_named_tool_choice_forces_that_call(engine):
     body = request(ASK, tools=[WEATHER, TIME], tool_choice={"type": "function", "function": {"name": "get_time"}})
     choice = ChatCompletion.model_validate(engine.chat(body)).choices[0]
@@ -166,6 +185,11 @@ BAD = [
     (request(ASK, tools=[WEATHER], tool_choice="required", response_format={"type": "json_object"}),
      "both constrain the output"),
     (request(ASK, tool_choice="required"), "tool_choice 'required' needs 'tools'"),
+    (request(ASK, guided_regex="[a-z"), "'guided_regex': regex"),
+    (request(ASK, structured_outputs={"choice": ["a"]}, response_format={"type": "json_object"}),
+     "'structured_outputs.choice' and 'response_format' both constrain the output"),
+    (request(ASK, tools=[WEATHER], tool_choice="required", guided_choice=["a"]),
+     "'guided_choice' and a forced tool call"),
 ]
 
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from vllm_cpp import LLM, CompletionOutput, InvalidArgumentError, InvalidConfigurationError, RequestOutput, SamplingParams
+from vllm_cpp import (LLM, CompletionOutput, InvalidArgumentError, InvalidConfigurationError, RequestOutput,
+                      SamplingParams, StructuredOutput)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -124,3 +125,11 @@ def test_logit_bias_in_generate_and_chat(llm):
     [chatted] = llm.chat([{"role": "user", "content": "Hi"}], SamplingParams.greedy(max_tokens=3,
                                                                                     allowed_token_ids=[london]))
     assert chatted.outputs[0].text == " London London London"
+
+
+def test_chat_takes_every_structured_output_kind(llm):
+    ask = [{"role": "user", "content": "Is the sky blue?"}]
+    for constraint, allowed in ((StructuredOutput.choice(["yes", "no"]), {"yes", "no"}),
+                                (StructuredOutput.regex("(maybe|never)"), {"maybe", "never"})):
+        [output] = llm.chat(ask, SamplingParams.greedy(max_tokens=8, structured_output=constraint))
+        assert output.outputs[0].text in allowed

@@ -216,6 +216,27 @@ def test_logit_bias_and_allowed_token_ids(client, server_engine):
             create(model=MODEL_NAME, max_tokens=2, extra_body={"allowed_token_ids": []}, **kwargs)
 
 
+def test_vllm_structured_outputs(client):
+    """vLLM's structured_outputs (and guided_*) through extra_body, on chat and completions."""
+    chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=8, temperature=0,
+                                          extra_body={"structured_outputs": {"choice": ["Paris", "Lyon"]}})
+    assert chat.choices[0].message.content in ("Paris", "Lyon")
+    chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=8, temperature=0,
+                                          extra_body={"guided_regex": "[A-Z][a-z]+"})
+    assert chat.choices[0].message.content.isalpha()
+    completion = client.completions.create(model=MODEL_NAME, prompt="The answer is", max_tokens=8, temperature=0,
+                                           extra_body={"structured_outputs": {"regex": "[0-9]{3}"}})
+    assert completion.choices[0].text.isdigit() and len(completion.choices[0].text) == 3
+    for create, kwargs in ((client.chat.completions.create, {"messages": HI}),
+                           (client.completions.create, {"prompt": "a"})):
+        with pytest.raises(openai.BadRequestError, match="at most one"):
+            create(model=MODEL_NAME, max_tokens=2, extra_body={"guided_regex": "a",
+                                                               "structured_outputs": {"choice": ["b"]}}, **kwargs)
+        with pytest.raises(openai.BadRequestError, match="structural_tag"):
+            create(model=MODEL_NAME, max_tokens=2, extra_body={"structured_outputs": {"structural_tag": "x"}},
+                   **kwargs)
+
+
 def test_echo(client, server_engine):
     """OpenAI's echo: the prompt before the completion; with logprobs the
     prompt's tokens lead the logprobs (the first one's null), as

@@ -115,15 +115,9 @@ def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
                                         "OpenAI's logprobs; LLM.generate gives them with token ids)")
     so: Optional[StructuredOutput] = params.structured_output
     if so is not None:
-        if so.kind == "json_object":
-            fields["response_format"] = {"type": "json_object"}
-        elif so.kind == "json_schema":
-            fields["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": "output", "schema": json.loads(so.value)}}
-        else:
-            raise InvalidConfigurationError(
-                "LLM.chat: structured output %r is not supported in chat (json_schema and json_object are)"
-                % so.kind)
+        key = {"json_schema": "json", "json_object": "json_object"}.get(so.kind, so.kind)
+        value = True if so.kind == "json_object" else list(so.value) if so.kind == "choice" else so.value
+        fields["structured_outputs"] = {key: value}
     return fields
 
 

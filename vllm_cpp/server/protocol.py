@@ -148,7 +148,7 @@ COMPLETION_FIELDS = (
     "seed", "suffix", "user",
     # vLLM's extra sampling parameters
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
-    "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
+    "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
     "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
 )
 
@@ -194,22 +194,36 @@ def _read_structured(body: Dict[str, Any]) -> Optional[StructuredOutput]:
     fmt = body.get("response_format")
     if fmt is not None:
         chosen.append(read_response_format(fmt))
-    guided = {"guided_json": StructuredOutput.json_schema, "guided_regex": StructuredOutput.regex,
-              "guided_choice": StructuredOutput.choice, "guided_grammar": StructuredOutput.grammar}
-    for name, make in guided.items():
-        value = body.get(name)
-        if value is None:
+    # vLLM's structured_outputs object, and the guided_* fields it replaced.
+    fields = [(name, body.get(name)) for name in _GUIDED]
+    outputs = body.get("structured_outputs")
+    if outputs is not None:
+        if not isinstance(outputs, dict):
+            raise _type_error("structured_outputs", "an object", outputs)
+        check_fields(outputs, tuple(_STRUCTURED_OUTPUTS))
+        fields += [("structured_outputs." + key, outputs.get(key)) for key in _STRUCTURED_OUTPUTS]
+    for name, value in fields:
+        if value is None or value is False and name.endswith("json_object"):
             continue
-        wanted = {"guided_json": (dict, str), "guided_choice": (list,)}.get(name, (str,))
+        kind = _GUIDED.get(name) or _STRUCTURED_OUTPUTS[name.split(".", 1)[1]]
+        wanted = {"json_schema": (dict, str), "choice": (list,), "json_object": (bool,)}.get(kind, (str,))
         if not isinstance(value, wanted):
             raise _type_error(name, "a " + " or ".join(t.__name__ for t in wanted), value)
         try:
-            chosen.append(make(value))
+            chosen.append(StructuredOutput.json_object() if kind == "json_object" else StructuredOutput(kind, value))
         except InvalidConfigurationError as exc:
             raise invalid("'%s': %s" % (name, exc), param=name) from None
     if len(chosen) > 1:
-        raise invalid("at most one of 'response_format' and the guided_* fields may be set")
+        raise invalid("at most one of 'response_format', the guided_* fields and a structured_outputs key may "
+                      "be set")
     return chosen[0] if chosen else None
+
+
+#: vLLM's constraint fields: the guided_* ones and structured_outputs' keys, with StructuredOutput's kinds.
+_GUIDED = {"guided_json": "json_schema", "guided_regex": "regex", "guided_choice": "choice",
+           "guided_grammar": "grammar"}
+_STRUCTURED_OUTPUTS = {"json": "json_schema", "regex": "regex", "choice": "choice", "grammar": "grammar",
+                       "json_object": "json_object"}
 
 
 def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
@@ -318,7 +332,7 @@ CHAT_FIELDS = (
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
     "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
-    "skip_special_tokens",
+    "skip_special_tokens", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
 )
 
 

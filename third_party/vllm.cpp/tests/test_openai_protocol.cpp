@@ -183,6 +183,30 @@ void test_request_errors() {
     expect_error(with(R"("response_format": {"type": "yaml"})"),
                  "'response_format.type' must be 'text', 'json_object' or 'json_schema' (got 'yaml')");
     expect_error(with(R"("response_format": "json")"), "'response_format' must be an object (got string)");
+
+    // vLLM's guided_* fields and structured_outputs.
+    const ChatRequest choice = parse_chat_request(with(R"("guided_choice": ["yes", "no"])"));
+    check(choice.guided.kind == GuidedOutput::Kind::Choice && choice.guided.choices.size() == 2 &&
+              choice.guided.field == "guided_choice",
+          "guided_choice");
+    const ChatRequest json_schema = parse_chat_request(with(R"("structured_outputs": {"json": {"type": "integer"}})"));
+    check(json_schema.guided.kind == GuidedOutput::Kind::JsonSchema && json_schema.guided.text == R"({"type":"integer"})" &&
+              json_schema.guided.field == "structured_outputs.json",
+          "structured_outputs.json as an object");
+    check(parse_chat_request(with(R"("guided_json": "{\"type\": \"string\"}")")).guided.text == R"({"type": "string"})",
+          "guided_json as JSON text");
+    check(parse_chat_request(with(R"("structured_outputs": {"json_object": false, "regex": null})")).guided.kind ==
+              GuidedOutput::Kind::None,
+          "json_object false and null keys: no constraint");
+    expect_error(with(R"("guided_choice": [])"), "'guided_choice' must not be empty");
+    expect_error(with(R"("guided_choice": ["a", 1])"), "'guided_choice[1]' must be a string (got int)");
+    expect_error(with(R"("guided_regex": 5)"), "'guided_regex' must be a string (got int)");
+    expect_error(with(R"("guided_json": 5)"), "'guided_json' must be a JSON schema");
+    expect_error(with(R"("guided_regex": "a", "structured_outputs": {"choice": ["b"]})"), "at most one");
+    expect_error(with(R"("structured_outputs": {"structural_tag": "x"})"),
+                 "'structured_outputs.structural_tag' is not supported");
+    expect_error(with(R"("structured_outputs": {"json_object": "yes"})"),
+                 "'structured_outputs.json_object' must be a boolean");
     expect_error(with(R"("chat_template_kwargs": [])"), "'chat_template_kwargs' must be an object (got array)");
     expect_error(with(R"("continue_final_message": true)"),
                  "'add_generation_prompt' and 'continue_final_message' cannot both be true");

@@ -107,10 +107,31 @@ std::string required_calls_schema(const json::Value& tools) {
     return json::dump(schema);
 }
 
+std::shared_ptr<const structured::Grammar> guided_constraint(const GuidedOutput& guided) {
+    return naming_field(guided.field, [&]() -> std::shared_ptr<const structured::Grammar> {
+        switch (guided.kind) {
+            case GuidedOutput::Kind::JsonSchema: return structured::compile_json_schema(guided.text);
+            case GuidedOutput::Kind::JsonObject: return structured::json_object_grammar();
+            case GuidedOutput::Kind::Regex: return structured::compile_regex(guided.text);
+            case GuidedOutput::Kind::Choice: return structured::compile_choice(guided.choices);
+            case GuidedOutput::Kind::Grammar: return structured::compile_gbnf(guided.text);
+            case GuidedOutput::Kind::None: break;
+        }
+        return nullptr;
+    });
+}
+
 }  // namespace
 
 std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request) {
     const bool forced_call = request.tool_choice == ToolChoice::Required || request.tool_choice == ToolChoice::Named;
+    if (request.guided.kind != GuidedOutput::Kind::None) {
+        if (forced_call || request.response_format.type != ResponseFormat::Type::Text)
+            throw_invalid_argument("'" + request.guided.field + "' and " +
+                                   (forced_call ? std::string("a forced tool call (tool_choice)") : "'response_format'") +
+                                   " both constrain the output; give one of them");
+        return guided_constraint(request.guided);
+    }
     if (forced_call && request.response_format.type != ResponseFormat::Type::Text)
         throw_invalid_argument("'response_format' and " +
                                (request.tool_choice == ToolChoice::Required

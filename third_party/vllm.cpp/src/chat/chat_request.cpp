@@ -1,5 +1,6 @@
 #include "chat/chat_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -212,6 +213,64 @@ ResponseFormat parse_response_format(const json::Value& body) {
     return out;
 }
 
+// One guided output's value: a schema (an object or its JSON text), a
+// regex or grammar (a string), choices (a non-empty array of strings), or
+// json_object (true).
+void read_guided(const json::Value& v, GuidedOutput::Kind kind, const std::string& name, GuidedOutput& out) {
+    out.kind = kind;
+    out.field = name;
+    switch (kind) {
+        case GuidedOutput::Kind::JsonSchema:
+            if (v.is_string()) out.text = v.as_string();
+            else if (v.is_object() || v.is_bool()) out.text = json::dump(v);
+            else wrong_type(name, "a JSON schema (an object or its JSON text)", v);
+            break;
+        case GuidedOutput::Kind::Choice:
+            require_array(v, name);
+            if (v.items().empty()) throw_invalid_argument("'" + name + "' must not be empty");
+            for (size_t i = 0; i < v.items().size(); ++i)
+                out.choices.push_back(read_string(v.items()[i], name + "[" + std::to_string(i) + "]"));
+            break;
+        case GuidedOutput::Kind::JsonObject:
+            if (!read_bool(v, name)) out.kind = GuidedOutput::Kind::None;
+            break;
+        default:
+            out.text = read_string(v, name);
+    }
+}
+
+GuidedOutput parse_guided(const json::Value& body) {
+    using Kind = GuidedOutput::Kind;
+    GuidedOutput out;
+    int given = 0;
+    const std::pair<const char*, Kind> guided[] = {{"guided_json", Kind::JsonSchema}, {"guided_regex", Kind::Regex},
+                                                   {"guided_choice", Kind::Choice}, {"guided_grammar", Kind::Grammar}};
+    for (const auto& [key, kind] : guided)
+        if (const json::Value* v = field(body, key)) {
+            read_guided(*v, kind, key, out);
+            ++given;
+        }
+    if (const json::Value* outputs = field(body, "structured_outputs")) {
+        require_object(*outputs, "structured_outputs");
+        const std::pair<const char*, Kind> keys[] = {{"json", Kind::JsonSchema}, {"regex", Kind::Regex},
+                                                     {"choice", Kind::Choice},   {"grammar", Kind::Grammar},
+                                                     {"json_object", Kind::JsonObject}};
+        for (const auto& member : outputs->members())
+            if (std::none_of(std::begin(keys), std::end(keys), [&](const auto& k) { return member.first == k.first; }))
+                throw_invalid_argument("'structured_outputs." + member.first +
+                                       "' is not supported (known: json, regex, choice, grammar, json_object)");
+        for (const auto& [key, kind] : keys)
+            if (const json::Value* v = field(*outputs, key)) {
+                read_guided(*v, kind, std::string("structured_outputs.") + key, out);
+                given += out.kind != Kind::None;
+            }
+    }
+    if (given > 1)
+        throw_invalid_argument("at most one structured-output constraint may be given (guided_json, guided_regex, "
+                               "guided_choice, guided_grammar, or one key of structured_outputs)");
+    return out;
+}
+
 // ------------------------------------------------------------- sampling
 
 std::vector<std::string> parse_stop(const json::Value& body) {
@@ -291,6 +350,7 @@ void parse_outputs(const json::Value& body, ChatRequest& r) {
             r.include_usage = read_bool(*v, "stream_options.include_usage");
     }
     r.response_format = parse_response_format(body);
+    r.guided = parse_guided(body);
 }
 
 void parse_template_options(const json::Value& body, ChatRequest& r) {

@@ -38,6 +38,18 @@ struct ResponseFormat {
     std::string schema;
 };
 
+// vLLM's structured_outputs ({"json" | "regex" | "choice" | "grammar" |
+// "json_object": ...}) or its older guided_json / guided_regex /
+// guided_choice / guided_grammar fields: one constraint, named by the field
+// it came from (for errors).
+struct GuidedOutput {
+    enum class Kind { None, JsonSchema, JsonObject, Regex, Choice, Grammar };
+    Kind kind = Kind::None;
+    std::string field;                 // e.g. "guided_regex", "structured_outputs.json"
+    std::string text;                  // the schema (JSON text), pattern or grammar
+    std::vector<std::string> choices;  // Kind::Choice
+};
+
 struct ChatRequest {
     std::string model;       // "" when absent
     json::Value messages;    // array of normalized message objects (see above)
@@ -45,6 +57,7 @@ struct ChatRequest {
     ToolChoice tool_choice = ToolChoice::None;  // default: auto with tools, none without
     std::string tool_choice_name;               // ToolChoice::Named: a function in `tools`
     ResponseFormat response_format;
+    GuidedOutput guided;  // at most one of it and response_format constrains
 
     // Sampling, with OpenAI's defaults where the field is absent.
     double temperature = 1.0;
