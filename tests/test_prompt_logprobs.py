@@ -68,6 +68,25 @@ def test_long_prompts_in_chunks_and_past_the_prefix_cache(engine):
     assert engine.stats()["prefix_cache_hits"] > hits
 
 
+def test_batched_with_other_requests(engine):
+    """Requests with and without prompt_logprobs in one batch (prefill
+    chunks, decodes, rows of several lengths): each gets what it gets alone."""
+    import asyncio
+
+    prompts = [PROMPT, "Once upon a time, in a small village,", "def add(a, b):\n    return", "1, 2, 3, 4,"]
+    params = [SamplingParams.greedy(max_tokens=6, prompt_logprobs=k) if k is not None
+              else SamplingParams.greedy(max_tokens=6) for k in (2, None, 0, None)]
+    alone = [engine.complete(p, q) for p, q in zip(prompts, params)]
+
+    async def together():
+        return await asyncio.gather(*(engine.acomplete(p, q) for p, q in zip(prompts, params)))
+
+    batched = asyncio.run(together())
+    for a, b in zip(alone, batched):
+        assert (a.text, a.prompt_logprobs) == (b.text, b.prompt_logprobs)
+    assert batched[1].prompt_logprobs is None and len(batched[2].prompt_logprobs) == len(engine.tokenize(prompts[2]))
+
+
 def test_with_sampling_options_and_token_prompts(engine):
     ids = engine.tokenize(PROMPT)
     plain = engine.complete(ids, SamplingParams.greedy(max_tokens=1, prompt_logprobs=1)).prompt_logprobs

@@ -244,6 +244,21 @@ def test_seeded_sampling_identical(engines, method):
     assert 0 < accepted < drafted
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_prompt_logprobs_beside_verification(engines, method):
+    """prompt_logprobs rows in the same steps as drafts being verified: the
+    entries and the output are those without speculation."""
+    params = [SamplingParams.greedy(max_tokens=24, prompt_logprobs=1), SamplingParams.greedy(max_tokens=24)]
+    prompts = [PROMPTS[3], GROUNDED]
+
+    def run(engine):
+        async def go():
+            return await asyncio.gather(*(engine.acomplete(p, q) for p, q in zip(prompts, params)))
+        return [(c.text, c.prompt_logprobs) for c in asyncio.run(go())]
+
+    assert run(engines[method]) == run(reference(engines, method))
+
+
 def test_seeded_sampling_repeats(engines):
     params = SamplingParams(temperature=0.9, max_tokens=24, seed=7)
     for method in METHODS:
