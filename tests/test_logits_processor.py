@@ -3,8 +3,9 @@ processor sees the generated ids and edits the logits row in place; an
 exception in it surfaces as LogitsProcessorError with the engine usable.
 The engine's own edits, logit_bias and allowed_token_ids, match processors
 that make the same edits, on every submit path, and bad ones are refused
-by name; stop_token_ids, include_stop_str_in_output and skip_special_tokens
-(the other request options) shape the text as vLLM does."""
+by name; stop_token_ids, include_stop_str_in_output, skip_special_tokens
+and truncate_prompt_tokens (the other request options) shape the text as
+vLLM does."""
 
 import asyncio
 import threading
@@ -263,6 +264,27 @@ def test_skip_special_tokens(engine):
     assert engine.chat(chat)["choices"][0]["message"]["content"] == "<|im_start|>" * 2
     with pytest.raises(vllm_cpp.InvalidConfigurationError, match="skip_special_tokens"):
         SamplingParams(skip_special_tokens=None)
+
+
+def test_truncate_prompt_tokens(engine):
+    """vLLM's truncate_prompt_tokens keeps the prompt's last k tokens (text
+    and token prompts, chat too, whose usage and ids count what ran)."""
+    noise = "Unrelated words come first here. "
+    ids = engine.tokenize(noise + PROMPT)
+    tail = engine.tokenize(PROMPT, add_special_tokens=False)
+    cut = SamplingParams.greedy(max_tokens=4, truncate_prompt_tokens=len(tail))
+    truncated = engine.complete(noise + PROMPT, cut)
+    assert truncated.prompt_tokens == len(tail)
+    assert truncated.text == engine.complete(tail, SamplingParams.greedy(max_tokens=4)).text
+    assert engine.complete(ids, cut).text == truncated.text
+    assert engine.prompt_token_ids(noise + PROMPT, cut) == ids[-len(tail):]
+    chat = engine.chat({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "return_token_ids": True,
+                        "truncate_prompt_tokens": 3})
+    assert chat["usage"]["prompt_tokens"] == 3 and len(chat["prompt_token_ids"]) == 3
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match="-1"):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=1, truncate_prompt_tokens=-1))
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match="truncate_prompt_tokens"):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=1, truncate_prompt_tokens=0))
 
 
 def test_params_keep_them_read_only():

@@ -204,6 +204,9 @@ def test_logit_bias_and_allowed_token_ids(client, server_engine):
                                           stop=[stop], extra_body={"include_stop_str_in_output": True})
     assert kept.choices[0].message.content == reply[:reply.index(stop) + len(stop)]
     assert kept.choices[0].finish_reason == "stop"
+    truncated = client.completions.create(model=MODEL_NAME, prompt="Some noise first. The capital of France is",
+                                          max_tokens=2, temperature=0, extra_body={"truncate_prompt_tokens": 5})
+    assert truncated.usage.prompt_tokens == 5
     start = server_engine.tokenize("<|im_start|>", add_special_tokens=False)
     special = client.completions.create(model=MODEL_NAME, prompt="a", max_tokens=1, temperature=0,
                                         extra_body={"allowed_token_ids": start, "skip_special_tokens": False})

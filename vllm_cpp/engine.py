@@ -314,11 +314,14 @@ class Engine:
         text_b = encode_str(text, "text")
         return self._token_ids_of(lambda h, ids, n: lib.vllm_tokenize(h, text_b, bool(add_special_tokens), ids, n))
 
-    def prompt_token_ids(self, prompt: Prompt) -> List[int]:
+    def prompt_token_ids(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> List[int]:
         """The ids ``prompt`` runs with: a text prompt tokenized as
         :meth:`submit` tokenizes it (with BOS), token ids as given (each
-        checked to be a 32-bit int)."""
-        return self.tokenize(prompt) if isinstance(prompt, str) else _token_ids(prompt, "prompt")
+        checked to be a 32-bit int), the last ``params.truncate_prompt_tokens``
+        of them when that is set (as the engine keeps them)."""
+        ids = self.tokenize(prompt) if isinstance(prompt, str) else _token_ids(prompt, "prompt")
+        keep = params.truncate_prompt_tokens if params is not None else None
+        return ids[-keep:] if keep is not None and 0 < keep < len(ids) else ids
 
     def tokenize_chat(self, request: Union[str, Dict[str, Any]]) -> List[int]:
         """The prompt ids of an OpenAI chat request (``vllm_chat_tokenize``):

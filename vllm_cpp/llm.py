@@ -171,7 +171,7 @@ class LLM:
         outputs = []
         for (prompt, text), p in zip(inputs, params):
             done = [next(completions) for _ in range(p.n)]
-            outputs.append(RequestOutput(str(next(self._ids)), text, self.engine.prompt_token_ids(prompt),
+            outputs.append(RequestOutput(str(next(self._ids)), text, self.engine.prompt_token_ids(prompt, p),
                                          [_completion_output(i, c) for i, c in enumerate(done)],
                                          prompt_logprobs=done[0].prompt_logprobs))
         return outputs

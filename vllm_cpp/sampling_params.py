@@ -118,6 +118,8 @@ class SamplingParams:
     (``Completion.prompt_logprobs``); such a request computes its whole
     prompt (no prefix-cache hit), as in vLLM. ``skip_special_tokens=False``
     (vLLM's) puts control tokens' text in the output too.
+    ``truncate_prompt_tokens=k`` (vLLM's, k >= 1; its -1 is refused) keeps
+    the prompt's last k tokens.
     """
 
     temperature: float = 1.0
@@ -142,6 +144,7 @@ class SamplingParams:
     include_stop_str_in_output: bool = False
     prompt_logprobs: Optional[int] = None
     skip_special_tokens: bool = True
+    truncate_prompt_tokens: Optional[int] = None
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -199,6 +202,8 @@ class SamplingParams:
                 raise InvalidConfigurationError("%s must be a bool" % flag)
         if self.prompt_logprobs is not None:
             set_("prompt_logprobs", int32(self.prompt_logprobs, "prompt_logprobs"))
+        if self.truncate_prompt_tokens is not None:
+            set_("truncate_prompt_tokens", int32(self.truncate_prompt_tokens, "truncate_prompt_tokens"))
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -224,6 +229,8 @@ class SamplingParams:
             options["prompt_logprobs"] = self.prompt_logprobs
         if not self.skip_special_tokens:
             options["skip_special_tokens"] = False
+        if self.truncate_prompt_tokens is not None:
+            options["truncate_prompt_tokens"] = self.truncate_prompt_tokens
         return options
 
     def for_choice(self, index: int) -> "SamplingParams":

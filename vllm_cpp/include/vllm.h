@@ -461,6 +461,9 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
      "skip_special_tokens"  boolean, vLLM's: control tokens add no text
                           (default true); false: their text is output too
                           (EOS, which ends the output, never is).
+     "truncate_prompt_tokens"  integer >= 1, vLLM's: only the prompt's last
+                          that many tokens run (left truncation); vLLM's -1
+                          (the model's length) is refused by name.
      "prompt_logprobs"    integer 0..20, vLLM's: each prompt token's
                           log-probability (given the tokens before it) and
                           that many most likely alternatives, in

@@ -150,6 +150,7 @@ COMPLETION_FIELDS = (
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
     "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
+    "truncate_prompt_tokens",
 )
 
 Prompt = Union[str, List[int]]
@@ -312,6 +313,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
             include_stop_str_in_output=read_bool(body, "include_stop_str_in_output", False),
             skip_special_tokens=read_bool(body, "skip_special_tokens", True),
+            truncate_prompt_tokens=read_int(body, "truncate_prompt_tokens", None, -1, INT32_MAX),
         )
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
@@ -333,6 +335,7 @@ CHAT_FIELDS = (
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
     "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
     "skip_special_tokens", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
+    "truncate_prompt_tokens",
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple, Un
 
 from ..engine import Engine
 from ..outputs import Completion, TokenLogprob
+from ..sampling_params import SamplingParams
 from .generation import CompletionRun, merge
 from .metrics import ServerMetrics
 from .protocol import CompletionRequest
@@ -66,10 +67,12 @@ class CompletionServing:
             raise
         return runs
 
-    def _prompt_text(self, prompt: Union[str, List[int]]) -> str:
+    def _prompt_text(self, prompt: Union[str, List[int]], params: SamplingParams) -> str:
         """A prompt as ``echo`` puts it before the completion: its text, or
-        the text of its token ids."""
-        return prompt if isinstance(prompt, str) else self._engine.detokenize(prompt)
+        the text of the token ids it runs with (given as ids, or truncated)."""
+        if isinstance(prompt, str) and params.truncate_prompt_tokens is None:
+            return prompt
+        return self._engine.detokenize(self._engine.prompt_token_ids(prompt, params))
 
     def _envelope(self, request_id: str, created: int) -> Dict[str, Any]:
         return {"id": request_id, "object": "text_completion", "created": created,
@@ -101,9 +104,9 @@ class CompletionServing:
             pass
         completions = self._finish(runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
-        prompt_ids = [self._engine.prompt_token_ids(prompt) for prompt in request.prompts] \
+        prompt_ids = [self._engine.prompt_token_ids(prompt, request.params) for prompt in request.prompts] \
             if request.return_token_ids or request.echo else []
-        echoed = [self._prompt_text(prompt) for prompt in request.prompts] if request.echo else []
+        echoed = [self._prompt_text(prompt, request.params) for prompt in request.prompts] if request.echo else []
 
         def logprobs_of(i: int, c: Completion) -> Optional[Dict[str, Any]]:
             if c.logprobs is None:
@@ -144,7 +147,7 @@ class CompletionServing:
 
         # return_token_ids (vLLM's): a choice's first chunk carries its
         # prompt's ids, every chunk its tokens' ids ([] in the finish chunk).
-        prompt_ids = ([_dumps(self._engine.prompt_token_ids(p)) for p in request.prompts]
+        prompt_ids = ([_dumps(self._engine.prompt_token_ids(p, request.params)) for p in request.prompts]
                       if request.return_token_ids else None)
 
         def token_ids(index: int, first: bool, ids: Optional[List[int]]) -> str:
@@ -153,7 +156,7 @@ class CompletionServing:
             prompt = ',"prompt_token_ids":%s' % prompt_ids[index // request.n] if first else ""
             return '%s,"token_ids":%s' % (prompt, _dumps(ids or []))
 
-        echoed = [self._prompt_text(prompt) for prompt in request.prompts] if request.echo else []
+        echoed = [self._prompt_text(prompt, request.params) for prompt in request.prompts] if request.echo else []
 
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
             offset = 0

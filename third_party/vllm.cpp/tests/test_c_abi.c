@@ -541,6 +541,8 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
         {"{\"stop_token_ids\": [-1]}", "stop_token_ids[0]"},
         {"{\"stop_token_ids\": 5}", "stop_token_ids"},
         {"{\"include_stop_str_in_output\": 1}", "include_stop_str_in_output"},
+        {"{\"truncate_prompt_tokens\": 0}", "truncate_prompt_tokens"},
+        {"{\"skip_special_tokens\": \"no\"}", "skip_special_tokens"},
     };
     for (size_t i = 0; i < sizeof kBad / sizeof kBad[0]; ++i) {
         req = (vllm_request*)0x1;

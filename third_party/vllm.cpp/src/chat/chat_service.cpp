@@ -152,6 +152,7 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     p.sampling = SamplingConfig::from_c(to_sampling_params(p.request, stop_pointers));
     p.sampling.logprobs = p.request.logprobs ? p.request.top_logprobs : -1;
     p.request.options.apply_to(p.sampling);
+    p.sampling.truncate_prompt(p.prompt_ids);  // what usage and return_token_ids report too
     p.sampling.check_vocabulary(tokenizer_.vocab_size());
     p.sampling.grammar = chat_output_constraint(p.request);
     // The grammar constrains the output from its first token, so a model

@@ -97,6 +97,7 @@ std::shared_ptr<RequestStream> Engine::submit(const std::string& prompt, Samplin
 
 std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                      int32_t priority) {
+    sampling.truncate_prompt(prompt_ids);
     if (prompt_ids.empty()) throw_invalid_argument("prompt is empty (it encodes to no tokens)");
     if (static_cast<int>(prompt_ids.size()) > max_model_len_)
         throw_invalid_argument("prompt has " + std::to_string(prompt_ids.size()) + " tokens, more than max_model_len " +

@@ -1,6 +1,7 @@
 #include "sample/request_options.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -12,7 +13,8 @@ namespace vllm {
 namespace {
 
 constexpr const char* kKeys[] = {"logit_bias",          "allowed_token_ids", "stop_token_ids",
-                                 "include_stop_str_in_output", "skip_special_tokens", "prompt_logprobs"};
+                                 "include_stop_str_in_output", "skip_special_tokens", "prompt_logprobs",
+                                 "truncate_prompt_tokens"};
 
 std::vector<int32_t> read_stop_token_ids(const json::Value& v) {
     std::vector<int32_t> ids = read_token_ids(v, "stop_token_ids");
@@ -42,6 +44,15 @@ RequestOptions RequestOptions::from_json(const json::Value& object) {
         if (k < 0 || k > 20) json::out_of_range("prompt_logprobs", "between 0 and 20", double(k));
         o.prompt_logprobs = static_cast<int32_t>(k);
     }
+    if (const json::Value* v = json::field(object, "truncate_prompt_tokens")) {
+        const int64_t k = json::read_integer(*v, "truncate_prompt_tokens");
+        if (k == -1)
+            throw_invalid_argument("'truncate_prompt_tokens' -1 (the model's length) is not supported: give the "
+                                   "number of tokens to keep");
+        if (k < 1 || k > std::numeric_limits<int32_t>::max())
+            json::out_of_range("truncate_prompt_tokens", "a positive number of tokens", double(k));
+        o.truncate_prompt_tokens = static_cast<int32_t>(k);
+    }
     return o;
 }
 
@@ -53,7 +64,8 @@ RequestOptions RequestOptions::parse(std::string_view options_json) {
             std::end(kKeys))
             throw_invalid_argument("options_json: unknown sampling option '" + member.first +
                                    "' (known: logit_bias, allowed_token_ids, stop_token_ids, "
-                                   "include_stop_str_in_output, skip_special_tokens, prompt_logprobs)");
+                                   "include_stop_str_in_output, skip_special_tokens, prompt_logprobs, "
+                                   "truncate_prompt_tokens)");
     return from_json(options);
 }
 
@@ -63,6 +75,7 @@ void RequestOptions::apply_to(SamplingConfig& config) const {
     config.stop_token_ids = stop_token_ids;
     config.include_stop_str_in_output = include_stop_str_in_output;
     config.skip_special_tokens = skip_special_tokens;
+    config.truncate_prompt_tokens = truncate_prompt_tokens;
     config.prompt_logprobs = prompt_logprobs;
 }
 

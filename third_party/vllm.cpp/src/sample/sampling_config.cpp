@@ -87,6 +87,11 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
     return c;
 }
 
+void SamplingConfig::truncate_prompt(std::vector<int32_t>& prompt) const {
+    if (truncate_prompt_tokens > 0 && prompt.size() > static_cast<size_t>(truncate_prompt_tokens))
+        prompt.erase(prompt.begin(), prompt.end() - truncate_prompt_tokens);
+}
+
 bool SamplingConfig::is_stop_token(int32_t token) const {
     return std::binary_search(stop_token_ids.begin(), stop_token_ids.end(), token);
 }

@@ -39,6 +39,9 @@ struct SamplingConfig {
     // vLLM's skip_special_tokens: control tokens add no text (default);
     // false: their text is output too (EOS, which ends the output, never is).
     bool skip_special_tokens = true;
+    // vLLM's truncate_prompt_tokens: > 0 keeps the prompt's last that many
+    // tokens (left truncation); 0: the whole prompt.
+    int32_t truncate_prompt_tokens = 0;
     // Host callback run on every decode step before sampling (borrowed from
     // the caller, who keeps it valid for the request's life).
     vllm_logits_processor logits_processor = nullptr;
@@ -61,6 +64,8 @@ struct SamplingConfig {
     std::shared_ptr<const structured::Grammar> grammar;
 
     bool greedy() const { return temperature <= 1e-5f; }
+    // `prompt` cut to its last truncate_prompt_tokens tokens (when set).
+    void truncate_prompt(std::vector<int32_t>& prompt) const;
     bool is_stop_token(int32_t token) const;
 
     // INVALID_ARGUMENT naming the field for a token id (logit_bias,
