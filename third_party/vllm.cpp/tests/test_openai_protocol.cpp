@@ -203,6 +203,9 @@ void test_request_errors() {
     expect_error(with(R"("guided_regex": 5)"), "'guided_regex' must be a string (got int)");
     expect_error(with(R"("guided_json": 5)"), "'guided_json' must be a JSON schema");
     expect_error(with(R"("guided_regex": "a", "structured_outputs": {"choice": ["b"]})"), "at most one");
+    const ChatRequest kept = parse_chat_request(with(R"("guided_regex": "a", "structured_outputs": {"json_object": false})"));
+    check(kept.guided.kind == GuidedOutput::Kind::Regex && kept.guided.text == "a",
+          "json_object false leaves another constraint be");
     expect_error(with(R"("structured_outputs": {"structural_tag": "x"})"),
                  "'structured_outputs.structural_tag' is not supported");
     expect_error(with(R"("structured_outputs": {"json_object": "yes"})"),

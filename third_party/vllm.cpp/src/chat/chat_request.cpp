@@ -231,8 +231,7 @@ void read_guided(const json::Value& v, GuidedOutput::Kind kind, const std::strin
             for (size_t i = 0; i < v.items().size(); ++i)
                 out.choices.push_back(read_string(v.items()[i], name + "[" + std::to_string(i) + "]"));
             break;
-        case GuidedOutput::Kind::JsonObject:
-            if (!read_bool(v, name)) out.kind = GuidedOutput::Kind::None;
+        case GuidedOutput::Kind::JsonObject:  // true (false is no constraint: parse_guided skips it)
             break;
         default:
             out.text = read_string(v, name);
@@ -259,11 +258,13 @@ GuidedOutput parse_guided(const json::Value& body) {
             if (std::none_of(std::begin(keys), std::end(keys), [&](const auto& k) { return member.first == k.first; }))
                 throw_invalid_argument("'structured_outputs." + member.first +
                                        "' is not supported (known: json, regex, choice, grammar, json_object)");
-        for (const auto& [key, kind] : keys)
-            if (const json::Value* v = field(*outputs, key)) {
-                read_guided(*v, kind, std::string("structured_outputs.") + key, out);
-                given += out.kind != Kind::None;
-            }
+        for (const auto& [key, kind] : keys) {
+            const json::Value* v = field(*outputs, key);
+            const std::string name = std::string("structured_outputs.") + key;
+            if (v == nullptr || (kind == Kind::JsonObject && !read_bool(*v, name))) continue;
+            read_guided(*v, kind, name, out);
+            ++given;
+        }
     }
     if (given > 1)
         throw_invalid_argument("at most one structured-output constraint may be given (guided_json, guided_regex, "

@@ -60,12 +60,12 @@ RequestOptions RequestOptions::parse(std::string_view options_json) {
     if (options_json.empty()) return {};
     const json::Value options = json::parse_object(options_json, "options_json");
     for (const auto& member : options.members())
-        if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return member.first == k; }) ==
-            std::end(kKeys))
-            throw_invalid_argument("options_json: unknown sampling option '" + member.first +
-                                   "' (known: logit_bias, allowed_token_ids, stop_token_ids, "
-                                   "include_stop_str_in_output, skip_special_tokens, prompt_logprobs, "
-                                   "truncate_prompt_tokens)");
+        if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return member.first == k; })) {
+            std::string known;
+            for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
+            throw_invalid_argument("options_json: unknown sampling option '" + member.first + "' (known: " + known +
+                                   ")");
+        }
     return from_json(options);
 }
 
