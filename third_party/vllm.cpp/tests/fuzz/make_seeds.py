@@ -60,12 +60,20 @@ def chat_request_seeds():
         "chat_template_kwargs": {"enable_thinking": False}, "continue_final_message": False,
         "add_generation_prompt": True, "max_completion_tokens": 10, "ignore_eos": False, "min_tokens": 1,
         "repetition_penalty": 1.1, "logit_bias": {"5": 1.0}, "user": "u"}))
+    put("fuzz_chat_request", "request_options", json.dumps({
+        "messages": [{"role": "user", "content": "pick"}], "structured_outputs": {"choice": ["a", "b"]},
+        "allowed_token_ids": [5, 6, 7], "stop_token_ids": [2], "include_stop_str_in_output": True,
+        "skip_special_tokens": False, "truncate_prompt_tokens": 8, "guided_regex": None,
+        "logit_bias": {"6": -100, "7": 2.5}}))
     write_dict("fuzz_chat_request", JSON_TOKENS + [f'"{k}"' for k in (
         "messages", "role", "content", "user", "assistant", "system", "tool", "developer", "tools", "tool_calls",
         "tool_choice", "function", "name", "arguments", "parameters", "type", "text", "response_format", "json_schema",
         "json_object", "schema", "temperature", "top_p", "top_k", "min_p", "n", "stop", "seed", "max_tokens",
         "max_completion_tokens", "logprobs", "top_logprobs", "stream", "stream_options", "logit_bias", "required",
-        "auto", "none", "chat_template_kwargs", "continue_final_message", "add_generation_prompt", "tool_call_id")])
+        "auto", "none", "chat_template_kwargs", "continue_final_message", "add_generation_prompt", "tool_call_id",
+        "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
+        "truncate_prompt_tokens", "prompt_logprobs", "structured_outputs", "guided_json", "guided_regex",
+        "guided_choice", "guided_grammar", "choice", "regex", "grammar", "json")])
 
 
 def jinja_seeds():
