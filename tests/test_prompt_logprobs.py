@@ -87,6 +87,27 @@ def test_batched_with_other_requests(engine):
     assert batched[1].prompt_logprobs is None and len(batched[2].prompt_logprobs) == len(engine.tokenize(prompts[2]))
 
 
+def test_read_while_the_request_runs(engine):
+    """request_prompt_logprobs: there by the request's first event, the same
+    entries as its finished completion's."""
+    import asyncio
+
+    from vllm_cpp.pull_requests import RequestEvents
+
+    params = SamplingParams.greedy(max_tokens=8, ignore_eos=True, prompt_logprobs=2)
+
+    async def go():
+        events = RequestEvents(lambda consumer: engine.submit_pull(PROMPT, params, consumer))
+        early = None
+        async for event in events:
+            if early is None and event.n_tokens:
+                early = engine.request_prompt_logprobs(events.request)
+        return early
+
+    early = asyncio.run(go())
+    assert early == engine.complete(PROMPT, params).prompt_logprobs and early[0] is None
+
+
 def test_with_sampling_options_and_token_prompts(engine):
     ids = engine.tokenize(PROMPT)
     plain = engine.complete(ids, SamplingParams.greedy(max_tokens=1, prompt_logprobs=1)).prompt_logprobs

@@ -88,8 +88,6 @@ CASES = [
      chat(tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]),
      None, 400, "enable-auto-tool-choice", "tool_choice"),
     ("suffix is not supported", "POST", "/v1/completions", completion(suffix="x"), None, 400, "suffix", "suffix"),
-    ("echo with logprobs streamed", "POST", "/v1/completions", completion(echo=True, logprobs=1, stream=True), None,
-     400, "echo", "echo"),
     ("detokenize bad tokens", "POST", "/detokenize", {"tokens": ["a"]}, None, 400, "tokens", "tokens"),
     ("detokenize an id outside the vocabulary", "POST", "/detokenize", {"tokens": [10 ** 9]}, None, 400,
      "vocabulary", None),

@@ -261,9 +261,15 @@ def test_echo(client, server_engine):
     chunks = list(client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=3, temperature=0,
                                             echo=True, stream=True))
     assert chunks[0].choices[0].text == prompt and streamed_text(chunks) == echoed.choices[0].text
-    with pytest.raises(openai.BadRequestError, match="echo"):
-        client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=3, echo=True, logprobs=1,
-                                  stream=True)
+    # Streamed with logprobs: the prompt's chunk carries its logprobs, then each token's follow.
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt=[ids], max_tokens=1, temperature=0,
+                                            echo=True, logprobs=1, stream=True))
+    streamed = {"tokens": [], "token_logprobs": [], "text_offset": []}
+    for c in chunks:
+        if c.choices[0].logprobs is not None:
+            for key in streamed:
+                streamed[key] += getattr(c.choices[0].logprobs, key)
+    assert streamed == {key: getattr(logprobs, key) for key in streamed}
 
 
 def test_logprobs(client):

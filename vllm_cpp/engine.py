@@ -573,6 +573,20 @@ class Engine:
             prompt_logprobs=None if prompt_logprobs is None else tuple(
                 None if e is None else TokenLogprob.from_native(e) for e in prompt_logprobs))
 
+    def request_prompt_logprobs(self, request: Request) -> Tuple[Optional[TokenLogprob], ...]:
+        """A completion request's prompt_logprobs while it runs
+        (``vllm_request_prompt_logprobs``): there once its prompt is
+        computed, before its first token's event; ``None`` first."""
+        out = ffi.new("char**")
+        with request._use() as ptr, self._use() as h:
+            status = lib.vllm_request_prompt_logprobs(h, ptr, out)
+        try:
+            _ffi.check(status)
+            entries = json.loads(decode_cstr(out[0], "prompt_logprobs"))
+        finally:
+            lib.vllm_string_free(out[0])
+        return tuple(None if e is None else TokenLogprob.from_native(e) for e in entries)
+
     def request_token_ids(self, request: Request, start: int, count: int) -> List[int]:
         """The ids of a completion request's generated tokens
         ``[start, start + count)``, fewer where fewer have been generated so

@@ -517,6 +517,16 @@ VLLM_API vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, 
 VLLM_API vllm_status vllm_request_token_ids(const vllm_request* request, int32_t from, int32_t count,
                                             int32_t* out_ids, int32_t* out_n);
 
+/* The prompt_logprobs of a completion request submitted with that option
+   (vllm_request_submit_with_options), as vllm_request_output's
+   "prompt_logprobs" array (caller frees with vllm_string_free), readable
+   while the request runs: they are set once its prompt is computed, before
+   its first token's event or callback. INVALID_ARGUMENT for NULL
+   arguments, a chat request, or a request without them (not asked for, or
+   not yet computed); *out_json is then NULL. Any thread, not racing
+   vllm_request_free. */
+VLLM_API vllm_status vllm_request_prompt_logprobs(vllm_engine* engine, const vllm_request* request, char** out_json);
+
 #ifdef __cplusplus
 }
 #endif

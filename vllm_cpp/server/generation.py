@@ -38,6 +38,11 @@ class CompletionRun:
     def cancel(self) -> None:
         self._events.cancel()
 
+    def prompt_logprobs(self) -> Tuple[Optional[TokenLogprob], ...]:
+        """The prompt's logprobs, once its first token is out (the run's
+        params asked for prompt_logprobs)."""
+        return self._engine.request_prompt_logprobs(self._events.request)
+
     async def outputs(self) -> AsyncIterator[Tuple[str, Optional[Tuple[TokenLogprob, ...]], Optional[List[int]]]]:
         """(text, logprobs, token ids) per engine event that has any: the
         text generated since the previous one, its tokens' logprobs (None

@@ -285,9 +285,6 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     stream = read_bool(body, "stream", False)
     return_token_ids = read_bool(body, "return_token_ids", False)
     logprobs = read_int(body, "logprobs", None, 0, 20)
-    if echo and logprobs is not None and stream:
-        raise invalid("'echo' with 'logprobs' is not supported with 'stream' yet (the prompt's logprobs come "
-                      "with the finished completion)", param="echo")
     max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
     seed = read_int(body, "seed", None, 0, UINT64_MAX)
     try:

@@ -74,6 +74,12 @@ class CompletionServing:
             return prompt
         return self._engine.detokenize(self._engine.prompt_token_ids(prompt, params))
 
+    def _echoed_entries(self, prompt_ids: List[int],
+                        prompt_logprobs: Sequence[Optional[TokenLogprob]]) -> List[Union[TokenLogprob, str]]:
+        """An echoed prompt's logprob entries: its first token's text (no
+        logprob: nothing precedes it), then the engine's prompt_logprobs."""
+        return [self._engine.detokenize(prompt_ids[:1])] + list(prompt_logprobs[1:])
+
     def _envelope(self, request_id: str, created: int) -> Dict[str, Any]:
         return {"id": request_id, "object": "text_completion", "created": created,
                 "model": self._model}
@@ -111,12 +117,9 @@ class CompletionServing:
         def logprobs_of(i: int, c: Completion) -> Optional[Dict[str, Any]]:
             if c.logprobs is None:
                 return None
-            entries: List[Union[TokenLogprob, str]] = list(c.logprobs)
-            if request.echo:
-                ids = prompt_ids[i // request.n]
-                first = self._engine.detokenize(ids[:1])
-                entries[:0] = [first] + list(c.prompt_logprobs[1:])
-            return _legacy_logprobs(entries)[0]
+            echoed_entries = self._echoed_entries(prompt_ids[i // request.n], c.prompt_logprobs) if request.echo \
+                else []
+            return _legacy_logprobs(echoed_entries + list(c.logprobs))[0]
 
         response["choices"] = [
             {"index": i, "text": (echoed[i // request.n] if request.echo else "") + c.text,
@@ -157,14 +160,28 @@ class CompletionServing:
             return '%s,"token_ids":%s' % (prompt, _dumps(ids or []))
 
         echoed = [self._prompt_text(prompt, request.params) for prompt in request.prompts] if request.echo else []
+        echo_logprobs = request.echo and request.params.logprobs is not None
+
+        def echo_chunk(index: int, run: CompletionRun) -> Tuple[str, int]:
+            """The prompt's chunk (with its logprobs, read from the engine
+            once its first token is out) and the text offset after it."""
+            legacy, offset = None, 0
+            if echo_logprobs:
+                ids = self._engine.prompt_token_ids(request.prompts[index // request.n], request.params)
+                legacy, offset = _legacy_logprobs(self._echoed_entries(ids, run.prompt_logprobs()))
+            return chunk(index, echoed[index // request.n], legacy, None, token_ids(index, True, [])), offset
 
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
             offset = 0
             first = True
-            if request.echo:  # the prompt first (echo with logprobs is refused when streamed)
-                yield chunk(index, echoed[index // request.n], None, None, token_ids(index, True, []))
+            if request.echo and not echo_logprobs:  # the prompt first
+                yield echo_chunk(index, run)[0]
                 first = False
             async for text, logprobs, ids in run.outputs():
+                if first and echo_logprobs:  # the prompt's logprobs are there with the first token
+                    echoed_chunk, offset = echo_chunk(index, run)
+                    yield echoed_chunk
+                    first = False
                 legacy = None
                 if logprobs is not None:
                     legacy, offset = _legacy_logprobs(logprobs, offset)

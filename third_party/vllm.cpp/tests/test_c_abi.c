@@ -596,6 +596,12 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
         int entries = 0;
         for (const char* p = prompt; p != NULL && (p = strstr(p + 1, "\"top_logprobs\":[{")) != NULL;) ++entries;
         CHECK(prompt != NULL && entries == 4, "one entry for each of the 5 prompt tokens but the first");
+        char* alone = NULL;
+        CHECK_STATUS(vllm_request_prompt_logprobs(engine, req, &alone), VLLM_OK, "prompt logprobs alone");
+        CHECK(alone != NULL && prompt != NULL && strncmp(alone, prompt + strlen("\"prompt_logprobs\":"),
+                                                         strlen(alone)) == 0,
+              "the same array as the output's");
+        vllm_string_free(alone);
         vllm_string_free(json);
         vllm_request_free(req);
         req = (vllm_request*)0x1;
@@ -603,6 +609,14 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
                                                       collect_cb, &col, &req),
                      VLLM_ERR_INVALID_ARGUMENT, "prompt_logprobs 21");
         CHECK(req == NULL && strstr(vllm_last_error(), "prompt_logprobs") != NULL, "names prompt_logprobs");
+        CHECK_STATUS(vllm_request_submit_with_options(engine, "hi", NULL, 0, sp, 0, -1, NULL, collect_cb, &col, &req),
+                     VLLM_OK, "a request without prompt logprobs");
+        vllm_request_wait(req);
+        char* none = (char*)0x1;
+        CHECK_STATUS(vllm_request_prompt_logprobs(engine, req, &none), VLLM_ERR_INVALID_ARGUMENT,
+                     "no prompt logprobs to read");
+        CHECK(none == NULL, "*out_json NULL on refusal");
+        vllm_request_free(req);
         char* refused = NULL;
         CHECK_STATUS(vllm_chat(engine, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], "
                                        "\"prompt_logprobs\": 1}", &refused),

@@ -489,6 +489,15 @@ vllm::json::Value logprob_entries(const vllm::Tokenizer& tokenizer, const std::v
     return entries;
 }
 
+// A request's prompt_logprobs as vllm_request_output shows them: null for the
+// first prompt token (nothing precedes it), then one entry each.
+vllm::json::Value prompt_logprob_entries(const vllm::Tokenizer& tokenizer,
+                                         const std::vector<vllm::TokenLogprob>& entries) {
+    vllm::json::Value prompt = logprob_entries(tokenizer, entries);
+    prompt.items().insert(prompt.items().begin(), vllm::json::Value());
+    return prompt;
+}
+
 std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStream::Result& result, bool logprobs) {
     vllm::json::Value out = vllm::json::Value::object();
     vllm::json::Value ids = vllm::json::Value::array();
@@ -496,12 +505,7 @@ std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStr
     out.set("token_ids", std::move(ids));
     // null without logprobs
     out.set("logprobs", logprobs ? logprob_entries(tokenizer, result.logprobs) : vllm::json::Value());
-    // Only when asked for: null for the first prompt token, then one entry each.
-    if (result.prompt_logprobs) {
-        vllm::json::Value prompt = logprob_entries(tokenizer, *result.prompt_logprobs);
-        prompt.items().insert(prompt.items().begin(), vllm::json::Value());
-        out.set("prompt_logprobs", std::move(prompt));
-    }
+    if (result.prompt_logprobs) out.set("prompt_logprobs", prompt_logprob_entries(tokenizer, *result.prompt_logprobs));
     return vllm::json::dump(out);
 }
 
@@ -701,6 +705,21 @@ vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request
         require_delivered(request);
         const vllm::RequestStream::Result result = stream.result();
         *out_json = copy_string(output_json(engine->engine->tokenizer(), result, request->logprobs));
+    });
+}
+
+vllm_status vllm_request_prompt_logprobs(vllm_engine* engine, const vllm_request* request, char** out_json) {
+    return guarded([&] {
+        if (out_json != nullptr) *out_json = nullptr;
+        require_non_null(engine, "engine");
+        require_non_null(request, "request");
+        require_non_null(out_json, "out_json");
+        const std::optional<std::vector<vllm::TokenLogprob>> entries = completion_stream(request).prompt_logprobs();
+        if (!entries)
+            vllm::throw_invalid_argument("the request has no prompt logprobs yet (asked for with the option "
+                                         "\"prompt_logprobs\"; set once its prompt is computed, before its first "
+                                         "token's event)");
+        *out_json = copy_string(vllm::json::dump(prompt_logprob_entries(engine->engine->tokenizer(), *entries)));
     });
 }
 

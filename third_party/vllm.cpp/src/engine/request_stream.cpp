@@ -74,6 +74,11 @@ std::vector<int32_t> RequestStream::output_tokens(size_t from, size_t count) con
     return std::vector<int32_t>(all.begin() + begin, all.begin() + end);
 }
 
+std::optional<std::vector<TokenLogprob>> RequestStream::prompt_logprobs() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return result_.prompt_logprobs;
+}
+
 void RequestStream::cancel() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (terminal_taken_ || cancel_requested_) return;

@@ -76,6 +76,9 @@ public:
     // Output tokens [from, from + count) (the ids behind events' n_tokens),
     // fewer where fewer have been generated.
     std::vector<int32_t> output_tokens(size_t from, size_t count) const;
+    // The prompt's logprobs once the engine has set them (before the first
+    // token's event); nullopt before that or when not asked for.
+    std::optional<std::vector<TokenLogprob>> prompt_logprobs() const;
     // Stops delivery (no further events, the terminal one included) and asks
     // the engine to drop the request. Idempotent; no effect once the
     // terminal event has been taken.
