@@ -3,9 +3,9 @@ processor sees the generated ids and edits the logits row in place; an
 exception in it surfaces as LogitsProcessorError with the engine usable.
 The engine's own edits, logit_bias and allowed_token_ids, match processors
 that make the same edits, on every submit path, and bad ones are refused
-by name; stop_token_ids, include_stop_str_in_output, skip_special_tokens
-and truncate_prompt_tokens (the other request options) shape the text as
-vLLM does."""
+by name; stop_token_ids, include_stop_str_in_output, skip_special_tokens,
+truncate_prompt_tokens and bad_words (the other request options) shape the
+text as vLLM does."""
 
 import asyncio
 import threading
@@ -285,6 +285,30 @@ def test_truncate_prompt_tokens(engine):
         engine.complete(PROMPT, SamplingParams.greedy(max_tokens=1, truncate_prompt_tokens=-1))
     with pytest.raises(vllm_cpp.InvalidArgumentError, match="truncate_prompt_tokens"):
         engine.complete(PROMPT, SamplingParams.greedy(max_tokens=1, truncate_prompt_tokens=0))
+
+
+def test_bad_words(engine):
+    """vLLM's bad_words: a one-token word never comes out; a longer one's
+    last token is masked where the rest of it came out (alone or after a
+    space, as vLLM tokenizes it), so the output never contains the word."""
+    plain = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=16)).text
+    assert "Paris" in plain and "United States" in plain
+    banned = engine.complete(PROMPT, SamplingParams.greedy(max_tokens=16, bad_words=["Paris", "United States"]))
+    assert "Paris" not in banned.text and "United States" not in banned.text
+    paris = set(engine.tokenize(" Paris", add_special_tokens=False) + engine.tokenize("Paris", add_special_tokens=False))
+    sampled = generated_ids(engine, PROMPT, SamplingParams(temperature=1.5, seed=5, max_tokens=32, bad_words=["Paris"]))
+    assert not paris & set(sampled)
+    chat = {"messages": [{"role": "user", "content": "What is the capital of France?"}], "max_tokens": 12,
+            "temperature": 0, "bad_words": ["Paris"]}
+    assert "Paris" not in engine.chat(chat)["choices"][0]["message"]["content"]
+    only = engine.tokenize(" Paris", add_special_tokens=False)
+    with pytest.raises(vllm_cpp.VllmError, match="allowed_token_ids.*bad_words"):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2, allowed_token_ids=only, bad_words=["Paris"]))
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match=r"bad_words\[0\]"):
+        engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2, bad_words=["  "]))
+    with pytest.raises(vllm_cpp.InvalidConfigurationError, match="bad_words"):
+        SamplingParams(bad_words="Paris")
+    assert engine.complete(PROMPT, SamplingParams.greedy(max_tokens=2)).completion_tokens == 2
 
 
 def test_params_keep_them_read_only():

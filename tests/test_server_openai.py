@@ -204,6 +204,9 @@ def test_logit_bias_and_allowed_token_ids(client, server_engine):
                                           stop=[stop], extra_body={"include_stop_str_in_output": True})
     assert kept.choices[0].message.content == reply[:reply.index(stop) + len(stop)]
     assert kept.choices[0].finish_reason == "stop"
+    banned = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=6,
+                                       temperature=0, extra_body={"bad_words": ["Paris"]})
+    assert "Paris" not in banned.choices[0].text
     truncated = client.completions.create(model=MODEL_NAME, prompt="Some noise first. The capital of France is",
                                           max_tokens=2, temperature=0, extra_body={"truncate_prompt_tokens": 5})
     assert truncated.usage.prompt_tokens == 5

@@ -7,7 +7,7 @@ against the sampling distribution (chi-square over 60,000 draws per case at
 a fixed significance). End to end, on SmolLM2: greedy output is identical
 with speculation on and off for each proposer, alone, in a batch of 8 mixed
 prompts, with structured output, stop strings, min/max tokens, penalties,
-logprobs, logit_bias, allowed_token_ids and stop_token_ids; seeded samples are identical too (verification draws as the
+logprobs, logit_bias, allowed_token_ids, stop_token_ids and bad_words; seeded samples are identical too (verification draws as the
 ordinary sampler does); bad configs are refused at load, naming the field;
 stats count drafts and accepted tokens.
 
@@ -171,8 +171,8 @@ def test_greedy_batch_of_8_identical(engines, method):
 @pytest.mark.parametrize("method", METHODS)
 def test_greedy_with_sampling_parameters_identical(engines, method):
     """Stop strings (kept in the output or not), stop token ids, min/max
-    tokens, penalties, logprobs, logit_bias and allowed_token_ids apply at
-    every verified position exactly as without speculation (the biases send the copy elsewhere mid-passage, where a
+    tokens, penalties, logprobs, logit_bias, allowed_token_ids and bad_words
+    apply at every verified position exactly as without speculation (the biases send the copy elsewhere mid-passage, where a
     draft copying on is rejected; the allowed ids are the passage's own, so
     copying drafts stay possible)."""
     tokenize = engines["off"].tokenize
@@ -183,6 +183,7 @@ def test_greedy_with_sampling_parameters_identical(engines, method):
         SamplingParams.greedy(max_tokens=40, allowed_token_ids=passage_ids),
         SamplingParams.greedy(max_tokens=60, stop_token_ids=[lens], stop=("thirty",),
                               include_stop_str_in_output=True),
+        SamplingParams.greedy(max_tokens=40, bad_words=["keeper", "great lens"]),
         SamplingParams.greedy(max_tokens=60, stop=("thirty",)),
         SamplingParams.greedy(max_tokens=60, stop=("six.", "lens")),
         SamplingParams.greedy(max_tokens=7),

@@ -119,7 +119,9 @@ class SamplingParams:
     prompt (no prefix-cache hit), as in vLLM. ``skip_special_tokens=False``
     (vLLM's) puts control tokens' text in the output too.
     ``truncate_prompt_tokens=k`` (vLLM's, k >= 1; its -1 is refused) keeps
-    the prompt's last k tokens.
+    the prompt's last k tokens. ``bad_words`` (vLLM's): words the output may
+    not contain (each as it tokenizes alone and after a space; the last
+    token of one is masked wherever the output has the rest of it).
     """
 
     temperature: float = 1.0
@@ -145,6 +147,7 @@ class SamplingParams:
     prompt_logprobs: Optional[int] = None
     skip_special_tokens: bool = True
     truncate_prompt_tokens: Optional[int] = None
+    bad_words: Tuple[str, ...] = ()
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -204,6 +207,12 @@ class SamplingParams:
             set_("prompt_logprobs", int32(self.prompt_logprobs, "prompt_logprobs"))
         if self.truncate_prompt_tokens is not None:
             set_("truncate_prompt_tokens", int32(self.truncate_prompt_tokens, "truncate_prompt_tokens"))
+        if self.bad_words is None or isinstance(self.bad_words, str) or not isinstance(self.bad_words, Iterable):
+            raise InvalidConfigurationError("bad_words must be a sequence of str, not %s"
+                                            % type(self.bad_words).__name__)
+        set_("bad_words", tuple(self.bad_words))
+        for word in self.bad_words:
+            opt_str(word, "bad_words")
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -231,6 +240,8 @@ class SamplingParams:
             options["skip_special_tokens"] = False
         if self.truncate_prompt_tokens is not None:
             options["truncate_prompt_tokens"] = self.truncate_prompt_tokens
+        if self.bad_words:
+            options["bad_words"] = list(self.bad_words)
         return options
 
     def for_choice(self, index: int) -> "SamplingParams":

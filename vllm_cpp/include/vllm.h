@@ -464,6 +464,13 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
      "truncate_prompt_tokens"  integer >= 1, vLLM's: only the prompt's last
                           that many tokens run (left truncation); vLLM's -1
                           (the model's length) is refused by name.
+     "bad_words"          [string, ...], vLLM's: words the output may not
+                          contain; each is tokenized alone and after a space
+                          (kept when that gives other tokens as many), and a
+                          word's last token is masked wherever the output
+                          ends with the rest of it. A position where that
+                          leaves no token fails the request (RUNTIME naming
+                          bad_words).
      "prompt_logprobs"    integer 0..20, vLLM's: each prompt token's
                           log-probability (given the tokens before it) and
                           that many most likely alternatives, in

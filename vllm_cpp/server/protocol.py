@@ -150,7 +150,7 @@ COMPLETION_FIELDS = (
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
     "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
-    "truncate_prompt_tokens",
+    "truncate_prompt_tokens", "bad_words",
 )
 
 Prompt = Union[str, List[int]]
@@ -262,6 +262,15 @@ def _read_logit_bias(body: Dict[str, Any]) -> Optional[Dict[int, Any]]:
     return by_id
 
 
+def _read_strings(body: Dict[str, Any], name: str) -> Tuple[str, ...]:
+    values = body.get(name)
+    if values is None:
+        return ()
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise _type_error(name, "a list of strings", values)
+    return tuple(values)
+
+
 def _read_token_ids(body: Dict[str, Any], name: str) -> Optional[List[int]]:
     ids = body.get(name)
     if ids is not None and not isinstance(ids, list):
@@ -311,6 +320,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             include_stop_str_in_output=read_bool(body, "include_stop_str_in_output", False),
             skip_special_tokens=read_bool(body, "skip_special_tokens", True),
             truncate_prompt_tokens=read_int(body, "truncate_prompt_tokens", None, -1, INT32_MAX),
+            bad_words=_read_strings(body, "bad_words"),
         )
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
@@ -332,7 +342,7 @@ CHAT_FIELDS = (
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
     "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
     "skip_special_tokens", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
-    "truncate_prompt_tokens",
+    "truncate_prompt_tokens", "bad_words",
 )
 
 

@@ -525,7 +525,7 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
     } kBad[] = {
         {"[1]", "JSON object"},
         {"{\"logit_bias\": {\"5\": 1}", "options_json"},
-        {"{\"bad_words\": [\"x\"]}", "bad_words"},
+        {"{\"best_of\": 2}", "best_of"},
         {"{\"logit_bias\": {\"5\": 101}}", "[-100, 100]"},
         {"{\"logit_bias\": {\"5\": \"high\"}}", "logit_bias[\"5\"]"},
         {"{\"logit_bias\": {\"five\": 1}}", "token ids"},
@@ -542,6 +542,8 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
         {"{\"stop_token_ids\": 5}", "stop_token_ids"},
         {"{\"include_stop_str_in_output\": 1}", "include_stop_str_in_output"},
         {"{\"truncate_prompt_tokens\": 0}", "truncate_prompt_tokens"},
+        {"{\"bad_words\": [\"ok\", 3]}", "bad_words[1]"},
+        {"{\"bad_words\": \"word\"}", "bad_words"},
         {"{\"skip_special_tokens\": \"no\"}", "skip_special_tokens"},
     };
     for (size_t i = 0; i < sizeof kBad / sizeof kBad[0]; ++i) {

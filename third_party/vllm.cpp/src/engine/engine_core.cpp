@@ -248,12 +248,15 @@ void EngineCore::prepare_row(Request& r, float* logits) {
         for (int32_t id : r.sampling.stop_token_ids) logits[id] = -INFINITY;
     }
     if (r.matcher) r.matcher->apply_mask(logits, vocab);
+    if (r.mask_bad_words(logits) && std::none_of(logits, logits + vocab, [](float v) { return v > -INFINITY; }))
+        throw_runtime("no token is possible here: 'bad_words' masks the only ones the other masks (min_tokens, "
+                      "the structured-output constraint) leave");
     // The request's logit_bias and allowed_token_ids (vLLM applies them before the penalties).
     if (const LogitAdjustments* adjust = r.sampling.logit_adjustments.get()) {
         adjust->apply(logits, vocab);
         if (!adjust->leaves_a_token(logits))
-            throw_runtime("no token in 'allowed_token_ids' is possible here (min_tokens holds back EOS, "
-                          "or the structured-output constraint admits none of them)");
+            throw_runtime("no token in 'allowed_token_ids' is possible here (min_tokens holds back EOS, the "
+                          "structured-output constraint admits none of them, or bad_words masks them)");
     }
     // The host's logits processor: after the masks and adjustments, before penalties.
     if (r.sampling.logits_processor != nullptr)

@@ -41,6 +41,14 @@ struct Request {
     // twice), handed to the stream once the prompt is done.
     std::vector<TokenLogprob> prompt_logprobs;
     bool prompt_logprobs_sent = false;
+    // sampling.bad_words as token sequences (vLLM's rule: each word alone
+    // and after a space); a sequence's last token is masked wherever the
+    // output ends with the rest of it.
+    std::vector<std::vector<int32_t>> bad_word_ids;
+
+    // Masks the last token of every bad word the output is one token short
+    // of; whether it masked any.
+    bool mask_bad_words(float* logits) const;
 
     // Whether this step's chunk of the prompt needs its rows' logits.
     bool wants_prompt_rows() const { return sampling.prompt_logprobs >= 0 && !prompt_logprobs_sent; }

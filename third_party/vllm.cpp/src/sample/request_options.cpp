@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kKeys[] = {"logit_bias",          "allowed_token_ids", "stop_token_ids",
                                  "include_stop_str_in_output", "skip_special_tokens", "prompt_logprobs",
-                                 "truncate_prompt_tokens"};
+                                 "truncate_prompt_tokens", "bad_words"};
 
 std::vector<int32_t> read_stop_token_ids(const json::Value& v) {
     std::vector<int32_t> ids = read_token_ids(v, "stop_token_ids");
@@ -53,6 +53,17 @@ RequestOptions RequestOptions::from_json(const json::Value& object) {
             json::out_of_range("truncate_prompt_tokens", "a positive number of tokens", double(k));
         o.truncate_prompt_tokens = static_cast<int32_t>(k);
     }
+    if (const json::Value* v = json::field(object, "bad_words")) {
+        if (!v->is_array()) json::wrong_type("bad_words", "an array of strings", *v);
+        for (size_t i = 0; i < v->items().size(); ++i) {
+            const std::string name = "bad_words[" + std::to_string(i) + "]";
+            const json::Value& word = v->items()[i];
+            if (!word.is_string()) json::wrong_type(name, "a string", word);
+            if (word.as_string().find_first_not_of(" ") == std::string::npos)
+                throw_invalid_argument("'" + name + "' must not be empty or blank");
+            o.bad_words.push_back(word.as_string());
+        }
+    }
     return o;
 }
 
@@ -76,6 +87,7 @@ void RequestOptions::apply_to(SamplingConfig& config) const {
     config.include_stop_str_in_output = include_stop_str_in_output;
     config.skip_special_tokens = skip_special_tokens;
     config.truncate_prompt_tokens = truncate_prompt_tokens;
+    config.bad_words = bad_words;
     config.prompt_logprobs = prompt_logprobs;
 }
 

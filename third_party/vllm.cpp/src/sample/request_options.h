@@ -1,8 +1,8 @@
 // Sampling options a request carries beyond vllm_sampling_params, under the
 // names OpenAI and vLLM requests give them: logit_bias and allowed_token_ids
 // (sample/logit_adjustments.h), stop_token_ids,
-// include_stop_str_in_output, skip_special_tokens, prompt_logprobs and
-// truncate_prompt_tokens. A chat request reads them from its body,
+// include_stop_str_in_output, skip_special_tokens, prompt_logprobs,
+// truncate_prompt_tokens and bad_words. A chat request reads them from its body,
 // vllm_request_submit_with_options from its options JSON.
 #pragma once
 #include <cstdint>
@@ -22,6 +22,7 @@ struct RequestOptions {
     bool skip_special_tokens = true;
     int32_t prompt_logprobs = -1;  // 0..20; -1: not asked for
     int32_t truncate_prompt_tokens = 0;  // >= 1: keep the prompt's last that many tokens; 0: not set
+    std::vector<std::string> bad_words;
 
     // The known keys of `object`, others ignored (a chat body has many);
     // absent or null: not set. INVALID_ARGUMENT naming the field for a bad
@@ -29,7 +30,8 @@ struct RequestOptions {
     // token ids; include_stop_str_in_output or skip_special_tokens not a
     // boolean; prompt_logprobs not an integer in 0..20;
     // truncate_prompt_tokens not a positive integer: vLLM's -1, the model's
-    // length, is refused by name).
+    // length, is refused by name; bad_words not an array of non-empty
+    // strings).
     static RequestOptions from_json(const json::Value& object);
     // The options JSON of vllm_request_submit_with_options ("": none): as
     // from_json, and INVALID_ARGUMENT for text that is not a JSON object or

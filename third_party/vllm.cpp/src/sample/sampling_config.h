@@ -42,6 +42,9 @@ struct SamplingConfig {
     // vLLM's truncate_prompt_tokens: > 0 keeps the prompt's last that many
     // tokens (left truncation); 0: the whole prompt.
     int32_t truncate_prompt_tokens = 0;
+    // vLLM's bad_words: words the output may not contain (the engine's
+    // Request holds their token sequences).
+    std::vector<std::string> bad_words;
     // Host callback run on every decode step before sampling (borrowed from
     // the caller, who keeps it valid for the request's life).
     vllm_logits_processor logits_processor = nullptr;
