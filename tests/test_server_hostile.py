@@ -153,6 +153,9 @@ CASES = [
     # -- sizes and counts ----------------------------------------------------------------------
     ("a 1 MB stop string", C, completion(stop=["x" * (1 << 20)]), {400}, "--max-stop-string-bytes"),
     ("1,000 stop strings", CH, chat(stop=["s%d" % i for i in range(1000)]), {400}, "--max-stop-strings"),
+    ("1,000 bad words", C, completion(bad_words=["w%d" % i for i in range(1000)]), {400}, "--max-stop-strings"),
+    ("a 1 MB bad word", CH, chat(bad_words=["x" * 1_000_000]), {400}, "--max-stop-string-bytes"),
+    ("100,000 allowed token ids", C, completion(allowed_token_ids=list(range(100000))), {200, 400}, ""),
     ("1,000 tools", CH, chat(tools=[tool("f%d" % i) for i in range(1000)], tool_choice="none"), {400},
      "--max-tools"),
     ("a body past the size limit", C, completion(prompt="x" * (MAX_BYTES + 1)), {413}, "limit"),

@@ -47,16 +47,18 @@ def check_limits(body: Dict[str, Any], limits: RequestLimits, max_model_len: Opt
         if bound is not None and isinstance(value, int) and value > bound:
             flag = "--max-tokens-limit" if limits.max_tokens is not None else "--max-model-len"
             raise _over(name, value, bound, flag)
-    stop = body.get("stop")
-    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
-    if len(stops) > limits.max_stop_strings:
-        raise invalid("'stop' has %d strings, more than this server allows (%d; set by --max-stop-strings)"
-                      % (len(stops), limits.max_stop_strings), param="stop")
-    for s in stops:
-        if isinstance(s, str) and len(s.encode("utf-8", "surrogatepass")) > limits.max_stop_string_bytes:
-            raise invalid("a 'stop' string is %d bytes, more than this server allows (%d; set by "
-                          "--max-stop-string-bytes)" % (len(s.encode("utf-8", "surrogatepass")),
-                                                        limits.max_stop_string_bytes), param="stop")
+    # Stop strings and vLLM's bad_words are both checked at every token.
+    for name in ("stop", "bad_words"):
+        value = body.get(name)
+        strings = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        if len(strings) > limits.max_stop_strings:
+            raise invalid("'%s' has %d strings, more than this server allows (%d; set by --max-stop-strings)"
+                          % (name, len(strings), limits.max_stop_strings), param=name)
+        for s in strings:
+            if isinstance(s, str) and len(s.encode("utf-8", "surrogatepass")) > limits.max_stop_string_bytes:
+                raise invalid("a '%s' string is %d bytes, more than this server allows (%d; set by "
+                              "--max-stop-string-bytes)" % (name, len(s.encode("utf-8", "surrogatepass")),
+                                                            limits.max_stop_string_bytes), param=name)
     tools = body.get("tools")
     if isinstance(tools, list) and len(tools) > limits.max_tools:
         raise invalid("'tools' has %d entries, more than this server allows (%d; set by --max-tools)"
