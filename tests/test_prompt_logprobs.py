@@ -66,6 +66,17 @@ def test_long_prompts_in_chunks_and_past_the_prefix_cache(engine):
         assert first[k].logprob == next_token_logprobs(engine, ids[:k], ids[k])[ids[k]]
     engine.complete(text, SamplingParams.greedy(max_tokens=1))
     assert engine.stats()["prefix_cache_hits"] > hits
+    # Two such prompts at once share one step's bound on rows; each gets what it gets alone.
+    import asyncio
+
+    other = " ".join("item%d" % (i % 89) for i in range(300))
+
+    async def together():
+        return await asyncio.gather(engine.acomplete(text, params), engine.acomplete(other, params))
+
+    both = asyncio.run(together())
+    assert both[0].prompt_logprobs == first
+    assert both[1].prompt_logprobs == engine.complete(other, params).prompt_logprobs
 
 
 def test_batched_with_other_requests(engine):

@@ -478,7 +478,8 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
                           [null (the first token), entry, ...], entries as
                           its "logprobs" has them. Such a request computes
                           its whole prompt (no prefix-cache or KV-connector
-                          hit), in chunks of at most about 64 MiB of logits.
+                          hit), in chunks of at most about 64 MiB of logits
+                          (a bound such requests share within a step).
                           Chat requests refuse it.
    logit_bias and allowed_token_ids apply at every sampled position
    (verified draft positions too), after the min_tokens and

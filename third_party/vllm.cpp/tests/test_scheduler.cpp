@@ -180,18 +180,26 @@ void test_prefix_cache_adoption() {
           "queries count prompt tokens, hits the adopted ones");
     check(kv.block_table(*b, 0)[0] == kv.block_table(*c, 0)[0], "b and c share a's first block");
 
-    // One that wants every prompt position's logits (prompt_logprobs) adopts
-    // none of it, and computes a bounded chunk a step.
+    // Requests that want every prompt position's logits (prompt_logprobs)
+    // adopt none of it, and together compute a bounded chunk a step.
     complete_step(kv, batch);
     auto d = fake_request(token_ids(16), 3);
-    d->reads_prefix_cache = false;
-    d->max_tokens_per_step = 6;
-    scheduler.add(d.get());
+    auto e = fake_request(token_ids(16, 50), 4);
+    for (SchedulerRequest* r : {d.get(), e.get()}) {
+        r->reads_prefix_cache = false;
+        r->max_tokens_per_step = 6;
+        scheduler.add(r);
+    }
     batch = scheduler.schedule();
-    check(describe(batch) == "b:1 c:1 d:6", "d adopts no cached block, 6 tokens a step (" + describe(batch) + ")");
+    check(describe(batch) == "b:1 c:1 d:6", "d adopts no cached block, 6 tokens a step; e waits (" +
+                                                describe(batch) + ")");
     check(d->num_cached_prompt_tokens == 0 && d->num_computed_tokens == 0, "no hit for d");
     complete_step(kv, batch);
-    check(describe(scheduler.schedule()) == "b:1 c:1 d:6", "its next chunk is 6 tokens too");
+    batch = scheduler.schedule();
+    check(describe(batch) == "b:1 c:1 d:6", "d's next chunk is 6 tokens too (" + describe(batch) + ")");
+    complete_step(kv, batch);
+    batch = scheduler.schedule();
+    check(describe(batch) == "b:1 c:1 d:4 e:2", "d's last 4 and e's first 2 share the 6 (" + describe(batch) + ")");
 }
 
 void test_lpm_order() {

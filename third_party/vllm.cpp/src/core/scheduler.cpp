@@ -88,19 +88,29 @@ void Scheduler::preempt(size_t index) {
     ++num_preemptions_;
 }
 
-int Scheduler::step_tokens(const SchedulerRequest& r, int budget, int remaining) {
+int Scheduler::step_tokens(const SchedulerRequest& r, int budget, int remaining, int& capped_left) {
     const int n = std::min(budget, remaining);
-    return r.max_tokens_per_step > 0 ? std::min(n, r.max_tokens_per_step) : n;
+    if (r.max_tokens_per_step <= 0) return n;
+    if (capped_left < 0) capped_left = r.max_tokens_per_step;
+    return std::min({n, r.max_tokens_per_step, capped_left});
 }
 
 std::vector<ScheduledRequest> Scheduler::schedule() {
     std::vector<ScheduledRequest> batch;
     int budget = max_num_batched_tokens_;
+    // What the requests with a max_tokens_per_step may still take together
+    // this step (-1: none scheduled yet): their cap bounds the step's
+    // logits rows, not one request's alone.
+    int capped_left = -1;
 
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         SchedulerRequest* r = running_[i];
-        const int n = step_tokens(*r, budget, r->num_tokens_with_spec() - r->num_computed_tokens);
+        const int n = step_tokens(*r, budget, r->num_tokens_with_spec() - r->num_computed_tokens, capped_left);
+        if (n == 0) {  // the capped requests' share is taken: its turn comes next step
+            ++i;
+            continue;
+        }
         Allocation allocation;
         bool placed = true;
         while ((allocation = allocate(r, n)) == Allocation::NoRoom) {
@@ -115,6 +125,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
             for (size_t j = 0; j < batch.size(); ++j)
                 if (batch[j].request->status == RequestStatus::WAITING) {
                     budget += batch[j].num_new_tokens;
+                    if (batch[j].request->max_tokens_per_step > 0) capped_left += batch[j].num_new_tokens;
                     batch.erase(batch.begin() + j);
                     --j;
                 }
@@ -123,6 +134,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
         if (!placed || allocation == Allocation::Failed) continue;  // r left running_; i points at the next one
         batch.push_back({r, n});
         budget -= n;
+        if (r->max_tokens_per_step > 0) capped_left -= n;
         ++i;
     }
 
@@ -142,7 +154,8 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
             waiting_.erase(waiting_.begin() + w);
             continue;
         }
-        const int n = step_tokens(*r, budget, r->num_tokens() - cached_tokens);
+        const int n = step_tokens(*r, budget, r->num_tokens() - cached_tokens, capped_left);
+        if (n == 0) break;  // the capped requests' share is taken (no overtaking)
         const Allocation allocation = allocate(r, n, cached);
         if (allocation == Allocation::Failed) continue;  // r left waiting_
         if (allocation == Allocation::NoRoom) break;
@@ -159,6 +172,7 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
         running_.push_back(r);
         batch.push_back({r, n});
         budget -= n;
+        if (r->max_tokens_per_step > 0) capped_left -= n;
     }
     waiting_.insert(waiting_.begin(), arriving.begin(), arriving.end());  // in the order they were passed over
     return batch;

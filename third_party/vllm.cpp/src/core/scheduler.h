@@ -59,8 +59,9 @@ private:
     // The running request to give up when blocks run out.
     size_t preemption_victim() const;
     // The tokens `r` computes this step: `remaining`, within the budget and
-    // its own max_tokens_per_step.
-    static int step_tokens(const SchedulerRequest& r, int budget, int remaining);
+    // its max_tokens_per_step, which the step's capped requests share
+    // (capped_left, set from the first of them).
+    static int step_tokens(const SchedulerRequest& r, int budget, int remaining, int& capped_left);
     void preempt(size_t running_index);
     enum class Allocation { Placed, NoRoom, Failed };
     // kv_.allocate; a failed allocation removes the request into failed_.

@@ -56,8 +56,9 @@ public:
     // or a KV connector (a request that wants each prompt position's
     // logits, vLLM's prompt_logprobs, as vLLM V1 does for it).
     bool reads_prefix_cache = true;
-    // At most this many tokens a step (0: the step's budget), which bounds
-    // the logits rows of such a request's prefill chunks.
+    // At most this many tokens a step, shared by every request with one in
+    // the step (0: the step's budget): it bounds the logits rows that such
+    // requests' prefill chunks take together.
     int max_tokens_per_step = 0;
 
     RequestStatus status = RequestStatus::WAITING;

@@ -230,6 +230,9 @@ void EngineCore::record_prompt_logprobs(Request& r, const float* rows, const Seq
     if (static_cast<int>(r.prompt_logprobs.size()) >= n_prompt - 1) {
         r.stream->set_prompt_logprobs(r.prompt_logprobs);
         r.prompt_logprobs_sent = true;
+        // Done with every position's logits: an ordinary request from here on.
+        r.sched.max_tokens_per_step = 0;
+        r.sched.reads_prefix_cache = true;
     }
 }
 
