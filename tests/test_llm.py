@@ -113,8 +113,16 @@ def test_chat_outputs_carry_token_ids(llm):
     assert len(completion.token_ids) == 8 or completion.finish_reason == "stop"
     assert llm.get_tokenizer().decode(completion.token_ids) == completion.text
     assert output.prompt_token_ids == llm.engine.tokenize_chat({"messages": conversation})
-    with pytest.raises(InvalidConfigurationError, match="logprobs are not returned in chat outputs"):
-        llm.chat(conversation, SamplingParams(max_tokens=2, logprobs=1))
+    # Logprobs by token id (the chat call's return_tokens_as_token_ids), as
+    # LLM.generate reports them for the same prompt ids.
+    [scored] = llm.chat(conversation, SamplingParams(temperature=0.0, max_tokens=4, logprobs=2))
+    entries = scored.outputs[0].logprobs
+    assert [e.token_id for e in entries] == list(scored.outputs[0].token_ids)
+    [direct] = llm.generate({"prompt_token_ids": output.prompt_token_ids},
+                            SamplingParams(temperature=0.0, max_tokens=4, logprobs=2))
+    assert [(e.token_id, e.logprob, [a.token_id for a in e.top_logprobs]) for e in entries] == \
+        [(e.token_id, e.logprob, [a.token_id for a in e.top_logprobs]) for e in direct.outputs[0].logprobs]
+    assert scored.outputs[0].cumulative_logprob == pytest.approx(sum(e.logprob for e in entries))
 
 
 def test_logit_bias_in_generate_and_chat(llm):

@@ -275,6 +275,21 @@ def test_echo(client, server_engine):
     assert streamed == {key: getattr(logprobs, key) for key in streamed}
 
 
+def test_return_tokens_as_token_ids(client, server_engine):
+    """vLLM's return_tokens_as_token_ids: logprobs name tokens "token_id:<id>", on chat and completions."""
+    chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=3, temperature=0, logprobs=True,
+                                          top_logprobs=2, extra_body={"return_tokens_as_token_ids": True,
+                                                                      "return_token_ids": True})
+    content = chat.choices[0].logprobs.content
+    assert [c.token for c in content] == ["token_id:%d" % t for t in chat.choices[0].model_extra["token_ids"]]
+    assert all(alt.token.startswith("token_id:") for c in content for alt in c.top_logprobs)
+    completion = client.completions.create(model=MODEL_NAME, prompt="The capital of France is", max_tokens=2,
+                                           temperature=0, logprobs=1, echo=True,
+                                           extra_body={"return_tokens_as_token_ids": True})
+    ids = server_engine.tokenize("The capital of France is")
+    assert completion.choices[0].logprobs.tokens[:len(ids)] == ["token_id:%d" % t for t in ids]
+
+
 def test_logprobs(client):
     chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=5, temperature=0,
                                           logprobs=True, top_logprobs=3)

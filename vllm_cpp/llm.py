@@ -110,9 +110,8 @@ def _chat_fields(params: SamplingParams) -> Dict[str, Any]:
         fields["n"] = params.n
     fields.update(params.request_options())
     if params.logprobs is not None:
-        # The chat call's OpenAI logprobs name the alternatives by text, not id.
-        raise InvalidConfigurationError("LLM.chat: logprobs are not returned in chat outputs (Engine.chat gives "
-                                        "OpenAI's logprobs; LLM.generate gives them with token ids)")
+        # vLLM's return_tokens_as_token_ids: the entries name their token ids.
+        fields.update(logprobs=True, top_logprobs=params.logprobs, return_tokens_as_token_ids=True)
     so: Optional[StructuredOutput] = params.structured_output
     if so is not None:
         key = {"json_schema": "json", "json_object": "json_object"}.get(so.kind, so.kind)
@@ -207,13 +206,29 @@ class LLM:
             for request in requests:
                 request.close()
         outputs = []
+        texts: Dict[int, bytes] = {}  # token id -> its text, for the logprob entries
         for text in responses:
             response = json.loads(text)
-            choices = [CompletionOutput(choice["index"], choice["message"].get("content") or "",
-                                        tuple(choice["token_ids"]), None, None, choice["finish_reason"])
-                       for choice in response["choices"]]
+            choices = []
+            for choice in response["choices"]:
+                logprobs = None
+                if choice.get("logprobs") is not None:
+                    logprobs = tuple(self._token_logprob(e, texts) for e in choice["logprobs"]["content"])
+                choices.append(CompletionOutput(
+                    choice["index"], choice["message"].get("content") or "", tuple(choice["token_ids"]),
+                    sum(t.logprob for t in logprobs) if logprobs else None, logprobs, choice["finish_reason"]))
             outputs.append(RequestOutput(str(next(self._ids)), None, response["prompt_token_ids"], choices))
         return outputs
+
+    def _token_logprob(self, entry: Dict[str, Any], texts: Dict[int, bytes]) -> TokenLogprob:
+        """A chat logprob entry named "token_id:<id>" as a TokenLogprob; its
+        bytes are the token's decoded text (as vLLM's decoded_token: a token
+        that is part of a UTF-8 sequence shows U+FFFD)."""
+        token_id = int(entry["token"][len("token_id:"):])
+        if token_id not in texts:
+            texts[token_id] = self.engine.detokenize([token_id]).encode()
+        return TokenLogprob(token_id, texts[token_id], float(entry["logprob"]),
+                            tuple(self._token_logprob(alt, texts) for alt in entry.get("top_logprobs", ())))
 
 
 def _keep_response(responses: List[Optional[str]], index: int):

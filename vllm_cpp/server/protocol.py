@@ -150,7 +150,7 @@ COMPLETION_FIELDS = (
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
     "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
-    "truncate_prompt_tokens", "bad_words",
+    "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids",
 )
 
 Prompt = Union[str, List[int]]
@@ -169,6 +169,8 @@ class CompletionRequest:
     # OpenAI's: each choice's text starts with its prompt (and its logprobs
     # with the prompt's, through SamplingParams.prompt_logprobs)
     echo: bool = False
+    # vLLM's: logprobs name tokens "token_id:<id>"
+    return_tokens_as_token_ids: bool = False
 
 
 def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
@@ -326,7 +328,8 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise invalid(str(exc)) from None
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
-                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids, echo)
+                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids, echo,
+                             read_bool(body, "return_tokens_as_token_ids", False))
 
 
 # --------------------------------------------------------------------------
@@ -342,7 +345,7 @@ CHAT_FIELDS = (
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
     "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
     "skip_special_tokens", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
-    "truncate_prompt_tokens", "bad_words",
+    "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids",
 )
 
 

@@ -21,20 +21,26 @@ from .metrics import ServerMetrics
 from .protocol import CompletionRequest
 
 
-def _legacy_logprobs(logprobs: Sequence[Union[TokenLogprob, str]], offset: int = 0) -> Tuple[Dict[str, Any], int]:
+def _legacy_logprobs(logprobs: Sequence[Union[TokenLogprob, str]], offset: int = 0,
+                     as_token_ids: bool = False) -> Tuple[Dict[str, Any], int]:
     """OpenAI's completions ``logprobs`` object (tokens, token_logprobs,
     top_logprobs, text_offset) of tokens whose text starts at ``offset`` in
     the choice's text (a stream's chunks continue the offsets), and the
-    offset after them. An entry given as the token's text alone (an echoed
-    prompt's first token, which nothing predicts) has null logprobs."""
+    offset after them. An entry given as the token's name alone (an echoed
+    prompt's first token, which nothing predicts) has null logprobs. With
+    ``as_token_ids`` (vLLM's return_tokens_as_token_ids) tokens are named
+    "token_id:<id>"."""
+    def name(entry: TokenLogprob) -> str:
+        return "token_id:%d" % entry.token_id if as_token_ids else entry.token
+
     offsets = []
     for entry in logprobs:
         offsets.append(offset)
-        offset += len(entry if isinstance(entry, str) else entry.token)
+        offset += len(entry if isinstance(entry, str) else name(entry))
     return {
-        "tokens": [e if isinstance(e, str) else e.token for e in logprobs],
+        "tokens": [e if isinstance(e, str) else name(e) for e in logprobs],
         "token_logprobs": [None if isinstance(e, str) else e.logprob for e in logprobs],
-        "top_logprobs": [None if isinstance(e, str) else {alt.token: alt.logprob for alt in e.top_logprobs}
+        "top_logprobs": [None if isinstance(e, str) else {name(alt): alt.logprob for alt in e.top_logprobs}
                          for e in logprobs],
         "text_offset": offsets,
     }, offset
@@ -74,11 +80,12 @@ class CompletionServing:
             return prompt
         return self._engine.detokenize(self._engine.prompt_token_ids(prompt, params))
 
-    def _echoed_entries(self, prompt_ids: List[int],
-                        prompt_logprobs: Sequence[Optional[TokenLogprob]]) -> List[Union[TokenLogprob, str]]:
-        """An echoed prompt's logprob entries: its first token's text (no
+    def _echoed_entries(self, prompt_ids: List[int], prompt_logprobs: Sequence[Optional[TokenLogprob]],
+                        as_token_ids: bool) -> List[Union[TokenLogprob, str]]:
+        """An echoed prompt's logprob entries: its first token's name (no
         logprob: nothing precedes it), then the engine's prompt_logprobs."""
-        return [self._engine.detokenize(prompt_ids[:1])] + list(prompt_logprobs[1:])
+        first = "token_id:%d" % prompt_ids[0] if as_token_ids else self._engine.detokenize(prompt_ids[:1])
+        return [first] + list(prompt_logprobs[1:])
 
     def _envelope(self, request_id: str, created: int) -> Dict[str, Any]:
         return {"id": request_id, "object": "text_completion", "created": created,
@@ -117,9 +124,10 @@ class CompletionServing:
         def logprobs_of(i: int, c: Completion) -> Optional[Dict[str, Any]]:
             if c.logprobs is None:
                 return None
-            echoed_entries = self._echoed_entries(prompt_ids[i // request.n], c.prompt_logprobs) if request.echo \
-                else []
-            return _legacy_logprobs(echoed_entries + list(c.logprobs))[0]
+            as_ids = request.return_tokens_as_token_ids
+            echoed_entries = self._echoed_entries(prompt_ids[i // request.n], c.prompt_logprobs, as_ids) \
+                if request.echo else []
+            return _legacy_logprobs(echoed_entries + list(c.logprobs), as_token_ids=as_ids)[0]
 
         response["choices"] = [
             {"index": i, "text": (echoed[i // request.n] if request.echo else "") + c.text,
@@ -168,7 +176,8 @@ class CompletionServing:
             legacy, offset = None, 0
             if echo_logprobs:
                 ids = self._engine.prompt_token_ids(request.prompts[index // request.n], request.params)
-                legacy, offset = _legacy_logprobs(self._echoed_entries(ids, run.prompt_logprobs()))
+                entries = self._echoed_entries(ids, run.prompt_logprobs(), request.return_tokens_as_token_ids)
+                legacy, offset = _legacy_logprobs(entries, as_token_ids=request.return_tokens_as_token_ids)
             return chunk(index, echoed[index // request.n], legacy, None, token_ids(index, True, [])), offset
 
         async def choice(index: int, run: CompletionRun) -> AsyncIterator[str]:
@@ -184,7 +193,7 @@ class CompletionServing:
                     first = False
                 legacy = None
                 if logprobs is not None:
-                    legacy, offset = _legacy_logprobs(logprobs, offset)
+                    legacy, offset = _legacy_logprobs(logprobs, offset, request.return_tokens_as_token_ids)
                 yield chunk(index, text, legacy, None, token_ids(index, first, ids))
                 first = False
             yield chunk(index, "", None, str(run.completion.finish_reason), token_ids(index, first, None))

@@ -645,6 +645,15 @@ static void test_sampling_options(vllm_engine* engine, const vllm_sampling_param
     CHECK(response != NULL && strstr(response, "\"content\":\" Paris Paris Paris\"") != NULL,
           "chat: only the allowed token");
     vllm_string_free(response);
+    snprintf(chat, sizeof chat,
+             "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 1, \"temperature\": 0, "
+             "\"allowed_token_ids\": [%d], \"logprobs\": true, \"return_tokens_as_token_ids\": true}",
+             (int)paris);
+    CHECK_STATUS(vllm_chat(engine, chat, &response), VLLM_OK, "chat with return_tokens_as_token_ids");
+    char named[64];
+    snprintf(named, sizeof named, "\"token\":\"token_id:%d\"", (int)paris);
+    CHECK(response != NULL && strstr(response, named) != NULL, "chat logprobs name the token by its id");
+    vllm_string_free(response);
     response = NULL;
     CHECK_STATUS(vllm_chat(engine,
                            "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], "

@@ -345,6 +345,8 @@ void parse_outputs(const json::Value& body, ChatRequest& r) {
                                    std::numeric_limits<int32_t>::max(), "a 32-bit integer");
     if (const json::Value* v = field(body, "stream")) r.stream = read_bool(*v, "stream");
     if (const json::Value* v = field(body, "return_token_ids")) r.return_token_ids = read_bool(*v, "return_token_ids");
+    if (const json::Value* v = field(body, "return_tokens_as_token_ids"))
+        r.return_tokens_as_token_ids = read_bool(*v, "return_tokens_as_token_ids");
     if (const json::Value* options = field(body, "stream_options")) {
         require_object(*options, "stream_options");
         if (const json::Value* v = field(*options, "include_usage"))

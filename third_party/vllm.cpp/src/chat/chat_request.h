@@ -83,6 +83,7 @@ struct ChatRequest {
     bool stream = false;
     bool include_usage = false;    // stream_options.include_usage
     bool return_token_ids = false;  // vLLM's: each choice's token ids, and the prompt's
+    bool return_tokens_as_token_ids = false;  // vLLM's: logprobs name tokens "token_id:<id>"
 
     // The request's own chat template (vLLM's `chat_template`), used instead
     // of the model's; "" : the model's. A server decides whether to trust it.

@@ -229,7 +229,8 @@ std::string ChatService::complete(const Prepared& prepared, ChatCancel* cancel) 
         choice.finish_reason = finish_reason_of(result);
         choice.forced_tool_call = forced_tool_call(prepared.request);
         output_parser(prepared).parse_all(result.text, choice);
-        if (prepared.request.logprobs) choice.logprobs = chat_logprobs(result.logprobs, tokenizer_);
+        if (prepared.request.logprobs)
+            choice.logprobs = chat_logprobs(result.logprobs, tokenizer_, prepared.request.return_tokens_as_token_ids);
         if (prepared.request.return_token_ids) choice.token_ids = result.output_tokens;
         parts.usage.completion_tokens += result.completion_tokens;
         parts.choices.push_back(std::move(choice));
@@ -258,7 +259,7 @@ void ChatService::stream(const Prepared& prepared, const ChunkSink& sink, ChatCa
         while (stream.next(event) && !event.finished) {
             ChoiceDelta delta = parser.feed(event.delta);
             if (prepared.request.logprobs && !event.logprobs.empty())
-                delta.logprobs = chat_logprobs(event.logprobs, tokenizer_);
+                delta.logprobs = chat_logprobs(event.logprobs, tokenizer_, prepared.request.return_tokens_as_token_ids);
             if (ids) {
                 delta.token_ids = stream.output_tokens(ids_sent, static_cast<size_t>(event.n_tokens));
                 ids_sent += delta.token_ids.size();
