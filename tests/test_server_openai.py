@@ -275,6 +275,28 @@ def test_echo(client, server_engine):
     assert streamed == {key: getattr(logprobs, key) for key in streamed}
 
 
+def test_prompt_logprobs(client, server_engine):
+    """vLLM's prompt_logprobs on completions: per prompt token null (the
+    first) or {token id: {logprob, rank, decoded_token}}; streamed, with the
+    choice's finish chunk."""
+    ids = server_engine.tokenize("The capital of France is")
+    expected = server_engine.complete(ids, SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=2))
+    blocking = client.completions.create(model=MODEL_NAME, prompt=[ids], max_tokens=1, temperature=0,
+                                         extra_body={"prompt_logprobs": 2})
+    reported = blocking.choices[0].model_extra["prompt_logprobs"]
+    assert len(reported) == len(ids) and reported[0] is None
+    for position, entry in zip(reported[1:], expected.prompt_logprobs[1:]):
+        own = position[str(entry.token_id)]
+        assert own["logprob"] == entry.logprob and own["rank"] == entry.rank >= 1
+        assert len(position) <= 3 and own["decoded_token"] == server_engine.detokenize([entry.token_id])
+    chunks = list(client.completions.create(model=MODEL_NAME, prompt=[ids], max_tokens=1, temperature=0,
+                                            stream=True, extra_body={"prompt_logprobs": 2}))
+    finish = [c.choices[0] for c in chunks if c.choices[0].finish_reason is not None][0]
+    assert finish.model_extra["prompt_logprobs"] == reported
+    with pytest.raises(openai.BadRequestError, match="prompt_logprobs"):
+        client.completions.create(model=MODEL_NAME, prompt="a", max_tokens=1, extra_body={"prompt_logprobs": 21})
+
+
 def test_return_tokens_as_token_ids(client, server_engine):
     """vLLM's return_tokens_as_token_ids: logprobs name tokens "token_id:<id>", on chat and completions."""
     chat = client.chat.completions.create(model=MODEL_NAME, messages=HI, max_tokens=3, temperature=0, logprobs=True,

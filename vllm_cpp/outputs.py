@@ -39,12 +39,15 @@ class FinishReason(str, enum.Enum):
 class TokenLogprob:
     """One token's log-probability: its id, raw bytes, text (the bytes as
     UTF-8, U+FFFD where a token holds part of a character) and, for a
-    generated token, the most likely alternatives."""
+    generated or prompt token, the most likely alternatives and its rank
+    (vLLM's: how many tokens are at least as likely; 1 for the most likely;
+    ``None`` where the engine computed none, e.g. an alternative)."""
 
     token_id: int
     token_bytes: bytes
     logprob: float
     top_logprobs: Tuple["TokenLogprob", ...] = ()
+    rank: Optional[int] = None
 
     @property
     def token(self) -> str:
@@ -54,7 +57,7 @@ class TokenLogprob:
     def from_native(cls, entry: Dict[str, Any]) -> "TokenLogprob":
         """An entry of ``vllm_request_output``'s ``logprobs`` list."""
         return cls(int(entry["token_id"]), bytes(entry["bytes"]), float(entry["logprob"]),
-                   tuple(cls.from_native(alt) for alt in entry.get("top_logprobs", ())))
+                   tuple(cls.from_native(alt) for alt in entry.get("top_logprobs", ())), entry.get("rank"))
 
 
 @dataclass(frozen=True)

@@ -202,9 +202,11 @@ VLLM_API vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32
    {"token_ids": [...], "logprobs": null | [{"token_id", "bytes", "logprob",
    "top_logprobs": [{"token_id", "bytes", "logprob"}, ...]}, ...]}, where
    "bytes" are the token's raw bytes (special tokens as their text) and a
-   logprob of -inf reads -9999.0; a request submitted with the option
-   "prompt_logprobs" (vllm_request_submit_with_options) also has
-   "prompt_logprobs": [null, entry, ...]. Errors as vllm_request_completion;
+   logprob of -inf reads -9999.0; a sampled or prompt token's entry also
+   has "rank" (vLLM's: how many tokens were at least as likely; 1 for the
+   most likely; absent for a token a grammar forced); a request submitted
+   with the option "prompt_logprobs" (vllm_request_submit_with_options)
+   also has "prompt_logprobs": [null, entry, ...]. Errors as vllm_request_completion;
    INVALID_ARGUMENT for a chat request. */
 VLLM_API vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request, char** out_json);
 

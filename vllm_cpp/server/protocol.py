@@ -150,7 +150,7 @@ COMPLETION_FIELDS = (
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
     "return_token_ids", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
-    "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids",
+    "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids", "prompt_logprobs",
 )
 
 Prompt = Union[str, List[int]]
@@ -171,6 +171,8 @@ class CompletionRequest:
     echo: bool = False
     # vLLM's: logprobs name tokens "token_id:<id>"
     return_tokens_as_token_ids: bool = False
+    # vLLM's prompt_logprobs asked for: each choice reports them
+    prompt_logprobs: bool = False
 
 
 def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
@@ -296,6 +298,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     stream = read_bool(body, "stream", False)
     return_token_ids = read_bool(body, "return_token_ids", False)
     logprobs = read_int(body, "logprobs", None, 0, 20)
+    prompt_logprobs = read_int(body, "prompt_logprobs", None, 0, 20)
     max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
     seed = read_int(body, "seed", None, 0, UINT64_MAX)
     try:
@@ -315,7 +318,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             structured_output=_read_structured(body),
             logprobs=logprobs,
             # vLLM's rule: an echoed prompt's logprobs come with the outputs'.
-            prompt_logprobs=logprobs if echo else None,
+            prompt_logprobs=prompt_logprobs if prompt_logprobs is not None else logprobs if echo else None,
             logit_bias=_read_logit_bias(body),
             allowed_token_ids=_read_token_ids(body, "allowed_token_ids"),
             stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
@@ -329,7 +332,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
                              read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids, echo,
-                             read_bool(body, "return_tokens_as_token_ids", False))
+                             read_bool(body, "return_tokens_as_token_ids", False), prompt_logprobs is not None)
 
 
 # --------------------------------------------------------------------------

@@ -46,6 +46,25 @@ def _legacy_logprobs(logprobs: Sequence[Union[TokenLogprob, str]], offset: int =
     }, offset
 
 
+def _vllm_prompt_logprobs(engine: Engine, entries: Sequence[Optional[TokenLogprob]]) -> List[Any]:
+    """vLLM's prompt_logprobs in a response: per prompt token null (the
+    first) or {token id: {"logprob", "rank", "decoded_token"}}, the token's
+    own entry with its rank, then its alternatives ranked 1, 2, ..."""
+    def shown(token_id: int, logprob: float, rank: Optional[int]) -> Dict[str, Any]:
+        return {"logprob": logprob, "rank": rank, "decoded_token": engine.detokenize([token_id])}
+
+    out: List[Any] = []
+    for entry in entries:
+        if entry is None:
+            out.append(None)
+            continue
+        position = {str(entry.token_id): shown(entry.token_id, entry.logprob, entry.rank)}
+        for rank, alt in enumerate(entry.top_logprobs, 1):
+            position.setdefault(str(alt.token_id), shown(alt.token_id, alt.logprob, rank))
+        out.append(position)
+    return out
+
+
 #: Compact JSON, one encoder for every call (json.dumps with arguments
 #: builds a new one each time, and this runs per streamed chunk).
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
@@ -133,6 +152,9 @@ class CompletionServing:
             {"index": i, "text": (echoed[i // request.n] if request.echo else "") + c.text,
              "logprobs": logprobs_of(i, c), "finish_reason": str(c.finish_reason)}
             for i, c in enumerate(completions)]
+        if request.prompt_logprobs:
+            for choice, c in zip(response["choices"], completions):
+                choice["prompt_logprobs"] = _vllm_prompt_logprobs(self._engine, c.prompt_logprobs)
         if request.return_token_ids:
             for i, (choice, c) in enumerate(zip(response["choices"], completions)):
                 choice["prompt_token_ids"] = prompt_ids[i // request.n]
@@ -196,7 +218,11 @@ class CompletionServing:
                     legacy, offset = _legacy_logprobs(logprobs, offset, request.return_tokens_as_token_ids)
                 yield chunk(index, text, legacy, None, token_ids(index, first, ids))
                 first = False
-            yield chunk(index, "", None, str(run.completion.finish_reason), token_ids(index, first, None))
+            extra = token_ids(index, first, None)
+            if request.prompt_logprobs:  # vLLM's prompt_logprobs, streamed with the choice's finish
+                extra += ',"prompt_logprobs":%s' % _dumps(_vllm_prompt_logprobs(self._engine,
+                                                                                run.completion.prompt_logprobs))
+            yield chunk(index, "", None, str(run.completion.finish_reason), extra)
 
         async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
             yield item

@@ -144,6 +144,9 @@ void test_logprobs() {
               near(lp.top[0].second, float(3.0 - z), 1e-5f),
           "top logprobs: most likely first, ties by id");
     check(sampler.logprobs(logits.data(), 4, 3, 0).top.empty(), "no alternatives asked, none given");
+    check(lp.rank == 3 && sampler.logprobs(logits.data(), 4, 1, 0).rank == 2 &&
+              sampler.logprobs(logits.data(), 4, 3, 0).rank == 4,
+          "rank: the tokens at least as likely, ties included (vLLM's)");
 }
 
 void test_vocabulary_size_changes() {

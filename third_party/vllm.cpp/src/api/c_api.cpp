@@ -481,6 +481,7 @@ vllm::json::Value logprob_entries(const vllm::Tokenizer& tokenizer, const std::v
     vllm::json::Value entries = vllm::json::Value::array();
     for (const vllm::TokenLogprob& token_logprob : sampled) {
         vllm::json::Value entry = logprob_entry(tokenizer, token_logprob.token, token_logprob.logprob);
+        if (token_logprob.rank > 0) entry.set("rank", static_cast<int64_t>(token_logprob.rank));
         vllm::json::Value top = vllm::json::Value::array();
         for (const auto& [token, logprob] : token_logprob.top) top.push_back(logprob_entry(tokenizer, token, logprob));
         entry.set("top_logprobs", std::move(top));

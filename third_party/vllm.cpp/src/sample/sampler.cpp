@@ -148,6 +148,8 @@ TokenLogprob Sampler::logprobs(const float* logits, int32_t vocab_size, int32_t 
     TokenLogprob out;
     out.token = token;
     out.logprob = logits[token] - log_z;
+    const float own = logits[token];
+    out.rank = static_cast<int32_t>(std::count_if(logits, logits + vocab_size, [own](float v) { return v >= own; }));
     if (top > 0) {
         reset_ids(vocab_size);
         const int32_t k = std::min(top, vocab_size);

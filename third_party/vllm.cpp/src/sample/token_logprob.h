@@ -13,6 +13,9 @@ struct TokenLogprob {
     int32_t token = 0;
     float logprob = 0.0f;
     std::vector<std::pair<int32_t, float>> top;  // (token, logprob), most likely first
+    // vLLM's rank: how many tokens are at least as likely (1: the most
+    // likely); 0 where none was computed (a jump-forward token's entry).
+    int32_t rank = 0;
 };
 
 // A log-probability as JSON can carry it: JSON has no infinities, and vLLM
