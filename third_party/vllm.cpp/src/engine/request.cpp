@@ -15,6 +15,7 @@ Request::Request(uint64_t arrival, int32_t priority, std::vector<int32_t> prompt
       stream(std::move(stream_)) {
     for (const std::string& word : sampling.bad_words) {
         const size_t start = word.find_first_not_of(' ');
+        if (start == std::string::npos) continue;  // blank (the options refuse it)
         const std::vector<int32_t> alone = tokenizer.encode(word.substr(start), false, /*parse_special=*/true);
         bad_word_ids.push_back(alone);
         // After another word it may be other tokens: kept when that is a
@@ -27,7 +28,8 @@ Request::Request(uint64_t arrival, int32_t priority, std::vector<int32_t> prompt
         // Every position's logits: no prefix-cache hit may skip one, and a
         // prefill chunk's rows stay within about 64 MiB of floats.
         sched.reads_prefix_cache = false;
-        sched.max_tokens_per_step = std::max(16, static_cast<int>((64 << 20) / 4 / std::max(1, tokenizer.vocab_size())));
+        constexpr int kRowFloats = (64 << 20) / sizeof(float);
+        sched.max_tokens_per_step = std::max(16, kRowFloats / std::max(1, tokenizer.vocab_size()));
     }
 }
 
