@@ -417,8 +417,8 @@ class Engine:
         (ties in arrival order); other policies ignore it. A text prompt goes
         through the additive ``vllm_request_submit_with_priority`` (the
         default ``0`` is what the v10 ``vllm_request_submit`` submits);
-        token ids, ``params.logprobs``, ``logit_bias`` or
-        ``allowed_token_ids`` through ``vllm_request_submit_with_options``.
+        token ids, ``params.logprobs`` or any of ``params.request_options()``
+        through ``vllm_request_submit_with_options``.
         """
         params = _sampling(params)
         if not callable(callback):
@@ -570,8 +570,7 @@ class Engine:
             completion,
             token_ids=tuple(generated["token_ids"]),
             logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs),
-            prompt_logprobs=None if prompt_logprobs is None else tuple(
-                None if e is None else TokenLogprob.from_native(e) for e in prompt_logprobs))
+            prompt_logprobs=None if prompt_logprobs is None else _prompt_logprob_entries(prompt_logprobs))
 
     def request_prompt_logprobs(self, request: Request) -> Tuple[Optional[TokenLogprob], ...]:
         """A completion request's prompt_logprobs while it runs
@@ -585,7 +584,7 @@ class Engine:
             entries = json.loads(decode_cstr(out[0], "prompt_logprobs"))
         finally:
             lib.vllm_string_free(out[0])
-        return tuple(None if e is None else TokenLogprob.from_native(e) for e in entries)
+        return _prompt_logprob_entries(entries)
 
     def request_token_ids(self, request: Request, start: int, count: int) -> List[int]:
         """The ids of a completion request's generated tokens
@@ -664,6 +663,12 @@ def _sampling(params: Any) -> SamplingParams:
 def _needs_request(prompt: Any, params: SamplingParams) -> bool:
     """Whether a completion must go through ``vllm_request_submit_with_options``."""
     return not isinstance(prompt, str) or params.logprobs is not None or bool(params.request_options())
+
+
+def _prompt_logprob_entries(entries: List[Any]) -> Tuple[Optional[TokenLogprob], ...]:
+    """vllm_request_output's "prompt_logprobs" array: None for the first
+    prompt token, then one TokenLogprob each."""
+    return tuple(None if e is None else TokenLogprob.from_native(e) for e in entries)
 
 
 def _native_prompt(prompt: Any):

@@ -15,7 +15,6 @@ from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple, Un
 
 from ..engine import Engine
 from ..outputs import Completion, TokenLogprob
-from ..sampling_params import SamplingParams
 from .generation import CompletionRun, merge
 from .metrics import ServerMetrics
 from .protocol import CompletionRequest
@@ -92,12 +91,20 @@ class CompletionServing:
             raise
         return runs
 
-    def _prompt_text(self, prompt: Union[str, List[int]], params: SamplingParams) -> str:
-        """A prompt as ``echo`` puts it before the completion: its text, or
-        the text of the token ids it runs with (given as ids, or truncated)."""
-        if isinstance(prompt, str) and params.truncate_prompt_tokens is None:
-            return prompt
-        return self._engine.detokenize(self._engine.prompt_token_ids(prompt, params))
+    def _prompt_ids(self, request: CompletionRequest) -> List[List[int]]:
+        """Each prompt's ids as it runs (truncated when asked), worked out
+        once per prompt for return_token_ids and echo ([] when neither)."""
+        if not (request.return_token_ids or request.echo):
+            return []
+        return [self._engine.prompt_token_ids(prompt, request.params) for prompt in request.prompts]
+
+    def _echoed_texts(self, request: CompletionRequest, prompt_ids: List[List[int]]) -> List[str]:
+        """Each prompt as ``echo`` puts it before the completion: its text,
+        or the text of the ids it runs with (given as ids, or truncated)."""
+        if not request.echo:
+            return []
+        return [prompt if isinstance(prompt, str) and request.params.truncate_prompt_tokens is None
+                else self._engine.detokenize(ids) for prompt, ids in zip(request.prompts, prompt_ids)]
 
     def _echoed_entries(self, prompt_ids: List[int], prompt_logprobs: Sequence[Optional[TokenLogprob]],
                         as_token_ids: bool) -> List[Union[TokenLogprob, str]]:
@@ -136,9 +143,8 @@ class CompletionServing:
             pass
         completions = self._finish(runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
-        prompt_ids = [self._engine.prompt_token_ids(prompt, request.params) for prompt in request.prompts] \
-            if request.return_token_ids or request.echo else []
-        echoed = [self._prompt_text(prompt, request.params) for prompt in request.prompts] if request.echo else []
+        prompt_ids = self._prompt_ids(request)
+        echoed = self._echoed_texts(request, prompt_ids)
 
         def logprobs_of(i: int, c: Completion) -> Optional[Dict[str, Any]]:
             if c.logprobs is None:
@@ -178,18 +184,18 @@ class CompletionServing:
                 head, index, _dumps(text), "null" if logprobs is None else _dumps(logprobs),
                 "null" if finish_reason is None else _dumps(finish_reason), ids)
 
+        prompt_ids = self._prompt_ids(request)
         # return_token_ids (vLLM's): a choice's first chunk carries its
         # prompt's ids, every chunk its tokens' ids ([] in the finish chunk).
-        prompt_ids = ([_dumps(self._engine.prompt_token_ids(p, request.params)) for p in request.prompts]
-                      if request.return_token_ids else None)
+        prompt_ids_json = [_dumps(ids) for ids in prompt_ids] if request.return_token_ids else None
 
         def token_ids(index: int, first: bool, ids: Optional[List[int]]) -> str:
-            if prompt_ids is None:
+            if prompt_ids_json is None:
                 return ""
-            prompt = ',"prompt_token_ids":%s' % prompt_ids[index // request.n] if first else ""
+            prompt = ',"prompt_token_ids":%s' % prompt_ids_json[index // request.n] if first else ""
             return '%s,"token_ids":%s' % (prompt, _dumps(ids or []))
 
-        echoed = [self._prompt_text(prompt, request.params) for prompt in request.prompts] if request.echo else []
+        echoed = self._echoed_texts(request, prompt_ids)
         echo_logprobs = request.echo and request.params.logprobs is not None
 
         def echo_chunk(index: int, run: CompletionRun) -> Tuple[str, int]:
@@ -197,8 +203,8 @@ class CompletionServing:
             once its first token is out) and the text offset after it."""
             legacy, offset = None, 0
             if echo_logprobs:
-                ids = self._engine.prompt_token_ids(request.prompts[index // request.n], request.params)
-                entries = self._echoed_entries(ids, run.prompt_logprobs(), request.return_tokens_as_token_ids)
+                entries = self._echoed_entries(prompt_ids[index // request.n], run.prompt_logprobs(),
+                                               request.return_tokens_as_token_ids)
                 legacy, offset = _legacy_logprobs(entries, as_token_ids=request.return_tokens_as_token_ids)
             return chunk(index, echoed[index // request.n], legacy, None, token_ids(index, True, [])), offset
 
