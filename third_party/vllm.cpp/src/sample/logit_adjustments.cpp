@@ -51,13 +51,13 @@ std::vector<int32_t> read_allowed(const json::Value& v) {
     return allowed;
 }
 
-void check_id(int32_t id, int32_t vocab_size, const char* field) {
+}  // namespace
+
+void check_token_id(int32_t id, int32_t vocab_size, const char* field) {
     if (id >= vocab_size)
         throw_invalid_argument(std::string("'") + field + "' token id " + std::to_string(id) +
                                " is outside the vocabulary (" + std::to_string(vocab_size) + " tokens)");
 }
-
-}  // namespace
 
 std::vector<int32_t> read_token_ids(const json::Value& v, const std::string& name) {
     if (!v.is_array()) json::wrong_type(name, "an array of token ids", v);
@@ -80,8 +80,8 @@ LogitAdjustments LogitAdjustments::from_json(const json::Value& object) {
 
 void LogitAdjustments::check_vocabulary(int32_t vocab_size) const {
     // Both lists are ascending: their last ids are the largest.
-    if (!bias.empty()) check_id(bias.back().first, vocab_size, "logit_bias");
-    if (!allowed.empty()) check_id(allowed.back(), vocab_size, "allowed_token_ids");
+    if (!bias.empty()) check_token_id(bias.back().first, vocab_size, "logit_bias");
+    if (!allowed.empty()) check_token_id(allowed.back(), vocab_size, "allowed_token_ids");
 }
 
 void LogitAdjustments::apply(float* logits, int32_t vocab_size) const {

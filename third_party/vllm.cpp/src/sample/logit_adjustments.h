@@ -47,4 +47,8 @@ struct LogitAdjustments {
 // INVALID_ARGUMENT naming `name` or the element otherwise.
 std::vector<int32_t> read_token_ids(const json::Value& v, const std::string& name);
 
+// INVALID_ARGUMENT "'<field>' token id <id> is outside the vocabulary" for
+// an id at or past vocab_size.
+void check_token_id(int32_t id, int32_t vocab_size, const char* field);
+
 }  // namespace vllm

@@ -98,9 +98,7 @@ bool SamplingConfig::is_stop_token(int32_t token) const {
 
 void SamplingConfig::check_vocabulary(int32_t vocab_size) const {
     if (logit_adjustments) logit_adjustments->check_vocabulary(vocab_size);
-    if (!stop_token_ids.empty() && stop_token_ids.back() >= vocab_size)
-        throw_invalid_argument("'stop_token_ids' token id " + std::to_string(stop_token_ids.back()) +
-                               " is outside the vocabulary (" + std::to_string(vocab_size) + " tokens)");
+    if (!stop_token_ids.empty()) check_token_id(stop_token_ids.back(), vocab_size, "stop_token_ids");
 }
 
 }  // namespace vllm
