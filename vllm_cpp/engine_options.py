@@ -179,8 +179,8 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "Threads of the engine's pool, 1-1024 (default: all cores; VLLM_CPP_NUM_THREADS overrides).",
                  cli=True, metavar="N"),
     EngineOption("isa", _TEXT, None,
-                 "Kernel build: scalar, avx2, avx512 or neon, process-wide (default: the best this CPU "
-                 "runs; VLLM_CPP_ISA overrides).", cli=True, metavar="NAME"),
+                 "Kernel build: scalar, avx2, avx512, amx (AVX-512 with BF16 matmuls on AMX tiles) or "
+                 "neon, process-wide (default: the best this CPU runs; VLLM_CPP_ISA overrides).", cli=True, metavar="NAME"),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

@@ -273,8 +273,9 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
                               set, is INVALID_ARGUMENT. Per engine.
      "num_threads"            integer in [1, 1024]: the engine's thread pool
                               (default: all hardware threads). Per engine.
-     "isa"                    "scalar", "avx2", "avx512" (x86-64) or "neon"
-                              (AArch64): the kernel build. Process-wide: the
+     "isa"                    "scalar", "avx2", "avx512", "amx" (x86-64: the
+                              AVX-512 build with BF16 matmuls on AMX tiles) or
+                              "neon" (AArch64): the kernel build. Process-wide: the
                               first engine that names one (or the first kernel
                               use) fixes it; a later engine naming another, or
                               one this CPU cannot run, is INVALID_ARGUMENT.

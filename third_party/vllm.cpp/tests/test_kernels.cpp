@@ -48,7 +48,7 @@ std::string name_of(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)
 
 std::vector<const IsaKernels*> available_isas() {
     std::vector<const IsaKernels*> out;
-    for (const char* name : {"scalar", "avx2", "avx512", "neon"})
+    for (const char* name : {"scalar", "avx2", "avx512", "amx", "neon"})
         if (const IsaKernels* k = find_isa(name)) out.push_back(k);
     return out;
 }
@@ -557,7 +557,7 @@ void test_dense() {
     const std::vector<float> a = {1.0f, 2.0f, 3.0f};
     check(dot_f32(a.data(), a.data(), 3) == 14.0f, "dot_f32 (active build)");
     const std::string isa = active_isa();
-    check(isa == "scalar" || isa == "avx2" || isa == "avx512" || isa == "neon", "active_isa() = " + isa);
+    check(isa == "scalar" || isa == "avx2" || isa == "avx512" || isa == "amx" || isa == "neon", "active_isa() = " + isa);
 }
 
 void test_errors() {

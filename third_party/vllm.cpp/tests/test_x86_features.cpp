@@ -31,6 +31,10 @@ int main() {
         check(flag.ours == flag.compiler, std::string(flag.name) + ": ours " + (flag.ours ? "yes" : "no") +
                                               ", __builtin_cpu_supports " + (flag.compiler ? "yes" : "no"));
     }
+    // AMX also needs the kernel's permission (asked for by the probe), so
+    // only one direction holds; on Linux 5.16+ with the CPU flag, ours too.
+    if (f.amx_bf16) std::printf(" amx-bf16");
+    check(!f.amx_bf16 || (__builtin_cpu_supports("amx-bf16") && f.avx512bf16), "amx_bf16 only with the CPU flag");
     std::printf("\n");
 #else
     check(!f.avx2 && !f.avx512f, "no x86 features reported off x86");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "kernels/cpu/kernels.h"
 #include "sample/rejection_sampler.h"
 #include "util/error.h"
 
@@ -446,6 +447,7 @@ EngineStats EngineCore::stats() const {
     s.block_size = kv_cache_.block_size();
     s.kv_cache_bytes = kv_cache_.total_bytes();
     s.prefix_caching = kv_manager_.prefix_caching();
+    s.isa = kernels::active_isa();
     s.prefix_cache_queries = scheduler_.prefix_cache_queries();
     s.prefix_cache_hits = scheduler_.prefix_cache_hits();
     s.preemptions = scheduler_.num_preemptions();

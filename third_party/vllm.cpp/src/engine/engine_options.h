@@ -7,7 +7,7 @@
 //                          bfloat16 and fp8* refused by name
 //   kv_cache_memory_bytes  integer >= 1: the KV budget when num_blocks is unset (per engine)
 //   num_threads            integer in [1, 1024]: the engine's thread pool (per engine)
-//   isa                    "scalar", "avx2", "avx512" (x86-64) or "neon" (AArch64):
+//   isa                    "scalar", "avx2", "avx512", "amx" (x86-64) or "neon" (AArch64):
 //                          the kernel build, process-wide (kernels::require_isa)
 //
 // A null value is the same as the key left out. Each environment variable

@@ -29,6 +29,7 @@ std::string EngineStats::to_json() const {
     num("block_size", block_size);
     num("kv_cache_bytes", kv_cache_bytes);
     field("prefix_caching", prefix_caching ? "true" : "false");
+    field("isa", "\"" + std::string(isa) + "\"");
     num("prefix_cache_queries", prefix_cache_queries);
     num("prefix_cache_hits", prefix_cache_hits);
     num("prompt_tokens", prompt_tokens);

@@ -58,6 +58,7 @@ struct EngineStats {
     int64_t block_size = 0;
     int64_t kv_cache_bytes = 0;    // all groups' K/V storage together
     bool prefix_caching = false;
+    const char* isa = "";        // the kernel build in use (kernels::active_isa)
     int64_t prefix_cache_queries = 0;  // prompt tokens looked up
     int64_t prefix_cache_hits = 0;     // of those, found cached
     int64_t prompt_tokens = 0;         // submitted prompt tokens

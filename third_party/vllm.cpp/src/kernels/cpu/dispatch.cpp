@@ -14,7 +14,7 @@ namespace vllm::kernels {
 
 namespace {
 
-enum Level { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+enum Level { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAmx = 3 };
 // AArch64 has one level above scalar. (x86 and ARM builds never meet in
 // one binary: each name is only known where its kernels are compiled.)
 constexpr int kNeon = 1;
@@ -24,7 +24,7 @@ int cpu_level() {
     const X86Features& cpu = x86_features();
     const bool avx2 = cpu.avx2 && cpu.fma && cpu.f16c && cpu.bmi2;
     if (avx2 && cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512dq && cpu.avx512vnni)
-        return kAvx512;
+        return cpu.amx_bf16 ? kAmx : kAvx512;
     if (avx2) return kAvx2;
 #endif
 #ifdef VLLM_HAVE_NEON_KERNELS
@@ -42,12 +42,14 @@ int level_named(const char* name) {
 #else
     if (std::strcmp(name, "avx2") == 0) return kAvx2;
     if (std::strcmp(name, "avx512") == 0) return kAvx512;
+    if (std::strcmp(name, "amx") == 0) return kAmx;
 #endif
     return -1;
 }
 
 const IsaKernels& kernels_at(int level) {
 #ifdef VLLM_HAVE_X86_KERNELS
+    if (level == kAmx) return amx_kernels();
     if (level == kAvx512) return avx512_kernels();
     if (level == kAvx2) return avx2_kernels();
 #endif

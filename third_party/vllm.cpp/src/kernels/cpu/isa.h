@@ -95,6 +95,9 @@ const IsaKernels& avx512_kernels();
 // Switches the AVX-512 table's BF16 kernel to vdpbf16ps (only on CPUs with
 // AVX-512 BF16; kernels_avx512bf16.cpp).
 void use_avx512_bf16(IsaKernels& k);
+// The AVX-512 build with BF16 matmuls on AMX tiles (kernels_amx.cpp; only
+// where x86_features().amx_bf16).
+const IsaKernels& amx_kernels();
 #endif
 #ifdef VLLM_HAVE_NEON_KERNELS
 // AArch64: the "neon" build (kernels_neon.cpp), which is the SDOT variant
@@ -108,7 +111,7 @@ static inline ActKind activation_kind(const IsaKernels& isa, GgmlType type) {
     return type == GgmlType::BF16 && isa.quantize_bf16 != nullptr ? ActKind::BF16 : act_kind(type);
 }
 
-// The build named `name` ("scalar", "avx2", "avx512", "neon") when this
+// The build named `name` ("scalar", "avx2", "avx512", "amx", "neon") when this
 // machine can run it, else nullptr.
 const IsaKernels* find_isa(const char* name);
 

@@ -75,8 +75,8 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 
-// The instruction set in use: "avx512", "avx2", "neon" or "scalar".
-// VLLM_CPP_ISA=scalar|avx2|avx512|neon forces a lower one (for tests);
+// The instruction set in use: "amx", "avx512", "avx2", "neon" or "scalar".
+// VLLM_CPP_ISA=scalar|avx2|avx512|amx|neon forces a lower one (for tests);
 // a value the CPU cannot run is ignored.
 const char* active_isa();
 

@@ -4,6 +4,10 @@
 #include <cpuid.h>
 #include <cstdint>
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace vllm::kernels {
 
@@ -20,6 +24,18 @@ uint64_t xcr0() {
     return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
+// Linux hands out the tile state (8 KiB a thread) only to processes that
+// ask for it.
+bool amx_permitted() {
+#if defined(__x86_64__) && defined(__linux__)
+    constexpr long kArchReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+}
+
 X86Features probe() {
     X86Features f;
     unsigned a = 0, b = 0, c = 0, d = 0;
@@ -30,8 +46,8 @@ X86Features probe() {
     const bool ymm_saved = (xcr & 0x6) == 0x6;     // SSE and AVX state
     const bool zmm_saved = (xcr & 0xe6) == 0xe6;   // plus opmask, ZMM0-15 high halves, ZMM16-31
     if (__get_cpuid_max(0, nullptr) < 7) return f;
-    unsigned b7 = 0, c7 = 0;
-    __cpuid_count(7, 0, a, b7, c7, d);
+    unsigned b7 = 0, c7 = 0, d7 = 0;
+    __cpuid_count(7, 0, a, b7, c7, d7);
     const unsigned max_subleaf = a;
     const bool avx_usable = avx && ymm_saved;
     f.avx2 = avx_usable && bit(b7, 5);
@@ -49,6 +65,8 @@ X86Features probe() {
         __cpuid_count(7, 1, a71, b, c, d);
         f.avx512bf16 = avx512_usable && bit(a71, 5);
     }
+    const bool tiles_saved = (xcr & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
+    f.amx_bf16 = f.avx512bf16 && tiles_saved && bit(d7, 22) && bit(d7, 24) && amx_permitted();
     return f;
 }
 #else

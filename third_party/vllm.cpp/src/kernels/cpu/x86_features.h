@@ -17,6 +17,11 @@ struct X86Features {
     bool avx512dq = false;
     bool avx512vnni = false;
     bool avx512bf16 = false;
+    // AMX tiles with bf16 products (and AVX-512 BF16), which Linux also
+    // lets this process use: the first probe asks for the permission
+    // (arch_prctl ARCH_REQ_XCOMP_PERM), refused where a thread's signal
+    // stack is too small for the tile state.
+    bool amx_bf16 = false;
 };
 
 // Read once; every flag also requires the OS to save the registers it
