@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <vector>
 
 #include "kernels/cpu/prefetch.h"
 #include "kernels/cpu/simd_avx512.h"
@@ -55,6 +55,19 @@ struct alignas(64) TileConfig {
         }
     }
 };
+
+// The configuration for tiles of `tokens` (1-16) tokens: built once, in
+// static storage: a configuration on the stack, which the compiler sees
+// no ordinary read of, may be left unwritten (the cause given for
+// llama.cpp's AMX crashes in ggml-org/llama.cpp#26954).
+const TileConfig& tile_config(int tokens) {
+    static const auto configs = [] {
+        std::vector<TileConfig> all;
+        for (int n = 1; n <= kTileTokens; ++n) all.emplace_back(n);
+        return all;
+    }();
+    return configs[tokens - 1];
+}
 
 // One row group's sums for the tokens of a C tile, on from the stored
 // tile: the pairs past the last whole step, with vdpbf16ps.
@@ -130,7 +143,6 @@ void amx_block(const uint8_t* group, const GemmArgs& g, int64_t t0, int tokens, 
 // tiles at a time, then one full tile, then the rest in a tile of their
 // own configuration.
 void gemm_amx_bf16(const GemmArgs& g) {
-    static const TileConfig full(kTileTokens);
     const int64_t tokens = g.tok_end - g.tok_begin;
     const int64_t full_end = g.tok_begin + tokens / kTileTokens * kTileTokens;
     const int rest = static_cast<int>(tokens % kTileTokens);
@@ -143,14 +155,13 @@ void gemm_amx_bf16(const GemmArgs& g) {
         }
     };
     if (full_end > g.tok_begin) {
-        _tile_loadconfig(&full);
+        _tile_loadconfig(&tile_config(kTileTokens));
         int64_t t = g.tok_begin;
         for (; t + 2 * kTileTokens <= full_end; t += 2 * kTileTokens) each_row_pair(t, kTileTokens, true);
         if (t < full_end) each_row_pair(t, kTileTokens, false);
     }
     if (rest > 0) {
-        const TileConfig partial(rest);
-        _tile_loadconfig(&partial);
+        _tile_loadconfig(&tile_config(rest));
         each_row_pair(full_end, rest, false);
     }
     _tile_release();
