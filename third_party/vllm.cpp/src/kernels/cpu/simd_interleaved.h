@@ -331,13 +331,14 @@ struct FloatTiles {
         // lone token (decode) is not bound by one chain's latency.
         F even_acc[T], odd_acc[T];
         for (int t = 0; t < T; ++t) even_acc[t] = odd_acc[t] = V::set1(0.0f);
-        // From 3 tokens the group's first tile asks for the next group's
-        // bytes as it reads its own, a line a column pair: the FMAs of a
-        // group then take long enough that memory sat idle through them
-        // (AVX-512, F16 model's matmuls at 5 positions: 12.0-12.4 ms a step
-        // without, 8.4-8.7 with; 1-2 tokens, bound by memory alone, measured
-        // no faster with it).
-        const bool prefetch = T >= 3 && t0 == g.tok_begin;
+        // The group's first tile asks for the next group's bytes as it
+        // reads its own, a line a column pair: the FMAs of a group take long
+        // enough that memory sat idle through them (AVX-512, an F16 model's
+        // matmuls at 5 positions: 12.0-12.4 ms a step without, 8.4-8.7 with,
+        // on a Zen 4). At 1-2 tokens the Zen 4 measured no difference, but
+        // an Emerald Rapids Xeon's decode step took 16.1 ms without and
+        // 10.2 with (bench_decode_matmuls 2 f16, BENCHMARKS.md).
+        const bool prefetch = t0 == g.tok_begin;
         const int64_t next_group = kInterleaveRows * static_cast<int64_t>(g.w_stride);
         for (int64_t c = 0; c < g.cols; c += 2) {
             if (prefetch) prefetch_span(group, next_group + c / 2 * kFloatGroupPairBytes, kFloatGroupPairBytes);
