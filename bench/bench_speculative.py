@@ -284,15 +284,15 @@ def draft_name(path):
     return stem.split("-llama_cpp-")[0].rsplit("-", 1)[-1] if "-llama_cpp-" in stem else stem
 
 
-def draft_engines(drafts, vocabs, confidences, draft_k):
+def draft_engines(target_name, drafts, vocabs, confidences, draft_k):
     """The draft table's engines: name -> speculative config, one per draft
     file, draft_vocab_size and draft_confidence_threshold (named when several
-    are compared; None: the engine's default), after the F16 target alone."""
-    engines = {"vllm-cpp F16": None}
+    are compared; None: the engine's default), after the target alone."""
+    engines = {f"vllm-cpp {target_name}": None}
     for draft in drafts:
         for vocab in vocabs:
             for confidence in confidences:
-                name = f"vllm-cpp F16 + {draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
+                name = f"vllm-cpp {target_name} + {draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
                 if len(confidences) > 1:
                     name += f", stops below {confidence}"
                 config = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
@@ -402,7 +402,8 @@ def draft_table(args, prompts):
               "for a Python with it", file=sys.stderr)
         return
     confidences = [float(c) for c in args.draft_confidence.split(",")] if args.draft_confidence else [None]
-    engines = draft_engines(drafts, [int(v) for v in args.draft_vocab.split(",")], confidences, args.draft_k)
+    target_name = os.path.basename(args.target) if args.target else "F16"
+    engines = draft_engines(target_name, drafts, [int(v) for v in args.draft_vocab.split(",")], confidences, args.draft_k)
     result = run_child(args, model=target, configs=list(engines.values()), prompts=prompts, rounds=args.rounds)
     print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
           f"num_speculative_tokens {args.draft_k} (the most the policy may choose); greedy, up to "
