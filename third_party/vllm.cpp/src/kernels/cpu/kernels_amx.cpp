@@ -17,9 +17,6 @@
 // result depend on its batch. A sum is always one chain over the 32-column
 // steps in order, then over the pairs past the last whole step (columns
 // not a multiple of 32) with vdpbf16ps, for every tile shape.
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <vector>
 
 #include "kernels/cpu/prefetch.h"
