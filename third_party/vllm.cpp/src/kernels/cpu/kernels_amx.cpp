@@ -81,14 +81,15 @@ void finish_tail_pairs(const uint8_t* group, const GemmArgs& g, int64_t t0, int 
     }
 }
 
-// Sums for one or two row groups (at `group`, the second group_bytes on)
-// and one or two tiles of `tokens` tokens from t0 (the second tile's
-// first token 16 on), in whichever tile configuration is loaded. The
-// tile register numbers are spelled out: GCC's AMX intrinsics paste them
-// into the instruction text.
-void amx_block(const uint8_t* group, const GemmArgs& g, int64_t t0, int tokens, bool two_token_tiles, bool two_groups,
+// Sums for one or two row groups (from row r, the second 16 rows on) and
+// one or two tiles of `tokens` tokens from t0 (the second tile's first
+// token 16 on), in whichever tile configuration is loaded. The tile
+// register numbers are spelled out: GCC's AMX intrinsics paste them into
+// the instruction text.
+void amx_block(int64_t r, const GemmArgs& g, int64_t t0, int tokens, bool two_token_tiles, bool two_groups,
                bool prefetch) {
     const int64_t group_bytes = kInterleaveRows * static_cast<int64_t>(g.w_stride);
+    const uint8_t* group = g.w + r / kInterleaveRows * group_bytes;
     const uint8_t* x0 = g.x + t0 * g.x_stride;
     const uint8_t* x1 = x0 + kTileTokens * g.x_stride;
     const int64_t steps = g.cols / kStepColumns;
@@ -115,8 +116,7 @@ void amx_block(const uint8_t* group, const GemmArgs& g, int64_t t0, int tokens, 
             if (two_groups) _tile_dpbf16ps(3, 5, 7);
         }
     }
-    const int64_t r = group - g.w;  // bytes into the matrix: r / w_stride is the group's first row
-    float* y = g.y + t0 * g.y_stride + r / static_cast<int64_t>(g.w_stride);
+    float* y = g.y + t0 * g.y_stride + r;
     const long y_row_bytes = static_cast<long>(g.y_stride * sizeof(float));
     const bool tail = g.cols % kStepColumns != 0;
     _tile_stored(0, y, y_row_bytes);
@@ -143,13 +143,9 @@ void gemm_amx_bf16(const GemmArgs& g) {
     const int64_t tokens = g.tok_end - g.tok_begin;
     const int64_t full_end = g.tok_begin + tokens / kTileTokens * kTileTokens;
     const int rest = static_cast<int>(tokens % kTileTokens);
-    const int64_t group_bytes = kInterleaveRows * static_cast<int64_t>(g.w_stride);
     const auto each_row_pair = [&](int64_t t0, int n, bool two_token_tiles) {
-        for (int64_t r = g.row_begin; r < g.row_end; r += 2 * kInterleaveRows) {
-            const bool two_groups = r + kInterleaveRows < g.row_end;
-            amx_block(g.w + r / kInterleaveRows * group_bytes, g, t0, n, two_token_tiles, two_groups,
-                      t0 == g.tok_begin);
-        }
+        for (int64_t r = g.row_begin; r < g.row_end; r += 2 * kInterleaveRows)
+            amx_block(r, g, t0, n, two_token_tiles, r + kInterleaveRows < g.row_end, t0 == g.tok_begin);
     };
     if (full_end > g.tok_begin) {
         _tile_loadconfig(&tile_config(kTileTokens));
