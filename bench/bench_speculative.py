@@ -292,7 +292,9 @@ def draft_engines(target_name, drafts, vocabs, confidences, draft_k):
     for draft in drafts:
         for vocab in vocabs:
             for confidence in confidences:
-                name = f"vllm-cpp {target_name} + {draft_name(draft)} draft" + (f", drafting vocabulary {vocab}" if vocab else "")
+                name = f"vllm-cpp {target_name} + {draft_name(draft)} draft"
+                if vocab:
+                    name += f", drafting vocabulary {vocab}"
                 if len(confidences) > 1:
                     name += f", stops below {confidence}"
                 config = {"method": "draft_model", "model": draft, "num_speculative_tokens": draft_k,
@@ -403,7 +405,8 @@ def draft_table(args, prompts):
         return
     confidences = [float(c) for c in args.draft_confidence.split(",")] if args.draft_confidence else [None]
     target_name = os.path.basename(args.target) if args.target else "F16"
-    engines = draft_engines(target_name, drafts, [int(v) for v in args.draft_vocab.split(",")], confidences, args.draft_k)
+    vocabs = [int(v) for v in args.draft_vocab.split(",")]
+    engines = draft_engines(target_name, drafts, vocabs, confidences, args.draft_k)
     result = run_child(args, model=target, configs=list(engines.values()), prompts=prompts, rounds=args.rounds)
     print(f"target: {os.path.basename(target)}; drafts: {', '.join(os.path.basename(d) for d in drafts)}; "
           f"num_speculative_tokens {args.draft_k} (the most the policy may choose); greedy, up to "

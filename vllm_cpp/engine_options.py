@@ -180,7 +180,8 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  cli=True, metavar="N"),
     EngineOption("isa", _TEXT, None,
                  "Kernel build: scalar, avx2, avx512, amx (AVX-512 with BF16 matmuls on AMX tiles) or "
-                 "neon, process-wide (default: the best this CPU runs; VLLM_CPP_ISA overrides).", cli=True, metavar="NAME"),
+                 "neon, process-wide (default: the best this CPU runs; VLLM_CPP_ISA overrides).",
+                 cli=True, metavar="NAME"),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

@@ -161,8 +161,9 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     if (p.sampling.grammar && !reasoning_parser_.empty() &&
         make_reasoning_parser(reasoning_parser_, p.request, p.prompt_text)->parse_all("{}").content != "{}")
         throw_invalid_argument("'response_format', structured_outputs / guided_* and tool_choice 'required' or a "
-                               "named function are not supported with reasoning yet: turn thinking off (chat_template_kwargs.enable_thinking false) "
-                               "or load the model with reasoning_parser 'none'");
+                               "named function are not supported with reasoning yet: turn thinking off "
+                               "(chat_template_kwargs.enable_thinking false) or load the model with "
+                               "reasoning_parser 'none'");
     return prepared;
 }
 

@@ -84,7 +84,8 @@ void apply_engine_options(std::string_view options_json, EngineConfig& config) {
         } else if (key == "isa") {
             const std::string& name = read_string(key, value);
             if (!one_of(name, {"scalar", "avx2", "avx512", "amx", "neon"}))
-                throw_invalid_argument("engine option 'isa' must be scalar, avx2, avx512, amx or neon; got '" + name + "'");
+                throw_invalid_argument("engine option 'isa' must be scalar, avx2, avx512, amx or neon; got '" + name +
+                                       "'");
             if (!env_overrides("VLLM_CPP_ISA")) config.isa = name;
         } else {
             throw_invalid_argument("unknown engine option '" + key + "' in options_json (known: " + kKnownKeys + ")");
