@@ -20,14 +20,15 @@ def cli_path():
     return path
 
 
-def start_server(cli, model, *flags):
-    """``vllm-cpp serve`` on a free port as "smol"; (process, base URL) once it serves."""
+def start_server(cli, model, *flags, log=None):
+    """``vllm-cpp serve`` on a free port as "smol"; (process, base URL) once it serves.
+    ``log``: a file for its stderr (its log), instead of a pipe."""
     server = subprocess.Popen([cli, "serve", model, "--port", "0", "--max-model-len", "256",
                                "--served-model-name", "smol", *flags],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=log or subprocess.PIPE, text=True)
     line = server.stdout.readline()
     match = re.search(r"on http://127\.0\.0\.1:(\d+)", line)
     if not match:
         server.kill()
-        pytest.fail(line + server.stderr.read(), pytrace=False)
+        pytest.fail(line + (server.stderr.read() if log is None else ""), pytrace=False)
     return server, "http://127.0.0.1:%s" % match.group(1)

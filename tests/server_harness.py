@@ -7,7 +7,7 @@ import time
 
 import uvicorn
 
-from vllm_cpp.server.api_server import ServerConfig, build_app
+from vllm_cpp.server.api_server import ServerConfig, build_app, uvicorn_config
 
 MODEL_NAME = "smollm2"
 
@@ -16,9 +16,9 @@ MODEL_NAME = "smollm2"
 def running_server(engine, **config):
     """Yields the base URL (``http://127.0.0.1:PORT``); stops the server at
     exit. ``config``: ServerConfig fields besides the model name."""
-    app = build_app(engine, ServerConfig(model_name=MODEL_NAME, **config))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                           lifespan="off"))
+    server_config = ServerConfig(model_name=MODEL_NAME, **config)
+    server = uvicorn.Server(uvicorn_config(build_app(engine, server_config), server_config, host="127.0.0.1",
+                                           port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, name="test-api-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

@@ -57,6 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="longest 'stop' string accepted, in UTF-8 bytes (default 4096)")
     group.add_argument("--max-tools", type=int, default=128, metavar="N",
                        help="most 'tools' in one request (default 128, OpenAI's bound)")
+    group.add_argument("--request-header-timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="seconds a client may take to send a request's headers; then 408 and the "
+                            "connection is closed (default 30)")
+    group.add_argument("--request-body-timeout", type=float, default=60.0, metavar="SECONDS",
+                       help="seconds a client may take to send a request's whole body; then 408 and the "
+                            "connection is closed (default 60)")
+    group.add_argument("--max-connections-per-client", type=int, default=256, metavar="N",
+                       help="connections one client address may hold open; further ones get 429 (default 256)")
     group.add_argument("--uvicorn-log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug", "trace"],
                        help="uvicorn's own log level (requests are logged by vllm-cpp; default warning)")

@@ -15,18 +15,23 @@ from .engine_args import UsageError
 def run_serve(args: argparse.Namespace, load: Callable) -> int:
     try:
         from ..server.api_server import ServerConfig, serve
-        from ..server.limits import RequestLimits
+        from ..server.limits import ConnectionLimits, RequestLimits
     except ImportError as exc:
         raise UsageError("the server needs its extra: pip install \"vllm-cpp[server]\" (%s)" % exc) from None
     bounds = [("--max-pending-requests", args.max_pending_requests, 1),
               ("--max-request-bytes", args.max_request_bytes, 1), ("--max-n", args.max_n, 1),
               ("--max-stop-strings", args.max_stop_strings, 0),
-              ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0)]
+              ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0),
+              ("--max-connections-per-client", args.max_connections_per_client, 1)]
     if args.max_tokens_limit is not None:
         bounds.append(("--max-tokens-limit", args.max_tokens_limit, 1))
     for flag, value, least in bounds:
         if value < least:
             raise UsageError("%s must be >= %d, not %d" % (flag, least, value))
+    for flag, seconds in (("--request-header-timeout", args.request_header_timeout),
+                          ("--request-body-timeout", args.request_body_timeout)):
+        if not seconds > 0 or seconds == float("inf"):
+            raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
     engine = load(args)
     name = args.served_model_name or args.model
@@ -39,7 +44,10 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           limits=RequestLimits(max_n=args.max_n, max_tokens=args.max_tokens_limit,
                                                max_stop_strings=args.max_stop_strings,
                                                max_stop_string_bytes=args.max_stop_string_bytes,
-                                               max_tools=args.max_tools))
+                                               max_tools=args.max_tools),
+                          connection_limits=ConnectionLimits(header_timeout=args.request_header_timeout,
+                                                             body_timeout=args.request_body_timeout,
+                                                             max_per_client=args.max_connections_per_client))
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).

@@ -27,15 +27,16 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import __version__, library_version
 from ..engine import Engine
 from ..errors import VllmError
+from .connections import BodyDeadline, guarded_protocol
 from .generation import ClientDisconnected, until_disconnected
-from .limits import RequestLimits, check_limits
+from .limits import ConnectionLimits, RequestLimits, check_limits
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .protocol import (
     ENGINE_REFUSALS,
@@ -68,6 +69,7 @@ class ServerConfig:
     enable_auto_tool_choice: bool = False
     trust_request_chat_template: bool = False  # a request's own chat_template is used, not refused
     limits: RequestLimits = RequestLimits()
+    connection_limits: ConnectionLimits = ConnectionLimits()
 
 
 class Admission:
@@ -147,7 +149,7 @@ class OpenAIServer:
                     return _error_response(exc)
                 except ENGINE_REFUSALS as exc:
                     return _error_response(invalid(str(exc)))
-                except ClientDisconnected:
+                except (ClientDisconnected, ClientDisconnect):  # left while generating / sending its body
                     return Response(status_code=499)  # nobody reads it; for the log
             return wrapped
 
@@ -272,8 +274,8 @@ class OpenAIServer:
 
 class _Middleware:
     """Pure ASGI (so streaming and disconnects pass through untouched):
-    the API key check for ``/v1/*``, then one log line and one metrics
-    count per request."""
+    the body deadline (a 408 that closes the connection), the API key check
+    for ``/v1/*``, then one log line and one metrics count per request."""
 
     def __init__(self, app, server: OpenAIServer):
         self.app = app
@@ -294,15 +296,18 @@ class _Middleware:
         start = time.monotonic()
         status = [500]
         state = scope.setdefault("state", {})
+        body = BodyDeadline(receive, self.server.config.connection_limits.body_timeout)
 
         async def send_status(message):
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+                if body.expired:  # the rest of its body may still come: do not read it as a request
+                    message = dict(message, headers=list(message.get("headers", [])) + [(b"connection", b"close")])
             await send(message)
 
         try:
             if self._authorized(scope):
-                await self.app(scope, receive, send_status)
+                await self.app(scope, body, send_status)
             else:
                 error = ApiError(401, "invalid or missing API key (send 'Authorization: Bearer KEY')",
                                  code="invalid_api_key")
@@ -310,8 +315,9 @@ class _Middleware:
         finally:
             usage = state.get("usage") or {}
             client = scope.get("client") or ("-", 0)
-            logger.info('%s:%s "%s %s" %d prompt_tokens=%s completion_tokens=%s %.3fs',
+            logger.info('%s:%s "%s %s" %d%s prompt_tokens=%s completion_tokens=%s %.3fs',
                         client[0], client[1], scope["method"], scope["path"], status[0],
+                        " (client disconnected)" if status[0] == 499 else "",
                         usage.get("prompt_tokens", "-"), usage.get("completion_tokens", "-"),
                         time.monotonic() - start)
             route = scope["path"] if status[0] != 404 else "<unknown>"
@@ -342,15 +348,22 @@ def build_app(engine: Engine, config: ServerConfig) -> Starlette:
     return app
 
 
+def uvicorn_config(app: Starlette, config: ServerConfig, **options):
+    """uvicorn's configuration for ``app`` with the connection guards of
+    ``config.connection_limits`` (``options``: uvicorn.Config's own)."""
+    import uvicorn
+
+    return uvicorn.Config(app, http=guarded_protocol(config.connection_limits), lifespan="off", **options)
+
+
 def serve(engine: Engine, config: ServerConfig, host: str = "127.0.0.1", port: int = 8000,
           log_level: str = "info", ready: Optional[Callable[[int], None]] = None) -> None:
     """Serve until SIGINT/SIGTERM, then abort the requests in flight (their
     streams end with finish reason "abort") and close the engine."""
     import uvicorn
 
-    app = build_app(engine, config)
-    uv_config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                               timeout_graceful_shutdown=10, lifespan="off")
+    uv_config = uvicorn_config(build_app(engine, config), config, host=host, port=port, log_level=log_level,
+                               access_log=False, timeout_graceful_shutdown=10)
 
     class _Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame) -> None:

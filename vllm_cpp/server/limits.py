@@ -1,5 +1,6 @@
 """Per-request bounds of the HTTP server: what one client may ask of the
-shared engine.
+shared engine (and, in ConnectionLimits, how long and how many of the
+server's connections it may hold).
 
 The engine accepts anything it can represent (up to 128 choices, int32
 token counts, any number of stop strings and tools); a server facing
@@ -27,6 +28,20 @@ class RequestLimits:
     max_stop_strings: int = 16          # --max-stop-strings
     max_stop_string_bytes: int = 4096   # --max-stop-string-bytes: UTF-8 bytes of one stop string
     max_tools: int = 128                # --max-tools
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What one connection may hold of the server (see connections.py):
+    seconds for a request's headers and for its whole body (each past it:
+    408, the connection closed), and connections open per client address
+    (past it: 429). The timeouts are Apache's and nginx's order of
+    magnitude; 256 connections is 8x the concurrency real clients were
+    measured at, far under the process's file descriptor limit."""
+
+    header_timeout: float = 30.0        # --request-header-timeout
+    body_timeout: float = 60.0          # --request-body-timeout
+    max_per_client: int = 256           # --max-connections-per-client
 
 
 def _over(name: str, value: int, bound: int, flag: str):

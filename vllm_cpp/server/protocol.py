@@ -25,7 +25,8 @@ class ApiError(Exception):
     ``{"error": {"message", "type", "param", "code"}}`` with ``status``."""
 
     TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-             413: "invalid_request_error", 503: "server_overloaded", 500: "internal_server_error"}
+             408: "timeout_error", 413: "invalid_request_error", 429: "rate_limit_error",
+             503: "server_overloaded", 500: "internal_server_error"}
 
     def __init__(self, status: int, message: str, param: Optional[str] = None,
                  code: Optional[str] = None):
