@@ -2,15 +2,17 @@
 uvicorn run with a clean shutdown.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
-``GET /v1/models``, ``POST /tokenize``, ``POST /detokenize``,
-``GET /health``, ``GET /version``, ``GET /metrics``. Errors are OpenAI's
+``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /tokenize``,
+``POST /detokenize``, ``GET /tokenizer_info``, ``GET /health``,
+``GET|POST /ping``, ``GET /version``, ``GET /metrics``. Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
 as in vLLM. Each request is held to the per-request bounds of
 ``limits.RequestLimits`` (n, max_tokens, stop strings, tools). Generation
 requests in flight are bounded
 (``max_pending_requests``, counting engine requests: prompts x n); past
-the bound the server answers 503 instead of queueing without limit.
+the bound the server answers 503 instead of queueing without limit, with
+``Retry-After`` (the OpenAI SDKs wait that long and retry).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from .protocol import (
 )
 from .serving_chat import ChatServing
 from .serving_completion import CompletionServing
+from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
 
@@ -73,7 +76,10 @@ class ServerConfig:
 
 
 class Admission:
-    """Counts engine requests in flight; refuses past the bound (503)."""
+    """Counts engine requests in flight; refuses past the bound (503, with
+    a Retry-After of a second: requests finish at every engine step, so a
+    slot is likely free by then, and the SDKs then retry without backing
+    off further)."""
 
     def __init__(self, bound: int):
         self._bound = bound
@@ -83,7 +89,8 @@ class Admission:
         """Take ``n`` slots; returns their (idempotent) release."""
         if self._in_flight + n > self._bound:
             raise ApiError(503, "the server is overloaded: %d requests in flight (bound %d); retry later"
-                           % (self._in_flight, self._bound), code="server_overloaded")
+                           % (self._in_flight, self._bound), code="server_overloaded",
+                           headers={"Retry-After": "1"})
         self._in_flight += n
         released = []
 
@@ -96,7 +103,7 @@ class Admission:
 
 
 def _error_response(error: ApiError) -> JSONResponse:
-    return JSONResponse(error.body(), status_code=error.status)
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
 
 
 async def _sse(payloads: AsyncIterator[str]) -> AsyncIterator[str]:
@@ -157,9 +164,12 @@ class OpenAIServer:
             Route("/v1/chat/completions", handler(self.create_chat_completion), methods=["POST"]),
             Route("/v1/completions", handler(self.create_completion), methods=["POST"]),
             Route("/v1/models", handler(self.show_models), methods=["GET"]),
+            Route("/v1/models/{model_id:path}", handler(self.show_model), methods=["GET"]),
             Route("/tokenize", handler(self.tokenize), methods=["POST"]),
             Route("/detokenize", handler(self.detokenize), methods=["POST"]),
+            Route("/tokenizer_info", handler(self.show_tokenizer_info), methods=["GET"]),
             Route("/health", handler(self.health), methods=["GET"]),
+            Route("/ping", handler(self.health), methods=["GET", "POST"]),  # vLLM's (SageMaker's) name
             Route("/version", handler(self.version), methods=["GET"]),
             Route("/metrics", handler(self.show_metrics), methods=["GET"]),
         ]
@@ -223,11 +233,22 @@ class OpenAIServer:
                 end()
 
     # -- the rest ----------------------------------------------------------
-    async def show_models(self, request: Request) -> Response:
-        card = {"id": self.config.model_name, "object": "model", "created": self._created,
+    def _model_card(self) -> Dict[str, Any]:
+        return {"id": self.config.model_name, "object": "model", "created": self._created,
                 "owned_by": "vllm-cpp", "root": self.engine.model_path, "parent": None,
                 "max_model_len": self.config.max_model_len}
-        return JSONResponse({"object": "list", "data": [card]})
+
+    async def show_models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [self._model_card()]})
+
+    async def show_model(self, request: Request) -> Response:
+        """OpenAI's ``GET /v1/models/{model}`` (``client.models.retrieve``):
+        the card, or OpenAI's 404 ``model_not_found``."""
+        check_model({"model": request.path_params["model_id"]}, [self.config.model_name])
+        return JSONResponse(self._model_card())
+
+    async def show_tokenizer_info(self, request: Request) -> Response:
+        return JSONResponse(tokenizer_info(self.engine, self.config.max_model_len))
 
     async def tokenize(self, request: Request) -> Response:
         """``prompt`` (text), or a chat request's ``messages`` rendered by the

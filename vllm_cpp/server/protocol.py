@@ -29,12 +29,13 @@ class ApiError(Exception):
              503: "server_overloaded", 500: "internal_server_error"}
 
     def __init__(self, status: int, message: str, param: Optional[str] = None,
-                 code: Optional[str] = None):
+                 code: Optional[str] = None, headers: Optional[Dict[str, str]] = None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
         self.code = code
+        self.headers = headers  # response headers besides the JSON's (Retry-After)
 
     def body(self) -> Dict[str, Any]:
         return {"error": {"message": self.message, "type": self.TYPES.get(self.status, "error"),
