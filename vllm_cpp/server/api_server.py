@@ -4,7 +4,8 @@ uvicorn run with a clean shutdown.
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /tokenize``,
 ``POST /detokenize``, ``GET /tokenizer_info``, ``GET /health``,
-``GET|POST /ping``, ``GET /version``, ``GET /metrics``. Errors are OpenAI's
+``GET|POST /ping``, ``GET /version``, ``GET /metrics``, ``GET /openapi.json``
+and ``GET /docs`` (openapi.py). Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
 as in vLLM. Each request is held to the per-request bounds of
@@ -30,16 +31,18 @@ from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import __version__, library_version
 from ..engine import Engine
 from ..errors import VllmError
+from . import schema
 from .connections import BodyDeadline, guarded_protocol
 from .generation import ClientDisconnected, until_disconnected
-from .limits import ConnectionLimits, RequestLimits, check_limits
+from .limits import ConnectionLimits, RequestLimits, cap_default_max_tokens, check_limits
 from .metrics import CONTENT_TYPE, ServerMetrics
+from .openapi import docs_page, openapi_document
 from .protocol import (
     ENGINE_REFUSALS,
     ApiError,
@@ -50,17 +53,13 @@ from .protocol import (
     parse_body,
     parse_chat_request,
     parse_completion_request,
-    read_bool,
+    read_field,
 )
 from .serving_chat import ChatServing
 from .serving_completion import CompletionServing
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
-
-TOKENIZE_FIELDS = ("model", "prompt", "add_special_tokens", "messages", "add_generation_prompt",
-                   "continue_final_message", "chat_template_kwargs", "tools", "chat_template")
-
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -129,6 +128,7 @@ class OpenAIServer:
         self.completions = CompletionServing(engine, config.model_name, self.metrics)
         self.chat = ChatServing(engine, config.model_name, self.metrics)
         self._created = int(time.time())
+        self.openapi = openapi_document(config.limits, config.max_model_len, config.api_key is not None)
 
     # -- plumbing ----------------------------------------------------------
     async def read_json(self, request: Request) -> Dict[str, Any]:
@@ -172,12 +172,15 @@ class OpenAIServer:
             Route("/ping", handler(self.health), methods=["GET", "POST"]),  # vLLM's (SageMaker's) name
             Route("/version", handler(self.version), methods=["GET"]),
             Route("/metrics", handler(self.show_metrics), methods=["GET"]),
+            Route("/openapi.json", handler(self.show_openapi), methods=["GET"]),
+            Route("/docs", handler(self.show_docs), methods=["GET"]),
         ]
 
     # -- generation --------------------------------------------------------
     async def create_completion(self, request: Request) -> Response:
         body = await self.read_json(request)
         check_model(body, [self.config.model_name])
+        cap_default_max_tokens(body, self.config.limits, schema.COMPLETION["max_tokens"].default)
         parsed = parse_completion_request(body)
         return await self._generate(
             request, len(parsed.prompts) * parsed.n, parsed.stream,
@@ -189,6 +192,7 @@ class OpenAIServer:
     async def create_chat_completion(self, request: Request) -> Response:
         body = await self.read_json(request)
         check_model(body, [self.config.model_name])
+        cap_default_max_tokens(body, self.config.limits, schema.CHAT["max_tokens"].default)
         stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice,
                                                    self.config.trust_request_chat_template)
         n = body.get("n")
@@ -256,7 +260,7 @@ class OpenAIServer:
         ``continue_final_message``, ``chat_template_kwargs``, ``tools``, and
         ``chat_template`` on a server that trusts request templates)."""
         body = await self.read_json(request)
-        check_fields(body, TOKENIZE_FIELDS)
+        check_fields(body, tuple(schema.TOKENIZE))
         check_request_chat_template(body, self.config.trust_request_chat_template)
         check_model(body, [self.config.model_name])
         if ("prompt" in body) == ("messages" in body):
@@ -267,13 +271,14 @@ class OpenAIServer:
             prompt = body["prompt"]
             if not isinstance(prompt, str):
                 raise invalid("'prompt' must be a string", param="prompt")
-            tokens = self.engine.tokenize(prompt, add_special_tokens=read_bool(body, "add_special_tokens", True))
+            tokens = self.engine.tokenize(prompt, add_special_tokens=read_field(body, "add_special_tokens",
+                                                                                schema.TOKENIZE))
         return JSONResponse({"count": len(tokens), "max_model_len": self.config.max_model_len,
                              "tokens": tokens})
 
     async def detokenize(self, request: Request) -> Response:
         body = await self.read_json(request)
-        check_fields(body, ("model", "tokens"))
+        check_fields(body, tuple(schema.DETOKENIZE))
         check_model(body, [self.config.model_name])
         tokens = body.get("tokens")
         if not isinstance(tokens, list) or not all(
@@ -291,6 +296,12 @@ class OpenAIServer:
 
     async def show_metrics(self, request: Request) -> Response:
         return Response(self.metrics.render(), media_type=CONTENT_TYPE)
+
+    async def show_openapi(self, request: Request) -> Response:
+        return JSONResponse(self.openapi)
+
+    async def show_docs(self, request: Request) -> Response:
+        return HTMLResponse(docs_page(self.openapi))
 
 
 class _Middleware:

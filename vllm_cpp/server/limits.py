@@ -78,3 +78,13 @@ def check_limits(body: Dict[str, Any], limits: RequestLimits, max_model_len: Opt
     if isinstance(tools, list) and len(tools) > limits.max_tools:
         raise invalid("'tools' has %d entries, more than this server allows (%d; set by --max-tools)"
                       % (len(tools), limits.max_tools), param="tools")
+
+
+def cap_default_max_tokens(body: Dict[str, Any], limits: RequestLimits, endpoint_default: Optional[int]) -> None:
+    """With --max-tokens-limit set, a body naming no max_tokens gets the
+    smaller of the limit and the endpoint's own default (None: the rest of
+    the model's length, as chat has it), so leaving the field out cannot
+    step past the bound the flag sets."""
+    if limits.max_tokens is None or any(body.get(k) is not None for k in ("max_tokens", "max_completion_tokens")):
+        return
+    body["max_tokens"] = limits.max_tokens if endpoint_default is None else min(endpoint_default, limits.max_tokens)

@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .._ffi import INT32_MAX, INT32_MIN, UINT64_MAX
 from ..sampling_params import SamplingParams, StructuredOutput
 from ..errors import InteriorNulError, InvalidArgumentError, InvalidConfigurationError
+from . import schema
 
 
 class ApiError(Exception):
@@ -120,6 +120,18 @@ def read_number(body: Dict[str, Any], name: str, default: float, lo: float, hi: 
     return float(value)
 
 
+def read_field(body: Dict[str, Any], name: str, table: Dict[str, "schema.FieldSpec"]) -> Any:
+    """A boolean, integer or number field read by its definition in
+    ``table`` (a schema.py table): its type, bounds and default."""
+    spec = table[name]
+    kind = spec.schema["type"]
+    if kind == "boolean":
+        return read_bool(body, name, spec.default)
+    if kind == "integer":
+        return read_int(body, name, spec.default, spec.schema["minimum"], spec.schema["maximum"])
+    return read_number(body, name, spec.default, spec.schema["minimum"], spec.schema["maximum"])
+
+
 def read_stop(body: Dict[str, Any]) -> Tuple[str, ...]:
     stop = body.get("stop")
     if stop is None:
@@ -129,6 +141,13 @@ def read_stop(body: Dict[str, Any]) -> Tuple[str, ...]:
     if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
         return tuple(stop)
     raise _type_error("stop", "a string or a list of strings", stop)
+
+
+def read_user(body: Dict[str, Any]) -> None:
+    """OpenAI's end-user id: a string, not used."""
+    user = body.get("user")
+    if user is not None and not isinstance(user, str):
+        raise _type_error("user", "a string", user)
 
 
 def read_include_usage(body: Dict[str, Any]) -> bool:
@@ -286,36 +305,38 @@ def _read_token_ids(body: Dict[str, Any], name: str) -> Optional[List[int]]:
 
 def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     check_fields(body, COMPLETION_FIELDS)
+
+    def field(name: str) -> Any:
+        return read_field(body, name, schema.COMPLETION)
+
     prompts = _read_prompts(body)
-    n = read_int(body, "n", 1, 1, 128)
-    best_of = read_int(body, "best_of", None, 1, 128)
+    n = field("n")
+    best_of = field("best_of")
     if best_of is not None and best_of != n:
         raise invalid("'best_of' other than 'n' is not supported", param="best_of")
-    echo = read_bool(body, "echo", False)
+    echo = field("echo")
     if body.get("suffix") is not None:
         raise invalid("'suffix' is not supported", param="suffix")
-    user = body.get("user")
-    if user is not None and not isinstance(user, str):
-        raise _type_error("user", "a string", user)
-    stream = read_bool(body, "stream", False)
-    return_token_ids = read_bool(body, "return_token_ids", False)
-    logprobs = read_int(body, "logprobs", None, 0, 20)
-    prompt_logprobs = read_int(body, "prompt_logprobs", None, 0, 20)
-    max_tokens = read_int(body, "max_tokens", 16, 1, INT32_MAX)
-    seed = read_int(body, "seed", None, 0, UINT64_MAX)
+    read_user(body)
+    stream = field("stream")
+    return_token_ids = field("return_token_ids")
+    logprobs = field("logprobs")
+    prompt_logprobs = field("prompt_logprobs")
+    max_tokens = field("max_tokens")
+    seed = field("seed")
     try:
         params = SamplingParams(
-            temperature=read_number(body, "temperature", 1.0, 0.0, 2.0),
-            top_p=read_number(body, "top_p", 1.0, 0.0, 1.0),
-            top_k=read_int(body, "top_k", 0, -1, INT32_MAX),
-            min_p=read_number(body, "min_p", 0.0, 0.0, 1.0),
+            temperature=field("temperature"),
+            top_p=field("top_p"),
+            top_k=field("top_k"),
+            min_p=field("min_p"),
             max_tokens=max_tokens,
             seed=seed,
-            presence_penalty=read_number(body, "presence_penalty", 0.0, -2.0, 2.0),
-            frequency_penalty=read_number(body, "frequency_penalty", 0.0, -2.0, 2.0),
-            repetition_penalty=read_number(body, "repetition_penalty", 1.0, 1e-6, 1e6),
-            min_tokens=read_int(body, "min_tokens", 0, 0, INT32_MAX),
-            ignore_eos=read_bool(body, "ignore_eos", False),
+            presence_penalty=field("presence_penalty"),
+            frequency_penalty=field("frequency_penalty"),
+            repetition_penalty=field("repetition_penalty"),
+            min_tokens=field("min_tokens"),
+            ignore_eos=field("ignore_eos"),
             stop=read_stop(body),
             structured_output=_read_structured(body),
             logprobs=logprobs,
@@ -324,17 +345,17 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             logit_bias=_read_logit_bias(body),
             allowed_token_ids=_read_token_ids(body, "allowed_token_ids"),
             stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
-            include_stop_str_in_output=read_bool(body, "include_stop_str_in_output", False),
-            skip_special_tokens=read_bool(body, "skip_special_tokens", True),
-            truncate_prompt_tokens=read_int(body, "truncate_prompt_tokens", None, -1, INT32_MAX),
+            include_stop_str_in_output=field("include_stop_str_in_output"),
+            skip_special_tokens=field("skip_special_tokens"),
+            truncate_prompt_tokens=field("truncate_prompt_tokens"),
             bad_words=_read_strings(body, "bad_words"),
         )
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
-                             read_int(body, "priority", 0, INT32_MIN, INT32_MAX), return_token_ids, echo,
-                             read_bool(body, "return_tokens_as_token_ids", False), prompt_logprobs is not None)
+                             field("priority"), return_token_ids, echo,
+                             field("return_tokens_as_token_ids"), prompt_logprobs is not None)
 
 
 # --------------------------------------------------------------------------
@@ -380,8 +401,9 @@ def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool,
     if body.get("tools") and body.get("tool_choice", "auto") == "auto" and not auto_tool_choice:
         raise invalid('"auto" tool choice requires the server to run with --enable-auto-tool-choice '
                       "(and a tool call parser)", param="tool_choice")
-    read_bool(body, "parallel_tool_calls", True)
-    stream = read_bool(body, "stream", False)
+    read_field(body, "parallel_tool_calls", schema.CHAT)
+    read_user(body)
+    stream = read_field(body, "stream", schema.CHAT)
     return stream, read_include_usage(body) if stream else False
 
 
