@@ -128,7 +128,8 @@ class OpenAIServer:
         self.completions = CompletionServing(engine, config.model_name, self.metrics)
         self.chat = ChatServing(engine, config.model_name, self.metrics)
         self._created = int(time.time())
-        self.openapi = openapi_document(config.limits, config.max_model_len, config.api_key is not None)
+        self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
+                                        config.api_key is not None)
 
     # -- plumbing ----------------------------------------------------------
     async def read_json(self, request: Request) -> Dict[str, Any]:

@@ -90,17 +90,21 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
 }
 
 
-def _bodies(limits: RequestLimits, max_model_len: Optional[int]) -> Dict[str, Dict[str, Any]]:
-    return {
+def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]) -> Dict[str, Dict[str, Any]]:
+    bodies = {
         "completion": _bounded(_body(schema.COMPLETION, COMPLETION_FIELDS), limits, max_model_len),
         "chat": _bounded(_body(schema.CHAT, CHAT_FIELDS), limits, max_model_len),
         "tokenize": _body(schema.TOKENIZE, tuple(schema.TOKENIZE)),
         "detokenize": _body(schema.DETOKENIZE, tuple(schema.DETOKENIZE)),
     }
+    for body in bodies.values():  # the one name this server answers to (another is a 404)
+        body["properties"]["model"]["anyOf"][0] = {"enum": [model_name]}
+    return bodies
 
 
-def openapi_document(limits: RequestLimits, max_model_len: Optional[int], api_key: bool) -> Dict[str, Any]:
-    bodies = _bodies(limits, max_model_len)
+def openapi_document(model_name: str, limits: RequestLimits, max_model_len: Optional[int],
+                     api_key: bool) -> Dict[str, Any]:
+    bodies = _bodies(model_name, limits, max_model_len)
     paths: Dict[str, Dict[str, Any]] = {}
     for (method, path), (summary, body, media) in OPERATIONS.items():
         operation: Dict[str, Any] = {

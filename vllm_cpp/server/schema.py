@@ -145,7 +145,7 @@ COMPLETION: Dict[str, FieldSpec] = dict(_COMMON, **{
 
 #: POST /v1/chat/completions (validated by the engine: src/chat/chat_request.cpp).
 CHAT: Dict[str, FieldSpec] = dict(_COMMON, **{
-    "messages": other({"type": "array", "items": _MESSAGE}, "the conversation", required=True),
+    "messages": other({"type": "array", "minItems": 1, "items": _MESSAGE}, "the conversation", required=True),
     "max_tokens": integer(1, INT32_MAX, None, "most tokens generated per choice (deprecated name)"),
     "max_completion_tokens": integer(1, INT32_MAX, None, "most tokens generated per choice"),
     "temperature": number(0.0, None, 1.0, "sampling temperature (0: greedy)"),
