@@ -40,7 +40,10 @@ CHAT_EXAMPLES = {
     "structured_outputs": {"regex": "a+"}, "truncate_prompt_tokens": 5, "bad_words": ["foo"],
     "return_tokens_as_token_ids": True,
     "functions": [WEATHER_TOOL["function"]], "function_call": "none",
-    **{name: "anything" for name, spec in schema.CHAT.items() if spec.schema == {}},
+    # OpenAI's fields the server accepts and ignores, each with a value of OpenAI's type.
+    "store": True, "metadata": {"k": "v"}, "service_tier": "auto", "prompt_cache_key": "k",
+    "safety_identifier": "s", "modalities": ["text"], "prediction": {"type": "content", "content": "x"},
+    "verbosity": "medium", "reasoning_effort": "low",
 }
 
 #: Candidate wrong values: a field gets the first its schema refuses.

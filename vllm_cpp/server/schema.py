@@ -118,7 +118,7 @@ _COMMON: Dict[str, FieldSpec] = {
     # (any value: nothing reads them).
     **{name: other({}, _ACCEPTED) for name in (
         "store", "metadata", "service_tier", "prompt_cache_key", "safety_identifier", "modalities", "prediction",
-        "verbosity", "reasoning_effort", "web_search_options", "audio")},
+        "verbosity", "reasoning_effort")},
 }
 
 _PROMPT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _STRING},
