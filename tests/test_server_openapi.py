@@ -152,3 +152,9 @@ def test_completion_readers_follow_the_table(name):
         with pytest.raises(ApiError) as refused:
             parse_completion_request({"prompt": "Hi", name: value})
         assert refused.value.status == 400 and _names(refused.value.body()["error"], name)
+
+
+def test_completion_max_tokens_0_needs_echo():
+    with pytest.raises(ApiError) as refused:
+        parse_completion_request({"prompt": "Hi", "max_tokens": 0})
+    assert refused.value.param == "max_tokens" and "echo" in refused.value.message

@@ -323,6 +323,8 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     logprobs = field("logprobs")
     prompt_logprobs = field("prompt_logprobs")
     max_tokens = field("max_tokens")
+    if max_tokens == 0 and not echo:  # OpenAI's echo without generation
+        raise invalid("'max_tokens' is 0; it must be at least 1 (0 only with echo)", param="max_tokens")
     seed = field("seed")
     try:
         params = SamplingParams(

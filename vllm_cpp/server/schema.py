@@ -115,10 +115,13 @@ _COMMON: Dict[str, FieldSpec] = {
         "type": "object", "required": ["name"], "properties": {"name": _STRING}}]},
         "OpenAI's legacy form of tool_choice"),
     # OpenAI fields clients send that the server accepts and does not use
-    # (any value: nothing reads them).
-    **{name: other({}, _ACCEPTED) for name in (
-        "store", "metadata", "service_tier", "prompt_cache_key", "safety_identifier", "modalities", "prediction",
-        "verbosity", "reasoning_effort")},
+    # (a value of OpenAI's type is accepted).
+    "store": other({"type": "boolean"}, _ACCEPTED),
+    "metadata": other({"type": "object", "additionalProperties": _STRING}, _ACCEPTED),
+    "modalities": other({"type": "array", "items": {"const": "text"}}, _ACCEPTED + "; only text"),
+    "prediction": other(_OBJECT, _ACCEPTED),
+    **{name: other(_STRING, _ACCEPTED) for name in (
+        "service_tier", "prompt_cache_key", "safety_identifier", "verbosity", "reasoning_effort")},
 }
 
 _PROMPT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _STRING},
@@ -128,7 +131,7 @@ _PROMPT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _STRING}
 #: POST /v1/completions (validated by protocol.parse_completion_request).
 COMPLETION: Dict[str, FieldSpec] = dict(_COMMON, **{
     "prompt": other(_PROMPT, "a string, strings, a list of token ids or lists of them", required=True),
-    "max_tokens": integer(1, INT32_MAX, 16, "most tokens generated per choice"),
+    "max_tokens": integer(0, INT32_MAX, 16, "most tokens generated per choice (0 only with echo)"),
     "temperature": number(0.0, 2.0, 1.0, "sampling temperature (0: greedy)"),
     "top_p": number(0.0, 1.0, 1.0, "nucleus sampling probability mass"),
     "n": integer(1, 128, 1, "choices per prompt"),
