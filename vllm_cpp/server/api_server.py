@@ -61,6 +61,7 @@ from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
 
+
 @dataclass(frozen=True)
 class ServerConfig:
     model_name: str
