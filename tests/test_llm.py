@@ -1,6 +1,7 @@
 """``vllm_cpp.LLM``: vLLM's offline API (generate, chat) over one engine."""
 
 import pytest
+import vllm_cpp
 
 from vllm_cpp import (LLM, CompletionOutput, InvalidArgumentError, InvalidConfigurationError, RequestOutput,
                       SamplingParams, StructuredOutput)
@@ -52,7 +53,31 @@ def test_prompt_forms_and_params(llm):
 
     [with_logprobs] = llm.generate("Once upon a time", SamplingParams(temperature=0.0, max_tokens=4, logprobs=1))
     completion = with_logprobs.outputs[0]
-    assert completion.cumulative_logprob == pytest.approx(sum(t.logprob for t in completion.logprobs))
+    chosen = [position[token].logprob for position, token in zip(completion.logprobs, completion.token_ids)]
+    assert completion.cumulative_logprob == pytest.approx(sum(chosen))
+
+
+def test_generate_logprobs_are_vllm_shaped(llm):
+    """vLLM's shape: per position a dict token id -> Logprob(logprob, rank,
+    decoded_token), the chosen token first (a vLLM script's `.items()`
+    works); the values are the native Engine API's (which keeps TokenLogprob)."""
+    params = SamplingParams(temperature=0.0, max_tokens=4, logprobs=3, prompt_logprobs=2)
+    [output] = llm.generate("Once upon a time", params)
+    native = llm.engine.complete("Once upon a time", params)
+    completion = output.outputs[0]
+    assert len(completion.logprobs) == len(completion.token_ids) == len(native.logprobs)
+    for position, token, entry in zip(completion.logprobs, completion.token_ids, native.logprobs):
+        assert isinstance(position, dict) and next(iter(position)) == token
+        assert all(isinstance(k, int) and isinstance(v, vllm_cpp.Logprob) for k, v in position.items())
+        assert position[token] == vllm_cpp.Logprob(entry.logprob, entry.rank, entry.token)
+        assert position[token].rank == 1  # greedy: the most likely token
+        alternatives = {alt.token_id: alt.logprob for alt in entry.top_logprobs}
+        assert {k: v.logprob for k, v in position.items() if k in alternatives} == alternatives
+        assert sorted(v.rank for k, v in position.items() if k in alternatives) == [1, 2, 3]
+    assert output.prompt_logprobs[0] is None
+    first = output.prompt_logprobs[1]
+    assert isinstance(first, dict) and next(iter(first)) == output.prompt_token_ids[1]
+    assert all(isinstance(v.decoded_token, str) and v.rank >= 1 for v in first.values())
 
 
 def test_chat(llm):
@@ -117,12 +142,13 @@ def test_chat_outputs_carry_token_ids(llm):
     # LLM.generate reports them for the same prompt ids.
     [scored] = llm.chat(conversation, SamplingParams(temperature=0.0, max_tokens=4, logprobs=2))
     entries = scored.outputs[0].logprobs
-    assert [e.token_id for e in entries] == list(scored.outputs[0].token_ids)
+    assert [next(iter(e)) for e in entries] == list(scored.outputs[0].token_ids)
     [direct] = llm.generate({"prompt_token_ids": output.prompt_token_ids},
                             SamplingParams(temperature=0.0, max_tokens=4, logprobs=2))
-    assert [(e.token_id, e.logprob, [a.token_id for a in e.top_logprobs]) for e in entries] == \
-        [(e.token_id, e.logprob, [a.token_id for a in e.top_logprobs]) for e in direct.outputs[0].logprobs]
-    assert scored.outputs[0].cumulative_logprob == pytest.approx(sum(e.logprob for e in entries))
+    assert [{k: (v.logprob, v.decoded_token) for k, v in e.items()} for e in entries] == \
+        [{k: (v.logprob, v.decoded_token) for k, v in e.items()} for e in direct.outputs[0].logprobs]
+    assert scored.outputs[0].cumulative_logprob == pytest.approx(
+        sum(e[t].logprob for e, t in zip(entries, scored.outputs[0].token_ids)))
 
 
 def test_logit_bias_in_generate_and_chat(llm):

@@ -30,7 +30,7 @@ from .errors import (
     UnknownNativeError,
     VllmError,
 )
-from .llm import LLM, CompletionOutput, RequestOutput
+from .llm import LLM, CompletionOutput, Logprob, RequestOutput
 from .outputs import Completion, FinishReason, TokenLogprob
 from .request import Request, RequestOutcome
 from .sampling_params import SamplingParams, StructuredOutput
@@ -90,6 +90,7 @@ __all__ = [
     "InvalidConfigurationError",
     "InvalidUtf8Error",
     "LLM",
+    "Logprob",
     "LogitsProcessorError",
     "ModelLoadError",
     "Request",

@@ -15,8 +15,10 @@ prompt, as vLLM does: ``generate`` submits one engine request per sequence
 the prefix cache shares the prompt), ``chat`` passes ``n`` to the engine's
 chat call (at most 128 there). ``chat`` outputs carry the prompt ids, the
 assistant text, its token ids (the chat call's ``return_token_ids``) and
-finish reason, but no logprobs nor the prompt text (the engine's chat call
-returns OpenAI JSON).
+finish reason, but not the prompt text (the engine's chat call returns
+OpenAI JSON). Logprobs are vLLM's shape: per position a ``dict`` from token
+id to :class:`Logprob` holding the chosen token and its alternatives (the
+native ``Engine`` API keeps its ``TokenLogprob`` objects).
 """
 
 from __future__ import annotations
@@ -34,21 +36,56 @@ from .outputs import Completion, TokenLogprob
 from .sampling_params import SamplingParams, StructuredOutput
 from .errors import InvalidConfigurationError
 
-__all__ = ["LLM", "RequestOutput", "CompletionOutput"]
+__all__ = ["LLM", "RequestOutput", "CompletionOutput", "Logprob", "PositionLogprobs"]
 
 PromptInput = Union[str, Sequence[int], Dict[str, Any]]
 Conversation = List[Dict[str, Any]]
 
 
 @dataclass(frozen=True)
+class Logprob:
+    """One token's log-probability at one position, as vLLM's ``Logprob``:
+    ``rank`` is how many tokens are at least as likely (1: the most likely),
+    ``decoded_token`` the token's text."""
+
+    logprob: float
+    rank: Optional[int] = None
+    decoded_token: Optional[str] = None
+
+
+#: One position's logprobs, as vLLM gives them: token id -> Logprob, the
+#: chosen token first, then its most likely alternatives.
+PositionLogprobs = Dict[int, Logprob]
+
+
+def vllm_logprobs(entry: TokenLogprob) -> PositionLogprobs:
+    """A native TokenLogprob (the chosen token and its alternatives) as
+    vLLM's per-position dict. The alternatives come most likely first, so
+    their rank is their place in that list; the chosen token's rank is the
+    engine's, or its place among the alternatives when the engine gave none."""
+    ranks = {alt.token_id: place for place, alt in enumerate(entry.top_logprobs, 1)}
+    chosen_rank = entry.rank if entry.rank is not None else ranks.get(entry.token_id)
+    position = {entry.token_id: Logprob(entry.logprob, chosen_rank, entry.token)}
+    for alt in entry.top_logprobs:
+        position.setdefault(alt.token_id, Logprob(alt.logprob, ranks[alt.token_id], alt.token))
+    return position
+
+
+def _vllm_sequence(entries):
+    return None if entries is None else [None if e is None else vllm_logprobs(e) for e in entries]
+
+
+@dataclass(frozen=True)
 class CompletionOutput:
-    """One generated sequence, as vLLM's ``CompletionOutput``."""
+    """One generated sequence, as vLLM's ``CompletionOutput``; ``logprobs``
+    (with ``SamplingParams.logprobs``) has one :data:`PositionLogprobs` per
+    generated token."""
 
     index: int
     text: str
     token_ids: Tuple[int, ...]
     cumulative_logprob: Optional[float]
-    logprobs: Optional[Tuple[TokenLogprob, ...]]
+    logprobs: Optional[List[PositionLogprobs]]
     finish_reason: Optional[str]
 
     def finished(self) -> bool:
@@ -64,8 +101,9 @@ class RequestOutput:
     prompt_token_ids: Optional[List[int]]
     outputs: List[CompletionOutput]
     finished: bool = True
-    # With SamplingParams.prompt_logprobs: one entry per prompt token (None first).
-    prompt_logprobs: Optional[Tuple[Optional[TokenLogprob], ...]] = None
+    # With SamplingParams.prompt_logprobs: one entry per prompt token (None
+    # first), each a PositionLogprobs, as vLLM's.
+    prompt_logprobs: Optional[List[Optional[PositionLogprobs]]] = None
 
 
 def _prompt(value: PromptInput) -> Tuple[Union[str, List[int]], Optional[str]]:
@@ -172,7 +210,7 @@ class LLM:
             done = [next(completions) for _ in range(p.n)]
             outputs.append(RequestOutput(str(next(self._ids)), text, self.engine.prompt_token_ids(prompt, p),
                                          [_completion_output(i, c) for i, c in enumerate(done)],
-                                         prompt_logprobs=done[0].prompt_logprobs))
+                                         prompt_logprobs=_vllm_sequence(done[0].prompt_logprobs)))
         return outputs
 
     def chat(self, messages: Union[Conversation, Sequence[Conversation]],
@@ -216,7 +254,8 @@ class LLM:
                     logprobs = tuple(self._token_logprob(e, texts) for e in choice["logprobs"]["content"])
                 choices.append(CompletionOutput(
                     choice["index"], choice["message"].get("content") or "", tuple(choice["token_ids"]),
-                    sum(t.logprob for t in logprobs) if logprobs else None, logprobs, choice["finish_reason"]))
+                    sum(t.logprob for t in logprobs) if logprobs else None, _vllm_sequence(logprobs),
+                    choice["finish_reason"]))
             outputs.append(RequestOutput(str(next(self._ids)), None, response["prompt_token_ids"], choices))
         return outputs
 
@@ -245,7 +284,7 @@ def _keep_response(responses: List[Optional[str]], index: int):
 def _completion_output(index: int, completion: Completion) -> CompletionOutput:
     logprobs = completion.logprobs
     cumulative = sum(t.logprob for t in logprobs) if logprobs else None
-    return CompletionOutput(index, completion.text, completion.token_ids or (), cumulative, logprobs,
+    return CompletionOutput(index, completion.text, completion.token_ids or (), cumulative, _vllm_sequence(logprobs),
                             None if completion.finish_reason is None else str(completion.finish_reason))
 
 
