@@ -77,6 +77,31 @@ def _jobs():
     return max(1, jobs)
 
 
+# The compilers CMake and distutils look for when CC / CXX are unset.
+_C_COMPILERS = ("cc", "gcc", "clang")
+_CXX_COMPILERS = ("c++", "g++", "clang++")
+
+
+def missing_compilers():
+    """The kinds of compiler ("C", "C++") that cannot be found: named by
+    CC / CXX (their first word), else none of the usual names on PATH. A
+    build without them would fail deep in CMake's output, twice."""
+    missing = []
+    for kind, variable, names in (("C", "CC", _C_COMPILERS), ("C++", "CXX", _CXX_COMPILERS)):
+        chosen = os.environ.get(variable, "").split()
+        candidates = chosen[:1] or names
+        if not any(shutil.which(name) for name in candidates):
+            missing.append(kind)
+    return missing
+
+
+def missing_compiler_message(missing):
+    return ("vllm-cpp: no %s compiler found: building from source compiles the engine. Install one "
+            "(Debian/Ubuntu: apt-get install g++; Fedora: dnf install gcc-c++; Alpine: apk add g++; "
+            "macOS: xcode-select --install), or set CC and CXX; or install a published wheel, "
+            "which needs no compiler." % " or ".join(missing))
+
+
 def _truthy(name):
     return os.environ.get(name, "").strip().lower() in ("1", "on", "yes", "true")
 
@@ -85,6 +110,8 @@ class BuildExt(build_ext):
     """Builds libvllm with CMake before the cffi extension."""
 
     def run(self):
+        if ZIG is None and missing_compilers():
+            sys.exit(missing_compiler_message(missing_compilers()))
         lib_path = self._build_libvllm()
         dest_dir = os.path.join(os.path.abspath(self.build_lib), PACKAGE)
         self._copy_lib(lib_path, dest_dir)

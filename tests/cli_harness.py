@@ -20,11 +20,12 @@ def cli_path():
     return path
 
 
-def start_server(cli, model, *flags, log=None):
-    """``vllm-cpp serve`` on a free port as "smol"; (process, base URL) once it serves.
+def start_server(cli, model, *flags, log=None, served_name="smol"):
+    """``vllm-cpp serve`` on a free port as ``served_name`` (None: the
+    server's default name); (process, base URL) once it serves.
     ``log``: a file for its stderr (its log), instead of a pipe."""
-    server = subprocess.Popen([cli, "serve", model, "--port", "0", "--max-model-len", "256",
-                               "--served-model-name", "smol", *flags],
+    naming = [] if served_name is None else ["--served-model-name", served_name]
+    server = subprocess.Popen([cli, "serve", model, "--port", "0", "--max-model-len", "256", *naming, *flags],
                               stdout=subprocess.PIPE, stderr=log or subprocess.PIPE, text=True)
     line = server.stdout.readline()
     match = re.search(r"on http://127\.0\.0\.1:(\d+)", line)

@@ -41,6 +41,13 @@ def test_help_reads_like_vllms(cli, tmp_path):
                  "--trust-request-chat-template", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--num-threads",
                  "--isa"):
         assert flag in serve.stdout, flag
+    # The values a user types, not Python's enum or type names.
+    for command in ("serve", "generate", "chat", "bench"):
+        text = run(cli, command, "--help").stdout
+        for python_text in ("Toggle.", "SchedulerPolicy.", "str or dict", "None:"):
+            assert python_text not in text, (command, python_text)
+        assert "smollm2" in text  # MODEL may be a bundled model's short name
+    assert "fcfs (default), priority or lpm" in serve.stdout
     # From a neutral folder: from the checkout, -m would find its uncompiled vllm_cpp/ first.
     module = subprocess.run([sys.executable, "-m", "vllm_cpp", "--help"], capture_output=True, text=True,
                             cwd=str(tmp_path))
@@ -94,13 +101,61 @@ def test_generate(cli, smollm2_path, engine):
     assert result.stdout == engine.complete(prompt, SamplingParams.greedy(max_tokens=8)).text + "\n"
 
 
-def test_bench(cli, smollm2_path):
+def test_bench(cli, smollm2_path, tmp_path):
+    """Progress on stderr as each level starts and ends; --json writes the
+    rows with every request's time to first token."""
+    out = tmp_path / "bench.json"
     result = run(cli, "bench", smollm2_path, "--concurrency", "1,2", "--input-len", "8", "--output-len", "4",
-                 "--max-model-len", "128")
+                 "--max-model-len", "128", "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert "| clients | output tok/s |" in result.stdout
     rows = [line for line in result.stdout.splitlines() if re.match(r"\| [12] \|", line)]
     assert len(rows) == 2
+    progress = result.stderr.splitlines()
+    assert progress[0] == "vllm-cpp bench: warming up"
+    assert "vllm-cpp bench: level 1 of 2: 1 client, 4 output tokens each..." in progress
+    assert any(line.startswith("vllm-cpp bench: level 2 done in ") for line in progress)
+    document = json.loads(out.read_text())
+    assert document["model"] == "SmolLM2-135M-Instruct.Q4_1" and document["command"].startswith("vllm-cpp bench")
+    assert [len(row["ttft_s"]) for row in document["rows"]] == [1, 2]
+    assert all(document[key] for key in ("date", "machine", "versions"))
+
+
+def test_models_and_short_names(cli, smollm2_path, engine):
+    """`vllm-cpp models` lists the bundled models; a short name stands for
+    the file in every command."""
+    listing = run(cli, "models")
+    assert listing.returncode == 0 and "smollm2" in listing.stdout and smollm2_path in listing.stdout
+    assert "gemma3-270m" in listing.stdout
+    result = run(cli, "generate", "smollm2", "The capital of France is", "--temperature", "0", "--max-tokens", "4",
+                 "--max-model-len", "256")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=4)).text + "\n"
+
+
+@pytest.mark.parametrize("model,expected", [("smollm2", "smollm2"), (None, "SmolLM2-135M-Instruct.Q4_1")],
+                         ids=["short-name", "path"])
+def test_served_model_name_defaults_to_a_short_name(cli, smollm2_path, model, expected):
+    server, url = start_server(cli, model or smollm2_path, served_name=None)
+    try:
+        with urllib.request.urlopen(url + "/v1/models", timeout=60) as response:
+            assert [m["id"] for m in json.loads(response.read())["data"]] == [expected]
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_chat_without_a_template_warns_once(cli, gemma3_gguf, smollm2_path):
+    """The bundled Gemma 3 base has no chat template: `vllm-cpp chat` says
+    so once, naming the fallback and --chat-template; SmolLM2 does not."""
+    plain = subprocess.run([cli, "chat", gemma3_gguf, "--max-model-len", "256"], input="", capture_output=True,
+                           text=True, timeout=240)
+    assert plain.returncode == 0, plain.stderr
+    warnings = [line for line in plain.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "--chat-template" in warnings[0] and "'user: ...'" in warnings[0]
+    templated = subprocess.run([cli, "chat", smollm2_path, "--max-model-len", "256"], input="",
+                               capture_output=True, text=True, timeout=240)
+    assert templated.returncode == 0 and "warning" not in templated.stderr
 
 
 def test_serve_then_sigterm(cli, smollm2_path):

@@ -18,9 +18,38 @@ from .errors import (
     error_for_status,
 )
 
+def _installed_copy_shadowed() -> Optional[str]:
+    """Where the installed package is, when this import found another
+    ``vllm_cpp/`` first (a source checkout's, without its compiled module:
+    Python puts the current directory, or the script's, first on sys.path);
+    None when no installed copy with a compiled module exists elsewhere."""
+    import importlib.metadata
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        files = importlib.metadata.distribution("vllm-cpp").files or ()
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for name in files:
+        if name.name.startswith("_vllm_ffi"):
+            package_dir = os.path.dirname(os.path.abspath(str(name.locate())))
+            if package_dir != here and os.path.isfile(str(name.locate())):
+                return package_dir
+    return None
+
+
 try:
     from ._vllm_ffi import ffi, lib
 except ImportError as exc:  # pragma: no cover - depends on the installation
+    installed = _installed_copy_shadowed()
+    if installed is not None:
+        raise ImportError(
+            "vllm_cpp: imported the vllm_cpp/ folder of a source checkout (%s), which has no compiled "
+            "module, instead of the installed package (%s): Python looks in the current directory "
+            "first. Run from another directory, or install the checkout in editable mode "
+            "(`pip install -e .`), which builds the compiled module into it."
+            % (os.path.dirname(os.path.abspath(__file__)), installed)
+        ) from exc
     raise ImportError(
         "vllm_cpp: the native module vllm_cpp._vllm_ffi could not be imported (%s). "
         "Build and install the package with `pip install .` (or `pip install -e .` "

@@ -1,12 +1,23 @@
 """``--chat-template FILE|TEXT``: a chat template given as a file or as its
-text, resolved the way vLLM's ``load_chat_template`` resolves it."""
+text, resolved the way vLLM's ``load_chat_template`` resolves it; and the
+check for a model that has no template (the engine then renders a plain
+``user: ...`` / ``assistant: `` fallback, which the user should hear about)."""
 
 from __future__ import annotations
 
 import os
 from typing import Union
 
-__all__ = ["load_chat_template"]
+__all__ = ["load_chat_template", "uses_plain_fallback", "FALLBACK_WARNING"]
+
+#: What a chat on a model without a chat template is told, once.
+FALLBACK_WARNING = ("this model has no chat template: chat messages are rendered in a plain "
+                    "'user: ...' / 'assistant: ' format, which the model may not follow; "
+                    "give its template with --chat-template FILE_OR_TEXT (LLM(chat_template=...))")
+
+# The engine's fallback for a model without a template renders each message
+# as "role: content\n" and then "assistant: " (chat/chat_template.cpp).
+_PROBE = "vllm-cpp probe"
 
 # Text with none of these cannot be a Jinja template, so such a value that
 # does not open is taken for a mistyped path rather than a template.
@@ -29,3 +40,12 @@ def load_chat_template(value: Union[str, "os.PathLike[str]"]) -> str:
             raise ValueError("the chat template %r is neither a file that opens (%s) nor template text"
                              % (value, exc.strerror or exc)) from None
         return value
+
+
+def uses_plain_fallback(engine) -> bool:
+    """True when ``engine`` renders chats with the plain fallback, i.e. the
+    model has no chat template and none was given: a one-message chat then
+    tokenizes exactly as the fallback's text does. (The C ABI has no call
+    that says whether a template is present, so the rendering is compared.)"""
+    rendered = engine.tokenize_chat({"messages": [{"role": "user", "content": _PROBE}]})
+    return rendered == engine.tokenize("user: %s\nassistant: " % _PROBE, add_special_tokens=False)

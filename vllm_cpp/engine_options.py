@@ -124,10 +124,17 @@ class EngineOption:
     #: A flag of every ``vllm-cpp`` subcommand: ``--<vLLM name with dashes>``.
     cli: bool = False
     metavar: Optional[str] = None
+    #: The flag's --help text where ``doc`` speaks of Python values
+    #: (``Toggle.ON``, a dict): the values a user types on the command line.
+    cli_doc: Optional[str] = None
 
     @property
     def flag_name(self) -> str:
         return self.vllm_name or self.name
+
+    @property
+    def cli_help(self) -> str:
+        return self.cli_doc or self.doc
 
 
 #: Every engine option, v10's struct fields in their order, then the options JSON.
@@ -152,17 +159,23 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  cli=True, metavar="NAME"),
     EngineOption("speculative_config", _JSON, "speculative_config",
                  "Speculative decoding config as vLLM's --speculative-config (str or dict).",
-                 cli=True, metavar="JSON"),
+                 cli=True, metavar="JSON",
+                 cli_doc="Speculative decoding as vLLM's JSON, e.g. '{\"method\": \"ngram\", "
+                         "\"num_speculative_tokens\": 4}' (methods: ngram, suffix, draft_model)."),
     EngineOption("prefix_caching", _TOGGLE, "enable_prefix_caching",
                  "Automatic prefix caching: Toggle.DEFAULT (on), ON or OFF.",
-                 vllm_name="enable_prefix_caching", cli=True),
+                 vllm_name="enable_prefix_caching", cli=True,
+                 cli_doc="Automatic prefix caching (default: on)."),
     EngineOption("max_num_batched_tokens", _INT32, "max_num_batched_tokens",
-                 "Per-step token budget (chunked prefill; None: engine default, 2048).", cli=True, metavar="N"),
+                 "Per-step token budget (chunked prefill; None: engine default, 2048).", cli=True, metavar="N",
+                 cli_doc="Per-step token budget (chunked prefill; default 2048)."),
     EngineOption("scheduler", _POLICY, "scheduling_policy",
                  "Scheduling policy: SchedulerPolicy.FCFS (default), PRIORITY or LPM.",
-                 vllm_name="scheduling_policy", cli=True, metavar="POLICY"),
+                 vllm_name="scheduling_policy", cli=True, metavar="POLICY",
+                 cli_doc="Scheduling policy: fcfs (default), priority or lpm."),
     EngineOption("kv_transfer_config", _JSON, "kv_transfer_config",
-                 "KV connector config as vLLM's --kv-transfer-config (str or dict).", cli=True, metavar="JSON"),
+                 "KV connector config as vLLM's --kv-transfer-config (str or dict).", cli=True, metavar="JSON",
+                 cli_doc="KV connector as vLLM's --kv-transfer-config JSON."),
     EngineOption("jump_forward", _TOGGLE, "enable_jump_forward",
                  "Jump-forward decoding for structured output: Toggle.DEFAULT (off), ON or OFF "
                  "(VT_ENABLE_JUMP_FORWARD overrides)."),

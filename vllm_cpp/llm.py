@@ -26,10 +26,11 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .chat_template import load_chat_template
+from .chat_template import FALLBACK_WARNING, load_chat_template, uses_plain_fallback
 from .engine import Engine
 from .engine_options import engine_options_from_vllm_names
 from .outputs import Completion, TokenLogprob
@@ -170,6 +171,7 @@ class LLM:
             options["chat_template"] = load_chat_template(options["chat_template"])
         self.engine = Engine.load(model, **options)
         self._ids = itertools.count()
+        self._fallback_checked = False
 
     def close(self) -> None:
         self.engine.close()
@@ -221,6 +223,10 @@ class LLM:
         """Chat completions with the model's template, or ``chat_template``
         (the template's text, as in vLLM): one conversation (a list of
         messages) or a batch of them, submitted at once."""
+        if not self._fallback_checked and chat_template is None:
+            self._fallback_checked = True
+            if uses_plain_fallback(self.engine):
+                warnings.warn(FALLBACK_WARNING, UserWarning, stacklevel=2)
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
         params = _per_prompt(sampling_params, len(conversations))
         responses: List[Optional[str]] = [None] * len(conversations)

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any, Dict, List
 
+from ..chat_template import FALLBACK_WARNING, uses_plain_fallback
 from ..engine import Engine
 from .engine_args import sampling_fields
 
@@ -40,6 +41,8 @@ def run_chat(engine: Engine, args: argparse.Namespace) -> int:
     messages: List[Dict[str, str]] = []
     if args.system:
         messages.append({"role": "system", "content": args.system})
+    if uses_plain_fallback(engine):
+        print("vllm-cpp chat: warning: %s" % FALLBACK_WARNING, file=sys.stderr)
     print("Chatting with %s. Type /exit or press Ctrl-D to leave." % args.model)
     while True:
         try:

@@ -41,10 +41,10 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
             continue
         flag = "--" + option.flag_name.replace("_", "-")
         if option.kind.cli_type is None:
-            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=option.doc)
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=option.cli_help)
         else:
             group.add_argument(flag, type=_argparse_type(option.kind.cli_type), default=None,
-                               metavar=option.metavar, help=option.doc)
+                               metavar=option.metavar, help=option.cli_help)
 
 
 def engine_options(args: argparse.Namespace) -> Dict[str, Any]:

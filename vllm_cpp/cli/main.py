@@ -13,8 +13,13 @@ from typing import List, Optional
 
 from .. import __version__
 from ..errors import InvalidArgumentError, InvalidConfigurationError, VllmError
+from ..models import resolve_model
 from .bench import client_counts, run_bench
 from .engine_args import UsageError, add_engine_args, add_sampling_args, engine_options
+from .models import run_models
+
+MODEL_HELP = ("a bundled model's short name (smollm2, gemma3-270m: see 'vllm-cpp models'), "
+              "a GGUF file or a Hugging Face model directory")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,20 +30,21 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vllm-cpp", description="vllm-cpp: a C++ LLM inference engine with vLLM's interface.")
     parser.add_argument("-v", "--version", action="version", version="vllm-cpp " + __version__)
-    commands = parser.add_subparsers(dest="command", metavar="{serve,generate,chat,bench}", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="{serve,generate,chat,bench,models}", parser_class=_Parser)
     commands.required = True
 
     serve = commands.add_parser("serve", help="Start the OpenAI-compatible API server.",
                                 description="Start the OpenAI-compatible API server for MODEL.",
                                 usage="vllm-cpp serve MODEL [options]")
-    serve.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    serve.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     group = serve.add_argument_group("server options")
     group.add_argument("--host", default="127.0.0.1", help="host name to bind (default 127.0.0.1)")
     group.add_argument("--port", type=int, default=8000, help="port number (default 8000; 0: any free port)")
     group.add_argument("--api-key", default=None, metavar="KEY",
                        help="require this key in 'Authorization: Bearer KEY' (default: env VLLM_API_KEY)")
     group.add_argument("--served-model-name", default=None, metavar="NAME",
-                       help="the model name in the API (default: MODEL as given)")
+                       help="the model name in the API and the metrics (default: the short name, "
+                            "or the file's name without its extension)")
     group.add_argument("--enable-auto-tool-choice", action="store_true",
                        help="allow tool_choice 'auto' (needs a tool call parser)")
     group.add_argument("--trust-request-chat-template", action="store_true",
@@ -72,26 +78,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",
                                    usage="vllm-cpp generate MODEL PROMPT [options]")
-    generate.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    generate.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     generate.add_argument("prompt", metavar="PROMPT", help="the prompt text")
     add_sampling_args(generate, 64)
     add_engine_args(generate)
 
     chat = commands.add_parser("chat", help="Chat with the model in the terminal (its chat template, streaming).",
                                usage="vllm-cpp chat MODEL [options]")
-    chat.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    chat.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     chat.add_argument("--system", default=None, help="a system message")
     add_sampling_args(chat, 256)
     add_engine_args(chat)
 
     bench = commands.add_parser("bench", help="Measure throughput and latency on this machine.",
                                 usage="vllm-cpp bench MODEL [options]")
-    bench.add_argument("model", metavar="MODEL", help="path of the GGUF model file")
+    bench.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     bench.add_argument("--concurrency", type=client_counts, default=[1, 8, 32], metavar="N,N,...",
                        help="client counts to measure (default 1,8,32)")
     bench.add_argument("--input-len", type=int, default=128, metavar="N", help="prompt tokens (default 128)")
     bench.add_argument("--output-len", type=int, default=128, metavar="N", help="output tokens (default 128)")
+    bench.add_argument("--json", default=None, metavar="PATH",
+                       help="also write the results, with each request's time to first token, to PATH "
+                            "(what bench/plot_results.py reads)")
     add_engine_args(bench)
+
+    commands.add_parser("models", help="List the bundled models (short names) and whether they are installed.",
+                        usage="vllm-cpp models")
     return parser
 
 
@@ -105,6 +117,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     prog = "vllm-cpp " + args.command
+    if args.command == "models":
+        return run_models()
+    try:
+        args.model, args.short_name = resolve_model(args.model)
+    except FileNotFoundError as exc:
+        print("%s: error: %s" % (prog, exc), file=sys.stderr)
+        return 1
     try:
         if args.command == "serve":
             from .serve import run_serve

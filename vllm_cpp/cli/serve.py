@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Callable
 
+from ..chat_template import FALLBACK_WARNING, uses_plain_fallback
 from .engine_args import UsageError
 
 
@@ -34,7 +35,9 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
     engine = load(args)
-    name = args.served_model_name or args.model
+    if uses_plain_fallback(engine):
+        logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
+    name = args.served_model_name or args.short_name
     config = ServerConfig(model_name=name, api_key=args.api_key or os.environ.get("VLLM_API_KEY"),
                           max_request_bytes=args.max_request_bytes,
                           max_pending_requests=args.max_pending_requests,
