@@ -79,7 +79,36 @@ def engine(smollm2_path):
 TIMEOUT_FACTOR = float(os.environ.get("VLLM_CPP_TIMEOUT_FACTOR", "1"))
 
 
+#: The modules that `pytest -m "not slow"` leaves out: each takes a minute
+#: or more on 2 cores (they build wheels, fuzzers or native programs, run
+#: Gemma or many engines, sample thousands of tokens, soak), together most
+#: of the suite's 20-25 minutes. docs/development.md lists the durations.
+SLOW_MODULES = frozenset({
+    "test_packaging", "test_zig_wheels", "test_fuzz", "test_native", "test_arm_emulated", "test_build",
+    "test_kv_transfer", "test_pull_streams", "test_serving", "test_gemma3", "test_gemma3_hf", "test_kv_cache_int8",
+    "test_structured_output", "test_chat", "test_chat_structured", "test_generation", "test_speculative",
+    "test_soak", "test_faults", "test_correctness", "test_server_load", "test_server_schemathesis",
+    "test_server_slow_clients", "test_server_faults", "test_quant_mixes", "test_tokenizer_gguf",
+    "test_architectures", "test_arch_goldens", "test_hf_generation", "test_hf_loader", "test_sliding_window",
+    "test_prompt_logprobs", "test_docs",
+})
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
+    """Mark the tests of SLOW_MODULES `slow` (before `-m` selects)."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    _prepare_selected(session.config, session.items)
+
+
+def _prepare_selected(config, items):
     """Build the engine's native test programs (tests/native_build.py) once,
     before any test runs, when a selected test module uses them: a build
     from scratch takes minutes and must not count against a test's timeout.
