@@ -251,7 +251,7 @@ class SDist(sdist):
 
     EXTRA_DIRS = ("third_party/vllm.cpp", "vllm_cpp/include", "examples", "tests", "docs")
     EXTRA_FILES = ("build_ffi.py", "zig_toolchain.py", "CMakeLists.txt", "README.md", "CHANGELOG.md", "LICENSE",
-                   "pyproject.toml", "setup.py")
+                   "mkdocs.yml", "pyproject.toml", "setup.py")
     SKIP_DIRS = {"build", ".git", "__pycache__"}
 
     def make_distribution(self):

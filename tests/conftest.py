@@ -82,7 +82,9 @@ TIMEOUT_FACTOR = float(os.environ.get("VLLM_CPP_TIMEOUT_FACTOR", "1"))
 #: The modules that `pytest -m "not slow"` leaves out: each takes a minute
 #: or more on 2 cores (they build wheels, fuzzers or native programs, run
 #: Gemma or many engines, sample thousands of tokens, soak), together most
-#: of the suite's 20-25 minutes. docs/development.md lists the durations.
+#: of the suite's 20-25 minutes; and those that need the engine's native
+#: test programs (native_build.py compiles the engine once more for them).
+#: docs/development.md lists the durations.
 SLOW_MODULES = frozenset({
     "test_packaging", "test_zig_wheels", "test_fuzz", "test_native", "test_arm_emulated", "test_build",
     "test_kv_transfer", "test_pull_streams", "test_serving", "test_gemma3", "test_gemma3_hf", "test_kv_cache_int8",
@@ -90,7 +92,10 @@ SLOW_MODULES = frozenset({
     "test_soak", "test_faults", "test_correctness", "test_server_load", "test_server_schemathesis",
     "test_server_slow_clients", "test_server_faults", "test_quant_mixes", "test_tokenizer_gguf",
     "test_architectures", "test_arch_goldens", "test_hf_generation", "test_hf_loader", "test_sliding_window",
-    "test_prompt_logprobs", "test_docs",
+    "test_prompt_logprobs",
+    # need the native test programs (a second build of the engine, minutes)
+    "test_chat_parsers_native", "test_chat_templates", "test_hf_architectures", "test_structured_native",
+    "test_tokenizer_json",
 })
 
 

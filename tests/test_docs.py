@@ -31,10 +31,10 @@ SETUP = re.compile(r"<!-- docs-test: setup\n(.*?)-->", re.S)
 
 
 def documents():
-    if not DOCS.is_dir():
-        return []
-    pages = sorted(DOCS.rglob("*.md"))
-    return [ROOT / "README.md"] + pages
+    """README.md and the docs' pages, where this is a source checkout (a
+    copy of tests/ run against a wheel has neither: nothing to run)."""
+    readme = [ROOT / "README.md"] if (ROOT / "README.md").is_file() else []
+    return readme + (sorted(DOCS.rglob("*.md")) if DOCS.is_dir() else [])
 
 
 def examples(path):

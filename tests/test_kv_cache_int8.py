@@ -6,7 +6,7 @@ kernel over int8 caches against the definition on every ISA build. Here,
 with SmolLM2: on the correctness corpus (tests/golden/reference_smollm2.json)
 the int8 cache meets the same rules against the float reference as the
 default f16 cache (greedy ids, teacher-forced logits), and its distance
-from the f16 cache is bounded (the numbers the README records:
+from the f16 cache is bounded (the numbers docs/design/engine.md records:
 ``pytest -s tests/test_kv_cache_int8.py -k accuracy`` prints the teacher-forced ones); it
 keeps batch invariance, prefix caching and speculative decoding exact;
 holds about twice the blocks of the f16 cache in the same memory; KV

@@ -69,6 +69,8 @@ def test_every_markdown_document_named_is_in_the_repository():
             here = os.path.normpath(os.path.join(os.path.dirname(path), ref))
             if os.path.isfile(here) or os.path.isfile(os.path.join(ROOT, ref)):
                 continue
+            if name == "mkdocs.yml" and os.path.isfile(os.path.join(ROOT, "docs", ref)):
+                continue  # the site's nav names pages relative to its docs_dir
             if "/" not in ref and ref in basenames:
                 continue
             missing.append("%s names %s" % (name, ref))
@@ -95,3 +97,17 @@ def test_every_c_entry_point_is_documented():
         if not paragraph.lstrip().startswith("/*"):
             undocumented += re.findall(r"VLLM_API\s[^;(]*?\b(vllm_\w+)\s*\(", paragraph)
     assert not undocumented, "entry points without documentation: %s" % undocumented
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs exactly the README's test command ("Set-up", command 2)."""
+    readme, ci = os.path.join(ROOT, "README.md"), os.path.join(ROOT, ".ci", "run")
+    if not (os.path.isfile(readme) and os.path.isfile(ci)):
+        pytest.skip("not a source checkout (no README.md or .ci/run)")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    match = re.search(r"\*\*2\. Run the tests:\*\*\s*\n\s*```\n(.+?)\n```", text)
+    assert match, "README.md has no \"2. Run the tests\" command"
+    with open(ci, encoding="utf-8") as f:
+        commands = [line for line in f.read().splitlines() if line and not line.startswith("#")]
+    assert match.group(1) in commands
