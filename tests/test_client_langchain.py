@@ -5,7 +5,8 @@ AIMessage with tool_calls and a ToolMessage sent back), and
 
 import pytest
 
-langchain_openai = pytest.importorskip("langchain_openai")
+langchain_openai = pytest.importorskip(
+    "langchain_openai", reason="langchain-openai is not installed (the test extra installs it on Python 3.11+)")
 pytest.importorskip("langchain_core")
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402

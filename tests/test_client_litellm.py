@@ -10,7 +10,8 @@ import pytest
 
 # The model price map bundled with litellm, not fetched at import (no network here).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-litellm = pytest.importorskip("litellm")
+litellm = pytest.importorskip(
+    "litellm", reason="litellm is not installed (the test extra installs it on Python 3.10+)")
 
 from server_harness import MODEL_NAME, running_server  # noqa: E402
 from vllm_cpp import Engine  # noqa: E402

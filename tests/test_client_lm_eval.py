@@ -14,7 +14,8 @@ import pytest
 # Local files only: the datasets library must not look for a hub.
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-lm_eval = pytest.importorskip("lm_eval")
+lm_eval = pytest.importorskip(
+    "lm_eval", reason="lm-eval is not installed (the test extra installs it on Python 3.10+)")
 pytest.importorskip("lm_eval.models.openai_completions")  # the [api] extra: requests, aiohttp, tenacity
 
 from lm_eval.tasks import TaskManager  # noqa: E402

@@ -9,7 +9,8 @@ import asyncio
 
 import pytest
 
-agents = pytest.importorskip("agents")
+agents = pytest.importorskip(
+    "agents", reason="openai-agents is not installed (the test extra installs it on Python 3.10+)")
 openai = pytest.importorskip("openai")
 
 from client_support import FORECASTS, get_weather  # noqa: E402
