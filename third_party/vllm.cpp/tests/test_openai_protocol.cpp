@@ -134,6 +134,31 @@ void test_agent_turn_messages() {
           "text parts of every text kind joined; name kept");
 }
 
+// OpenAI's deprecated function calling, read as tools and tool_choice; its
+// history (assistant function_call, role "function") as tool messages.
+void test_legacy_function_calling() {
+    const std::string functions = R"("functions": [{"name": "w", "parameters": {"type": "object"}}])";
+    const ChatRequest named = parse_chat_request(with(functions + R"(, "function_call": {"name": "w"})"));
+    check(named.tools.size() == 1 && named.tools.items()[0].find("type")->as_string() == "function" &&
+              named.tool_choice == ToolChoice::Named && named.tool_choice_name == "w",
+          "functions as tools, function_call {name} as a named tool_choice");
+    check(parse_chat_request(with(functions)).tool_choice == ToolChoice::Auto, "functions alone: auto");
+    check(parse_chat_request(with(functions + R"(, "function_call": "none")")).tool_choice == ToolChoice::None,
+          "function_call none");
+    const ChatRequest history = parse_chat_request(R"({"messages": [{"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": null, "function_call": {"name": "w", "arguments": "{\"city\": \"Oslo\"}"}},
+        {"role": "function", "name": "w", "content": "sunny"}]})");
+    const json::Value& call = history.messages.items()[1].find("tool_calls")->items()[0];
+    check(call.find("function")->find("arguments")->find("city")->as_string() == "Oslo", "function_call as a tool call");
+    check(history.messages.items()[2].find("role")->as_string() == "tool" &&
+              history.messages.items()[2].find("name")->as_string() == "w",
+          "a function result as a tool message named by its function");
+    expect_error(with(functions + R"(, "tools": [])"), "give 'tools' or the legacy 'functions', not both");
+    expect_error(with(R"("function_call": "always")"), "'function_call' must be 'none', 'auto' or {\"name\": ...}");
+    expect_error(with(functions + R"(, "function_call": {"name": "x"})"), "names function 'x', which is not among");
+    expect_error(R"({"messages": [{"role": "function", "content": "x"}]})", "'messages[0].name' is required");
+}
+
 void test_request_errors() {
     expect_error("{\"messages\": [", "invalid JSON at line 1 column");
     expect_error("[1]", "'request' must be a JSON object (got array)");
@@ -143,7 +168,7 @@ void test_request_errors() {
     expect_error(R"({"messages": ["hi"]})", "'messages[0]' must be an object (got string)");
     expect_error(R"({"messages": [{"content": "x"}]})", "'messages[0].role' is required");
     expect_error(R"({"messages": [{"role": "bot", "content": "x"}]})",
-                 "'messages[0].role' must be one of system, developer, user, assistant, tool (got 'bot')");
+                 "'messages[0].role' must be one of system, developer, user, assistant, tool, function (got 'bot')");
     expect_error(R"({"messages": [{"role": "user", "content": 5}]})",
                  "'messages[0].content' must be a string or an array of text parts (got int)");
     expect_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})",
@@ -495,6 +520,7 @@ int main(int argc, char** argv) {
     try {
         test_request_fields();
         test_agent_turn_messages();
+        test_legacy_function_calling();
         test_request_errors();
         test_completion_json();
         test_chunks();

@@ -50,8 +50,10 @@ const std::string& required_string(const json::Value& object, std::string_view k
 
 // ------------------------------------------------------------- messages
 
+// "function" is the legacy function-calling API's tool result.
 bool is_known_role(const std::string& role) {
-    return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
+    return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool" ||
+           role == "function";
 }
 
 // One content part's text, as vLLM's "string" content format reads it: a
@@ -127,14 +129,26 @@ json::Value normalized_message(const json::Value& message, const std::string& na
     require_object(message, name);
     const std::string& role = required_string(message, "role", name);
     if (!is_known_role(role))
-        throw_invalid_argument("'" + name + ".role' must be one of system, developer, user, assistant, tool (got '" +
+        throw_invalid_argument("'" + name +
+                               ".role' must be one of system, developer, user, assistant, tool, function (got '" +
                                role + "')");
     json::Value out = json::Value::object();
-    out.set("role", role);
+    // A legacy function result is the tool message it became, named by its function.
+    out.set("role", role == "function" ? "tool" : role);
     out.set("content", text_content(field(message, "content"), name + ".content"));
+    if (role == "function") required_string(message, "name", name);
     if (role == "assistant") {
-        if (const json::Value* calls = field(message, "tool_calls"))
+        if (const json::Value* calls = field(message, "tool_calls")) {
             out.set("tool_calls", normalized_tool_calls(*calls, name + ".tool_calls"));
+        } else if (const json::Value* legacy = field(message, "function_call")) {
+            // The legacy API's one call, as the tool call it became.
+            json::Value call = json::Value::object();
+            call.set("type", "function");
+            call.set("function", *legacy);
+            json::Value calls = json::Value::array();
+            calls.push_back(std::move(call));
+            out.set("tool_calls", normalized_tool_calls(calls, name + ".function_call"));
+        }
         for (const char* key : {"reasoning_content", "reasoning"})
             if (const json::Value* v = field(message, key)) {
                 // vLLM shows the reasoning under both names.
@@ -159,6 +173,44 @@ json::Value parse_messages(const json::Value& body) {
 }
 
 // ---------------------------------------------------------------- tools
+
+// OpenAI's deprecated function calling, read as what replaced it: each of
+// `functions` is a tool, `function_call` ("none", "auto" or {"name": ...})
+// the tool_choice. Given beside its replacement it is refused.
+json::Value with_legacy_functions(json::Value body) {
+    if (const json::Value* functions = field(body, "functions")) {
+        if (field(body, "tools") != nullptr) throw_invalid_argument("give 'tools' or the legacy 'functions', not both");
+        require_array(*functions, "functions");
+        json::Value tools = json::Value::array();
+        for (size_t i = 0; i < functions->items().size(); ++i) {
+            require_object(functions->items()[i], "functions[" + std::to_string(i) + "]");
+            json::Value tool = json::Value::object();
+            tool.set("type", "function");
+            tool.set("function", functions->items()[i]);
+            tools.push_back(std::move(tool));
+        }
+        body.set("tools", std::move(tools));
+    }
+    if (const json::Value* call = field(body, "function_call")) {
+        if (field(body, "tool_choice") != nullptr)
+            throw_invalid_argument("give 'tool_choice' or the legacy 'function_call', not both");
+        json::Value choice;
+        if (call->is_object()) {
+            json::Value function = json::Value::object();
+            function.set("name", required_string(*call, "name", "function_call"));
+            choice = json::Value::object();
+            choice.set("type", "function");
+            choice.set("function", std::move(function));
+        } else {
+            const std::string& value = read_string(*call, "function_call");
+            if (value != "none" && value != "auto")
+                throw_invalid_argument("'function_call' must be 'none', 'auto' or {\"name\": ...} (got '" + value + "')");
+            choice = value;
+        }
+        body.set("tool_choice", std::move(choice));
+    }
+    return body;
+}
 
 json::Value parse_tools(const json::Value& body) {
     const json::Value* tools = field(body, "tools");
@@ -428,8 +480,9 @@ std::optional<bool> ChatRequest::enable_thinking() const {
 }
 
 ChatRequest parse_chat_request(std::string_view request_json) {
-    const json::Value body = json::parse(request_json);
-    if (!body.is_object()) wrong_type("request", "a JSON object", body);
+    json::Value parsed = json::parse(request_json);
+    if (!parsed.is_object()) wrong_type("request", "a JSON object", parsed);
+    const json::Value body = with_legacy_functions(std::move(parsed));
     ChatRequest r;
     if (const json::Value* v = field(body, "model")) r.model = read_string(*v, "model");
     r.messages = parse_messages(body);

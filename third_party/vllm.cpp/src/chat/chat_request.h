@@ -1,7 +1,9 @@
 // An OpenAI /v1/chat/completions request, validated and typed.
 //
 // parse_chat_request() checks every field it knows and ignores the others
-// (as OpenAI does). A wrong type or an out-of-range value is INVALID_ARGUMENT
+// (the C ABI's rule; the HTTP server refuses the fields OpenAI does not
+// document). OpenAI's legacy `functions` and `function_call` are read as the
+// `tools` and `tool_choice` they became. A wrong type or an out-of-range value is INVALID_ARGUMENT
 // naming the field, e.g. "'temperature' must be a number (got string)" or
 // "'messages[1].role' must be one of system, developer, user, assistant,
 // tool (got 'bot')". tool_choice "required" / a named function and
