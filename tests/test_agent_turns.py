@@ -10,6 +10,13 @@ ABI's chat (``Engine.chat``):
   ``model_dump(exclude_none=True)``; arguments as an object; a tool message
   without content; over the bundled SmolLM2 template and the fixture
   templates of other families that call tools;
+- documented OpenAI fields the server does not use, accepted and ignored
+  (a wrong type still refused, unknown fields still refused), and the
+  legacy ``functions`` / ``function_call`` read as tools and tool_choice;
+- ``echo`` with ``max_tokens: 0`` on /v1/completions: the prompt and its
+  logprobs, nothing generated, streamed and not, with n and several prompts;
+- a prompt past max_model_len: OpenAI's ``context_length_exceeded`` with
+  vLLM's wording, and ``ContextLengthExceededError`` from the engine.
 """
 
 import json
@@ -25,7 +32,7 @@ pytest.importorskip("uvicorn")
 from conftest import CHAT_TEMPLATES_DIR  # noqa: E402
 from server_harness import MODEL_NAME, running_server  # noqa: E402
 from test_chat import WEATHER_TOOL  # noqa: E402
-from vllm_cpp import Engine  # noqa: E402
+from vllm_cpp import ContextLengthExceededError, Engine, SamplingParams  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -204,3 +211,143 @@ def test_tool_round_trip_over_other_families_templates(http, engine, exclude_non
         response = http.post("/v1/chat/completions", json=body)
         assert response.status_code == 200, (template.name, response.text)
         assert engine.chat(body)["usage"]["prompt_tokens"] == response.json()["usage"]["prompt_tokens"], template.name
+
+
+# ------------------------------------------- bug 2: fields clients send
+
+
+#: Documented chat fields the server does not use, as the SDK sends them.
+IGNORED = dict(store=True, metadata={"session": "s1", "agent": "triage"}, service_tier="auto",
+               prompt_cache_key="conversation-1", safety_identifier="user-hash", modalities=["text"],
+               prediction={"type": "content", "content": "Paris"}, verbosity="low", reasoning_effort="low")
+
+
+def test_documented_fields_are_accepted_and_ignored(client):
+    response = client.chat.completions.create(model=MODEL_NAME, messages=[{"role": "user", "content": "Hi"}],
+                                              max_tokens=4, temperature=0, user="u1", **IGNORED)
+    assert response.choices[0].finish_reason in ("length", "stop")
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("metadata", {"k": 1}, "'metadata' must be an object of strings"),
+    ("store", "yes", "'store' must be a boolean"),
+    ("modalities", ["text", "audio"], "'modalities' other than"),
+    ("frobnicate", 1, "unrecognized request argument: 'frobnicate'"),
+])
+def test_ignored_fields_still_type_checked_and_unknown_refused(http, field, value, needle):
+    response = http.post("/v1/chat/completions", json=short(messages=[{"role": "user", "content": "Hi"}],
+                                                            **{field: value}))
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert needle in error["message"] and error["param"] == field, error
+
+
+LEGACY_FUNCTION = WEATHER_TOOL["function"]
+
+
+def test_legacy_functions_over_http(client):
+    """The deprecated function-calling fields, read as tools and
+    tool_choice; the answer carries tool_calls (see the README)."""
+    response = client.chat.completions.create(
+        model=MODEL_NAME, messages=[{"role": "user", "content": "Weather in Paris?"}], functions=[LEGACY_FUNCTION],
+        function_call={"name": "get_weather"}, max_tokens=40, temperature=0)
+    call = response.choices[0].message.tool_calls[0]
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments)["city"]
+    # The legacy history an old client sends back: function_call, then a "function" message.
+    history = [{"role": "user", "content": "Weather in Paris?"},
+               {"role": "assistant", "content": None,
+                "function_call": {"name": "get_weather", "arguments": call.function.arguments}},
+               {"role": "function", "name": "get_weather", "content": "sunny"}]
+    again = client.chat.completions.create(model=MODEL_NAME, messages=history, functions=[LEGACY_FUNCTION],
+                                           function_call="none", max_tokens=4, temperature=0)
+    assert again.choices[0].message.tool_calls is None
+
+
+def test_legacy_functions_through_engine_chat(engine):
+    response = engine.chat({"messages": [{"role": "user", "content": "Weather in Paris?"}],
+                            "functions": [LEGACY_FUNCTION], "function_call": {"name": "get_weather"},
+                            "max_tokens": 40, "temperature": 0})
+    assert response["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    with pytest.raises(ValueError, match="give 'tools' or the legacy 'functions', not both"):
+        engine.chat({"messages": [{"role": "user", "content": "Hi"}], "functions": [LEGACY_FUNCTION],
+                     "tools": [WEATHER_TOOL]})
+
+
+# ------------------------------------------- bug 3: echo without generation
+
+PROMPTS = ["The capital of France is", "One, two, three,"]
+
+
+def test_echo_without_generation(client, engine):
+    response = client.completions.create(model=MODEL_NAME, prompt=PROMPTS, echo=True, max_tokens=0, logprobs=2,
+                                         n=2, temperature=0)
+    assert len(response.choices) == 4
+    for choice in response.choices:
+        prompt = PROMPTS[choice.index // 2]
+        ids = engine.tokenize(prompt)
+        assert choice.text == prompt and choice.finish_reason == "length"
+        assert len(choice.logprobs.tokens) == len(ids) and "".join(choice.logprobs.tokens) == prompt
+        assert choice.logprobs.token_logprobs[0] is None
+        assert all(lp is not None and lp <= 0 for lp in choice.logprobs.token_logprobs[1:])
+    prompt_tokens = sum(len(engine.tokenize(p)) for p in PROMPTS)
+    assert response.usage.completion_tokens == 0
+    assert response.usage.prompt_tokens == response.usage.total_tokens == prompt_tokens
+
+
+def test_echo_without_generation_streamed(client):
+    blocking = client.completions.create(model=MODEL_NAME, prompt=PROMPTS, echo=True, max_tokens=0, logprobs=1)
+    texts, logprobs, finishes, usage = {}, {}, {}, None
+    for chunk in client.completions.create(model=MODEL_NAME, prompt=PROMPTS, echo=True, max_tokens=0, logprobs=1,
+                                           stream=True, stream_options={"include_usage": True}):
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            texts[choice.index] = texts.get(choice.index, "") + choice.text
+            if choice.logprobs is not None:
+                logprobs.setdefault(choice.index, []).extend(choice.logprobs.token_logprobs)
+            if choice.finish_reason is not None:
+                finishes[choice.index] = choice.finish_reason
+    assert texts == {0: PROMPTS[0], 1: PROMPTS[1]} and finishes == {0: "length", 1: "length"}
+    for choice in blocking.choices:
+        assert logprobs[choice.index] == pytest.approx(choice.logprobs.token_logprobs, abs=1e-4)
+    assert usage.completion_tokens == 0 and usage.prompt_tokens == blocking.usage.prompt_tokens
+
+
+def test_echo_without_logprobs_and_zero_tokens_without_echo(http):
+    plain = http.post("/v1/completions", json=short(prompt=PROMPTS[0], echo=True, max_tokens=0)).json()
+    assert plain["choices"][0]["text"] == PROMPTS[0] and plain["choices"][0]["logprobs"] is None
+    refused = http.post("/v1/completions", json=short(prompt=PROMPTS[0], max_tokens=0))
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "max_tokens", refused.text
+
+
+# ------------------------------------------- bug 4: context overflow
+
+LONG = "cat " * (MAX_MODEL_LEN + 200)
+OVERFLOW = "This model's maximum context length is %d tokens. However, your request has " % MAX_MODEL_LEN
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_context_overflow_is_openais_error_over_http(client, stream):
+    with pytest.raises(openai.BadRequestError) as chat_error:
+        client.chat.completions.create(model=MODEL_NAME, messages=[{"role": "user", "content": LONG}],
+                                       max_tokens=4, stream=stream)
+    with pytest.raises(openai.BadRequestError) as completion_error:
+        client.completions.create(model=MODEL_NAME, prompt=LONG, max_tokens=4, stream=stream)
+    for error, param in ((chat_error.value, "messages"), (completion_error.value, "prompt")):
+        body = error.body
+        assert error.code == "context_length_exceeded" and body["param"] == param, body
+        assert body["type"] == "invalid_request_error"
+        assert body["message"].startswith(OVERFLOW) and body["message"].endswith(
+            " input tokens. Please reduce the length of the input messages."), body
+    assert client.completions.create(model=MODEL_NAME, prompt="Hi", max_tokens=2).choices[0].text is not None
+
+
+def test_context_overflow_through_the_engine(engine):
+    with pytest.raises(ContextLengthExceededError) as chat_error:
+        engine.chat({"messages": [{"role": "user", "content": LONG}], "max_tokens": 4})
+    with pytest.raises(ContextLengthExceededError) as completion_error:
+        engine.complete(LONG, SamplingParams.greedy(max_tokens=4))
+    for error in (chat_error.value, completion_error.value):
+        assert isinstance(error, ValueError) and str(error).startswith(OVERFLOW)
+        assert error.max_model_len == MAX_MODEL_LEN and error.prompt_tokens > MAX_MODEL_LEN
+    assert completion_error.value.prompt_tokens == len(engine.tokenize(LONG))
