@@ -46,6 +46,7 @@ ISSUE_BODY = {"messages": [
     {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]}
 
 FORCED = {"type": "function", "function": {"name": "get_weather"}}
+LEGACY_FUNCTION = WEATHER_TOOL["function"]
 
 
 @pytest.fixture(scope="module")
@@ -222,10 +223,18 @@ IGNORED = dict(store=True, metadata={"session": "s1", "agent": "triage"}, servic
                prediction={"type": "content", "content": "Paris"}, verbosity="low", reasoning_effort="low")
 
 
-def test_documented_fields_are_accepted_and_ignored(client):
+def test_documented_fields_are_accepted_and_ignored(client, engine):
     response = client.chat.completions.create(model=MODEL_NAME, messages=[{"role": "user", "content": "Hi"}],
                                               max_tokens=4, temperature=0, user="u1", **IGNORED)
     assert response.choices[0].finish_reason in ("length", "stop")
+    # The engine's chat reads what it knows and ignores the rest (the C ABI's rule).
+    assert engine.chat(short(messages=[{"role": "user", "content": "Hi"}], **IGNORED))["choices"]
+
+
+def test_legacy_functions_count_against_the_tools_bound(http):
+    response = http.post("/v1/chat/completions", json=short(messages=[{"role": "user", "content": "Hi"}],
+                                                            functions=[LEGACY_FUNCTION] * 129))
+    assert response.status_code == 400 and response.json()["error"]["param"] == "functions", response.text
 
 
 @pytest.mark.parametrize("field,value,needle", [
@@ -241,8 +250,6 @@ def test_ignored_fields_still_type_checked_and_unknown_refused(http, field, valu
     error = response.json()["error"]
     assert needle in error["message"] and error["param"] == field, error
 
-
-LEGACY_FUNCTION = WEATHER_TOOL["function"]
 
 
 def test_legacy_functions_over_http(client):
