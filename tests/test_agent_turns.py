@@ -254,27 +254,41 @@ def test_ignored_fields_still_type_checked_and_unknown_refused(http, field, valu
 
 def test_legacy_functions_over_http(client):
     """The deprecated function-calling fields, read as tools and
-    tool_choice; the answer carries tool_calls (see the README)."""
+    tool_choice and answered in that API (message.function_call)."""
     response = client.chat.completions.create(
         model=MODEL_NAME, messages=[{"role": "user", "content": "Weather in Paris?"}], functions=[LEGACY_FUNCTION],
         function_call={"name": "get_weather"}, max_tokens=40, temperature=0)
-    call = response.choices[0].message.tool_calls[0]
-    assert call.function.name == "get_weather" and json.loads(call.function.arguments)["city"]
+    choice = response.choices[0]
+    call = choice.message.function_call
+    assert choice.message.tool_calls is None and choice.finish_reason == "function_call"
+    assert call.name == "get_weather" and json.loads(call.arguments)["city"]
+    streamed = {"name": "", "arguments": ""}
+    finish = None
+    for chunk in client.chat.completions.create(
+            model=MODEL_NAME, messages=[{"role": "user", "content": "Weather in Paris?"}],
+            functions=[LEGACY_FUNCTION], function_call={"name": "get_weather"}, max_tokens=40, temperature=0,
+            stream=True):
+        for c in chunk.choices:
+            assert not c.delta.tool_calls
+            if c.delta.function_call is not None:
+                streamed["name"] += c.delta.function_call.name or ""
+                streamed["arguments"] += c.delta.function_call.arguments or ""
+            finish = c.finish_reason or finish
+    assert streamed == {"name": call.name, "arguments": call.arguments} and finish == "function_call"
     # The legacy history an old client sends back: function_call, then a "function" message.
     history = [{"role": "user", "content": "Weather in Paris?"},
-               {"role": "assistant", "content": None,
-                "function_call": {"name": "get_weather", "arguments": call.function.arguments}},
+               {"role": "assistant", "content": None, "function_call": call.model_dump()},
                {"role": "function", "name": "get_weather", "content": "sunny"}]
     again = client.chat.completions.create(model=MODEL_NAME, messages=history, functions=[LEGACY_FUNCTION],
                                            function_call="none", max_tokens=4, temperature=0)
-    assert again.choices[0].message.tool_calls is None
+    assert again.choices[0].message.function_call is None and again.choices[0].message.tool_calls is None
 
 
 def test_legacy_functions_through_engine_chat(engine):
     response = engine.chat({"messages": [{"role": "user", "content": "Weather in Paris?"}],
                             "functions": [LEGACY_FUNCTION], "function_call": {"name": "get_weather"},
                             "max_tokens": 40, "temperature": 0})
-    assert response["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert response["choices"][0]["message"]["function_call"]["name"] == "get_weather"
     with pytest.raises(ValueError, match="give 'tools' or the legacy 'functions', not both"):
         engine.chat({"messages": [{"role": "user", "content": "Hi"}], "functions": [LEGACY_FUNCTION],
                      "tools": [WEATHER_TOOL]})

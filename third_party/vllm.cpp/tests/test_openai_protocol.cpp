@@ -330,6 +330,33 @@ ChatResponseParts sample_logprob_response() {
     return parts;
 }
 
+// A request in the legacy function-calling API is answered in it.
+void test_legacy_function_call_response() {
+    ChatResponseParts parts = sample_tool_response();
+    parts.legacy_function_call = true;
+    const json::Value response = json::parse(build_chat_completion(parts));
+    const json::Value& choice = at(response, "choices").items()[0];
+    const json::Value& message = at(choice, "message");
+    check(!message.contains("tool_calls") && at(at(message, "function_call"), "name").as_string() == "get_weather" &&
+              at(at(message, "function_call"), "arguments").as_string() == R"({"city": "Paris"})" &&
+              at(message, "content").is_null(),
+          "legacy: message.function_call instead of tool_calls");
+    check(at(choice, "finish_reason").as_string() == "function_call", "legacy: finish_reason function_call");
+
+    ChatChunkWriter writer("chatcmpl-abc", 1700000002, "smollm2", /*legacy_function_call=*/true);
+    ChoiceDelta calls;
+    calls.tool_calls = {{0, {"call_x", "f", "{}"}}, {1, {"call_y", "g", "{}"}}};
+    const json::Value delta = at(at(json::parse(writer.delta_chunk(0, calls)), "choices").items()[0], "delta");
+    check(!delta.contains("tool_calls") && at(at(delta, "function_call"), "name").as_string() == "f",
+          "legacy: delta.function_call, the first call");
+    ChoiceDelta second_only;
+    second_only.tool_calls = {{1, {"call_y", "g", "{}"}}};
+    check(writer.delta_chunk(0, second_only).empty(), "legacy: a later call has nothing to send");
+    check(at(at(json::parse(writer.finish_chunk(0, "stop")), "choices").items()[0], "finish_reason").as_string() ==
+              "function_call",
+          "legacy: streamed finish_reason function_call");
+}
+
 void test_completion_json() {
     const ChatResponseParts tool_parts = sample_tool_response();
     const json::Value tool = json::parse(build_chat_completion(tool_parts));
@@ -523,6 +550,7 @@ int main(int argc, char** argv) {
         test_legacy_function_calling();
         test_request_errors();
         test_completion_json();
+        test_legacy_function_call_response();
         test_chunks();
         test_finish_reasons();
         test_ids();

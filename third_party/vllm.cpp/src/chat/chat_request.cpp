@@ -484,6 +484,7 @@ ChatRequest parse_chat_request(std::string_view request_json) {
     if (!parsed.is_object()) wrong_type("request", "a JSON object", parsed);
     const json::Value body = with_legacy_functions(std::move(parsed));
     ChatRequest r;
+    r.legacy_functions = field(body, "functions") != nullptr;
     if (const json::Value* v = field(body, "model")) r.model = read_string(*v, "model");
     r.messages = parse_messages(body);
     r.tools = parse_tools(body);

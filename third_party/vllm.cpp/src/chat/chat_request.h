@@ -54,6 +54,7 @@ struct ChatRequest {
     json::Value tools;       // array of {"type":"function","function":{...}}, or null
     ToolChoice tool_choice = ToolChoice::None;  // default: auto with tools, none without
     std::string tool_choice_name;               // ToolChoice::Named: a function in `tools`
+    bool legacy_functions = false;  // given as `functions`: answered with function_call (chat_response.h)
     ResponseFormat response_format;
     GuidedOutput guided;  // at most one of it and response_format constrains
 

@@ -219,6 +219,7 @@ std::string ChatService::complete(const Prepared& prepared, ChatCancel* cancel) 
 
     ChatResponseParts parts;
     parts.id = make_chat_completion_id();
+    parts.legacy_function_call = prepared.request.legacy_functions;
     parts.created = static_cast<int64_t>(std::time(nullptr));
     parts.model = response_model(prepared);
     parts.usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
@@ -246,7 +247,8 @@ void ChatService::stream(const Prepared& prepared, const ChunkSink& sink, ChatCa
     ChoiceStreams streams(cancel);
     submit_choices(prepared, streams);
 
-    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), response_model(prepared));
+    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), response_model(prepared),
+                           prepared.request.legacy_functions);
     Usage usage;
     usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
     // Sends a chunk unless it is empty; false when the sink stopped.
