@@ -12,8 +12,8 @@ context is ``messages``, ``tools`` (None when there are none),
 renderings can be compared with it without importing transformers.
 
 ``normalize_messages`` mirrors what vLLM does to OpenAI messages before an HF
-template sees them: text-part arrays joined with "\\n", assistant tool-call
-arguments given as JSON strings parsed.
+template sees them (null content as "", text-part arrays joined with "\\n",
+assistant tool-call arguments as mappings, unused fields dropped).
 """
 
 import copy
@@ -91,15 +91,38 @@ def render_case(case):
 
 
 def normalize_messages(messages):
-    """vLLM's preparation of OpenAI messages for an HF template."""
-    out = copy.deepcopy(messages)
-    for message in out:
+    """vLLM's preparation of OpenAI messages for an HF template
+    (vllm/entrypoints/chat_utils.py, "string" content format): each message
+    becomes role and content (a string: null or absent is "", text parts
+    joined with "\n") plus assistant tool_calls (arguments as a mapping:
+    a JSON string parsed, null or "" as {}) and reasoning, a tool message's
+    tool_call_id, and a string name; everything else is dropped."""
+    out = []
+    for message in copy.deepcopy(messages):
+        role = message["role"]
         content = message.get("content")
-        if isinstance(content, list):
-            message["content"] = "\n".join(part["text"] for part in content)
-        if message.get("role") == "assistant" and isinstance(message.get("tool_calls"), list):
-            for call in message["tool_calls"]:
-                arguments = call.get("function", {}).get("arguments")
-                if isinstance(arguments, str):
-                    call["function"]["arguments"] = json.loads(arguments)
+        if content is None:
+            content = ""
+        elif isinstance(content, list):
+            content = "\n".join(part if isinstance(part, str) else
+                                part["refusal"] if part.get("type") == "refusal" else part["text"]
+                                for part in content)
+        normalized = {"role": role, "content": content}
+        if role == "assistant":
+            if message.get("tool_calls") is not None:
+                normalized["tool_calls"] = message["tool_calls"]
+                for call in normalized["tool_calls"]:
+                    arguments = call["function"].get("arguments")
+                    if not arguments:
+                        call["function"]["arguments"] = {}
+                    elif isinstance(arguments, str):
+                        call["function"]["arguments"] = json.loads(arguments)
+            reasoning = message.get("reasoning") or message.get("reasoning_content")
+            if reasoning is not None:
+                normalized["reasoning"] = normalized["reasoning_content"] = reasoning
+        elif role == "tool" and message.get("tool_call_id") is not None:
+            normalized["tool_call_id"] = message["tool_call_id"]
+        if isinstance(message.get("name"), str):
+            normalized["name"] = message["name"]
+        out.append(normalized)
     return out

@@ -45,3 +45,15 @@ def wait_until_idle(engine, deadline_s=60.0):
         if time.monotonic() > deadline:
             return stats
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def tool_calling_server(model_path, max_model_len=512):
+    """What ``vllm-cpp serve MODEL --enable-auto-tool-choice
+    --tool-call-parser hermes`` runs, in this process: an engine of its own
+    with the hermes parser behind the server. Yields (engine, base URL)."""
+    from vllm_cpp import Engine
+
+    with Engine.load(model_path, max_model_len=max_model_len, tool_parser="hermes") as engine:
+        with running_server(engine, max_model_len=max_model_len, enable_auto_tool_choice=True) as url:
+            yield engine, url

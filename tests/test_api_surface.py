@@ -36,7 +36,7 @@ PUBLIC_NAMES = [
     "FinishReason", "StreamEvent", "StreamControl", "StreamOutcome", "Request",
     "RequestOutcome", "Toggle", "SchedulerPolicy",
     # errors
-    "VllmError", "AbiMismatchError", "InvalidArgumentError", "ModelLoadError",
+    "VllmError", "AbiMismatchError", "InvalidArgumentError", "ContextLengthExceededError", "ModelLoadError",
     "EngineError", "UnknownNativeError", "InvalidConfigurationError",
     "InteriorNulError", "InvalidUtf8Error", "CallbackError", "LogitsProcessorError",
     "RequestCallbackThreadError",

@@ -367,11 +367,9 @@ def test_bad_request(engine, request_json, needle):
 
 @pytest.mark.timeout(300)
 def test_template_error_leaves_the_engine_usable(engine):
-    # SmolLM2's template adds message['content'] to a string: an assistant
-    # turn that is only tool calls (content null) makes it raise.
-    request = {"messages": HI + [{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}], "max_tokens": 2}
+    # A template that raises (an agent's tool-call turn, content null, no
+    # longer does: it renders as "", issue 37).
+    request = {"messages": HI, "chat_template": "{{ raise_exception('no such turn') }}", "max_tokens": 2}
     with pytest.raises(InvalidArgumentError, match="chat template error"):
         engine.chat(request)
     with pytest.raises(InvalidArgumentError, match="chat template error"):

@@ -104,6 +104,16 @@ TOOL_CALL = {
                     "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}],
 }
 TOOL_RESULT = {"role": "tool", "tool_call_id": "abc123DEF", "content": '{"temperature": 21, "sky": "clear"}'}
+# The assistant turn as agents send it back (issue 37): the openai SDK's
+# message object dumped with its nulls, no content key at all, or the
+# arguments already a mapping (LangChain's AIMessage.tool_calls).
+SDK_TOOL_CALL = {
+    "role": "assistant", "content": None, "refusal": None, "audio": None, "function_call": None,
+    "tool_calls": [{"id": "abc123DEF", "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+}
+BARE_TOOL_CALL = {"role": "assistant", "tool_calls": [
+    {"id": "abc123DEF", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}
 FOLLOW_UP = {"role": "user", "content": "And tomorrow?"}
 THINKING_ANSWER = {"role": "assistant", "content": "<think>\nAdd them.\n</think>\n\n4"}
 REASONING_ANSWER = {"role": "assistant", "content": "4", "reasoning_content": "Two plus two."}
@@ -118,6 +128,8 @@ CONVERSATIONS = {
     "text_parts": [PARTS_USER],
     "tool_round_trip": [SYSTEM, U1, TOOL_CALL, TOOL_RESULT, FOLLOW_UP],
     "tool_round_trip_no_system": [U1, TOOL_CALL, TOOL_RESULT],
+    "tool_round_trip_sdk_nulls": [U1, SDK_TOOL_CALL, TOOL_RESULT, FOLLOW_UP],
+    "tool_round_trip_no_content": [U1, BARE_TOOL_CALL, TOOL_RESULT],
     "thinking_history": [U1, THINKING_ANSWER, U2],
     "reasoning_content": [U2, REASONING_ANSWER],
     "double_user": [U1, U2],
@@ -406,16 +418,17 @@ def test_normalization_and_plain_rendering(build):
 
     bad = [
         dict(source="x", messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}], normalize=True),
-        dict(source="x", messages=[{"role": "assistant", "tool_calls": [{"function": {"arguments": "{bad"}}]}], normalize=True),
+        dict(source="x", messages=[{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{bad"}}]}],
+             normalize=True),
         dict(source="x", messages=["not an object"], normalize=True),
         dict(source="x", messages={"not": "a list"}),
         dict(source="x", messages=[], tools={"not": "a list"}),
         dict(source="x", messages=[], kwargs=[1]),
     ]
     errors = [r["error"] for r in engine_render(build, bad)]
-    assert "messages[0].content[0]: content part type 'image_url' is not supported" in errors[0]
-    assert "messages[0].tool_calls[0].function.arguments is not valid JSON" in errors[1]
-    assert "messages[0] must be an object" in errors[2]
+    assert "'messages[0].content[0].type' 'image_url' is not supported" in errors[0]
+    assert "'messages[0].tool_calls[0].function.arguments' is not valid JSON" in errors[1]
+    assert "'messages[0]' must be an object" in errors[2]
     assert "messages must be a JSON array" in errors[3]
     assert "tools must be a JSON array or null" in errors[4]
     assert "chat_template_kwargs must be a JSON object" in errors[5]

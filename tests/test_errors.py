@@ -10,6 +10,7 @@ import pytest
 
 import vllm_cpp
 from vllm_cpp import (
+    ContextLengthExceededError,
     AbiMismatchError,
     CallbackError,
     Engine,
@@ -210,7 +211,7 @@ def test_empty_prompt_is_refused(engine):
 
 
 def test_prompt_longer_than_max_model_len_is_refused(engine):
-    with pytest.raises(InvalidArgumentError, match="max_model_len"):
+    with pytest.raises(ContextLengthExceededError, match="maximum context length"):
         engine.complete(" cat" * 2000, SamplingParams.greedy(max_tokens=2))
     assert_usable(engine)
 

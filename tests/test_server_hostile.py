@@ -159,8 +159,9 @@ CASES = [
     ("1,000 tools", CH, chat(tools=[tool("f%d" % i) for i in range(1000)], tool_choice="none"), {400},
      "--max-tools"),
     ("a body past the size limit", C, completion(prompt="x" * (MAX_BYTES + 1)), {413}, "limit"),
-    ("a prompt of 1 MB", C, completion(prompt="y" * (1 << 20)), {400}, "max_model_len"),
-    ("100,000 messages", CH, chat(messages=[{"role": "user", "content": "a"}] * 100000), {400}, "max_model_len"),
+    ("a prompt of 1 MB", C, completion(prompt="y" * (1 << 20)), {400}, "maximum context length"),
+    ("100,000 messages", CH, chat(messages=[{"role": "user", "content": "a"}] * 100000), {400},
+     "maximum context length"),
     ("1,000 prompts at once", C, completion(prompt=["Hi"] * 1000), {503}, "overloaded"),
     # -- file paths and templates --------------------------------------------------------------
     ("template include of a file", TOK, tokenize(chat_template="{% include '" + SECRET_PATH + "' %}"), {400},

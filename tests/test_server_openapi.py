@@ -19,7 +19,13 @@ from vllm_cpp import Engine  # noqa: E402
 from vllm_cpp.server import schema  # noqa: E402
 from vllm_cpp.server.api_server import ServerConfig, build_app  # noqa: E402
 from vllm_cpp.server.limits import RequestLimits  # noqa: E402
-from vllm_cpp.server.protocol import CHAT_FIELDS, COMPLETION_FIELDS, ApiError, parse_completion_request  # noqa: E402
+from vllm_cpp.server.protocol import (  # noqa: E402
+    CHAT_FIELDS as READ_CHAT_FIELDS, COMPLETION_FIELDS as READ_COMPLETION_FIELDS, IGNORED_CHAT_FIELDS,
+    IGNORED_COMPLETION_FIELDS, ApiError, parse_completion_request)
+
+#: What each body accepts: the fields the server reads and the OpenAI fields it accepts and ignores.
+CHAT_FIELDS = READ_CHAT_FIELDS + tuple(IGNORED_CHAT_FIELDS)
+COMPLETION_FIELDS = READ_COMPLETION_FIELDS + tuple(IGNORED_COMPLETION_FIELDS)
 
 pytestmark = pytest.mark.timeout(300)
 

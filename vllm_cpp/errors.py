@@ -6,12 +6,14 @@ that come from a native status carry the message ``vllm_last_error()`` gave
 from :class:`ValueError`, as Python code expects of bad arguments.
 """
 
+import re
 from typing import Optional
 
 __all__ = [
     "VllmError",
     "AbiMismatchError",
     "InvalidArgumentError",
+    "ContextLengthExceededError",
     "ModelLoadError",
     "EngineError",
     "EngineClosedError",
@@ -77,6 +79,26 @@ class AbiMismatchError(VllmError):
 class InvalidArgumentError(VllmError, ValueError):
     """VLLM_ERR_INVALID_ARGUMENT: the engine refused an argument (out of range,
     malformed JSON, unknown name, or a feature that is not implemented)."""
+
+
+class ContextLengthExceededError(InvalidArgumentError):
+    """The prompt does not fit the engine's max_model_len. ``max_model_len``
+    and ``prompt_tokens`` are the numbers the engine reported; the message is
+    vLLM's ("This model's maximum context length is N tokens. However, your
+    request has M input tokens. ..."), which clients such as LangChain and
+    litellm recognise."""
+
+    def __init__(self, message: str = "", *, status: Optional[int] = None,
+                 max_model_len: int = 0, prompt_tokens: int = 0):
+        super().__init__(message, status=status)
+        self.max_model_len = max_model_len
+        self.prompt_tokens = prompt_tokens
+
+
+#: The engine's overflow refusal (engine/engine.cpp, pinned by
+#: test_agent_turns.py): the C ABI has no status of its own for it.
+_CONTEXT_LENGTH_EXCEEDED = re.compile(
+    r"This model's maximum context length is (\d+) tokens\. However, your request has (\d+) input tokens\.")
 
 
 class ModelLoadError(VllmError):
@@ -157,4 +179,8 @@ def error_for_status(status: int, message: str) -> VllmError:
         return UnknownNativeError(text, status=int(status))
     if not message:
         message = "native call failed with status %d and no message" % int(status)
+    overflow = _CONTEXT_LENGTH_EXCEEDED.match(message) if cls is InvalidArgumentError else None
+    if overflow is not None:
+        return ContextLengthExceededError(message, status=int(status), max_model_len=int(overflow.group(1)),
+                                          prompt_tokens=int(overflow.group(2)))
     return cls(message, status=int(status))

@@ -74,10 +74,11 @@ def check_limits(body: Dict[str, Any], limits: RequestLimits, max_model_len: Opt
                 raise invalid("a '%s' string is %d bytes, more than this server allows (%d; set by "
                               "--max-stop-string-bytes)" % (name, len(s.encode("utf-8", "surrogatepass")),
                                                             limits.max_stop_string_bytes), param=name)
-    tools = body.get("tools")
-    if isinstance(tools, list) and len(tools) > limits.max_tools:
-        raise invalid("'tools' has %d entries, more than this server allows (%d; set by --max-tools)"
-                      % (len(tools), limits.max_tools), param="tools")
+    for name in ("tools", "functions"):  # functions: the legacy API's tools
+        tools = body.get(name)
+        if isinstance(tools, list) and len(tools) > limits.max_tools:
+            raise invalid("'%s' has %d entries, more than this server allows (%d; set by --max-tools)"
+                          % (name, len(tools), limits.max_tools), param=name)
 
 
 def cap_default_max_tokens(body: Dict[str, Any], limits: RequestLimits, endpoint_default: Optional[int]) -> None:

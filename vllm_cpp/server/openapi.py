@@ -18,7 +18,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 from .. import __version__
 from . import schema
 from .limits import RequestLimits
-from .protocol import CHAT_FIELDS, COMPLETION_FIELDS
+from .protocol import CHAT_FIELDS, COMPLETION_FIELDS, IGNORED_CHAT_FIELDS, IGNORED_COMPLETION_FIELDS
 
 _JSON = "application/json"
 _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
@@ -92,8 +92,8 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
 
 def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]) -> Dict[str, Dict[str, Any]]:
     bodies = {
-        "completion": _bounded(_body(schema.COMPLETION, COMPLETION_FIELDS), limits, max_model_len),
-        "chat": _bounded(_body(schema.CHAT, CHAT_FIELDS), limits, max_model_len),
+        "completion": _bounded(_body(schema.COMPLETION, COMPLETION_FIELDS + tuple(IGNORED_COMPLETION_FIELDS)), limits, max_model_len),
+        "chat": _bounded(_body(schema.CHAT, CHAT_FIELDS + tuple(IGNORED_CHAT_FIELDS)), limits, max_model_len),
         "tokenize": _body(schema.TOKENIZE, tuple(schema.TOKENIZE)),
         "detokenize": _body(schema.DETOKENIZE, tuple(schema.DETOKENIZE)),
     }

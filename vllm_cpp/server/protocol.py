@@ -11,13 +11,16 @@ name.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..sampling_params import SamplingParams, StructuredOutput
-from ..errors import InteriorNulError, InvalidArgumentError, InvalidConfigurationError
+from ..errors import ContextLengthExceededError, InteriorNulError, InvalidArgumentError, InvalidConfigurationError
 from . import schema
+
+logger = logging.getLogger("vllm_cpp.server")
 
 
 class ApiError(Exception):
@@ -50,6 +53,13 @@ def invalid(message: str, param: Optional[str] = None) -> ApiError:
 ENGINE_REFUSALS = (InvalidArgumentError, InvalidConfigurationError, InteriorNulError)
 
 
+def context_length_exceeded(error: ContextLengthExceededError, param: str) -> ApiError:
+    """OpenAI's answer to a prompt past the context (``code``
+    "context_length_exceeded", which LangChain and litellm match), with the
+    engine's (vLLM's) wording; ``param`` is "messages" or "prompt"."""
+    return ApiError(400, error.message, param=param, code="context_length_exceeded")
+
+
 def parse_body(raw: bytes) -> Dict[str, Any]:
     """The request body as a JSON object (400 otherwise)."""
     try:
@@ -79,6 +89,51 @@ def check_model(body: Dict[str, Any], served_names: Sequence[str]) -> None:
     if model not in served_names:
         raise ApiError(404, "The model '%s' does not exist (served: %s)"
                        % (model, ", ".join(served_names)), param="model", code="model_not_found")
+
+
+# --------------------------------------------------------------------------
+# Documented OpenAI fields the server accepts and does not use. Clients send
+# them (the Agents SDK forwards store and metadata); vLLM accepts them and
+# logs them, and so do we, refusing only a value of the wrong type. Fields
+# nobody documents stay refused (check_fields). Chat bodies go on to the
+# engine, which reads what it knows and ignores the rest (the C ABI's rule);
+# these are taken out before it.
+
+
+def _is_string_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+#: name -> (what it must be, the check)
+IGNORED_CHAT_FIELDS = {
+    "store": ("a boolean", lambda v: isinstance(v, bool)),
+    "metadata": ("an object of strings", _is_string_map),
+    "service_tier": ("a string", lambda v: isinstance(v, str)),
+    "prompt_cache_key": ("a string", lambda v: isinstance(v, str)),
+    "safety_identifier": ("a string", lambda v: isinstance(v, str)),
+    "modalities": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v)),
+    "prediction": ("an object", lambda v: isinstance(v, dict)),
+    "verbosity": ("a string", lambda v: isinstance(v, str)),
+    "reasoning_effort": ("a string", lambda v: isinstance(v, str)),
+}
+#: The legacy completions API documents nothing beyond what the server reads.
+IGNORED_COMPLETION_FIELDS: Dict[str, Any] = {}
+
+
+def accept_ignored(body: Dict[str, Any], ignored: Dict[str, Any]) -> None:
+    """Checks the type of each ignored field present (400 naming it) and
+    logs their names once, at debug level."""
+    present = [name for name in body if name in ignored and body[name] is not None]
+    for name in present:
+        wanted, check = ignored[name]
+        if not check(body[name]):
+            raise _type_error(name, wanted, body[name])
+    modalities = body.get("modalities")
+    if isinstance(modalities, list) and any(m != "text" for m in modalities):
+        raise invalid("'modalities' other than [\"text\"] are not supported (this server writes text only)",
+                      param="modalities")
+    if present:
+        logger.debug("the request's fields %s are accepted and ignored", ", ".join(present))
 
 
 # --------------------------------------------------------------------------
@@ -194,6 +249,10 @@ class CompletionRequest:
     return_tokens_as_token_ids: bool = False
     # vLLM's prompt_logprobs asked for: each choice reports them
     prompt_logprobs: bool = False
+    # echo with max_tokens 0 (OpenAI's and vLLM's "echo without
+    # generation"): the engine runs one token for the prompt's logprobs; the
+    # choices show only the prompt, finish "length", 0 completion tokens
+    echo_only: bool = False
 
 
 def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
@@ -304,7 +363,8 @@ def _read_token_ids(body: Dict[str, Any], name: str) -> Optional[List[int]]:
 
 
 def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
-    check_fields(body, COMPLETION_FIELDS)
+    check_fields(body, COMPLETION_FIELDS + tuple(IGNORED_COMPLETION_FIELDS))
+    accept_ignored(body, IGNORED_COMPLETION_FIELDS)
 
     def field(name: str) -> Any:
         return read_field(body, name, schema.COMPLETION)
@@ -332,7 +392,7 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
             top_p=field("top_p"),
             top_k=field("top_k"),
             min_p=field("min_p"),
-            max_tokens=max_tokens,
+            max_tokens=max_tokens or 1,  # echo without generation runs one token, not shown
             seed=seed,
             presence_penalty=field("presence_penalty"),
             frequency_penalty=field("frequency_penalty"),
@@ -357,7 +417,8 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
                              field("priority"), return_token_ids, echo,
-                             field("return_tokens_as_token_ids"), prompt_logprobs is not None)
+                             field("return_tokens_as_token_ids"), prompt_logprobs is not None,
+                             echo_only=max_tokens == 0)
 
 
 # --------------------------------------------------------------------------
@@ -368,6 +429,8 @@ CHAT_FIELDS = (
     "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
     "frequency_penalty", "seed", "response_format", "tools", "tool_choice", "user",
     "parallel_tool_calls",
+    # legacy function calling: the engine reads functions as tools, function_call as tool_choice
+    "functions", "function_call",
     # vLLM's extras
     "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos", "priority",
     "chat_template_kwargs", "add_generation_prompt", "continue_final_message", "chat_template",
@@ -396,11 +459,14 @@ def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool,
     tool_choice "auto" (the default with tools) needs the server started
     with --enable-auto-tool-choice, and a request's own chat template
     --trust-request-chat-template."""
-    check_fields(body, CHAT_FIELDS)
+    check_fields(body, CHAT_FIELDS + tuple(IGNORED_CHAT_FIELDS))
+    accept_ignored(body, IGNORED_CHAT_FIELDS)
     check_request_chat_template(body, trust_chat_template)
     if "messages" not in body:
         raise invalid("'messages' is required", param="messages")
-    if body.get("tools") and body.get("tool_choice", "auto") == "auto" and not auto_tool_choice:
+    tools = body.get("tools") or body.get("functions")
+    choice = body.get("tool_choice", body.get("function_call", "auto"))
+    if tools and choice in ("auto", None) and not auto_tool_choice:
         raise invalid('"auto" tool choice requires the server to run with --enable-auto-tool-choice '
                       "(and a tool call parser)", param="tool_choice")
     read_field(body, "parallel_tool_calls", schema.CHAT)
@@ -412,6 +478,7 @@ def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool,
 def engine_chat_body(body: Dict[str, Any], served_model: str) -> Dict[str, Any]:
     """The body handed to the engine: the HTTP-only fields left out and the
     served model name put in."""
-    out = {k: v for k, v in body.items() if k not in ("user", "parallel_tool_calls")}
+    out = {k: v for k, v in body.items()
+           if k not in ("user", "parallel_tool_calls") and k not in IGNORED_CHAT_FIELDS}
     out["model"] = served_model
     return out

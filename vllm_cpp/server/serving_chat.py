@@ -11,9 +11,10 @@ import json
 from typing import Any, AsyncIterator, Dict
 
 from ..engine import Engine
+from ..errors import ContextLengthExceededError
 from .generation import ChatRun
 from .metrics import ServerMetrics
-from .protocol import ApiError, engine_chat_body
+from .protocol import ApiError, context_length_exceeded, engine_chat_body
 
 
 class ChatServing:
@@ -28,7 +29,10 @@ class ChatServing:
         engine_body["stream"] = stream
         if stream:
             engine_body["stream_options"] = {"include_usage": True}
-        return ChatRun(self._engine, engine_body, self._metrics.timer())
+        try:
+            return ChatRun(self._engine, engine_body, self._metrics.timer())
+        except ContextLengthExceededError as exc:
+            raise context_length_exceeded(exc, "messages") from None
 
     def _count_finishes(self, choices) -> None:
         for choice in choices:

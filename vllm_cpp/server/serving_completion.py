@@ -14,10 +14,11 @@ import uuid
 from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..engine import Engine
+from ..errors import ContextLengthExceededError
 from ..outputs import Completion, TokenLogprob
 from .generation import CompletionRun, merge
 from .metrics import ServerMetrics
-from .protocol import CompletionRequest
+from .protocol import CompletionRequest, context_length_exceeded
 
 
 def _legacy_logprobs(logprobs: Sequence[Union[TokenLogprob, str]], offset: int = 0,
@@ -85,9 +86,11 @@ class CompletionServing:
                     runs.append(CompletionRun(self._engine, prompt, request.params.for_choice(i),
                                               request.priority, self._metrics.timer(),
                                               token_ids=request.stream and request.return_token_ids))
-        except BaseException:
+        except BaseException as exc:
             for run in runs:
                 run.cancel()
+            if isinstance(exc, ContextLengthExceededError):
+                raise context_length_exceeded(exc, "prompt") from None
             raise
         return runs
 
@@ -121,16 +124,21 @@ class CompletionServing:
     def _usage(request: CompletionRequest, completions: List[Completion]) -> Dict[str, int]:
         # The prompt counts once per prompt, whatever n is.
         prompt = sum(c.prompt_tokens for c in completions[::request.n])
-        generated = sum(c.completion_tokens for c in completions)
+        generated = 0 if request.echo_only else sum(c.completion_tokens for c in completions)
         return {"prompt_tokens": prompt, "completion_tokens": generated,
                 "total_tokens": prompt + generated}
 
-    def _finish(self, runs: List[CompletionRun]) -> List[Completion]:
+    @staticmethod
+    def _finish_reason(request: CompletionRequest, completion: Completion) -> str:
+        # Echo without generation ends at its (zero) max_tokens, as vLLM says.
+        return "length" if request.echo_only else str(completion.finish_reason)
+
+    def _finish(self, request: CompletionRequest, runs: List[CompletionRun]) -> List[Completion]:
         completions = []
         for run in runs:
             assert run.completion is not None
             run.timer.done()
-            self._metrics.finished(str(run.completion.finish_reason))
+            self._metrics.finished(self._finish_reason(request, run.completion))
             completions.append(run.completion)
         return completions
 
@@ -141,7 +149,7 @@ class CompletionServing:
         # cancels the others and waits for them, so none outlives the call.
         async for _output in merge([run.outputs() for run in runs]):
             pass
-        completions = self._finish(runs)
+        completions = self._finish(request, runs)
         response = self._envelope("cmpl-" + uuid.uuid4().hex, int(time.time()))
         prompt_ids = self._prompt_ids(request)
         echoed = self._echoed_texts(request, prompt_ids)
@@ -152,11 +160,15 @@ class CompletionServing:
             as_ids = request.return_tokens_as_token_ids
             echoed_entries = self._echoed_entries(prompt_ids[i // request.n], c.prompt_logprobs, as_ids) \
                 if request.echo else []
-            return _legacy_logprobs(echoed_entries + list(c.logprobs), as_token_ids=as_ids)[0]
+            generated = [] if request.echo_only else list(c.logprobs)
+            return _legacy_logprobs(echoed_entries + generated, as_token_ids=as_ids)[0]
+
+        def text_of(i: int, c: Completion) -> str:
+            return (echoed[i // request.n] if request.echo else "") + ("" if request.echo_only else c.text)
 
         response["choices"] = [
-            {"index": i, "text": (echoed[i // request.n] if request.echo else "") + c.text,
-             "logprobs": logprobs_of(i, c), "finish_reason": str(c.finish_reason)}
+            {"index": i, "text": text_of(i, c), "logprobs": logprobs_of(i, c),
+             "finish_reason": self._finish_reason(request, c)}
             for i, c in enumerate(completions)]
         if request.prompt_logprobs:
             for choice, c in zip(response["choices"], completions):
@@ -164,7 +176,7 @@ class CompletionServing:
         if request.return_token_ids:
             for i, (choice, c) in enumerate(zip(response["choices"], completions)):
                 choice["prompt_token_ids"] = prompt_ids[i // request.n]
-                choice["token_ids"] = list(c.token_ids or ())
+                choice["token_ids"] = [] if request.echo_only else list(c.token_ids or ())
         response["usage"] = self._usage(request, completions)
         return response
 
@@ -219,6 +231,8 @@ class CompletionServing:
                     echoed_chunk, offset = echo_chunk(index, run)
                     yield echoed_chunk
                     first = False
+                if request.echo_only:  # the token run for the prompt's logprobs is not shown
+                    continue
                 legacy = None
                 if logprobs is not None:
                     legacy, offset = _legacy_logprobs(logprobs, offset, request.return_tokens_as_token_ids)
@@ -228,11 +242,11 @@ class CompletionServing:
             if request.prompt_logprobs:  # vLLM's prompt_logprobs, streamed with the choice's finish
                 extra += ',"prompt_logprobs":%s' % _dumps(_vllm_prompt_logprobs(self._engine,
                                                                                 run.completion.prompt_logprobs))
-            yield chunk(index, "", None, str(run.completion.finish_reason), extra)
+            yield chunk(index, "", None, self._finish_reason(request, run.completion), extra)
 
         async for item in merge([choice(i, run) for i, run in enumerate(runs)]):
             yield item
-        usage = self._usage(request, self._finish(runs))
+        usage = self._usage(request, self._finish(request, runs))
         usage_out.update(usage)
         if request.include_usage:
             yield _dumps(dict(envelope, choices=[], usage=usage))

@@ -6,7 +6,8 @@
 // Each line of CASES.jsonl is an object: "template" (a file path) or
 // "source" (the template text), "bos", "eos", "messages", "tools" (array or
 // null), "add_generation_prompt", "kwargs" (object or null), and optionally
-// "normalize": true to pass the messages through normalize_messages first.
+// "normalize": true to pass the messages through chat_request.h's
+// normalize_messages first (what a chat request does to them).
 // For each case one JSON line is written to stdout:
 //   {"ok": true, "text": "..."}  or  {"ok": false, "error": "..."}
 // With REPEATS > 0 each case is also rendered REPEATS more times and the
@@ -21,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include "chat/chat_request.h"
 #include "chat/chat_template.h"
 #include "util/error.h"
 #include "util/json.h"

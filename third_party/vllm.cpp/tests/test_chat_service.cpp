@@ -143,6 +143,22 @@ std::string request_with(const std::string& extra) {
 
 // ---------------------------------------------------------------- prompt
 
+// A rendered prompt past max_model_len is refused before anything is
+// submitted, in vLLM's words (what clients recognise as an overflow).
+void test_context_overflow(const Tokenizer& tok, const std::string& smol_template) {
+    ScriptedEngine engine(tok);
+    ChatService service(tok, smol_template, "smol.gguf", {}, engine.submit(), 64);
+    engine.expect({{{"Hello"}}});
+    const size_t tokens = ChatService::prompt_ids(*service.prepare_request(request_with(""))).size();
+    check(tokens < 64, "a short prompt fits");
+    const std::string long_request = R"({"messages": [{"role": "user", "content": ")" + std::string(400, 'x') + R"("}]})";
+    check_throws([&] { service.prepare_request(long_request); }, VLLM_ERR_INVALID_ARGUMENT,
+                 "This model's maximum context length is 64 tokens. However, your request has ", "overflow refused");
+    check_throws([&] { service.complete(long_request); }, VLLM_ERR_INVALID_ARGUMENT,
+                 " input tokens. Please reduce the length of the input messages.", "overflow refused by complete");
+    check(engine.submissions.empty(), "nothing submitted for an overflowing prompt");
+}
+
 void test_prompt(const Tokenizer& tok, const std::string& smol_template) {
     ScriptedEngine engine(tok);
     ChatService service(tok, smol_template, "smol.gguf", {}, engine.submit());
@@ -176,14 +192,14 @@ void test_prompt(const Tokenizer& tok, const std::string& smol_template) {
     check(cut_after_final_message("x A: x END", "x") == "x A: x", "the last occurrence");
     check_throws([&] { cut_after_final_message("A: y", "x"); }, VLLM_ERR_INVALID_ARGUMENT,
                  "does not appear", "continue_final_message with content not in the prompt");
-    check_throws(
-        [&] {
-            service.complete(R"({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant",)"
-                             R"( "content": null, "tool_calls": [{"id": "a", "type": "function",)"
-                             R"( "function": {"name": "f", "arguments": "{}"}}]}],)"
-                             R"( "add_generation_prompt": false, "continue_final_message": true})");
-        },
-        VLLM_ERR_INVALID_ARGUMENT, "chat template error", "SmolLM2's template adding null content raises");
+    // An assistant turn that only called tools renders its null content as
+    // "" (vLLM's rule), so continuing it keeps the whole rendering.
+    engine.expect({{{"x"}}});
+    service.complete(R"({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant",)"
+                     R"( "content": null, "tool_calls": [{"id": "a", "type": "function",)"
+                     R"( "function": {"name": "f", "arguments": "{}"}}]}],)"
+                     R"( "add_generation_prompt": false, "continue_final_message": true})");
+    check(engine.submissions.size() == 1, "SmolLM2's template continues a tool-call turn with null content");
 }
 
 // ---------------------------------------------------------------- choices
@@ -461,6 +477,7 @@ int main(int argc, char** argv) {
         const std::string smol_template = file.get_string("tokenizer.chat_template", "");
         check(!smol_template.empty(), "the model has a chat template");
         test_prompt(*tok, smol_template);
+        test_context_overflow(*tok, smol_template);
         test_choices_and_sampling(*tok, smol_template);
         test_logprobs(*tok, smol_template);
         test_tool_calls(*tok, smol_template);

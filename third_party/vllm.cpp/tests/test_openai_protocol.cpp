@@ -63,7 +63,7 @@ void test_request_fields() {
     check(r.messages.items()[1].find("content")->as_string() == "a\nb", "text parts joined with newline");
     const json::Value& args = *r.messages.items()[3].find("tool_calls")->items()[0].find("function")->find("arguments");
     check(args.is_object() && args.find("city")->as_string() == "Oslo", "tool call arguments parsed for templates");
-    check(r.messages.items()[3].find("content")->is_null(), "assistant null content kept");
+    check(r.messages.items()[3].find("content")->as_string().empty(), "assistant null content rendered as \"\" (vLLM)");
     check(r.tools.is_array() && r.tools.size() == 1 && r.tool_choice == ToolChoice::Auto, "tools, tool_choice auto");
     check(r.temperature == 0.5 && r.top_p == 0.9 && r.top_k == 40 && r.min_p == 0.05, "sampling numbers");
     check(r.max_tokens == 20, "max_completion_tokens wins over max_tokens");
@@ -94,6 +94,71 @@ void test_request_fields() {
           "tool_choice none with tools");
 }
 
+// What agents send back after a tool call (issue 37): the SDKs' own message
+// objects, with nulls where a field is unset, become what vLLM hands a
+// template.
+void test_agent_turn_messages() {
+    const ChatRequest r = parse_chat_request(R"({"messages": [
+        {"role": "user", "content": "Weather?", "name": null},
+        {"role": "assistant", "content": null, "refusal": null, "audio": null, "function_call": null,
+         "annotations": [], "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{\"city\": \"Oslo\"}"}},
+            {"id": "c2", "type": "function", "function": {"name": "w", "arguments": {"city": "Rome"}}},
+            {"id": "c3", "type": "function", "function": {"name": "t", "arguments": ""}},
+            {"id": "c4", "type": "function", "function": {"name": "t", "arguments": null}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "c2"},
+        {"role": "assistant", "tool_calls": null, "reasoning": "thought"},
+        {"role": "user", "content": ["plain", {"type": "input_text", "text": "typed"}, {"text": "untyped"},
+                                     {"type": "refusal", "refusal": "no"}], "name": "ann"}]})");
+    const auto& m = r.messages.items();
+    check(m.size() == 6, "six messages");
+    check(m[0].members().size() == 2 && !m[0].contains("name"), "null name dropped");
+    check(m[1].find("content")->as_string().empty() && !m[1].contains("refusal") && !m[1].contains("audio") &&
+              !m[1].contains("function_call") && !m[1].contains("annotations"),
+          "assistant: null content is \"\", the SDK's null fields dropped");
+    const auto& calls = m[1].find("tool_calls")->items();
+    check(calls[0].find("function")->find("arguments")->find("city")->as_string() == "Oslo", "string arguments parsed");
+    check(calls[1].find("function")->find("arguments")->find("city")->as_string() == "Rome", "object arguments kept");
+    check(calls[2].find("function")->find("arguments")->is_object() &&
+              calls[3].find("function")->find("arguments")->is_object() &&
+              calls[3].find("function")->find("arguments")->members().empty(),
+          "empty and null arguments are {}");
+    check(calls[0].find("id")->as_string() == "c1" && calls[0].find("type")->as_string() == "function", "id, type kept");
+    check(m[2].find("tool_call_id")->as_string() == "c1" && m[2].find("content")->as_string() == "sunny", "tool result");
+    check(m[3].find("content")->as_string().empty(), "tool message without content");
+    check(m[4].find("content")->as_string().empty() && !m[4].contains("tool_calls") &&
+              m[4].find("reasoning_content")->as_string() == "thought" && m[4].find("reasoning")->as_string() == "thought",
+          "assistant without content; null tool_calls dropped; reasoning under both names");
+    check(m[5].find("content")->as_string() == "plain\ntyped\nuntyped\nno" && m[5].find("name")->as_string() == "ann",
+          "text parts of every text kind joined; name kept");
+}
+
+// OpenAI's deprecated function calling, read as tools and tool_choice; its
+// history (assistant function_call, role "function") as tool messages.
+void test_legacy_function_calling() {
+    const std::string functions = R"("functions": [{"name": "w", "parameters": {"type": "object"}}])";
+    const ChatRequest named = parse_chat_request(with(functions + R"(, "function_call": {"name": "w"})"));
+    check(named.tools.size() == 1 && named.tools.items()[0].find("type")->as_string() == "function" &&
+              named.tool_choice == ToolChoice::Named && named.tool_choice_name == "w",
+          "functions as tools, function_call {name} as a named tool_choice");
+    check(parse_chat_request(with(functions)).tool_choice == ToolChoice::Auto, "functions alone: auto");
+    check(parse_chat_request(with(functions + R"(, "function_call": "none")")).tool_choice == ToolChoice::None,
+          "function_call none");
+    const ChatRequest history = parse_chat_request(R"({"messages": [{"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": null, "function_call": {"name": "w", "arguments": "{\"city\": \"Oslo\"}"}},
+        {"role": "function", "name": "w", "content": "sunny"}]})");
+    const json::Value& call = history.messages.items()[1].find("tool_calls")->items()[0];
+    check(call.find("function")->find("arguments")->find("city")->as_string() == "Oslo", "function_call as a tool call");
+    check(history.messages.items()[2].find("role")->as_string() == "tool" &&
+              history.messages.items()[2].find("name")->as_string() == "w",
+          "a function result as a tool message named by its function");
+    expect_error(with(functions + R"(, "tools": [])"), "give 'tools' or the legacy 'functions', not both");
+    expect_error(with(R"("function_call": "always")"), "'function_call' must be 'none', 'auto' or {\"name\": ...}");
+    expect_error(with(functions + R"(, "function_call": {"name": "x"})"), "names function 'x', which is not among");
+    expect_error(R"({"messages": [{"role": "function", "content": "x"}]})", "'messages[0].name' is required");
+}
+
 void test_request_errors() {
     expect_error("{\"messages\": [", "invalid JSON at line 1 column");
     expect_error("[1]", "'request' must be a JSON object (got array)");
@@ -103,15 +168,23 @@ void test_request_errors() {
     expect_error(R"({"messages": ["hi"]})", "'messages[0]' must be an object (got string)");
     expect_error(R"({"messages": [{"content": "x"}]})", "'messages[0].role' is required");
     expect_error(R"({"messages": [{"role": "bot", "content": "x"}]})",
-                 "'messages[0].role' must be one of system, developer, user, assistant, tool (got 'bot')");
-    expect_error(R"({"messages": [{"role": "user"}]})", "'messages[0].content' is required for role 'user'");
+                 "'messages[0].role' must be one of system, developer, user, assistant, tool, function (got 'bot')");
     expect_error(R"({"messages": [{"role": "user", "content": 5}]})",
                  "'messages[0].content' must be a string or an array of text parts (got int)");
     expect_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})",
                  "'messages[0].content[0].type' 'image_url' is not supported (text parts only)");
     expect_error(R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})",
                  "'messages[0].content[0].text' is required");
-    expect_error(R"({"messages": [{"role": "tool", "content": "x"}]})", "'messages[0].tool_call_id' is required");
+    expect_error(R"({"messages": [{"role": "user", "content": ["a", null]}]})",
+                 "'messages[0].content[1]' must be an object (got null)");
+    expect_error(R"({"messages": [{"role": "user", "content": [{"type": "refusal"}]}]})",
+                 "'messages[0].content[0].refusal' is required");
+    expect_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 5}}]}]})",
+                 "'messages[0].tool_calls[0].function.arguments' must be a string (got int)");
+    expect_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}]})",
+                 "'messages[0].tool_calls[0].function.name' is required");
+    expect_error(R"({"messages": [{"role": "tool", "content": "x", "tool_call_id": 3}]})",
+                 "'messages[0].tool_call_id' must be a string (got int)");
     expect_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{x"}}]}]})",
                  "'messages[0].tool_calls[0].function.arguments' is not valid JSON: invalid JSON at line 1 column 2");
     expect_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}]})",
@@ -255,6 +328,33 @@ ChatResponseParts sample_logprob_response() {
     }
     parts.usage = {5, 4};
     return parts;
+}
+
+// A request in the legacy function-calling API is answered in it.
+void test_legacy_function_call_response() {
+    ChatResponseParts parts = sample_tool_response();
+    parts.legacy_function_call = true;
+    const json::Value response = json::parse(build_chat_completion(parts));
+    const json::Value& choice = at(response, "choices").items()[0];
+    const json::Value& message = at(choice, "message");
+    check(!message.contains("tool_calls") && at(at(message, "function_call"), "name").as_string() == "get_weather" &&
+              at(at(message, "function_call"), "arguments").as_string() == R"({"city": "Paris"})" &&
+              at(message, "content").is_null(),
+          "legacy: message.function_call instead of tool_calls");
+    check(at(choice, "finish_reason").as_string() == "function_call", "legacy: finish_reason function_call");
+
+    ChatChunkWriter writer("chatcmpl-abc", 1700000002, "smollm2", /*legacy_function_call=*/true);
+    ChoiceDelta calls;
+    calls.tool_calls = {{0, {"call_x", "f", "{}"}}, {1, {"call_y", "g", "{}"}}};
+    const json::Value delta = at(at(json::parse(writer.delta_chunk(0, calls)), "choices").items()[0], "delta");
+    check(!delta.contains("tool_calls") && at(at(delta, "function_call"), "name").as_string() == "f",
+          "legacy: delta.function_call, the first call");
+    ChoiceDelta second_only;
+    second_only.tool_calls = {{1, {"call_y", "g", "{}"}}};
+    check(writer.delta_chunk(0, second_only).empty(), "legacy: a later call has nothing to send");
+    check(at(at(json::parse(writer.finish_chunk(0, "stop")), "choices").items()[0], "finish_reason").as_string() ==
+              "function_call",
+          "legacy: streamed finish_reason function_call");
 }
 
 void test_completion_json() {
@@ -446,8 +546,11 @@ void write_samples(const std::string& dir) {
 int main(int argc, char** argv) {
     try {
         test_request_fields();
+        test_agent_turn_messages();
+        test_legacy_function_calling();
         test_request_errors();
         test_completion_json();
+        test_legacy_function_call_response();
         test_chunks();
         test_finish_reasons();
         test_ids();

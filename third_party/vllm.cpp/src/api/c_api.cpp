@@ -149,7 +149,8 @@ const vllm::chat::ChatService& chat_service(vllm_engine* handle) {
             engine->tokenizer(), engine->chat_template(), engine->model_name(), handle->chat_parsers,
             [engine](std::vector<int32_t> prompt_ids, vllm::SamplingConfig sampling, int32_t priority) {
                 return engine->submit_tokens(std::move(prompt_ids), std::move(sampling), priority);
-            });
+            },
+            engine->max_model_len());
     }
     return *handle->chat;
 }

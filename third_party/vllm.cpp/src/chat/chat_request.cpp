@@ -50,28 +50,58 @@ const std::string& required_string(const json::Value& object, std::string_view k
 
 // ------------------------------------------------------------- messages
 
+// "function" is the legacy function-calling API's tool result.
 bool is_known_role(const std::string& role) {
-    return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
+    return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool" ||
+           role == "function";
 }
 
-// String content as is; an array of text parts joined with "\n".
-std::string text_content(const json::Value& content, const std::string& name) {
-    if (content.is_string()) return content.as_string();
-    if (!content.is_array()) wrong_type(name, "a string or an array of text parts", content);
+// One content part's text, as vLLM's "string" content format reads it: a
+// plain string, a typed text part ("text", and the Responses-style
+// "input_text" / "output_text"), a "refusal" part, or an untyped {"text"}.
+std::string part_text(const json::Value& part, const std::string& name) {
+    if (part.is_string()) return part.as_string();
+    require_object(part, name);
+    const json::Value* type = field(part, "type");
+    if (type == nullptr) return required_string(part, "text", name);
+    const std::string& kind = read_string(*type, name + ".type");
+    if (kind == "text" || kind == "input_text" || kind == "output_text") return required_string(part, "text", name);
+    if (kind == "refusal") return required_string(part, "refusal", name);
+    throw_invalid_argument("'" + name + ".type' '" + kind + "' is not supported (text parts only)");
+}
+
+// String content as is; null or absent as "" (vLLM's rendering of an
+// assistant turn that only calls tools); an array of text parts joined with "\n".
+std::string text_content(const json::Value* content, const std::string& name) {
+    if (content == nullptr) return "";
+    if (content->is_string()) return content->as_string();
+    if (!content->is_array()) wrong_type(name, "a string or an array of text parts", *content);
     std::string joined;
-    for (size_t i = 0; i < content.items().size(); ++i) {
-        const json::Value& part = content.items()[i];
-        const std::string part_name = name + "[" + std::to_string(i) + "]";
-        require_object(part, part_name);
-        const std::string& type = required_string(part, "type", part_name);
-        if (type != "text")
-            throw_invalid_argument("'" + part_name + ".type' '" + type + "' is not supported (text parts only)");
+    for (size_t i = 0; i < content->items().size(); ++i) {
         if (i > 0) joined += '\n';
-        joined += required_string(part, "text", part_name);
+        joined += part_text(content->items()[i], name + "[" + std::to_string(i) + "]");
     }
     return joined;
 }
 
+// A JSON string is parsed into its value (templates iterate
+// `arguments|items` or print it with `tojson`); an object or array is kept;
+// null, absent or "" is {} (vLLM's rule).
+json::Value tool_call_arguments(const json::Value& function, const std::string& name) {
+    const json::Value* arguments = field(function, "arguments");
+    if (arguments == nullptr) return json::Value::object();
+    if (arguments->is_object() || arguments->is_array()) return *arguments;
+    const std::string& text = read_string(*arguments, name);
+    if (text.empty()) return json::Value::object();
+    try {
+        return json::parse(text);
+    } catch (const Error& e) {
+        throw_invalid_argument("'" + name + "' is not valid JSON: " + e.what());
+    }
+}
+
+// Each call as the client sent it (templates may print it whole), its
+// arguments normalized.
 json::Value normalized_tool_calls(const json::Value& calls, const std::string& name) {
     require_array(calls, name);
     json::Value out = json::Value::array();
@@ -84,54 +114,103 @@ json::Value normalized_tool_calls(const json::Value& calls, const std::string& n
         if (function == nullptr) throw_invalid_argument("'" + call_name + ".function' is required");
         require_object(*function, call_name + ".function");
         required_string(*function, "name", call_name + ".function");
-        const std::string& arguments = required_string(*function, "arguments", call_name + ".function");
-        json::Value parsed;
-        try {
-            parsed = json::parse(arguments);
-        } catch (const Error& e) {
-            throw_invalid_argument("'" + call_name + ".function.arguments' is not valid JSON: " + e.what());
-        }
-        call.find("function")->set("arguments", std::move(parsed));
+        json::Value arguments = tool_call_arguments(*function, call_name + ".function.arguments");
+        call.find("function")->set("arguments", std::move(arguments));
         out.push_back(std::move(call));
     }
     return out;
 }
 
+// The message as vLLM hands it to a template: role, content as a string,
+// and only the fields templates read (tool_calls, tool_call_id, name,
+// reasoning); what SDKs send beside them (refusal, audio, annotations,
+// function_call: null) is dropped rather than shown to the template as null.
 json::Value normalized_message(const json::Value& message, const std::string& name) {
     require_object(message, name);
     const std::string& role = required_string(message, "role", name);
     if (!is_known_role(role))
-        throw_invalid_argument("'" + name + ".role' must be one of system, developer, user, assistant, tool (got '" +
+        throw_invalid_argument("'" + name +
+                               ".role' must be one of system, developer, user, assistant, tool, function (got '" +
                                role + "')");
-    json::Value out = message;
-    if (const json::Value* content = field(message, "content")) {
-        out.set("content", text_content(*content, name + ".content"));
-    } else if (role != "assistant") {
-        throw_invalid_argument("'" + name + ".content' is required for role '" + role + "'");
-    }
-    if (const json::Value* v = field(message, "name")) read_string(*v, name + ".name");
+    json::Value out = json::Value::object();
+    // A legacy function result is the tool message it became, named by its function.
+    out.set("role", role == "function" ? "tool" : role);
+    out.set("content", text_content(field(message, "content"), name + ".content"));
+    if (role == "function") required_string(message, "name", name);
     if (role == "assistant") {
-        if (const json::Value* calls = field(message, "tool_calls"))
+        if (const json::Value* calls = field(message, "tool_calls")) {
             out.set("tool_calls", normalized_tool_calls(*calls, name + ".tool_calls"));
+        } else if (const json::Value* legacy = field(message, "function_call")) {
+            // The legacy API's one call, as the tool call it became.
+            json::Value call = json::Value::object();
+            call.set("type", "function");
+            call.set("function", *legacy);
+            json::Value calls = json::Value::array();
+            calls.push_back(std::move(call));
+            out.set("tool_calls", normalized_tool_calls(calls, name + ".function_call"));
+        }
         for (const char* key : {"reasoning_content", "reasoning"})
-            if (const json::Value* v = field(message, key)) read_string(*v, name + "." + key);
+            if (const json::Value* v = field(message, key)) {
+                // vLLM shows the reasoning under both names.
+                const std::string& reasoning = read_string(*v, name + "." + key);
+                out.set("reasoning", reasoning);
+                out.set("reasoning_content", reasoning);
+            }
     }
-    if (role == "tool") required_string(message, "tool_call_id", name);
+    if (role == "tool")
+        if (const json::Value* id = field(message, "tool_call_id"))
+            out.set("tool_call_id", read_string(*id, name + ".tool_call_id"));
+    if (const json::Value* v = field(message, "name")) out.set("name", read_string(*v, name + ".name"));
     return out;
 }
 
 json::Value parse_messages(const json::Value& body) {
     const json::Value* messages = field(body, "messages");
     if (messages == nullptr) throw_invalid_argument("'messages' is required");
-    require_array(*messages, "messages");
-    if (messages->items().empty()) throw_invalid_argument("'messages' must not be empty");
-    json::Value out = json::Value::array();
-    for (size_t i = 0; i < messages->items().size(); ++i)
-        out.push_back(normalized_message(messages->items()[i], "messages[" + std::to_string(i) + "]"));
+    json::Value out = normalize_messages(*messages);
+    if (out.items().empty()) throw_invalid_argument("'messages' must not be empty");
     return out;
 }
 
 // ---------------------------------------------------------------- tools
+
+// OpenAI's deprecated function calling, read as what replaced it: each of
+// `functions` is a tool, `function_call` ("none", "auto" or {"name": ...})
+// the tool_choice. Given beside its replacement it is refused.
+json::Value with_legacy_functions(json::Value body) {
+    if (const json::Value* functions = field(body, "functions")) {
+        if (field(body, "tools") != nullptr) throw_invalid_argument("give 'tools' or the legacy 'functions', not both");
+        require_array(*functions, "functions");
+        json::Value tools = json::Value::array();
+        for (size_t i = 0; i < functions->items().size(); ++i) {
+            require_object(functions->items()[i], "functions[" + std::to_string(i) + "]");
+            json::Value tool = json::Value::object();
+            tool.set("type", "function");
+            tool.set("function", functions->items()[i]);
+            tools.push_back(std::move(tool));
+        }
+        body.set("tools", std::move(tools));
+    }
+    if (const json::Value* call = field(body, "function_call")) {
+        if (field(body, "tool_choice") != nullptr)
+            throw_invalid_argument("give 'tool_choice' or the legacy 'function_call', not both");
+        json::Value choice;
+        if (call->is_object()) {
+            json::Value function = json::Value::object();
+            function.set("name", required_string(*call, "name", "function_call"));
+            choice = json::Value::object();
+            choice.set("type", "function");
+            choice.set("function", std::move(function));
+        } else {
+            const std::string& value = read_string(*call, "function_call");
+            if (value != "none" && value != "auto")
+                throw_invalid_argument("'function_call' must be 'none', 'auto' or {\"name\": ...} (got '" + value + "')");
+            choice = value;
+        }
+        body.set("tool_choice", std::move(choice));
+    }
+    return body;
+}
 
 json::Value parse_tools(const json::Value& body) {
     const json::Value* tools = field(body, "tools");
@@ -379,6 +458,14 @@ void parse_template_options(const json::Value& body, ChatRequest& r) {
 
 }  // namespace
 
+json::Value normalize_messages(const json::Value& messages) {
+    require_array(messages, "messages");
+    json::Value out = json::Value::array();
+    for (size_t i = 0; i < messages.items().size(); ++i)
+        out.push_back(normalized_message(messages.items()[i], "messages[" + std::to_string(i) + "]"));
+    return out;
+}
+
 int tool_index(const json::Value& tools, const std::string& name) {
     if (!tools.is_array()) return -1;
     for (size_t i = 0; i < tools.size(); ++i)
@@ -393,9 +480,11 @@ std::optional<bool> ChatRequest::enable_thinking() const {
 }
 
 ChatRequest parse_chat_request(std::string_view request_json) {
-    const json::Value body = json::parse(request_json);
-    if (!body.is_object()) wrong_type("request", "a JSON object", body);
+    json::Value parsed = json::parse(request_json);
+    if (!parsed.is_object()) wrong_type("request", "a JSON object", parsed);
+    const json::Value body = with_legacy_functions(std::move(parsed));
     ChatRequest r;
+    r.legacy_functions = field(body, "functions") != nullptr;
     if (const json::Value* v = field(body, "model")) r.model = read_string(*v, "model");
     r.messages = parse_messages(body);
     r.tools = parse_tools(body);

@@ -1,7 +1,9 @@
 // An OpenAI /v1/chat/completions request, validated and typed.
 //
 // parse_chat_request() checks every field it knows and ignores the others
-// (as OpenAI does). A wrong type or an out-of-range value is INVALID_ARGUMENT
+// (the C ABI's rule; the HTTP server refuses the fields OpenAI does not
+// document). OpenAI's legacy `functions` and `function_call` are read as the
+// `tools` and `tool_choice` they became. A wrong type or an out-of-range value is INVALID_ARGUMENT
 // naming the field, e.g. "'temperature' must be a number (got string)" or
 // "'messages[1].role' must be one of system, developer, user, assistant,
 // tool (got 'bot')". tool_choice "required" / a named function and
@@ -9,11 +11,7 @@
 // output constraint by chat_constraint.h.
 //
 // The messages come back normalized for chat templates, as vLLM hands them
-// to transformers' apply_chat_template:
-//   - content given as an array of text parts is joined with "\n" into one
-//     string (vLLM's "string" content format); other part types are refused;
-//   - assistant tool_calls[].function.arguments, a JSON string on the wire,
-//     is parsed into its JSON value (templates print it with `tojson`).
+// to transformers' apply_chat_template (normalize_messages below).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -56,6 +54,7 @@ struct ChatRequest {
     json::Value tools;       // array of {"type":"function","function":{...}}, or null
     ToolChoice tool_choice = ToolChoice::None;  // default: auto with tools, none without
     std::string tool_choice_name;               // ToolChoice::Named: a function in `tools`
+    bool legacy_functions = false;  // given as `functions`: answered with function_call (chat_response.h)
     ResponseFormat response_format;
     GuidedOutput guided;  // at most one of it and response_format constrains
 
@@ -97,6 +96,19 @@ struct ChatRequest {
 };
 
 ChatRequest parse_chat_request(std::string_view request_json);
+
+// What vLLM does to OpenAI messages before a template sees them: each
+// message becomes {role, content} plus the fields templates read
+// (assistant tool_calls and reasoning_content / reasoning, a tool message's
+// tool_call_id, name); null fields the SDKs send (refusal, audio, ...) are
+// dropped. content is a string: null or absent (an assistant turn that only
+// calls tools, a tool result without text) is "", an array of text parts
+// ("text", "input_text", "output_text", "refusal", plain strings) is joined
+// with "\n"; other part types are refused (the engine is text-only).
+// tool_calls[].function.arguments, a JSON string on the wire, becomes its
+// value (templates iterate `arguments|items`); an object is kept; null or ""
+// is {}. Errors: INVALID_ARGUMENT naming the field ("'messages[2].role' ...").
+json::Value normalize_messages(const json::Value& messages);
 
 // The position in `tools` (as parse_chat_request validated them) of the
 // function named `name`; -1 when there is none.

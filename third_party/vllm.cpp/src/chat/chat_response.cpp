@@ -85,18 +85,25 @@ json::Value tool_call_json(const ToolCall& call) {
     return out;
 }
 
-json::Value message_json(const ChoiceParts& choice) {
+json::Value message_json(const ChoiceParts& choice, bool legacy_function_call) {
     json::Value message = json::Value::object();
     message.set("role", "assistant");
     const bool content_is_null = choice.content.empty() && (!choice.tool_calls.empty() || choice.reasoning);
     message.set("content", content_is_null ? json::Value() : json::Value(choice.content));
     if (choice.reasoning) message.set("reasoning_content", *choice.reasoning);
-    if (!choice.tool_calls.empty()) {
+    if (!choice.tool_calls.empty() && legacy_function_call) {
+        message.set("function_call", function_json(choice.tool_calls.front()));
+    } else if (!choice.tool_calls.empty()) {
         json::Value calls = json::Value::array();
         for (const ToolCall& call : choice.tool_calls) calls.push_back(tool_call_json(call));
         message.set("tool_calls", std::move(calls));
     }
     return message;
+}
+
+// The finish reason as the request's API names a call: "function_call" in the legacy one.
+std::string api_finish_reason(std::string reason, bool legacy_function_call) {
+    return legacy_function_call && reason == "tool_calls" ? "function_call" : reason;
 }
 
 json::Value usage_json(const Usage& usage) {
@@ -119,10 +126,12 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
     for (const ChoiceParts& choice : parts.choices) {
         json::Value c = json::Value::object();
         c.set("index", choice.index);
-        c.set("message", message_json(choice));
+        c.set("message", message_json(choice, parts.legacy_function_call));
         c.set("logprobs", logprobs_json(choice.logprobs));
         c.set("finish_reason",
-              reported_finish_reason(choice.finish_reason, !choice.tool_calls.empty(), choice.forced_tool_call));
+              api_finish_reason(reported_finish_reason(choice.finish_reason, !choice.tool_calls.empty(),
+                                                       choice.forced_tool_call),
+                                parts.legacy_function_call));
         if (choice.token_ids) c.set("token_ids", ids_json(*choice.token_ids));
         choices.push_back(std::move(c));
     }
@@ -137,8 +146,8 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
     return json::dump(out);
 }
 
-ChatChunkWriter::ChatChunkWriter(std::string id, int64_t created, std::string model)
-    : id_(std::move(id)), created_(created), model_(std::move(model)) {}
+ChatChunkWriter::ChatChunkWriter(std::string id, int64_t created, std::string model, bool legacy_function_call)
+    : id_(std::move(id)), created_(created), model_(std::move(model)), legacy_function_call_(legacy_function_call) {}
 
 json::Value ChatChunkWriter::chunk(json::Value choices) const {
     json::Value out = json::Value::object();
@@ -177,7 +186,12 @@ std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
     json::Value delta = json::Value::object();
     if (!d.reasoning.empty()) delta.set("reasoning_content", d.reasoning);
     if (!d.content.empty()) delta.set("content", d.content);
-    if (!d.tool_calls.empty()) {
+    if (!d.tool_calls.empty() && legacy_function_call_) {
+        for (const ToolCallDelta& t : d.tool_calls)
+            if (t.index == 0) delta.set("function_call", function_json(t.call));  // the legacy API's one call
+        made_tool_calls_.insert(index);
+        if (delta.members().empty() && !d.logprobs && d.token_ids.empty()) return "";
+    } else if (!d.tool_calls.empty()) {
         json::Value calls = json::Value::array();
         for (const ToolCallDelta& t : d.tool_calls) {
             json::Value call = tool_call_json(t.call);
@@ -194,8 +208,9 @@ std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
 
 std::string ChatChunkWriter::finish_chunk(int index, const std::string& finish_reason, bool forced_tool_call) const {
     const bool tool_calls = made_tool_calls_.count(index) > 0;
-    return json::dump(chunk(one_choice(index, json::Value::object(), json::Value(),
-                                       reported_finish_reason(finish_reason, tool_calls, forced_tool_call))));
+    return json::dump(chunk(one_choice(
+        index, json::Value::object(), json::Value(),
+        api_finish_reason(reported_finish_reason(finish_reason, tool_calls, forced_tool_call), legacy_function_call_))));
 }
 
 std::string ChatChunkWriter::usage_chunk(const Usage& usage) const {

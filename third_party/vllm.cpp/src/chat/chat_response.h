@@ -6,6 +6,11 @@
 // null when it is empty and the message carries tool calls or reasoning
 // (vLLM's choice), otherwise a string. A choice that made tool calls
 // finishes with "tool_calls", whatever the engine's reason.
+//
+// A request in the legacy function-calling API (`functions`) is answered in
+// it, as OpenAI does: the message's `function_call` ({name, arguments}, the
+// first call: that API has one) instead of `tool_calls`, streamed as
+// `delta.function_call`, and finish reason "function_call".
 #pragma once
 #include <cstdint>
 #include <set>
@@ -58,6 +63,7 @@ struct ChatResponseParts {
     std::vector<ChoiceParts> choices;
     Usage usage;
     std::optional<std::vector<int32_t>> prompt_token_ids;  // set when the request asked for return_token_ids
+    bool legacy_function_call = false;  // the request gave `functions` (see above)
 };
 
 std::string build_chat_completion(const ChatResponseParts& parts);
@@ -82,7 +88,7 @@ struct ChoiceDelta {
 // ids and each delta chunk its tokens' ids.
 class ChatChunkWriter {
 public:
-    ChatChunkWriter(std::string id, int64_t created, std::string model);
+    ChatChunkWriter(std::string id, int64_t created, std::string model, bool legacy_function_call = false);
 
     // `prompt_token_ids`: non-null on the response's first chunk when they are asked for.
     std::string role_chunk(int index, const std::vector<int32_t>* prompt_token_ids = nullptr) const;
@@ -99,6 +105,7 @@ private:
     std::string id_;
     int64_t created_;
     std::string model_;
+    bool legacy_function_call_;
     std::set<int> made_tool_calls_;  // choices that streamed a tool call
 };
 

@@ -9,6 +9,7 @@
 #include "chat/reasoning_parsers/reasoning_parser.h"
 #include "chat/tool_parsers/forced_tool_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
+#include "engine/context_length.h"
 #include "util/error.h"
 
 namespace vllm::chat {
@@ -112,12 +113,13 @@ std::string finish_reason_of(const RequestStream::Result& result) {
 }  // namespace
 
 ChatService::ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
-                         const ChatParserNames& parsers, Submit submit)
+                         const ChatParserNames& parsers, Submit submit, int max_model_len)
     : tokenizer_(tokenizer),
       model_name_(std::move(model_name)),
       tool_parser_(resolve_tool_parser(parsers.tool_parser, template_source)),
       reasoning_parser_(resolve_reasoning_parser(parsers.reasoning_parser, template_source)),
-      submit_(std::move(submit)) {
+      submit_(std::move(submit)),
+      max_model_len_(max_model_len) {
     if (!template_source.empty())
         template_ = std::make_unique<ChatTemplate>(template_source, token_text(tokenizer, tokenizer.bos_id()),
                                                    token_text(tokenizer, tokenizer.eos_id()));
@@ -153,6 +155,7 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     p.sampling.logprobs = p.request.logprobs ? p.request.top_logprobs : -1;
     p.request.options.apply_to(p.sampling);
     p.sampling.truncate_prompt(p.prompt_ids);  // what usage and return_token_ids report too
+    if (max_model_len_ > 0) check_prompt_fits(p.prompt_ids.size(), max_model_len_);
     p.sampling.check_vocabulary(tokenizer_.vocab_size());
     p.sampling.grammar = chat_output_constraint(p.request);
     // The grammar constrains the output from its first token, so a model
@@ -216,6 +219,7 @@ std::string ChatService::complete(const Prepared& prepared, ChatCancel* cancel) 
 
     ChatResponseParts parts;
     parts.id = make_chat_completion_id();
+    parts.legacy_function_call = prepared.request.legacy_functions;
     parts.created = static_cast<int64_t>(std::time(nullptr));
     parts.model = response_model(prepared);
     parts.usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
@@ -243,7 +247,8 @@ void ChatService::stream(const Prepared& prepared, const ChunkSink& sink, ChatCa
     ChoiceStreams streams(cancel);
     submit_choices(prepared, streams);
 
-    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), response_model(prepared));
+    ChatChunkWriter writer(make_chat_completion_id(), static_cast<int64_t>(std::time(nullptr)), response_model(prepared),
+                           prepared.request.legacy_functions);
     Usage usage;
     usage.prompt_tokens = static_cast<int64_t>(prepared.prompt_ids.size());
     // Sends a chunk unless it is empty; false when the sink stopped.

@@ -88,9 +88,11 @@ public:
 
     // template_source: the model's chat template, "" when it has none.
     // INVALID_ARGUMENT for an unknown parser name or a template that does not
-    // parse. `tokenizer` must outlive the service.
+    // parse. `tokenizer` must outlive the service. max_model_len > 0: a
+    // rendered prompt longer than it is refused by prepare_request (in the
+    // engine's words, engine/context_length.h), before anything is submitted.
     ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
-                const ChatParserNames& parsers, Submit submit);
+                const ChatParserNames& parsers, Submit submit, int max_model_len = 0);
     ~ChatService();
 
     // The `chat.completion` JSON. Thread-safe (const).
@@ -128,6 +130,7 @@ private:
     std::string tool_parser_;       // "" : none
     std::string reasoning_parser_;  // "" : none
     Submit submit_;
+    int max_model_len_;  // 0: not checked here
 };
 
 }  // namespace vllm::chat

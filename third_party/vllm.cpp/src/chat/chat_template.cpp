@@ -63,66 +63,13 @@ std::string where(size_t message, const char* field) {
     return "messages[" + std::to_string(message) + "]." + field;
 }
 
-// Text parts joined with "\n" (vLLM's "string" content format).
-std::string join_text_parts(const json::Value& parts, size_t message) {
-    std::string out;
-    for (size_t j = 0; j < parts.items().size(); ++j) {
-        const json::Value& part = parts.items()[j];
-        std::string at = where(message, "content") + "[" + std::to_string(j) + "]";
-        if (!part.is_object()) throw_invalid_argument(at + " must be an object");
-        const json::Value* type = part.find("type");
-        if (type == nullptr || !type->is_string()) throw_invalid_argument(at + ".type must be a string");
-        if (type->as_string() != "text")
-            throw_invalid_argument(at + ": content part type '" + type->as_string() +
-                                   "' is not supported (text-only engine)");
-        const json::Value* text = part.find("text");
-        if (text == nullptr || !text->is_string()) throw_invalid_argument(at + ".text must be a string");
-        if (j > 0) out += '\n';
-        out += text->as_string();
-    }
-    return out;
-}
-
-void parse_tool_call_arguments(json::Value& tool_calls, size_t message) {
-    if (!tool_calls.is_array()) return;
-    for (size_t j = 0; j < tool_calls.items().size(); ++j) {
-        json::Value& call = tool_calls.items()[j];
-        if (!call.is_object()) continue;
-        json::Value* function = call.find("function");
-        if (function == nullptr || !function->is_object()) continue;
-        json::Value* arguments = function->find("arguments");
-        if (arguments == nullptr || !arguments->is_string()) continue;
-        try {
-            *arguments = json::parse(arguments->as_string());
-        } catch (const Error& e) {
-            throw_invalid_argument(where(message, "tool_calls") + "[" + std::to_string(j) +
-                                   "].function.arguments is not valid JSON: " + e.what());
-        }
-    }
-}
-
 }  // namespace
 
-json::Value normalize_messages(const json::Value& openai_messages) {
-    if (!openai_messages.is_array()) throw_invalid_argument("messages must be a JSON array");
-    json::Value out = openai_messages;
-    for (size_t i = 0; i < out.items().size(); ++i) {
-        json::Value& message = out.items()[i];
-        if (!message.is_object()) throw_invalid_argument("messages[" + std::to_string(i) + "] must be an object");
-        if (json::Value* content = message.find("content"); content != nullptr && content->is_array())
-            *content = json::Value(join_text_parts(*content, i));
-        const json::Value* role = message.find("role");
-        if (role != nullptr && role->is_string() && role->as_string() == "assistant")
-            if (json::Value* tool_calls = message.find("tool_calls")) parse_tool_call_arguments(*tool_calls, i);
-    }
-    return out;
-}
-
 std::string render_without_template(const json::Value& messages, bool add_generation_prompt) {
-    json::Value normalized = normalize_messages(messages);
+    if (!messages.is_array()) throw_invalid_argument("messages must be a JSON array");
     std::string out;
-    for (size_t i = 0; i < normalized.items().size(); ++i) {
-        const json::Value& message = normalized.items()[i];
+    for (size_t i = 0; i < messages.items().size(); ++i) {
+        const json::Value& message = messages.items()[i];
         const json::Value* role = message.find("role");
         if (role == nullptr || !role->is_string()) throw_invalid_argument(where(i, "role") + " must be a string");
         const json::Value* content = message.find("content");

@@ -42,17 +42,9 @@ private:
 };
 
 // For a model without a chat template: each message as "<role>: <content>\n"
-// (content as normalize_messages makes it; null content as ""), then
+// (messages as chat_request.h's normalize_messages makes them; null content as ""), then
 // "assistant: " when add_generation_prompt. Example:
 // "system: Be brief.\nuser: Hi\nassistant: ".
 std::string render_without_template(const json::Value& messages, bool add_generation_prompt);
-
-// What vLLM does to OpenAI messages before rendering an HF template:
-// content given as an array of {"type":"text","text":...} parts becomes the
-// texts joined with "\n" (other part types are refused: the engine is
-// text-only); an assistant message's tool_calls[].function.arguments given
-// as a JSON string is parsed into its value. Everything else is passed
-// through unchanged. Errors: INVALID_ARGUMENT naming the message and field.
-json::Value normalize_messages(const json::Value& openai_messages);
 
 }  // namespace vllm::chat

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/context_length.h"
 #include "engine/kv_cache_plan.h"
 #include "engine/model_files.h"
 #include "engine/output_processor.h"
@@ -99,9 +100,7 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
                                                      int32_t priority) {
     sampling.truncate_prompt(prompt_ids);
     if (prompt_ids.empty()) throw_invalid_argument("prompt is empty (it encodes to no tokens)");
-    if (static_cast<int>(prompt_ids.size()) > max_model_len_)
-        throw_invalid_argument("prompt has " + std::to_string(prompt_ids.size()) + " tokens, more than max_model_len " +
-                               std::to_string(max_model_len_));
+    check_prompt_fits(prompt_ids.size(), max_model_len_);
     for (int32_t id : prompt_ids)
         if (id < 0 || id >= tokenizer_->vocab_size())
             throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
