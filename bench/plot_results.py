@@ -63,33 +63,35 @@ def plot_formats(doc, out_dir):
     return save(fig, out_dir, "formats.png")
 
 
+def versus(ax, xs, ours, theirs, labels, xlabel, ylabel=None, log_y=False):
+    """Two engines' lines against a doubling x axis (concurrency)."""
+    ax.plot(xs, ours, "o-", color=OURS, label=labels[0])
+    ax.plot(xs, theirs, "s--", color=THEIRS, label=labels[1])
+    ax.set_xscale("log", base=2)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+
+
 def plot_concurrency(serving, http, out_dir):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    ax = axes[0]
-    xs = [r["concurrency"] for r in serving["rows"]]
-    ax.plot(xs, [r["throughput"]["vllm-cpp"] for r in serving["rows"]], "o-", color=OURS, label="vllm-cpp (batched)")
-    ax.plot(xs, [r["throughput"]["llama.cpp"] for r in serving["rows"]], "s--", color=THEIRS,
-            label="llama.cpp (one at a time)")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("concurrent requests")
-    ax.set_ylabel("output tokens/s")
-    ax.set_title("in process")
-    ax.legend(fontsize=8)
-    caption(ax, serving)
-    ax = axes[1]
-    xs = [r["clients"] for r in http["rows"]]
-    ax.plot(xs, [r["throughput"]["vllm-cpp"] for r in http["rows"]], "o-", color=OURS, label="vllm-cpp serve")
-    ax.plot(xs, [r["throughput"]["llama-cpp-python"] for r in http["rows"]], "s--", color=THEIRS,
-            label="llama-cpp-python server")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("concurrent clients (streaming HTTP)")
-    ax.set_title("over HTTP")
-    ax.legend(fontsize=8)
-    caption(ax, http)
+    rows = serving["rows"]
+    versus(axes[0], [r["concurrency"] for r in rows], [r["throughput"]["vllm-cpp"] for r in rows],
+           [r["throughput"]["llama.cpp"] for r in rows], ("vllm-cpp (batched)", "llama.cpp (one at a time)"),
+           "concurrent requests", "output tokens/s")
+    axes[0].set_title("in process")
+    caption(axes[0], serving)
+    rows = http["rows"]
+    versus(axes[1], [r["clients"] for r in rows], [r["throughput"]["vllm-cpp"] for r in rows],
+           [r["throughput"]["llama-cpp-python"] for r in rows], ("vllm-cpp serve", "llama-cpp-python server"),
+           "concurrent clients (streaming HTTP)")
+    axes[1].set_title("over HTTP")
+    caption(axes[1], http)
     fig.suptitle("Throughput against concurrency, SmolLM2-135M Q4_1, 2 threads", y=1.02)
     return save(fig, out_dir, "concurrency.png")
 
@@ -105,20 +107,12 @@ def plot_ttft(bench, serving, out_dir):
     ax.set_ylabel("time to first token (s)")
     ax.set_title("vllm-cpp, each request's TTFT (%d prompt tokens)" % bench["input_len"], fontsize=10)
     caption(ax, bench)
-    ax = axes[1]
-    xs = [r["concurrency"] for r in serving["rows"]]
-    ax.plot(xs, [r["ttft_p50_s"]["vllm-cpp"] for r in serving["rows"]], "o-", color=OURS, label="vllm-cpp")
-    ax.plot(xs, [r["ttft_p50_s"]["llama.cpp"] for r in serving["rows"]], "s--", color=THEIRS,
-            label="llama.cpp (one at a time)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("concurrent requests")
-    ax.set_ylabel("median TTFT (s)")
-    ax.set_title("median TTFT against concurrency", fontsize=10)
-    ax.legend(fontsize=8)
-    caption(ax, serving)
+    rows = serving["rows"]
+    versus(axes[1], [r["concurrency"] for r in rows], [r["ttft_p50_s"]["vllm-cpp"] for r in rows],
+           [r["ttft_p50_s"]["llama.cpp"] for r in rows], ("vllm-cpp", "llama.cpp (one at a time)"),
+           "concurrent requests", "median TTFT (s)", log_y=True)
+    axes[1].set_title("median TTFT against concurrency", fontsize=10)
+    caption(axes[1], serving)
     return save(fig, out_dir, "ttft.png")
 
 
