@@ -120,3 +120,16 @@ def test_server_examples_run(page, tmp_path, request):
     pytest.importorskip("openai", reason="the server examples use the openai client")
     url = request.getfixturevalue("docs_server")
     run_script("\n\n".join(block.replace(DOCS_URL, url) for block in server), tmp_path, page.stem + "_server")
+
+
+def test_readme_is_a_front_door():
+    """README.md stays a front door (issue 39): at most about 250 lines,
+    with the set-up commands and links into the docs, where the details live."""
+    readme = ROOT / "README.md"
+    if not readme.is_file() or not DOCS.is_dir():
+        pytest.skip("not a source checkout (no README.md or docs/)")
+    text = readme.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    assert "## Set-up" in text and "**2. Run the tests:**" in text
+    for link in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / link).is_file(), link
