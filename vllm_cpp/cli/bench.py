@@ -125,8 +125,8 @@ def results_document(args: argparse.Namespace, rows: List[Dict[str, Any]]) -> Di
             "machine": _machine(),
             "versions": {"vllm-cpp": __version__, "python": platform.python_version()},
             "command": "vllm-cpp " + " ".join(sys.argv[1:]) if sys.argv[1:] else "vllm-cpp bench",
-            "model": getattr(args, "short_name", None) or os.path.basename(args.model), "input_len": args.input_len, "output_len": args.output_len,
-            "rows": rows}
+            "model": getattr(args, "short_name", None) or os.path.basename(args.model),
+            "input_len": args.input_len, "output_len": args.output_len, "rows": rows}
 
 
 def client_counts(text: str) -> List[int]:
