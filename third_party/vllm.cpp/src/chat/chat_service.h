@@ -89,8 +89,11 @@ public:
     // template_source: the model's chat template, "" when it has none.
     // INVALID_ARGUMENT for an unknown parser name or a template that does not
     // parse. `tokenizer` must outlive the service.
+    // `compiler`: the engine's, through which constraints compile (nullptr:
+    // on the calling thread); it must outlive the service.
     ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
-                const ChatParserNames& parsers, Submit submit);
+                const ChatParserNames& parsers, Submit submit,
+                const structured::GrammarCompiler* compiler = nullptr);
     ~ChatService();
 
     // The `chat.completion` JSON. Thread-safe (const).
@@ -128,6 +131,7 @@ private:
     std::string tool_parser_;       // "" : none
     std::string reasoning_parser_;  // "" : none
     Submit submit_;
+    const structured::GrammarCompiler* compiler_;
 };
 
 }  // namespace vllm::chat
