@@ -132,7 +132,8 @@ def test_a_constraint_past_the_size_budget_is_a_400_naming_it(url):
 def test_a_constraint_past_the_size_budget_is_refused_by_submit(engine):
     """The C ABI's submit refuses it (INVALID_ARGUMENT naming the budget):
     the Python Engine raises at submit, and the engine keeps serving."""
-    params = SamplingParams.greedy(max_tokens=4, structured_output=StructuredOutput("json_schema", json.dumps(HUGE_ENUM)))
+    params = SamplingParams.greedy(max_tokens=4,
+                                   structured_output=StructuredOutput("json_schema", json.dumps(HUGE_ENUM)))
     with pytest.raises(InvalidArgumentError, match="structured_max_grammar_size"):
         engine.submit("Hi", params, lambda delta, finished: True)
     assert engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=2)).completion_tokens == 2

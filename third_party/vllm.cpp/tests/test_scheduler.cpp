@@ -250,7 +250,8 @@ void test_draft_tokens_are_scheduled() {
 void test_waiting_for_grammar() {
     KVCacheManager kv = make_kv(64);
     Scheduler scheduler(SchedulingPolicy::FCFS, 8, 64, kv);
-    auto a = fake_request(token_ids(6), 0), b = fake_request(token_ids(6, 20), 1), c = fake_request(token_ids(6, 40), 2);
+    auto a = fake_request(token_ids(6), 0), b = fake_request(token_ids(6, 20), 1);
+    auto c = fake_request(token_ids(6, 40), 2);
     a->waiting_for_grammar = true;
     scheduler.add(a.get());
     scheduler.add(b.get());

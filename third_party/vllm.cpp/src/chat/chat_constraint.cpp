@@ -157,8 +157,9 @@ std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequ
     if (request.tool_choice == ToolChoice::Named) {
         const int index = tool_index(request.tools, request.tool_choice_name);  // >= 0: parse_chat_request checked it
         const json::Value& tool = request.tools.items()[static_cast<size_t>(index)];
-        return naming_field("tools[" + std::to_string(index) + "].function.parameters",
-                            [&] { return compile_text(compiler, ConstraintKind::JsonSchema, json::dump(parameters_of(tool))); });
+        return naming_field("tools[" + std::to_string(index) + "].function.parameters", [&] {
+            return compile_text(compiler, ConstraintKind::JsonSchema, json::dump(parameters_of(tool)));
+        });
     }
     if (request.tool_choice == ToolChoice::Required)
         return naming_field("tool_choice", [&] {
