@@ -470,9 +470,13 @@ class Engine:
                            *, priority: Optional[int] = None) -> Request:
         """:meth:`submit_pull` with the native call (which waits while a
         constraint compiles) on the loop's executor, so the loop keeps
-        serving meanwhile. The path under :meth:`astream`, :meth:`acomplete`
-        and the server."""
-        return await self._start_request_off_loop(*self._pull_call(prompt, params, consumer, priority))
+        serving meanwhile; without a constraint it is made here (it returns
+        at once: no executor thread). The path under :meth:`astream`,
+        :meth:`acomplete` and the server."""
+        call = self._pull_call(prompt, params, consumer, priority)
+        if _sampling(params).structured_output is None:
+            return self._start_request(*call)
+        return await self._start_request_off_loop(*call)
 
     def _pull_call(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
                    priority: Optional[int]):
@@ -495,9 +499,13 @@ class Engine:
 
     async def asubmit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
         """:meth:`submit_chat_pull` with the native call on the loop's
-        executor (see :meth:`asubmit_pull`); the path under :meth:`achat`,
+        executor when the request may carry a constraint (see
+        :meth:`asubmit_pull`); the path under :meth:`achat`,
         :meth:`achat_stream` and the server."""
-        return await self._start_request_off_loop(*self._chat_pull_call(request, consumer))
+        call = self._chat_pull_call(request, consumer)
+        if not _may_constrain(request):
+            return self._start_request(*call)
+        return await self._start_request_off_loop(*call)
 
     def _chat_pull_call(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents):
         text_b = encode_str(_request_json(request), "request_json")
@@ -632,6 +640,21 @@ class Engine:
         it early or cancelling the task cancels every choice natively."""
         body = _with_stream(request, True)
         return aiterate_request(lambda events: self.asubmit_chat_pull(body, events), json.loads)
+
+
+#: The chat request fields that may make the engine compile a constraint.
+_CONSTRAINT_FIELDS = ("response_format", "structured_outputs", "guided_json", "guided_regex", "guided_choice",
+                      "guided_grammar")
+
+
+def _may_constrain(request: Union[str, Dict[str, Any]]) -> bool:
+    """Whether a chat request may carry a structured-output constraint to
+    compile (text: not looked into, so yes)."""
+    if not isinstance(request, dict):
+        return True
+    tool_choice = request.get("tool_choice")
+    return (any(request.get(name) is not None for name in _CONSTRAINT_FIELDS)
+            or tool_choice == "required" or isinstance(tool_choice, dict))
 
 
 class _RequestStart:
