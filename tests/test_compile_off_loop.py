@@ -152,9 +152,9 @@ def test_the_time_budget_refuses_a_slow_compile(smollm2_path):
         assert eng.complete("Hi", SamplingParams.greedy(max_tokens=2)).completion_tokens == 2
 
 
-def test_identical_constraints_share_one_compile(url):
-    """Concurrent requests with one schema: each answers (they share the
-    compile, or find it finished)."""
+def test_concurrent_identical_constraints_each_answer(url):
+    """Concurrent requests with one schema share its compile (in flight, or
+    finished): each of them answers, and the server serves on."""
     body = schema_chat(MANY_OPTIONAL, max_tokens=2)
     results = []
 

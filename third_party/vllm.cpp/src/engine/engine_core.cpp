@@ -67,9 +67,8 @@ void EngineCore::add(std::unique_ptr<Request> request) {
     Request& r = *requests_.emplace(id, std::move(request)).first->second;
     try {
         prepare_grammar(r);
-    } catch (const Error& e) {  // its first mask refused (a bound); the step erases it
-        r.stream->finish(nullptr, e.status(), e.what());
-        finish(r, false);
+    } catch (...) {  // its first mask refused (a bound); the step erases it
+        fail_grammar(r, std::current_exception());
     }
 }
 
@@ -98,18 +97,21 @@ void EngineCore::collect_prepared_grammars() {
         const std::exception_ptr error = r.grammar_prep->error;
         r.grammar_prep.reset();
         r.sched.waiting_for_grammar = false;
-        if (!error) continue;
-        try {
-            std::rethrow_exception(error);
-        } catch (const Error& e) {
-            r.stream->finish(nullptr, e.status(), e.what());
-        } catch (const std::bad_alloc&) {
-            r.stream->finish(nullptr, VLLM_ERR_RUNTIME, "out of memory computing the structured-output mask");
-        } catch (const std::exception& e) {
-            r.stream->finish(nullptr, VLLM_ERR_RUNTIME, std::string("structured output: ") + e.what());
-        }
-        finish(r, false);
+        if (error) fail_grammar(r, error);
     }
+}
+
+void EngineCore::fail_grammar(Request& r, std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const Error& e) {
+        r.stream->finish(nullptr, e.status(), e.what());
+    } catch (const std::bad_alloc&) {
+        r.stream->finish(nullptr, VLLM_ERR_RUNTIME, "out of memory computing the structured-output mask");
+    } catch (const std::exception& e) {
+        r.stream->finish(nullptr, VLLM_ERR_RUNTIME, std::string("structured output: ") + e.what());
+    }
+    finish(r, false);
 }
 
 void EngineCore::drop_cancelled() {

@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -111,6 +112,8 @@ private:
     // Takes up the masks the workers finished: their requests are scheduled
     // again, or end with the error (a budget passed).
     void collect_prepared_grammars();
+    // Ends r with its grammar mask's error (a bound or the budget passed).
+    void fail_grammar(Request& r, std::exception_ptr error);
     // Appends one generated token: output, detokenized text (into `delta`),
     // finish checks. Returns the finish reason, or nullptr.
     const char* append_token(Request& r, int32_t token, std::string& delta);
