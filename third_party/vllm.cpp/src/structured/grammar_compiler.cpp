@@ -47,14 +47,17 @@ std::shared_ptr<const Grammar> GrammarCompiler::compile(const std::string& key, 
             result = promise->get_future().share();
             compiles_.emplace(key, result);
             workers_.post([this, key, promise, compile = std::move(compile), deadline] {
+                size_t size = 0;
                 bool ok = false;
                 try {
-                    promise->set_value(compile_within_budget(compile, deadline));
+                    std::shared_ptr<const Grammar> grammar = compile_within_budget(compile, deadline);
+                    size = grammar->elements().size();
+                    promise->set_value(std::move(grammar));
                     ok = true;
                 } catch (...) {
                     promise->set_exception(std::current_exception());
                 }
-                finished(key, ok);
+                finished(key, ok, size);
             });
         }
     }
@@ -65,15 +68,17 @@ std::shared_ptr<const Grammar> GrammarCompiler::compile(const std::string& key, 
     return result.get();
 }
 
-void GrammarCompiler::finished(const std::string& key, bool ok) const {
+void GrammarCompiler::finished(const std::string& key, bool ok, size_t size) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!ok) {  // a refusal is not kept: the budget may let it through on a quieter engine
         compiles_.erase(key);
         return;
     }
-    recent_.push_back(key);
-    if (recent_.size() > kRecentCompiles) {
-        compiles_.erase(recent_.front());
+    recent_.emplace_back(key, size);
+    recent_positions_ += size;
+    while (recent_.size() > kRecentCompiles || (recent_positions_ > kRecentPositions && recent_.size() > 1)) {
+        compiles_.erase(recent_.front().first);
+        recent_positions_ -= recent_.front().second;
         recent_.pop_front();
     }
 }

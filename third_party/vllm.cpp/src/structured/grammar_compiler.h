@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "structured/grammar.h"
@@ -66,16 +67,22 @@ private:
     using Clock = std::chrono::steady_clock;
     std::string timeout_message(const char* work) const;
     std::shared_ptr<const Grammar> compile_within_budget(const Compile& compile, Clock::time_point deadline) const;
-    void finished(const std::string& key, bool ok) const;
+    // `size`: the grammar's positions (0 when it failed).
+    void finished(const std::string& key, bool ok, size_t size) const;
 
-    // Compiles kept for sharing after they finish.
+    // Finished compiles kept for sharing: at most this many, holding at
+    // most kRecentPositions grammar positions together (a handful of huge
+    // grammars must not pin gigabytes).
     static constexpr size_t kRecentCompiles = 32;
+    static constexpr size_t kRecentPositions = 8000000;
 
     std::shared_ptr<const Vocabulary> vocabulary_;
     CompileBudget budget_;
     mutable std::mutex mutex_;
     mutable std::map<std::string, std::shared_future<std::shared_ptr<const Grammar>>> compiles_;
-    mutable std::deque<std::string> recent_;  // keys of finished compiles in compiles_, oldest first
+    // Keys and sizes of the finished compiles in compiles_, oldest first.
+    mutable std::deque<std::pair<std::string, size_t>> recent_;
+    mutable size_t recent_positions_ = 0;
     // Last: its threads stop (finishing queued work) before the rest goes.
     mutable TaskWorkers workers_;
 };
