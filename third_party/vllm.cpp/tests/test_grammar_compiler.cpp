@@ -133,18 +133,10 @@ void test_mask_on_a_worker(const std::shared_ptr<const Vocabulary>& vocab) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf\n", argv[0]);
-        return 2;
-    }
-    try {
-        auto loaded = structured_sim::load_vocabulary(argv[1]);
+    return structured_sim::run_with_vocabulary(argc, argv, [](const structured_sim::LoadedVocabulary& loaded) {
         test_compile_and_share(loaded.vocabulary);
         test_budgets(loaded.vocabulary);
         test_deadline_keeps_the_matcher_usable(loaded.vocabulary);
         test_mask_on_a_worker(loaded.vocabulary);
-    } catch (const Error& e) {
-        check(false, std::string("unexpected error: ") + e.what());
-    }
-    return report();
+    });
 }
