@@ -95,7 +95,7 @@ Engine::~Engine() {
     }
     wake_.notify_all();
     loop_thread_.join();
-    grammar_compiler_.reset();  // its queued work done: no mask calls back into core_ any more
+    grammar_compiler_.reset();  // its work stopped: no mask calls back into core_ any more
     for (auto& r : incoming_) r->stream->finish(nullptr, VLLM_ERR_RUNTIME, "the engine was shut down");
     core_->fail_all(VLLM_ERR_RUNTIME, "the engine was shut down");
     // Now, while the mutex its connector's wake-up takes still exists (the

@@ -83,7 +83,7 @@ private:
     // Keys and sizes of the finished compiles in compiles_, oldest first.
     mutable std::deque<std::pair<std::string, size_t>> recent_;
     mutable size_t recent_positions_ = 0;
-    // Last: its threads stop (finishing queued work) before the rest goes.
+    // Last: its threads stop (queued work dropped, running work finished) before the rest goes.
     mutable TaskWorkers workers_;
 };
 

@@ -24,12 +24,15 @@ TaskWorkers::TaskWorkers(int n_threads) {
 }
 
 TaskWorkers::~TaskWorkers() {
+    std::deque<std::function<void()>> dropped;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stopping_ = true;
+        dropped.swap(tasks_);
     }
     wake_.notify_all();
     for (std::thread& t : threads_) t.join();
+    // `dropped` goes here, outside the lock: a broken promise wakes its waiter.
 }
 
 void TaskWorkers::post(std::function<void()> task) {
@@ -47,7 +50,7 @@ void TaskWorkers::run() {
         {
             std::unique_lock<std::mutex> lock(mutex_);
             wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
-            if (tasks_.empty()) return;  // stopping, and nothing left
+            if (stopping_) return;
             task = std::move(tasks_.front());
             tasks_.pop_front();
         }

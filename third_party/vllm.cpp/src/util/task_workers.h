@@ -17,7 +17,8 @@ namespace vllm {
 class TaskWorkers {
 public:
     explicit TaskWorkers(int n_threads);
-    // Runs the tasks already queued, then joins the threads.
+    // Drops the tasks not started yet (their captures are destroyed: a
+    // promise among them breaks), lets the running ones finish, joins.
     ~TaskWorkers();
     TaskWorkers(const TaskWorkers&) = delete;
     TaskWorkers& operator=(const TaskWorkers&) = delete;
