@@ -201,7 +201,7 @@ def test_a_blocking_completion_ends_every_choice_before_it_fails(engine):
     serving = CompletionServing(engine, "smollm2", ServerMetrics(engine, "smollm2"))
 
     async def main():
-        runs = serving.start(request)
+        runs = await serving.start(request)
         with pytest.raises(LogitsProcessorError):
             await serving.complete(request, runs)
         return [run._events.request.closed for run in runs]

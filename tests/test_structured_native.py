@@ -1,7 +1,7 @@
 """The structured-output engine's native tests and decoding simulations.
 
-test_grammar (no model) and test_structured_vocab (SmolLM2's vocabulary)
-are C++ unit tests. structured_tool simulates decoding over the real
+test_grammar (no model), test_structured_vocab and test_grammar_compiler
+(SmolLM2's vocabulary) are C++ unit tests. structured_tool simulates decoding over the real
 vocabulary for every constraint of structured_cases.py - random allowed
 tokens, then steering to the grammar's end - and each output is checked
 here with jsonschema, re.fullmatch, json.loads or the grammar's reference
@@ -43,6 +43,12 @@ def test_grammar_unit_tests(build):
 @pytest.mark.timeout(300)
 def test_structured_vocab(build, smollm2_path):
     check_summary(run_program(build, "test_structured_vocab", smollm2_path))
+
+
+@pytest.mark.timeout(300)
+def test_grammar_compiler(build, smollm2_path):
+    """Compiles on workers, shared; budgets; deadlines that leave the matcher usable."""
+    check_summary(run_program(build, "test_grammar_compiler", smollm2_path))
 
 
 def simulate(build, model, tmp_path, constraints, runs=SIMULATIONS_PER_CASE):

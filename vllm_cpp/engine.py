@@ -7,6 +7,7 @@ itself is native."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import inspect
@@ -460,29 +461,57 @@ class Engine:
                     *, priority: Optional[int] = None) -> Request:
         """Start a completion whose output goes to ``consumer`` (a
         :class:`RequestEvents`, which calls this) through the engine's poller
-        (``vllm_request_submit_pull``): no thread per request. The path under
-        :meth:`astream`, :meth:`acomplete` and the server. Refusals as
-        :meth:`submit`."""
+        (``vllm_request_submit_pull``): no thread per request. Refusals as
+        :meth:`submit`. The native call waits for a structured-output
+        constraint to compile: on an event loop use :meth:`asubmit_pull`."""
+        return self._start_request(*self._pull_call(prompt, params, consumer, priority))
+
+    async def asubmit_pull(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
+                           *, priority: Optional[int] = None) -> Request:
+        """:meth:`submit_pull` with the native call (which waits while a
+        constraint compiles) on the loop's executor, so the loop keeps
+        serving meanwhile; without a constraint it is made here (it returns
+        at once: no executor thread). The path under :meth:`astream`,
+        :meth:`acomplete` and the server."""
+        call = self._pull_call(prompt, params, consumer, priority)
+        if _sampling(params).structured_output is None:
+            return self._start_request(*call)
+        return await self._start_request_off_loop(*call)
+
+    def _pull_call(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
+                   priority: Optional[int]):
+        """``_start_request``'s arguments for a pull completion."""
         params = _sampling(params)
         priority = 0 if priority is None else int32(priority, "priority")
         prompt_b, array, n_ids = _native_prompt(prompt)
         logprobs = -1 if params.logprobs is None else params.logprobs
         native = NativeSampling(params)
         poller = self._poller(consumer)
-        return self._start_request(
-            lambda h, tag, out: lib.vllm_request_submit_pull_with_options(
-                h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, native.options, out),
-            None, native, (poller, consumer))
+        return (lambda h, tag, out: lib.vllm_request_submit_pull_with_options(
+                    h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, native.options, out),
+                None, native, (poller, consumer))
 
     def submit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
         """:meth:`submit_chat` with its output going to ``consumer`` through
-        the engine's poller (``vllm_chat_submit_pull``); the path under
-        :meth:`achat`, :meth:`achat_stream` and the server."""
+        the engine's poller (``vllm_chat_submit_pull``); on an event loop
+        use :meth:`asubmit_chat_pull`."""
+        return self._start_request(*self._chat_pull_call(request, consumer))
+
+    async def asubmit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
+        """:meth:`submit_chat_pull` with the native call on the loop's
+        executor when the request may carry a constraint (see
+        :meth:`asubmit_pull`); the path under :meth:`achat`,
+        :meth:`achat_stream` and the server."""
+        call = self._chat_pull_call(request, consumer)
+        if not _may_constrain(request):
+            return self._start_request(*call)
+        return await self._start_request_off_loop(*call)
+
+    def _chat_pull_call(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents):
         text_b = encode_str(_request_json(request), "request_json")
         poller = self._poller(consumer)
-        return self._start_request(
-            lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
-            None, None, (poller, consumer))
+        return (lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
+                None, None, (poller, consumer))
 
     def _poller(self, consumer: RequestEvents) -> EventPoller:
         """The poller of the consumer's event loop, made at its first
@@ -515,39 +544,24 @@ class Engine:
         native request; the Request takes over the callback handles. A pull
         request (``pull``: the poller and the consumer) passes its tag as
         user_data and has no callback; its sink only records the outcome."""
-        logits = native.logits if native is not None else None
-        if pull is None:
-            sink = TokenSink(callback, logits)
-            user_data = _ffi.handles.register(WeakSink(sink))  # the Request holds the sink
-            handles = [user_data]
-        else:
-            sink = TokenSink(lambda _event: None, logits)  # never called back
-            user_data = pull[0].register(pull[1])
-            handles = []
-        if native is not None:
-            handles += native.handles
-            native.handles = []
-        out = ffi.new("vllm_request**")
+        start = _RequestStart(self, submit_native, callback, native, pull)
+        return start.wrap(start.call())
+
+    async def _start_request_off_loop(self, submit_native: Callable[[Any, Any, Any], int],
+                                      callback: Optional[StreamCallback], native: Optional[NativeSampling],
+                                      pull: Tuple[EventPoller, RequestEvents]) -> Request:
+        """``_start_request`` of a pull request, the native call on the
+        loop's default executor. Cancelled while it runs, the request it
+        makes is cancelled and closed (its consumer released) once it returns."""
+        start = _RequestStart(self, submit_native, callback, native, pull)
+        loop = pull[1].loop
+        call = loop.run_in_executor(None, start.call)
         try:
-            with self._use() as h:  # the native request holds the engine from here on
-                status = submit_native(h, user_data, out)
-            if status != 0 or out[0] == ffi.NULL:
-                message = _ffi.last_error()
-                if out[0] != ffi.NULL:
-                    lib.vllm_request_free(out[0])
-                raise _ffi.error_for_status(status if status != 0 else 4,
-                                            message or "the submit call returned no request")
-        except BaseException:
-            if pull is not None:
-                pull[0].unregister(user_data)
-            for h in handles:
-                _ffi.handles.release(h)
+            status = await asyncio.shield(call)
+        except asyncio.CancelledError:
+            call.add_done_callback(start.abandon)
             raise
-        on_free = None if pull is None else functools.partial(pull[0].forget, user_data)
-        request = Request(self, out[0], sink, logits, handles, on_free)
-        with self._requests_lock:
-            self._requests.add(request)
-        return request
+        return start.wrap(status)
 
     def request_completion(self, request: Request) -> Completion:
         """The :class:`Completion` of a finished completion request (text,
@@ -606,26 +620,118 @@ class Engine:
         """The :class:`Completion` (with token ids), built on :meth:`submit`
         without blocking the event loop; cancelling the awaiting task
         cancels the request."""
-        return await await_request(lambda events: self.submit_pull(prompt, params, events), self.request_completion)
+        return await await_request(lambda events: self.asubmit_pull(prompt, params, events), self.request_completion)
 
     def astream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
         """Async generator of text deltas, built on :meth:`submit_pull`;
         leaving it early or cancelling the task cancels the request."""
         _check_prompt(prompt)
-        return aiterate_request(lambda events: self.submit_pull(prompt, params, events))
+        return aiterate_request(lambda events: self.asubmit_pull(prompt, params, events))
 
     async def achat(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """:meth:`chat` through :meth:`submit_chat`, without blocking the
         event loop; cancelling the task cancels every choice natively."""
         body = _with_stream(request, False)
-        parts = [part async for part in aiterate_request(lambda events: self.submit_chat_pull(body, events))]
+        parts = [part async for part in aiterate_request(lambda events: self.asubmit_chat_pull(body, events))]
         return json.loads("".join(parts))
 
     def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
         """Async generator of chunk dicts through :meth:`submit_chat`; leaving
         it early or cancelling the task cancels every choice natively."""
         body = _with_stream(request, True)
-        return aiterate_request(lambda events: self.submit_chat_pull(body, events), json.loads)
+        return aiterate_request(lambda events: self.asubmit_chat_pull(body, events), json.loads)
+
+
+#: The chat request fields that may make the engine compile a constraint.
+_CONSTRAINT_FIELDS = ("response_format", "structured_outputs", "guided_json", "guided_regex", "guided_choice",
+                      "guided_grammar")
+
+
+def _may_constrain(request: Union[str, Dict[str, Any]]) -> bool:
+    """Whether a chat request may carry a structured-output constraint to
+    compile (text: not looked into, so yes)."""
+    if not isinstance(request, dict):
+        return True
+    tool_choice = request.get("tool_choice")
+    return (any(request.get(name) is not None for name in _CONSTRAINT_FIELDS)
+            or tool_choice == "required" or isinstance(tool_choice, dict))
+
+
+class _RequestStart:
+    """One submit in two halves: ``call()`` (the native call, on any
+    thread) and ``wrap(status)`` (the Request, or the refusal raised), so a
+    pull request's native call can run off its event loop."""
+
+    def __init__(self, engine: Engine, submit_native: Callable[[Any, Any, Any], int],
+                 callback: Optional[StreamCallback], native: Optional[NativeSampling],
+                 pull: Optional[Tuple[EventPoller, RequestEvents]]):
+        self._engine = engine
+        self._submit_native = submit_native
+        self._native = native
+        self._pull = pull
+        self._logits = native.logits if native is not None else None
+        if pull is None:
+            self._sink = TokenSink(callback, self._logits)
+            self._user_data = _ffi.handles.register(WeakSink(self._sink))  # the Request holds the sink
+            self._handles = [self._user_data]
+        else:
+            self._sink = TokenSink(lambda _event: None, self._logits)  # never called back
+            self._user_data = pull[0].register(pull[1])
+            self._handles = []
+        if native is not None:
+            self._handles += native.handles
+            native.handles = []
+        self._out = ffi.new("vllm_request**")
+        self._message = ""
+        self._raised: Optional[BaseException] = None
+
+    def call(self) -> int:
+        """The native submit; its status (the error text, or what was
+        raised, kept for wrap)."""
+        try:
+            with self._engine._use() as h:  # the native request holds the engine from here on
+                status = self._submit_native(h, self._user_data, self._out)
+        except BaseException as exc:  # noqa: BLE001 - raised by wrap, on the submitting side
+            self._raised = exc
+            return -1
+        if status != 0 or self._out[0] == ffi.NULL:
+            self._message = _ffi.last_error()  # this thread's: read here
+        return status
+
+    def wrap(self, status: int) -> Request:
+        out = self._out
+        try:
+            if self._raised is not None:
+                raise self._raised
+            if status != 0 or out[0] == ffi.NULL:
+                if out[0] != ffi.NULL:
+                    lib.vllm_request_free(out[0])
+                raise _ffi.error_for_status(status if status != 0 else 4,
+                                            self._message or "the submit call returned no request")
+        except BaseException:
+            if self._pull is not None:
+                self._pull[0].unregister(self._user_data)
+            for h in self._handles:
+                _ffi.handles.release(h)
+            raise
+        engine = self._engine
+        pull = self._pull
+        on_free = None if pull is None else functools.partial(pull[0].forget, self._user_data)
+        request = Request(engine, out[0], self._sink, self._logits, self._handles, on_free)
+        with engine._requests_lock:
+            engine._requests.add(request)
+        return request
+
+    def abandon(self, call: "asyncio.Future[int]") -> None:
+        """The awaiting task was cancelled: the request the call made (if
+        any) is cancelled, and closed once its last event comes."""
+        if call.cancelled() or call.exception() is not None:
+            return
+        try:
+            request = self.wrap(call.result())
+        except Exception:  # noqa: BLE001 - refused: nothing was made
+            return
+        self._pull[1].adopt_released(request)
 
 
 def _with_stream(request: Any, stream: bool) -> str:

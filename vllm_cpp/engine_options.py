@@ -195,6 +195,14 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "Kernel build: scalar, avx2, avx512, amx (AVX-512 with BF16 matmuls on AMX tiles) or "
                  "neon, process-wide (default: the best this CPU runs; VLLM_CPP_ISA overrides).",
                  cli=True, metavar="NAME"),
+    EngineOption("structured_compile_timeout_ms", _INT64, None,
+                 "Time budget in ms of one structured-output constraint's compile, and of each of its "
+                 "token masks computed off the engine loop (default 10000); past it the request is "
+                 "refused (HTTP 400) naming the budget.", cli=True, metavar="MS"),
+    EngineOption("structured_max_grammar_size", _INT64, None,
+                 "Size budget of a compiled structured-output constraint, in grammar positions "
+                 "(default 8000000); past it the request is refused naming the budget.",
+                 cli=True, metavar="N"),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

@@ -20,7 +20,7 @@ import functools
 import itertools
 import json
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 from . import _ffi
 from ._ffi import decode_cstr, ffi, lib
@@ -207,7 +207,7 @@ class RequestEvents:
     arrives. A reader therefore always sees the last event: none waits for
     ever on a request someone else gave up on."""
 
-    def __init__(self, submit: Callable[["RequestEvents"], Request],
+    def __init__(self, submit: Optional[Callable[["RequestEvents"], Request]],
                  after: Optional[Callable[[Request], None]] = None):
         self.loop = asyncio.get_running_loop()
         self._events: "collections.deque[PulledEvent]" = collections.deque()
@@ -216,7 +216,24 @@ class RequestEvents:
         self._ended = False      # the last event has arrived
         self._reading = False    # an ``async for`` is active
         self._released = False   # nobody reads: close on the last event
-        self.request = submit(self)
+        # None until the submit returns (``submitted``: events may come first).
+        self.request: Optional[Request] = submit(self) if submit is not None else None
+
+    @classmethod
+    async def submitted(cls, submit: Callable[["RequestEvents"], Awaitable[Request]],
+                        after: Optional[Callable[[Request], None]] = None) -> "RequestEvents":
+        """The events of a request submitted by awaiting ``submit(consumer)``
+        (``Engine.asubmit_pull``: the native call off the loop, which goes on
+        delivering every other request's events meanwhile)."""
+        events = cls(None, after)
+        events.request = await submit(events)
+        return events
+
+    def adopt_released(self, request: Request) -> None:
+        """The request of a submit whose awaiting task was cancelled: nobody
+        reads it, so it is released (cancelled, closed at its last event)."""
+        self.request = request
+        self._release()
 
     def deliver(self, event: PulledEvent) -> None:
         """On the loop: one event from the poller."""
@@ -225,6 +242,9 @@ class RequestEvents:
         if self._released:
             if event.finished:
                 self.request.close()
+            return
+        if self.request is None:  # its submit has not returned yet: read after it has
+            self._events.append(event)
             return
         logits = self.request._logits
         if logits is not None and logits.error is not None:
@@ -303,13 +323,13 @@ def _settle(request: Request, after: Optional[Callable[[Request], None]]) -> Non
         after(request)
 
 
-async def await_request(submit: Callable[[RequestEvents], Request],
+async def await_request(submit: Callable[[RequestEvents], Awaitable[Request]],
                         result: Callable[[Request], Any]) -> Any:
-    """Submit with ``submit(consumer)``, wait for the request without
+    """Submit by awaiting ``submit(consumer)``, wait for the request without
     blocking the event loop, then return ``result(request)``; cancelling the
     awaiting task cancels the native request. The request is closed after."""
     values = []
-    events = RequestEvents(submit, lambda request: values.append(result(request))).__aiter__()
+    events = (await RequestEvents.submitted(submit, lambda request: values.append(result(request)))).__aiter__()
     try:
         async for _event in events:
             pass
@@ -318,14 +338,14 @@ async def await_request(submit: Callable[[RequestEvents], Request],
     return values[0]
 
 
-async def aiterate_request(submit: Callable[[RequestEvents], Request],
+async def aiterate_request(submit: Callable[[RequestEvents], Awaitable[Request]],
                            convert: Callable[[str], Any] = lambda s: s):
     """Async generator over the non-empty deltas of a pull request.
 
     Leaving the generator early (``break``, ``aclose()``, task cancellation)
     cancels the native request.
     """
-    events = RequestEvents(submit).__aiter__()
+    events = (await RequestEvents.submitted(submit)).__aiter__()
     try:
         async for event in events:
             if event.delta:

@@ -279,6 +279,19 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
                               first engine that names one (or the first kernel
                               use) fixes it; a later engine naming another, or
                               one this CPU cannot run, is INVALID_ARGUMENT.
+     "structured_compile_timeout_ms"  integer in [1, 3600000] (default 10000):
+                              the time one structured-output constraint may
+                              take to compile (on the engine's compile
+                              workers, the submitting call waiting), and each
+                              of its token masks that the engine loop hands
+                              to them. Past it the submit is INVALID_ARGUMENT
+                              naming this option (a mask: the request ends
+                              with that error). Per engine.
+     "structured_max_grammar_size"  integer >= 1 (default 8000000): the most
+                              positions (terminals, rule references, ends of
+                              alternatives) a compiled constraint may have;
+                              past it the submit is INVALID_ARGUMENT naming
+                              this option. Per engine.
    Environment overrides win over these options when set:
    VLLM_CPP_KV_CACHE_DTYPE (f16|f32|i8), VLLM_CPP_KV_CACHE_MB (MiB),
    VLLM_CPP_NUM_THREADS, VLLM_CPP_ISA; the option's value is still checked.

@@ -205,7 +205,7 @@ class OpenAIServer:
             payloads=lambda run, usage: self.chat.stream(run, include_usage, usage),
             complete=self.chat.complete)
 
-    async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Any],
+    async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Awaitable[Any]],
                         cancel: Callable[[Any], Any],
                         payloads: Callable[[Any, Dict[str, int]], AsyncIterator[str]],
                         complete: Callable[[Any], Awaitable[Dict[str, Any]]]) -> Response:
@@ -224,7 +224,7 @@ class OpenAIServer:
 
         streaming = False
         try:
-            work = start()
+            work = await start()  # the engine's submit runs off the event loop
             if stream:
                 usage: Dict[str, int] = {}
                 request.state.usage = usage  # for the request log

@@ -18,22 +18,29 @@ T = TypeVar("T")
 
 
 class CompletionRun:
-    """One engine completion, submitted at construction (an engine refusal
-    raises there, before any response is started): ``outputs()`` yields its
-    text as it is generated, with the new tokens' logprobs when asked for;
-    then ``completion`` holds the whole result (with token ids and
-    logprobs). ``cancel()`` cancels it, read or not (a reader then sees it
-    end with finish reason "abort")."""
+    """One engine completion, submitted by ``await CompletionRun.submitted(...)``
+    (an engine refusal raises there, before any response is started; the
+    native submit, which waits while a constraint compiles, runs off the
+    event loop): ``outputs()`` yields its text as it is generated, with the
+    new tokens' logprobs when asked for; then ``completion`` holds the whole
+    result (with token ids and logprobs). ``cancel()`` cancels it, read or
+    not (a reader then sees it end with finish reason "abort")."""
 
-    def __init__(self, engine: Engine, prompt: Prompt, params: SamplingParams, priority: int,
-                 timer: RequestTimer, token_ids: bool = False):
+    def __init__(self, engine: Engine, timer: RequestTimer, token_ids: bool):
         self.timer = timer
         self.completion: Optional[Completion] = None
         self._engine = engine
         self._token_ids = token_ids
-        self._events = RequestEvents(
-            lambda events: engine.submit_pull(prompt, params, events, priority=priority),
-            lambda request: setattr(self, "completion", engine.request_completion(request)))
+        self._events: RequestEvents
+
+    @classmethod
+    async def submitted(cls, engine: Engine, prompt: Prompt, params: SamplingParams, priority: int,
+                        timer: RequestTimer, token_ids: bool = False) -> "CompletionRun":
+        run = cls(engine, timer, token_ids)
+        run._events = await RequestEvents.submitted(
+            lambda events: engine.asubmit_pull(prompt, params, events, priority=priority),
+            lambda request: setattr(run, "completion", engine.request_completion(request)))
+        return run
 
     def cancel(self) -> None:
         self._events.cancel()
@@ -65,14 +72,21 @@ class CompletionRun:
 
 class ChatRun:
     """One chat call through ``Engine.submit_chat``, submitted (and
-    validated by the engine) at construction; ``texts()`` yields the JSON
-    texts it delivers: chunks when the body streams, else the response."""
+    validated by the engine, off the event loop) by ``await
+    ChatRun.submitted(...)``; ``texts()`` yields the JSON texts it delivers:
+    chunks when the body streams, else the response."""
 
-    def __init__(self, engine: Engine, body: Dict[str, Any], timer: RequestTimer):
+    def __init__(self, body: Dict[str, Any], timer: RequestTimer):
         self.timer = timer
         # A blocking call's one delivery is the whole response, not a token.
         self._timed = bool(body.get("stream"))
-        self._events = RequestEvents(lambda events: engine.submit_chat_pull(body, events))
+        self._events: RequestEvents
+
+    @classmethod
+    async def submitted(cls, engine: Engine, body: Dict[str, Any], timer: RequestTimer) -> "ChatRun":
+        run = cls(body, timer)
+        run._events = await RequestEvents.submitted(lambda events: engine.asubmit_chat_pull(body, events))
+        return run
 
     def cancel(self) -> None:
         self._events.cancel()

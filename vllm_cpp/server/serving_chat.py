@@ -23,14 +23,14 @@ class ChatServing:
         self._model = model_name
         self._metrics = metrics
 
-    def start(self, body: Dict[str, Any], stream: bool) -> ChatRun:
+    async def start(self, body: Dict[str, Any], stream: bool) -> ChatRun:
         """Submit the call now (the engine's refusal raises here)."""
         engine_body = engine_chat_body(body, self._model)
         engine_body["stream"] = stream
         if stream:
             engine_body["stream_options"] = {"include_usage": True}
         try:
-            return ChatRun(self._engine, engine_body, self._metrics.timer())
+            return await ChatRun.submitted(self._engine, engine_body, self._metrics.timer())
         except ContextLengthExceededError as exc:
             raise context_length_exceeded(exc, "messages") from None
 

@@ -76,16 +76,16 @@ class CompletionServing:
         self._model = model_name
         self._metrics = metrics
 
-    def start(self, request: CompletionRequest) -> List[CompletionRun]:
+    async def start(self, request: CompletionRequest) -> List[CompletionRun]:
         """Submit every choice now (an engine refusal raises here, with the
         runs already started cancelled)."""
         runs: List[CompletionRun] = []
         try:
             for prompt in request.prompts:
                 for i in range(request.n):
-                    runs.append(CompletionRun(self._engine, prompt, request.params.for_choice(i),
-                                              request.priority, self._metrics.timer(),
-                                              token_ids=request.stream and request.return_token_ids))
+                    runs.append(await CompletionRun.submitted(
+                        self._engine, prompt, request.params.for_choice(i), request.priority,
+                        self._metrics.timer(), token_ids=request.stream and request.return_token_ids))
         except BaseException as exc:
             for run in runs:
                 run.cancel()

@@ -4,6 +4,7 @@
 // random and then steers to the end of the grammar.
 #pragma once
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <random>
@@ -16,6 +17,8 @@
 #include "structured/structured_output.h"
 #include "structured/token_mask.h"
 #include "tokenizer/tokenizer.h"
+#include "util/error.h"
+#include "check.h"
 
 namespace structured_sim {
 
@@ -33,6 +36,22 @@ inline LoadedVocabulary load_vocabulary(const std::string& gguf_path) {
     out.tokenizer = Tokenizer::create(TokenizerData::from_gguf(file));
     out.vocabulary = std::make_shared<Vocabulary>(*out.tokenizer);
     return out;
+}
+
+// A test program's main over SmolLM2's vocabulary: `program MODEL.gguf`;
+// an Error escaping `tests` fails the run; returns report()'s status.
+template <class Tests>
+int run_with_vocabulary(int argc, char** argv, Tests tests) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s MODEL.gguf\n", argv[0]);
+        return 2;
+    }
+    try {
+        tests(load_vocabulary(argv[1]));
+    } catch (const Error& e) {
+        check(false, std::string("unexpected error: ") + e.what());
+    }
+    return report();
 }
 
 // The shortest bytes taking `state` to one where the grammar can end

@@ -3,7 +3,8 @@
 // in policy order, chunked prefill), max_num_seqs, admission without
 // overtaking, which request is preempted under each policy and where it
 // waits afterwards, prefix-cache adoption and its counters, the lpm policy's
-// order, and a decode with draft tokens (the speculative-decoding seam).
+// order, a decode with draft tokens (the speculative-decoding seam), and
+// requests waiting for a grammar mask (WAITING_FOR_FSM).
 #include <string>
 #include <vector>
 
@@ -242,6 +243,40 @@ void test_draft_tokens_are_scheduled() {
     check(kv.block_table(*r, 0).size() == 3, "blocks for the drafts' K/V too (11 tokens)");
 }
 
+// vLLM's WAITING_FOR_FSM: a request whose grammar mask is being computed
+// off the loop is passed over, waiting or running, without holding up the
+// others (a waiting one does not block admission behind it), and keeps its
+// blocks and place; cleared, it is scheduled again.
+void test_waiting_for_grammar() {
+    KVCacheManager kv = make_kv(64);
+    Scheduler scheduler(SchedulingPolicy::FCFS, 8, 64, kv);
+    auto a = fake_request(token_ids(6), 0), b = fake_request(token_ids(6, 20), 1);
+    auto c = fake_request(token_ids(6, 40), 2);
+    a->waiting_for_grammar = true;
+    scheduler.add(a.get());
+    scheduler.add(b.get());
+    std::vector<ScheduledRequest> batch = scheduler.schedule();
+    check(describe(batch) == "b:6", "a waits for its grammar; b, behind it, is admitted (" + describe(batch) + ")");
+    check(scheduler.num_waiting() == 1 && a->status == RequestStatus::WAITING, "a is still waiting, in front");
+    complete_step(kv, batch);
+    a->waiting_for_grammar = false;
+    scheduler.add(c.get());
+    batch = scheduler.schedule();
+    check(describe(batch) == "b:1 a:6 c:6", "ready, a is admitted before c (" + describe(batch) + ")");
+    complete_step(kv, batch);
+    const int blocks = used_blocks(kv);
+    b->waiting_for_grammar = true;
+    batch = scheduler.schedule();
+    check(describe(batch) == "a:1 c:1", "running b waiting for a mask sits out the step (" + describe(batch) + ")");
+    check(b->status == RequestStatus::RUNNING && used_blocks(kv) == blocks, "b keeps its place and its blocks");
+    complete_step(kv, batch);
+    b->waiting_for_grammar = false;
+    batch = scheduler.schedule();
+    check(describe(batch) == "b:1 a:1 c:1", "its mask ready, b decodes again (" + describe(batch) + ")");
+    a->waiting_for_grammar = b->waiting_for_grammar = c->waiting_for_grammar = true;
+    check(scheduler.schedule().empty(), "all waiting for masks: an empty step (the engine idles until one is ready)");
+}
+
 void test_bad_policy_name() {
     bool refused = false;
     try {
@@ -264,6 +299,7 @@ int main() {
     test_prefix_cache_adoption();
     test_lpm_order();
     test_draft_tokens_are_scheduled();
+    test_waiting_for_grammar();
     test_bad_policy_name();
     return report();
 }

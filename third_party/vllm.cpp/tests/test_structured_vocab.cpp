@@ -332,12 +332,7 @@ void report_mask_speed(const std::shared_ptr<const Vocabulary>& vocab) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf\n", argv[0]);
-        return 2;
-    }
-    try {
-        auto loaded = structured_sim::load_vocabulary(argv[1]);
+    return structured_sim::run_with_vocabulary(argc, argv, [](const structured_sim::LoadedVocabulary& loaded) {
         test_trie(*loaded.vocabulary);
         test_trie_built_once(*loaded.tokenizer);
         test_masks_against_brute_force(loaded.vocabulary);
@@ -348,8 +343,5 @@ int main(int argc, char** argv) {
         test_state_compaction(loaded.vocabulary);
         test_recursive_schema_model_path(loaded.vocabulary);
         report_mask_speed(loaded.vocabulary);
-    } catch (const Error& e) {
-        check(false, std::string("unexpected error: ") + e.what());
-    }
-    return report();
+    });
 }

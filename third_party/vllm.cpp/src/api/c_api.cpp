@@ -141,6 +141,12 @@ char* copy_string(const std::string& s) {
     return out;
 }
 
+// A request's sampling options, its constraint compiled by the engine's
+// compiler (within its budget, off the engine loop).
+vllm::SamplingConfig sampling_config(vllm_engine* engine, const vllm_sampling_params& params) {
+    return vllm::SamplingConfig::from_c(params, &engine->engine->grammar_compiler());
+}
+
 const vllm::chat::ChatService& chat_service(vllm_engine* handle) {
     std::lock_guard<std::mutex> lock(handle->chat_mutex);
     if (!handle->chat) {
@@ -150,7 +156,7 @@ const vllm::chat::ChatService& chat_service(vllm_engine* handle) {
             [engine](std::vector<int32_t> prompt_ids, vllm::SamplingConfig sampling, int32_t priority) {
                 return engine->submit_tokens(std::move(prompt_ids), std::move(sampling), priority);
             },
-            engine->max_model_len());
+            engine->max_model_len(), &engine->grammar_compiler());
     }
     return *handle->chat;
 }
@@ -191,7 +197,7 @@ vllm_status vllm_complete(vllm_engine* engine, const char* prompt, const vllm_sa
         require_non_null(engine, "engine");
         require_non_null(prompt, "prompt");
         require_non_null(params, "params");
-        auto stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), 0);
+        auto stream = engine->engine->submit(prompt, sampling_config(engine, *params), 0);
         stream->wait_engine_done();
         const vllm::RequestStream::Result r = stream->result();
         if (r.status != VLLM_OK) throw vllm::Error(r.status, r.error);
@@ -247,7 +253,7 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
         require_non_null(prompt, "prompt");
         require_non_null(params, "params");
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
-        auto stream = engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), 0);
+        auto stream = engine->engine->submit(prompt, sampling_config(engine, *params), 0);
         // The calling thread is this request's delivery thread.
         const DeliveryEnd end = deliver_events(*stream, cb, user_data, [] { return false; });
         if (end.stop_returned) return;  // stopped by the callback: OK
@@ -398,7 +404,7 @@ vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_s
                            int32_t priority, vllm_token_callback cb, void* user_data, vllm_request** out) {
     return guarded([&] {
         check_submit_arguments(engine, prompt, params, cb, out);
-        start_completion(engine, engine->engine->submit(prompt, vllm::SamplingConfig::from_c(*params), priority),
+        start_completion(engine, engine->engine->submit(prompt, sampling_config(engine, *params), priority),
                          false, cb, user_data, out);
     });
 }
@@ -522,7 +528,7 @@ std::shared_ptr<vllm::RequestStream> submit_with_options(vllm_engine* engine, co
                                                          int32_t logprobs, const char* options_json) {
     if (logprobs < -1 || logprobs > 20)
         vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) + ": must be -1 (none) or between 0 and 20");
-    vllm::SamplingConfig sampling = vllm::SamplingConfig::from_c(params);
+    vllm::SamplingConfig sampling = sampling_config(engine, params);
     sampling.logprobs = logprobs;
     if (options_json != nullptr) vllm::RequestOptions::parse(options_json).apply_to(sampling);
     if (prompt != nullptr) return engine->engine->submit(prompt, std::move(sampling), priority);

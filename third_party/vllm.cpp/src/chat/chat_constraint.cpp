@@ -1,5 +1,6 @@
 #include "chat/chat_constraint.h"
 
+#include "structured/grammar_compiler.h"
 #include "structured/json_schema.h"
 #include "structured/structured_output.h"
 #include "util/error.h"
@@ -107,14 +108,16 @@ std::string required_calls_schema(const json::Value& tools) {
     return json::dump(schema);
 }
 
-std::shared_ptr<const structured::Grammar> guided_constraint(const GuidedOutput& guided) {
+std::shared_ptr<const structured::Grammar> guided_constraint(const GuidedOutput& guided,
+                                                             const structured::GrammarCompiler* compiler) {
+    using structured::ConstraintKind;
     return naming_field(guided.field, [&]() -> std::shared_ptr<const structured::Grammar> {
         switch (guided.kind) {
-            case GuidedOutput::Kind::JsonSchema: return structured::compile_json_schema(guided.text);
+            case GuidedOutput::Kind::JsonSchema: return compile_text(compiler, ConstraintKind::JsonSchema, guided.text);
             case GuidedOutput::Kind::JsonObject: return structured::json_object_grammar();
-            case GuidedOutput::Kind::Regex: return structured::compile_regex(guided.text);
-            case GuidedOutput::Kind::Choice: return structured::compile_choice(guided.choices);
-            case GuidedOutput::Kind::Grammar: return structured::compile_gbnf(guided.text);
+            case GuidedOutput::Kind::Regex: return compile_text(compiler, ConstraintKind::Regex, guided.text);
+            case GuidedOutput::Kind::Choice: return structured::compile_choices(compiler, guided.choices);
+            case GuidedOutput::Kind::Grammar: return compile_text(compiler, ConstraintKind::Gbnf, guided.text);
             case GuidedOutput::Kind::None: break;
         }
         return nullptr;
@@ -123,14 +126,16 @@ std::shared_ptr<const structured::Grammar> guided_constraint(const GuidedOutput&
 
 }  // namespace
 
-std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request) {
+std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request,
+                                                                  const structured::GrammarCompiler* compiler) {
+    using structured::ConstraintKind;
     const bool forced_call = request.tool_choice == ToolChoice::Required || request.tool_choice == ToolChoice::Named;
     if (request.guided.kind != GuidedOutput::Kind::None) {
         if (forced_call || request.response_format.type != ResponseFormat::Type::Text)
             throw_invalid_argument("'" + request.guided.field + "' and " +
                                    (forced_call ? std::string("a forced tool call (tool_choice)") : "'response_format'") +
                                    " both constrain the output; give one of them");
-        return guided_constraint(request.guided);
+        return guided_constraint(request.guided, compiler);
     }
     if (forced_call && request.response_format.type != ResponseFormat::Type::Text)
         throw_invalid_argument("'response_format' and " +
@@ -144,7 +149,7 @@ std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequ
         case ResponseFormat::Type::JsonSchema:
             if (request.response_format.schema.empty()) return structured::json_object_grammar();
             return naming_field("response_format.json_schema.schema", [&] {
-                return structured::compile_json_schema(request.response_format.schema);
+                return compile_text(compiler, ConstraintKind::JsonSchema, request.response_format.schema);
             });
         case ResponseFormat::Type::Text:
             break;
@@ -152,12 +157,13 @@ std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequ
     if (request.tool_choice == ToolChoice::Named) {
         const int index = tool_index(request.tools, request.tool_choice_name);  // >= 0: parse_chat_request checked it
         const json::Value& tool = request.tools.items()[static_cast<size_t>(index)];
-        return naming_field("tools[" + std::to_string(index) + "].function.parameters",
-                            [&] { return structured::compile_json_schema(json::dump(parameters_of(tool))); });
+        return naming_field("tools[" + std::to_string(index) + "].function.parameters", [&] {
+            return compile_text(compiler, ConstraintKind::JsonSchema, json::dump(parameters_of(tool)));
+        });
     }
     if (request.tool_choice == ToolChoice::Required)
         return naming_field("tool_choice", [&] {
-            return structured::compile_json_schema(required_calls_schema(request.tools));
+            return compile_text(compiler, ConstraintKind::JsonSchema, required_calls_schema(request.tools));
         });
     return nullptr;
 }

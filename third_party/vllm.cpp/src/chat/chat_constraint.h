@@ -19,11 +19,14 @@
 
 namespace vllm::structured {
 class Grammar;
+class GrammarCompiler;
 }
 
 namespace vllm::chat {
 
-// nullptr when the request leaves the output free.
-std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request);
+// nullptr when the request leaves the output free. Compiled through
+// `compiler` (the engine's; nullptr: on this thread).
+std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request,
+                                                                  const structured::GrammarCompiler* compiler);
 
 }  // namespace vllm::chat

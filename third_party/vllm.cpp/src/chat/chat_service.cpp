@@ -113,13 +113,15 @@ std::string finish_reason_of(const RequestStream::Result& result) {
 }  // namespace
 
 ChatService::ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
-                         const ChatParserNames& parsers, Submit submit, int max_model_len)
+                         const ChatParserNames& parsers, Submit submit, int max_model_len,
+                         const structured::GrammarCompiler* compiler)
     : tokenizer_(tokenizer),
       model_name_(std::move(model_name)),
       tool_parser_(resolve_tool_parser(parsers.tool_parser, template_source)),
       reasoning_parser_(resolve_reasoning_parser(parsers.reasoning_parser, template_source)),
       submit_(std::move(submit)),
-      max_model_len_(max_model_len) {
+      max_model_len_(max_model_len),
+      compiler_(compiler) {
     if (!template_source.empty())
         template_ = std::make_unique<ChatTemplate>(template_source, token_text(tokenizer, tokenizer.bos_id()),
                                                    token_text(tokenizer, tokenizer.eos_id()));
@@ -157,7 +159,7 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     p.sampling.truncate_prompt(p.prompt_ids);  // what usage and return_token_ids report too
     if (max_model_len_ > 0) check_prompt_fits(p.prompt_ids.size(), max_model_len_);
     p.sampling.check_vocabulary(tokenizer_.vocab_size());
-    p.sampling.grammar = chat_output_constraint(p.request);
+    p.sampling.grammar = chat_output_constraint(p.request, compiler_);
     // The grammar constrains the output from its first token, so a model
     // that starts by thinking cannot: refused rather than the answer read as
     // reasoning. (Starting the grammar after the reasoning is a known gap.)

@@ -91,8 +91,11 @@ public:
     // parse. `tokenizer` must outlive the service. max_model_len > 0: a
     // rendered prompt longer than it is refused by prepare_request (in the
     // engine's words, engine/context_length.h), before anything is submitted.
+    // `compiler`: the engine's, through which constraints compile (nullptr:
+    // on the calling thread); it must outlive the service.
     ChatService(const Tokenizer& tokenizer, const std::string& template_source, std::string model_name,
-                const ChatParserNames& parsers, Submit submit, int max_model_len = 0);
+                const ChatParserNames& parsers, Submit submit, int max_model_len = 0,
+                const structured::GrammarCompiler* compiler = nullptr);
     ~ChatService();
 
     // The `chat.completion` JSON. Thread-safe (const).
@@ -131,6 +134,7 @@ private:
     std::string reasoning_parser_;  // "" : none
     Submit submit_;
     int max_model_len_;  // 0: not checked here
+    const structured::GrammarCompiler* compiler_;
 };
 
 }  // namespace vllm::chat

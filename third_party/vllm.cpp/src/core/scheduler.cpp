@@ -106,6 +106,10 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         SchedulerRequest* r = running_[i];
+        if (r->waiting_for_grammar) {  // keeps its blocks; its turn comes when the mask is ready
+            ++i;
+            continue;
+        }
         const int n = step_tokens(*r, budget, r->num_tokens_with_spec() - r->num_computed_tokens, capped_left);
         if (n == 0) {  // the capped requests' share is taken: its turn comes next step
             ++i;
@@ -140,11 +144,17 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
 
     // Then waiting requests, while budget and sequence slots last. A
     // request that does not fit stops admission (no overtaking), as in vLLM;
-    // one whose KV blocks are still arriving steps aside for this step.
+    // one whose KV blocks are still arriving, or whose grammar is not ready,
+    // steps aside for this step.
     std::vector<SchedulerRequest*> arriving;
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
         SchedulerRequest* r = waiting_[w];
+        if (r->waiting_for_grammar) {  // steps aside, as one whose KV blocks are arriving
+            arriving.push_back(r);
+            waiting_.erase(waiting_.begin() + w);
+            continue;
+        }
         // The computed start it can adopt (blocks a KV connector loaded
         // included: they were put into the prefix cache).
         const CachedPrefix cached = kv_.find_cached_prefix(*r);

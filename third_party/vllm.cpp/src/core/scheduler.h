@@ -35,6 +35,7 @@ public:
     // its blocks have arrived (or there are none); others are admitted meanwhile.
     void set_load_gate(KvLoadGate* gate) { load_gate_ = gate; }
 
+    // A request with waiting_for_grammar set is passed over until it is cleared.
     void add(SchedulerRequest* request);
     // The next step's batch (empty when nothing can run).
     std::vector<ScheduledRequest> schedule();

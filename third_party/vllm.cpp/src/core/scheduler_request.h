@@ -61,6 +61,11 @@ public:
     // requests' prefill chunks take together.
     int max_tokens_per_step = 0;
 
+    // Its grammar's next mask is being computed off the engine loop (vLLM's
+    // WAITING_FOR_FSM): the scheduler passes it over, waiting or running,
+    // until the engine clears this; the others go on meanwhile.
+    bool waiting_for_grammar = false;
+
     RequestStatus status = RequestStatus::WAITING;
     int num_computed_tokens = 0;  // tokens whose K/V is in the cache
     int num_cached_prompt_tokens = 0;  // prefix-cache hit on first admission (stats)

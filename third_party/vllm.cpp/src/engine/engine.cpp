@@ -13,6 +13,13 @@
 
 namespace vllm {
 
+namespace {
+// Threads that compile constraints and compute the masks the loop hands
+// off: two, so one long compile does not hold up every other request's
+// grammar work, yet a flood of compiles takes at most two cores.
+constexpr int kGrammarWorkers = 2;
+}  // namespace
+
 Engine::Engine(const EngineConfig& config) : config_(config) {
     // Before any weight is laid out for the kernels.
     if (!config.isa.empty()) kernels::require_isa(config.isa);
@@ -37,6 +44,12 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         plan_kv_cache(model_config, config, max_model_len_, draft ? &draft->model->config() : nullptr);
     model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(files.weights), max_model_len_);
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_, std::move(draft));
+    grammar_compiler_ =
+        std::make_unique<structured::GrammarCompiler>(vocabulary_, config_.compile_budget, kGrammarWorkers);
+    core_->use_grammar_compiler(grammar_compiler_.get(), [this] {
+        std::lock_guard<std::mutex> lock(mutex_);  // no lost wake-up: the loop checks under it
+        wake_.notify_all();
+    });
     if (config_.kv_transfer) attach_kv_connector(kv_plan);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
@@ -83,6 +96,7 @@ Engine::~Engine() {
     }
     wake_.notify_all();
     loop_thread_.join();
+    grammar_compiler_.reset();  // its work stopped: no mask calls back into core_ any more
     for (auto& r : incoming_) r->stream->finish(nullptr, VLLM_ERR_RUNTIME, "the engine was shut down");
     core_->fail_all(VLLM_ERR_RUNTIME, "the engine was shut down");
     // Now, while the mutex its connector's wake-up takes still exists (the
@@ -106,8 +120,8 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
             throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
     sampling.check_vocabulary(tokenizer_->vocab_size());
     auto stream = std::make_shared<RequestStream>();
-    std::unique_ptr<structured::GrammarMatcher> matcher;
-    if (sampling.grammar) matcher = std::make_unique<structured::GrammarMatcher>(sampling.grammar, vocabulary_);
+    std::shared_ptr<structured::GrammarMatcher> matcher;
+    if (sampling.grammar) matcher = std::make_shared<structured::GrammarMatcher>(sampling.grammar, vocabulary_);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) throw_runtime("the engine is shutting down");

@@ -18,6 +18,7 @@
 #include "model/model_source.h"
 #include "model/llama.h"
 #include "sample/sampling_config.h"
+#include "structured/grammar_compiler.h"
 #include "structured/vocabulary.h"
 #include "tokenizer/tokenizer.h"
 
@@ -39,6 +40,10 @@ public:
     // The same for a prompt already tokenized (chat renders and encodes its own).
     std::shared_ptr<RequestStream> submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                  int32_t priority);
+
+    // Compiles structured-output constraints within the engine's budget
+    // (SamplingConfig::from_c and chat take it); thread-safe.
+    const structured::GrammarCompiler& grammar_compiler() const { return *grammar_compiler_; }
 
     EngineStats stats() const;
     const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -63,6 +68,8 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<LlamaModel> model_;
     std::shared_ptr<const structured::Vocabulary> vocabulary_;  // for structured-output masks
+    // Its workers call back into the loop (a mask is ready): stopped before core_ goes.
+    std::unique_ptr<structured::GrammarCompiler> grammar_compiler_;
     std::unique_ptr<EngineCore> core_;  // touched by the loop thread only
     int max_model_len_ = 0;
     std::string chat_template_;

@@ -8,6 +8,7 @@
 #include "core/kv_cache.h"
 #include "kv_transfer/kv_transfer_config.h"
 #include "spec_decode/speculative_config.h"
+#include "structured/grammar_compiler.h"
 #include "vllm.h"
 
 namespace vllm {
@@ -42,6 +43,9 @@ struct EngineConfig {
     int64_t kv_cache_memory_bytes = 0;  // 0: VLLM_CPP_KV_CACHE_MB or kDefaultKvCacheMb
     int num_threads = 0;                // 0: ThreadPool::default_thread_count()
     std::string isa;                    // "": the process's kernels (kernels::require_isa)
+    // structured_compile_timeout_ms and structured_max_grammar_size: what
+    // one constraint's compile (and each of its masks) may take.
+    structured::CompileBudget compile_budget;
     // speculative_config, parsed; unset: no speculation.
     std::optional<SpeculativeConfig> speculative;
 

@@ -54,12 +54,64 @@ void EngineCore::attach_connector(std::unique_ptr<kv_transfer::KvConnector> conn
     scheduler_.set_load_gate(connector_.get());
 }
 
+void EngineCore::use_grammar_compiler(const structured::GrammarCompiler* compiler, std::function<void()> wake) {
+    grammar_compiler_ = compiler;
+    wake_for_grammar_ = std::move(wake);
+}
+
 void EngineCore::add(std::unique_ptr<Request> request) {
     counters_.prompt_tokens += request->num_prompt_tokens();
     request->stream->set_prompt_tokens(request->num_prompt_tokens());
     scheduler_.add(&request->sched);
     const uint64_t id = request->sched.arrival;
-    requests_.emplace(id, std::move(request));
+    Request& r = *requests_.emplace(id, std::move(request)).first->second;
+    try {
+        prepare_grammar(r);
+    } catch (...) {  // its first mask refused (a bound); the step erases it
+        fail_grammar(r, std::current_exception());
+    }
+}
+
+void EngineCore::prepare_grammar(Request& r) {
+    if (!r.matcher || grammar_compiler_ == nullptr || r.matcher->mask_ready()) return;
+    if (structured::GrammarCompiler::prepare_mask_within(*r.matcher, kInlineMaskSlice)) return;
+    auto prep = std::make_shared<Request::GrammarPrep>();
+    r.grammar_prep = prep;
+    r.sched.waiting_for_grammar = true;
+    // The worker holds the matcher and prep: a request cancelled meanwhile
+    // may be gone when it finishes. The engine stops the workers before
+    // this core goes.
+    grammar_compiler_->prepare_mask(r.matcher, [this, prep](std::exception_ptr error) {
+        prep->error = error;
+        prep->done.store(true, std::memory_order_release);
+        grammar_progress_.store(true);
+        wake_for_grammar_();
+    });
+}
+
+void EngineCore::collect_prepared_grammars() {
+    if (!grammar_progress_.exchange(false)) return;
+    for (auto& [id, request] : requests_) {
+        Request& r = *request;
+        if (!r.grammar_prep || !r.grammar_prep->done.load(std::memory_order_acquire)) continue;
+        const std::exception_ptr error = r.grammar_prep->error;
+        r.grammar_prep.reset();
+        r.sched.waiting_for_grammar = false;
+        if (error) fail_grammar(r, error);
+    }
+}
+
+void EngineCore::fail_grammar(Request& r, std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const Error& e) {
+        r.stream->finish(nullptr, e.status(), e.what());
+    } catch (const std::bad_alloc&) {
+        r.stream->finish(nullptr, VLLM_ERR_RUNTIME, "out of memory computing the structured-output mask");
+    } catch (const std::exception& e) {
+        r.stream->finish(nullptr, VLLM_ERR_RUNTIME, std::string("structured output: ") + e.what());
+    }
+    finish(r, false);
 }
 
 void EngineCore::drop_cancelled() {
@@ -115,6 +167,8 @@ void EngineCore::propose_drafts() {
 
 void EngineCore::step() {
     waiting_for_transfers_ = false;
+    waiting_for_grammar_ = false;
+    collect_prepared_grammars();
     if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     propose_drafts();
     std::vector<ScheduledRequest> batch = scheduler_.schedule();
@@ -125,6 +179,12 @@ void EngineCore::step() {
                          "out of memory: the KV cache blocks of this request could not be allocated");
     }
     erase_finished();
+    if (batch.empty() && std::any_of(requests_.begin(), requests_.end(),
+                                     [](const auto& entry) { return entry.second->sched.waiting_for_grammar; })) {
+        // The others wait for their masks: idle until a worker reports one.
+        waiting_for_grammar_ = true;
+        return;
+    }
     if (batch.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
         // Every request waits for blocks still arriving, or only ends held
         // back for their saves are left: idle until the I/O threads report
@@ -312,7 +372,9 @@ void EngineCore::deliver(Request& r, StepOutput& out) {
     if (out.reason != nullptr) {
         finished_.push_back(Finished{r.sched.arrival, r.stream, out.reason});
         finish(r, true);
+        return;
     }
+    prepare_grammar(r);
 }
 
 void EngineCore::sample_and_output(Request& r, float* logits) {

@@ -4,6 +4,9 @@
 // thread only; it never calls user code.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +25,7 @@
 #include "spec_decode/draft_model_proposer.h"
 #include "spec_decode/proposer.h"
 #include "spec_decode/speculation_policy.h"
+#include "structured/grammar_compiler.h"
 #include "tokenizer/tokenizer.h"
 #include "util/thread_pool.h"
 
@@ -41,9 +45,17 @@ public:
     // From any thread: a load finished, so a loop idling on transfers steps again.
     void wake_for_transfer() { waiting_for_transfers_ = false; }
 
+    // Grammar masks that take longer than a slice of the loop are computed
+    // on `compiler`'s workers, which call `wake` when one is ready.
+    void use_grammar_compiler(const structured::GrammarCompiler* compiler, std::function<void()> wake);
+
     void add(std::unique_ptr<Request> request);
-    // Live requests or held-back ends, unless all of them wait for KV transfers.
-    bool has_work() const { return (!requests_.empty() || !finished_.empty()) && !waiting_for_transfers_; }
+    // Live requests or held-back ends, unless all of them wait for KV
+    // transfers or grammar masks; or a mask became ready.
+    bool has_work() const {
+        if (grammar_progress_) return true;
+        return (!requests_.empty() || !finished_.empty()) && !waiting_for_transfers_ && !waiting_for_grammar_;
+    }
     // Drops requests whose consumer cancelled them.
     void drop_cancelled();
     // One step; a no-op without work.
@@ -94,6 +106,14 @@ private:
     // finish checks, jump-forward. False when the request failed (it is finished).
     bool emit(Request& r, int32_t token, StepOutput& out);
     void deliver(Request& r, StepOutput& out);
+    // Makes r's next mask ready: computed here within kInlineMaskSlice, or
+    // else handed to the compile workers, r waiting (waiting_for_grammar).
+    void prepare_grammar(Request& r);
+    // Takes up the masks the workers finished: their requests are scheduled
+    // again, or end with the error (a budget passed).
+    void collect_prepared_grammars();
+    // Ends r with its grammar mask's error (a bound or the budget passed).
+    void fail_grammar(Request& r, std::exception_ptr error);
     // Appends one generated token: output, detokenized text (into `delta`),
     // finish checks. Returns the finish reason, or nullptr.
     const char* append_token(Request& r, int32_t token, std::string& delta);
@@ -129,6 +149,14 @@ private:
     std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities
     std::unique_ptr<kv_transfer::KvConnector> connector_;
     std::atomic<bool> waiting_for_transfers_{false};
+    // The time a request's mask may take on the loop before it is handed
+    // off: a normal grammar's new mask takes well under it, so requests
+    // rarely miss a step, and a heavy one costs the others at most this.
+    static constexpr std::chrono::microseconds kInlineMaskSlice{2000};
+    const structured::GrammarCompiler* grammar_compiler_ = nullptr;  // null: masks on the loop
+    std::function<void()> wake_for_grammar_;
+    bool waiting_for_grammar_ = false;          // the last step found only requests waiting for masks
+    std::atomic<bool> grammar_progress_{false};  // a worker finished a mask since the loop last looked
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
     // Speculative decoding (null without speculative_config).
     std::unique_ptr<Proposer> proposer_;

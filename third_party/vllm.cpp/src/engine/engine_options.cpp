@@ -12,8 +12,11 @@ namespace vllm {
 
 namespace {
 
-constexpr const char* kKnownKeys = "chat_template, kv_cache_dtype, kv_cache_memory_bytes, num_threads, isa";
+constexpr const char* kKnownKeys =
+    "chat_template, kv_cache_dtype, kv_cache_memory_bytes, num_threads, isa, structured_compile_timeout_ms, "
+    "structured_max_grammar_size";
 constexpr int kMaxThreads = 1024;
+constexpr int64_t kMaxCompileTimeoutMs = 3600 * 1000;  // an hour: beyond it a client has given up
 
 // An environment variable that overrides the option is set.
 bool env_overrides(const char* name) { return std::getenv(name) != nullptr; }
@@ -87,6 +90,10 @@ void apply_engine_options(std::string_view options_json, EngineConfig& config) {
                 throw_invalid_argument("engine option 'isa' must be scalar, avx2, avx512, amx or neon; got '" + name +
                                        "'");
             if (!env_overrides("VLLM_CPP_ISA")) config.isa = name;
+        } else if (key == "structured_compile_timeout_ms") {
+            config.compile_budget.timeout_ms = read_int(key, value, 1, kMaxCompileTimeoutMs);
+        } else if (key == "structured_max_grammar_size") {
+            config.compile_budget.max_grammar_size = read_int(key, value, 1, std::numeric_limits<int32_t>::max());
         } else {
             throw_invalid_argument("unknown engine option '" + key + "' in options_json (known: " + kKnownKeys + ")");
         }

@@ -9,6 +9,8 @@
 //   num_threads            integer in [1, 1024]: the engine's thread pool (per engine)
 //   isa                    "scalar", "avx2", "avx512", "amx" (x86-64) or "neon" (AArch64):
 //                          the kernel build, process-wide (kernels::require_isa)
+//   structured_compile_timeout_ms  integer in [1, 3600000]: a constraint's compile budget in time
+//   structured_max_grammar_size    integer >= 1: its compiled grammar's size budget (positions)
 //
 // A null value is the same as the key left out. Each environment variable
 // that overrides an option (VLLM_CPP_KV_CACHE_DTYPE, VLLM_CPP_KV_CACHE_MB,

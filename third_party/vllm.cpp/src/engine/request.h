@@ -4,7 +4,9 @@
 // Owned by the engine loop (the scheduler's lists point at `sched`); only
 // its RequestStream is shared with the consumer.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <random>
 #include <vector>
@@ -35,7 +37,16 @@ struct Request {
     std::mt19937_64 rng;  // per request, so batching never changes a seeded draw
     OutputProcessor output_processor;
     std::shared_ptr<RequestStream> stream;
-    std::unique_ptr<structured::GrammarMatcher> matcher;  // with a structured-output constraint
+    // With a structured-output constraint; shared with a compile worker
+    // while it computes the next mask (grammar_prep set).
+    std::shared_ptr<structured::GrammarMatcher> matcher;
+    // The matcher's next mask being computed off the loop: the worker sets
+    // `error` (if any), then `done`; the loop takes it up before scheduling.
+    struct GrammarPrep {
+        std::atomic<bool> done{false};
+        std::exception_ptr error;
+    };
+    std::shared_ptr<GrammarPrep> grammar_prep;
     // With sampling.prompt_logprobs: the entries of prompt tokens 1, 2, ...
     // computed so far (a recomputed prefill after preemption adds none
     // twice), handed to the stream once the prompt is done.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "structured/grammar_compiler.h"
 #include "structured/structured_output.h"
 #include "util/error.h"
 
@@ -15,10 +16,12 @@ void require(bool ok, const std::string& message) {
 
 // The one structured-output constraint set in `p` (checked: at most one),
 // compiled; nullptr when there is none.
-std::shared_ptr<const structured::Grammar> compile_constraint(const vllm_sampling_params& p) {
-    if (p.structured_json != nullptr) return structured::compile_json_schema(p.structured_json);
-    if (p.structured_regex != nullptr) return structured::compile_regex(p.structured_regex);
-    if (p.structured_grammar != nullptr) return structured::compile_gbnf(p.structured_grammar);
+std::shared_ptr<const structured::Grammar> compile_constraint(const vllm_sampling_params& p,
+                                                             const structured::GrammarCompiler* compiler) {
+    using structured::ConstraintKind;
+    if (p.structured_json != nullptr) return compile_text(compiler, ConstraintKind::JsonSchema, p.structured_json);
+    if (p.structured_regex != nullptr) return compile_text(compiler, ConstraintKind::Regex, p.structured_regex);
+    if (p.structured_grammar != nullptr) return compile_text(compiler, ConstraintKind::Gbnf, p.structured_grammar);
     if (p.structured_json_object != 0) return structured::json_object_grammar();
     if (p.structured_choice == nullptr && p.n_structured_choice == 0) return nullptr;
     require(p.structured_choice != nullptr, "structured_choice is NULL but n_structured_choice is " +
@@ -30,12 +33,12 @@ std::shared_ptr<const structured::Grammar> compile_constraint(const vllm_samplin
         require(p.structured_choice[i] != nullptr, "structured_choice[" + std::to_string(i) + "] is NULL");
         choices.emplace_back(p.structured_choice[i]);
     }
-    return structured::compile_choice(choices);
+    return structured::compile_choices(compiler, choices);
 }
 
 }  // namespace
 
-SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
+SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p, const structured::GrammarCompiler* compiler) {
     require(std::isfinite(p.temperature) && p.temperature >= 0.0f,
             "temperature must be a finite number >= 0 (got " + std::to_string(p.temperature) + ")");
     require(std::isfinite(p.top_p) && p.top_p > 0.0f && p.top_p <= 1.0f,
@@ -83,7 +86,7 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p) {
         require(p.stop[i][0] != '\0', "stop[" + std::to_string(i) + "] is an empty string");
         c.stop.emplace_back(p.stop[i]);
     }
-    c.grammar = compile_constraint(p);
+    c.grammar = compile_constraint(p, compiler);
     return c;
 }
 

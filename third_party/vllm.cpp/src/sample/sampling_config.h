@@ -13,6 +13,7 @@ namespace vllm {
 
 namespace structured {
 class Grammar;
+class GrammarCompiler;
 }
 
 struct SamplingConfig {
@@ -76,8 +77,11 @@ struct SamplingConfig {
     void check_vocabulary(int32_t vocab_size) const;
 
     // Validates and copies the C struct; INVALID_ARGUMENT naming the field
-    // for an out-of-range value or a feature not implemented yet.
-    static SamplingConfig from_c(const vllm_sampling_params& params);
+    // for an out-of-range value or a feature not implemented yet. The
+    // constraint compiles through `compiler` (the engine's: its workers and
+    // budget; nullptr: on this thread).
+    static SamplingConfig from_c(const vllm_sampling_params& params,
+                                 const structured::GrammarCompiler* compiler = nullptr);
 };
 
 }  // namespace vllm

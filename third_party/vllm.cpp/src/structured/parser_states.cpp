@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "structured/work_deadline.h"
 #include "util/error.h"
 
 namespace vllm::structured {
@@ -66,6 +67,9 @@ void ParserStates::expand(int32_t parent, int32_t position, std::vector<int32_t>
     while (!todo.empty()) {
         const auto [p, pos] = todo.back();
         todo.pop_back();
+        // One expansion can be most of a state's work (a list of 100,000
+        // alternatives); stopping midway leaves only unused interned nodes.
+        if ((++expansions_ & 4095) == 0) WorkDeadline::check();
         // Rules that can match nothing may lead back to a pair already
         // expanded (x* over a nullable x): its stacks are already in `tops`.
         if (!visited_.insert(pair_key(p, pos)).second) continue;
@@ -99,6 +103,7 @@ void ParserStates::expand(int32_t parent, int32_t position, std::vector<int32_t>
 }
 
 int32_t ParserStates::compute_next(int32_t state, uint8_t byte) {
+    WorkDeadline::check();  // before anything changes: stopped work leaves the states consistent
     std::vector<int32_t> tops;
     visited_.clear();
     for (int32_t top : states_[state]) {

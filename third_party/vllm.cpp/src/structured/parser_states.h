@@ -94,6 +94,7 @@ private:
     std::vector<int32_t> transitions_;  // 256 per state
     std::unordered_set<uint64_t> visited_;  // (parent, position) pairs of one expansion
     std::vector<std::pair<int32_t, int32_t>> expand_todo_;  // expand()'s work list, kept for its capacity
+    uint64_t expansions_ = 0;  // expand() steps, for its periodic deadline check
     int32_t initial_ = kDead;
 };
 

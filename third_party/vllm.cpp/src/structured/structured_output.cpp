@@ -74,6 +74,10 @@ const std::vector<uint64_t>& GrammarMatcher::mask_of(int32_t state) const {
     return masks_.emplace(state, std::move(bits)).first->second;
 }
 
+void GrammarMatcher::prepare_mask() const {
+    if (!ended_) mask_of(state_);
+}
+
 void GrammarMatcher::fill_allowed(std::vector<uint64_t>& bitset) const {
     if (ended_) {
         bitset.assign(vocabulary_->mask_words(), 0);

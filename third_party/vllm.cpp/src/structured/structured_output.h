@@ -46,6 +46,13 @@ class GrammarMatcher {
 public:
     GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const Vocabulary> vocabulary);
 
+    // Computes the mask of the current state now (the work fill_allowed and
+    // apply_mask would do), so that they only read it; under a WorkDeadline
+    // it may stop with DeadlinePassed, keeping what it computed.
+    void prepare_mask() const;
+    // The current state's mask is computed (or nothing more is allowed).
+    bool mask_ready() const { return ended_ || masks_.count(state_) != 0; }
+
     // bitset: resized to Vocabulary::mask_words() words; bit id set iff allowed.
     void fill_allowed(std::vector<uint64_t>& bitset) const;
     // logits[0..vocab_size): disallowed ones (and ids past the vocabulary) to -inf.
