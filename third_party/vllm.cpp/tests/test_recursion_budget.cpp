@@ -31,11 +31,25 @@ std::string repeat(const std::string& s, size_t n) {
     return out;
 }
 
-// Runs `fn` on a thread of its own with a stack of `stack_bytes`.
+// Sanitizers' frames are a few times larger: the small threads are too.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr size_t kStackScale = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr size_t kStackScale = 4;
+#else
+constexpr size_t kStackScale = 1;
+#endif
+#else
+constexpr size_t kStackScale = 1;
+#endif
+
+// Runs `fn` on a thread of its own with a stack of `stack_bytes` (scaled
+// under sanitizers).
 void on_thread(size_t stack_bytes, const std::function<void()>& fn) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, stack_bytes);
+    pthread_attr_setstacksize(&attr, stack_bytes * kStackScale);
     pthread_t thread;
     auto trampoline = [](void* arg) -> void* {
         (*static_cast<const std::function<void()>*>(arg))();
@@ -87,7 +101,7 @@ void test_guard() {
         on_thread(stack, [&] {
             int thread_depth = 0;
             const size_t remaining = remaining_stack();
-            check(remaining > 0 && remaining < stack, "remaining_stack within the thread's stack");
+            check(remaining > 0 && remaining < stack * kStackScale, "remaining_stack within the thread's stack");
             const std::string e = error_of([&] { descend(kUncapped, thread_depth, 1 << 29); });
             expect_refused(e, "small thread stack " + std::to_string(stack));
             check(thread_depth == 0, "thread depth restored");
@@ -194,6 +208,51 @@ void test_other_walks() {
     check(chat::parse_python_call_list("[f(a=[[1]])]").has_value(), "python call literal within the bound");
 }
 
+// Inputs just within every fixed cap, on small threads: each either works
+// or is refused by the stack check; none may crash (freeing a deep AST or
+// value recurses too, without a guard of its own).
+void test_deepest_allowed_inputs_on_small_threads() {
+    const std::vector<std::function<void()>> deepest = {
+        [] { json::parse(repeat("[", 256) + repeat("]", 256)); },
+        [] { json::parse(repeat("{\"a\":", 256) + "1" + repeat("}", 256)); },
+        [] { structured::compile_regex(repeat("(", 256) + "a" + repeat(")", 256)); },
+        [] { structured::compile_gbnf("root ::= " + repeat("(", 256) + "\"a\"" + repeat(")", 256) + "\n"); },
+        [] { structured::compile_json_schema(ref_chain_schema(999)); },
+        [] {
+            chat::ChatTemplate t("{{ 'a'" + repeat("|upper", 999) + " }}", "", "");
+            t.render(json::Value::array(), json::Value(), false, json::Value());
+        },
+        [] {
+            chat::ChatTemplate t("{{ 1" + repeat(" + 1", 998) + " }}", "", "");
+            t.render(json::Value::array(), json::Value(), false, json::Value());
+        },
+        [] {
+            chat::ChatTemplate t(repeat("{% if true %}", 199) + "x" + repeat("{% endif %}", 199), "", "");
+            t.render(json::Value::array(), json::Value(), false, json::Value());
+        },
+        [] {
+            chat::ChatTemplate t("{% set ns = namespace(x=1) %}{% for i in range(999) %}{% set ns.x = [ns.x] %}"
+                                 "{% endfor %}{{ ns.x == ns.x }}{{ ns.x | tojson }}{{ ns.x }}",
+                                 "", "");
+            t.render(json::Value::array(), json::Value(), false, json::Value());
+        },
+        [] {
+            chat::ChatTemplate t("{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(199) }}",
+                                 "", "");
+            t.render(json::Value::array(), json::Value(), false, json::Value());
+        },
+    };
+    for (size_t stack : {size_t(128) << 10, size_t(256) << 10}) {
+        on_thread(stack, [&] {
+            for (size_t i = 0; i < deepest.size(); ++i) {
+                const std::string e = error_of(deepest[i]);
+                check(e.empty() || e.find("nested too deeply") != std::string::npos,
+                      "deepest allowed input " + std::to_string(i) + " on " + std::to_string(stack >> 10) + " KiB: " + e);
+            }
+        });
+    }
+}
+
 // Shallow inputs still work on a small thread (the limits are not too tight).
 void test_within_limits_on_small_threads() {
     on_thread(256 << 10, [] {
@@ -240,6 +299,7 @@ int main() {
     test_entry_points();
     test_other_walks();
     test_within_limits_on_small_threads();
+    test_deepest_allowed_inputs_on_small_threads();
     test_non_recursive_blowups();
     return report();
 }
