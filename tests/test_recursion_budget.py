@@ -200,21 +200,17 @@ def test_issue_37_ref_chain_of_20000_is_refused_and_5000_too(engine):
 
 
 # -- over HTTP ------------------------------------------------------------------------------------
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
-
-from server_harness import running_server  # noqa: E402
-
 GUIDED_FIELD = {"regex": "guided_regex", "grammar": "guided_grammar", "json_schema": "guided_json"}
 
 
 @pytest.fixture(scope="module")
 def http(engine):
-    with running_server(engine, max_request_bytes=MAX_BYTES, max_pending_requests=64, max_model_len=256,
-                        trust_request_chat_template=True) as url:
-        with httpx.Client(base_url=url, timeout=300) as client:
-            yield client
+    for module in ("httpx", "starlette", "uvicorn"):  # only the HTTP tests need the server's dependencies
+        pytest.importorskip(module)
+    from server_harness import hostile_input_client
+
+    with hostile_input_client(engine, MAX_BYTES) as client:
+        yield client
 
 
 def http_request(name, depth):

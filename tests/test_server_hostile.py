@@ -19,7 +19,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from server_harness import MODEL_NAME, running_server, wait_until_idle  # noqa: E402
+from server_harness import MODEL_NAME, hostile_input_client, wait_until_idle  # noqa: E402
 from vllm_cpp import Engine  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
@@ -36,10 +36,8 @@ def hostile_engine(smollm2_path):
 
 @pytest.fixture(scope="module")
 def http(hostile_engine):
-    with running_server(hostile_engine, max_request_bytes=MAX_BYTES, max_pending_requests=64, max_model_len=256,
-                        trust_request_chat_template=True) as url:
-        with httpx.Client(base_url=url, timeout=300) as client:
-            yield client
+    with hostile_input_client(hostile_engine, MAX_BYTES) as client:
+        yield client
 
 
 def completion(**fields):
