@@ -14,6 +14,7 @@ Issue 37, bug 5: a response_format schema whose $defs chain was 20,000
 $refs deep crashed `vllm-cpp serve` with SIGSEGV.
 """
 
+import functools
 import json
 import threading
 
@@ -34,6 +35,7 @@ def groups(depth, inner):
     return "(" * depth + inner + ")" * depth
 
 
+@functools.lru_cache(maxsize=4)  # the 10^6 chain (37 MB) takes a second to build
 def ref_chain_schema(depth):
     """$defs d0 -> d1 -> ... -> d<depth>: the schema of bug 5 (shallow JSON, a deep walk)."""
     defs = ",".join('"d%d":{"$ref":"#/$defs/d%d"}' % (i, i + 1) for i in range(depth))

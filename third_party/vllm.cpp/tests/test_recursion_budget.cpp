@@ -194,7 +194,11 @@ void test_other_walks() {
     // Writing a value built in code (no parse bound): deep values are built
     // and freed on the main thread, written on a small one.
     const json::Value deep = nested_value(10000);  // freeing it recurses too: not deeper
-    on_thread(128 << 10, [&] { expect_refused(error_of([&] { json::dump(deep); }), "json::dump 10,000 deep"); });
+    const json::Value deep_copy = deep;
+    on_thread(128 << 10, [&] {
+        expect_refused(error_of([&] { json::dump(deep); }), "json::dump 10,000 deep");
+        expect_refused(error_of([&] { (void)(deep == deep_copy); }), "json == 10,000 deep");
+    });
     check(json::dump(nested_value(100)).size() == 202, "json::dump within the bound");
 
     // The pythonic tool-call reader: too deep is no call list (the text stays content).
@@ -232,7 +236,7 @@ void test_deepest_allowed_inputs_on_small_threads() {
         },
         [] {
             chat::ChatTemplate t("{% set ns = namespace(x=1) %}{% for i in range(999) %}{% set ns.x = [ns.x] %}"
-                                 "{% endfor %}{{ ns.x == ns.x }}{{ ns.x | tojson }}{{ ns.x }}",
+                                 "{% endfor %}{{ ns.x == ns.x }}{{ ns.x | tojson }}{{ ns.x | tojson(sort_keys=true) }}{{ ns.x }}",
                                  "", "");
             t.render(json::Value::array(), json::Value(), false, json::Value());
         },

@@ -128,6 +128,12 @@ size_t Value::size() const {
     }
 }
 
+namespace {
+// Values built in code (not parsed) have no kMaxDepth; the stack bounds them.
+constexpr RecursionLimit kBuiltNesting{"a JSON value", 100000};
+thread_local int compare_depth = 0;  // arrays and objects open in operator==
+}  // namespace
+
 bool Value::operator==(const Value& other) const {
     if (is_number() && other.is_number()) {
         if (kind_ == Kind::Int && other.kind_ == Kind::Int) return int_ == other.int_;
@@ -138,8 +144,12 @@ bool Value::operator==(const Value& other) const {
         case Kind::Null: return true;
         case Kind::Bool: return bool_ == other.bool_;
         case Kind::String: return string_ == other.string_;
-        case Kind::Array: return items_ == other.items_;
+        case Kind::Array: {
+            const RecursionGuard guard(kBuiltNesting, compare_depth);
+            return items_ == other.items_;
+        }
         case Kind::Object: {
+            const RecursionGuard guard(kBuiltNesting, compare_depth);
             if (members_.size() != other.members_.size()) return false;
             for (const Member& m : members_) {
                 const Value* theirs = other.find(m.first);
@@ -551,12 +561,12 @@ public:
             case Kind::Float: write_float(v.as_double()); return;
             case Kind::String: append_quoted(out_, v.as_string(), options_.ensure_ascii); return;
             case Kind::Array: {
-                const RecursionGuard guard(kWriteNesting, depth_);
+                const RecursionGuard guard(kBuiltNesting, depth_);
                 write_array(v, level);
                 return;
             }
             case Kind::Object: {
-                const RecursionGuard guard(kWriteNesting, depth_);
+                const RecursionGuard guard(kBuiltNesting, depth_);
                 write_object(v, level);
                 return;
             }
@@ -615,9 +625,6 @@ private:
         newline(level);
         out_ += '}';
     }
-
-    // Values built in code (not parsed) have no kMaxDepth; the stack bounds them.
-    static constexpr RecursionLimit kWriteNesting{"a JSON value being written", 100000};
 
     const DumpOptions& options_;
     int depth_ = 0;
