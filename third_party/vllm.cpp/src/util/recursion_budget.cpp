@@ -26,6 +26,7 @@ namespace {
 struct StackBounds {
     uintptr_t low = 0;   // lowest usable address (stacks grow down)
     uintptr_t high = 0;  // one past the highest
+    size_t reserve = 0;  // what a guard keeps free: a quarter of the stack, 32 to 64 KiB
 };
 
 StackBounds read_stack_bounds() {
@@ -53,6 +54,7 @@ StackBounds read_stack_bounds() {
             b.low = b.high - limit.rlim_cur;
     }
 #endif
+    b.reserve = std::clamp<size_t>((b.high - b.low) / 4, 32 * 1024, 64 * 1024);
     return b;
 }
 
@@ -65,10 +67,12 @@ uintptr_t frame_address() { return reinterpret_cast<uintptr_t>(__builtin_frame_a
 
 }  // namespace
 
-size_t recursion_stack_reserve() {
+size_t recursion_stack_reserve() { return thread_stack_bounds().reserve; }
+
+bool stack_runs_short() {
     const StackBounds& b = thread_stack_bounds();
-    const size_t size = b.high - b.low;
-    return std::clamp<size_t>(size / 4, 32 * 1024, 64 * 1024);
+    const uintptr_t here = frame_address();
+    return here > b.low && here < b.high && here - b.low < b.reserve;
 }
 
 size_t remaining_stack() {

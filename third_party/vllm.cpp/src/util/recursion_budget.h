@@ -23,6 +23,8 @@ size_t recursion_stack_reserve();
 // the thread's stack bounds are unknown (e.g. the caller runs on a stack
 // the thread did not start with, a coroutine's), where only the caps hold.
 size_t remaining_stack();
+// remaining_stack() < recursion_stack_reserve(), in one call.
+bool stack_runs_short();
 
 // One kind of recursive walk: its name in errors and its fixed depth cap.
 struct RecursionLimit {
@@ -54,7 +56,7 @@ public:
     // Whether a walk may enter level `depth`: within its cap and with the
     // stack reserve left below the caller's frame.
     static bool allows(const RecursionLimit& limit, int depth) {
-        return depth <= limit.max_depth && remaining_stack() >= recursion_stack_reserve();
+        return depth <= limit.max_depth && !stack_runs_short();
     }
     // "<walk> is nested too deeply (limit N levels[, fewer on this thread: ...])".
     static std::string refusal(const RecursionLimit& limit, int depth);
