@@ -35,11 +35,11 @@ def groups(depth, inner):
     return "(" * depth + inner + ")" * depth
 
 
-@functools.lru_cache(maxsize=4)  # the 10^6 chain (37 MB) takes a second to build
+@functools.lru_cache(maxsize=4)  # the 10^6 chain (35 MB) takes a second to build
 def ref_chain_schema(depth):
-    """$defs d0 -> d1 -> ... -> d<depth>: the schema of bug 5 (shallow JSON, a deep walk)."""
-    defs = ",".join('"d%d":{"$ref":"#/$defs/d%d"}' % (i, i + 1) for i in range(depth))
-    return '{"$defs":{%s,"d%d":{"type":"string"}},"$ref":"#/$defs/d0"}' % (defs, depth)
+    """$defs 0 -> 1 -> ... -> <depth>: the schema of bug 5 (shallow JSON, a deep walk)."""
+    defs = ",".join('"%d":{"$ref":"#/$defs/%d"}' % (i, i + 1) for i in range(depth))
+    return '{"$defs":{%s,"%d":{"type":"string"}},"$ref":"#/$defs/0"}' % (defs, depth)
 
 
 def nested_items_schema(depth):
