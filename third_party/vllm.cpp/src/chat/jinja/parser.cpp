@@ -83,7 +83,7 @@ private:
     }
 
     // One level deeper into blocks and expressions: the parser descends
-    // recursively, so the nesting is bounded by kMaxNesting and the stack.
+    // recursively, so the nesting is bounded by kNesting and the stack.
     struct DepthGuard : RecursionGuard {
         explicit DepthGuard(Parser& p)
             : RecursionGuard(kNesting, p.depth_, [&p](const std::string& why) { p.fail(why); }) {}
