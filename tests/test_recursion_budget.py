@@ -139,6 +139,18 @@ def assert_names_the_limit(message, where):
     assert all(word in message for word in ENGINE_WORDS), "%s: %s" % (where, message[:500])
 
 
+def on_small_stack(fn):
+    """Runs fn on a thread with a SMALL_STACK stack (as some Python hosts'
+    worker threads have) and waits for it."""
+    previous = threading.stack_size(SMALL_STACK)
+    try:
+        thread = threading.Thread(target=fn, name="small-stack")
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+
+
 def assert_usable(engine):
     assert engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=2)).completion_tokens == 2
 
@@ -180,14 +192,28 @@ def test_c_abi_on_a_small_stack_thread(engine):
         engine.complete("Hi", SamplingParams.greedy(max_tokens=2, structured_output=StructuredOutput(
             "json_schema", ref_chain_schema(20))))
 
-    previous = threading.stack_size(SMALL_STACK)
-    try:
-        thread = threading.Thread(target=drive, name="small-stack")
-        thread.start()
-    finally:
-        threading.stack_size(previous)
-    thread.join()
+    on_small_stack(drive)
     assert not failures, failures
+    assert_usable(engine)
+
+
+def test_the_limit_follows_the_calling_threads_stack(engine):
+    """A chain of 999 filters is within the parser's cap: the main thread
+    renders it, a 256 KiB thread's stack does not hold its evaluation and
+    the guard says so, instead of overflowing."""
+    request = {"messages": HI, "chat_template": "{{ 'a'" + "|upper" * 999 + " }}"}
+    assert engine.tokenize_chat(request)
+    outcome = []
+
+    def render():
+        try:
+            engine.tokenize_chat(request)
+            outcome.append("rendered")
+        except InvalidArgumentError as exc:
+            outcome.append(str(exc))
+
+    on_small_stack(render)
+    assert "nested too deeply" in outcome[0] and "256 KiB stack allows" in outcome[0], outcome
     assert_usable(engine)
 
 
