@@ -225,7 +225,9 @@ void test_regex() {
     check(!matches(compile_regex("[^\\d]"), "\xc3\xa9") && matches(compile_regex("[^\\d]"), "a"), "[^\\d] is ASCII");
     check(!matches(compile_regex("[^\\W]"), "\xc3\xa9") && matches(compile_regex("[^\\W]"), "a"), "[^\\W] is ASCII");
     check_throws([] { compile_json_schema(R"({"type": "string", "pattern": "[^\\d\\D]"})"); },
-                 "matches no string", "schema pattern that matches nothing");
+                 "matches no string (at #/pattern)", "schema pattern that matches nothing");
+    check_throws([] { compile_json_schema(R"({"type": "string", "pattern": "[\\x00-\\x1f]"})"); },
+                 "matches no string inside a JSON string", "schema pattern of control characters only");
     check_throws([] { compile_json_schema(R"({"type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]})"); },
                  "admits no", "schema whose every value is infinite");
     check_throws([] { compile_json_schema(R"({"enum": []})"); }, "'enum' must be a non-empty array", "empty enum");

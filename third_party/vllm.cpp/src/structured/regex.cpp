@@ -68,7 +68,11 @@ public:
         if (pos_ < end_) fail(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
         // Refused here, naming the pattern: compiled, it would leave a
         // grammar (or a JSON schema's string) that admits nothing.
-        if (!out.matches_something) throw_invalid_argument("regex: the regex '" + std::string(p_) + "' matches no string");
+        if (!out.matches_something)
+            throw_invalid_argument("regex: the regex '" + std::string(p_) + "' matches no string" +
+                                   (class_emptied_in_json_
+                                        ? " inside a JSON string (its classes leave out '\"', '\\' and control characters)"
+                                        : ""));
         return "(" + out.gbnf + ")";
     }
 
@@ -348,8 +352,8 @@ private:
         return "\"" + gbnf_char(cp) + "\"";
     }
 
-    Piece class_expression(Ranges ranges) const {
-        if (options_.json_string_content) {
+    Piece class_expression(Ranges ranges) {
+        if (options_.json_string_content && !ranges.empty()) {
             // Drop what a JSON string must escape: `"`, `\` and controls.
             Ranges allowed;
             for (const CodepointRange& r : complement_ranges({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}})) {
@@ -358,6 +362,7 @@ private:
                     if (lo <= hi) allowed.push_back({lo, hi});
                 }
             }
+            class_emptied_in_json_ = class_emptied_in_json_ || allowed.empty();
             ranges = allowed;
         }
         std::string out = "[";
@@ -373,6 +378,7 @@ private:
     RegexOptions options_;
     size_t pos_ = 0;
     int group_depth_ = 0;
+    bool class_emptied_in_json_ = false;  // a class had only what a JSON string must escape
     size_t end_ = 0;
 };
 
