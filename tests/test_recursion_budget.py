@@ -10,6 +10,11 @@ the C ABI (the Python Engine), on a thread with a 256 KiB stack, and over
 HTTP (a 400; inputs past the server's body limit only through the C ABI);
 after each the engine (and the server) answers a good request.
 
+Walks no request reaches directly (the pythonic tool-call reader reads the
+model's output, tokenizer.json is the model's, JSON writing and comparison
+see values the engine built) are driven by the C++ test_recursion_budget
+(tests/test_native.py), which also uses 128 KiB threads.
+
 Issue 37, bug 5: a response_format schema whose $defs chain was 20,000
 $refs deep crashed `vllm-cpp serve` with SIGSEGV.
 """
