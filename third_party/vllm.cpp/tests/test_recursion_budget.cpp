@@ -175,18 +175,22 @@ std::vector<EntryPoint> entry_points() {
     };
 }
 
-// Every entry point at every depth on this thread: refused, no crash.
-void drive_entry_points(const std::string& thread) {
+// Every entry point at every depth up to `max_depth` on this thread:
+// refused, no crash.
+void drive_entry_points(const std::string& thread, int max_depth) {
     for (const EntryPoint& entry : entry_points())
         for (int depth : kDepths)
-            expect_refused(error_of([&] { entry.run(depth); }),
-                           entry.name + " at depth " + std::to_string(depth) + " on " + thread);
+            if (depth <= max_depth)
+                expect_refused(error_of([&] { entry.run(depth); }),
+                               entry.name + " at depth " + std::to_string(depth) + " on " + thread);
 }
 
 void test_entry_points() {
-    drive_entry_points("the main thread");
-    on_thread(256 << 10, [] { drive_entry_points("a 256 KiB thread"); });
-    on_thread(128 << 10, [] { drive_entry_points("a 128 KiB thread"); });
+    drive_entry_points("the main thread", 1000000);
+    // 10^6 differs from 10^5 only in the input's size (each walk is refused
+    // at the same level), and the 10^6 $ref chain takes seconds to parse.
+    on_thread(256 << 10, [] { drive_entry_points("a 256 KiB thread", 100000); });
+    on_thread(128 << 10, [] { drive_entry_points("a 128 KiB thread", 100000); });
 }
 
 // Walks whose refusal is not an error to the user.
