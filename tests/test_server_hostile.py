@@ -144,9 +144,9 @@ CASES = [
      "the regex '[^\\d\\D]' matches no string"),
     ("GBNF that never terminates", C, completion(guided_grammar='root ::= "a" root'), {400}, "admits no text"),
     ("JSON Schema enum of nothing", C, completion(guided_json={"enum": []}), {400}, "'enum' must be a non-empty"),
-    ("JSON Schema required property that needs itself", CH, chat(response_format={"type": "json_schema", "json_schema": {
-        "name": "x", "schema": {"type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]}}}), {400},
-     "admits no text"),
+    ("JSON Schema required property that needs itself", CH, chat(response_format={
+        "type": "json_schema", "json_schema": {"name": "x", "schema": {
+            "type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]}}}), {400}, "admits no text"),
     ("JSON Schema $ref to itself", CH, chat(response_format={"type": "json_schema", "json_schema": {
         "name": "x", "schema": {"$ref": "#"}}}), {200, 400}, ""),
     ("JSON Schema $ref to a file", CH, chat(response_format={"type": "json_schema", "json_schema": {

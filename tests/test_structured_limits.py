@@ -55,7 +55,8 @@ def test_deeply_nested_gbnf_groups_are_refused(engine):
 
 
 def test_deeply_nested_regex_groups_are_refused(engine):
-    refused(engine, StructuredOutput("regex", "(" * 30000 + "a" + ")" * 30000), "regex", "nested too deeply (limit 256 levels")
+    refused(engine, StructuredOutput("regex", "(" * 30000 + "a" + ")" * 30000), "regex",
+            "nested too deeply (limit 256 levels")
 
 
 def test_nesting_within_the_bound_still_compiles(engine):

@@ -139,7 +139,9 @@ std::vector<EntryPoint> entry_points() {
     return {
         {"json::parse arrays", [=](int d) { json::parse(repeat("[", n(d)) + repeat("]", n(d))); }},
         {"json::parse objects", [=](int d) { json::parse(repeat("{\"a\":", n(d)) + "1" + repeat("}", n(d))); }},
-        {"GBNF groups", [=](int d) { structured::compile_gbnf("root ::= " + repeat("(", n(d)) + "\"a\"" + repeat(")", n(d)) + "\n"); }},
+        {"GBNF groups", [=](int d) {
+             structured::compile_gbnf("root ::= " + repeat("(", n(d)) + "\"a\"" + repeat(")", n(d)) + "\n");
+         }},
         {"regex groups", [=](int d) { structured::compile_regex(repeat("(", n(d)) + "a" + repeat(")", n(d))); }},
         {"JSON schema pattern groups", [=](int d) {
              json::Value schema = json::Value::object();
@@ -157,7 +159,9 @@ std::vector<EntryPoint> entry_points() {
         {"chat template parentheses", [=](int d) {
              chat::ChatTemplate("{{ " + repeat("(", n(d)) + "1" + repeat(")", n(d)) + " }}", "", "");
          }},
-        {"chat template filter chain", [=](int d) { chat::ChatTemplate("{{ 'a'" + repeat("|upper", n(d)) + " }}", "", ""); }},
+        {"chat template filter chain", [=](int d) {
+             chat::ChatTemplate("{{ 'a'" + repeat("|upper", n(d)) + " }}", "", "");
+         }},
         {"chat template macro recursion", [=](int d) {
              chat::ChatTemplate t("{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(" +
                                       std::to_string(d) + ") }}",
@@ -207,7 +211,8 @@ void test_other_walks() {
 
     // The pythonic tool-call reader: too deep is no call list (the text stays content).
     for (int depth : kDepths) {
-        const std::string text = "[f(a=" + repeat("[", static_cast<size_t>(depth)) + repeat("]", static_cast<size_t>(depth)) + ")]";
+        const auto n = static_cast<size_t>(depth);
+        const std::string text = "[f(a=" + repeat("[", n) + repeat("]", n) + ")]";
         on_thread(256 << 10, [&] {
             check(!chat::parse_python_call_list(text).has_value(),
                   "python call literal at depth " + std::to_string(depth) + " is no call list");
@@ -240,7 +245,8 @@ void test_deepest_allowed_inputs_on_small_threads() {
         },
         [] {
             chat::ChatTemplate t("{% set ns = namespace(x=1) %}{% for i in range(999) %}{% set ns.x = [ns.x] %}"
-                                 "{% endfor %}{{ ns.x == ns.x }}{{ ns.x | tojson }}{{ ns.x | tojson(sort_keys=true) }}{{ ns.x }}",
+                                 "{% endfor %}{{ ns.x == ns.x }}{{ ns.x | tojson }}"
+                                 "{{ ns.x | tojson(sort_keys=true) }}{{ ns.x }}",
                                  "", "");
             t.render(json::Value::array(), json::Value(), false, json::Value());
         },
@@ -255,7 +261,8 @@ void test_deepest_allowed_inputs_on_small_threads() {
             for (size_t i = 0; i < deepest.size(); ++i) {
                 const std::string e = error_of(deepest[i]);
                 check(e.empty() || e.find("nested too deeply") != std::string::npos,
-                      "deepest allowed input " + std::to_string(i) + " on " + std::to_string(stack >> 10) + " KiB: " + e);
+                      "deepest allowed input " + std::to_string(i) + " on " + std::to_string(stack >> 10) +
+                          " KiB: " + e);
             }
         });
     }
@@ -280,23 +287,30 @@ void test_within_limits_on_small_threads() {
 
 void test_non_recursive_blowups() {
     // A $ref cycle with nothing in between: refused (left recursion), no hang.
-    const std::string cycle = R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})";
+    const std::string cycle =
+        R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})";
     check(!error_of([&] { structured::compile_json_schema(cycle); }).empty(), "$ref cycle refused");
     // A $ref DAG each level of which uses the next twice: compiled once per definition.
+    const auto with_defs = [](const std::string& defs) {
+        return "{\"$defs\":{" + defs + "},\"$ref\":\"#/$defs/d0\"}";
+    };
+    const auto ref = [](int i) { return "{\"$ref\":\"#/$defs/d" + std::to_string(i) + "\"}"; };
     std::string defs;
     for (int i = 0; i < 60; ++i)
-        defs += "\"d" + std::to_string(i) + "\":{\"type\":\"array\",\"prefixItems\":[{\"$ref\":\"#/$defs/d" +
-                std::to_string(i + 1) + "\"},{\"$ref\":\"#/$defs/d" + std::to_string(i + 1) + "\"}]},";
+        defs += "\"d" + std::to_string(i) + "\":{\"type\":\"array\",\"prefixItems\":[" + ref(i + 1) + "," + ref(i + 1) +
+                "]},";
     defs += "\"d60\":{\"type\":\"integer\"}";
-    check(error_of([&] { structured::compile_json_schema("{\"$defs\":{" + defs + "},\"$ref\":\"#/$defs/d0\"}"); }).empty(),
+    check(error_of([&] { structured::compile_json_schema(with_defs(defs)); }).empty(),
           "a $ref DAG of 2^60 paths compiles");
     // allOf inlines its parts: a chain whose every level merges the next twice expands exponentially.
     defs.clear();
-    for (int i = 0; i < 40; ++i)
-        defs += "\"d" + std::to_string(i) + "\":{\"type\":\"object\",\"properties\":{\"x\":{\"allOf\":[{\"$ref\":\"#/$defs/d" +
-                std::to_string(i + 1) + "\"}]},\"y\":{\"allOf\":[{\"$ref\":\"#/$defs/d" + std::to_string(i + 1) + "\"}]}}},";
+    for (int i = 0; i < 40; ++i) {
+        const std::string next = "{\"allOf\":[" + ref(i + 1) + "]}";
+        defs += "\"d" + std::to_string(i) + "\":{\"type\":\"object\",\"properties\":{\"x\":" + next + ",\"y\":" + next +
+                "}},";
+    }
     defs += "\"d40\":{\"type\":\"object\"}";
-    const std::string expansion = error_of([&] { structured::compile_json_schema("{\"$defs\":{" + defs + "},\"$ref\":\"#/$defs/d0\"}"); });
+    const std::string expansion = error_of([&] { structured::compile_json_schema(with_defs(defs)); });
     check(expansion.find("expands to more than") != std::string::npos, "allOf expansion refused: " + expansion);
 }
 

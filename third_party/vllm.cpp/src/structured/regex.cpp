@@ -68,11 +68,12 @@ public:
         if (pos_ < end_) fail(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
         // Refused here, naming the pattern: compiled, it would leave a
         // grammar (or a JSON schema's string) that admits nothing.
-        if (!out.matches_something)
-            throw_invalid_argument("regex: the regex '" + std::string(p_) + "' matches no string" +
-                                   (class_emptied_in_json_
-                                        ? " inside a JSON string (its classes leave out '\"', '\\' and control characters)"
-                                        : ""));
+        if (!out.matches_something) {
+            const char* why = class_emptied_in_json_
+                                  ? " inside a JSON string (its classes leave out '\"', '\\' and control characters)"
+                                  : "";
+            throw_invalid_argument("regex: the regex '" + std::string(p_) + "' matches no string" + why);
+        }
         return "(" + out.gbnf + ")";
     }
 
