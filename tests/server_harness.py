@@ -34,6 +34,19 @@ def running_server(engine, **config):
         thread.join(timeout=30)
 
 
+@contextlib.contextmanager
+def hostile_input_client(engine, max_request_bytes):
+    """An httpx client of the server the hostile-input tests talk to: bodies
+    up to ``max_request_bytes``, the request's own chat templates trusted (so
+    they reach the engine's Jinja interpreter)."""
+    import httpx
+
+    with running_server(engine, max_request_bytes=max_request_bytes, max_pending_requests=64, max_model_len=256,
+                        trust_request_chat_template=True) as url:
+        with httpx.Client(base_url=url, timeout=300) as client:
+            yield client
+
+
 def wait_until_idle(engine, deadline_s=60.0):
     """Poll the engine's stats (published after each step) until no request
     runs or waits; returns the last snapshot."""

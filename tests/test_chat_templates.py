@@ -62,7 +62,7 @@ def assert_same(case, got, want, label):
         assert got["ok"], f"{label}: engine failed: {got.get('error')}"
         assert got["text"] == want["text"], f"{label}: renderings differ\nengine: {got['text']!r}\njinja2: {want['text']!r}"
     elif want["type"] == "RecursionError":  # Python's stack limit; the engine's own depth limit
-        assert not got["ok"] and "recursed deeper than" in got["error"], f"{label}: {got}"
+        assert not got["ok"] and "nested too deeply" in got["error"], f"{label}: {got}"
     else:
         assert not got["ok"], f"{label}: jinja2 raised {want['type']}: {want['error']!r}, engine rendered {got['text']!r}"
         assert engine_error_text(got["error"]) == want["error"], f"{label}: {got['error']!r} vs {want['error']!r}"

@@ -5,8 +5,8 @@ point, bad parameters, refusals, a real completion), stress_c_abi a
 concurrency stress of it; test_kernels, test_attention, test_thread_pool,
 test_huge_pages (the weights' memory), test_sampler, the serving core's
 (test_scheduler, test_block_pool, test_kv_cache_groups and
-test_output_processor: fake requests, no model) and test_tokenizer are C++
-unit tests of internals. Each prints
+test_output_processor: fake requests, no model), test_recursion_budget
+and test_tokenizer are C++ unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
 
@@ -67,6 +67,14 @@ def test_thread_pool(build):
 @pytest.mark.timeout(300)
 def test_huge_pages(build):
     run_program(build, "test_huge_pages")
+
+
+@pytest.mark.timeout(300)
+def test_recursion_budget(build):
+    """Every recursive walk (JSON, GBNF, regex, JSON Schema and $ref, the
+    Jinja parser and evaluator, tool-call literals) refused past its limit at
+    depths 10^3..10^6, on the main thread and on 128/256 KiB threads."""
+    run_program(build, "test_recursion_budget")
 
 
 @pytest.mark.timeout(300)

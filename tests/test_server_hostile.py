@@ -19,7 +19,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from server_harness import MODEL_NAME, running_server, wait_until_idle  # noqa: E402
+from server_harness import MODEL_NAME, hostile_input_client, wait_until_idle  # noqa: E402
 from vllm_cpp import Engine  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
@@ -36,10 +36,8 @@ def hostile_engine(smollm2_path):
 
 @pytest.fixture(scope="module")
 def http(hostile_engine):
-    with running_server(hostile_engine, max_request_bytes=MAX_BYTES, max_pending_requests=64, max_model_len=256,
-                        trust_request_chat_template=True) as url:
-        with httpx.Client(base_url=url, timeout=300) as client:
-            yield client
+    with hostile_input_client(hostile_engine, MAX_BYTES) as client:
+        yield client
 
 
 def completion(**fields):
@@ -130,7 +128,7 @@ CASES = [
     ("body not JSON at all", C, b"\x00\x01\x02GET / HTTP/1.1", {400}, "JSON"),
     # -- grammars and regexes ------------------------------------------------------------------
     ("GBNF of 100,000 nested parentheses", C,
-     completion(guided_grammar="root ::= " + "(" * 100000 + '"a"' + ")" * 100000), {400}, "nested deeper"),
+     completion(guided_grammar="root ::= " + "(" * 100000 + '"a"' + ")" * 100000), {400}, "nested too deeply"),
     # min_tokens keeps the model from ending after one "a" (the text stays
     # unambiguous then, and whether it does is the model's choice).
     ("exponentially ambiguous GBNF", C,
@@ -138,10 +136,17 @@ CASES = [
      ""),
     ("left-recursive GBNF", C, completion(guided_grammar="root ::= root \"a\" | \"b\""), {400}, "left recursion"),
     ("regex of 30,000 nested groups", C, completion(guided_regex="(" * 30000 + "a" + ")" * 30000), {400},
-     "nested deeper"),
+     "nested too deeply"),
     ("catastrophic regex (a+)+b", C, completion(guided_regex="(a+)+b", max_tokens=4), {200}, ""),
     ("catastrophic regex (a|a?)+ with a huge count", C, completion(guided_regex="(a|a?){1000000}"), {400}, ""),
-    ("regex that admits nothing", C, completion(guided_regex=r"[^\s\S]"), {400}, "admits no text"),
+    ("regex that admits nothing", C, completion(guided_regex=r"[^\s\S]"), {400}, "matches no string"),
+    ("regex [^\\d\\D] that admits nothing", C, completion(guided_regex=r"[^\d\D]"), {400},
+     "the regex '[^\\d\\D]' matches no string"),
+    ("GBNF that never terminates", C, completion(guided_grammar='root ::= "a" root'), {400}, "admits no text"),
+    ("JSON Schema enum of nothing", C, completion(guided_json={"enum": []}), {400}, "'enum' must be a non-empty"),
+    ("JSON Schema required property that needs itself", CH, chat(response_format={
+        "type": "json_schema", "json_schema": {"name": "x", "schema": {
+            "type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]}}}), {400}, "admits no text"),
     ("JSON Schema $ref to itself", CH, chat(response_format={"type": "json_schema", "json_schema": {
         "name": "x", "schema": {"$ref": "#"}}}), {200, 400}, ""),
     ("JSON Schema $ref to a file", CH, chat(response_format={"type": "json_schema", "json_schema": {
@@ -182,12 +187,12 @@ CASES = [
      {400}, ""),
     ("template output bomb", TOK, tokenize(chat_template="{{ 'x' * 1000000000 }}"), {400}, ""),
     ("template filter chain of 100,000", TOK, tokenize(chat_template="{{ 'a'" + "|upper" * 100000 + " }}"), {400},
-     "nests deeper"),
+     "nested too deeply"),
     ("template operator chain of 100,000", TOK, tokenize(chat_template="{{ 1" + " + 1" * 100000 + " }}"), {400},
-     "nests deeper"),
+     "nested too deeply"),
     ("template nesting a list 100,000 deep", TOK, tokenize(
         chat_template="{% set ns = namespace(x=1) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"
-                      "{{ ns.x }}"), {400}, "nests deeper"),
+                      "{{ ns.x }}"), {400}, "nested too deeply"),
     ("template recursion bomb", TOK,
      tokenize(chat_template="{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), {400}, ""),
     ("a template path instead of a template", CH, chat(chat_template=SECRET_PATH), {200, 400}, ""),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -67,7 +68,8 @@ def parse_body(raw: bytes) -> Dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise invalid("the request body is not valid JSON: %s" % exc) from None
     except RecursionError:  # Python's parser recurses per nesting level
-        raise invalid("the request body is nested too deeply") from None
+        raise invalid("the request body is nested too deeply (limit about %d levels, Python's recursion limit)"
+                      % sys.getrecursionlimit()) from None
     if not isinstance(body, dict):
         raise invalid("the request body must be a JSON object, not %s" % type(body).__name__)
     return body

@@ -104,8 +104,9 @@ void test_gbnf_errors() {
     check_throws([] { compile_gbnf("root ::= \"ab\" root\n"); }, "admits no text at all", "no finite string");
     check_throws([] { compile_gbnf("root ::= [^\\x00-\\U0010FFFF]\n"); }, "admits no text at all", "empty class");
     check_throws([] { compile_gbnf("root ::= " + std::string(300, '(') + "\"a\"" + std::string(300, ')') + "\n"); },
-                 "nested deeper than 256 levels", "group nesting bound");
-    check_throws([] { compile_regex(std::string(300, '(') + "a" + std::string(300, ')')); }, "nested deeper than 256 levels",
+                 "a group is nested too deeply (limit 256 levels)", "group nesting bound");
+    check_throws([] { compile_regex(std::string(300, '(') + "a" + std::string(300, ')')); },
+                 "regex: a group is nested too deeply (limit 256 levels)",
                  "regex group nesting bound");
     {
         // An alternative that can never complete is dropped: only "b" is left.
@@ -211,6 +212,26 @@ void test_regex() {
     check_throws([] { compile_regex("(?i)a"); }, "unsupported construct", "regex flags");
     check_throws([] { compile_regex("a\\b"); }, "unsupported escape '\\b'", "regex word boundary");
     check_throws([] { compile_regex("a^b"); }, "anchor '^'", "regex inner anchor");
+    // Patterns no string matches are refused when compiled, naming them.
+    for (const char* empty : {"[^\\d\\D]", "[^\\s\\S]", "[^\\w\\W]", "a[^\\d\\D]b", "([^\\d\\D]|[^\\s\\S])+"})
+        check_throws([&] { compile_regex(empty); }, std::string("the regex '") + empty + "' matches no string",
+                     std::string("empty regex ") + empty);
+    // ... but not those where the empty part is optional or one branch of several.
+    check(matches(compile_regex("a[^\\d\\D]*b"), "ab"), "an empty class under * matches nothing there");
+    check(matches(compile_regex("[^\\d\\D]|c"), "c"), "an empty branch beside a live one");
+    check(matches(compile_regex("[^\\d\\D]{0}x"), "x"), "an empty class repeated 0 times");
+    // Negated classes complement \d \w \D \W as Python does (no non-ASCII
+    // character slips in): [^\d] stays within what Python's [^\d] matches.
+    check(!matches(compile_regex("[^\\d]"), "\xc3\xa9") && matches(compile_regex("[^\\d]"), "a"), "[^\\d] is ASCII");
+    check(!matches(compile_regex("[^\\W]"), "\xc3\xa9") && matches(compile_regex("[^\\W]"), "a"), "[^\\W] is ASCII");
+    check_throws([] { compile_json_schema(R"({"type": "string", "pattern": "[^\\d\\D]"})"); },
+                 "matches no string (at #/pattern)", "schema pattern that matches nothing");
+    check_throws([] { compile_json_schema(R"({"type": "string", "pattern": "[\\x00-\\x1f]"})"); },
+                 "matches no string inside a JSON string", "schema pattern of control characters only");
+    check_throws([] { compile_json_schema(R"({"properties": {"a": {"$ref": "#"}}, "required": ["a"]})"); }, "admits no",
+                 "schema whose every value is infinite");
+    check_throws([] { compile_json_schema(R"({"enum": []})"); }, "'enum' must be a non-empty array", "empty enum");
+    check_throws([] { compile_json_schema(R"({"not": {}})"); }, "unsupported keyword 'not'", "not");
     check_throws([] { compile_regex("[z-a]"); }, "bad character range", "regex reversed range");
     check_throws([] { compile_regex("a{3,1}"); }, "min > max", "regex bad braces");
     check_throws([] { compile_regex("a\\"); }, "trailing backslash", "regex trailing backslash");

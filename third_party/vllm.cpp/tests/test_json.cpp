@@ -140,7 +140,7 @@ void test_parse_errors() {
     expect_parse_error("{", "unexpected end of input in an object");
     expect_parse_error("\xef\xbb\xbf{}", "unexpected character 0xEF");
     std::string deep(300, '[');
-    expect_parse_error(deep + std::string(300, ']'), "nesting deeper than 256 levels");
+    expect_parse_error(deep + std::string(300, ']'), "JSON is nested too deeply (limit 256 levels)");
     std::string ok_depth = std::string(256, '[') + std::string(256, ']');
     check(parse_error(ok_depth).empty(), "256 levels are accepted");
 }

@@ -4,6 +4,7 @@
 #include "structured/json_schema.h"
 #include "structured/structured_output.h"
 #include "util/error.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::chat {
 
@@ -42,9 +43,13 @@ std::string rebased_ref(const std::string& ref, const std::string& self) {
     return ref;  // forms the compiler refuses anyway (checked per tool first)
 }
 
-void rebase_refs(json::Value& schema, const std::string& self) {
+// `depth`: the walk's nesting (parsed JSON is at most json::kMaxDepth deep,
+// but the guard also keeps the stack of the thread it runs on).
+void rebase_refs(json::Value& schema, const std::string& self, int& depth) {
+    static constexpr RecursionLimit kNesting{"a tool's parameters schema", json::kMaxDepth};
+    const RecursionGuard guard(kNesting, depth);
     if (schema.is_array()) {
-        for (json::Value& item : schema.items()) rebase_refs(item, self);
+        for (json::Value& item : schema.items()) rebase_refs(item, self, depth);
         return;
     }
     if (!schema.is_object()) return;
@@ -52,7 +57,7 @@ void rebase_refs(json::Value& schema, const std::string& self) {
         if (key == "$ref" && value.is_string()) {
             value = rebased_ref(value.as_string(), self);
         } else if (!holds_data(key)) {
-            rebase_refs(value, self);
+            rebase_refs(value, self, depth);
         }
     }
 }
@@ -79,7 +84,8 @@ std::string required_calls_schema(const json::Value& tools) {
         naming_field("tools[" + std::to_string(i) + "].function.parameters",
                      [&] { return structured::json_schema_to_gbnf(json::dump(parameters)); });
         const std::string self = "tool" + std::to_string(i);
-        rebase_refs(parameters, self);
+        int depth = 0;
+        rebase_refs(parameters, self, depth);
         hoist_definitions(parameters, self, defs);
 
         json::Value name = json::Value::object();

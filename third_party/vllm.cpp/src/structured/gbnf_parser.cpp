@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/recursion_budget.h"
 #include "util/utf8.h"
 
 namespace vllm::structured {
@@ -114,14 +115,13 @@ private:
             return {builder_.char_class({{0, kMaxCodepoint}}, rule_name_)};
         }
         if (c == '(') {
-            if (++group_depth_ > kMaxGroupNesting)
-                syntax_error("groups nested deeper than " + std::to_string(kMaxGroupNesting) + " levels");
+            static constexpr RecursionLimit kGroups{"a group", kMaxGroupNesting};
+            const RecursionGuard guard(kGroups, group_depth_, [&](const std::string& why) { syntax_error(why); });
             ++pos_;
             skip_space(true);
             std::vector<Sequence> alternatives = parse_alternatives(true);
             if (peek() != ')') syntax_error("expected ')' to close the group");
             ++pos_;
-            --group_depth_;
             // A one-alternative group splices in; a quantifier wraps it later if needed.
             if (alternatives.size() == 1) return alternatives[0];
             return {builder_.ref(builder_.add_helper_rule(rule_name_, std::move(alternatives)))};

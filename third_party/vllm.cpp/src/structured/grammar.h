@@ -19,8 +19,7 @@
 namespace vllm::structured {
 
 // The deepest nesting of parenthesized groups the GBNF and regex parsers
-// accept. They descend recursively, and untrusted text must not run the
-// thread out of stack (100,000 nested groups did).
+// accept (their RecursionGuard's cap; the stack they run on may allow fewer).
 constexpr int kMaxGroupNesting = 256;
 
 enum class ElementKind : uint8_t {

@@ -3,12 +3,15 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "structured/builtin_grammars.h"
 #include "structured/regex.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::structured {
 
@@ -168,7 +171,20 @@ private:
         return out;
     }
 
+    // Subschemas nest through properties, items, combinators and $ref
+    // chains (a chain of 20,000 $defs each referring to the next ran the
+    // stack out): each visit is one level of this walk.
+    static constexpr RecursionLimit kNesting{"the schema (its subschemas and $ref chains)", 1000};
+    // allOf inlines its parts' properties at each use, so a schema can
+    // expand exponentially (each level's properties merging the next level
+    // twice): the visits in one compile are bounded.
+    static constexpr int64_t kMaxVisits = 500000;
+
     std::string visit(const Value& schema, const std::string& path, const std::string& name) {
+        if (++visits_ > kMaxVisits)
+            fail(path, "the schema expands to more than " + std::to_string(kMaxVisits) +
+                           " subschemas (allOf inlines its parts at every use)");
+        const RecursionGuard guard(kNesting, depth_, [&](const std::string& why) { fail(path, why); });
         if (schema.is_bool()) {
             if (!schema.as_bool()) fail(path, "schema false admits no value");
             return "json-value";
@@ -243,10 +259,21 @@ private:
         const std::string& ref = ref_value.as_string();
         auto known = refs_.find(ref);
         if (known != refs_.end()) return known->second;
-        if (ref.empty() || ref[0] != '#') fail(path, "only local $ref ('#...') are supported, not '" + ref + "'");
-        // Walk the JSON pointer (~1 is '/', ~0 is '~').
-        const Value* target = &root_;
         std::string last;
+        const Value& target = pointer_target(ref, path, last);
+        // Reserve the rule before compiling its body so that recursion refers to it.
+        const std::string rule = reserve("ref-" + last);
+        refs_[ref] = rule;
+        const std::string body = visit(target, ref, rule);
+        rules_.emplace_back(rule, body);
+        return rule;
+    }
+
+    // What a local $ref points to: a JSON pointer from the root (~1 is '/',
+    // ~0 is '~'); `last` gets its last token.
+    const Value& pointer_target(const std::string& ref, const std::string& path, std::string& last) const {
+        if (ref.empty() || ref[0] != '#') fail(path, "only local $ref ('#...') are supported, not '" + ref + "'");
+        const Value* target = &root_;
         for (size_t pos = 1; pos < ref.size();) {
             if (ref[pos] != '/') fail(path, "unresolvable $ref '" + ref + "'");
             const size_t next = std::min(ref.find('/', pos + 1), ref.size());
@@ -258,17 +285,24 @@ private:
                     token += ref[i];
                 }
             }
-            target = target->is_object() ? target->find(token) : nullptr;
+            target = target->is_object() ? member(*target, token) : nullptr;
             if (!target) fail(path, "unresolvable $ref '" + ref + "'");
-            last = token;
+            last = std::move(token);
             pos = next;
         }
-        // Reserve the rule before compiling its body so that recursion refers to it.
-        const std::string rule = reserve("ref-" + last);
-        refs_[ref] = rule;
-        const std::string body = visit(*target, ref, rule);
-        rules_.emplace_back(rule, body);
-        return rule;
+        return *target;
+    }
+
+    // A member of an object; large ones ($defs with thousands of entries)
+    // get an index, so that resolving every $ref stays linear in all.
+    const Value* member(const Value& object, const std::string& key) const {
+        constexpr size_t kIndexFrom = 16;
+        if (object.members().size() < kIndexFrom) return object.find(key);
+        auto [index, inserted] = member_index_.try_emplace(&object);
+        if (inserted)
+            for (const auto& [name, value] : object.members()) index->second.emplace(name, &value);
+        auto found = index->second.find(key);
+        return found == index->second.end() ? nullptr : found->second;
     }
 
     const Value& deref(const Value& schema, const std::string& path) const {
@@ -276,16 +310,9 @@ private:
         for (int hops = 0; s->is_object() && s->contains("$ref"); ++hops) {
             if (hops > 32) fail(path, "$ref chain too long");
             const Value& ref = *s->find("$ref");
-            if (!ref.is_string() || ref.as_string().rfind("#", 0) != 0) fail(path, "only local $ref ('#...') are supported");
-            const Value* target = &root_;
-            const std::string& r = ref.as_string();
-            for (size_t pos = 1; pos < r.size() && target;) {
-                const size_t next = std::min(r.find('/', pos + 1), r.size());
-                target = target->is_object() ? target->find(r.substr(pos + 1, next - pos - 1)) : nullptr;
-                pos = next;
-            }
-            if (!target) fail(path, "unresolvable $ref '" + r + "'");
-            s = target;
+            if (!ref.is_string()) fail(path, "'$ref' must be a string");
+            std::string last;
+            s = &pointer_target(ref.as_string(), path, last);
         }
         return *s;
     }
@@ -510,6 +537,10 @@ private:
     std::set<std::string> names_;
     std::map<std::string, std::string> refs_;
     std::map<std::string, std::string> shared_rules_;  // scalar expression -> its rule
+    // Keys view the schema's own strings, which outlive the compile.
+    mutable std::unordered_map<const Value*, std::unordered_map<std::string_view, const Value*>> member_index_;
+    int depth_ = 0;       // visits open (the walk's nesting)
+    int64_t visits_ = 0;  // visits in this compile
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "structured/grammar.h"
 #include "structured/utf8_ranges.h"
 #include "util/error.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::structured {
 
@@ -42,6 +43,13 @@ std::string gbnf_char(uint32_t cp) {
     return buf;
 }
 
+// A translated part of the pattern and whether its language has a string
+// (an empty class, [^\s\S], has none, and neither does what needs one).
+struct Piece {
+    std::string gbnf;
+    bool matches_something = true;
+};
+
 class RegexTranslator {
 public:
     RegexTranslator(std::string_view pattern, const RegexOptions& options) : p_(pattern), options_(options) {}
@@ -56,9 +64,17 @@ public:
             if (backslashes % 2 == 0) --end;
         }
         end_ = end;
-        std::string out = parse_alternation();
+        const Piece out = parse_alternation();
         if (pos_ < end_) fail(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
-        return "(" + out + ")";
+        // Refused here, naming the pattern: compiled, it would leave a
+        // grammar (or a JSON schema's string) that admits nothing.
+        if (!out.matches_something) {
+            const char* why = class_emptied_in_json_
+                                  ? " inside a JSON string (its classes leave out '\"', '\\' and control characters)"
+                                  : "";
+            throw_invalid_argument("regex: the regex '" + std::string(p_) + "' matches no string" + why);
+        }
+        return "(" + out.gbnf + ")";
     }
 
 private:
@@ -68,22 +84,24 @@ private:
     bool at_end() const { return pos_ >= end_; }
     char peek() const { return at_end() ? '\0' : p_[pos_]; }
 
-    std::string parse_alternation() {
-        std::string out = parse_concatenation();
+    Piece parse_alternation() {
+        Piece out = parse_concatenation();
         while (peek() == '|') {
             ++pos_;
-            out += " | " + parse_concatenation();
+            const Piece branch = parse_concatenation();
+            out.gbnf += " | " + branch.gbnf;
+            out.matches_something = out.matches_something || branch.matches_something;
         }
         return out;
     }
 
-    std::string parse_concatenation() {
-        std::string out;
+    Piece parse_concatenation() {
+        Piece out;
         while (!at_end() && peek() != '|' && peek() != ')') {
-            std::string atom = parse_atom();
-            atom = parse_quantifiers(atom);
-            if (!out.empty()) out += ' ';
-            out += atom;
+            const Piece atom = parse_quantifiers(parse_atom());
+            if (!out.gbnf.empty()) out.gbnf += ' ';
+            out.gbnf += atom.gbnf;
+            out.matches_something = out.matches_something && atom.matches_something;
         }
         return out;
     }
@@ -117,7 +135,7 @@ private:
         return true;
     }
 
-    std::string parse_quantifiers(std::string atom) {
+    Piece parse_quantifiers(Piece atom) {
         bool quantified = false;
         while (!at_end()) {
             const char c = peek();
@@ -133,14 +151,16 @@ private:
             }
             if (quantified) fail("multiple repeat");
             quantified = true;
-            atom = "(" + atom + ")" + suffix;
+            atom.gbnf = "(" + atom.gbnf + ")" + suffix;
+            // Zero repetitions match the empty string.
+            if (c == '*' || c == '?' || (c == '{' && min == 0)) atom.matches_something = true;
             // Lazy (?) and possessive (+) forms match the same strings.
             if (peek() == '?' || peek() == '+') ++pos_;
         }
         return atom;
     }
 
-    std::string parse_atom() {
+    Piece parse_atom() {
         const char c = peek();
         if (c == '(') return parse_group();
         if (c == '[') return class_expression(parse_class());
@@ -159,12 +179,12 @@ private:
                 fail("nothing to repeat");
             }
         }
-        return literal_expression(next_codepoint());
+        return {literal_expression(next_codepoint())};
     }
 
-    std::string parse_group() {
-        if (++group_depth_ > kMaxGroupNesting)
-            fail("groups nested deeper than " + std::to_string(kMaxGroupNesting) + " levels");
+    Piece parse_group() {
+        static constexpr RecursionLimit kGroups{"a group", kMaxGroupNesting};
+        const RecursionGuard guard(kGroups, group_depth_, [&](const std::string& why) { fail(why); });
         ++pos_;  // (
         if (peek() == '?') {
             if (p_.substr(pos_, 2) == "?:") {
@@ -178,11 +198,11 @@ private:
                 fail("unsupported construct '" + std::string(construct) + "' (lookaround, flags and conditionals are not supported)");
             }
         }
-        std::string inner = parse_alternation();
+        Piece inner = parse_alternation();
         if (peek() != ')') fail("missing ')'");
         ++pos_;
-        --group_depth_;
-        return "(" + inner + ")";
+        inner.gbnf = "(" + inner.gbnf + ")";
+        return inner;
     }
 
     uint32_t parse_hex(int digits) {
@@ -199,16 +219,25 @@ private:
     }
 
     // After a backslash: a class (returned in `ranges`, true) or one code point.
-    bool parse_escape(Ranges& ranges, uint32_t& cp, bool in_class) {
+    // \d \w \D \W stand for ASCII subsets of Python's Unicode classes; with
+    // `widen` (inside a negated class, which complements them) they stand
+    // for supersets instead, so that the complement stays a subset:
+    // [^\d\D] is empty as in Python, not every non-ASCII character.
+    bool parse_escape(Ranges& ranges, uint32_t& cp, bool in_class, bool widen = false) {
+        const Ranges non_ascii = widen ? Ranges{{0x80, kMaxCodepoint}} : Ranges{};
+        const auto with_non_ascii = [&](Ranges r) {
+            r.insert(r.end(), non_ascii.begin(), non_ascii.end());
+            return r;
+        };
         ++pos_;  // backslash
         if (at_end()) fail("trailing backslash");
         const char c = peek();
         ++pos_;
         switch (c) {
-            case 'd': ranges = kDigit; return true;
-            case 'D': ranges = ascii_complement(kDigit); return true;
-            case 'w': ranges = kWord; return true;
-            case 'W': ranges = ascii_complement(kWord); return true;
+            case 'd': ranges = with_non_ascii(kDigit); return true;
+            case 'D': ranges = with_non_ascii(ascii_complement(kDigit)); return true;
+            case 'w': ranges = with_non_ascii(kWord); return true;
+            case 'W': ranges = with_non_ascii(ascii_complement(kWord)); return true;
             case 's': ranges = kSpace; return true;
             case 'S': ranges = complement_ranges(kSpace); return true;
             case 'n': cp = '\n'; return false;
@@ -239,11 +268,11 @@ private:
         fail(std::string("unsupported escape '\\") + c + "'");
     }
 
-    std::string parse_escape_atom() {
+    Piece parse_escape_atom() {
         Ranges ranges;
         uint32_t cp = 0;
         if (parse_escape(ranges, cp, false)) return class_expression(ranges);
-        return literal_expression(cp);
+        return {literal_expression(cp)};
     }
 
     Ranges parse_class() {
@@ -266,7 +295,7 @@ private:
             Ranges escaped;
             uint32_t lo;
             if (peek() == '\\') {
-                if (parse_escape(escaped, lo, true)) {
+                if (parse_escape(escaped, lo, true, negated)) {
                     ranges.insert(ranges.end(), escaped.begin(), escaped.end());
                     continue;
                 }
@@ -324,8 +353,8 @@ private:
         return "\"" + gbnf_char(cp) + "\"";
     }
 
-    std::string class_expression(Ranges ranges) const {
-        if (options_.json_string_content) {
+    Piece class_expression(Ranges ranges) {
+        if (options_.json_string_content && !ranges.empty()) {
             // Drop what a JSON string must escape: `"`, `\` and controls.
             Ranges allowed;
             for (const CodepointRange& r : complement_ranges({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}})) {
@@ -334,20 +363,23 @@ private:
                     if (lo <= hi) allowed.push_back({lo, hi});
                 }
             }
+            class_emptied_in_json_ = class_emptied_in_json_ || allowed.empty();
             ranges = allowed;
         }
         std::string out = "[";
-        for (const CodepointRange& r : normalize_ranges(ranges)) {
+        const Ranges normal = normalize_ranges(ranges);
+        for (const CodepointRange& r : normal) {
             out += gbnf_char(r.lo);
             if (r.hi != r.lo) out += "-" + gbnf_char(r.hi);
         }
-        return out + "]";
+        return {out + "]", !normal.empty()};
     }
 
     std::string_view p_;
     RegexOptions options_;
     size_t pos_ = 0;
     int group_depth_ = 0;
+    bool class_emptied_in_json_ = false;  // a class had only what a JSON string must escape
     size_t end_ = 0;
 };
 

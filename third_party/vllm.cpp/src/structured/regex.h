@@ -7,10 +7,12 @@
 // suffixes accepted: they do not change the language), ^ at the very start
 // and $ at the very end. \d and \w are ASCII ([0-9], [A-Za-z0-9_]) and \D
 // \W their ASCII complements - subsets of Python's Unicode classes, so all
-// text the grammar allows fullmatches in Python; \s \S are exact.
-// Refused with INVALID_ARGUMENT naming the construct and its position:
-// backreferences, lookaround, flags, \b \B \A \Z, anchors elsewhere,
-// syntax errors.
+// text the grammar allows fullmatches in Python (inside a negated class,
+// which complements them, they widen to supersets for the same reason);
+// \s \S are exact. Refused with INVALID_ARGUMENT naming the construct and
+// its position: backreferences, lookaround, flags, \b \B \A \Z, anchors
+// elsewhere, syntax errors; and a pattern that matches no string at all
+// ("the regex '...' matches no string").
 #pragma once
 #include <string>
 #include <string_view>

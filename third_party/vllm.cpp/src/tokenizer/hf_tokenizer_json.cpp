@@ -10,6 +10,7 @@
 #include "tokenizer/token_pieces.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/recursion_budget.h"
 
 namespace vllm {
 
@@ -60,6 +61,7 @@ private:
 
     std::string path_;
     HfTokenizerOptions options_;
+    mutable int flatten_depth_ = 0;  // Sequences open in flatten()
     TokenizerData data_;
     std::vector<MergePair> merges_;
     std::vector<AddedToken> added_tokens_;
@@ -91,6 +93,9 @@ bool Loader::flag(const json::Value& object, const char* key, bool fallback) con
 
 std::vector<const json::Value*> Loader::flatten(const json::Value& component, const char* list_key,
                                                 const std::string& where) const {
+    // Sequences nest as deep as the file's JSON (json::kMaxDepth, or what the stack allows).
+    static constexpr RecursionLimit kNesting{"a Sequence", json::kMaxDepth};
+    const RecursionGuard guard(kNesting, flatten_depth_, [this](const std::string& why) { refuse(why); });
     if (component.is_null()) return {};
     if (type_of(component, where) != "Sequence") return {&component};
     const json::Value& list = member(component, list_key, where);

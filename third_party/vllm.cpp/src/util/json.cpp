@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "util/error.h"
+#include "util/recursion_budget.h"
 #include "util/utf8.h"
 
 namespace vllm::json {
@@ -127,6 +128,12 @@ size_t Value::size() const {
     }
 }
 
+namespace {
+// Values built in code (not parsed) have no kMaxDepth; the stack bounds them.
+constexpr RecursionLimit kBuiltNesting{"a JSON value", 100000};
+thread_local int compare_depth = 0;  // arrays and objects open in operator==
+}  // namespace
+
 bool Value::operator==(const Value& other) const {
     if (is_number() && other.is_number()) {
         if (kind_ == Kind::Int && other.kind_ == Kind::Int) return int_ == other.int_;
@@ -137,8 +144,12 @@ bool Value::operator==(const Value& other) const {
         case Kind::Null: return true;
         case Kind::Bool: return bool_ == other.bool_;
         case Kind::String: return string_ == other.string_;
-        case Kind::Array: return items_ == other.items_;
+        case Kind::Array: {
+            const RecursionGuard guard(kBuiltNesting, compare_depth);
+            return items_ == other.items_;
+        }
         case Kind::Object: {
+            const RecursionGuard guard(kBuiltNesting, compare_depth);
             if (members_.size() != other.members_.size()) return false;
             for (const Member& m : members_) {
                 const Value* theirs = other.find(m.first);
@@ -160,7 +171,7 @@ public:
 
     Value parse_document() {
         skip_whitespace();
-        Value v = parse_value(0);
+        Value v = parse_value();
         skip_whitespace();
         if (pos_ != text_.size()) fail("unexpected content after the value");
         return v;
@@ -200,12 +211,12 @@ private:
         pos_ += n;
     }
 
-    Value parse_value(int depth) {
+    Value parse_value() {
         if (at_end()) fail("unexpected end of input, expected a value");
         char c = peek();
         switch (c) {
-            case '{': return parse_object(depth + 1);
-            case '[': return parse_array(depth + 1);
+            case '{': return parse_object();
+            case '[': return parse_array();
             case '"': return Value(parse_string());
             case 't': expect_literal("true"); return Value(true);
             case 'f': expect_literal("false"); return Value(false);
@@ -224,12 +235,10 @@ private:
         return buf;
     }
 
-    void enter(int depth) {
-        if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
-    }
+    static constexpr RecursionLimit kNesting{"JSON", kMaxDepth};
 
-    Value parse_array(int depth) {
-        enter(depth);
+    Value parse_array() {
+        const RecursionGuard guard(kNesting, depth_, [&](const std::string& why) { fail(why); });
         ++pos_;  // '['
         Value out = Value::array();
         skip_whitespace();
@@ -239,7 +248,7 @@ private:
         }
         for (;;) {
             skip_whitespace();
-            out.push_back(parse_value(depth));
+            out.push_back(parse_value());
             skip_whitespace();
             char c = peek();
             if (c == ',') {
@@ -253,8 +262,8 @@ private:
         }
     }
 
-    Value parse_object(int depth) {
-        enter(depth);
+    Value parse_object() {
+        const RecursionGuard guard(kNesting, depth_, [&](const std::string& why) { fail(why); });
         ++pos_;  // '{'
         Value out = Value::object();
         std::vector<Value::Member>& members = out.members();
@@ -274,7 +283,7 @@ private:
             if (peek() != ':') fail("expected ':' after an object key");
             ++pos_;
             skip_whitespace();
-            Value v = parse_value(depth);
+            Value v = parse_value();
             insert_member(members, index, kIndexFrom, std::move(key), std::move(v));
             skip_whitespace();
             char c = peek();
@@ -426,6 +435,7 @@ private:
 
     std::string_view text_;
     size_t pos_ = 0;
+    int depth_ = 0;  // arrays and objects open at pos_
 };
 
 }  // namespace
@@ -550,8 +560,16 @@ public:
             case Kind::Int: out_ += std::to_string(v.as_int()); return;
             case Kind::Float: write_float(v.as_double()); return;
             case Kind::String: append_quoted(out_, v.as_string(), options_.ensure_ascii); return;
-            case Kind::Array: write_array(v, level); return;
-            case Kind::Object: write_object(v, level); return;
+            case Kind::Array: {
+                const RecursionGuard guard(kBuiltNesting, depth_);
+                write_array(v, level);
+                return;
+            }
+            case Kind::Object: {
+                const RecursionGuard guard(kBuiltNesting, depth_);
+                write_object(v, level);
+                return;
+            }
         }
     }
 
@@ -609,6 +627,7 @@ private:
     }
 
     const DumpOptions& options_;
+    int depth_ = 0;
     const char* item_separator_;
     const char* key_separator_;
     std::string out_;

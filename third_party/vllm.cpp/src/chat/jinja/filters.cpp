@@ -172,6 +172,8 @@ Value f_format(Interpreter&, const Value& input, CallArgs& args) {
 // transformers' tojson: json.dumps(x, ensure_ascii=False, indent=indent,
 // separators=separators, sort_keys=sort_keys) with no HTML escaping.
 json::Value sorted_keys(json::Value v) {
+    if (!v.is_array() && !v.is_object()) return v;
+    const ValueWalkStep step;
     if (v.is_array()) {
         for (json::Value& item : v.items()) item = sorted_keys(std::move(item));
     } else if (v.is_object()) {

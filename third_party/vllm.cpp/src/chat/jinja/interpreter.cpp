@@ -3,6 +3,7 @@
 #include "chat/jinja/error.h"
 #include "chat/jinja/loop_context.h"
 #include "chat/jinja/operators.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::chat::jinja {
 
@@ -101,16 +102,11 @@ public:
     const char* type_name() const override { return "Macro"; }
     bool is_callable() const override { return true; }
     Value call(Interpreter& interp, CallArgs& args) override {
-        if (interp.call_depth >= kMaxCallDepth)
-            throw_render_error("macro '" + def_.targets[0] + "' recursed deeper than " + std::to_string(kMaxCallDepth) +
-                               " calls");
+        const RecursionGuard guard(kMacroCalls, interp.call_depth, [this](const std::string& why) {
+            throw_render_error("macro '" + def_.targets[0] + "': " + why);
+        });
         interp.count_step();
         auto scope = child_of(closure_);
-        ++interp.call_depth;
-        struct DepthRestore {
-            int& depth;
-            ~DepthRestore() { --depth; }
-        } restore{interp.call_depth};
         {
             Frame frame(interp, scope, interp.out);  // defaults evaluate in the macro's scope
             bind_parameters(interp, def_, args, *scope);
@@ -131,13 +127,9 @@ public:
     const char* type_name() const override { return "Macro"; }
     bool is_callable() const override { return true; }
     Value call(Interpreter& interp, CallArgs& args) override {
-        if (interp.call_depth >= kMaxCallDepth) throw_render_error("caller() recursed too deep");
+        const RecursionGuard guard(kMacroCalls, interp.call_depth,
+                                   [](const std::string& why) { throw_render_error("caller(): " + why); });
         auto scope = child_of(closure_);
-        ++interp.call_depth;
-        struct DepthRestore {
-            int& depth;
-            ~DepthRestore() { --depth; }
-        } restore{interp.call_depth};
         {
             Frame frame(interp, scope, interp.out);
             bind_parameters(interp, block_, args, *scope);
@@ -197,6 +189,7 @@ Interpreter::Flow Interpreter::exec_body(const Body& body) {
 
 Interpreter::Flow Interpreter::exec(const Stmt& s) {
     try {
+        const RecursionGuard guard(kEvaluation, depth, throw_render_error);
         switch (s.type) {
             case StmtType::Text: out->append(s.text); break;
             case StmtType::Print: append_str(*out, eval(*s.exprs[0])); break;
@@ -335,6 +328,7 @@ Value Interpreter::eval_call(const Expr& e) {
 }
 
 Value Interpreter::eval(const Expr& e) {
+    const RecursionGuard guard(kEvaluation, depth, throw_render_error);
     switch (e.type) {
         case ExprType::Literal: return e.literal;
         case ExprType::Name: {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chat/jinja/ast.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::chat::jinja {
 
@@ -23,7 +24,10 @@ struct Scope {
 };
 
 // Work limits that stop a runaway template with an error instead of a hang.
-constexpr int kMaxCallDepth = 200;
+constexpr RecursionLimit kMacroCalls{"a macro call", 200};
+// Statements and expressions evaluate recursively (the parser bounds their
+// nesting; macro calls multiply it): the stack is what really bounds this.
+constexpr RecursionLimit kEvaluation{"the evaluation of a block or expression", 100000};
 constexpr int64_t kMaxSteps = 20'000'000;  // loop iterations + macro calls in one render
 
 struct Interpreter {
@@ -46,7 +50,8 @@ struct Interpreter {
 
     std::string* out = nullptr;
     std::shared_ptr<Scope> scope;
-    int call_depth = 0;
+    int call_depth = 0;  // macro and caller() calls open
+    int depth = 0;       // exec() and eval() steps open
     int64_t steps = 0;
     // Scopes a macro or call block closes over. A macro is stored in the
     // scope it closes over, a reference cycle: the render's end breaks it.

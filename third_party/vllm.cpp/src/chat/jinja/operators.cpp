@@ -205,6 +205,7 @@ bool less_than(const Value& a, const Value& b) {
     }
     if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();  // UTF-8 order = code point order
     if (a.is_list() && b.is_list() && a.kind() == b.kind()) {
+        const ValueWalkStep step;
         const List& x = a.as_list();
         const List& y = b.as_list();
         for (size_t i = 0; i < x.size() && i < y.size(); ++i) {

@@ -9,16 +9,18 @@
 #include "chat/jinja/filters.h"
 #include "chat/jinja/lexer.h"
 #include "chat/jinja/value_tests.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::chat::jinja {
 
 namespace {
 
 // Nesting beyond this is refused rather than risking the parser's stack.
-constexpr int kMaxNesting = 200;
+constexpr RecursionLimit kNesting{"a block or expression", 200};
 // Height of an expression tree (Expr::height). 100,000 chained filters
 // overflowed the stack when rendered; real templates stay far below this.
-constexpr int kMaxExpressionHeight = 1000;
+// The parser builds such chains in loops; rendering and freeing them recurse.
+constexpr RecursionLimit kExpressionHeight{"the expression", 1000};
 
 class Parser {
 public:
@@ -80,13 +82,11 @@ private:
         next();
     }
 
-    struct DepthGuard {
-        explicit DepthGuard(Parser& p) : parser(p) {
-            if (++parser.depth_ > kMaxNesting)
-                parser.fail("template nests deeper than " + std::to_string(kMaxNesting) + " levels");
-        }
-        ~DepthGuard() { --parser.depth_; }
-        Parser& parser;
+    // One level deeper into blocks and expressions: the parser descends
+    // recursively, so the nesting is bounded by kNesting and the stack.
+    struct DepthGuard : RecursionGuard {
+        explicit DepthGuard(Parser& p)
+            : RecursionGuard(kNesting, p.depth_, [&p](const std::string& why) { p.fail(why); }) {}
     };
 
     // ------------------------------------------------------------ statements
@@ -444,9 +444,9 @@ private:
         for (const auto& keyword : e->keywords)
             if (keyword.second) below = std::max(below, keyword.second->height);
         e->height = below + 1;
-        if (e->height > kMaxExpressionHeight)
-            fail_at(e->line, "expression nests deeper than " + std::to_string(kMaxExpressionHeight) +
-                                 " levels (a chain of operators, filters or subscripts)");
+        if (e->height > kExpressionHeight.max_depth)
+            fail_at(e->line, RecursionGuard::refusal(kExpressionHeight, e->height) +
+                                 ": a chain of operators, filters or subscripts");
         return e;
     }
 

@@ -45,10 +45,13 @@ Value::Value(Dict dict) : kind_(Kind::Dict) {
 }
 
 void Value::set_depth(int below) {
-    if (below >= kMaxDepth)
-        throw_render_error("a list or dict nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (below >= kMaxDepth) throw_render_error(RecursionGuard::refusal(kNesting, below + 1));
     depth_ = below + 1;
 }
+
+thread_local int ValueWalkStep::depth_ = 0;
+
+ValueWalkStep::ValueWalkStep() : guard_(Value::kNesting, depth_, throw_render_error) {}
 Value::Value(std::shared_ptr<Object> object) : kind_(Kind::Object), data_(std::move(object)) {}
 
 int64_t Value::as_int() const {
@@ -128,6 +131,7 @@ bool equals(const Value& a, const Value& b) {
     }
     if (a.is_list() && b.is_list()) {
         if (a.kind() != b.kind()) return false;  // Python: [1] != (1,)
+        const ValueWalkStep step;
         const List& x = a.as_list();
         const List& y = b.as_list();
         if (x.size() != y.size()) return false;
@@ -141,6 +145,7 @@ bool equals(const Value& a, const Value& b) {
         case Kind::None: return true;
         case Kind::String: return a.as_string() == b.as_string();
         case Kind::Dict: {
+            const ValueWalkStep step;
             const Dict& x = a.as_dict();
             const Dict& y = b.as_dict();
             if (x.entries.size() != y.entries.size()) return false;
@@ -160,6 +165,7 @@ namespace {
 void append_repr(std::string& out, const Value& v);
 
 void append_sequence(std::string& out, const List& items, bool tuple) {
+    const ValueWalkStep step;
     out += tuple ? '(' : '[';
     for (size_t i = 0; i < items.size(); ++i) {
         if (i > 0) out += ", ";
@@ -175,6 +181,7 @@ void append_repr(std::string& out, const Value& v) {
         case Kind::List:
         case Kind::Tuple: append_sequence(out, v.as_list(), v.kind() == Kind::Tuple); return;
         case Kind::Dict: {
+            const ValueWalkStep step;
             out += '{';
             bool first = true;
             for (const auto& entry : v.as_dict().entries) {
@@ -228,12 +235,14 @@ Value from_json(const json::Value& v) {
         case json::Kind::Float: return Value(v.as_double());
         case json::Kind::String: return Value(v.as_string());
         case json::Kind::Array: {
+            const ValueWalkStep step;
             List items;
             items.reserve(v.items().size());
             for (const json::Value& item : v.items()) items.push_back(from_json(item));
             return Value(std::move(items));
         }
         case json::Kind::Object: {
+            const ValueWalkStep step;
             Dict dict;
             dict.entries.reserve(v.members().size());
             for (const auto& member : v.members()) dict.entries.emplace_back(member.first, from_json(member.second));
@@ -252,11 +261,13 @@ json::Value to_json(const Value& v) {
         case Kind::String: return json::Value(v.as_string());
         case Kind::List:
         case Kind::Tuple: {
+            const ValueWalkStep step;
             json::Value out = json::Value::array();
             for (const Value& item : v.as_list()) out.push_back(to_json(item));
             return out;
         }
         case Kind::Dict: {
+            const ValueWalkStep step;
             json::Value out = json::Value::object();
             for (const auto& entry : v.as_dict().entries) out.members().emplace_back(entry.first, to_json(entry.second));
             return out;

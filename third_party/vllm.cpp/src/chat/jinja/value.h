@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "util/json.h"
+#include "util/recursion_budget.h"
 
 namespace vllm::chat::jinja {
 
@@ -73,8 +74,10 @@ public:
 
     // Lists and dicts inside one another at most this deep (a render error
     // past it): a loop can nest a value a level per iteration, and printing,
-    // comparing or serializing one recurses per level.
+    // comparing or serializing one recurses per level (each level holding a
+    // ValueWalkStep, which also keeps the thread's stack).
     static constexpr int kMaxDepth = 1000;
+    static constexpr RecursionLimit kNesting{"a list or dict", kMaxDepth};
 
 private:
     explicit Value(Kind kind) : kind_(kind) {}
@@ -113,6 +116,18 @@ public:
 
 // Python truthiness; Undefined is false.
 bool truthy(const Value& v);
+
+// One level of a recursive walk into a list or dict (comparing, printing,
+// converting); a render error naming Value::kNesting past its limit.
+class ValueWalkStep {
+public:
+    ValueWalkStep();
+
+private:
+    static thread_local int depth_;
+    RecursionGuard guard_;
+};
+
 // Python ==, with jinja2's Undefined == Undefined.
 bool equals(const Value& a, const Value& b);
 // str(v) as `{{ v }}` prints it: None, True, 1.5, [1, 'a'], {'k': 'v'}; Undefined prints "".

@@ -1,4 +1,5 @@
 #include "chat/tool_parsers/python_calls.h"
+#include "util/recursion_budget.h"
 #include "util/utf8.h"
 
 #include <cerrno>
@@ -49,6 +50,11 @@ private:
     }
 
     json::Value read_value() {
+        // Literals nest as deep as JSON may (json::kMaxDepth, or what this
+        // thread's stack allows); deeper text is no call list the engine
+        // would run, so it stays content.
+        static constexpr RecursionLimit kNesting{"a Python literal in a tool call", json::kMaxDepth};
+        const RecursionGuard guard(kNesting, depth_, [](const std::string&) { throw NotACallList{}; });
         skip_space();
         if (pos_ >= text_.size()) throw NotACallList{};
         const char c = text_[pos_];
@@ -221,6 +227,7 @@ private:
 
     std::string_view text_;
     size_t pos_ = 0;
+    int depth_ = 0;  // literals open at pos_
 };
 
 }  // namespace
