@@ -10,7 +10,6 @@ name.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..sampling_params import SamplingParams, StructuredOutput
 from ..errors import ContextLengthExceededError, InteriorNulError, InvalidArgumentError, InvalidConfigurationError
-from . import schema
+from . import jsonio, schema
 
 logger = logging.getLogger("vllm_cpp.server")
 
@@ -63,7 +62,7 @@ def context_length_exceeded(error: ContextLengthExceededError, param: str) -> Ap
 def parse_body(raw: bytes) -> Dict[str, Any]:
     """The request body as a JSON object (400 otherwise)."""
     try:
-        body = json.loads(raw)
+        body = jsonio.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise invalid("the request body is not valid JSON: %s" % exc) from None
     except RecursionError:  # Python's parser recurses per nesting level
