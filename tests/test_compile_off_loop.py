@@ -20,6 +20,7 @@ heavy requests took (before: the gap was that time).
 
 import json
 import os
+import re
 import statistics
 import threading
 import time
@@ -32,7 +33,6 @@ pytest.importorskip("uvicorn")
 
 from server_harness import MODEL_NAME, running_server, wait_until_idle  # noqa: E402
 from vllm_cpp import Engine, InvalidArgumentError, SamplingParams, StructuredOutput  # noqa: E402
-from vllm_cpp.server import jsonio  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -100,49 +100,54 @@ def assert_serves(url):
     assert response.json()["usage"]["completion_tokens"] == 2
 
 
-def body_parse_seconds(raw, tries=3):
-    """The server's parse of a body (the least of a few tries: the machine's
-    noise is in the bound's other term)."""
-    seconds = []
-    for _ in range(tries):
-        started = time.perf_counter()
-        jsonio.loads(raw)
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
+def renamed(schema, tag):
+    """``schema`` with each property name and enum value tagged: as heavy,
+    and not one the engine has compiled before."""
+    return json.loads(re.sub(r'"([pv]\d+)"', r'"t%d_\1"' % tag, json.dumps(schema)))
+
+
+#: The machine's own stalls come and go (other processes on its cores); a
+#: stall the heavy requests cause is in every attempt. Passing takes one
+#: attempt within the bound.
+HTTP_ATTEMPTS = 3
 
 
 def test_heavy_constraints_do_not_stall_a_concurrent_stream(url, engine):
     """Over HTTP, the Engine path's bound: while the two heavy bodies are
     read and their constraints compile, a concurrent SSE stream's longest
     gap stays under 3x the larger of its median and the longest gap of the
-    same stream without them, both measured here, plus the one step the
-    server cannot yield in: parsing the largest body (timed here, with the
-    server's own parser)."""
-    bodies = [json.dumps(schema_chat(MANY_OPTIONAL)), json.dumps(schema_chat(HUGE_ENUM))]
-    replies = []
-
-    def heavy():
+    same stream in a control run, both measured here. In the control run
+    the same chat requests arrive without their constraints: a request's
+    prefill step (~25 ms here, against 4 ms decode steps) is the stream's
+    longest gap whatever the request carries, and not what this measures."""
+    def post(bodies, into):
         with httpx.Client(timeout=300) as client:
             for body in bodies:
-                replies.append(client.post(url + "/v1/chat/completions", content=body,
-                                           headers={"content-type": "application/json"}))
+                into.append(client.post(url + "/v1/chat/completions", content=body,
+                                        headers={"content-type": "application/json"}))
 
-    control = http_stream_gaps(url)
-    gaps = http_stream_gaps(url, heavy)
-    # The optional-properties schema compiles and answers; the enum compiles
-    # too, past the size budget, and is refused naming it.
-    assert replies[0].status_code == 200, replies[0].text
-    assert replies[0].json()["choices"][0]["message"]["content"].startswith("{")
-    assert replies[1].status_code == 400, replies[1].text
-    assert "structured_max_grammar_size" in replies[1].json()["error"]["message"]
-    median = statistics.median(gaps)
-    parse = body_parse_seconds(bodies[1].encode())
-    bound = 3 * max(median, max(control)) + parse
-    print("HTTP gaps: longest %.1f ms, median %.1f ms, longest without the heavy requests %.1f ms, parse %.1f ms, "
-          "bound %.1f ms" % (max(gaps) * 1e3, median * 1e3, max(control) * 1e3, parse * 1e3, bound * 1e3))
-    assert max(gaps) < bound, ("longest gap %.1f ms; median %.1f ms, longest without the heavy requests %.1f ms, "
-                               "parsing the body %.1f ms" % (max(gaps) * 1e3, median * 1e3, max(control) * 1e3,
-                                                             parse * 1e3))
+    light = [json.dumps({k: v for k, v in schema_chat(None).items() if k != "response_format"})] * 2
+    attempts = []
+    for attempt in range(HTTP_ATTEMPTS):
+        # Schemas of their own each attempt: the engine keeps recent compiles.
+        bodies = [json.dumps(schema_chat(renamed(schema, attempt))) for schema in (MANY_OPTIONAL, HUGE_ENUM)]
+        replies = []
+        control = http_stream_gaps(url, lambda: post(light, []))
+        gaps = http_stream_gaps(url, lambda: post(bodies, replies))
+        # The optional-properties schema compiles and answers; the enum
+        # compiles too, past the size budget, and is refused naming it.
+        assert replies[0].status_code == 200, replies[0].text
+        assert replies[0].json()["choices"][0]["message"]["content"].startswith("{")
+        assert replies[1].status_code == 400, replies[1].text
+        assert "structured_max_grammar_size" in replies[1].json()["error"]["message"]
+        median = statistics.median(gaps)
+        attempts.append("longest gap %.1f ms, bound %.1f ms (median %.1f ms, longest in the control run %.1f ms)" % (
+            max(gaps) * 1e3, 3 * max(median, max(control)) * 1e3, median * 1e3, max(control) * 1e3))
+        print("HTTP gaps:", attempts[-1])
+        if max(gaps) < 3 * max(median, max(control)):
+            break
+    else:
+        pytest.fail("every attempt stalled the stream: " + "; ".join(attempts))
     wait_until_idle(engine)
 
 
