@@ -14,7 +14,7 @@ stream's longest gap stays under 3x the larger of its median and the
 longest gap of the same stream in a control run. Over HTTP the control run
 sends the same chat requests without their constraints (a request's first
 steps are the stream's longest gap whatever it carries). A test passes
-with one of 3 attempts within the bound, each with schemas of its own:
+with one of 5 attempts within the bound, each with schemas of its own:
 the shared machine (and this process's garbage collector) stalls a stream
 now and then by itself, 120-150 ms in about one Engine run in four
 before attempts; a stall the requests cause is in every attempt.
@@ -126,7 +126,10 @@ def renamed(schema, tag):
 #: The machine's own stalls come and go (other processes on its cores, a
 #: garbage collection of this test process); a stall the heavy requests
 #: cause is in every attempt. Passing takes one attempt within the bound.
-ATTEMPTS = 3
+#: While a compile holds a core, the forward has none spare, so a loaded
+#: machine (load average over twice the cores) stalls the heavy run more
+#: than the control: 3 attempts all failed once in ten runs there.
+ATTEMPTS = 5
 
 
 def assert_one_attempt_keeps_the_pace(measure):
@@ -241,7 +244,7 @@ def test_compiles_and_masks_leave_a_stream_at_its_pace(engine, schema, refused):
     waiting), a concurrent stream's longest gap stays under 3x its median.
     A shared machine stalls a stream now and then by itself: the bound is
     3x the larger of the median and the longest gap of the same stream
-    without the heavy request, both measured here, in one of 3 attempts
+    without the heavy request, both measured here, in one of 5 attempts
     (before the fix the gap was the whole compile, about a second).
     Fresh schemas each attempt: the engine keeps recent compiles."""
     def measure(attempt):
