@@ -21,13 +21,18 @@ before attempts; a stall the requests cause is in every attempt.
 
 Over HTTP the server also handles the body on its event loop holding the
 GIL. It used to parse it (json.loads) and write it again for the engine
-(json.dumps, 10-20 ms for the 2 MB enum, and past 100 ms where the 20,000
-dicts it walks set off a full garbage collection): the stream's longest
-gap was 210-240 ms (median 5-8 ms, control 13-17 ms; 3 runs). The engine's
-copy is now written by orjson (server/jsonio.py, ~1-3 ms): 26-42 ms
-against bounds of 45-97 ms (median 4-5 ms; 5 runs; 18-38 ms in others).
-What is left is the parse of the body (stdlib, 8-30 ms for 2 MB here,
-more when it sets off a collection).
+(json.dumps: 10-20 ms for the 2 MB enum, and 120 ms where the tuples it
+makes walking the 20,000 dicts set off a full garbage collection). With
+the requests first on a fresh server and a control run of the bare stream
+the longest gap was 210-240 ms (median 5-8 ms, control 13-17 ms; 3 of 3
+runs), 28 ms with the engine's copy written by orjson (server/jsonio.py,
+~1-3 ms, no Python objects made). In this test as it is (the control with
+requests, bodies written first) the old code's gap was 39-53 ms against
+bounds of 49-54 ms (the collection falls elsewhere), the new one's 26-42
+ms against 45-97 ms (median 4-6 ms; 15 runs passed at the first or second
+attempt under a load average of 3-5 on 2 cores, one 3-attempt run failed
+at 5.5). What is left is the parse of the body (stdlib, 8-30 ms for 2 MB
+here, more when it sets off a collection).
 """
 
 import json
@@ -165,9 +170,13 @@ def test_heavy_constraints_do_not_stall_a_concurrent_stream(url, engine):
 
     light = [json.dumps({k: v for k, v in schema_chat(None).items() if k != "response_format"})] * 2
 
+    # Schemas of their own each attempt (the engine keeps recent compiles),
+    # written before any stream runs.
+    attempt_bodies = [[json.dumps(schema_chat(renamed(schema, attempt))) for schema in (MANY_OPTIONAL, HUGE_ENUM)]
+                      for attempt in range(ATTEMPTS)]
+
     def measure(attempt):
-        # Schemas of their own each attempt: the engine keeps recent compiles.
-        bodies = [json.dumps(schema_chat(renamed(schema, attempt))) for schema in (MANY_OPTIONAL, HUGE_ENUM)]
+        bodies = attempt_bodies[attempt]
         replies = []
         gaps = http_stream_gaps(url, lambda: post(bodies, replies))  # first: the server's first chat requests
         # The optional-properties schema compiles and answers; the enum
