@@ -497,13 +497,15 @@ class Engine:
         use :meth:`asubmit_chat_pull`."""
         return self._start_request(*self._chat_pull_call(request, consumer))
 
-    async def asubmit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents) -> Request:
+    async def asubmit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents,
+                                constrained: Optional[bool] = None) -> Request:
         """:meth:`submit_chat_pull` with the native call on the loop's
         executor when the request may carry a constraint (see
-        :meth:`asubmit_pull`); the path under :meth:`achat`,
-        :meth:`achat_stream` and the server."""
+        :meth:`asubmit_pull`; ``constrained``: whether it may, when the
+        caller knows, e.g. of text it wrote from a dict); the path under
+        :meth:`achat`, :meth:`achat_stream` and the server."""
         call = self._chat_pull_call(request, consumer)
-        if not _may_constrain(request):
+        if not (may_constrain(request) if constrained is None else constrained):
             return self._start_request(*call)
         return await self._start_request_off_loop(*call)
 
@@ -647,7 +649,7 @@ _CONSTRAINT_FIELDS = ("response_format", "structured_outputs", "guided_json", "g
                       "guided_grammar")
 
 
-def _may_constrain(request: Union[str, Dict[str, Any]]) -> bool:
+def may_constrain(request: Union[str, Dict[str, Any]]) -> bool:
     """Whether a chat request may carry a structured-output constraint to
     compile (text: not looked into, so yes)."""
     if not isinstance(request, dict):

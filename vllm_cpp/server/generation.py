@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar
 
-from ..engine import Engine, Prompt
+from ..engine import Engine, Prompt, may_constrain
 from ..outputs import Completion, TokenLogprob
 from ..pull_requests import RequestEvents
 from ..sampling_params import SamplingParams
+from . import jsonio
 from .metrics import RequestTimer
 
 T = TypeVar("T")
@@ -85,7 +86,10 @@ class ChatRun:
     @classmethod
     async def submitted(cls, engine: Engine, body: Dict[str, Any], timer: RequestTimer) -> "ChatRun":
         run = cls(body, timer)
-        run._events = await RequestEvents.submitted(lambda events: engine.asubmit_chat_pull(body, events))
+        text = jsonio.dumps(body)  # the engine's JSON, written here by the server's one writer
+        constrained = may_constrain(body)
+        run._events = await RequestEvents.submitted(
+            lambda events: engine.asubmit_chat_pull(text, events, constrained=constrained))
         return run
 
     def cancel(self) -> None:

@@ -10,7 +10,6 @@ name.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import sys
@@ -19,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..sampling_params import SamplingParams, StructuredOutput
 from ..errors import ContextLengthExceededError, InteriorNulError, InvalidArgumentError, InvalidConfigurationError
-from . import schema
+from . import jsonio, schema
 
 logger = logging.getLogger("vllm_cpp.server")
 
@@ -64,7 +63,7 @@ def context_length_exceeded(error: ContextLengthExceededError, param: str) -> Ap
 def parse_body(raw: bytes) -> Dict[str, Any]:
     """The request body as a JSON object (400 otherwise)."""
     try:
-        body = json.loads(raw)
+        body = jsonio.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise invalid("the request body is not valid JSON: %s" % exc) from None
     except RecursionError:  # Python's parser recurses per nesting level
@@ -297,7 +296,7 @@ def _read_structured(body: Dict[str, Any]) -> Optional[StructuredOutput]:
         if not isinstance(value, wanted):
             raise _type_error(name, "a " + " or ".join(t.__name__ for t in wanted), value)
         try:
-            chosen.append(StructuredOutput.json_object() if kind == "json_object" else StructuredOutput(kind, value))
+            chosen.append(StructuredOutput.json_object() if kind == "json_object" else StructuredOutput(kind, _text(value)))
         except InvalidConfigurationError as exc:
             raise invalid("'%s': %s" % (name, exc), param=name) from None
     if len(chosen) > 1:
@@ -313,6 +312,13 @@ _STRUCTURED_OUTPUTS = {"json": "json_schema", "regex": "regex", "choice": "choic
                        "json_object": "json_object"}
 
 
+def _text(schema: Any) -> Any:
+    """A schema object as JSON text, written by the server's one writer
+    (a large one would stall the event loop in json.dumps); other values
+    as they are."""
+    return jsonio.dumps(schema) if isinstance(schema, dict) else schema
+
+
 def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
     if not isinstance(fmt, dict):
         raise _type_error("response_format", "an object", fmt)
@@ -326,7 +332,7 @@ def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
         if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
             raise invalid("'response_format.json_schema.schema' must be an object",
                           param="response_format.json_schema.schema")
-        return StructuredOutput.json_schema(spec["schema"])
+        return StructuredOutput.json_schema(_text(spec["schema"]))
     raise invalid("'response_format.type' must be 'text', 'json_object' or 'json_schema', not %r"
                   % (kind,), param="response_format.type")
 
