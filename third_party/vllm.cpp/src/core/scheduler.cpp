@@ -199,6 +199,10 @@ void Scheduler::update_from_output(const SchedulerOutput& scheduled, const Model
         if (num_drafts == 0) kv_.commit_computed(r);
         for (int32_t token : out.new_token_ids) r.append_token(token);
         r.spec_token_ids.clear();  // verified, or cut off by the budget: proposed again next step
+        if (out.prompt_rows_done) {  // done with every position's logits (prompt_logprobs)
+            r.max_tokens_per_step = 0;
+            r.reads_prefix_cache = true;
+        }
         if (num_drafts > 0 && out.num_accepted_drafts) {
             // The accepted drafts' K/V were computed at their positions by
             // this step; the slots after them hold rejected drafts' K/V,

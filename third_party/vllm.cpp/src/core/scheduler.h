@@ -39,7 +39,8 @@ public:
     // model runner made of `scheduled` (`output`, in the same order): the
     // computed tokens (drafts only as far as they were accepted), the
     // blocks they filled committed to the prefix cache, the new tokens
-    // appended, the drafts consumed. Finishing is the engine's (it knows
+    // appended, the drafts consumed, a prompt_logprobs request's limits
+    // lifted once its prompt rows are done. Finishing is the engine's (it knows
     // stop strings and errors): it removes a finished request afterwards.
     void update_from_output(const SchedulerOutput& scheduled, const ModelRunnerOutput& output);
     // Drops a finished or aborted request and frees its blocks.

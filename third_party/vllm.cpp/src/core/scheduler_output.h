@@ -44,6 +44,9 @@ struct RequestRunOutput {
     // Set when its drafts were verified: how many the target accepted. Unset
     // (drafts or not) when sampling failed; the request is then finished.
     std::optional<int> num_accepted_drafts;
+    // Its last prompt row was taken (reads_prefix_cache false, a
+    // max_tokens_per_step for every-row chunks): an ordinary request from here on.
+    bool prompt_rows_done = false;
 };
 
 // The step's outputs, one per SchedulerOutput entry, in its order.

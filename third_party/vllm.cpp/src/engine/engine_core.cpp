@@ -234,7 +234,7 @@ ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std
         float* rows = runner_.logits_rows(i);
         try {
             if (r.wants_prompt_rows()) {
-                record_prompt_logprobs(r, rows, slices[i]);
+                result.requests[i].prompt_rows_done = record_prompt_logprobs(r, rows, slices[i]);
                 // The chunk's last row samples, when it ends the prompt.
                 if (slices[i].start_pos + slices[i].n_tokens < sched.num_tokens()) continue;
                 rows += size_t(slices[i].n_tokens - 1) * vocab;
@@ -254,7 +254,7 @@ ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std
     return result;
 }
 
-void EngineCore::record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice) {
+bool EngineCore::record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice) {
     const int vocab = model_.config().vocab_size;
     const int n_prompt = r.num_prompt_tokens();
     for (int j = 0; j < slice.n_tokens; ++j) {
@@ -267,10 +267,9 @@ void EngineCore::record_prompt_logprobs(Request& r, const float* rows, const Seq
     if (static_cast<int>(r.prompt_logprobs.size()) >= n_prompt - 1) {
         r.stream->set_prompt_logprobs(r.prompt_logprobs);
         r.prompt_logprobs_sent = true;
-        // Done with every position's logits: an ordinary request from here on.
-        r.sched.max_tokens_per_step = 0;
-        r.sched.reads_prefix_cache = true;
+        return true;
     }
+    return false;
 }
 
 void EngineCore::erase_finished() {

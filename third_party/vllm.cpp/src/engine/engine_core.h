@@ -108,8 +108,9 @@ private:
     // Samples the next token of `r` from its logits row into `out`.
     void sample_token(Request& r, float* logits, StepOutput& out);
     // prompt_logprobs: the entries of the prompt positions a chunk's rows
-    // predict (each once), handed to the stream when the prompt is done.
-    void record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice);
+    // predict (each once), handed to the stream when the prompt is done
+    // (then true: the update makes it an ordinary request).
+    bool record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice);
     // Verifies r's first `num_drafts` draft tokens against its num_drafts + 1
     // logits rows: each row prepared and judged as an ordinary step would
     // be, accepted tokens emitted into `out` until the first rejection
