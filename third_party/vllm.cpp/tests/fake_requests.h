@@ -1,7 +1,6 @@
 // Fake requests for the core/ unit tests (scheduler, KV cache manager): no
-// model, no tokenizer, only token ids, and a step that does what the engine
-// core does with a scheduled batch (compute, commit, append a token at the
-// end of the known tokens).
+// model, no tokenizer, only token ids, and a fake model-runner output that
+// the scheduler's own update_from_output (the one the engine calls) applies.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -9,6 +8,7 @@
 
 #include "core/kv_cache_manager.h"
 #include "core/scheduler.h"
+#include "core/scheduler_output.h"
 #include "core/scheduler_request.h"
 
 namespace vllm_test {
@@ -25,16 +25,24 @@ inline std::unique_ptr<vllm::SchedulerRequest> fake_request(std::vector<int32_t>
     return std::make_unique<vllm::SchedulerRequest>(arrival, priority, std::move(prompt));
 }
 
-// One engine step over a scheduled batch: every request computes its tokens,
-// the manager caches its full blocks, and one that reached the end of its
-// tokens gets `next_token` appended (a decode's sampled token).
-inline void complete_step(vllm::KVCacheManager& kv, const std::vector<vllm::ScheduledRequest>& batch,
-                          int32_t next_token = 7) {
+// What a model runner reports for `batch` without drafts: a request whose
+// scheduled tokens reach the end of its tokens samples `next_token` (a
+// decode, or a prompt's last chunk); an earlier prefill chunk samples none.
+inline vllm::ModelRunnerOutput fake_run_output(const vllm::SchedulerOutput& batch, int32_t next_token = 7) {
+    vllm::ModelRunnerOutput output;
     for (const vllm::ScheduledRequest& s : batch) {
-        s.request->num_computed_tokens += s.num_new_tokens;
-        kv.commit_computed(*s.request);
-        if (s.request->num_computed_tokens == s.request->num_tokens()) s.request->append_token(next_token);
+        vllm::RequestRunOutput& out = output.requests.emplace_back();
+        if (s.request->num_computed_tokens + s.num_new_tokens >= s.request->num_tokens())
+            out.new_token_ids.push_back(next_token);
     }
+    return output;
+}
+
+// One engine step over a scheduled batch through the scheduler's update:
+// every request computes its tokens, its full blocks are committed, and one
+// that reached its end gets `next_token` appended.
+inline void complete_step(vllm::Scheduler& scheduler, const vllm::SchedulerOutput& batch, int32_t next_token = 7) {
+    scheduler.update_from_output(batch, fake_run_output(batch, next_token));
 }
 
 }  // namespace vllm_test

@@ -52,13 +52,12 @@ bool window_intact(const KVCacheManager& kv, const SchedulerRequest& r) {
     return true;
 }
 
-// One engine step for `r` alone: room for n tokens, computed, committed;
-// a token is appended when the request reached its end (a decode).
-bool run_step(KVCacheManager& kv, SchedulerRequest& r, int n) {
+// One engine step for `r` alone: room for n tokens, then the scheduler's
+// update (computed, committed; a token appended when the request reached
+// its end, a decode).
+bool run_step(Scheduler& scheduler, KVCacheManager& kv, SchedulerRequest& r, int n) {
     if (!kv.allocate(r, n)) return false;
-    r.num_computed_tokens += n;
-    kv.commit_computed(r);
-    if (r.num_computed_tokens == r.num_tokens()) r.append_token(3 + r.num_tokens() % 26);
+    complete_step(scheduler, SchedulerOutput{{{&r, n}}}, 3 + r.num_tokens() % 26);
     return true;
 }
 
@@ -81,29 +80,28 @@ void test_grouping() {
 
 void test_window_frees_blocks() {
     KVCacheManager kv(hybrid_groups(), {64, 64}, kBlockSize, false);
+    Scheduler scheduler(SchedulingPolicy::FCFS, 1, 64, kv);  // its update_from_output, as the engine steps
     auto r = fake_request(token_ids(40));
     // A 12-token chunk, then one of 20 (longer than the window), then decodes.
-    check(run_step(kv, *r, 12), "first chunk allocated");
+    check(run_step(scheduler, kv, *r, 12), "first chunk allocated");
     check(kv.block_table(*r, 1)[0] == kNullBlock && non_null(kv.block_table(*r, 1)) == 2,
           "after 12 tokens the sliding group keeps blocks 1-2 (positions 5.. are still read)");
     check(used(kv, 0) == 3 && used(kv, 1) == 2, "the full group keeps all 3 blocks, the sliding one gave one back");
     check(window_intact(kv, *r), "window intact after the first chunk");
-    check(run_step(kv, *r, 20), "a chunk longer than the window");
+    check(run_step(scheduler, kv, *r, 20), "a chunk longer than the window");
     check(kv.block_table(*r, 1).size() == 8 && non_null(kv.block_table(*r, 1)) == 2 && used(kv, 1) == 2,
           "after 32 tokens only the 2 blocks of the window stay");
     check(used(kv, 0) == 8, "the full group holds 8 blocks");
     check(window_intact(kv, *r), "window intact after the long chunk");
-    check(run_step(kv, *r, 8), "the prompt's last chunk");
+    check(run_step(scheduler, kv, *r, 8), "the prompt's last chunk");
     int peak = 0;
     bool intact = true;
     for (int step = 0; step < 40; ++step) {
         const int n = r->num_tokens() - r->num_computed_tokens;
         if (!kv.allocate(*r, n)) break;
         peak = std::max(peak, used(kv, 1));
-        r->num_computed_tokens += n;
-        kv.commit_computed(*r);
+        complete_step(scheduler, SchedulerOutput{{{r.get(), n}}}, 5);
         intact = intact && window_intact(kv, *r);
-        r->append_token(5);
     }
     check(r->num_computed_tokens == 80, "40 decode steps");
     check(intact, "no decode step's window holds a null entry");
@@ -146,8 +144,9 @@ void test_hybrid_prefix_hits() {
     // A sliding pool of 6 blocks: a finished request leaves only its last
     // 6 sliding blocks cached, the full pool keeps them all.
     KVCacheManager kv(hybrid_groups(), {64, 6}, kBlockSize, true);
+    Scheduler scheduler(SchedulingPolicy::FCFS, 1, 64, kv);  // its update_from_output, as the engine steps
     auto a = fake_request(token_ids(40));
-    for (int i = 0; i < 10; ++i) check(run_step(kv, *a, 4), "request A chunk " + std::to_string(i));
+    for (int i = 0; i < 10; ++i) check(run_step(scheduler, kv, *a, 4), "request A chunk " + std::to_string(i));
     kv.free(*a);
     check(kv.group(0).pool().num_cached() == 10 && kv.group(1).pool().num_cached() == 6,
           "A's blocks cached: 10 full, the last 6 sliding");
@@ -168,8 +167,7 @@ void test_hybrid_prefix_hits() {
     check(b->num_computed_tokens == 40 && kv.block_table(*b, 1)[0] == kNullBlock && window_intact(kv, *b),
           "B starts at 40 with null sliding entries before the window");
     check(used(kv, 0) == 11 && used(kv, 1) == 3, "B holds 10 + 1 full blocks, 2 + 1 sliding");
-    b->num_computed_tokens = 44;
-    kv.commit_computed(*b);
+    complete_step(scheduler, SchedulerOutput{{{b.get(), 4}}});
     check(used(kv, 1) == 2, "B's window moved: one adopted sliding block given back");
     kv.free(*b);
     check(used(kv, 0) == 0 && used(kv, 1) == 0, "B's blocks all back");
@@ -186,12 +184,9 @@ void test_preemption_frees_both_groups() {
     scheduler.add(r2.get());
     bool intact = true;
     for (int step = 0; step < 12 && scheduler.num_preemptions() == 0; ++step) {
-        for (const ScheduledRequest& s : scheduler.schedule()) {
-            s.request->num_computed_tokens += s.num_new_tokens;
-            kv.commit_computed(*s.request);
-            intact = intact && window_intact(kv, *s.request);
-            if (s.request->num_computed_tokens == s.request->num_tokens()) s.request->append_token(7);
-        }
+        const SchedulerOutput batch = scheduler.schedule();
+        complete_step(scheduler, batch);
+        for (const ScheduledRequest& s : batch) intact = intact && window_intact(kv, *s.request);
     }
     check(scheduler.num_preemptions() == 1 && r2->num_computed_tokens == 0, "the later request is preempted");
     check(intact, "windows intact while both ran");
@@ -205,8 +200,9 @@ void test_preemption_frees_both_groups() {
 void test_full_only_model_unchanged() {
     // One group: no null entries, every block kept, hits from the left.
     KVCacheManager kv(group_layers_by_window({0, 0}), {32}, kBlockSize, true);
+    Scheduler scheduler(SchedulingPolicy::FCFS, 1, 64, kv);  // its update_from_output, as the engine steps
     auto a = fake_request(token_ids(30));
-    check(run_step(kv, *a, 30), "one 30-token chunk");
+    check(run_step(scheduler, kv, *a, 30), "one 30-token chunk");
     check(non_null(kv.block_table(*a, 0)) == 8 && used(kv, 0) == 8, "all 8 blocks kept");
     kv.free(*a);
     check(kv.find_cached_prefix(*fake_request(token_ids(30))).num_tokens == 28, "the hit stops before the last token");

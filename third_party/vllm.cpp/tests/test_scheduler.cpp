@@ -3,7 +3,8 @@
 // in policy order, chunked prefill), max_num_seqs, admission without
 // overtaking, which request is preempted under each policy and where it
 // waits afterwards, prefix-cache adoption and its counters, the lpm policy's
-// order, a decode with draft tokens (the speculative-decoding seam), and
+// order, a decode with draft tokens (the speculative-decoding seam) and its
+// update (accepted drafts kept, rejected ones given up), and
 // requests waiting for a grammar mask (WAITING_FOR_FSM).
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ KVCacheManager make_kv(int num_blocks, bool prefix_caching = false) {
 }
 
 // "a:10 b:6": each scheduled request's arrival and token count, in batch order.
-std::string describe(const std::vector<ScheduledRequest>& batch) {
+std::string describe(const SchedulerOutput& batch) {
     std::string out;
     for (const ScheduledRequest& s : batch) {
         if (!out.empty()) out += ' ';
@@ -44,14 +45,14 @@ void test_budget_filling() {
     scheduler.add(a.get());
     scheduler.add(b.get());
     scheduler.add(c.get());
-    std::vector<ScheduledRequest> batch = scheduler.schedule();
+    SchedulerOutput batch = scheduler.schedule();
     check(describe(batch) == "a:10 b:6", "step 1: a whole, b's first chunk fills the budget (" + describe(batch) + ")");
     check(scheduler.num_running() == 2 && scheduler.num_waiting() == 1, "c waits");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     batch = scheduler.schedule();
     check(describe(batch) == "a:1 b:4 c:10", "step 2: a decodes, b finishes its prompt, c is admitted (" +
                                                  describe(batch) + ")");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     batch = scheduler.schedule();
     check(describe(batch) == "a:1 b:1 c:1", "step 3: three decodes (" + describe(batch) + ")");
 }
@@ -64,13 +65,13 @@ void test_chunked_prefill_boundaries() {
     std::vector<int> chunks, starts;
     bool tables_fit = true;
     for (int step = 0; step < 4; ++step) {
-        std::vector<ScheduledRequest> batch = scheduler.schedule();
+        SchedulerOutput batch = scheduler.schedule();
         if (batch.size() != 1) break;
         chunks.push_back(batch[0].num_new_tokens);
         starts.push_back(r->num_computed_tokens);
         const int blocks = (r->num_computed_tokens + batch[0].num_new_tokens + kBlockSize - 1) / kBlockSize;
         tables_fit = tables_fit && static_cast<int>(kv.block_table(*r, 0).size()) == blocks;
-        complete_step(kv, batch);
+        complete_step(scheduler, batch);
     }
     check(chunks == std::vector<int>({16, 16, 8, 1}), "chunks of 16, 16 and 8, then a decode of 1");
     check(starts == std::vector<int>({0, 16, 32, 40}), "each chunk starts where the last one ended");
@@ -83,9 +84,9 @@ void test_max_num_seqs() {
     Scheduler scheduler(SchedulingPolicy::FCFS, 2, 100, kv);
     auto a = fake_request(token_ids(5), 0), b = fake_request(token_ids(5, 10), 1), c = fake_request(token_ids(5, 20), 2);
     for (auto* r : {a.get(), b.get(), c.get()}) scheduler.add(r);
-    std::vector<ScheduledRequest> batch = scheduler.schedule();
+    SchedulerOutput batch = scheduler.schedule();
     check(describe(batch) == "a:5 b:5", "two sequences at most, budget to spare");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     scheduler.remove(a.get());
     check(a->status == RequestStatus::FINISHED && scheduler.num_running() == 1, "a removed");
     batch = scheduler.schedule();
@@ -109,7 +110,7 @@ void test_admission_does_not_overtake() {
 // the requests after the first preemption.
 struct PreemptionRun {
     std::unique_ptr<SchedulerRequest> first, second;
-    std::vector<ScheduledRequest> batch;  // of the step that preempted
+    SchedulerOutput batch;  // of the step that preempted
 };
 
 PreemptionRun run_until_preemption(Scheduler& scheduler, KVCacheManager& kv, int32_t first_priority,
@@ -120,7 +121,7 @@ PreemptionRun run_until_preemption(Scheduler& scheduler, KVCacheManager& kv, int
     scheduler.add(run.second.get());
     for (int step = 0; step < 20 && scheduler.num_preemptions() == 0; ++step) {
         run.batch = scheduler.schedule();
-        complete_step(kv, run.batch);
+        complete_step(scheduler, run.batch);
     }
     return run;
 }
@@ -150,7 +151,7 @@ void test_preemption(SchedulingPolicy policy) {
     auto c = fake_request(token_ids(4, 40), 2, by_priority ? -1 : 0);
     scheduler.add(c.get());
     scheduler.remove(&survivor);
-    const std::vector<ScheduledRequest> batch = scheduler.schedule();
+    const SchedulerOutput batch = scheduler.schedule();
     const std::string victim_step = std::string(1, static_cast<char>('a' + victim.arrival)) + ":" +
                                     std::to_string(victim_tokens);
     check(describe(batch) == (by_priority ? "c:4 " + victim_step : victim_step + " c:4"),
@@ -162,7 +163,7 @@ void test_prefix_cache_adoption() {
     Scheduler scheduler(SchedulingPolicy::FCFS, 8, 64, kv);
     auto a = fake_request(token_ids(16), 0);
     scheduler.add(a.get());
-    complete_step(kv, scheduler.schedule());
+    complete_step(scheduler, scheduler.schedule());
     scheduler.remove(a.get());
     check(kv.group(0).pool().num_cached() == 4, "a's 4 full blocks are cached");
 
@@ -172,7 +173,7 @@ void test_prefix_cache_adoption() {
     auto c = fake_request(token_ids(16), 2);
     scheduler.add(b.get());
     scheduler.add(c.get());
-    std::vector<ScheduledRequest> batch = scheduler.schedule();
+    SchedulerOutput batch = scheduler.schedule();
     check(describe(batch) == "b:4 c:4", "b adopts 16 cached tokens, c 12 (its last token is computed) (" +
                                             describe(batch) + ")");
     check(b->num_computed_tokens == 16 && c->num_computed_tokens == 12, "adopted tokens count as computed");
@@ -183,7 +184,7 @@ void test_prefix_cache_adoption() {
 
     // Requests that want every prompt position's logits (prompt_logprobs)
     // adopt none of it, and together compute a bounded chunk a step.
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     auto d = fake_request(token_ids(16), 3);
     auto e = fake_request(token_ids(16, 50), 4);
     for (SchedulerRequest* r : {d.get(), e.get()}) {
@@ -195,10 +196,10 @@ void test_prefix_cache_adoption() {
     check(describe(batch) == "b:1 c:1 d:6", "d adopts no cached block, 6 tokens a step; e waits (" +
                                                 describe(batch) + ")");
     check(d->num_cached_prompt_tokens == 0 && d->num_computed_tokens == 0, "no hit for d");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     batch = scheduler.schedule();
     check(describe(batch) == "b:1 c:1 d:6", "d's next chunk is 6 tokens too (" + describe(batch) + ")");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     batch = scheduler.schedule();
     check(describe(batch) == "b:1 c:1 d:4 e:2", "d's last 4 and e's first 2 share the 6 (" + describe(batch) + ")");
 }
@@ -209,7 +210,7 @@ void test_lpm_order() {
         Scheduler scheduler(policy, 1, 64, kv);
         auto a = fake_request(token_ids(16), 0);
         scheduler.add(a.get());
-        complete_step(kv, scheduler.schedule());
+        complete_step(scheduler, scheduler.schedule());
         scheduler.remove(a.get());
         auto x = fake_request(token_ids(16, 50), 1);  // nothing cached
         std::vector<int32_t> shared = token_ids(16);
@@ -217,7 +218,7 @@ void test_lpm_order() {
         auto y = fake_request(shared, 2);  // a's 16 tokens cached
         scheduler.add(x.get());
         scheduler.add(y.get());
-        const std::vector<ScheduledRequest> batch = scheduler.schedule();
+        const SchedulerOutput batch = scheduler.schedule();
         const bool lpm = policy == SchedulingPolicy::LPM;
         check(batch.size() == 1 && batch[0].request == (lpm ? y.get() : x.get()),
               lpm ? "lpm admits the longest cached prefix first" : "fcfs admits the earliest arrival");
@@ -236,11 +237,29 @@ void test_draft_tokens_are_scheduled() {
     Scheduler scheduler(SchedulingPolicy::FCFS, 8, 64, kv);
     auto r = fake_request(token_ids(6));
     scheduler.add(r.get());
-    complete_step(kv, scheduler.schedule());
+    complete_step(scheduler, scheduler.schedule());
     r->spec_token_ids = {11, 12, 13};
-    const std::vector<ScheduledRequest> batch = scheduler.schedule();
+    const SchedulerOutput batch = scheduler.schedule();
     check(describe(batch) == "a:4", "a decode with 3 drafts schedules 4 tokens (" + describe(batch) + ")");
     check(kv.block_table(*r, 0).size() == 3, "blocks for the drafts' K/V too (11 tokens)");
+    // The target accepts the first draft and replaces the second with its
+    // own token: the update appends both and counts as computed only the
+    // request's last token and the accepted draft (vLLM's rewind).
+    ModelRunnerOutput output;
+    output.requests.push_back(RequestRunOutput{{11, 20}, 1});
+    scheduler.update_from_output(batch, output);
+    check(r->num_tokens() == 9 && r->tokens()[7] == 11 && r->tokens()[8] == 20, "accepted draft and target token appended");
+    check(r->num_computed_tokens == 8 && r->spec_token_ids.empty(), "computed up to the accepted draft; drafts consumed");
+    SchedulerOutput next = scheduler.schedule();
+    check(describe(next) == "a:1", "next step computes the target's token alone (" + describe(next) + ")");
+    complete_step(scheduler, next);
+    // Drafts whose verification failed (the request then ends with the
+    // error) count nothing past the request's last token.
+    r->spec_token_ids = {11, 12};
+    next = scheduler.schedule();
+    scheduler.update_from_output(next, ModelRunnerOutput{{RequestRunOutput{}}});
+    check(r->num_tokens() == 10 && r->num_computed_tokens == 10 && r->spec_token_ids.empty(),
+          "a failed verification: its drafts' K/V are not counted");
 }
 
 // vLLM's WAITING_FOR_FSM: a request whose grammar mask is being computed
@@ -255,21 +274,21 @@ void test_waiting_for_grammar() {
     a->waiting_for_grammar = true;
     scheduler.add(a.get());
     scheduler.add(b.get());
-    std::vector<ScheduledRequest> batch = scheduler.schedule();
+    SchedulerOutput batch = scheduler.schedule();
     check(describe(batch) == "b:6", "a waits for its grammar; b, behind it, is admitted (" + describe(batch) + ")");
     check(scheduler.num_waiting() == 1 && a->status == RequestStatus::WAITING, "a is still waiting, in front");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     a->waiting_for_grammar = false;
     scheduler.add(c.get());
     batch = scheduler.schedule();
     check(describe(batch) == "b:1 a:6 c:6", "ready, a is admitted before c (" + describe(batch) + ")");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     const int blocks = used_blocks(kv);
     b->waiting_for_grammar = true;
     batch = scheduler.schedule();
     check(describe(batch) == "a:1 c:1", "running b waiting for a mask sits out the step (" + describe(batch) + ")");
     check(b->status == RequestStatus::RUNNING && used_blocks(kv) == blocks, "b keeps its place and its blocks");
-    complete_step(kv, batch);
+    complete_step(scheduler, batch);
     b->waiting_for_grammar = false;
     batch = scheduler.schedule();
     check(describe(batch) == "b:1 a:1 c:1", "its mask ready, b decodes again (" + describe(batch) + ")");

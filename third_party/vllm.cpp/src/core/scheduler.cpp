@@ -95,7 +95,7 @@ int Scheduler::step_tokens(const SchedulerRequest& r, int budget, int remaining,
     return std::min({n, r.max_tokens_per_step, capped_left});
 }
 
-std::vector<ScheduledRequest> Scheduler::schedule() {
+SchedulerOutput Scheduler::schedule() {
     std::vector<ScheduledRequest> batch;
     int budget = max_num_batched_tokens_;
     // What the requests with a max_tokens_per_step may still take together
@@ -185,7 +185,33 @@ std::vector<ScheduledRequest> Scheduler::schedule() {
         if (r->max_tokens_per_step > 0) capped_left -= n;
     }
     waiting_.insert(waiting_.begin(), arriving.begin(), arriving.end());  // in the order they were passed over
-    return batch;
+    return SchedulerOutput{std::move(batch)};
+}
+
+void Scheduler::update_from_output(const SchedulerOutput& scheduled, const ModelRunnerOutput& output) {
+    for (size_t i = 0; i < scheduled.size(); ++i) {
+        SchedulerRequest& r = *scheduled[i].request;
+        const RequestRunOutput& out = output.requests[i];
+        const int num_drafts = scheduled[i].num_drafts();
+        const int first_draft_position = r.num_tokens();
+        // Drafts' K/V count as computed only once verified (below).
+        r.num_computed_tokens += scheduled[i].num_new_tokens - num_drafts;
+        if (num_drafts == 0) kv_.commit_computed(r);
+        for (int32_t token : out.new_token_ids) r.append_token(token);
+        r.spec_token_ids.clear();  // verified, or cut off by the budget: proposed again next step
+        if (out.prompt_rows_done) {  // done with every position's logits (prompt_logprobs)
+            r.max_tokens_per_step = 0;
+            r.reads_prefix_cache = true;
+        }
+        if (num_drafts > 0 && out.num_accepted_drafts) {
+            // The accepted drafts' K/V were computed at their positions by
+            // this step; the slots after them hold rejected drafts' K/V,
+            // overwritten when those positions are computed for real, and
+            // never cached before.
+            r.num_computed_tokens = first_draft_position + *out.num_accepted_drafts;
+            kv_.commit_computed(r);
+        }
+    }
 }
 
 }  // namespace vllm

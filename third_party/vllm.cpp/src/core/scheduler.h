@@ -13,6 +13,7 @@
 
 #include "core/kv_cache_manager.h"
 #include "core/kv_load_gate.h"
+#include "core/scheduler_output.h"
 #include "core/scheduler_request.h"
 
 namespace vllm {
@@ -21,11 +22,6 @@ enum class SchedulingPolicy { FCFS, PRIORITY, LPM };
 
 // "fcfs" | "priority" | "lpm"; INVALID_ARGUMENT otherwise.
 SchedulingPolicy parse_scheduling_policy(const std::string& name);
-
-struct ScheduledRequest {
-    SchedulerRequest* request;
-    int num_new_tokens;  // run (tokens + spec_token_ids)[num_computed_tokens, + num_new_tokens)
-};
 
 class Scheduler {
 public:
@@ -38,7 +34,15 @@ public:
     // A request with waiting_for_grammar set is passed over until it is cleared.
     void add(SchedulerRequest* request);
     // The next step's batch (empty when nothing can run).
-    std::vector<ScheduledRequest> schedule();
+    SchedulerOutput schedule();
+    // The one place a step advances its requests' state, from what the
+    // model runner made of `scheduled` (`output`, in the same order): the
+    // computed tokens (drafts only as far as they were accepted), the
+    // blocks they filled committed to the prefix cache, the new tokens
+    // appended, the drafts consumed, a prompt_logprobs request's limits
+    // lifted once its prompt rows are done. Finishing is the engine's (it knows
+    // stop strings and errors): it removes a finished request afterwards.
+    void update_from_output(const SchedulerOutput& scheduled, const ModelRunnerOutput& output);
     // Drops a finished or aborted request and frees its blocks.
     void remove(SchedulerRequest* request);
     // The requests whose KV blocks could not be allocated (std::bad_alloc)

@@ -29,7 +29,8 @@ EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Toke
       kv_manager_(kv_plan.groups, kv_plan.group_blocks, config.block_size, config.prefix_caching),
       scheduler_(parse_scheduling_policy(config.scheduling_policy), config.max_num_seqs,
                  config.max_num_batched_tokens, kv_manager_),
-      pool_(config.num_threads) {
+      pool_(config.num_threads),
+      runner_(model, kv_cache_, kv_manager_, pool_) {
     if (config.speculative) {
         if (draft) {
             auto proposer = std::make_unique<DraftModelProposer>(std::move(*draft), kv_plan.draft_blocks,
@@ -171,7 +172,7 @@ void EngineCore::step() {
     collect_prepared_grammars();
     if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     propose_drafts();
-    std::vector<ScheduledRequest> batch = scheduler_.schedule();
+    const SchedulerOutput scheduled = scheduler_.schedule();
     for (SchedulerRequest* failed : scheduler_.take_failed()) {
         Request& r = request_of(*failed);
         remove(r, false);
@@ -179,13 +180,13 @@ void EngineCore::step() {
                          "out of memory: the KV cache blocks of this request could not be allocated");
     }
     erase_finished();
-    if (batch.empty() && std::any_of(requests_.begin(), requests_.end(),
-                                     [](const auto& entry) { return entry.second->sched.waiting_for_grammar; })) {
+    if (scheduled.empty() && std::any_of(requests_.begin(), requests_.end(),
+                                         [](const auto& entry) { return entry.second->sched.waiting_for_grammar; })) {
         // The others wait for their masks: idle until a worker reports one.
         waiting_for_grammar_ = true;
         return;
     }
-    if (batch.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
+    if (scheduled.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
         // Every request waits for blocks still arriving, or only ends held
         // back for their saves are left: idle until the I/O threads report
         // progress (progress made meanwhile is taken up next step).
@@ -193,92 +194,67 @@ void EngineCore::step() {
         if (connector_->take_wakeup()) waiting_for_transfers_ = false;
         return;
     }
-    if (batch.empty()) {
+    if (scheduled.empty()) {
         // Only possible when a request can never fit the KV cache (the load
         // checks make that unreachable); fail it rather than spin.
         if (!requests_.empty()) fail_all(VLLM_ERR_RUNTIME, "no request can be scheduled: the KV cache is too small");
         return;
     }
-    std::vector<SequenceSlice> slices;
-    slices.reserve(batch.size());
-    bool prompt_rows = false;  // some request takes its prompt chunk's rows
-    std::vector<int> num_drafts(batch.size(), 0);
-    spec_inputs_.clear();
-    spec_inputs_.reserve(batch.size());  // slices point into it
-    for (size_t i = 0; i < batch.size(); ++i) {
-        SchedulerRequest& r = *batch[i].request;
-        SequenceSlice slice;
-        slice.tokens = r.tokens().data() + r.num_computed_tokens;
-        slice.n_tokens = batch[i].num_new_tokens;
-        slice.start_pos = r.num_computed_tokens;
-        for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
-        // Drafts ride after the request's last token; a tight token budget
-        // may have cut some off.
-        num_drafts[i] = std::max(0, r.num_computed_tokens + slice.n_tokens - r.num_tokens());
-        r.spec_token_ids.resize(num_drafts[i]);
-        if (num_drafts[i] > 0) {
-            std::vector<int32_t>& input = spec_inputs_.emplace_back(r.tokens().begin() + r.num_computed_tokens, r.tokens().end());
-            input.insert(input.end(), r.spec_token_ids.begin(), r.spec_token_ids.end());
-            slice.tokens = input.data();
-        }
-        slice.num_logits = r.num_computed_tokens + slice.n_tokens >= r.num_tokens() ? 1 + num_drafts[i] : 0;
-        // prompt_logprobs: every row of a prompt chunk (drafts come only in decode).
-        if (request_of(r).wants_prompt_rows()) {
-            slice.num_logits = slice.n_tokens;
-            prompt_rows = true;
-        }
-        slices.push_back(slice);
-    }
-    const auto start = std::chrono::steady_clock::now();
-    model_.forward(slices, kv_cache_, pool_, logits_);
-    // The rest of the step is serial, and its output wakes the streams'
-    // consumers: let them have the workers' cores (BENCHMARKS.md, "HTTP
-    // cost: one wake-up per step").
-    pool_.park();
+    // schedule -> execute (forward, then sample or verify) -> update -> output.
+    const std::vector<SequenceSlice>& slices =
+        runner_.execute(scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); });
     ++counters_.model_steps;
     if (speculation_policy_) {
         int positions = 0;
         for (const SequenceSlice& slice : slices) positions += slice.n_tokens;
         speculation_policy_->costs().record_forward(static_cast<int>(slices.size()), positions,
-                                                    seconds_since(start));
+                                                    runner_.forward_seconds());
     }
+    std::vector<StepOutput> outputs;
+    const ModelRunnerOutput output = sample(scheduled, slices, outputs);
+    scheduler_.update_from_output(scheduled, output);
+    for (size_t i = 0; i < scheduled.size(); ++i)
+        if (outputs[i].produced || outputs[i].failed) deliver(request_of(*scheduled[i].request), outputs[i]);
+    runner_.release_prompt_rows();
+    erase_finished();
+}
 
+ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std::vector<SequenceSlice>& slices,
+                                     std::vector<StepOutput>& outputs) {
+    ModelRunnerOutput result;
+    result.requests.resize(scheduled.size());
+    outputs.assign(scheduled.size(), StepOutput{});
     const int vocab = model_.config().vocab_size;
-    size_t row = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-        SchedulerRequest& sched = *batch[i].request;
-        if (connector_) save_completed_blocks(sched, batch[i].num_new_tokens);
-        // Drafts' K/V count as computed only once verified (verify_and_output).
-        sched.num_computed_tokens += batch[i].num_new_tokens - num_drafts[i];
-        if (num_drafts[i] == 0) kv_manager_.commit_computed(sched);
+    for (size_t i = 0; i < scheduled.size(); ++i) {
+        const SchedulerRequest& sched = *scheduled[i].request;
+        if (connector_) save_completed_blocks(sched, scheduled[i].num_new_tokens);
         if (slices[i].num_logits == 0) continue;
         Request& r = request_of(sched);
-        float* rows = logits_.data() + row * size_t(vocab);
-        row += slices[i].num_logits;
+        StepOutput& out = outputs[i];
+        float* rows = runner_.logits_rows(i);
         try {
             if (r.wants_prompt_rows()) {
-                record_prompt_logprobs(r, rows, slices[i]);
+                result.requests[i].prompt_rows_done = record_prompt_logprobs(r, rows, slices[i]);
                 // The chunk's last row samples, when it ends the prompt.
                 if (slices[i].start_pos + slices[i].n_tokens < sched.num_tokens()) continue;
                 rows += size_t(slices[i].n_tokens - 1) * vocab;
             }
-            if (num_drafts[i] > 0) verify_and_output(r, rows, num_drafts[i]);
-            else sample_and_output(r, rows);
+            out.produced = true;
+            const int num_drafts = scheduled[i].num_drafts();
+            if (num_drafts > 0) verify_drafts(r, rows, num_drafts, out, result.requests[i]);
+            else sample_token(r, rows, out);
         } catch (const Error& e) {
             // An error while sampling belongs to its request alone (e.g. a
             // structured-output state refused as too ambiguous): the batch's
             // KV state is intact, so the others go on.
-            r.stream->finish(nullptr, e.status(), e.what());
-            finish(r, false);
+            out.fail(e.status(), e.what());
         }
+        result.requests[i].new_token_ids = out.tokens;
     }
-    // A prompt_logprobs chunk's rows (up to ~64 MiB) are not kept for the
-    // steps after it, which need a row or a few per request.
-    if (prompt_rows) std::vector<float>().swap(logits_);
-    erase_finished();
+    return result;
 }
 
-void EngineCore::record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice) {
+bool EngineCore::record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice) {
     const int vocab = model_.config().vocab_size;
     const int n_prompt = r.num_prompt_tokens();
     for (int j = 0; j < slice.n_tokens; ++j) {
@@ -291,10 +267,9 @@ void EngineCore::record_prompt_logprobs(Request& r, const float* rows, const Seq
     if (static_cast<int>(r.prompt_logprobs.size()) >= n_prompt - 1) {
         r.stream->set_prompt_logprobs(r.prompt_logprobs);
         r.prompt_logprobs_sent = true;
-        // Done with every position's logits: an ordinary request from here on.
-        r.sched.max_tokens_per_step = 0;
-        r.sched.reads_prefix_cache = true;
+        return true;
     }
+    return false;
 }
 
 void EngineCore::erase_finished() {
@@ -333,10 +308,8 @@ bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
     if (r.sampling.logprobs >= 0) out.logprobs.push_back(sampler_.logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
     if (r.matcher && !r.matcher->accept_token(token)) {
         // Only reachable when a logits processor undid the mask.
-        r.stream->finish(nullptr, VLLM_ERR_RUNTIME,
-                         "sampled token " + std::to_string(token) + " violates the structured-output constraint "
-                         "(did a logits processor allow a masked token?)");
-        finish(r, false);
+        out.fail(VLLM_ERR_RUNTIME, "sampled token " + std::to_string(token) + " violates the structured-output "
+                                   "constraint (did a logits processor allow a masked token?)");
         return false;
     }
     out.tokens.push_back(token);
@@ -368,6 +341,11 @@ bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
 }
 
 void EngineCore::deliver(Request& r, StepOutput& out) {
+    if (out.failed) {
+        r.stream->finish(nullptr, out.error_status, out.error);
+        finish(r, false);
+        return;
+    }
     r.stream->push_step(out.delta, out.tokens, std::move(out.logprobs));
     if (out.reason != nullptr) {
         finished_.push_back(Finished{r.sched.arrival, r.stream, out.reason});
@@ -377,22 +355,18 @@ void EngineCore::deliver(Request& r, StepOutput& out) {
     prepare_grammar(r);
 }
 
-void EngineCore::sample_and_output(Request& r, float* logits) {
+void EngineCore::sample_token(Request& r, float* logits, StepOutput& out) {
     prepare_row(r, logits);
     const int32_t token = sampler_.sample(r.sampling, logits, model_.config().vocab_size, r.prompt, r.output, r.rng);
-    StepOutput out;
-    if (emit(r, token, out)) deliver(r, out);
+    emit(r, token, out);
 }
 
-void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
+void EngineCore::verify_drafts(Request& r, float* logits, int num_drafts, StepOutput& out, RequestRunOutput& run) {
     const int vocab = model_.config().vocab_size;
     const std::vector<int32_t> drafts(r.sched.spec_token_ids.begin(), r.sched.spec_token_ids.begin() + num_drafts);
-    r.sched.spec_token_ids.clear();
     // The draft model's sampled drafts come with the q they were drawn from.
     const std::vector<float>* q = proposer_->draft_probabilities(r.sched.arrival);
-    const int first_draft_position = r.sched.num_tokens();
     int accepted = 0;
-    StepOutput out;
     bool alive = true;
     for (int j = 0; j <= num_drafts && alive; ++j) {
         float* row = logits + size_t(j) * vocab;
@@ -418,17 +392,11 @@ void EngineCore::verify_and_output(Request& r, float* logits, int num_drafts) {
     for (int j = 0; j < accepted; ++j) ++stats.num_accepted_tokens_per_pos[j];
     if (!alive) return;
     speculation_policy_->record(r.sched.arrival, num_drafts, accepted);
-    // The accepted drafts' K/V were computed at their positions by this
-    // step; the slots after them hold rejected drafts' K/V, overwritten when
-    // those positions are computed for real, and never cached before.
-    r.sched.num_computed_tokens = first_draft_position + accepted;
-    kv_manager_.commit_computed(r.sched);
-    deliver(r, out);
+    run.num_accepted_drafts = accepted;  // the scheduler's update gives up the rejected drafts' K/V slots
 }
 
 const char* EngineCore::append_token(Request& r, int32_t token, std::string& delta) {
-    r.output.push_back(token);
-    r.sched.append_token(token);
+    r.output.push_back(token);  // the scheduler request's copy grows in update_from_output
     ++counters_.generation_tokens;
     const int32_t n_out = r.num_output_tokens();
     const bool at_limit = (r.sampling.max_tokens > 0 && n_out >= r.sampling.max_tokens) ||

@@ -17,6 +17,7 @@
 #include "core/scheduler.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_plan.h"
+#include "engine/model_runner.h"
 #include "engine/request.h"
 #include "engine/stats.h"
 #include "kv_transfer/kv_connector.h"
@@ -83,28 +84,48 @@ private:
         std::vector<TokenLogprob> logprobs;
         const char* reason = nullptr;  // set when the request finished
         bool jumped = false;           // the last token brought jump-forward tokens
+        bool produced = false;         // sampled this step (not a prefill chunk before the prompt's end)
+        // Sampling failed: the request ends with this error once the step's update is done.
+        bool failed = false;
+        vllm_status error_status = VLLM_ERR_RUNTIME;
+        std::string error;
+        void fail(vllm_status status, std::string message) {
+            failed = true;
+            error_status = status;
+            error = std::move(message);
+        }
     };
 
     // Speculative decoding: the draft tokens each running request in decode
     // verifies this step (spec_token_ids), as the dynamic switch allows.
     void propose_drafts();
-    // Samples the next token of `r` from its logits row and delivers the text.
-    void sample_and_output(Request& r, float* logits);
+    // The step's sampling: each scheduled request's rows sampled, or its
+    // drafts verified, into `outputs` (the streams' text, one per request)
+    // and the model-runner output the scheduler's update takes. Nothing is
+    // delivered or finished yet: the update comes first.
+    ModelRunnerOutput sample(const SchedulerOutput& scheduled, const std::vector<SequenceSlice>& slices,
+                             std::vector<StepOutput>& outputs);
+    // Samples the next token of `r` from its logits row into `out`.
+    void sample_token(Request& r, float* logits, StepOutput& out);
     // prompt_logprobs: the entries of the prompt positions a chunk's rows
-    // predict (each once), handed to the stream when the prompt is done.
-    void record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice);
+    // predict (each once), handed to the stream when the prompt is done
+    // (then true: the update makes it an ordinary request).
+    bool record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice);
     // Verifies r's first `num_drafts` draft tokens against its num_drafts + 1
     // logits rows: each row prepared and judged as an ordinary step would
-    // be, accepted tokens appended until the first rejection (replaced by
-    // the target's token) or, all accepted, one more sampled token; the
-    // rejected drafts' K/V slots are given up (num_computed_tokens).
-    void verify_and_output(Request& r, float* logits, int num_drafts);
+    // be, accepted tokens emitted into `out` until the first rejection
+    // (replaced by the target's token) or, all accepted, one more sampled
+    // token; `run` says how many were accepted (the update gives up the
+    // rejected drafts' K/V slots).
+    void verify_drafts(Request& r, float* logits, int num_drafts, StepOutput& out, RequestRunOutput& run);
     // A logits row as the sampler must see it: the min_tokens EOS mask, the
     // grammar mask and the logits processor (the raw row kept for logprobs).
     void prepare_row(Request& r, float* logits);
     // One chosen token into `out`: its logprobs, the grammar, the output and
-    // finish checks, jump-forward. False when the request failed (it is finished).
+    // finish checks, jump-forward. False when the request failed (out.failed).
     bool emit(Request& r, int32_t token, StepOutput& out);
+    // Hands `out` to r's stream, then finishes r (a finish reason or a
+    // failure) or readies its next grammar mask.
     void deliver(Request& r, StepOutput& out);
     // Makes r's next mask ready: computed here within kInlineMaskSlice, or
     // else handed to the compile workers, r waiting (waiting_for_grammar).
@@ -135,6 +156,7 @@ private:
     KVCacheManager kv_manager_;
     Scheduler scheduler_;
     ThreadPool pool_;
+    ModelRunner runner_;
     Request& request_of(const SchedulerRequest& sched) { return *requests_.at(sched.arrival); }
 
     std::map<uint64_t, std::unique_ptr<Request>> requests_;  // by arrival (the scheduler request's id)
@@ -145,7 +167,6 @@ private:
     };
     std::vector<Finished> finished_;
     Sampler sampler_;  // its scratch is reused request after request
-    std::vector<float> logits_;
     std::vector<float> raw_logits_;  // a copy of one row, for log-probabilities
     std::unique_ptr<kv_transfer::KvConnector> connector_;
     std::atomic<bool> waiting_for_transfers_{false};
@@ -162,7 +183,6 @@ private:
     std::unique_ptr<Proposer> proposer_;
     DraftModelProposer* draft_proposer_ = nullptr;  // proposer_ when it is the draft model's (its KV stats)
     std::unique_ptr<SpeculationPolicy> speculation_policy_;
-    std::vector<std::vector<int32_t>> spec_inputs_;  // per step: a verifying slice's tokens then drafts
     std::vector<DraftRequest> draft_requests_;       // per step: the requests propose_drafts drafts for
 };
 
