@@ -3,9 +3,9 @@
     python bench/bench_chat_template.py            # --repeats N, --templates DIR
 
 The engine side is the render_chat_template test program (built with
-tests/native_build.py) timing REPEATS renders of an already parsed template;
+tests/support/native_build.py) timing REPEATS renders of an already parsed template;
 the jinja2 side times REPEATS renders of an already compiled template in the
-environment transformers uses (tests/chat_reference.py). Both render the same
+environment transformers uses (tests/support/chat_reference.py). Both render the same
 conversation: system, user, assistant, user, plus a weather tool for the
 templates that take tools, with the generation prompt on.
 """
@@ -20,7 +20,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import chat_reference  # noqa: E402
 from native_build import build_native_tests  # noqa: E402

@@ -2,7 +2,7 @@
 
 Each type is made from the bundled SmolLM2 Q4_1 GGUF by llama.cpp's own
 quantizer (llama-cpp-python's ``llama_model_quantize``, requantizing;
-tests/llama_quantize.py caches the files), then bench_vs_llamacpp.py
+tests/support/llama_quantize.py caches the files), then bench_vs_llamacpp.py
 measures each engine on it in a fresh child process (prompt processing of
 a 512-token prompt, batch-1 greedy decode of 128 tokens, best of
 --repeats), the two engines alternating file by file so that a noisy
@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 from llama_quantize import quantized  # noqa: E402
 
 DEFAULT_TYPES = "Q4_1,Q4_0,Q8_0,Q6_K,Q4_K_M,Q5_K_M,BF16,F16"

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from kv_stores import REDIS_MISSING, RedisServer  # noqa: E402
 from vllm_cpp import Engine, SamplingParams  # noqa: E402

@@ -32,7 +32,7 @@ ratio against the 0.95x floor, and the costs its dynamic switch measured.
 A second table is the draft model ("draft_model"): SmolLM2 F16 as the
 target, drafted for by SmolLM2 Q4_0 (llama.cpp's quantizer, or --draft),
 both made from the bundled GGUF and cached as the tests make them
-(tests/hf_convert.py, tests/llama_quantize.py); --draft-types Q4_0,Q8_0,Q6_K
+(tests/support/hf_convert.py, tests/support/llama_quantize.py); --draft-types Q4_0,Q8_0,Q6_K
 adds a draft engine per llama.cpp file type, each with its acceptance (the
 quantizer runs in --peer-python, a Python with llama-cpp-python, when this
 one has none); --draft-vocab 0,32768 adds one per draft_vocab_size too (the
@@ -247,7 +247,7 @@ def run_llamacpp(model, threads, prompts, max_tokens, repeats, lookup):
     return results
 
 
-TESTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests"
+TESTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests" / "support"
 
 
 def quantized_draft(ftype, peer_python):

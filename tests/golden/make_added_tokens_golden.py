@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tokenizer_json_added_tokens.json: Hugging Face `tokenizers` on
 small crafted tokenizer.json files whose added tokens exercise how
-`tokenizers` finds them (tests/test_tokenizer_json.py replays them against
+`tokenizers` finds them (tests/models/test_tokenizer_json.py replays them against
 the engine's loader): overlapping tokens (leftmost-longest), single_word at
 word boundaries and inside words (Unicode word characters), lstrip/rstrip
 with Unicode whitespace, normalized and raw tokens under an NFC and a

@@ -1,4 +1,4 @@
-"""Regenerate the tiny-model goldens under tests/golden/tiny/ (tests/test_arch_goldens.py).
+"""Regenerate the tiny-model goldens under tests/golden/tiny/ (tests/models/test_arch_goldens.py).
 
 What this script does, per case of ``CASES``
 --------------------------------------------
@@ -9,9 +9,9 @@ What this script does, per case of ``CASES``
    ``1/sqrt(fan_in)``, the embedding with std 0.2. Every weight is rounded to
    float16, so the F16 GGUF below holds exactly the weights transformers ran.
 2. Saves it as a Hugging Face directory (``save_pretrained``, safetensors)
-   with the tiny byte-level BPE vocabulary of tests/tiny_models.py as
+   with the tiny byte-level BPE vocabulary of tests/support/tiny_models.py as
    tokenizer.json, and converts that to ``tiny/<case>.gguf`` (F16 matrices,
-   F32 vectors) with tests/hf_convert.py, the project's one table of
+   F32 vectors) with tests/support/hf_convert.py, the project's one table of
    Hugging Face <-> llama.cpp names.
 3. Greedy: for each of ``N_PROMPTS`` seeded random prompts, ``N_NEW`` ids by
    argmax of transformers' last logits row (a full forward per step, no
@@ -67,7 +67,7 @@ import tempfile
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-TESTS = HERE.parent
+TESTS = HERE.parent / "support"
 sys.path.insert(0, str(TESTS))
 import hf_convert  # noqa: E402
 import tiny_models  # noqa: E402

@@ -1,4 +1,4 @@
-"""Regenerate the llama.cpp goldens for Gemma 3 270M (tests/test_gemma3.py).
+"""Regenerate the llama.cpp goldens for Gemma 3 270M (tests/models/test_gemma3.py).
 
 What this script does
 ---------------------

@@ -18,7 +18,7 @@ for make_tokenizer_golden.py's corpus plus make_tokenizer_gguf_golden.py's
 Gemma texts. The exported files (2 MB and 33 MB) are not committed (they
 are written to build/tokenizer-json/{smollm2,gemma3}/): the suite writes
 the same documents itself, SmolLM2's with tokenizer_probe.py and Gemma's
-with tests/hf_convert.py, and this script checks that Gemma's equals the
+with tests/support/hf_convert.py, and this script checks that Gemma's equals the
 export (vocabulary, merges, added tokens and all).
 
 Outputs, next to this script: tokenizer_json_{smollm2,gemma3}.json
@@ -35,7 +35,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "support"))
 
 from make_tokenizer_golden import CORPUS  # noqa: E402
 from make_tokenizer_gguf_golden import GEMMA_TEXTS  # noqa: E402

@@ -6,7 +6,7 @@ readers (``protocol.read_field``) take a field's type, bounds and default
 from its entry, and openapi.py writes the same entries into the document.
 Which fields a body accepts stays in protocol.py's tuples
 (``COMPLETION_FIELDS``, ``CHAT_FIELDS``); every name there has an entry
-here (tests/test_server_openapi.py checks it). Chat bodies are validated by
+here (tests/serving/test_server_openapi.py checks it). Chat bodies are validated by
 the engine's own parser (``src/chat/chat_request.cpp``), so ``CHAT`` states
 the engine's types and bounds; the same test drives every chat field
 through the engine to keep them equal. A value of ``null`` means the field

@@ -1,0 +1,98 @@
+"""The engine's own test programs, run from this suite.
+
+test_c_abi is a plain C client of libvllm (NULL pointers into every entry
+point, bad parameters, refusals, a real completion), stress_c_abi a
+concurrency stress of it; test_kernels, test_attention, test_thread_pool,
+test_huge_pages (the weights' memory), test_sampler, the serving core's
+(test_scheduler, test_block_pool, test_kv_cache_groups and
+test_output_processor: fake requests, no model), test_recursion_budget
+and test_tokenizer are C++ unit tests of internals. Each prints
+"N passed, M failed" and exits non-zero on failure.
+"""
+
+import os
+import pathlib
+
+import pytest
+
+from native_build import build_native_tests, run_program
+
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden"
+
+
+@pytest.fixture(scope="module")
+def build():
+    return build_native_tests()
+
+
+@pytest.mark.timeout(900)
+def test_c_abi_without_model(build):
+    run_program(build, "test_c_abi")
+
+
+@pytest.mark.timeout(600)
+def test_c_abi_with_model(build, smollm2_path):
+    run_program(build, "test_c_abi", smollm2_path)
+
+
+@pytest.mark.timeout(300)
+def test_c_abi_concurrency_stress(build, smollm2_path):
+    """stress_c_abi: threads submitting, streaming, cancelling and freeing
+    requests (also from their own callbacks), pull requests, chats; the
+    engine freed at once after each round. A short smoke here; tests/
+    sanitize.py tsan runs it longer under ThreadSanitizer."""
+    run_program(build, "stress_c_abi", smollm2_path, 3, 2, 6)
+
+
+@pytest.mark.timeout(600)
+def test_kernels(build):
+    run_program(build, "test_kernels")
+
+
+@pytest.mark.timeout(300)
+def test_thread_pool(build):
+    run_program(build, "test_thread_pool")
+
+
+@pytest.mark.timeout(300)
+def test_huge_pages(build):
+    run_program(build, "test_huge_pages")
+
+
+@pytest.mark.timeout(300)
+def test_recursion_budget(build):
+    """Every recursive walk (JSON, GBNF, regex, JSON Schema and $ref, the
+    Jinja parser and evaluator, tool-call literals) refused past its limit at
+    depths 10^3..10^6, on the main thread and on 128/256 KiB threads."""
+    run_program(build, "test_recursion_budget")
+
+
+@pytest.mark.timeout(300)
+def test_sampler(build):
+    run_program(build, "test_sampler")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("program", ["test_kv_cache_groups", "test_scheduler", "test_block_pool",
+                                     "test_output_processor"])
+def test_serving_core(build, program):
+    # Fake requests, no model: the scheduler, the block pool and KV cache
+    # manager, the output processor.
+    run_program(build, program)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "avx512"])
+def test_attention_kernel(build, isa):
+    # VLLM_CPP_ISA only lowers the level: on a CPU without the ISA this runs a lower build.
+    run_program(build, "test_attention", env={**os.environ, "VLLM_CPP_ISA": isa})
+
+
+@pytest.mark.timeout(600)
+def test_tokenizer_against_llamacpp_golden(build, smollm2_path):
+    run_program(build, "test_tokenizer", smollm2_path, GOLDEN / "tokenizer_smollm2.txt")
+
+
+@pytest.mark.timeout(300)
+def test_x86_features_agree_with_the_compiler(build):
+    run_program(build, "test_x86_features")
