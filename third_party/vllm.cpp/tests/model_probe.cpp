@@ -1,5 +1,5 @@
 // A probe into the model forward for the reference tests
-// (tests/test_correctness.py): runs token ids through the real weights,
+// (tests/engine/test_correctness.py): runs token ids through the real weights,
 // KV cache and kernels, bypassing tokenizer and sampler so results compare
 // id for id with the float reference.
 //

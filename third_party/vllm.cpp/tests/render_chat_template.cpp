@@ -1,5 +1,5 @@
 // Renders a matrix of chat-template cases in one process, for the Python
-// conformance tests (tests/test_chat_templates.py) and the benchmark.
+// conformance tests (tests/unit/test_chat_templates.py) and the benchmark.
 //
 //   render_chat_template CASES.jsonl [REPEATS]
 //

@@ -1,5 +1,5 @@
-/* A concurrency stress of the C ABI, for ThreadSanitizer (tests/sanitize.py
- * tsan) and as a short smoke in the Python suite (tests/test_native.py).
+/* A concurrency stress of the C ABI, for ThreadSanitizer (tests/support/sanitize.py
+ * tsan) and as a short smoke in the Python suite (tests/unit/test_native.py).
  *
  *   stress_c_abi MODEL.gguf [SECONDS_PER_ROUND] [ROUNDS] [THREADS]
  *

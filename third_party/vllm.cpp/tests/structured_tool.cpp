@@ -1,5 +1,5 @@
 // Runs structured-output constraints over SmolLM2's vocabulary for the
-// Python tests and benchmark (tests/test_structured_native.py,
+// Python tests and benchmark (tests/unit/test_structured_native.py,
 // bench/bench_structured.py).
 //
 //   structured_tool MODEL.gguf simulate CASES   decoding simulations

@@ -373,7 +373,7 @@ void test_packed_metadata_arrays() {
 }
 
 // SentencePiece on a hand-made vocabulary (Gemma 3's real one is tested
-// against llama.cpp in tests/test_tokenizer_gguf.py when present).
+// against llama.cpp in tests/models/test_tokenizer_gguf.py when present).
 void test_sentencepiece() {
     TokenizerData d;
     d.model = "llama";

@@ -3,7 +3,7 @@
 // GGUF architecture it becomes, which config.json keys give which GGUF
 // hyperparameters, and which tensor names become which llama.cpp names.
 // Adding an architecture to the HF loader is adding its row here (the
-// forward itself is model_config's and llama's). tests/hf_convert.py holds
+// forward itself is model_config's and llama's). tests/support/hf_convert.py holds
 // the same rows for the test-side conversion.
 #pragma once
 #include <string>
