@@ -175,6 +175,12 @@ def test_added_tokens_match_as_tokenizers_does(probe, tmp_path, name):
     (tiny_metaspace(normalizer=None, pre_tokenizer={"type": "Whitespace"}), "pre-tokenizer Whitespace"),
     (tiny_metaspace(decoder={"type": "WordPiece"}), "decoder WordPiece"),
     (tiny_metaspace(post_processor={"type": "BertProcessing"}), "post-processor BertProcessing"),
+    # Sparse ids would size the token table past what the file describes
+    # (a fuzzer's input: 2^31 - 1 made the loader allocate 64 GiB).
+    (tiny_metaspace(model=dict(tiny_metaspace()["model"], vocab=dict(tiny_metaspace()["model"]["vocab"], z=2**31 - 1))),
+     "vocab entry 'z' has id 2147483647, past the"),
+    (tiny_metaspace(added_tokens=[{"id": 70000, "content": "<x>", "special": True}]),
+     "added token '<x>' has id 70000, past the"),
 ])
 def test_bad_tokenizer_json_is_refused_by_name(probe, tmp_path, doc, message):
     path = write(tmp_path, doc)

@@ -58,10 +58,18 @@ private:
     void read_post_processor(const json::Value& root);
     void apply_options();
     int32_t token_id(const std::string& text, const std::string& where) const;
+    // The slot of token id `id` in data_.tokens, grown to hold it; refused
+    // (naming `what`) unless it is an integer below max_token_id_.
+    size_t token_slot(const json::Value& id, const std::string& what);
 
     std::string path_;
     HfTokenizerOptions options_;
     mutable int flatten_depth_ = 0;  // Sequences open in flatten()
+    // Ids may leave gaps (unused tokens), but the table they index is sized
+    // by the largest: bounded by the tokens the file names plus kIdGapSlack,
+    // so a file cannot make the loader allocate more than it describes.
+    static constexpr size_t kIdGapSlack = 65536;
+    size_t max_token_id_ = 0;
     TokenizerData data_;
     std::vector<MergePair> merges_;
     std::vector<AddedToken> added_tokens_;
@@ -110,14 +118,18 @@ std::vector<const json::Value*> Loader::flatten(const json::Value& component, co
 void Loader::read_vocab(const json::Value& model) {
     const json::Value& vocab = member(model, "vocab", "the model");
     if (!vocab.is_object()) refuse("the model's vocab is not an object");
-    for (const auto& [text, id] : vocab.members()) {
-        if (!id.is_int() || id.as_int() < 0 || id.as_int() >= (int64_t(1) << 31)) {
-            refuse("vocab entry '" + text + "' has no valid id");
-        }
-        const size_t i = static_cast<size_t>(id.as_int());
-        if (i >= data_.tokens.size()) data_.tokens.resize(i + 1);
-        data_.tokens[i] = text;
+    for (const auto& [text, id] : vocab.members()) data_.tokens[token_slot(id, "vocab entry '" + text + "'")] = text;
+}
+
+size_t Loader::token_slot(const json::Value& id, const std::string& what) {
+    if (!id.is_int() || id.as_int() < 0 || id.as_int() >= (int64_t(1) << 31)) refuse(what + " has no valid id");
+    const size_t i = static_cast<size_t>(id.as_int());
+    if (i >= max_token_id_) {
+        refuse(what + " has id " + std::to_string(i) + ", past the " + std::to_string(max_token_id_) +
+               " ids a file naming this many tokens may use (their count plus " + std::to_string(kIdGapSlack) + ")");
     }
+    if (i >= data_.tokens.size()) data_.tokens.resize(i + 1);
+    return i;
 }
 
 void Loader::read_merges(const json::Value& model) {
@@ -148,13 +160,10 @@ void Loader::read_added_tokens(const json::Value& root) {
     for (const json::Value& t : added->items()) {
         const json::Value& id = member(t, "id", "an added token");
         const json::Value& content = member(t, "content", "an added token");
-        if (!id.is_int() || id.as_int() < 0 || id.as_int() >= (int64_t(1) << 31) || !content.is_string()) {
-            refuse("an added token has no valid id or content");
-        }
+        if (!content.is_string()) refuse("an added token has no valid content");
         const std::string& text = content.as_string();
         const bool special = flag(t, "special", false);
-        const size_t i = static_cast<size_t>(id.as_int());
-        if (i >= data_.tokens.size()) data_.tokens.resize(i + 1);
+        const size_t i = token_slot(id, "added token '" + text + "'");
         data_.tokens[i] = text;
         if (data_.token_types.size() < data_.tokens.size()) {
             data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
@@ -370,6 +379,10 @@ std::unique_ptr<Tokenizer> Loader::load() {
     read_pre_tokenizer(root);
     read_decoder(root);
     if (!byte_level_ && !replaces_spaces_) refuse("neither a ByteLevel nor a Metaspace-style tokenizer");
+    const json::Value* added = root.find("added_tokens");
+    const json::Value& vocab = member(model, "vocab", "the model");
+    max_token_id_ = (vocab.is_object() ? vocab.size() : 0) + (added != nullptr && added->is_array() ? added->size() : 0) +
+                    kIdGapSlack;
     read_vocab(model);
     read_merges(model);
     data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
