@@ -79,12 +79,21 @@ def flags(name, build_dir, input_timeout):
     return out
 
 
+def fresh_rss(command):
+    """`command` run from a shell's forked child. Linux carries a process's
+    peak RSS (what libFuzzer's -rss_limit_mb checks) across fork and exec,
+    so a fuzzer started straight from a large parent (a pytest process late
+    in the suite) would start "over" the limit; a grandchild forked from a
+    small shell starts from its own."""
+    return ["/bin/sh", "-c", '"$0" "$@"; exit $?', *command]
+
+
 def replay(binary, name, build_dir, input_timeout):
     """Runs every committed input once; returns (ok, output)."""
     inputs = committed_inputs(name)
     if not inputs:
         return True, ""
-    result = subprocess.run([str(binary), *flags(name, build_dir, input_timeout), *map(str, inputs)],
+    result = subprocess.run(fresh_rss([str(binary), *flags(name, build_dir, input_timeout), *map(str, inputs)]),
                             capture_output=True, text=True, errors="replace")
     return result.returncode == 0, result.stdout + result.stderr
 
@@ -97,7 +106,7 @@ def fuzz(binary, name, build_dir, seconds, input_timeout):
     command = [str(binary), *flags(name, build_dir, input_timeout), f"-max_total_time={seconds}", str(corpus)]
     if seeds.is_dir():
         command.append(str(seeds))  # read, never written: new inputs go to the first directory
-    result = subprocess.run(command, capture_output=True, text=True, errors="replace",
+    result = subprocess.run(fresh_rss(command), capture_output=True, text=True, errors="replace",
                             timeout=seconds + 10 * input_timeout + 120)
     output = result.stdout + result.stderr
     executions = re.findall(r"stat::number_of_executed_units: (\d+)", output)
