@@ -1,107 +1,30 @@
 // The vllm.h entry points: validate, convert, call the engine, catch
-// everything, set the thread's last error. No engine logic lives here.
+// everything, set the thread's last error. No engine logic lives here, and
+// no delivery: every request is a consumer of the pull primitive
+// (api/delivery.h).
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <functional>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
-#include <thread>
-#include <condition_variable>
-#include <mutex>
-#include <memory>
 
+#include "api/delivery.h"
+#include "api/handles.h"
+#include "api/output_json.h"
 #include "chat/chat_service.h"
 #include "engine/engine.h"
 #include "engine/engine_options.h"
-#include "engine/ready_queue.h"
 #include "sample/request_options.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/utf8.h"
 #include "vllm.h"
 
-struct vllm_engine {
-    std::unique_ptr<vllm::Engine> engine;
-    vllm::chat::ChatParserNames chat_parsers;
-    // Built at the first chat call (where the spec refuses unknown parser
-    // names and broken templates); a failed build is retried by the next.
-    std::mutex chat_mutex;
-    std::unique_ptr<vllm::chat::ChatService> chat;
-    // The caller's handle plus one per live request and poller: the engine
-    // is torn down when the last of them lets go (vllm_engine_free may come
-    // first; see "Request lifecycle" in vllm.h).
-    std::atomic<int> references{1};
-};
-
-namespace {
-
-// One reference on an engine, let go of when destroyed: the first member of
-// whatever holds it, so it is destroyed last.
-class EngineReference {
-public:
-    explicit EngineReference(vllm_engine* engine) : engine_(engine) {
-        engine_->references.fetch_add(1, std::memory_order_relaxed);
-    }
-    EngineReference(const EngineReference&) = delete;
-    EngineReference& operator=(const EngineReference&) = delete;
-    ~EngineReference() { release(engine_); }
-
-    vllm_engine* get() const { return engine_; }
-
-    // Lets go of one reference; the last one tears the engine down.
-    static void release(vllm_engine* engine) {
-        if (engine->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete engine;
-    }
-
-private:
-    vllm_engine* engine_;
-};
-
-}  // namespace
-
-// A ReadyQueue and the strings of the last poll's events.
-struct vllm_poller {
-    explicit vllm_poller(vllm_engine* owner) : engine(owner) {}
-    EngineReference engine;
-    std::shared_ptr<vllm::ReadyQueue> queue = std::make_shared<vllm::ReadyQueue>();
-    std::vector<std::string> texts;
-    std::vector<std::string> logprobs;
-};
-
-// A non-blocking request: one engine request (a completion: its stream) or
-// one chat call (its choices, reached through chat_cancel), plus the
-// delivery thread that runs the caller's callback. The engine never sees the
-// callback, so a callback can block or re-enter the library without stalling
-// the engine. A pull request has no callback: its poller reports its output
-// (`pull`); a pull completion has no thread at all, a pull chat call's thread
-// runs the call and pushes its texts into the entry's own stream.
-struct vllm_request {
-    explicit vllm_request(vllm_engine* owner) : engine(owner) {}
-    EngineReference engine;  // first: the engine outlives everything below
-    std::shared_ptr<vllm::RequestStream> stream;              // completion; null for chat
-    std::shared_ptr<vllm::chat::ChatCancel> chat_cancel;      // chat; null for a completion
-    std::shared_ptr<vllm::PullEntry> pull;                    // pull requests only
-    bool logprobs = false;  // a completion submitted with logprobs >= 0
-    vllm_token_callback cb = nullptr;
-    void* user_data = nullptr;
-    std::thread delivery;
-    std::thread::id delivery_id;  // set before the thread runs user code
-
-    std::mutex mutex;
-    std::condition_variable delivered_cv;
-    bool delivered = false;          // the delivery thread is done with the callback
-    bool free_from_callback = false; // vllm_request_free ran on the delivery thread
-    vllm_request_state state = VLLM_REQUEST_RUNNING;  // how it ended, once delivered
-    const char* finish_reason = nullptr;  // a completion's, once delivered
-    vllm_status status = VLLM_OK;    // terminal status, once delivered
-    std::string error;               // its message ("" for OK)
-};
+using vllm::api::EngineReference;
 
 namespace {
 
@@ -147,21 +70,9 @@ vllm::SamplingConfig sampling_config(vllm_engine* engine, const vllm_sampling_pa
     return vllm::SamplingConfig::from_c(params, &engine->engine->grammar_compiler());
 }
 
-const vllm::chat::ChatService& chat_service(vllm_engine* handle) {
-    std::lock_guard<std::mutex> lock(handle->chat_mutex);
-    if (!handle->chat) {
-        vllm::Engine* engine = handle->engine.get();
-        handle->chat = std::make_unique<vllm::chat::ChatService>(
-            engine->tokenizer(), engine->chat_template(), engine->model_name(), handle->chat_parsers,
-            [engine](std::vector<int32_t> prompt_ids, vllm::SamplingConfig sampling, int32_t priority) {
-                return engine->submit_tokens(std::move(prompt_ids), std::move(sampling), priority);
-            },
-            engine->max_model_len(), &engine->grammar_compiler());
-    }
-    return *handle->chat;
-}
-
 }  // namespace
+
+using vllm::api::chat_service;
 
 extern "C" {
 
@@ -210,40 +121,6 @@ vllm_status vllm_complete(vllm_engine* engine, const char* prompt, const vllm_sa
 
 }  // extern "C"
 
-namespace {
-
-// How a callback's delivery ended.
-struct DeliveryEnd {
-    bool stop_returned = false;  // the callback returned false (on the terminal call too)
-    bool terminal = false;       // the terminal call was made
-};
-
-// The one event loop of callback delivery (a blocking stream's caller, or a
-// request's delivery thread): hands each event that carries text, then the
-// terminal one, to cb until the stream ends (terminal event, or a cancel),
-// cb returns false (before the terminal event that cancels the request), or
-// leave() says so after a call. Returns once the engine has let go of the
-// request (it may still run its logits processor), so its result is final.
-template <typename Leave>
-DeliveryEnd deliver_events(vllm::RequestStream& stream, vllm_token_callback cb, void* user_data, Leave leave) {
-    DeliveryEnd end;
-    vllm::RequestStream::Event event;
-    while (stream.next(event)) {
-        if (!event.finished && event.delta.empty()) continue;  // a step with no text
-        end.terminal = event.finished;
-        if (!cb(event.delta.c_str(), event.finished, user_data)) {
-            end.stop_returned = true;
-            stream.cancel();  // no effect once the terminal event was taken
-            break;
-        }
-        if (leave()) break;
-    }
-    stream.wait_engine_done();
-    return end;
-}
-
-}  // namespace
-
 extern "C" {
 
 vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
@@ -255,7 +132,7 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
         auto stream = engine->engine->submit(prompt, sampling_config(engine, *params), 0);
         // The calling thread is this request's delivery thread.
-        const DeliveryEnd end = deliver_events(*stream, cb, user_data, [] { return false; });
+        const vllm::api::DeliveryEnd end = vllm::api::deliver_events(*stream, cb, user_data, [] { return false; });
         if (end.stop_returned) return;  // stopped by the callback: OK
         const vllm::RequestStream::Result r = stream->result();
         if (r.status != VLLM_OK) throw vllm::Error(r.status, r.error);
@@ -263,113 +140,6 @@ vllm_status vllm_complete_stream(vllm_engine* engine, const char* prompt, const 
 }
 
 namespace {
-
-// How a request whose delivery ended with `end` and `status` ended.
-vllm_request_state state_of(const DeliveryEnd& end, vllm_status status) {
-    if (status != VLLM_OK) return VLLM_REQUEST_FAILED;
-    if (end.stop_returned) return VLLM_REQUEST_STOPPED;
-    return end.terminal ? VLLM_REQUEST_FINISHED : VLLM_REQUEST_CANCELLED;
-}
-
-// Publishes how the request ended (with its mutex held); finish_reason is
-// its stream's (null for a chat call).
-void settle_locked(vllm_request* request, const DeliveryEnd& end, vllm_status status, const std::string& error,
-                   const char* finish_reason) {
-    request->state = state_of(end, status);
-    request->status = status;
-    request->error = error;
-    request->finish_reason = finish_reason;
-    request->delivered = true;
-}
-
-// The end of every delivery thread: publishes the outcome, wakes the
-// waiters, and frees the request when vllm_request_free was called from its
-// own callback.
-void finish_delivery(vllm_request* request, const DeliveryEnd& end, vllm_status status, const std::string& error,
-                     const char* finish_reason = nullptr) {
-    bool self_free;
-    {
-        std::lock_guard<std::mutex> lock(request->mutex);
-        settle_locked(request, end, status, error, finish_reason);
-        self_free = request->free_from_callback;
-    }
-    request->delivered_cv.notify_all();
-    if (self_free) {
-        // It cannot join itself: detach, then free.
-        request->delivery.detach();
-        delete request;
-    }
-}
-
-// The delivery thread of a completion: the event loop, left when
-// vllm_request_free ran in the callback; then the outcome.
-void deliver(vllm_request* request) {
-    const DeliveryEnd end = deliver_events(*request->stream, request->cb, request->user_data,
-                                           [request] { return request->free_from_callback; });
-    const vllm::RequestStream::Result r = request->stream->result();
-    // An engine failure counts when its terminal event was taken (false on
-    // it is a natural finish); a cancelled or stopped request ends OK.
-    if (!request->stream->cancel_requested() && r.status != VLLM_OK)
-        finish_delivery(request, end, r.status, r.error, r.finish_reason);
-    else
-        finish_delivery(request, end, VLLM_OK, "", r.finish_reason);
-}
-
-// The delivery thread of a chat call: runs it (streaming chunks, or the one
-// chat.completion JSON as a single terminal callback) and publishes its
-// status. A callback returning false, or a cancel, stops every choice.
-void deliver_chat(vllm_request* request, const vllm::chat::ChatService& service,
-                  const vllm::chat::ChatService::Prepared& prepared) {
-    vllm::chat::ChatCancel& cancel = *request->chat_cancel;
-    DeliveryEnd end;
-    auto call = [&](const char* text, bool finished) {
-        if (cancel.cancelled()) return false;  // a stop, a cancel or a free
-        end.terminal = finished;
-        if (!request->cb(text, finished, request->user_data)) {
-            end.stop_returned = true;
-            // false on the terminal call is a natural finish.
-            if (!finished) {
-                cancel.cancel();
-                return false;
-            }
-        }
-        return true;
-    };
-    const vllm_status status = guarded([&] {
-        if (vllm::chat::ChatService::wants_stream(prepared)) {
-            service.stream(prepared, [&](const std::string& chunk, bool finished) { return call(chunk.c_str(), finished); },
-                           &cancel);
-        } else {
-            const std::string response = service.complete(prepared, &cancel);
-            call(response.c_str(), true);
-        }
-    });
-    const std::string error = g_last_error;  // the callback may call into the library
-    // A failed call still ends with the terminal callback (as a failed
-    // stream does), so a caller waiting for it is always woken.
-    if (status != VLLM_OK && !vllm::chat::ChatService::wants_stream(prepared)) call("", true);
-    if (cancel.cancelled())
-        finish_delivery(request, end, VLLM_OK, "");
-    else
-        finish_delivery(request, end, status, error);
-}
-
-// Starts `body(request)` on the request's delivery thread and hands the
-// request to the caller.
-void start_delivery(std::unique_ptr<vllm_request> request, std::function<void(vllm_request*)> body,
-                    vllm_request** out) {
-    vllm_request* raw = request.get();
-    {
-        // delivery_id must be set before the thread can call back.
-        std::lock_guard<std::mutex> lock(raw->mutex);
-        raw->delivery = std::thread([raw, body = std::move(body)] {
-            { std::lock_guard<std::mutex> wait_for_id(raw->mutex); }
-            body(raw);
-        });
-        raw->delivery_id = raw->delivery.get_id();
-    }
-    *out = request.release();
-}
 
 // The checks every callback submit entry point makes but the prompt's;
 // clears *out first.
@@ -389,135 +159,14 @@ void check_submit_arguments(vllm_engine* engine, const void* prompt, const vllm_
     require_non_null(prompt, "prompt");
 }
 
-// Starts delivery of one engine request.
-void start_completion(vllm_engine* engine, std::shared_ptr<vllm::RequestStream> stream, bool logprobs,
-                      vllm_token_callback cb, void* user_data, vllm_request** out) {
-    auto request = std::make_unique<vllm_request>(engine);
-    request->logprobs = logprobs;
-    request->cb = cb;
-    request->user_data = user_data;
-    request->stream = std::move(stream);
-    start_delivery(std::move(request), deliver, out);
-}
-
 vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
                            int32_t priority, vllm_token_callback cb, void* user_data, vllm_request** out) {
     return guarded([&] {
         check_submit_arguments(engine, prompt, params, cb, out);
-        start_completion(engine, engine->engine->submit(prompt, sampling_config(engine, *params), priority),
-                         false, cb, user_data, out);
+        *out = vllm::api::start_callback_completion(
+            engine, engine->engine->submit(prompt, sampling_config(engine, *params), priority), false, cb, user_data);
     });
 }
-
-void cancel_request(vllm_request* request) {
-    if (request->stream) {
-        request->stream->cancel();
-    } else {
-        request->chat_cancel->cancel();
-        // A pull chat call's consumer gets its end once the call has stopped.
-        if (request->pull) request->pull->stream().cancel();
-    }
-}
-
-bool is_pull_completion(const vllm_request* request) { return request->pull && request->stream; }
-
-// A pull completion has no delivery thread: it counts as delivered once the
-// engine is done with it, with the engine's status unless it was cancelled.
-void settle_pull_completion(const vllm_request* request) {
-    if (!is_pull_completion(request) || !request->stream->engine_done()) return;
-    vllm_request* r = const_cast<vllm_request*>(request);
-    const vllm::RequestStream::Result result = r->stream->result();
-    DeliveryEnd end;
-    end.terminal = !r->stream->cancel_requested();  // its terminal event, not the drop of a cancel
-    const bool failed = end.terminal && result.status != VLLM_OK;
-    std::lock_guard<std::mutex> lock(r->mutex);
-    if (r->delivered) return;
-    settle_locked(r, end, failed ? result.status : VLLM_OK, failed ? result.error : "", result.finish_reason);
-}
-
-// Waits until the request's delivery has finished (a pull completion: until
-// the engine is done with it), at most timeout_ms (< 0: without limit);
-// whether it has.
-bool wait_delivered(vllm_request* request, int32_t timeout_ms) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-    if (is_pull_completion(request)) {
-        if (timeout_ms < 0)
-            request->stream->wait_engine_done();
-        else if (!request->stream->wait_engine_done_until(deadline))
-            return false;
-        settle_pull_completion(request);
-    }
-    std::unique_lock<std::mutex> lock(request->mutex);
-    auto delivered = [&] { return request->delivered; };
-    if (timeout_ms < 0) {
-        request->delivered_cv.wait(lock, delivered);
-        return true;
-    }
-    return request->delivered_cv.wait_until(lock, deadline, delivered);
-}
-
-// The completion request's stream; INVALID_ARGUMENT for a chat request
-// (whose callback received the whole response).
-const vllm::RequestStream& completion_stream(const vllm_request* request) {
-    if (!request->stream)
-        vllm::throw_invalid_argument("a chat request has no completion: its callback received the response");
-    return *request->stream;
-}
-
-// Throws unless delivery has finished without an error.
-void require_delivered(const vllm_request* request) {
-    settle_pull_completion(request);
-    vllm_request* r = const_cast<vllm_request*>(request);
-    std::lock_guard<std::mutex> lock(r->mutex);
-    if (!r->delivered) vllm::throw_invalid_argument("the request is still running (wait for it first)");
-    if (r->status != VLLM_OK) throw vllm::Error(r->status, r->error);
-}
-
-vllm::json::Value logprob_entry(const vllm::Tokenizer& tokenizer, int32_t token, float logprob) {
-    vllm::json::Value entry = vllm::json::Value::object();
-    entry.set("token_id", static_cast<int64_t>(token));
-    vllm::json::Value bytes = vllm::json::Value::array();
-    for (unsigned char c : tokenizer.token_bytes(token, /*skip_special=*/false)) bytes.push_back(static_cast<int>(c));
-    entry.set("bytes", std::move(bytes));
-    entry.set("logprob", vllm::finite_logprob(logprob));
-    return entry;
-}
-
-// The JSON array of `sampled` (vllm_request_output's "logprobs" entries).
-vllm::json::Value logprob_entries(const vllm::Tokenizer& tokenizer, const std::vector<vllm::TokenLogprob>& sampled) {
-    vllm::json::Value entries = vllm::json::Value::array();
-    for (const vllm::TokenLogprob& token_logprob : sampled) {
-        vllm::json::Value entry = logprob_entry(tokenizer, token_logprob.token, token_logprob.logprob);
-        if (token_logprob.rank > 0) entry.set("rank", static_cast<int64_t>(token_logprob.rank));
-        vllm::json::Value top = vllm::json::Value::array();
-        for (const auto& [token, logprob] : token_logprob.top) top.push_back(logprob_entry(tokenizer, token, logprob));
-        entry.set("top_logprobs", std::move(top));
-        entries.push_back(std::move(entry));
-    }
-    return entries;
-}
-
-// A request's prompt_logprobs as vllm_request_output shows them: null for the
-// first prompt token (nothing precedes it), then one entry each.
-vllm::json::Value prompt_logprob_entries(const vllm::Tokenizer& tokenizer,
-                                         const std::vector<vllm::TokenLogprob>& entries) {
-    vllm::json::Value prompt = logprob_entries(tokenizer, entries);
-    prompt.items().insert(prompt.items().begin(), vllm::json::Value());
-    return prompt;
-}
-
-std::string output_json(const vllm::Tokenizer& tokenizer, const vllm::RequestStream::Result& result, bool logprobs) {
-    vllm::json::Value out = vllm::json::Value::object();
-    vllm::json::Value ids = vllm::json::Value::array();
-    for (int32_t id : result.output_tokens) ids.push_back(static_cast<int64_t>(id));
-    out.set("token_ids", std::move(ids));
-    // null without logprobs
-    out.set("logprobs", logprobs ? logprob_entries(tokenizer, result.logprobs) : vllm::json::Value());
-    if (result.prompt_logprobs) out.set("prompt_logprobs", prompt_logprob_entries(tokenizer, *result.prompt_logprobs));
-    return vllm::json::dump(out);
-}
-
-bool on_delivery_thread(const vllm_request* request) { return std::this_thread::get_id() == request->delivery_id; }
 
 // Submits a text prompt (prompt) or token ids with log-probabilities on
 // request (logprobs -1: none) and the options of
@@ -552,14 +201,6 @@ void check_pull_arguments(vllm_engine* engine, vllm_poller* poller, vllm_request
     if (poller->engine.get() != engine) vllm::throw_invalid_argument("the poller belongs to another engine");
 }
 
-// A pull chat call's delivery thread pushes what a callback would get into
-// the entry's stream (user_data); the terminal event follows the call's
-// status (see vllm_chat_submit_pull).
-bool push_chat_text(const char* text, bool /*finished*/, void* user_data) {
-    static_cast<vllm::RequestStream*>(user_data)->push_step(text, {}, {});
-    return true;
-}
-
 }  // namespace
 
 vllm_status vllm_request_submit(vllm_engine* engine, const char* prompt, const vllm_sampling_params* params,
@@ -579,10 +220,11 @@ vllm_status vllm_request_submit_tokens(vllm_engine* engine, const int32_t* promp
                                        vllm_request** out) {
     return guarded([&] {
         check_submit_arguments(engine, prompt_token_ids, params, cb, out);
-        start_completion(engine,
-                         submit_with_options(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params,
-                                             priority, logprobs, nullptr),
-                         logprobs >= 0, cb, user_data, out);
+        *out = vllm::api::start_callback_completion(
+            engine,
+            submit_with_options(engine, nullptr, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs,
+                                nullptr),
+            logprobs >= 0, cb, user_data);
     });
 }
 
@@ -593,10 +235,11 @@ vllm_status vllm_request_submit_with_options(vllm_engine* engine, const char* pr
     return guarded([&] {
         check_callback_submit(engine, params, cb, out);
         require_one_prompt(prompt, prompt_token_ids);
-        start_completion(engine,
-                         submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority,
-                                             logprobs, options_json),
-                         logprobs >= 0, cb, user_data, out);
+        *out = vllm::api::start_callback_completion(
+            engine,
+            submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs,
+                                options_json),
+            logprobs >= 0, cb, user_data);
     });
 }
 
@@ -608,30 +251,24 @@ vllm_status vllm_chat_submit(vllm_engine* engine, const char* request_json, vllm
         require_non_null(engine, "engine");
         require_non_null(request_json, "request_json");
         require_non_null(reinterpret_cast<const void*>(cb), "callback");
-        const vllm::chat::ChatService& service = chat_service(engine);
-        std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
-        auto request = std::make_unique<vllm_request>(engine);
-        request->cb = cb;
-        request->user_data = user_data;
-        request->chat_cancel = std::make_shared<vllm::chat::ChatCancel>();
-        start_delivery(
-            std::move(request), [&service, prepared](vllm_request* r) { deliver_chat(r, service, *prepared); }, out);
+        *out = vllm::api::start_callback_chat(engine, chat_service(engine).prepare_request(request_json), cb,
+                                              user_data);
     });
 }
 
 vllm_status vllm_request_cancel(vllm_request* request) {
     return guarded([&] {
         require_non_null(request, "request");
-        cancel_request(request);
+        vllm::api::cancel_request(request);
     });
 }
 
 vllm_status vllm_request_wait(vllm_request* request) {
     g_last_error.clear();
     if (request == nullptr) return fail(VLLM_ERR_INVALID_ARGUMENT, "request is NULL");
-    if (on_delivery_thread(request))
+    if (vllm::api::on_delivery_thread(request))
         return fail(VLLM_ERR_INVALID_ARGUMENT, "vllm_request_wait must not be called from the request's own callback");
-    wait_delivered(request, -1);
+    vllm::api::wait_delivered(request, -1);
     std::lock_guard<std::mutex> lock(request->mutex);
     if (request->status != VLLM_OK) return fail(request->status, request->error);
     return VLLM_OK;
@@ -645,9 +282,9 @@ vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeout_ms, vll
     return guarded([&] {
         require_non_null(request, "request");
         require_non_null(out, "out");
-        if (on_delivery_thread(request))
+        if (vllm::api::on_delivery_thread(request))
             vllm::throw_invalid_argument("vllm_request_wait_for must not be called from the request's own callback");
-        if (!wait_delivered(request, timeout_ms)) return;  // RUNNING
+        if (!vllm::api::wait_delivered(request, timeout_ms)) return;  // RUNNING
         std::lock_guard<std::mutex> lock(request->mutex);
         out->state = request->state;
         out->status = request->status;
@@ -658,34 +295,20 @@ vllm_status vllm_request_wait_for(vllm_request* request, int32_t timeout_ms, vll
 
 bool vllm_request_done(const vllm_request* request) {
     if (request == nullptr) return false;
-    settle_pull_completion(request);
+    vllm::api::settle_pull(request);
     std::lock_guard<std::mutex> lock(const_cast<vllm_request*>(request)->mutex);
     return request->delivered;
 }
 
 const char* vllm_request_error(const vllm_request* request) {
     if (request == nullptr) return "";
-    settle_pull_completion(request);
+    vllm::api::settle_pull(request);
     std::lock_guard<std::mutex> lock(const_cast<vllm_request*>(request)->mutex);
     return request->delivered ? request->error.c_str() : "";
 }
 
 void vllm_request_free(vllm_request* request) {
-    if (request == nullptr) return;
-    cancel_request(request);
-    if (on_delivery_thread(request)) {
-        // Called from its own callback: the delivery thread cleans up once
-        // the callback returns (it cannot join itself).
-        std::lock_guard<std::mutex> lock(request->mutex);
-        request->free_from_callback = true;
-        return;
-    }
-    if (request->delivery.joinable())
-        request->delivery.join();
-    else  // a pull completion: the engine may still run its logits processor
-        request->stream->wait_engine_done();
-    if (request->pull) request->pull->detach();
-    delete request;
+    if (request != nullptr) vllm::api::free_request(request);
 }
 
 vllm_status vllm_request_completion(const vllm_request* request, vllm_completion* out) {
@@ -693,8 +316,8 @@ vllm_status vllm_request_completion(const vllm_request* request, vllm_completion
     return guarded([&] {
         require_non_null(request, "request");
         require_non_null(out, "out");
-        const vllm::RequestStream& stream = completion_stream(request);
-        require_delivered(request);
+        const vllm::RequestStream& stream = vllm::api::completion_stream(request);
+        vllm::api::require_delivered(request);
         const vllm::RequestStream::Result result = stream.result();
         out->text = copy_string(result.text);
         out->finish_reason = result.finish_reason;
@@ -709,10 +332,10 @@ vllm_status vllm_request_output(vllm_engine* engine, const vllm_request* request
         require_non_null(engine, "engine");
         require_non_null(request, "request");
         require_non_null(out_json, "out_json");
-        const vllm::RequestStream& stream = completion_stream(request);
-        require_delivered(request);
+        const vllm::RequestStream& stream = vllm::api::completion_stream(request);
+        vllm::api::require_delivered(request);
         const vllm::RequestStream::Result result = stream.result();
-        *out_json = copy_string(output_json(engine->engine->tokenizer(), result, request->logprobs));
+        *out_json = copy_string(vllm::api::output_json(engine->engine->tokenizer(), result, request->logprobs));
     });
 }
 
@@ -722,12 +345,12 @@ vllm_status vllm_request_prompt_logprobs(vllm_engine* engine, const vllm_request
         require_non_null(engine, "engine");
         require_non_null(request, "request");
         require_non_null(out_json, "out_json");
-        const std::optional<std::vector<vllm::TokenLogprob>> entries = completion_stream(request).prompt_logprobs();
+        const std::optional<std::vector<vllm::TokenLogprob>> entries = vllm::api::completion_stream(request).prompt_logprobs();
         if (!entries)
             vllm::throw_invalid_argument("the request has no prompt logprobs yet (asked for with the option "
                                          "\"prompt_logprobs\"; set once its prompt is computed, before its first "
                                          "token's event)");
-        *out_json = copy_string(vllm::json::dump(prompt_logprob_entries(engine->engine->tokenizer(), *entries)));
+        *out_json = copy_string(vllm::json::dump(vllm::api::prompt_logprob_entries(engine->engine->tokenizer(), *entries)));
     });
 }
 
@@ -742,7 +365,7 @@ vllm_status vllm_request_token_ids(const vllm_request* request, int32_t from, in
                                          ") must be >= 0");
         if (count > 0) require_non_null(out_ids, "out_ids");
         const std::vector<int32_t> ids =
-            completion_stream(request).output_tokens(static_cast<size_t>(from), static_cast<size_t>(count));
+            vllm::api::completion_stream(request).output_tokens(static_cast<size_t>(from), static_cast<size_t>(count));
         std::copy(ids.begin(), ids.end(), out_ids);
         *out_n = static_cast<int32_t>(ids.size());
     });
@@ -872,30 +495,7 @@ vllm_status vllm_poller_poll(vllm_poller* poller, int32_t timeout_ms, vllm_event
         require_non_null(events, "events");
         require_non_null(out_n, "out_n");
         if (max_events <= 0) vllm::throw_invalid_argument("max_events must be positive");
-        const std::vector<std::shared_ptr<vllm::PullEntry>> ready =
-            poller->queue->wait(timeout_ms, static_cast<size_t>(max_events));
-        // Reserved, so the strings never move while events point into them.
-        poller->texts.clear();
-        poller->texts.reserve(ready.size());
-        poller->logprobs.clear();
-        poller->logprobs.reserve(ready.size());
-        const vllm::Tokenizer& tokenizer = poller->engine.get()->engine->tokenizer();
-        int32_t n = 0;
-        vllm::RequestStream::Pending pending;
-        for (const std::shared_ptr<vllm::PullEntry>& entry : ready) {
-            if (entry->detached() || !entry->take(pending)) continue;
-            vllm_event& event = events[n++];
-            event.tag = entry->tag();
-            poller->texts.push_back(std::move(pending.text));
-            event.text = poller->texts.back().c_str();
-            event.finished = pending.finished;
-            event.n_tokens = pending.n_tokens;
-            event.logprobs_json = nullptr;
-            if (!pending.logprobs.empty()) {
-                poller->logprobs.push_back(vllm::json::dump(logprob_entries(tokenizer, pending.logprobs)));
-                event.logprobs_json = poller->logprobs.back().c_str();
-            }
-        }
+        const int32_t n = vllm::api::poll_events(poller, timeout_ms, events, max_events);
         *out_n = n;
     });
 }
@@ -925,13 +525,11 @@ vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, vllm_poll
         check_pull_arguments(engine, poller, out);
         require_non_null(params, "params");
         require_one_prompt(prompt, prompt_token_ids);
-        auto request = std::make_unique<vllm_request>(engine);
-        request->stream = submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority,
-                                              logprobs, options_json);
-        request->logprobs = logprobs >= 0;
-        request->pull = std::make_shared<vllm::PullEntry>(poller->queue, request->stream, tag, /*coalesce=*/true);
-        request->pull->attach();
-        *out = request.release();
+        *out = vllm::api::start_pull_completion(
+            engine, poller, tag,
+            submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs,
+                                options_json),
+            logprobs >= 0);
     });
 }
 
@@ -948,29 +546,7 @@ vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint
     return guarded([&] {
         check_pull_arguments(engine, poller, out);
         require_non_null(request_json, "request_json");
-        const vllm::chat::ChatService& service = chat_service(engine);
-        std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared = service.prepare_request(request_json);
-        auto output = std::make_shared<vllm::RequestStream>();
-        auto request = std::make_unique<vllm_request>(engine);
-        request->cb = push_chat_text;
-        request->user_data = output.get();
-        request->chat_cancel = std::make_shared<vllm::chat::ChatCancel>();
-        request->pull = std::make_shared<vllm::PullEntry>(poller->queue, output, tag, /*coalesce=*/false);
-        request->pull->attach();
-        start_delivery(
-            std::move(request),
-            [&service, prepared, output](vllm_request* r) {
-                deliver_chat(r, service, *prepared);
-                vllm_status status;
-                std::string error;
-                {
-                    std::lock_guard<std::mutex> lock(r->mutex);
-                    status = r->status;
-                    error = r->error;
-                }
-                output->finish(nullptr, status, error);  // the consumer's terminal event, status settled
-            },
-            out);
+        *out = vllm::api::start_pull_chat(engine, poller, tag, chat_service(engine).prepare_request(request_json));
     });
 }
 

@@ -30,10 +30,12 @@
 // returns once the engine has let go of all of them. An engine failure ends
 // the stream with the terminal call and throws the failing request's status.
 //
-// Non-blocking callers (vllm_chat_submit) split a call in two: prepare()
-// validates, renders and tokenizes on the submitting thread (so a bad
-// request fails there), complete()/stream() of the Prepared run on a
-// delivery thread, and a ChatCancel lets a third thread stop them.
+// The generation half is a stage over the pull primitive (chat_call.h): the
+// blocking complete() and stream() here drain one on the calling thread;
+// non-blocking callers (vllm_chat_submit, vllm_chat_submit_pull) split a call
+// in two: prepare_request() validates, renders and tokenizes on the
+// submitting thread (so a bad request fails there), and a ChatCall started
+// from the Prepared is taken by its consumer.
 #pragma once
 #include <functional>
 #include <memory>
@@ -45,6 +47,7 @@
 #include "chat/chat_output_parser.h"
 #include "chat/chat_request.h"
 #include "chat/chat_template.h"
+#include "engine/ready_queue.h"
 #include "engine/request_stream.h"
 #include "sample/sampling_config.h"
 #include "tokenizer/tokenizer.h"
@@ -58,26 +61,20 @@ struct ChatParserNames {
     std::string reasoning_parser;
 };
 
-// Stops one chat call from another thread: cancel() cancels every engine
-// request the call has submitted and every one it submits after, so the
-// call returns at the engine's next step. Thread-safe.
-class ChatCancel {
-public:
-    void cancel();
-    bool cancelled() const;
-    // A choice's engine request (cancelled at once after cancel()).
-    void track(const std::shared_ptr<RequestStream>& stream);
-
-private:
-    mutable std::mutex mutex_;
-    bool cancelled_ = false;
-    std::vector<std::weak_ptr<RequestStream>> streams_;
-};
+class ChatCall;
 
 class ChatService {
 public:
-    // A validated request with its prompt ids (defined in the .cpp).
-    struct Prepared;
+    // A validated request with its prompt ids.
+    struct Prepared {
+        ChatRequest request;
+        std::string prompt_text;
+        std::vector<int32_t> prompt_ids;
+        // Each choice's sampling (a seeded choice i adds i to the seed): the
+        // request's fields, logprobs, options and output constraint
+        // (response_format / forced tool calls; null grammar: none).
+        SamplingConfig sampling;
+    };
 
     // Starts one engine request (Engine::submit_tokens; tests script one).
     using Submit =
@@ -109,17 +106,17 @@ public:
     static bool wants_stream(const Prepared& prepared);
     // The rendered prompt's token ids (what the choices are submitted with).
     static const std::vector<int32_t>& prompt_ids(const Prepared& prepared);
-    // The generation half; `cancel` (optional) may stop it from another
-    // thread, after which the response is incomplete and should be dropped.
-    std::string complete(const Prepared& prepared, ChatCancel* cancel) const;
-    void stream(const Prepared& prepared, const ChunkSink& sink, ChatCancel* cancel) const;
+    // The generation half: a ChatCall of `prepared` (chat_call.h) whose
+    // events are announced on `queue` under `tag`.
+    std::shared_ptr<ChatCall> start(std::shared_ptr<const Prepared> prepared, std::shared_ptr<ReadyQueue> queue,
+                                    uint64_t tag) const;
 
 private:
-    class ChoiceStreams;
+    friend class ChatCall;
 
-    // Appends one engine request per choice to `streams`, whose destructor
-    // cancels whatever is still running when an error (or a stop) leaves early.
-    void submit_choices(const Prepared& prepared, ChoiceStreams& streams) const;
+    // Runs `prepared` on the calling thread, its events into `sink`; throws
+    // a failed call's status once the engine has let go of every choice.
+    void run(std::shared_ptr<const Prepared> prepared, const ChunkSink& sink) const;
     ChatOutputParser output_parser(const Prepared& prepared) const;
     // A request's own chat template, parsed (INVALID_ARGUMENT "'chat_template': ..." when it does not parse).
     ChatTemplate request_template(const std::string& source) const;

@@ -4,22 +4,26 @@
 
 namespace vllm {
 
-PullEntry::PullEntry(std::shared_ptr<ReadyQueue> queue, std::shared_ptr<RequestStream> stream, uint64_t tag,
-                     bool coalesce)
-    : queue_(std::move(queue)), stream_(std::move(stream)), tag_(tag), coalesce_(coalesce) {}
+PullSource::PullSource(std::shared_ptr<ReadyQueue> queue, uint64_t tag) : queue_(std::move(queue)), tag_(tag) {}
 
-void PullEntry::attach() { stream_->set_listener(shared_from_this()); }
+void PullSource::detach() { detached_.store(true, std::memory_order_release); }
 
-void PullEntry::detach() {
-    detached_.store(true, std::memory_order_release);
-    stream_->set_listener(nullptr);  // breaks the stream -> entry -> stream cycle
-}
-
-void PullEntry::stream_ready() {
+void PullSource::announce() {
     if (!detached()) queue_->push(shared_from_this());
 }
 
-void ReadyQueue::push(std::shared_ptr<PullEntry> entry) {
+PullEntry::PullEntry(std::shared_ptr<ReadyQueue> queue, std::shared_ptr<RequestStream> stream, uint64_t tag,
+                     bool coalesce)
+    : PullSource(std::move(queue), tag), stream_(std::move(stream)), coalesce_(coalesce) {}
+
+void PullEntry::attach() { stream_->set_listener(std::static_pointer_cast<PullEntry>(shared_from_this())); }
+
+void PullEntry::detach() {
+    PullSource::detach();
+    stream_->set_listener(nullptr);  // breaks the stream -> entry -> stream cycle
+}
+
+void ReadyQueue::push(std::shared_ptr<PullSource> entry) {
     std::shared_ptr<WakeFd> announce;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -34,7 +38,7 @@ void ReadyQueue::push(std::shared_ptr<PullEntry> entry) {
     if (announce) announce->set();
 }
 
-std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, size_t max_entries) {
+std::vector<std::shared_ptr<PullSource>> ReadyQueue::wait(int32_t timeout_ms, size_t max_entries) {
     std::unique_lock<std::mutex> lock(mutex_);
     auto ready = [&] { return readable(); };
     if (timeout_ms < 0)
@@ -42,7 +46,7 @@ std::vector<std::shared_ptr<PullEntry>> ReadyQueue::wait(int32_t timeout_ms, siz
     else if (timeout_ms > 0)
         cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
     woken_ = false;
-    std::vector<std::shared_ptr<PullEntry>> taken;
+    std::vector<std::shared_ptr<PullSource>> taken;
     while (!ready_.empty() && taken.size() < max_entries) {
         ready_.front()->queued_ = false;
         taken.push_back(std::move(ready_.front()));

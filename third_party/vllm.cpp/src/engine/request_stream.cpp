@@ -114,6 +114,11 @@ void RequestStream::set_listener(std::shared_ptr<StreamListener> listener) {
     if (has_pending_locked()) notify_locked();
 }
 
+bool RequestStream::has_pending() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return has_pending_locked();
+}
+
 bool RequestStream::has_pending_locked() const {
     if (terminal_taken_) return false;
     return cancel_requested_ ? engine_done_ : !events_.empty();

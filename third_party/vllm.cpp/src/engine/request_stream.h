@@ -108,6 +108,8 @@ public:
     // cancelled stream ends with one finished batch, no text, once the engine
     // has dropped it, so a pull consumer always sees an end.
     bool take_pending(Pending& out, bool coalesce);
+    // Whether take_pending would hand something over now.
+    bool has_pending() const;
 
 private:
     bool has_pending_locked() const;
