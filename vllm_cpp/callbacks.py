@@ -2,12 +2,15 @@
 ``extern "Python"`` trampolines.
 
 Native code calls back through two ``extern "Python"`` trampolines declared in
-``build_ffi.py``. Their ``void* user_data`` is the key of a sink object in
-:data:`vllm_cpp._ffi.handles`, registered for as long as native code may
-call it (the blocking call, or the life of a request handle). A sink never
-lets an exception reach the C boundary: it records it, returns ``false``
-(which aborts the request natively) and the Python side re-raises it once
-the native call has returned.
+``build_ffi.py``: a request's logits processor (on the engine loop), and the
+token callback of a request made by ``Engine.submit`` / ``submit_chat`` (the
+C ABI's callback path, on the request's native delivery thread; everything
+else reads its requests through :mod:`vllm_cpp.pull_requests`). Their
+``void* user_data`` is the key of a sink object in
+:data:`vllm_cpp._ffi.handles`, registered for the life of a request handle.
+A sink never lets an exception reach the C boundary: it records it, returns
+``false`` (which aborts the request natively) and the request's ``wait()``
+raises it.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from ._ffi import decode_cstr, ffi, lib
 from .errors import LogitsProcessorError
 from .stream_events import StreamControl, StreamEvent
 
-__all__ = ["TokenSink", "LogitsSink", "TOKEN_TRAMPOLINE", "LOGITS_TRAMPOLINE", "raise_callback_error",
-           "raised_by"]
+__all__ = ["TokenSink", "LogitsSink", "TOKEN_TRAMPOLINE", "LOGITS_TRAMPOLINE", "raised_by", "stream_continues"]
 
 
-def _is_continue(result: Any) -> Optional[bool]:
+def stream_continues(result: Any) -> Optional[bool]:
+    """What a stream callback's return value asks: True (go on), False
+    (stop), None (not a StreamControl, bool or None)."""
     if result is None or result is True or result is StreamControl.CONTINUE:
         return True
     if result is False or result is StreamControl.STOP:
@@ -41,7 +45,6 @@ class TokenSink:
         self.callback = callback
         self.logits = logits            # LogitsSink of the same request, if any
         self.error: Optional[BaseException] = None
-        self.stopped = False            # STOP before the terminal event (a blocking stream's outcome)
         self.done = False               # we told native to stop, or it finished
         self.thread_id: Optional[int] = None
 
@@ -57,7 +60,7 @@ class TokenSink:
             delta = decode_cstr(delta_ptr, "delta") or ""
             finished = bool(finished)
             result = self.callback(StreamEvent(delta, finished))
-            go_on = _is_continue(result)
+            go_on = stream_continues(result)
             if go_on is None:
                 raise TypeError(
                     "stream callback must return StreamControl, bool or None, not %s"
@@ -66,8 +69,6 @@ class TokenSink:
             if finished:
                 self.done = True
             if not go_on:
-                if not finished:
-                    self.stopped = True
                 self.done = True
                 return False
             return True
@@ -180,11 +181,3 @@ def _vllm_logits_trampoline(token_ids, n_token_ids, logits, vocab_size, user_dat
 
 TOKEN_TRAMPOLINE = lib._vllm_token_trampoline
 LOGITS_TRAMPOLINE = lib._vllm_logits_trampoline
-
-
-def raise_callback_error(sink: TokenSink) -> None:
-    """Re-raise, unchanged, what a blocking call's callback raised."""
-    if sink.error is not None:
-        err = sink.error
-        sink.error = None  # break the frame <-> exception cycle
-        raise err

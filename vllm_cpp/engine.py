@@ -1,14 +1,16 @@
 """The engine: :class:`Engine` (a loaded model: blocking, streaming,
 non-blocking and async completions, chat, tokens, statistics) and its
 fluent :class:`EngineBuilder`. It converts through
-:mod:`vllm_cpp.marshalling` and delivers through :mod:`vllm_cpp.callbacks`,
-:mod:`vllm_cpp.request` and :mod:`vllm_cpp.pull_requests`; the engine
-itself is native."""
+:mod:`vllm_cpp.marshalling`; every request it reads itself is a pull
+request (:mod:`vllm_cpp.pull_requests`: blocking calls and generators poll
+on the calling thread, async ones on their event loop's poller descriptor),
+and only :meth:`Engine.submit` / :meth:`Engine.submit_chat`, the C ABI's
+callback requests, deliver through :mod:`vllm_cpp.callbacks` on a native
+delivery thread. The engine itself is native."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import inspect
 import json
@@ -29,30 +31,36 @@ from typing import (
 )
 
 from . import _ffi
-from ._ffi import INT32_MAX, decode_cstr, encode_str, ffi, lib
-from .callbacks import TOKEN_TRAMPOLINE, TokenSink, WeakSink, raise_callback_error
-from .checks import int32, int_in
+from ._ffi import decode_cstr, encode_str, ffi, lib
+from .callbacks import TOKEN_TRAMPOLINE, TokenSink, WeakSink, stream_continues
+from .checks import int32
 from .engine_options import (
     ENGINE_OPTION_TABLE,
     EngineOption,
     PathLike,
     normalize_options,
 )
-from .errors import CallbackError, InvalidConfigurationError
+from .errors import InvalidConfigurationError
 from .handle_lifetime import HandleLifetime
 from .marshalling import (
     NativeSampling,
-    completion_from,
     model_path_str,
     native_model_params,
     native_options_json,
 )
 from .outputs import Completion, TokenLogprob
-from .pull_requests import EventPoller, RequestEvents, running_loop, aiterate_request, await_request
-from .request import Request, RequestOutcome
+from .pull_requests import (
+    EventPoller,
+    PulledRun,
+    RequestEvents,
+    ThreadPoller,
+    aiterate_request,
+    await_request,
+    running_loop,
+)
+from .request import Request
 from .sampling_params import SamplingParams
 from .stream_events import StreamEvent, StreamOutcome
-from .thread_streams import iterate_on_thread
 
 __all__ = ["Engine", "EngineBuilder", "Prompt"]
 
@@ -239,74 +247,67 @@ class Engine:
     # -- completion --------------------------------------------------------
     def complete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
         """Blocking completion of ``prompt`` (default params: the native
-        defaults, e.g. ``max_tokens=16``). Token-id prompts and ``logprobs``
-        go through a request (:meth:`submit`); text runs on this thread."""
-        params = _sampling(params)
-        if _needs_request(prompt, params):
-            request = self.submit(prompt, params, lambda _event: None)
-            with request:
-                request.wait()
-                return self.request_completion(request)
-        prompt_b = encode_str(prompt, "prompt")
-        with NativeSampling(params) as native, self._use() as h:
-            out = ffi.new("vllm_completion*")
-            status = lib.vllm_complete(h, prompt_b, native.ptr, out)
-            try:
-                if native.logits is not None:
-                    native.logits.raise_if_failed()
-                _ffi.check(status)
-                return completion_from(out)
-            finally:
-                lib.vllm_completion_free(out)
+        defaults, e.g. ``max_tokens=16``), with its token ids (and logprobs
+        when asked for): a pull request read on this thread, whatever the
+        parameters."""
+        with self._pulled(lambda poller: self._pull_call(prompt, params, poller, None)) as run:
+            for _event in run:
+                pass
+            return run.request.completion()
 
-    def _stream_call(self, native_fn, first_arg: bytes, native: Optional[NativeSampling],
-                     callback: StreamCallback) -> StreamOutcome:
-        if not callable(callback):
-            raise InvalidConfigurationError("callback must be callable")
-        sink = TokenSink(callback, native.logits if native is not None else None)
-        handle = _ffi.handles.register(sink)
-        try:
-            with self._use() as h:
-                if native is not None:
-                    status = native_fn(h, first_arg, native.ptr, TOKEN_TRAMPOLINE, handle)
-                else:
-                    status = native_fn(h, first_arg, TOKEN_TRAMPOLINE, handle)
-        finally:
-            _ffi.handles.release(handle)
-        raise_callback_error(sink)
-        if native is not None and native.logits is not None:
-            native.logits.raise_if_failed()
-        _ffi.check(status)
-        return StreamOutcome(stopped_by_callback=sink.stopped)
-
-    def complete_stream(self, prompt: str, params: Optional[SamplingParams],
+    def complete_stream(self, prompt: Prompt, params: Optional[SamplingParams],
                         callback: StreamCallback) -> StreamOutcome:
         """Blocking streaming completion: ``callback(StreamEvent)`` is called
-        with each delta, then once with ``finished=True`` when the request
-        finishes by itself. Returning ``StreamControl.STOP`` (or False) stops
-        the request. An exception from the callback aborts the request and is
-        re-raised here unchanged; the engine stays usable. A token-id prompt
-        runs as a request whose delivery thread calls ``callback``."""
-        params = _sampling(params)
-        if _needs_request(prompt, params):
-            request = self.submit(prompt, params, callback)
-            with request:
-                try:
-                    outcome = request.wait()
-                except CallbackError as exc:
-                    raise exc.__cause__ from None
-            return StreamOutcome(stopped_by_callback=outcome is RequestOutcome.STOPPED_BY_CALLBACK)
-        prompt_b = encode_str(prompt, "prompt")
-        with NativeSampling(params) as native:
-            return self._stream_call(lib.vllm_complete_stream, prompt_b, native, callback)
+        on this thread with each delta, then once with ``finished=True`` when
+        the request finishes by itself. Returning ``StreamControl.STOP`` (or
+        False) stops the request. An exception from the callback cancels the
+        request and is re-raised here unchanged; the engine stays usable."""
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        with self._pulled(lambda poller: self._pull_call(prompt, params, poller, None)) as run:
+            for event in run:
+                if not _call_back(callback, event, run.request):
+                    return StreamOutcome(stopped_by_callback=True)
+        return StreamOutcome(stopped_by_callback=False)
 
     def stream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Iterator[str]:
-        """Generator of the text deltas of a completion. Breaking out of it
-        (or closing it) cancels the request promptly."""
+        """Generator of the text deltas of a completion, submitted at the
+        first ``next()``. Breaking out of it (or closing it) cancels the
+        request promptly."""
         _check_prompt(prompt)
         params = _sampling(params)
         NativeSampling(params).close()  # surface conversion errors now
-        return iterate_on_thread(lambda cb: self.complete_stream(prompt, params, cb))
+        return self._iterate(lambda poller: self._pull_call(prompt, params, poller, None))
+
+    def _pulled(self, pull_call: Callable[[ThreadPoller], tuple]) -> PulledRun:
+        """A pull request read on this thread: ``pull_call(poller)`` gives
+        ``_start_request``'s arguments for a request reporting to ``poller``
+        (this call's own). The run holds the engine (as a blocking native
+        call would: ``close()`` frees it after the run); its request is not
+        one of the engine's live requests (``cancel_all`` is for those)."""
+        self._lifetime.acquire()
+        try:
+            poller = ThreadPoller(self._ptr)
+        except BaseException:
+            self._lifetime.release()
+            raise
+        try:
+            request = self._start_request(*pull_call(poller), live=False)
+        except BaseException:
+            poller.close()
+            self._lifetime.release()
+            raise
+        return PulledRun(request, poller, self._lifetime.release)
+
+    def _iterate(self, pull_call: Callable[[ThreadPoller], tuple],
+                 convert: Callable[[str], Any] = lambda s: s) -> Iterator[Any]:
+        """Generator over the non-empty deltas of a pull request read on the
+        calling thread, submitted at the first ``next()``; closing it
+        cancels the request and returns once the engine has let go of it."""
+        with self._pulled(pull_call) as run:
+            for event in run:
+                if event.delta:
+                    yield convert(event.delta)
 
     # -- tokens ------------------------------------------------------------
     def tokenize(self, text: str, *, add_special_tokens: bool = True) -> List[int]:
@@ -362,16 +363,11 @@ class Engine:
     # -- chat --------------------------------------------------------------
     def chat_json(self, request: str) -> str:
         """OpenAI ``/v1/chat/completions`` request JSON in, ``chat.completion``
-        JSON out."""
-        request_b = encode_str(request, "request_json")
-        out = ffi.new("char**")
-        with self._use() as h:
-            status = lib.vllm_chat(h, request_b, out)
-        try:
-            _ffi.check(status)
-            return decode_cstr(out[0], "response_json") or ""
-        finally:
-            lib.vllm_string_free(out[0])
+        JSON out (its ``stream`` field aside)."""
+        body = _with_stream(request, False)
+        encode_str(body, "request_json")
+        with self._pulled(lambda poller: self._chat_pull_call(body, poller)) as run:
+            return "".join(event.delta for event in run)
 
     def chat(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """OpenAI chat completion: request dict in, ``chat.completion`` dict out."""
@@ -379,15 +375,23 @@ class Engine:
 
     def chat_stream_json(self, request: str, callback: StreamCallback) -> StreamOutcome:
         """Streaming chat: each event's ``delta`` is one ``chat.completion.chunk``
-        JSON object; the terminal event has ``finished=True`` and ``""``."""
-        request_b = encode_str(request, "request_json")
-        return self._stream_call(lib.vllm_chat_stream, request_b, None, callback)
+        JSON object; the terminal event has ``finished=True`` and ``""``
+        (the callback runs on this thread, as for :meth:`complete_stream`)."""
+        if not callable(callback):
+            raise InvalidConfigurationError("callback must be callable")
+        body = _with_stream(request, True)
+        encode_str(body, "request_json")
+        with self._pulled(lambda poller: self._chat_pull_call(body, poller)) as run:
+            for event in run:
+                if not _call_back(callback, event, run.request):
+                    return StreamOutcome(stopped_by_callback=True)
+        return StreamOutcome(stopped_by_callback=False)
 
     def chat_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
         """Generator of ``chat.completion.chunk`` dicts; closing it cancels."""
-        text = _request_json(request)
-        encode_str(text, "request_json")
-        return iterate_on_thread(lambda cb: self.chat_stream_json(text, cb), json.loads)
+        body = _with_stream(request, True)
+        encode_str(body, "request_json")
+        return self._iterate(lambda poller: self._chat_pull_call(body, poller), json.loads)
 
     # -- statistics --------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
@@ -426,7 +430,7 @@ class Engine:
         if not callable(callback):
             raise InvalidConfigurationError("callback must be callable")
         priority = 0 if priority is None else int32(priority, "priority")
-        if not _needs_request(prompt, params):
+        if not _needs_options(prompt, params):
             prompt_b = encode_str(prompt, "prompt")
             native = NativeSampling(params)
             return self._start_request(
@@ -464,7 +468,7 @@ class Engine:
         (``vllm_request_submit_pull``): no thread per request. Refusals as
         :meth:`submit`. The native call waits for a structured-output
         constraint to compile: on an event loop use :meth:`asubmit_pull`."""
-        return self._start_request(*self._pull_call(prompt, params, consumer, priority))
+        return self._start_request(*self._pull_call(prompt, params, self._poller(consumer), priority, consumer))
 
     async def asubmit_pull(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
                            *, priority: Optional[int] = None) -> Request:
@@ -473,20 +477,20 @@ class Engine:
         serving meanwhile; without a constraint it is made here (it returns
         at once: no executor thread). The path under :meth:`astream`,
         :meth:`acomplete` and the server."""
-        call = self._pull_call(prompt, params, consumer, priority)
+        call = self._pull_call(prompt, params, self._poller(consumer), priority, consumer)
         if _sampling(params).structured_output is None:
             return self._start_request(*call)
         return await self._start_request_off_loop(*call)
 
-    def _pull_call(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
-                   priority: Optional[int]):
-        """``_start_request``'s arguments for a pull completion."""
+    def _pull_call(self, prompt: Prompt, params: Optional[SamplingParams], poller, priority: Optional[int],
+                   consumer: Optional[RequestEvents] = None):
+        """``_start_request``'s arguments for a pull completion reporting to
+        ``poller`` (an event loop's, for ``consumer``; or a ThreadPoller)."""
         params = _sampling(params)
         priority = 0 if priority is None else int32(priority, "priority")
         prompt_b, array, n_ids = _native_prompt(prompt)
         logprobs = -1 if params.logprobs is None else params.logprobs
         native = NativeSampling(params)
-        poller = self._poller(consumer)
         return (lambda h, tag, out: lib.vllm_request_submit_pull_with_options(
                     h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, native.options, out),
                 None, native, (poller, consumer))
@@ -495,7 +499,7 @@ class Engine:
         """:meth:`submit_chat` with its output going to ``consumer`` through
         the engine's poller (``vllm_chat_submit_pull``); on an event loop
         use :meth:`asubmit_chat_pull`."""
-        return self._start_request(*self._chat_pull_call(request, consumer))
+        return self._start_request(*self._chat_pull_call(request, self._poller(consumer), consumer))
 
     async def asubmit_chat_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents,
                                 constrained: Optional[bool] = None) -> Request:
@@ -504,14 +508,14 @@ class Engine:
         :meth:`asubmit_pull`; ``constrained``: whether it may, when the
         caller knows, e.g. of text it wrote from a dict); the path under
         :meth:`achat`, :meth:`achat_stream` and the server."""
-        call = self._chat_pull_call(request, consumer)
+        call = self._chat_pull_call(request, self._poller(consumer), consumer)
         if not (may_constrain(request) if constrained is None else constrained):
             return self._start_request(*call)
         return await self._start_request_off_loop(*call)
 
-    def _chat_pull_call(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents):
+    def _chat_pull_call(self, request: Union[str, Dict[str, Any]], poller,
+                        consumer: Optional[RequestEvents] = None):
         text_b = encode_str(_request_json(request), "request_json")
-        poller = self._poller(consumer)
         return (lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
                 None, None, (poller, consumer))
 
@@ -541,13 +545,15 @@ class Engine:
 
     def _start_request(self, submit_native: Callable[[Any, Any, Any], int], callback: Optional[StreamCallback],
                        native: Optional[NativeSampling],
-                       pull: Optional[Tuple[EventPoller, RequestEvents]] = None) -> Request:
+                       pull: Optional[Tuple[Any, Optional[RequestEvents]]] = None, live: bool = True) -> Request:
         """Run ``submit_native(engine_ptr, user_data, out)`` and wrap the
         native request; the Request takes over the callback handles. A pull
         request (``pull``: the poller and the consumer) passes its tag as
-        user_data and has no callback; its sink only records the outcome."""
+        user_data and has no callback; its sink only records the outcome.
+        ``live``: one of the engine's live requests (closed by ``close()``,
+        cancelled by ``cancel_all()``); a blocking call's is not."""
         start = _RequestStart(self, submit_native, callback, native, pull)
-        return start.wrap(start.call())
+        return start.wrap(start.call(), live)
 
     async def _start_request_off_loop(self, submit_native: Callable[[Any, Any, Any], int],
                                       callback: Optional[StreamCallback], native: Optional[NativeSampling],
@@ -565,64 +571,25 @@ class Engine:
             raise
         return start.wrap(status)
 
+    # Deprecated: the methods that act on a request are the Request's own.
     def request_completion(self, request: Request) -> Completion:
-        """The :class:`Completion` of a finished completion request (text,
-        finish reason, counts, token ids, logprobs when asked for)."""
-        out = ffi.new("vllm_completion*")
-        output = ffi.new("char**")
-        with request._use() as ptr, self._use() as h:
-            status = lib.vllm_request_completion(ptr, out)
-            output_status = lib.vllm_request_output(h, ptr, output) if status == 0 else status
-        try:
-            _ffi.check(status)
-            _ffi.check(output_status)
-            completion = completion_from(out)
-            generated = json.loads(decode_cstr(output[0], "output"))
-        finally:
-            lib.vllm_completion_free(out)
-            lib.vllm_string_free(output[0])
-        logprobs = generated["logprobs"]
-        prompt_logprobs = generated.get("prompt_logprobs")
-        return dataclasses.replace(
-            completion,
-            token_ids=tuple(generated["token_ids"]),
-            logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs),
-            prompt_logprobs=None if prompt_logprobs is None else _prompt_logprob_entries(prompt_logprobs))
+        """Deprecated: :meth:`Request.completion`."""
+        return request.completion()
 
     def request_prompt_logprobs(self, request: Request) -> Tuple[Optional[TokenLogprob], ...]:
-        """A completion request's prompt_logprobs while it runs
-        (``vllm_request_prompt_logprobs``): there once its prompt is
-        computed, before its first token's event; ``None`` first."""
-        out = ffi.new("char**")
-        with request._use() as ptr, self._use() as h:
-            status = lib.vllm_request_prompt_logprobs(h, ptr, out)
-        try:
-            _ffi.check(status)
-            entries = json.loads(decode_cstr(out[0], "prompt_logprobs"))
-        finally:
-            lib.vllm_string_free(out[0])
-        return _prompt_logprob_entries(entries)
+        """Deprecated: :meth:`Request.prompt_logprobs`."""
+        return request.prompt_logprobs()
 
     def request_token_ids(self, request: Request, start: int, count: int) -> List[int]:
-        """The ids of a completion request's generated tokens
-        ``[start, start + count)``, fewer where fewer have been generated so
-        far (``vllm_request_token_ids``); readable while it runs: a pull
-        request's events count their tokens (``n_tokens``), so an event's ids
-        start where the counts before it end. ``count`` is at most 2**20 (a
-        buffer that size is allocated; no context is longer)."""
-        start, count = int_in(start, "start", 0, INT32_MAX), int_in(count, "count", 0, 1 << 20)
-        ids = ffi.new("int32_t[]", max(count, 1))
-        n = ffi.new("int32_t*")
-        with request._use() as ptr:
-            _ffi.check(lib.vllm_request_token_ids(ptr, start, count, ids, n))
-        return list(ids[0:n[0]])
+        """Deprecated: :meth:`Request.token_ids`."""
+        return request.token_ids(start, count)
 
     # -- async -------------------------------------------------------------
     async def acomplete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
         """The :class:`Completion` (with token ids), built on :meth:`submit`
         without blocking the event loop; cancelling the awaiting task
         cancels the request."""
-        return await await_request(lambda events: self.asubmit_pull(prompt, params, events), self.request_completion)
+        return await await_request(lambda events: self.asubmit_pull(prompt, params, events), Request.completion)
 
     def astream(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> AsyncIterator[str]:
         """Async generator of text deltas, built on :meth:`submit_pull`;
@@ -700,7 +667,7 @@ class _RequestStart:
             self._message = _ffi.last_error()  # this thread's: read here
         return status
 
-    def wrap(self, status: int) -> Request:
+    def wrap(self, status: int, live: bool = True) -> Request:
         out = self._out
         try:
             if self._raised is not None:
@@ -720,8 +687,9 @@ class _RequestStart:
         pull = self._pull
         on_free = None if pull is None else functools.partial(pull[0].forget, self._user_data)
         request = Request(engine, out[0], self._sink, self._logits, self._handles, on_free)
-        with engine._requests_lock:
-            engine._requests.add(request)
+        if live:
+            with engine._requests_lock:
+                engine._requests.add(request)
         return request
 
     def abandon(self, call: "asyncio.Future[int]") -> None:
@@ -769,15 +737,34 @@ def _sampling(params: Any) -> SamplingParams:
     return params
 
 
-def _needs_request(prompt: Any, params: SamplingParams) -> bool:
-    """Whether a completion must go through ``vllm_request_submit_with_options``."""
+def _call_back(callback: StreamCallback, event: Any, request: Request) -> bool:
+    """Hands a pulled event to a blocking stream's ``callback`` as the
+    callback path delivers it: its text as a delta, then (the last event)
+    the terminal ``StreamEvent("", True)``. False when the callback stopped
+    the request before its terminal event (STOP on it is a natural finish);
+    nothing is called once the request's logits processor has failed (the
+    request is ending; its outcome raises that)."""
+    logits = request._logits
+    if logits is not None and logits.error is not None:
+        return True
+    if event.delta and not _continues(callback(StreamEvent(event.delta, False))):
+        return False
+    if event.finished:
+        _continues(callback(StreamEvent("", True)))
+    return True
+
+
+def _continues(result: Any) -> bool:
+    go_on = stream_continues(result)
+    if go_on is None:
+        raise TypeError("stream callback must return StreamControl, bool or None, not %s" % type(result).__name__)
+    return go_on
+
+
+def _needs_options(prompt: Any, params: SamplingParams) -> bool:
+    """Whether a callback request goes through ``vllm_request_submit_with_options``
+    (else ``vllm_request_submit_with_priority``)."""
     return not isinstance(prompt, str) or params.logprobs is not None or bool(params.request_options())
-
-
-def _prompt_logprob_entries(entries: List[Any]) -> Tuple[Optional[TokenLogprob], ...]:
-    """vllm_request_output's "prompt_logprobs" array: None for the first
-    prompt token, then one TokenLogprob each."""
-    return tuple(None if e is None else TokenLogprob.from_native(e) for e in entries)
 
 
 def _native_prompt(prompt: Any):

@@ -203,7 +203,7 @@ class LLM:
                     requests.append(self.engine.submit(prompt, p.for_choice(i), lambda _event: None))
             for request in requests:
                 request.wait()
-            completions = iter([self.engine.request_completion(request) for request in requests])
+            completions = iter([request.completion() for request in requests])
         finally:
             for request in requests:
                 request.close()

@@ -1,4 +1,8 @@
-"""Pull-style delivery: the async adapters.
+"""Pull-style delivery, the package's one way to read a request: the async
+adapters, and the blocking ones (:class:`ThreadPoller`, :class:`PulledRun`:
+the calling thread waits in ``vllm_poller_poll``; ``Engine.complete``,
+``stream``, ``complete_stream``, ``chat`` and ``chat_stream`` read their
+request so).
 
 An engine's async requests are submitted without a callback
 (``vllm_request_submit_pull``, ``vllm_chat_submit_pull``) and report to a
@@ -28,7 +32,8 @@ from .errors import EngineClosedError, InvalidConfigurationError
 from .handle_lifetime import HandleLifetime
 from .request import Request
 
-__all__ = ["PulledEvent", "EventPoller", "RequestEvents", "await_request", "aiterate_request", "running_loop"]
+__all__ = ["PulledEvent", "EventPoller", "ThreadPoller", "PulledRun", "RequestEvents", "await_request",
+           "aiterate_request", "running_loop"]
 
 
 _POLL_BATCH = 1024
@@ -47,6 +52,14 @@ class PulledEvent:
         self.finished = finished
         self.n_tokens = n_tokens
         self.logprobs = logprobs
+
+
+def _pulled(event) -> PulledEvent:
+    """A native ``vllm_event`` read (before the next poll releases its strings)."""
+    logprobs = None
+    if event.logprobs_json != ffi.NULL:
+        logprobs = json.loads(ffi.string(event.logprobs_json))
+    return PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished), event.n_tokens, logprobs)
 
 
 class EventPoller:
@@ -150,10 +163,7 @@ class EventPoller:
             consumer = consumers.get(event.tag)
             if consumer is None:  # closed meanwhile
                 continue
-            logprobs = None
-            if event.logprobs_json != ffi.NULL:
-                logprobs = json.loads(ffi.string(event.logprobs_json))
-            pulled = PulledEvent(decode_cstr(event.text, "delta"), bool(event.finished), event.n_tokens, logprobs)
+            pulled = _pulled(event)
             if pulled.finished:
                 del consumers[event.tag]
             ready.append((consumer, pulled))
@@ -179,6 +189,92 @@ class EventPoller:
     def _unwatch(self) -> None:
         self.loop.remove_reader(self._fd)
         os.close(self._fd)
+
+
+class ThreadPoller:
+    """A native poller of one request read on the calling thread (no event
+    loop, no thread of its own): ``events()`` waits in ``vllm_poller_poll``
+    (the GIL released) and yields the request's events up to its last one.
+    It has the interface ``Engine._start_request`` registers pull requests
+    with (one consumer: the reader)."""
+
+    _WAIT_MS = 200  # a wait's slice: a Python signal is handled between two
+
+    def __init__(self, engine_ptr):
+        out = ffi.new("vllm_poller**")
+        _ffi.check(lib.vllm_poller_create(engine_ptr, out))
+        self.ptr = out[0]
+        self._events = ffi.new("vllm_event[]", 4)
+        self._count = ffi.new("int32_t*")
+
+    def register(self, consumer: Any) -> int:
+        return 1
+
+    def unregister(self, tag: int) -> None:
+        pass
+
+    def forget(self, tag: int) -> None:
+        pass
+
+    def events(self):
+        """The request's events, through its last one."""
+        while True:
+            _ffi.check(lib.vllm_poller_poll(self.ptr, self._WAIT_MS, self._events, 4, self._count))
+            for i in range(self._count[0]):
+                event = _pulled(self._events[i])
+                yield event
+                if event.finished:
+                    return
+
+    def close(self) -> None:
+        if self.ptr is not None:
+            lib.vllm_poller_free(self.ptr)
+            self.ptr = None
+
+
+class PulledRun:
+    """A pull request read on the calling thread (``Engine._pulled``): iterate
+    it once for its :class:`PulledEvent`s; after the last one its outcome
+    has been checked (``Request.wait()`` raised its error, if any).
+    ``close()`` (or leaving the ``with`` block, or breaking out of a
+    generator over it) cancels a request still running and returns once
+    the engine has let go of it; then it frees the request and its poller."""
+
+    def __init__(self, request: Request, poller: ThreadPoller, release: Callable[[], None]):
+        self.request = request
+        self._poller = poller
+        self._release = release  # of what the run holds (the engine, as a blocking call does)
+        self._events = poller.events()
+        self._finished = False
+
+    def __iter__(self):
+        for event in self._events:
+            logits = self.request._logits
+            if logits is not None and logits.error is not None:
+                self.request.cancel()  # the processor failed: end; wait() raises it
+            if event.finished:
+                self._finished = True
+                self.request.wait()  # raises the request's error
+            yield event
+
+    def close(self) -> None:
+        if self._poller.ptr is None:
+            return
+        try:
+            if not self._finished:
+                self.request.cancel()
+                for _event in self._events:  # up to the engine's drop
+                    pass
+        finally:
+            self.request.close()
+            self._poller.close()
+            self._release()
+
+    def __enter__(self) -> "PulledRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def running_loop() -> Optional[asyncio.AbstractEventLoop]:

@@ -1,15 +1,18 @@
-"""A non-blocking request (:class:`Request`) and how it ended
-(:class:`RequestOutcome`): the library waits and says (``vllm_request_wait_for``);
-its handle keeps the native engine alive."""
+"""A request (:class:`Request`) and how it ended (:class:`RequestOutcome`):
+the library waits and says (``vllm_request_wait_for``); a completion's
+result, prompt logprobs and token ids are read from it; its handle keeps the
+native engine alive."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
+import json
 import math
 import threading
 import weakref
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from . import _ffi
 from ._ffi import decode_cstr, ffi, lib
@@ -21,7 +24,10 @@ from .errors import (
     RequestCallbackThreadError,
     error_for_status,
 )
+from .checks import int_in
 from .handle_lifetime import HandleLifetime
+from .marshalling import completion_from
+from .outputs import Completion, TokenLogprob
 
 __all__ = ["RequestOutcome", "Request"]
 
@@ -64,9 +70,10 @@ _OUTCOMES = {
 
 
 class Request:
-    """A non-blocking request made by ``Engine.submit``.
-
-    Callbacks run on a native delivery thread. ``wait()`` blocks until
+    """A request: made by ``Engine.submit`` (its callback runs on a native
+    delivery thread, the C ABI's callback path), or a pull request whose
+    events its reader takes (``Engine.submit_pull``, ``asubmit_pull``, and
+    the blocking calls and generators of ``Engine``). ``wait()`` blocks until
     delivery finished and says how the request ended (the library's
     outcome); ``cancel()`` aborts it (idempotent); ``close()`` (or the
     context manager, or the finalizer) cancels, joins delivery,
@@ -174,6 +181,59 @@ class Request:
             return None, error_for_status(status, message)
         return _OUTCOMES[state], None
 
+    # -- a completion's output ---------------------------------------------
+    def completion(self) -> Completion:
+        """The :class:`Completion` of a finished completion request (text,
+        finish reason, counts, token ids, logprobs when asked for)."""
+        out = ffi.new("vllm_completion*")
+        output = ffi.new("char**")
+        with self._use() as ptr, self._engine._use() as h:
+            status = lib.vllm_request_completion(ptr, out)
+            output_status = lib.vllm_request_output(h, ptr, output) if status == 0 else status
+        try:
+            _ffi.check(status)
+            _ffi.check(output_status)
+            completion = completion_from(out)
+            generated = json.loads(decode_cstr(output[0], "output"))
+        finally:
+            lib.vllm_completion_free(out)
+            lib.vllm_string_free(output[0])
+        logprobs = generated["logprobs"]
+        prompt_logprobs = generated.get("prompt_logprobs")
+        return dataclasses.replace(
+            completion,
+            token_ids=tuple(generated["token_ids"]),
+            logprobs=None if logprobs is None else tuple(TokenLogprob.from_native(e) for e in logprobs),
+            prompt_logprobs=None if prompt_logprobs is None else _prompt_logprob_entries(prompt_logprobs))
+
+    def prompt_logprobs(self) -> Tuple[Optional[TokenLogprob], ...]:
+        """A completion request's prompt_logprobs while it runs
+        (``vllm_request_prompt_logprobs``): there once its prompt is
+        computed, before its first token's event; ``None`` first."""
+        out = ffi.new("char**")
+        with self._use() as ptr, self._engine._use() as h:
+            status = lib.vllm_request_prompt_logprobs(h, ptr, out)
+        try:
+            _ffi.check(status)
+            entries = json.loads(decode_cstr(out[0], "prompt_logprobs"))
+        finally:
+            lib.vllm_string_free(out[0])
+        return _prompt_logprob_entries(entries)
+
+    def token_ids(self, start: int, count: int) -> List[int]:
+        """The ids of a completion request's generated tokens
+        ``[start, start + count)``, fewer where fewer have been generated so
+        far (``vllm_request_token_ids``); readable while it runs: a pull
+        request's events count their tokens (``n_tokens``), so an event's ids
+        start where the counts before it end. ``count`` is at most 2**20 (a
+        buffer that size is allocated; no context is longer)."""
+        start, count = int_in(start, "start", 0, _ffi.INT32_MAX), int_in(count, "count", 0, 1 << 20)
+        ids = ffi.new("int32_t[]", max(count, 1))
+        n = ffi.new("int32_t*")
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_request_token_ids(ptr, start, count, ids, n))
+        return list(ids[0:n[0]])
+
     def close(self) -> None:
         """Cancel if needed, join delivery, free the native handle, release
         the callback. From the request's own callback the library finishes
@@ -189,3 +249,9 @@ class Request:
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("done" if self._ended is not None else "live")
         return "<vllm_cpp.Request %s>" % state
+
+
+def _prompt_logprob_entries(entries: List[Any]) -> Tuple[Optional[TokenLogprob], ...]:
+    """vllm_request_output's "prompt_logprobs" array: None for the first
+    prompt token, then one TokenLogprob each."""
+    return tuple(None if e is None else TokenLogprob.from_native(e) for e in entries)

@@ -40,7 +40,7 @@ class CompletionRun:
         run = cls(engine, timer, token_ids)
         run._events = await RequestEvents.submitted(
             lambda events: engine.asubmit_pull(prompt, params, events, priority=priority),
-            lambda request: setattr(run, "completion", engine.request_completion(request)))
+            lambda request: setattr(run, "completion", request.completion()))
         return run
 
     def cancel(self) -> None:
@@ -49,7 +49,7 @@ class CompletionRun:
     def prompt_logprobs(self) -> Tuple[Optional[TokenLogprob], ...]:
         """The prompt's logprobs, once its first token is out (the run's
         params asked for prompt_logprobs)."""
-        return self._engine.request_prompt_logprobs(self._events.request)
+        return self._events.request.prompt_logprobs()
 
     async def outputs(self) -> AsyncIterator[Tuple[str, Optional[Tuple[TokenLogprob, ...]], Optional[List[int]]]]:
         """(text, logprobs, token ids) per engine event that has any: the
@@ -63,7 +63,7 @@ class CompletionRun:
             if event.n_tokens:
                 self.timer.output(event.n_tokens)
                 if self._token_ids:
-                    ids = self._engine.request_token_ids(self._events.request, generated, event.n_tokens)
+                    ids = self._events.request.token_ids(generated, event.n_tokens)
                 generated += event.n_tokens
             if event.delta or event.logprobs or ids:
                 logprobs = event.logprobs
