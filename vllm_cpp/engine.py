@@ -601,14 +601,17 @@ class Engine:
         """:meth:`chat` through :meth:`submit_chat`, without blocking the
         event loop; cancelling the task cancels every choice natively."""
         body = _with_stream(request, False)
-        parts = [part async for part in aiterate_request(lambda events: self.asubmit_chat_pull(body, events))]
+        constrained = may_constrain(request)  # of the dict: the text is not looked into
+        parts = [part async for part in aiterate_request(
+            lambda events: self.asubmit_chat_pull(body, events, constrained))]
         return json.loads("".join(parts))
 
     def achat_stream(self, request: Dict[str, Any]) -> AsyncIterator[Dict[str, Any]]:
         """Async generator of chunk dicts through :meth:`submit_chat`; leaving
         it early or cancelling the task cancels every choice natively."""
         body = _with_stream(request, True)
-        return aiterate_request(lambda events: self.asubmit_chat_pull(body, events), json.loads)
+        constrained = may_constrain(request)  # of the dict: the text is not looked into
+        return aiterate_request(lambda events: self.asubmit_chat_pull(body, events, constrained), json.loads)
 
 
 #: The chat request fields that may make the engine compile a constraint.
