@@ -372,8 +372,8 @@ VLLM_API vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* 
 
 /* vllm_chat_submit without a callback: validated before it returns (as
    vllm_chat_submit); its output is reported by `poller` under `tag` (see
-   vllm_poller_poll). The chat call itself still runs on a library thread
-   (its choices are merged by a blocking loop); only delivery is pulled.
+   vllm_poller_poll). No thread of its own: its choices' output is rendered
+   into chunks when the poll takes it (all of choice 0, then choice 1, ...).
    The request is the caller's (vllm_request_free), as vllm_chat_submit's. */
 VLLM_API vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                                            const char* request_json, vllm_request** out);

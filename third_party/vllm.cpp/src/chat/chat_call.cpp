@@ -106,8 +106,7 @@ bool ChatCall::take(RequestStream::Pending& out) {
     } catch (const std::exception& e) {
         fail(VLLM_ERR_UNKNOWN, std::string("internal error: ") + e.what());
     }
-    const bool last_rendered = ready_taken_ + 1 >= ready_.size();
-    if (ready_taken_ < ready_.size() && !(rendered_all_ && last_rendered && !streaming())) {
+    if (ready_taken_ < ready_.size()) {
         out.text = std::move(ready_[ready_taken_++]);
         if (ready_taken_ == ready_.size()) {
             ready_.clear();
@@ -119,11 +118,7 @@ bool ChatCall::take(RequestStream::Pending& out) {
         return true;
     }
     if (!rendered_all_ || !engine_done()) return false;
-    // The terminal event (a response that does not stream rides on it).
-    if (ready_taken_ < ready_.size()) out.text = std::move(ready_[ready_taken_]);
-    ready_.clear();
-    ready_taken_ = 0;
-    out.finished = true;
+    out.finished = true;  // the terminal event: ""
     ended_.store(true, std::memory_order_release);
     return true;
 }
@@ -225,11 +220,16 @@ void ChatCall::end_choice(const RequestStream::Result& result) {
 
 void ChatCall::deliver(const Sink& sink) {
     RequestStream::Pending event;
+    std::string response;  // not streaming: handed over with the terminal call
     bool done = false;
     while (!done) {
         queue().wait(-1, SIZE_MAX);  // this call is all the queue holds
         while (!done && take(event)) {
             done = event.finished;
+            if (!streaming()) {
+                if (!done) response = std::move(event.text);
+                else event.text = std::move(response);
+            }
             if (cancelled() || (event.text.empty() && !event.finished)) continue;
             if (!sink(event.text, event.finished) && !event.finished) cancel();
         }

@@ -10,10 +10,11 @@
 // chunk, delta chunks, finish chunk; the choices one after another, all of
 // choice 0, then choice 1, ..., while later choices keep generating into
 // their own streams; then the usage chunk when stream_options.include_usage
-// asks for it), then the terminal event (finished, ""). Not streaming, one
-// terminal event carrying the response. A choice the engine fails ends the
-// call: the other choices are cancelled and the terminal event carries ""
-// (outcome() says why). The terminal event comes once the engine has let go
+// asks for it), then the terminal event (finished, ""). Not streaming, the
+// response, then the terminal event (deliver() hands the response over with
+// the terminal call, as vllm_chat_submit's callback gets it). A choice the
+// engine fails ends the call: the other choices are cancelled, no event
+// follows but the terminal one (outcome() says why). The terminal event comes once the engine has let go
 // of every choice, so a consumer that has it may free the call at once.
 #pragma once
 #include <atomic>
@@ -59,9 +60,10 @@ public:
     bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
     // For a call whose queue nobody else waits on: takes its events on the
-    // calling thread and hands them to `sink` until the terminal one (none
-    // after a cancel but the terminal one, which is not handed over then);
-    // returns once the engine has let go of every choice.
+    // calling thread and hands them to `sink` until the terminal one (not
+    // streaming: one terminal call with the response, "" when it failed;
+    // after a cancel, no call at all); returns once the engine has let go of
+    // every choice.
     void deliver(const Sink& sink);
 
     // Whether the engine has let go of every choice; waits for it.
