@@ -20,6 +20,7 @@ from vllm_cpp import (Engine, EngineClosedError, EngineError, InvalidArgumentErr
                       SamplingParams)
 from vllm_cpp.pull_requests import RequestEvents
 from server_harness import wait_until_idle
+from thread_peak import gather_with_thread_peak
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -69,32 +70,18 @@ def test_two_thousand_astreams_without_a_thread_of_their_own(pull_engine):
     # The loop watches its poller itself: no thread is started for async
     # requests, not even a poller thread.
     baseline = thread_count()
-    peak = [baseline]
 
     async def one(prompt):
         return [delta async for delta in pull_engine.astream(prompt, params())]
 
-    async def sample(stop):
-        while not stop.is_set():
-            peak[0] = max(peak[0], thread_count())
-            await asyncio.sleep(0.005)
-
-    async def main():
-        stop = asyncio.Event()
-        sampler = asyncio.ensure_future(sample(stop))
-        prompts = [PROMPTS[i % len(PROMPTS)] for i in range(STREAMS)]
-        results = await asyncio.gather(*(one(p) for p in prompts))
-        stop.set()
-        await sampler
-        return prompts, results
-
-    prompts, results = asyncio.run(main())
+    prompts = [PROMPTS[i % len(PROMPTS)] for i in range(STREAMS)]
+    results, peak = gather_with_thread_peak([one(p) for p in prompts])
     print("\n%d concurrent astream requests: %d threads before, at most %d during"
-          % (STREAMS, baseline, peak[0]))
+          % (STREAMS, baseline, peak))
     # Events in order per request: the deltas concatenate to the text.
     for prompt, deltas in zip(prompts, results):
         assert "".join(deltas) == expected[prompt]
-    assert peak[0] == baseline, (baseline, peak[0])
+    assert peak == baseline, (baseline, peak)
     assert "vllm-cpp-poller" not in {t.name for t in threading.enumerate()}
     assert pull_engine.stats()["running_requests"] == 0
 

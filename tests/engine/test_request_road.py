@@ -9,26 +9,20 @@ process's native threads (/proc/self/task), sampled during the run.
 
 import asyncio
 import json
-import os
-import pathlib
 import threading
 import time
 
 import pytest
 
 from vllm_cpp import Engine, SamplingParams
+from thread_peak import TASKS, gather_with_thread_peak, thread_count
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]  # about 90 s on 2 cores
 
-TASKS = pathlib.Path("/proc/self/task")
 STREAMS = 2000
 QUESTIONS = ["Hi", "What is 2+2?", "Name a colour.", "Say hello.", "Count to three.", "Who are you?"]
 
 needs_proc = pytest.mark.skipif(not TASKS.exists(), reason="thread counts are read from /proc/self/task")
-
-
-def thread_count() -> int:
-    return len(os.listdir(TASKS))
 
 
 def chat_body(question: str) -> dict:
@@ -60,28 +54,14 @@ def choices_of(chunks):
 def test_two_thousand_chat_streams_with_two_choices_without_a_thread_each(road_engine):
     expected = {q: [c["message"]["content"] for c in road_engine.chat(chat_body(q))["choices"]] for q in QUESTIONS}
     baseline = thread_count()
-    peak = [baseline]
 
     async def one(question):
         return [chunk async for chunk in road_engine.achat_stream(chat_body(question))]
 
-    async def sample(stop):
-        while not stop.is_set():
-            peak[0] = max(peak[0], thread_count())
-            await asyncio.sleep(0.005)
-
-    async def main():
-        stop = asyncio.Event()
-        sampler = asyncio.ensure_future(sample(stop))
-        questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(STREAMS)]
-        results = await asyncio.gather(*(one(q) for q in questions))
-        stop.set()
-        await sampler
-        return questions, results
-
-    questions, results = asyncio.run(main())
+    questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(STREAMS)]
+    results, peak = gather_with_thread_peak([one(q) for q in questions])
     print("\n%d concurrent chat streams with n=2: %d threads before, at most %d during"
-          % (STREAMS, baseline, peak[0]))
+          % (STREAMS, baseline, peak))
     for question, chunks in zip(questions, results):
         contents, finishes, order = choices_of(chunks)
         # Both choices, whole, in the order chat streams them (choice 0, then 1).
@@ -89,7 +69,7 @@ def test_two_thousand_chat_streams_with_two_choices_without_a_thread_each(road_e
         assert [contents[0], contents[1]] == expected[question]
         assert set(finishes) == {0, 1}
     # No thread per request (a few may come and go: the engine's own).
-    assert peak[0] <= baseline + 2, (baseline, peak[0])
+    assert peak <= baseline + 2, (baseline, peak)
     assert road_engine.stats()["running_requests"] == 0
 
 
