@@ -51,6 +51,7 @@ from .marshalling import (
 from .outputs import Completion, TokenLogprob
 from .pull_requests import (
     EventPoller,
+    PulledBatch,
     PulledRun,
     RequestEvents,
     ThreadPoller,
@@ -280,24 +281,34 @@ class Engine:
         return self._iterate(lambda poller: self._pull_call(prompt, params, poller, None))
 
     def _pulled(self, pull_call: Callable[[ThreadPoller], tuple]) -> PulledRun:
-        """A pull request read on this thread: ``pull_call(poller)`` gives
-        ``_start_request``'s arguments for a request reporting to ``poller``
-        (this call's own). The run holds the engine (as a blocking native
-        call would: ``close()`` frees it after the run); its request is not
-        one of the engine's live requests (``cancel_all`` is for those)."""
+        """One pull request read on this thread (see :meth:`_pulled_batch`)."""
+        return PulledRun(self._pulled_batch([pull_call]))
+
+    def _pulled_batch(self, pull_calls: Sequence[Callable[[ThreadPoller], tuple]]) -> PulledBatch:
+        """Pull requests read together on this thread (``LLM`` uses it too):
+        each ``pull_call(poller)`` gives ``_start_request``'s arguments for a
+        request reporting to ``poller`` (the batch's own), submitted in
+        order. The batch holds the engine (as a blocking native call would:
+        ``close()`` frees it after the batch); its requests are not among
+        the engine's live requests (``cancel_all`` is for those). A refused
+        submit cancels and frees those made before it, then raises."""
         self._lifetime.acquire()
         try:
             poller = ThreadPoller(self._ptr)
         except BaseException:
             self._lifetime.release()
             raise
+        requests: List[Request] = []
         try:
-            request = self._start_request(*pull_call(poller), live=False)
+            for pull_call in pull_calls:
+                requests.append(self._start_request(*pull_call(poller), live=False))
         except BaseException:
+            for request in requests:
+                request.close()  # cancels it; returns once the engine has let go of it
             poller.close()
             self._lifetime.release()
             raise
-        return PulledRun(request, poller, self._lifetime.release)
+        return PulledBatch(requests, poller, self._lifetime.release)
 
     def _iterate(self, pull_call: Callable[[ThreadPoller], tuple],
                  convert: Callable[[str], Any] = lambda s: s) -> Iterator[Any]:

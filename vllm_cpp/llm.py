@@ -5,8 +5,8 @@
     for output in llm.generate(["Hello, my name is"], SamplingParams(max_tokens=16)):
         print(output.prompt, output.outputs[0].text)
 
-A batch is submitted at once (``Engine.submit`` / ``Engine.submit_chat``),
-so the engine batches it, and the outputs come back in input order, shaped
+A batch is submitted at once (pull requests read together on the calling
+thread, as ``Engine.complete`` reads one), so the engine batches it, and the outputs come back in input order, shaped
 like vLLM's ``RequestOutput`` / ``CompletionOutput``. Engine options use
 vLLM's keyword names (``enable_prefix_caching``, ``scheduling_policy``,
 ``tool_call_parser``, ...). ``SamplingParams.n`` samples n sequences per
@@ -23,9 +23,9 @@ native ``Engine`` API keeps its ``TokenLogprob`` objects).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -196,17 +196,13 @@ class LLM:
             prompts = [prompts]
         inputs = [_prompt(p) for p in prompts]
         params = _per_prompt(sampling_params, len(inputs))
-        requests = []
-        try:
-            for (prompt, _text), p in zip(inputs, params):
-                for i in range(p.n):
-                    requests.append(self.engine.submit(prompt, p.for_choice(i), lambda _event: None))
-            for request in requests:
-                request.wait()
-            completions = iter([request.completion() for request in requests])
-        finally:
-            for request in requests:
-                request.close()
+        # Every sequence a pull request, all read together on this thread.
+        calls = [functools.partial(self.engine._pull_call, prompt, p.for_choice(i), priority=None)
+                 for (prompt, _text), p in zip(inputs, params) for i in range(p.n)]
+        with self.engine._pulled_batch(calls) as batch:
+            for _request_event in batch:
+                pass
+            completions = iter([request.completion() for request in batch.requests])
         outputs = []
         for (prompt, text), p in zip(inputs, params):
             done = [next(completions) for _ in range(p.n)]
@@ -229,7 +225,6 @@ class LLM:
                 warnings.warn(FALLBACK_WARNING, UserWarning, stacklevel=2)
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
         params = _per_prompt(sampling_params, len(conversations))
-        responses: List[Optional[str]] = [None] * len(conversations)
         bodies = []
         for conversation, p in zip(conversations, params):
             body = dict(_chat_fields(p), messages=conversation, return_token_ids=True)
@@ -240,15 +235,14 @@ class LLM:
             if chat_template is not None:
                 body["chat_template"] = chat_template
             bodies.append(body)
-        requests = []
-        try:
-            for i, body in enumerate(bodies):
-                requests.append(self.engine.submit_chat(body, _keep_response(responses, i)))
-            for request in requests:
-                request.wait()
-        finally:
-            for request in requests:
-                request.close()
+        # Every conversation a pull chat call, all read together on this thread.
+        calls = [lambda poller, body=body: self.engine._chat_pull_call(body, poller) for body in bodies]
+        with self.engine._pulled_batch(calls) as batch:
+            index = {request: i for i, request in enumerate(batch.requests)}
+            parts: List[List[str]] = [[] for _ in bodies]
+            for request, event in batch:
+                parts[index[request]].append(event.delta)
+        responses = ["".join(texts) for texts in parts]
         outputs = []
         texts: Dict[int, bytes] = {}  # token id -> its text, for the logprob entries
         for text in responses:
@@ -274,17 +268,6 @@ class LLM:
             texts[token_id] = self.engine.detokenize([token_id]).encode()
         return TokenLogprob(token_id, texts[token_id], float(entry["logprob"]),
                             tuple(self._token_logprob(alt, texts) for alt in entry.get("top_logprobs", ())))
-
-
-def _keep_response(responses: List[Optional[str]], index: int):
-    lock = threading.Lock()
-
-    def on_event(event) -> None:
-        if event.delta:
-            with lock:
-                responses[index] = event.delta
-
-    return on_event
 
 
 def _completion_output(index: int, completion: Completion) -> CompletionOutput:

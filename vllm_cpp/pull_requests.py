@@ -32,7 +32,7 @@ from .errors import EngineClosedError, InvalidConfigurationError
 from .handle_lifetime import HandleLifetime
 from .request import Request
 
-__all__ = ["PulledEvent", "EventPoller", "ThreadPoller", "PulledRun", "RequestEvents", "await_request",
+__all__ = ["PulledEvent", "EventPoller", "ThreadPoller", "PulledRun", "PulledBatch", "RequestEvents", "await_request",
            "aiterate_request", "running_loop"]
 
 
@@ -192,11 +192,11 @@ class EventPoller:
 
 
 class ThreadPoller:
-    """A native poller of one request read on the calling thread (no event
+    """A native poller of requests read on the calling thread (no event
     loop, no thread of its own): ``events()`` waits in ``vllm_poller_poll``
-    (the GIL released) and yields the request's events up to its last one.
-    It has the interface ``Engine._start_request`` registers pull requests
-    with (one consumer: the reader)."""
+    (the GIL released) and yields ``(tag, event)`` as they come, for as long
+    as it is iterated. It has the interface ``Engine._start_request``
+    registers pull requests with (one consumer: the reader)."""
 
     _WAIT_MS = 200  # a wait's slice: a Python signal is handled between two
 
@@ -204,11 +204,12 @@ class ThreadPoller:
         out = ffi.new("vllm_poller**")
         _ffi.check(lib.vllm_poller_create(engine_ptr, out))
         self.ptr = out[0]
-        self._events = ffi.new("vllm_event[]", 4)
+        self._events = ffi.new("vllm_event[]", 64)
         self._count = ffi.new("int32_t*")
+        self._tags = itertools.count(1)
 
     def register(self, consumer: Any) -> int:
-        return 1
+        return next(self._tags)
 
     def unregister(self, tag: int) -> None:
         pass
@@ -217,14 +218,12 @@ class ThreadPoller:
         pass
 
     def events(self):
-        """The request's events, through its last one."""
+        """``(tag, event)`` of the poller's requests, as they come."""
         while True:
-            _ffi.check(lib.vllm_poller_poll(self.ptr, self._WAIT_MS, self._events, 4, self._count))
+            _ffi.check(lib.vllm_poller_poll(self.ptr, self._WAIT_MS, self._events, 64, self._count))
             for i in range(self._count[0]):
-                event = _pulled(self._events[i])
-                yield event
-                if event.finished:
-                    return
+                event = self._events[i]
+                yield event.tag, _pulled(event)
 
     def close(self) -> None:
         if self.ptr is not None:
@@ -233,44 +232,79 @@ class ThreadPoller:
 
 
 class PulledRun:
-    """A pull request read on the calling thread (``Engine._pulled``): iterate
-    it once for its :class:`PulledEvent`s; after the last one its outcome
-    has been checked (``Request.wait()`` raised its error, if any).
-    ``close()`` (or leaving the ``with`` block, or breaking out of a
-    generator over it) cancels a request still running and returns once
-    the engine has let go of it; then it frees the request and its poller."""
+    """One pull request read on the calling thread (``Engine._pulled``): a
+    :class:`PulledBatch` of one, iterated for its :class:`PulledEvent`s."""
 
-    def __init__(self, request: Request, poller: ThreadPoller, release: Callable[[], None]):
-        self.request = request
-        self._poller = poller
-        self._release = release  # of what the run holds (the engine, as a blocking call does)
-        self._events = poller.events()
-        self._finished = False
+    def __init__(self, batch: "PulledBatch"):
+        self.request = batch.requests[0]
+        self._batch = batch
 
     def __iter__(self):
-        for event in self._events:
-            logits = self.request._logits
-            if logits is not None and logits.error is not None:
-                self.request.cancel()  # the processor failed: end; wait() raises it
-            if event.finished:
-                self._finished = True
-                self.request.wait()  # raises the request's error
+        for _request, event in self._batch:
             yield event
+
+    def close(self) -> None:
+        self._batch.close()
+
+    def __enter__(self) -> "PulledRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class PulledBatch:
+    """Pull requests of one :class:`ThreadPoller` read together on the
+    calling thread (``LLM.generate``, ``LLM.chat``): iterate it once for
+    ``(request, event)`` until every request's last event; each request's
+    outcome is checked at its last event (``Request.wait()`` raises its
+    error). ``close()`` cancels those still running, returns once the engine
+    has let go of them, frees every request and the poller, then runs
+    ``release``."""
+
+    def __init__(self, requests: List[Request], poller: ThreadPoller, release: Callable[[], None]):
+        self.requests = requests
+        self._poller = poller
+        self._release = release  # of what the batch holds (the engine, as a blocking call does)
+        # The poller handed out its tags in submit order, from 1.
+        self._running = {tag: request for tag, request in enumerate(requests, 1)}
+        self._events = poller.events()
+
+    def __iter__(self):
+        running = self._running
+        for tag, event in self._events:
+            request = running.get(tag)
+            if request is None:
+                continue
+            logits = request._logits
+            if logits is not None and logits.error is not None:
+                request.cancel()  # the processor failed: end; wait() raises it
+            if event.finished:
+                del running[tag]
+                request.wait()  # raises the request's error
+            yield request, event
+            if not running:
+                return
 
     def close(self) -> None:
         if self._poller.ptr is None:
             return
         try:
-            if not self._finished:
-                self.request.cancel()
-                for _event in self._events:  # up to the engine's drop
-                    pass
+            if self._running:
+                for request in self._running.values():
+                    request.cancel()
+                for _tag, event in self._events:  # up to the engine's drops
+                    if event.finished:
+                        self._running.pop(_tag, None)
+                        if not self._running:
+                            break
         finally:
-            self.request.close()
+            for request in self.requests:
+                request.close()
             self._poller.close()
             self._release()
 
-    def __enter__(self) -> "PulledRun":
+    def __enter__(self) -> "PulledBatch":
         return self
 
     def __exit__(self, *exc) -> None:
