@@ -541,6 +541,14 @@ VLLM_API vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, 
                                                            int32_t logprobs, const char* options_json,
                                                            vllm_request** out);
 
+/* Checks options_json as vllm_request_submit_with_options reads it, with
+   no engine (additive): VLLM_OK, or INVALID_ARGUMENT with the message that
+   submit would give (naming the field), except for the checks that need a
+   model (token ids against its vocabulary). A caller that validates a
+   request before it has a prompt (an HTTP server) answers with the
+   engine's own words. Any thread. */
+VLLM_API vllm_status vllm_sampling_options_check(const char* options_json);
+
 /* ---- A completion's token ids while it runs (additive) ----
    Copies the ids of a completion request's generated tokens
    [from, from + count) into out_ids (count int32_t, the caller's), fewer

@@ -988,6 +988,14 @@ const char* vllm_version(void) { return VLLM_VERSION_STRING; }
 
 int32_t vllm_abi_version(void) { return VLLM_ABI_VERSION; }
 
+vllm_status vllm_sampling_options_check(const char* options_json) {
+    return guarded([&] {
+        require_non_null(options_json, "options_json");
+        vllm::SamplingConfig config;
+        vllm::read_sampling_options(options_json, config);
+    });
+}
+
 vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const char* options_json,
                                           vllm_engine** out) {
     return guarded([&] {
