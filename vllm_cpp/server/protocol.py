@@ -399,6 +399,9 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     prompt_logprobs = body.get("prompt_logprobs")
     max_tokens = body.get("max_tokens")
     engine_fields = {name: body[name] for name in ENGINE_SAMPLING_FIELDS if body.get(name) is not None}
+    for name, value in engine_fields.items():
+        if isinstance(value, float) and not math.isfinite(value):  # NaN, 1e999: JSON cannot carry them on
+            raise invalid("'%s' must be a finite number (got %s)" % (name, value), param=name)
     # The completions endpoint's own rules: 16 tokens by default, and echo
     # with max_tokens 0 runs one token (its prompt's logprobs), not shown.
     engine_fields.setdefault("max_tokens", schema.COMPLETION["max_tokens"].default)

@@ -62,6 +62,7 @@ struct Case {
 const Case kCases[] = {
     {R"("temperature": -1)", "'temperature' must be >= 0 (got -1)"},
     {R"("temperature": "hot")", "'temperature' must be a number (got string)"},
+    {R"("temperature": 1e308)", "'temperature' must be at most 3.4e38 in size (got 1e+308)"},
     {R"("top_p": 0)", "'top_p' must be in (0, 1] (got 0)"},
     {R"("top_p": 1.5)", "'top_p' must be in (0, 1] (got 1.5)"},
     {R"("top_k": -2)", "'top_k' must be -1, 0 (all tokens) or between 1 and 2147483647 (got -2)"},
@@ -79,6 +80,7 @@ const Case kCases[] = {
     {R"("stop": 5)", "'stop' must be a string or an array of strings (got int)"},
     {R"("stop": ["a", 1])", "'stop[1]' must be a string (got int)"},
     {R"("stop": [""])", "'stop' strings must not be empty"},
+    {R"("stop": ["a\u0000b"])", "'stop' strings must not contain NUL"},
     {R"("stop_token_ids": [-1])", "'stop_token_ids[0]' must be a token id (got -1)"},
     {R"("include_stop_str_in_output": "yes")", "'include_stop_str_in_output' must be a boolean (got string)"},
     {R"("skip_special_tokens": 0)", "'skip_special_tokens' must be a boolean (got int)"},
@@ -87,6 +89,7 @@ const Case kCases[] = {
     {R"("truncate_prompt_tokens": -1)",
      "'truncate_prompt_tokens' -1 (the model's length) is not supported: give the number of tokens to keep"},
     {R"("bad_words": [" "])", "'bad_words[0]' must not be empty or blank"},
+    {R"("bad_words": ["\u0000"])", "'bad_words[0]' must not contain NUL"},
     {R"("logit_bias": {"3": 100.5})", "'logit_bias[\"3\"]' must be in [-100, 100] (got 100.5)"},
     {R"("allowed_token_ids": [])", "'allowed_token_ids' must not be empty"},
 };

@@ -43,13 +43,14 @@ bool read_bool(const json::Value& v, const std::string& name) {
 }
 
 // A number within `ok` (NaN and infinities never are), as the float the
-// engine keeps.
+// engine keeps (a value past a float's range is refused, not made infinite).
 template <typename InRange>
 void read_real(const json::Value& object, const char* name, const char* range, InRange ok, float& target) {
     const json::Value* v = field(object, name);
     if (v == nullptr) return;
     const double d = read_number(*v, name);
     if (!(std::isfinite(d) && ok(d))) out_of_range(name, range, d);
+    if (std::fabs(d) > std::numeric_limits<float>::max()) out_of_range(name, "at most 3.4e38 in size", d);
     target = static_cast<float>(d);
 }
 
@@ -66,8 +67,11 @@ std::vector<std::string> read_stop(const json::Value& stop) {
     } else {
         wrong_type("stop", "a string or an array of strings", stop);
     }
-    for (const std::string& s : out)
+    for (const std::string& s : out) {
         if (s.empty()) throw_invalid_argument("'stop' strings must not be empty");
+        // As vllm_sampling_params carries them: C strings.
+        if (s.find('\0') != std::string::npos) throw_invalid_argument("'stop' strings must not contain NUL");
+    }
     return out;
 }
 
@@ -88,6 +92,7 @@ std::vector<std::string> read_bad_words(const json::Value& v) {
         if (!word.is_string()) wrong_type(name, "a string", word);
         if (word.as_string().find_first_not_of(" ") == std::string::npos)
             throw_invalid_argument("'" + name + "' must not be empty or blank");
+        if (word.as_string().find('\0') != std::string::npos) throw_invalid_argument("'" + name + "' must not contain NUL");
         words.push_back(word.as_string());
     }
     return words;
