@@ -69,13 +69,9 @@ def test_recursion_budget(build):
 
 
 @pytest.mark.timeout(300)
-def test_sampler(build):
-    run_program(build, "test_sampler")
-
-
-@pytest.mark.timeout(300)
-def test_sampling_fields(build):
-    run_program(build, "test_sampling_fields")
+@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields"])
+def test_sampling(build, program):
+    run_program(build, program)
 
 
 @pytest.mark.timeout(300)

@@ -31,19 +31,18 @@ std::string refusal(const std::function<void()>& build) {
     return "";
 }
 
-std::string body_refusal(const std::string& fields) {
+// The refusal of `fields` (JSON members) read from a body object, or as
+// the text of an options JSON.
+std::string fields_refusal(const std::string& fields, bool as_options) {
     return refusal([&] {
         SamplingConfig c;
-        read_sampling_fields(json::parse("{" + fields + "}"), c);
+        if (as_options) read_sampling_options("{" + fields + "}", c);
+        else read_sampling_fields(json::parse("{" + fields + "}"), c);
     });
 }
 
-std::string options_refusal(const std::string& fields) {
-    return refusal([&] {
-        SamplingConfig c;
-        read_sampling_options("{" + fields + "}", c);
-    });
-}
+std::string body_refusal(const std::string& fields) { return fields_refusal(fields, false); }
+std::string options_refusal(const std::string& fields) { return fields_refusal(fields, true); }
 
 std::string struct_refusal(const std::function<void(vllm_sampling_params&)>& set) {
     return refusal([&] {

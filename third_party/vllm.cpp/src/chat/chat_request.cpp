@@ -14,20 +14,11 @@ namespace {
 
 using json::field;
 using json::out_of_range;
+using json::read_bool;
+using json::read_int32_in;
 using json::read_integer;
 using json::read_number;
 using json::wrong_type;
-
-int32_t read_int32_in(const json::Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range) {
-    const int64_t i = read_integer(v, name);
-    if (i < lo || i > hi) out_of_range(name, range, static_cast<double>(i));
-    return static_cast<int32_t>(i);
-}
-
-bool read_bool(const json::Value& v, const std::string& name) {
-    if (!v.is_bool()) wrong_type(name, "a boolean", v);
-    return v.as_bool();
-}
 
 const std::string& read_string(const json::Value& v, const std::string& name) {
     if (!v.is_string()) wrong_type(name, "a string", v);

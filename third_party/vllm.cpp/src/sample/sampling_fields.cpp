@@ -17,6 +17,8 @@ namespace {
 
 using json::field;
 using json::out_of_range;
+using json::read_bool;
+using json::read_int32_in;
 using json::read_integer;
 using json::read_number;
 using json::wrong_type;
@@ -30,17 +32,6 @@ constexpr const char* kFields[] = {
     "min_tokens",        "ignore_eos",    "stop",           "logit_bias",
     "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
     "skip_special_tokens", "prompt_logprobs", "truncate_prompt_tokens", "bad_words"};
-
-int32_t read_int32_in(const json::Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range) {
-    const int64_t i = read_integer(v, name);
-    if (i < lo || i > hi) out_of_range(name, range, static_cast<double>(i));
-    return static_cast<int32_t>(i);
-}
-
-bool read_bool(const json::Value& v, const std::string& name) {
-    if (!v.is_bool()) wrong_type(name, "a boolean", v);
-    return v.as_bool();
-}
 
 // A number within `ok` (NaN and infinities never are), as the float the
 // engine keeps (a value past a float's range is refused, not made infinite).
