@@ -1,7 +1,6 @@
 #include "chat/chat_request.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "sample/sampling_fields.h"

@@ -21,7 +21,6 @@
 
 #include "sample/sampling_config.h"
 #include "util/json.h"
-#include "vllm.h"
 
 namespace vllm::chat {
 
