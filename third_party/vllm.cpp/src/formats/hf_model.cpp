@@ -1,11 +1,11 @@
-#include "model/hf_model.h"
+#include "formats/hf_model.h"
 
 #include <cmath>
 #include <set>
 
+#include "formats/hf_architecture.h"
+#include "formats/hf_json.h"
 #include "kernels/cpu/kernels.h"
-#include "model/hf_architecture.h"
-#include "model/hf_json.h"
 #include "util/json.h"
 
 namespace vllm {

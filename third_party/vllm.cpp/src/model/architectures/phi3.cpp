@@ -1,0 +1,23 @@
+// Phi-3: Llama's pre-norm decoder (llama.cpp) over fused matrices: q/k/v in
+// one attn_qkv and gate/up in one ffn_up, which weights.cpp views as the
+// separate matrices' rows (so the blocks run the same matmuls); RoPE over
+// halves, with LongRoPE's short/long factor sets (rotary.h). llama.cpp
+// leaves its sliding window off, and so do we.
+#include "model/architectures/architectures.h"
+
+namespace vllm {
+
+namespace {
+
+constexpr ArchitectureTraits phi3_traits() {
+    ArchitectureTraits t;
+    t.rope_style = RopeStyle::HALVES;
+    t.ffn_activation = FfnActivation::SILU;
+    return t;
+}
+
+}  // namespace
+
+extern const Architecture kPhi3Architecture = {"phi3", phi3_traits(), build_llama_decoder};
+
+}  // namespace vllm
