@@ -19,7 +19,7 @@ Decoder::Decoder(ModelConfig config, ModelWeights weights, int max_model_len)
     if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_, weights_);
 }
 
-int64_t Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCache& cache) {
+void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCache& cache) {
     const ModelConfig& c = config_;
     check_block_tables(c, batch, cache);
     tokens_.clear();
@@ -41,25 +41,31 @@ int64_t Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KV
     up_.resize(T * c.ffn_dim);
     rope_.fill(positions_);
     if (c.rope_theta_sliding > 0.0f) rope_sliding_.fill(positions_);
-    return T;
 }
 
-void Decoder::embed(float scale) { embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), scale); }
+void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
+                      std::vector<float>& logits) {
+    begin_forward(batch, cache);
+    embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), embedding_multiplier_);
+    norm(weights_.layers[0].attn_norm, pool);
+    for (int l = 0; l < config_.n_layers; ++l) layer(batch, l, cache, pool);
+    output_logits(config_, weights_, batch, x_.data(), pool, logits);
+}
 
-void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int layer, KVCache& cache, ThreadPool& pool) {
+void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) {
     const ModelConfig& c = config_;
-    const LayerWeights& w = weights_.layers[layer];
+    const LayerWeights& w = weights_.layers[l];
     const int64_t T = static_cast<int64_t>(positions_.size());
     kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
-    const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(layer);
+    const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
     finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, T, q_.data(), k_.data(), v_.data(), pool);
-    paged_attention(c, batch, layer, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool);
+    paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool);
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
 }
 
-void Decoder::mlp(int layer, ThreadPool& pool) {
+void Decoder::mlp(int l, ThreadPool& pool) {
     const int64_t T = static_cast<int64_t>(positions_.size());
-    gated_mlp(weights_.layers[layer], config_.ffn_activation, config_.ffn_dim, xn_.data(), T, gate_.data(), up_.data(),
+    gated_mlp(weights_.layers[l], config_.ffn_activation, config_.ffn_dim, xn_.data(), T, gate_.data(), up_.data(),
               xn_.data(), pool);
 }
 
@@ -78,15 +84,11 @@ void Decoder::norm_output(const std::vector<float>& weight, ThreadPool& pool) {
                   config_.rms_eps, pool);
 }
 
-void Decoder::end_layer(int layer, ThreadPool& pool) {
-    if (layer + 1 < config_.n_layers)
-        add_norm(weights_.layers[layer + 1].attn_norm, pool);
+void Decoder::end_layer(int l, ThreadPool& pool) {
+    if (l + 1 < config_.n_layers)
+        add_norm(weights_.layers[l + 1].attn_norm, pool);
     else
         add_in_place(x_.data(), xn_.data(), static_cast<int64_t>(x_.size()), pool);
-}
-
-void Decoder::output(const std::vector<SequenceSlice>& batch, ThreadPool& pool, std::vector<float>& logits) {
-    output_logits(config_, weights_, batch, x_.data(), pool, logits);
 }
 
 void Decoder::limit_logits(int64_t tokens) {

@@ -9,8 +9,8 @@ namespace vllm {
 
 extern const Architecture kLlamaArchitecture;    // llama.cpp
 extern const Architecture kMistralArchitecture;  // llama.cpp
-extern const Architecture kQwen2Architecture;    // qwen2.cpp
-extern const Architecture kQwen3Architecture;    // qwen3.cpp
+extern const Architecture kQwen2Architecture;    // qwen.cpp
+extern const Architecture kQwen3Architecture;    // qwen.cpp
 extern const Architecture kGemmaArchitecture;    // gemma.cpp
 extern const Architecture kGemma2Architecture;   // gemma.cpp
 extern const Architecture kGemma3Architecture;   // gemma.cpp

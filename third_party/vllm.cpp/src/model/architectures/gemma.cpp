@@ -17,24 +17,21 @@ namespace {
 
 class GemmaDecoder final : public Decoder {
 public:
-    using Decoder::Decoder;
+    GemmaDecoder(ModelConfig config, ModelWeights weights, int max_model_len)
+        : Decoder(std::move(config), std::move(weights), max_model_len) {
+        embedding_multiplier_ = embedding_scale(config_.dim);
+    }
 
-    void forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
-                 std::vector<float>& logits) override {
+protected:
+    void layer(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) override {
+        const LayerWeights& w = weights_.layers[l];
         const bool sandwich = config_.post_norms;  // Gemma 2/3
-        begin_forward(batch, cache);
-        embed(embedding_scale(config_.dim));
-        norm(weights_.layers[0].attn_norm, pool);
-        for (int l = 0; l < config_.n_layers; ++l) {
-            const LayerWeights& w = weights_.layers[l];
-            self_attention(batch, l, cache, pool);
-            if (sandwich) norm_output(w.post_attn_norm, pool);
-            add_norm(w.ffn_norm, pool);
-            mlp(l, pool);
-            if (sandwich) norm_output(w.post_ffn_norm, pool);
-            end_layer(l, pool);
-        }
-        output(batch, pool, logits);
+        self_attention(batch, l, cache, pool);
+        if (sandwich) norm_output(w.post_attn_norm, pool);
+        add_norm(w.ffn_norm, pool);
+        mlp(l, pool);
+        if (sandwich) norm_output(w.post_ffn_norm, pool);
+        end_layer(l, pool);
     }
 };
 
@@ -42,35 +39,22 @@ std::unique_ptr<DecoderModel> build_gemma_decoder(ModelConfig config, ModelWeigh
     return std::make_unique<GemmaDecoder>(std::move(config), std::move(weights), max_model_len);
 }
 
-constexpr ArchitectureTraits gemma_traits() {
-    ArchitectureTraits t;
-    t.rope_style = RopeStyle::HALVES;
-    t.ffn_activation = FfnActivation::GELU_TANH;
-    return t;
-}
-
-constexpr ArchitectureTraits gemma2_traits() {
-    ArchitectureTraits t = gemma_traits();
-    t.post_norms = true;
-    t.sliding_window = true;
-    t.sliding_pattern = 2;  // every other layer is global
-    t.layers_of_27b = 46;
-    return t;
-}
-
-constexpr ArchitectureTraits gemma3_traits() {
-    ArchitectureTraits t = gemma2_traits();
-    t.qk_norm = true;
-    t.sliding_pattern = 6;  // every 6th layer is global
-    t.rope_theta_sliding = 10000.0f;
-    t.layers_of_27b = 62;
-    return t;
-}
+// Gemma 2 alternates sliding and global layers (pattern 2), Gemma 3 has a
+// global layer every 6th; 46 and 62 are the block counts of their 27B models.
+constexpr ArchitectureTraits kGemmaTraits{RopeStyle::HALVES, /*qkv_bias=*/false, /*qk_norm=*/false,
+                                          FfnActivation::GELU_TANH};
+constexpr ArchitectureTraits kGemma2Traits{RopeStyle::HALVES, /*qkv_bias=*/false, /*qk_norm=*/false,
+                                           FfnActivation::GELU_TANH, /*post_norms=*/true, /*sliding_window=*/true,
+                                           /*sliding_pattern=*/2, /*rope_theta_sliding=*/0.0f, /*layers_of_27b=*/46};
+constexpr ArchitectureTraits kGemma3Traits{RopeStyle::HALVES, /*qkv_bias=*/false, /*qk_norm=*/true,
+                                           FfnActivation::GELU_TANH, /*post_norms=*/true, /*sliding_window=*/true,
+                                           /*sliding_pattern=*/6, /*rope_theta_sliding=*/10000.0f,
+                                           /*layers_of_27b=*/62};
 
 }  // namespace
 
-extern const Architecture kGemmaArchitecture = {"gemma", gemma_traits(), build_gemma_decoder};
-extern const Architecture kGemma2Architecture = {"gemma2", gemma2_traits(), build_gemma_decoder};
-extern const Architecture kGemma3Architecture = {"gemma3", gemma3_traits(), build_gemma_decoder};
+extern const Architecture kGemmaArchitecture = {"gemma", kGemmaTraits, build_gemma_decoder};
+extern const Architecture kGemma2Architecture = {"gemma2", kGemma2Traits, build_gemma_decoder};
+extern const Architecture kGemma3Architecture = {"gemma3", kGemma3Traits, build_gemma_decoder};
 
 }  // namespace vllm

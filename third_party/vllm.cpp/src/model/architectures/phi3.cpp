@@ -7,17 +7,7 @@
 
 namespace vllm {
 
-namespace {
-
-constexpr ArchitectureTraits phi3_traits() {
-    ArchitectureTraits t;
-    t.rope_style = RopeStyle::HALVES;
-    t.ffn_activation = FfnActivation::SILU;
-    return t;
-}
-
-}  // namespace
-
-extern const Architecture kPhi3Architecture = {"phi3", phi3_traits(), build_llama_decoder};
+extern const Architecture kPhi3Architecture = {
+    "phi3", {RopeStyle::HALVES, /*qkv_bias=*/false, /*qk_norm=*/false, FfnActivation::SILU}, build_llama_decoder};
 
 }  // namespace vllm
