@@ -13,7 +13,21 @@ other programs load the machine (wall-clock time on a shared 2-core machine
 varied 8x between runs of one build); --clock wall --threads N measures
 wall-clock time with N threads instead.
 
+Two more workloads compare builds of different commits (a reshaping that
+must not cost speed, as issue 38's before/after):
+
+* ``--workload serving``: in process, ``--clients`` requests (distinct
+  128-token prompts, 128 greedy tokens, ignore_eos) submitted at once
+  through ``Engine.submit`` (``vllm_cpp.cli.bench.measure``, the
+  ``vllm-cpp bench`` measurement), wall-clock output tokens/s with
+  ``--threads`` threads (default: all cores), best of --repeats per round.
+* ``--workload http``: each build's ``vllm-cpp serve``, started from its
+  own interpreter, answers ``--clients`` streamed ``/v1/completions`` at
+  once (bench_server.py's lean clients); output tokens/s from the usage
+  chunks over the wall time. The servers run one at a time.
+
 Usage:  python bench/bench_builds.py gcc=.venv/bin/python zig=/tmp/zig-venv/bin/python
+        python bench/bench_builds.py --workload http before=/tmp/before/bin/python after=.venv/bin/python
 
 Prints a markdown table, with each build's ratio to the first one.
 """
@@ -42,6 +56,81 @@ def measure(args):
     return args.prompt_tokens / t_prefill, tg
 
 
+def measure_serving(args):
+    """One build's in-process serving throughput (output tokens/s) at each
+    client count, best of args.repeats, in this process."""
+    from vllm_cpp import Engine
+    from vllm_cpp.cli.bench import measure as measure_batch, prompt_ids
+
+    levels = client_levels(args.clients)
+    best = {}
+    with Engine.load(args.model, max_model_len=args.prompt_tokens + args.decode_tokens + 16,
+                     max_num_seqs=max(levels), prefix_caching=False) as engine:
+        prompts = [prompt_ids(engine, i, args.prompt_tokens) for i in range(sum(levels) + 1)]
+        measure_batch(engine, prompts[-1:], 4)  # warm-up
+        for _ in range(args.repeats):
+            offset = 0
+            for c in levels:
+                result = measure_batch(engine, prompts[offset:offset + c], args.decode_tokens)
+                offset += c
+                best[c] = max(best.get(c, 0.0), result["output_tokens_per_s"])
+    return [best[c] for c in levels]
+
+
+def measure_http(python, args):
+    """One build's HTTP serving throughput (output tokens/s) at each client
+    count: its own server, best of args.repeats."""
+    import asyncio
+
+    from bench_server import Server, http_level, start_vllm_cpp
+    from vllm_cpp import Engine
+    from vllm_cpp.cli.bench import prompt_ids
+
+    levels = client_levels(args.clients)
+    ctx = args.prompt_tokens + args.decode_tokens + 16
+    with Engine.load(args.model, max_model_len=ctx) as vocab:
+        texts = [vocab.detokenize(prompt_ids(vocab, i, args.prompt_tokens)) for i in range(sum(levels) + 1)]
+    server = Server(start_vllm_cpp(args.model, args.threads, max(levels), ctx, python=python), "vllm-cpp serve",
+                    {"ignore_eos": True})
+    best = {}
+    try:
+        asyncio.run(http_level(server.url, texts[-1:], 4, server.extra))  # warm-up
+        for _ in range(args.repeats):
+            offset = 0
+            for c in levels:
+                result = asyncio.run(http_level(server.url, texts[offset:offset + c], args.decode_tokens, server.extra))
+                offset += c
+                best[c] = max(best.get(c, 0.0), result["tokens_per_s"])
+    finally:
+        server.close()
+    return [best[c] for c in levels]
+
+
+def client_levels(text):
+    return [int(c) for c in text.split(",")]
+
+
+def child_command(python, args, workload):
+    return [python, os.path.abspath(__file__), "--only", "--workload", workload, "--model", args.model,
+            "--threads", str(args.threads), "--clock", args.clock, "--clients", args.clients,
+            "--prompt-tokens", str(args.prompt_tokens), "--decode-tokens", str(args.decode_tokens),
+            "--repeats", str(args.repeats)]
+
+
+def print_throughput_table(args, builds, best, what):
+    levels = client_levels(args.clients)
+    first = next(iter(builds))
+    print(f"model: {os.path.basename(args.model)}; threads: {args.threads}; wall-clock time; "
+          f"cpu: {platform.processor() or platform.machine()}; {what}; {args.prompt_tokens} prompt tokens, "
+          f"{args.decode_tokens} greedy output tokens per request; best of {args.rounds} alternating rounds "
+          f"x {args.repeats} repeats")
+    print("| build | " + " | ".join(f"{c} clients (tok/s) | ratio" for c in levels) + " |")
+    print("|---|" + "---|---|" * len(levels))
+    for name in builds:
+        cells = [f"{best[name][i]:.1f} | {best[name][i] / best[first][i]:.2f}" for i in range(len(levels))]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("builds", nargs="*", help="NAME=PYTHON: an interpreter with that build of vllm-cpp installed")
@@ -53,19 +142,42 @@ def main():
     parser.add_argument("--decode-tokens", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workload", choices=["formats", "serving", "http"], default="formats",
+                        help="formats: prompt processing and batch-1 decode (default); serving: concurrent "
+                             "requests in process; http: concurrent streamed completions through each build's server")
+    parser.add_argument("--clients", default="16,64", help="client counts of the serving and http workloads")
     parser.add_argument("--only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model is None:
         from vllm_cpp.models import smollm2_path
 
         args.model = smollm2_path()
+    if args.workload != "formats" and "--prompt-tokens" not in sys.argv:
+        args.prompt_tokens = 128
     if args.only:
-        print(json.dumps(measure(args)))
+        print(json.dumps(measure_serving(args) if args.workload == "serving" else measure(args)))
         return
     if len(args.builds) < 2 or not all("=" in b for b in args.builds):
         parser.error("name at least two builds as NAME=PYTHON")
 
     builds = dict(b.split("=", 1) for b in args.builds)
+    if args.workload != "formats":
+        if "--threads" not in sys.argv:
+            args.threads = os.cpu_count()
+        args.clock = "wall"
+        best = {name: [0.0] * len(client_levels(args.clients)) for name in builds}
+        for _ in range(args.rounds):
+            for name, python in builds.items():
+                if args.workload == "http":
+                    rates = measure_http(python, args)
+                else:
+                    child = subprocess.run(child_command(python, args, "serving"), check=True, capture_output=True,
+                                           text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+                    rates = json.loads(child.stdout.strip().splitlines()[-1])
+                best[name] = [max(b, r) for b, r in zip(best[name], rates)]
+        print_throughput_table(args, builds, best, "in process (Engine.submit)" if args.workload == "serving"
+                               else "HTTP (vllm-cpp serve, streamed /v1/completions)")
+        return
     best = {name: [0.0, 0.0] for name in builds}
     for _ in range(args.rounds):
         for name, python in builds.items():

@@ -71,11 +71,12 @@ def wait_ready(url, process, what, timeout=300):
     raise SystemExit("%s was not ready after %ds" % (what, timeout))
 
 
-def start_vllm_cpp(model, threads, max_clients, ctx):
+def start_vllm_cpp(model, threads, max_clients, ctx, python=None):
+    """vllm-cpp's server on a free port, run by `python` (default: this interpreter)."""
     port = free_port()
     env = dict(os.environ, VLLM_CPP_NUM_THREADS=str(threads))
     process = subprocess.Popen(
-        [sys.executable, "-m", "vllm_cpp", "serve", model, "--port", str(port), "--max-model-len", str(ctx),
+        [python or sys.executable, "-m", "vllm_cpp", "serve", model, "--port", str(port), "--max-model-len", str(ctx),
          "--max-num-seqs", str(max_clients), "--served-model-name", "model", "--no-enable-prefix-caching"],
         # A neutral folder: from a checkout, -m would find its uncompiled vllm_cpp/ first.
         env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

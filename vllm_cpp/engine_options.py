@@ -178,7 +178,7 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  cli_doc="KV connector as vLLM's --kv-transfer-config JSON."),
     EngineOption("jump_forward", _TOGGLE, "enable_jump_forward",
                  "Jump-forward decoding for structured output: Toggle.DEFAULT (off), ON or OFF "
-                 "(VT_ENABLE_JUMP_FORWARD overrides)."),
+                 "(VLLM_CPP_ENABLE_JUMP_FORWARD, alias VT_ENABLE_JUMP_FORWARD, overrides)."),
     EngineOption("chat_template", _TEMPLATE, None,
                  "Chat template text used instead of the model's (parsed at load); the command line "
                  "takes a file or the text.", cli=True, metavar="FILE|TEXT"),

@@ -146,6 +146,7 @@ def jf_run(smollm2_path, toggle):
 
 def test_jump_forward_keeps_greedy_output_and_saves_steps(smollm2_path, monkeypatch):
     monkeypatch.delenv("VT_ENABLE_JUMP_FORWARD", raising=False)
+    monkeypatch.delenv("VLLM_CPP_ENABLE_JUMP_FORWARD", raising=False)
     off, off_stats = jf_run(smollm2_path, Toggle.OFF)
     on, on_stats = jf_run(smollm2_path, Toggle.ON)
     assert on == off
@@ -156,9 +157,23 @@ def test_jump_forward_keeps_greedy_output_and_saves_steps(smollm2_path, monkeypa
 
 
 def test_jump_forward_env_var_overrides_the_field(smollm2_path, monkeypatch):
+    monkeypatch.delenv("VLLM_CPP_ENABLE_JUMP_FORWARD", raising=False)
     monkeypatch.setenv("VT_ENABLE_JUMP_FORWARD", "1")
     _, stats = jf_run(smollm2_path, Toggle.OFF)
     assert stats["jump_forward_tokens"] > 0
     monkeypatch.setenv("VT_ENABLE_JUMP_FORWARD", "0")
+    _, stats = jf_run(smollm2_path, Toggle.ON)
+    assert stats["jump_forward_tokens"] == 0
+
+
+def test_jump_forward_project_env_var_wins_over_its_upstream_alias(smollm2_path, monkeypatch):
+    # VLLM_CPP_ENABLE_JUMP_FORWARD is the project's name; VT_ENABLE_JUMP_FORWARD
+    # (the upstream ABI's) is read only when it is not set.
+    monkeypatch.setenv("VLLM_CPP_ENABLE_JUMP_FORWARD", "1")
+    monkeypatch.setenv("VT_ENABLE_JUMP_FORWARD", "0")
+    _, stats = jf_run(smollm2_path, Toggle.OFF)
+    assert stats["jump_forward_tokens"] > 0
+    monkeypatch.setenv("VLLM_CPP_ENABLE_JUMP_FORWARD", "0")
+    monkeypatch.setenv("VT_ENABLE_JUMP_FORWARD", "1")
     _, stats = jf_run(smollm2_path, Toggle.ON)
     assert stats["jump_forward_tokens"] == 0

@@ -81,3 +81,25 @@ def test_library_exports_exactly_the_c_abi():
     header = open(os.path.join(vllm_cpp.get_include(), "vllm.h")).read()
     declared = set(re.findall(r"\b(vllm_[a-z_]+)\(", header))
     assert exported == declared
+
+
+def test_the_engine_configures_alone_inside_the_repository(tmp_path):
+    # Issue 38: `cmake -S third_party/vllm.cpp` with no -DVLLM_INCLUDE_DIR
+    # finds vllm.h in the package's folder; a copy outside names it.
+    from native_build import ENGINE, INCLUDE_DIR, SOURCE_TREE_MISSING, _tool
+    if SOURCE_TREE_MISSING is not None:
+        pytest.skip(SOURCE_TREE_MISSING)
+    cmake = _tool("cmake")
+    if cmake is None:
+        pytest.skip("cmake is not installed")
+    run = subprocess.run([cmake, "-S", str(ENGINE), "-B", str(tmp_path / "alone"), "-DVLLM_BUILD_TESTS=OFF"],
+                         capture_output=True, text=True, timeout=110)
+    assert run.returncode == 0, run.stdout + run.stderr
+    cache = (tmp_path / "alone" / "CMakeCache.txt").read_text(encoding="utf-8")
+    assert "VLLM_INCLUDE_DIR:PATH=%s\n" % INCLUDE_DIR.resolve() in cache
+
+    copy = tmp_path / "engine-copy"
+    shutil.copytree(ENGINE, copy, ignore=shutil.ignore_patterns("build*", "tests"))
+    run = subprocess.run([cmake, "-S", str(copy), "-B", str(tmp_path / "copy-build"), "-DVLLM_BUILD_TESTS=OFF"],
+                         capture_output=True, text=True, timeout=110)
+    assert run.returncode != 0 and "VLLM_INCLUDE_DIR must name the directory holding vllm.h" in run.stdout + run.stderr

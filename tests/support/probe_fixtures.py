@@ -22,6 +22,6 @@ def float32_kv_cache():
 
 
 def model_probe_path():
-    """model_probe from build/native-tests, or $VLLM_TEST_MODEL_PROBE (e.g. a sanitizer build)."""
-    override = os.environ.get("VLLM_TEST_MODEL_PROBE")
+    """model_probe from build/native-tests, or $VLLM_CPP_TEST_MODEL_PROBE (e.g. a sanitizer build)."""
+    override = os.environ.get("VLLM_CPP_TEST_MODEL_PROBE")
     return override if override else str(build_native_tests() / "model_probe")

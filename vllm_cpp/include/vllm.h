@@ -295,7 +295,8 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
    Environment overrides win over these options when set:
    VLLM_CPP_KV_CACHE_DTYPE (f16|f32|i8), VLLM_CPP_KV_CACHE_MB (MiB),
    VLLM_CPP_NUM_THREADS, VLLM_CPP_ISA; the option's value is still checked.
-   (VT_ENABLE_JUMP_FORWARD likewise overrides enable_jump_forward.)
+   (VLLM_CPP_ENABLE_JUMP_FORWARD, or its upstream alias VT_ENABLE_JUMP_FORWARD,
+   likewise overrides enable_jump_forward.)
    Errors: INVALID_ARGUMENT naming the key for JSON that is not an object,
    an unknown key, a wrong type or a value out of range; otherwise those of
    vllm_engine_load. On failure *out stays NULL; the engine is freed with

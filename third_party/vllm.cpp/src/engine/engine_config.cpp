@@ -13,8 +13,13 @@ namespace {
 bool is_set(const char* s) { return s != nullptr && s[0] != '\0'; }
 
 // The effective jump-forward switch: the env var, when set, overrides.
+// VLLM_CPP_ENABLE_JUMP_FORWARD is ours (every variable of this project
+// starts VLLM_CPP_); VT_ENABLE_JUMP_FORWARD is the name the upstream ABI
+// gives it, read when ours is not set.
 bool jump_forward_on(int32_t field) {
-    if (const char* env = std::getenv("VT_ENABLE_JUMP_FORWARD")) {
+    const char* env = std::getenv("VLLM_CPP_ENABLE_JUMP_FORWARD");
+    if (env == nullptr) env = std::getenv("VT_ENABLE_JUMP_FORWARD");
+    if (env != nullptr) {
         if (std::strcmp(env, "1") == 0 || std::strcmp(env, "true") == 0 || std::strcmp(env, "on") == 0) return true;
         if (std::strcmp(env, "0") == 0 || std::strcmp(env, "false") == 0 || std::strcmp(env, "off") == 0) return false;
     }

@@ -25,7 +25,7 @@ struct EngineConfig {
     int max_num_batched_tokens = 0;  // 0: kDefaultMaxNumBatchedTokens
     bool prefix_caching = true;      // enable_prefix_caching 0 (default, on for these dense models) or 1
     std::string scheduling_policy = "fcfs";
-    bool jump_forward = false;       // enable_jump_forward, overridden by VT_ENABLE_JUMP_FORWARD
+    bool jump_forward = false;       // enable_jump_forward, overridden by VLLM_CPP_ENABLE_JUMP_FORWARD (alias VT_ENABLE_JUMP_FORWARD)
     // Chat output parsers by name ("" = detect from the chat template). Not
     // checked here: the spec refuses unknown names at the first chat call.
     std::string tool_parser;
