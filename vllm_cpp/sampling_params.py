@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
-from ._ffi import INT32_MAX, UINT64_MAX
+from . import _ffi
+from ._ffi import INT32_MAX, INT64_MAX, UINT64_MAX, lib
 from .checks import int32, int_in, opt_json, opt_str, real
 from .errors import InvalidConfigurationError
 
-__all__ = ["StructuredOutput", "SamplingParams", "LogitsProcessor"]
+__all__ = ["StructuredOutput", "SamplingParams", "LogitsProcessor", "check_request_fields"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,16 @@ class SamplingParams:
     the prompt's last k tokens. ``bad_words`` (vLLM's): words the output may
     not contain (each as it tokenizes alone and after a space; the last
     token of one is masked wherever the output has the rest of it).
+    ``request_fields``: sampling fields under vLLM's names as a request
+    body gave them (an HTTP server's ``/v1/completions`` body), sent to the
+    engine as they are in the options JSON, where its one parser of the
+    sampling fields checks them (the same limits and error texts as a chat
+    request's, :class:`InvalidArgumentError` naming the field, raised here
+    at once by :func:`check_request_fields`) and each replaces the
+    attribute of the same name. A ``seed`` up to 2**64 - 1 is sent as the
+    signed integer of the same 64 bits (the struct's seed is unsigned). The
+    checks of the other attributes here are only those of what the native
+    struct can carry (types, widths); every limit is the engine's.
     """
 
     temperature: float = 1.0
@@ -148,6 +160,7 @@ class SamplingParams:
     skip_special_tokens: bool = True
     truncate_prompt_tokens: Optional[int] = None
     bad_words: Tuple[str, ...] = ()
+    request_fields: Optional[Mapping[str, Any]] = None
 
     def __post_init__(self):
         set_ = functools.partial(object.__setattr__, self)
@@ -213,6 +226,15 @@ class SamplingParams:
         set_("bad_words", tuple(self.bad_words))
         for word in self.bad_words:
             opt_str(word, "bad_words")
+        if self.request_fields is not None:
+            if not isinstance(self.request_fields, Mapping) or not all(
+                    isinstance(k, str) for k in self.request_fields):
+                raise InvalidConfigurationError("request_fields must be a mapping of field names to values")
+            fields = dict(self.request_fields)
+            if "seed" in fields:
+                fields["seed"] = _engine_seed(fields["seed"], 0)
+            check_request_fields(fields)
+            set_("request_fields", types.MappingProxyType(fields))
         if self.logits_processor is not None:
             if not callable(self.logits_processor):
                 raise InvalidConfigurationError("logits_processor must be callable")
@@ -242,6 +264,8 @@ class SamplingParams:
             options["truncate_prompt_tokens"] = self.truncate_prompt_tokens
         if self.bad_words:
             options["bad_words"] = list(self.bad_words)
+        if self.request_fields:
+            options.update(self.request_fields)
         return options
 
     def for_choice(self, index: int) -> "SamplingParams":
@@ -249,7 +273,10 @@ class SamplingParams:
         request's sequence i samples with ``seed + i`` (vLLM's rule), so the
         n sequences differ and each repeats from run to run."""
         seed = self.seed if self.seed is None else (self.seed + index) % (UINT64_MAX + 1)
-        return dataclasses.replace(self, seed=seed, n=1)
+        fields = self.request_fields
+        if fields and "seed" in fields:
+            fields = dict(fields, seed=_engine_seed(fields["seed"], index))
+        return dataclasses.replace(self, seed=seed, n=1, request_fields=fields)
 
     @classmethod
     def greedy(cls, **overrides: Any) -> "SamplingParams":
@@ -257,6 +284,29 @@ class SamplingParams:
         values: Dict[str, Any] = {"temperature": 0.0}
         values.update(overrides)
         return cls(**values)
+
+
+def check_request_fields(fields: Mapping[str, Any]) -> None:
+    """Checks sampling fields under vLLM's names with the engine's own
+    parser (``vllm_sampling_options_check``: the one a chat request and the
+    options JSON go through), without an engine: :class:`InvalidArgumentError`
+    with its message, naming the field. Token ids are checked against the
+    vocabulary only when a request runs."""
+    try:
+        text = json.dumps(dict(fields), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidConfigurationError("request_fields must be JSON values: %s" % exc) from None
+    _ffi.check(lib.vllm_sampling_options_check(text.encode("ascii")))  # json.dumps escaped the rest
+
+
+def _engine_seed(seed: Any, index: int) -> Any:
+    """Seed + index as the engine's parser reads a 64-bit seed: a signed
+    integer of the same 64 bits as the struct's unsigned one. Anything but
+    an integer in [-2**63, 2**64) is left for the engine to refuse."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not -(INT64_MAX + 1) <= seed <= UINT64_MAX:
+        return seed
+    wrapped = (seed + index) % (UINT64_MAX + 1)
+    return wrapped - (UINT64_MAX + 1) if wrapped > INT64_MAX else wrapped
 
 
 def _logit_bias(value: Any) -> Mapping[int, float]:

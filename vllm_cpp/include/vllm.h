@@ -462,7 +462,21 @@ VLLM_API vllm_status vllm_poller_fd(vllm_poller* poller, int* out_fd);
    A completion submitted with options_json: one JSON object (borrowed for
    the call; NULL or "" means none; a key whose value is null counts as left
    out), with the keys a chat request takes for the same purpose (vllm_chat
-   and the other chat entry points read them from the request's JSON):
+   and the other chat entry points read them from the request's JSON).
+   It may also name any field of vllm_sampling_params by vLLM's name
+   (additive): "temperature", "top_p", "top_k", "min_p", "max_tokens" (and
+   chat's "max_completion_tokens"), "seed", "presence_penalty",
+   "frequency_penalty", "repetition_penalty", "min_tokens", "ignore_eos",
+   "stop" (a string or an array of strings); a key given replaces the
+   struct's value. One parser reads these keys wherever they come from (a
+   chat request, options_json, the struct's fields), so a value out of range
+   gets the same INVALID_ARGUMENT text each way, naming the field, e.g.
+   "'top_p' must be in (0, 1] (got 1.5)": temperature >= 0; top_p in (0, 1];
+   top_k -1, 0 (all tokens) or positive; min_p in [0, 1]; presence_penalty
+   and frequency_penalty in [-2, 2]; repetition_penalty > 0; max_tokens
+   (given here) >= 1; min_tokens >= 0 and not above max_tokens; seed any
+   64-bit integer (a negative one wraps, as in the struct's uint64); stop
+   strings not empty. The beyond-the-struct keys:
      "logit_bias"         {"<token id>": bias, ...}, OpenAI's: each bias, a
                           number in [-100, 100], is added to that token's
                           logit before sampling (-100 all but bans a token,
@@ -527,6 +541,14 @@ VLLM_API vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, 
                                                            const vllm_sampling_params* params, int32_t priority,
                                                            int32_t logprobs, const char* options_json,
                                                            vllm_request** out);
+
+/* Checks options_json as vllm_request_submit_with_options reads it, with
+   no engine (additive): VLLM_OK, or INVALID_ARGUMENT with the message that
+   submit would give (naming the field), except for the checks that need a
+   model (token ids against its vocabulary). A caller that validates a
+   request before it has a prompt (an HTTP server) answers with the
+   engine's own words. Any thread. */
+VLLM_API vllm_status vllm_sampling_options_check(const char* options_json);
 
 /* ---- A completion's token ids while it runs (additive) ----
    Copies the ids of a completion request's generated tokens

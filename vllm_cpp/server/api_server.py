@@ -49,6 +49,7 @@ from .protocol import (
     check_fields,
     check_model,
     check_request_chat_template,
+    engine_refusal,
     invalid,
     parse_body,
     parse_chat_request,
@@ -157,7 +158,7 @@ class OpenAIServer:
                 except ApiError as exc:
                     return _error_response(exc)
                 except ENGINE_REFUSALS as exc:
-                    return _error_response(invalid(str(exc)))
+                    return _error_response(engine_refusal(exc))
                 except (ClientDisconnected, ClientDisconnect):  # left while generating / sending its body
                     return Response(status_code=499)  # nobody reads it; for the log
             return wrapped

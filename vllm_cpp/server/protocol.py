@@ -1,21 +1,27 @@
 """OpenAI request validation and error bodies, with no I/O.
 
 Everything a handler reads from a request body goes through here first, so
-a malformed body is refused with a 400 naming the field and never reaches
-the engine. Chat bodies are validated by the engine itself (the same parser
-``vllm_chat`` uses, naming the field); here they only get the checks that
-belong to the HTTP layer: a JSON object, known top-level fields, the model
-name.
+a malformed body is refused with a 400 naming the field. The sampling
+fields (temperature ... bad_words) are the engine's: its one parser of them
+checks a chat body's (``vllm_chat``) and a completion's (sent as they are
+in the options JSON, ``SamplingParams.request_fields``), so both endpoints
+refuse a value with the same message, and :func:`engine_refusal` answers it
+with the same 400 (``param``: the field the message names). Here bodies
+only get the checks that belong to the HTTP layer and to each protocol's
+own fields: a JSON object, known top-level fields, the model name, a
+completion's prompt, n, logprobs, echo.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from .._ffi import INT32_MAX
 from ..sampling_params import SamplingParams, StructuredOutput
 from ..errors import ContextLengthExceededError, InteriorNulError, InvalidArgumentError, InvalidConfigurationError
 from . import jsonio, schema
@@ -51,6 +57,19 @@ def invalid(message: str, param: Optional[str] = None) -> ApiError:
 
 #: What the engine (or the Python conversion before it) refuses: a 400.
 ENGINE_REFUSALS = (InvalidArgumentError, InvalidConfigurationError, InteriorNulError)
+
+#: The request field an engine message opens with: 'top_p' must be ...,
+#: 'stop[1]' must be ..., 'messages[0].role' ... (its first name).
+_NAMED_FIELD = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)[\[.']")
+
+
+def engine_refusal(error: Exception) -> ApiError:
+    """The 400 of an engine refusal, the same for every endpoint: the
+    engine's message, and as ``param`` the request field it names (None
+    when it names none)."""
+    message = str(error)
+    named = _NAMED_FIELD.match(message)
+    return invalid(message, param=named.group(1) if named else None)
 
 
 def context_length_exceeded(error: ContextLengthExceededError, param: str) -> ApiError:
@@ -141,8 +160,15 @@ def accept_ignored(body: Dict[str, Any], ignored: Dict[str, Any]) -> None:
 # Typed field readers: each names the field it refuses.
 
 
+#: JSON's kinds as the engine names them in its messages.
+_KINDS = {type(None): "null", bool: "bool", int: "int", float: "float", str: "string", list: "array",
+          dict: "object"}
+
+
 def _type_error(name: str, wanted: str, value: Any) -> ApiError:
-    return invalid("'%s' must be %s, not %s" % (name, wanted, type(value).__name__), param=name)
+    """Worded as the engine words it ("'n' must be an integer (got string)")."""
+    return invalid("'%s' must be %s (got %s)" % (name, wanted, _KINDS.get(type(value), type(value).__name__)),
+                   param=name)
 
 
 def read_bool(body: Dict[str, Any], name: str, default: bool) -> bool:
@@ -161,7 +187,7 @@ def read_int(body: Dict[str, Any], name: str, default: Optional[int], lo: int, h
     if isinstance(value, bool) or not isinstance(value, int):
         raise _type_error(name, "an integer", value)
     if not lo <= value <= hi:
-        raise invalid("'%s' is %d; it must be between %d and %d" % (name, value, lo, hi), param=name)
+        raise invalid("'%s' must be between %d and %d (got %d)" % (name, lo, hi, value), param=name)
     return value
 
 
@@ -172,7 +198,7 @@ def read_number(body: Dict[str, Any], name: str, default: float, lo: float, hi: 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise _type_error(name, "a finite number", value)
     if not lo <= value <= hi:
-        raise invalid("'%s' is %g; it must be between %g and %g" % (name, value, lo, hi), param=name)
+        raise invalid("'%s' must be in [%g, %g] (got %g)" % (name, lo, hi, value), param=name)
     return float(value)
 
 
@@ -337,37 +363,18 @@ def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
                   % (kind,), param="response_format.type")
 
 
-def _read_logit_bias(body: Dict[str, Any]) -> Optional[Dict[int, Any]]:
-    """OpenAI's logit_bias, token ids written as strings, with int keys as
-    SamplingParams takes it (the engine checks the numbers and the ids)."""
-    bias = body.get("logit_bias")
-    if bias is None:
-        return None
-    if not isinstance(bias, dict):
-        raise _type_error("logit_bias", "an object of token ids to numbers", bias)
-    for key in bias:
-        if not (key.isascii() and key.isdigit()):
-            raise invalid("'logit_bias' keys must be token ids (got %r)" % key, param="logit_bias")
-    by_id = {int(key): value for key, value in bias.items()}
-    if len(by_id) != len(bias):
-        raise invalid("'logit_bias' names one token twice (e.g. \"5\" and \"05\")", param="logit_bias")
-    return by_id
+#: The sampling fields a completion body hands the engine as they are: the
+#: engine's one parser of them checks types and limits (as for chat).
+ENGINE_SAMPLING_FIELDS = (
+    "temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "presence_penalty", "frequency_penalty",
+    "repetition_penalty", "min_tokens", "ignore_eos", "stop", "logit_bias", "allowed_token_ids",
+    "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens", "truncate_prompt_tokens",
+    "bad_words", "prompt_logprobs",
+)
 
 
-def _read_strings(body: Dict[str, Any], name: str) -> Tuple[str, ...]:
-    values = body.get(name)
-    if values is None:
-        return ()
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise _type_error(name, "a list of strings", values)
-    return tuple(values)
-
-
-def _read_token_ids(body: Dict[str, Any], name: str) -> Optional[List[int]]:
-    ids = body.get(name)
-    if ids is not None and not isinstance(ids, list):
-        raise _type_error(name, "a list of token ids", ids)
-    return ids
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
@@ -389,44 +396,41 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
     stream = field("stream")
     return_token_ids = field("return_token_ids")
     logprobs = field("logprobs")
-    prompt_logprobs = field("prompt_logprobs")
-    max_tokens = field("max_tokens")
-    if max_tokens == 0 and not echo:  # OpenAI's echo without generation
-        raise invalid("'max_tokens' is 0; it must be at least 1 (0 only with echo)", param="max_tokens")
-    seed = field("seed")
+    prompt_logprobs = body.get("prompt_logprobs")
+    max_tokens = body.get("max_tokens")
+    engine_fields = {name: body[name] for name in ENGINE_SAMPLING_FIELDS if body.get(name) is not None}
+    for name, value in engine_fields.items():
+        if isinstance(value, float) and not math.isfinite(value):  # NaN, 1e999: JSON cannot carry them on
+            raise invalid("'%s' must be a finite number (got %s)" % (name, value), param=name)
+    # The completions endpoint's own rules: 16 tokens by default, and echo
+    # with max_tokens 0 runs one token (its prompt's logprobs), not shown.
+    engine_fields.setdefault("max_tokens", schema.COMPLETION["max_tokens"].default)
+    echo_only = _is_int(max_tokens) and max_tokens == 0
+    if echo_only:
+        if not echo:
+            raise invalid("'max_tokens' must be at least 1 (0 only with echo) (got 0)", param="max_tokens")
+        engine_fields["max_tokens"] = 1
+    if prompt_logprobs is None and echo and logprobs is not None:
+        # vLLM's rule: an echoed prompt's logprobs come with the outputs'.
+        engine_fields["prompt_logprobs"] = logprobs
+    truncate = body.get("truncate_prompt_tokens")
     try:
         params = SamplingParams(
-            temperature=field("temperature"),
-            top_p=field("top_p"),
-            top_k=field("top_k"),
-            min_p=field("min_p"),
-            max_tokens=max_tokens or 1,  # echo without generation runs one token, not shown
-            seed=seed,
-            presence_penalty=field("presence_penalty"),
-            frequency_penalty=field("frequency_penalty"),
-            repetition_penalty=field("repetition_penalty"),
-            min_tokens=field("min_tokens"),
-            ignore_eos=field("ignore_eos"),
-            stop=read_stop(body),
             structured_output=_read_structured(body),
             logprobs=logprobs,
-            # vLLM's rule: an echoed prompt's logprobs come with the outputs'.
-            prompt_logprobs=prompt_logprobs if prompt_logprobs is not None else logprobs if echo else None,
-            logit_bias=_read_logit_bias(body),
-            allowed_token_ids=_read_token_ids(body, "allowed_token_ids"),
-            stop_token_ids=_read_token_ids(body, "stop_token_ids") or (),
-            include_stop_str_in_output=field("include_stop_str_in_output"),
-            skip_special_tokens=field("skip_special_tokens"),
-            truncate_prompt_tokens=field("truncate_prompt_tokens"),
-            bad_words=_read_strings(body, "bad_words"),
+            # Read by the server itself for echo; the engine refuses a bad value first.
+            truncate_prompt_tokens=truncate if _is_int(truncate) and 0 < truncate <= INT32_MAX else None,
+            request_fields=engine_fields,
         )
+    except InvalidArgumentError as exc:  # the engine's parser: chat's message and param
+        raise engine_refusal(exc) from None
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
     return CompletionRequest(prompts, params, n, stream,
                              read_include_usage(body) if stream else False,
                              field("priority"), return_token_ids, echo,
                              field("return_tokens_as_token_ids"), prompt_logprobs is not None,
-                             echo_only=max_tokens == 0)
+                             echo_only=echo_only)
 
 
 # --------------------------------------------------------------------------

@@ -4,6 +4,10 @@ Schema (type and bounds), its default and a description.
 Both the validation and ``/openapi.json`` come from here: the completion
 readers (``protocol.read_field``) take a field's type, bounds and default
 from its entry, and openapi.py writes the same entries into the document.
+The sampling fields (``protocol.ENGINE_SAMPLING_FIELDS``) are validated by
+the engine's one parser of them, for completions as for chat, so their
+entries state the engine's bounds (test_server_openapi.py drives them
+through it).
 Which fields a body accepts stays in protocol.py's tuples
 (``COMPLETION_FIELDS``, ``CHAT_FIELDS``); every name there has an entry
 here (tests/serving/test_server_openapi.py checks it). Chat bodies are validated by
@@ -18,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
-from .._ffi import INT32_MAX, INT32_MIN, UINT64_MAX
+from .._ffi import INT32_MAX, INT32_MIN, INT64_MIN, UINT64_MAX
 
 
 @dataclass(frozen=True)
@@ -132,15 +136,17 @@ _PROMPT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _STRING}
 COMPLETION: Dict[str, FieldSpec] = dict(_COMMON, **{
     "prompt": other(_PROMPT, "a string, strings, a list of token ids or lists of them", required=True),
     "max_tokens": integer(0, INT32_MAX, 16, "most tokens generated per choice (0 only with echo)"),
-    "temperature": number(0.0, 2.0, 1.0, "sampling temperature (0: greedy)"),
-    "top_p": number(0.0, 1.0, 1.0, "nucleus sampling probability mass"),
+    "temperature": number(0.0, None, 1.0, "sampling temperature (0: greedy)"),
+    "top_p": number(0.0, 1.0, 1.0, "nucleus sampling probability mass, in (0, 1]", exclusive_lo=True),
     "n": integer(1, 128, 1, "choices per prompt"),
     "best_of": integer(1, 128, None, "only equal to n is supported"),
     "logprobs": integer(0, 20, None, "log-probabilities of each output token and its k most likely alternatives"),
     "echo": boolean(False, "each choice's text starts with its prompt"),
-    "seed": integer(0, UINT64_MAX, None, "sampling seed (choice i uses seed + i)"),
+    "seed": integer(INT64_MIN, UINT64_MAX, None, "sampling seed (choice i uses seed + i; a negative one is "
+                    "the unsigned seed of the same 64 bits)"),
     "suffix": other(_STRING, "not supported: refused when given"),
-    "repetition_penalty": number(1e-6, 1e6, 1.0, "vLLM's: divides (or multiplies) the logits of seen tokens"),
+    "repetition_penalty": number(0.0, None, 1.0, "vLLM's: divides (or multiplies) the logits of seen tokens",
+                                 exclusive_lo=True),
     "truncate_prompt_tokens": integer(-1, INT32_MAX, None,
                                       "vLLM's: keep the prompt's last k tokens (-1, the model's length, is refused)"),
     "prompt_logprobs": integer(0, 20, None, "vLLM's: each prompt token's log-probability and k alternatives"),

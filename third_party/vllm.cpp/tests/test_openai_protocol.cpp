@@ -65,30 +65,39 @@ void test_request_fields() {
     check(args.is_object() && args.find("city")->as_string() == "Oslo", "tool call arguments parsed for templates");
     check(r.messages.items()[3].find("content")->as_string().empty(), "assistant null content rendered as \"\" (vLLM)");
     check(r.tools.is_array() && r.tools.size() == 1 && r.tool_choice == ToolChoice::Auto, "tools, tool_choice auto");
-    check(r.temperature == 0.5 && r.top_p == 0.9 && r.top_k == 40 && r.min_p == 0.05, "sampling numbers");
-    check(r.max_tokens == 20, "max_completion_tokens wins over max_tokens");
-    check(r.min_tokens == 2 && r.stop == std::vector<std::string>{"END"} && r.seed == std::optional<uint64_t>(7),
+    const SamplingConfig& c = r.sampling;
+    check(c.temperature == 0.5f && c.top_p == 0.9f && c.top_k == 40 && c.min_p == 0.05f, "sampling numbers");
+    check(c.max_tokens == 20, "max_completion_tokens wins over max_tokens");
+    check(c.min_tokens == 2 && c.stop == std::vector<std::string>{"END"} && c.has_seed && c.seed == 7,
           "min_tokens, stop string, seed");
-    check(r.presence_penalty == 0.1 && r.frequency_penalty == -0.2 && r.repetition_penalty == 1.1, "penalties");
+    check(c.presence_penalty == 0.1f && c.frequency_penalty == -0.2f && c.repetition_penalty == 1.1f, "penalties");
     check(r.n == 3 && r.logprobs && r.top_logprobs == 5 && r.priority == -2, "n, logprobs, priority");
     check(r.stream && r.include_usage, "stream_options.include_usage");
     check(r.enable_thinking() == std::optional<bool>(false), "chat_template_kwargs.enable_thinking");
 
-    std::vector<const char*> stops;
-    const vllm_sampling_params p = to_sampling_params(r, stops);
-    check(p.temperature == 0.5f && p.top_k == 40 && p.max_tokens == 20 && p.has_seed && p.seed == 7 &&
-              p.n_stop == 1 && std::string(p.stop[0]) == "END" && p.min_tokens == 2 &&
-              p.repetition_penalty == 1.1f && p.structured_json == nullptr && p.logits_processor == nullptr,
-          "to_sampling_params");
+    // The same values through the C struct meet the same parser: the same config.
+    vllm_sampling_params p = vllm_sampling_params_default();
+    const char* stops[] = {"END"};
+    p.temperature = 0.5f, p.top_p = 0.9f, p.top_k = 40, p.min_p = 0.05f, p.max_tokens = 20, p.has_seed = 1;
+    p.seed = 7, p.presence_penalty = 0.1f, p.frequency_penalty = -0.2f, p.repetition_penalty = 1.1f;
+    p.min_tokens = 2, p.stop = stops, p.n_stop = 1;
+    const SamplingConfig from_struct = SamplingConfig::from_c(p);
+    check(from_struct.temperature == c.temperature && from_struct.top_p == c.top_p && from_struct.top_k == c.top_k &&
+              from_struct.min_p == c.min_p && from_struct.max_tokens == c.max_tokens && from_struct.seed == c.seed &&
+              from_struct.stop == c.stop && from_struct.min_tokens == c.min_tokens &&
+              from_struct.repetition_penalty == c.repetition_penalty && !from_struct.grammar &&
+              from_struct.logits_processor == nullptr,
+          "the struct's fields read like the body's");
 
     const ChatRequest d = parse_chat_request(with(""));
-    check(d.temperature == 1.0 && d.top_p == 1.0 && d.top_k == 0 && d.max_tokens == 0 && d.n == 1 && !d.logprobs &&
-              !d.seed && d.stop.empty() && d.tool_choice == ToolChoice::None && d.tools.is_null() &&
+    check(d.sampling.temperature == 1.0f && d.sampling.top_p == 1.0f && d.sampling.top_k == 0 &&
+              d.sampling.max_tokens == 0 && d.n == 1 && !d.logprobs && !d.sampling.has_seed && d.sampling.stop.empty() &&
+              d.tool_choice == ToolChoice::None && d.tools.is_null() &&
               d.add_generation_prompt && !d.enable_thinking(),
           "defaults");
     const ChatRequest nulls = parse_chat_request(with(R"("temperature": null, "stop": null, "tools": null, "n": null)"));
-    check(nulls.temperature == 1.0 && nulls.n == 1, "null means not given");
-    check(parse_chat_request(with(R"("stop": ["a", "b"], "max_tokens": 5.0)")).stop.size() == 2, "stop list, 5.0 as int");
+    check(nulls.sampling.temperature == 1.0f && nulls.n == 1, "null means not given");
+    check(parse_chat_request(with(R"("stop": ["a", "b"], "max_tokens": 5.0)")).sampling.stop.size() == 2, "stop list, 5.0 as int");
     check(parse_chat_request(with(R"("tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none")"))
                   .tool_choice == ToolChoice::None,
           "tool_choice none with tools");

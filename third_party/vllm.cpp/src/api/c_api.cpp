@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include "engine/engine_options.h"
 #include "engine/ready_queue.h"
-#include "sample/request_options.h"
+#include "sample/sampling_fields.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -530,7 +530,7 @@ std::shared_ptr<vllm::RequestStream> submit_with_options(vllm_engine* engine, co
         vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) + ": must be -1 (none) or between 0 and 20");
     vllm::SamplingConfig sampling = sampling_config(engine, params);
     sampling.logprobs = logprobs;
-    if (options_json != nullptr) vllm::RequestOptions::parse(options_json).apply_to(sampling);
+    if (options_json != nullptr) vllm::read_sampling_options(options_json, sampling);
     if (prompt != nullptr) return engine->engine->submit(prompt, std::move(sampling), priority);
     if (n_prompt_token_ids < 0) vllm::throw_invalid_argument("n_prompt_token_ids is negative");
     std::vector<int32_t> ids(prompt_token_ids, prompt_token_ids + n_prompt_token_ids);
@@ -987,6 +987,14 @@ const char* vllm_last_error(void) { return g_last_error.c_str(); }
 const char* vllm_version(void) { return VLLM_VERSION_STRING; }
 
 int32_t vllm_abi_version(void) { return VLLM_ABI_VERSION; }
+
+vllm_status vllm_sampling_options_check(const char* options_json) {
+    return guarded([&] {
+        require_non_null(options_json, "options_json");
+        vllm::SamplingConfig config;
+        vllm::read_sampling_options(options_json, config);
+    });
+}
 
 vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const char* options_json,
                                           vllm_engine** out) {

@@ -1,9 +1,9 @@
 #include "chat/chat_request.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
+#include "sample/sampling_fields.h"
 #include "util/error.h"
 #include "util/json_fields.h"
 
@@ -13,20 +13,11 @@ namespace {
 
 using json::field;
 using json::out_of_range;
+using json::read_bool;
+using json::read_int32_in;
 using json::read_integer;
 using json::read_number;
 using json::wrong_type;
-
-int32_t read_int32_in(const json::Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range) {
-    const int64_t i = read_integer(v, name);
-    if (i < lo || i > hi) out_of_range(name, range, static_cast<double>(i));
-    return static_cast<int32_t>(i);
-}
-
-bool read_bool(const json::Value& v, const std::string& name) {
-    if (!v.is_bool()) wrong_type(name, "a boolean", v);
-    return v.as_bool();
-}
 
 const std::string& read_string(const json::Value& v, const std::string& name) {
     if (!v.is_string()) wrong_type(name, "a string", v);
@@ -353,62 +344,9 @@ GuidedOutput parse_guided(const json::Value& body) {
 
 // ------------------------------------------------------------- sampling
 
-std::vector<std::string> parse_stop(const json::Value& body) {
-    const json::Value* stop = field(body, "stop");
-    if (stop == nullptr) return {};
-    std::vector<std::string> out;
-    if (stop->is_string()) {
-        out.push_back(stop->as_string());
-    } else if (stop->is_array()) {
-        for (size_t i = 0; i < stop->items().size(); ++i)
-            out.push_back(read_string(stop->items()[i], "stop[" + std::to_string(i) + "]"));
-    } else {
-        wrong_type("stop", "a string or an array of strings", *stop);
-    }
-    for (const std::string& s : out)
-        if (s.empty()) throw_invalid_argument("'stop' strings must not be empty");
-    return out;
-}
-
 void parse_sampling(const json::Value& body, ChatRequest& r) {
-    if (const json::Value* v = field(body, "temperature")) {
-        r.temperature = read_number(*v, "temperature");
-        if (r.temperature < 0) out_of_range("temperature", ">= 0", r.temperature);
-    }
-    if (const json::Value* v = field(body, "top_p")) {
-        r.top_p = read_number(*v, "top_p");
-        if (!(r.top_p > 0 && r.top_p <= 1)) out_of_range("top_p", "in (0, 1]", r.top_p);
-    }
-    if (const json::Value* v = field(body, "top_k"))
-        r.top_k = read_int32_in(*v, "top_k", -1, std::numeric_limits<int32_t>::max(), "-1, 0 (all tokens) or between 1 and 2147483647");
-    if (const json::Value* v = field(body, "min_p")) {
-        r.min_p = read_number(*v, "min_p");
-        if (!(r.min_p >= 0 && r.min_p <= 1)) out_of_range("min_p", "in [0, 1]", r.min_p);
-    }
-    for (auto [key, target] : {std::pair<const char*, double*>{"presence_penalty", &r.presence_penalty},
-                               {"frequency_penalty", &r.frequency_penalty}}) {
-        if (const json::Value* v = field(body, key)) {
-            *target = read_number(*v, key);
-            if (!(*target >= -2 && *target <= 2)) out_of_range(key, "in [-2, 2]", *target);
-        }
-    }
-    if (const json::Value* v = field(body, "repetition_penalty")) {
-        r.repetition_penalty = read_number(*v, "repetition_penalty");
-        if (!(r.repetition_penalty > 0)) out_of_range("repetition_penalty", "> 0", r.repetition_penalty);
-    }
-    constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-    // max_completion_tokens is the current name; max_tokens the deprecated one.
-    for (const char* key : {"max_tokens", "max_completion_tokens"})
-        if (const json::Value* v = field(body, key)) r.max_tokens = read_int32_in(*v, key, 1, kInt32Max, "between 1 and 2147483647");
-    if (const json::Value* v = field(body, "min_tokens")) r.min_tokens = read_int32_in(*v, "min_tokens", 0, kInt32Max, "between 0 and 2147483647");
-    if (r.max_tokens > 0 && r.min_tokens > r.max_tokens)
-        throw_invalid_argument("'min_tokens' (" + std::to_string(r.min_tokens) + ") must not exceed max_tokens (" +
-                               std::to_string(r.max_tokens) + ")");
-    if (const json::Value* v = field(body, "ignore_eos")) r.ignore_eos = read_bool(*v, "ignore_eos");
-    if (const json::Value* v = field(body, "seed")) r.seed = static_cast<uint64_t>(read_integer(*v, "seed"));
-    r.stop = parse_stop(body);
-    r.options = RequestOptions::from_json(body);
-    if (r.options.prompt_logprobs >= 0)
+    read_sampling_fields(body, r.sampling);
+    if (r.sampling.prompt_logprobs >= 0)
         throw_invalid_argument("'prompt_logprobs' is not supported in chat requests yet (completions take it)");
 }
 
@@ -416,7 +354,7 @@ void parse_outputs(const json::Value& body, ChatRequest& r) {
     if (const json::Value* v = field(body, "n")) r.n = read_int32_in(*v, "n", 1, 128, "between 1 and 128");
     if (const json::Value* v = field(body, "logprobs")) r.logprobs = read_bool(*v, "logprobs");
     if (const json::Value* v = field(body, "top_logprobs")) {
-        r.top_logprobs = read_int32_in(*v, "top_logprobs", 0, 20, "between 0 and 20");
+        r.top_logprobs = read_int32_in(*v, "top_logprobs", 0, kMaxLogprobs, "between 0 and 20");
         if (r.top_logprobs > 0 && !r.logprobs) throw_invalid_argument("'top_logprobs' needs 'logprobs' to be true");
     }
     if (const json::Value* v = field(body, "priority"))
@@ -473,6 +411,12 @@ int tool_index(const json::Value& tools, const std::string& name) {
     return -1;
 }
 
+SamplingConfig chat_sampling_defaults() {
+    SamplingConfig c;
+    c.max_tokens = 0;
+    return c;
+}
+
 std::optional<bool> ChatRequest::enable_thinking() const {
     const json::Value* v = chat_template_kwargs.find("enable_thinking");
     if (v == nullptr || !v->is_bool()) return std::nullopt;
@@ -493,27 +437,6 @@ ChatRequest parse_chat_request(std::string_view request_json) {
     parse_outputs(body, r);
     parse_template_options(body, r);
     return r;
-}
-
-vllm_sampling_params to_sampling_params(const ChatRequest& r, std::vector<const char*>& stop_storage) {
-    vllm_sampling_params p{};  // every field is set below; structured output and logits processors stay off
-    p.temperature = static_cast<float>(r.temperature);
-    p.top_p = static_cast<float>(r.top_p);
-    p.top_k = r.top_k;
-    p.min_p = static_cast<float>(r.min_p);
-    p.max_tokens = r.max_tokens;
-    p.has_seed = r.seed.has_value();
-    p.seed = r.seed.value_or(0);
-    p.presence_penalty = static_cast<float>(r.presence_penalty);
-    p.frequency_penalty = static_cast<float>(r.frequency_penalty);
-    p.repetition_penalty = static_cast<float>(r.repetition_penalty);
-    p.min_tokens = r.min_tokens;
-    p.ignore_eos = r.ignore_eos;
-    stop_storage.clear();
-    for (const std::string& s : r.stop) stop_storage.push_back(s.c_str());
-    p.stop = stop_storage.data();
-    p.n_stop = static_cast<int32_t>(stop_storage.size());
-    return p;
 }
 
 }  // namespace vllm::chat

@@ -19,9 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sample/request_options.h"
+#include "sample/sampling_config.h"
 #include "util/json.h"
-#include "vllm.h"
 
 namespace vllm::chat {
 
@@ -48,6 +47,9 @@ struct GuidedOutput {
     std::vector<std::string> choices;  // Kind::Choice
 };
 
+// A SamplingConfig with chat's defaults: max_tokens 0 (up to max_model_len).
+SamplingConfig chat_sampling_defaults();
+
 struct ChatRequest {
     std::string model;       // "" when absent
     json::Value messages;    // array of normalized message objects (see above)
@@ -58,22 +60,11 @@ struct ChatRequest {
     ResponseFormat response_format;
     GuidedOutput guided;  // at most one of it and response_format constrains
 
-    // Sampling, with OpenAI's defaults where the field is absent.
-    double temperature = 1.0;
-    double top_p = 1.0;
-    int32_t top_k = 0;  // 0 or -1: all tokens
-    double min_p = 0.0;
-    double presence_penalty = 0.0;
-    double frequency_penalty = 0.0;
-    double repetition_penalty = 1.0;
-    int32_t max_tokens = 0;  // max_completion_tokens, else max_tokens; 0: up to max_model_len
-    int32_t min_tokens = 0;
-    bool ignore_eos = false;
-    std::optional<uint64_t> seed;
-    std::vector<std::string> stop;
-    // logit_bias (OpenAI), allowed_token_ids, stop_token_ids and
-    // include_stop_str_in_output (vLLM's).
-    RequestOptions options;
+    // The sampling fields, read by the engine's one parser of them
+    // (sample/sampling_fields.h), OpenAI's defaults where a field is absent
+    // (max_tokens 0: up to max_model_len); logprobs and the output
+    // constraint are set from the fields below when the request is prepared.
+    SamplingConfig sampling = chat_sampling_defaults();
 
     int32_t n = 1;                 // choices sharing the prompt, 1..128
     bool logprobs = false;
@@ -113,10 +104,5 @@ json::Value normalize_messages(const json::Value& messages);
 // The position in `tools` (as parse_chat_request validated them) of the
 // function named `name`; -1 when there is none.
 int tool_index(const json::Value& tools, const std::string& name);
-
-// The request's sampling fields as the C ABI's parameters. `stop_storage`
-// receives the stop-string pointers (into request.stop) and must outlive the
-// returned struct.
-vllm_sampling_params to_sampling_params(const ChatRequest& request, std::vector<const char*>& stop_storage);
 
 }  // namespace vllm::chat

@@ -152,10 +152,8 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
         p.prompt_text = render_chat_prompt(p.request, &own);
     }
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
-    std::vector<const char*> stop_pointers;
-    p.sampling = SamplingConfig::from_c(to_sampling_params(p.request, stop_pointers));
+    p.sampling = p.request.sampling;
     p.sampling.logprobs = p.request.logprobs ? p.request.top_logprobs : -1;
-    p.request.options.apply_to(p.sampling);
     p.sampling.truncate_prompt(p.prompt_ids);  // what usage and return_token_ids report too
     if (max_model_len_ > 0) check_prompt_fits(p.prompt_ids.size(), max_model_len_);
     p.sampling.check_vocabulary(tokenizer_.vocab_size());

@@ -167,12 +167,28 @@ void EngineCore::propose_drafts() {
 }
 
 void EngineCore::step() {
+    prepare_step();
+    const SchedulerOutput scheduled = schedule();
+    if (scheduled.empty()) {
+        idle();
+        return;
+    }
+    std::vector<StepOutput> outputs;
+    const ModelRunnerOutput output = execute(scheduled, outputs);
+    scheduler_.update_from_output(scheduled, output);  // the one place request state advances
+    process_outputs(scheduled, outputs);
+}
+
+void EngineCore::prepare_step() {
     waiting_for_transfers_ = false;
     waiting_for_grammar_ = false;
     collect_prepared_grammars();
     if (connector_) connector_->install_loaded(kv_cache_, kv_manager_);
     propose_drafts();
-    const SchedulerOutput scheduled = scheduler_.schedule();
+}
+
+SchedulerOutput EngineCore::schedule() {
+    SchedulerOutput scheduled = scheduler_.schedule();
     for (SchedulerRequest* failed : scheduler_.take_failed()) {
         Request& r = request_of(*failed);
         remove(r, false);
@@ -180,13 +196,17 @@ void EngineCore::step() {
                          "out of memory: the KV cache blocks of this request could not be allocated");
     }
     erase_finished();
-    if (scheduled.empty() && std::any_of(requests_.begin(), requests_.end(),
-                                         [](const auto& entry) { return entry.second->sched.waiting_for_grammar; })) {
+    return scheduled;
+}
+
+void EngineCore::idle() {
+    if (std::any_of(requests_.begin(), requests_.end(),
+                    [](const auto& entry) { return entry.second->sched.waiting_for_grammar; })) {
         // The others wait for their masks: idle until a worker reports one.
         waiting_for_grammar_ = true;
         return;
     }
-    if (scheduled.empty() && connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
+    if (connector_ && (connector_->loads_in_flight() > 0 || !finished_.empty())) {
         // Every request waits for blocks still arriving, or only ends held
         // back for their saves are left: idle until the I/O threads report
         // progress (progress made meanwhile is taken up next step).
@@ -194,13 +214,12 @@ void EngineCore::step() {
         if (connector_->take_wakeup()) waiting_for_transfers_ = false;
         return;
     }
-    if (scheduled.empty()) {
-        // Only possible when a request can never fit the KV cache (the load
-        // checks make that unreachable); fail it rather than spin.
-        if (!requests_.empty()) fail_all(VLLM_ERR_RUNTIME, "no request can be scheduled: the KV cache is too small");
-        return;
-    }
-    // schedule -> execute (forward, then sample or verify) -> update -> output.
+    // Only possible when a request can never fit the KV cache (the load
+    // checks make that unreachable); fail it rather than spin.
+    if (!requests_.empty()) fail_all(VLLM_ERR_RUNTIME, "no request can be scheduled: the KV cache is too small");
+}
+
+ModelRunnerOutput EngineCore::execute(const SchedulerOutput& scheduled, std::vector<StepOutput>& outputs) {
     const std::vector<SequenceSlice>& slices =
         runner_.execute(scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); });
     ++counters_.model_steps;
@@ -210,9 +229,10 @@ void EngineCore::step() {
         speculation_policy_->costs().record_forward(static_cast<int>(slices.size()), positions,
                                                     runner_.forward_seconds());
     }
-    std::vector<StepOutput> outputs;
-    const ModelRunnerOutput output = sample(scheduled, slices, outputs);
-    scheduler_.update_from_output(scheduled, output);
+    return sample(scheduled, slices, outputs);
+}
+
+void EngineCore::process_outputs(const SchedulerOutput& scheduled, std::vector<StepOutput>& outputs) {
     for (size_t i = 0; i < scheduled.size(); ++i)
         if (outputs[i].produced || outputs[i].failed) deliver(request_of(*scheduled[i].request), outputs[i]);
     runner_.release_prompt_rows();

@@ -1,7 +1,8 @@
-// One engine step, vLLM V1's EngineCore: schedule -> run the model on the
-// mixed prefill/decode batch -> sample each sequence that reached its last
-// token -> hand text to the requests' streams. Runs on the engine loop
-// thread only; it never calls user code.
+// One engine step, vLLM V1's EngineCore: schedule -> execute (the model
+// runner's forward over the mixed prefill/decode batch, then sampling or
+// draft verification) -> the scheduler's update_from_output (the one place
+// request state advances) -> outputs (text and finishes to the requests'
+// streams). Runs on the engine loop thread only; it never calls user code.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -95,6 +96,19 @@ private:
             error = std::move(message);
         }
     };
+
+    // The step's stages, in order (step() reads as this list).
+    // Masks the workers finished, KV blocks loaded, drafts proposed.
+    void prepare_step();
+    // The scheduler's batch; requests whose blocks could not be allocated fail.
+    SchedulerOutput schedule();
+    // Nothing scheduled: wait for grammar masks or KV transfers, or fail
+    // requests that can never fit.
+    void idle();
+    // The forward, then each request's rows sampled or its drafts verified.
+    ModelRunnerOutput execute(const SchedulerOutput& scheduled, std::vector<StepOutput>& outputs);
+    // After the update: each request's text, finish or failure to its stream.
+    void process_outputs(const SchedulerOutput& scheduled, std::vector<StepOutput>& outputs);
 
     // Speculative decoding: the draft tokens each running request in decode
     // verifies this step (spec_token_ids), as the dynamic switch allows.

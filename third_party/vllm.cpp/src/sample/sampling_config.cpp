@@ -1,8 +1,8 @@
 #include "sample/sampling_config.h"
 
 #include <algorithm>
-#include <cmath>
 
+#include "sample/sampling_fields.h"
 #include "structured/grammar_compiler.h"
 #include "structured/structured_output.h"
 #include "util/error.h"
@@ -36,27 +36,39 @@ std::shared_ptr<const structured::Grammar> compile_constraint(const vllm_samplin
     return structured::compile_choices(compiler, choices);
 }
 
+// The struct's sampling fields as the JSON object read_sampling_fields
+// takes (max_tokens <= 0, unbounded, and an unset seed left out), so they
+// meet the same limits and error texts as a request body's.
+json::Value sampling_fields(const vllm_sampling_params& p) {
+    json::Value o = json::Value::object();
+    o.set("temperature", double(p.temperature));
+    o.set("top_p", double(p.top_p));
+    o.set("top_k", int64_t(p.top_k));
+    o.set("min_p", double(p.min_p));
+    if (p.max_tokens > 0) o.set("max_tokens", int64_t(p.max_tokens));
+    if (p.has_seed != 0) o.set("seed", static_cast<int64_t>(p.seed));  // read back as the same 64 bits
+    o.set("presence_penalty", double(p.presence_penalty));
+    o.set("frequency_penalty", double(p.frequency_penalty));
+    o.set("repetition_penalty", double(p.repetition_penalty));
+    o.set("min_tokens", int64_t(p.min_tokens));
+    o.set("ignore_eos", p.ignore_eos != 0);
+    json::Value stop = json::Value::array();
+    for (int32_t i = 0; i < p.n_stop; ++i) {
+        require(p.stop[i] != nullptr, "stop[" + std::to_string(i) + "] is NULL");
+        stop.push_back(p.stop[i]);
+    }
+    o.set("stop", std::move(stop));
+    return o;
+}
+
 }  // namespace
 
 SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p, const structured::GrammarCompiler* compiler) {
-    require(std::isfinite(p.temperature) && p.temperature >= 0.0f,
-            "temperature must be a finite number >= 0 (got " + std::to_string(p.temperature) + ")");
-    require(std::isfinite(p.top_p) && p.top_p > 0.0f && p.top_p <= 1.0f,
-            "top_p must be in (0, 1] (got " + std::to_string(p.top_p) + ")");
-    require(p.top_k >= -1, "top_k must be -1, 0 (all tokens) or positive (got " + std::to_string(p.top_k) + ")");
-    require(std::isfinite(p.min_p) && p.min_p >= 0.0f && p.min_p <= 1.0f,
-            "min_p must be in [0, 1] (got " + std::to_string(p.min_p) + ")");
-    require(std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0.0f,
-            "repetition_penalty must be > 0 (got " + std::to_string(p.repetition_penalty) + ")");
-    require(std::isfinite(p.presence_penalty) && p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f,
-            "presence_penalty must be in [-2, 2] (got " + std::to_string(p.presence_penalty) + ")");
-    require(std::isfinite(p.frequency_penalty) && p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f,
-            "frequency_penalty must be in [-2, 2] (got " + std::to_string(p.frequency_penalty) + ")");
-    require(p.min_tokens >= 0, "min_tokens must be >= 0 (got " + std::to_string(p.min_tokens) + ")");
-    require(p.max_tokens <= 0 || p.min_tokens <= p.max_tokens,
-            "min_tokens (" + std::to_string(p.min_tokens) + ") must not exceed max_tokens (" + std::to_string(p.max_tokens) + ")");
     require(p.n_stop >= 0, "n_stop must be >= 0");
     require(p.n_stop == 0 || p.stop != nullptr, "stop is NULL but n_stop is " + std::to_string(p.n_stop));
+    SamplingConfig c;
+    c.max_tokens = 0;  // the struct's max_tokens <= 0: up to max_model_len
+    read_sampling_fields(sampling_fields(p), c);
 
     const int n_structured = (p.structured_json != nullptr) + (p.structured_regex != nullptr) +
                              (p.structured_choice != nullptr || p.n_structured_choice != 0) +
@@ -66,26 +78,8 @@ SamplingConfig SamplingConfig::from_c(const vllm_sampling_params& p, const struc
                                    "structured_choice, structured_grammar, structured_json_object)");
     require(p.structured_json_object == 0 || p.structured_json_object == 1,
             "structured_json_object must be 0 or 1 (got " + std::to_string(p.structured_json_object) + ")");
-    SamplingConfig c;
-    c.temperature = p.temperature;
-    c.top_p = p.top_p;
-    c.top_k = p.top_k < 0 ? 0 : p.top_k;
-    c.min_p = p.min_p;
-    c.max_tokens = p.max_tokens;
-    c.has_seed = p.has_seed != 0;
-    c.seed = p.seed;
-    c.presence_penalty = p.presence_penalty;
-    c.frequency_penalty = p.frequency_penalty;
-    c.repetition_penalty = p.repetition_penalty;
-    c.min_tokens = p.min_tokens;
-    c.ignore_eos = p.ignore_eos != 0;
     c.logits_processor = p.logits_processor;
     c.logits_processor_user_data = p.logits_processor_user_data;
-    for (int32_t i = 0; i < p.n_stop; ++i) {
-        require(p.stop[i] != nullptr, "stop[" + std::to_string(i) + "] is NULL");
-        require(p.stop[i][0] != '\0', "stop[" + std::to_string(i) + "] is an empty string");
-        c.stop.emplace_back(p.stop[i]);
-    }
     c.grammar = compile_constraint(p, compiler);
     return c;
 }

@@ -1,5 +1,6 @@
-// Validated sampling options of one request (the engine-side copy of
-// vllm_sampling_params; strings owned here).
+// Validated sampling options of one request (strings owned here), built by
+// the one parser of the sampling fields (sample/sampling_fields.h), from a
+// request body, an options JSON or a vllm_sampling_params (from_c).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -33,8 +34,8 @@ struct SamplingConfig {
     // vLLM's stop_token_ids (ascending, each once): generating one finishes
     // the request ("stop"; its text, unless a special token's, is output),
     // masked like EOS before min_tokens. include_stop_str_in_output: a
-    // matched stop string stays in the text. Both set from the request's
-    // options (sample/request_options.h), not vllm_sampling_params.
+    // matched stop string stays in the text. Neither is in
+    // vllm_sampling_params: an options JSON or a chat body sets them.
     std::vector<int32_t> stop_token_ids;
     bool include_stop_str_in_output = false;
     // vLLM's skip_special_tokens: control tokens add no text (default);
@@ -58,10 +59,10 @@ struct SamplingConfig {
     // vLLM's prompt_logprobs: -1 none; k >= 0 each prompt token's
     // log-probability (from the position before it) and the k most likely
     // ones'. Such a request computes every prompt position (no prefix-cache
-    // hit) in chunks of bounded logits rows. Set from the request's options.
+    // hit) in chunks of bounded logits rows.
     int32_t prompt_logprobs = -1;
     // logit_bias and allowed_token_ids (sample/logit_adjustments.h), shared
-    // by a chat call's choices; nullptr: none. Set from the request's options.
+    // by a chat call's choices; nullptr: none.
     std::shared_ptr<const LogitAdjustments> logit_adjustments;
     // The compiled structured-output constraint (JSON Schema, regex, choice,
     // GBNF or any JSON object), shared; nullptr: unconstrained.
@@ -76,8 +77,10 @@ struct SamplingConfig {
     // allowed_token_ids, stop_token_ids) at or past vocab_size.
     void check_vocabulary(int32_t vocab_size) const;
 
-    // Validates and copies the C struct; INVALID_ARGUMENT naming the field
-    // for an out-of-range value or a feature not implemented yet. The
+    // The C struct's fields read by read_sampling_fields (the same limits
+    // and error texts as a request body's), after the struct's own checks
+    // (NULL pointers, n_stop, at most one structured constraint);
+    // INVALID_ARGUMENT naming the field. The
     // constraint compiles through `compiler` (the engine's: its workers and
     // budget; nullptr: on this thread).
     static SamplingConfig from_c(const vllm_sampling_params& params,

@@ -50,4 +50,15 @@ int64_t read_integer(const Value& v, const std::string& name) {
     wrong_type(name, "an integer", v);
 }
 
+int32_t read_int32_in(const Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range) {
+    const int64_t i = read_integer(v, name);
+    if (i < lo || i > hi) out_of_range(name, range, static_cast<double>(i));
+    return static_cast<int32_t>(i);
+}
+
+bool read_bool(const Value& v, const std::string& name) {
+    if (!v.is_bool()) wrong_type(name, "a boolean", v);
+    return v.as_bool();
+}
+
 }  // namespace vllm::json

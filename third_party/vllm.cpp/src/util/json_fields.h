@@ -27,5 +27,9 @@ const Value* field(const Value& object, std::string_view key);
 double read_number(const Value& v, const std::string& name);
 // Integers; a float with no fraction (1.0) is accepted as Python's pydantic does.
 int64_t read_integer(const Value& v, const std::string& name);
+// An integer in [lo, hi] ("'n' must be between 1 and 128 (got 0)": `range`
+// words the bounds).
+int32_t read_int32_in(const Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range);
+bool read_bool(const Value& v, const std::string& name);
 
 }  // namespace vllm::json

@@ -1,0 +1,186 @@
+"""One parameter channel: every sampling field is checked by the engine's one
+parser of them (sample/sampling_fields.h), so the same bad value gets the
+same error wherever it comes in: a 400 with the same message and ``param``
+on /v1/chat/completions and /v1/completions, and the same
+INVALID_ARGUMENT message through the C ABI (a chat request through
+``vllm_chat``, a completion through the options JSON of
+``vllm_request_submit_pull_with_options`` and, for the fields it has,
+through ``vllm_sampling_params``). After every refusal the engine and the
+server still answer."""
+
+import json
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from server_harness import MODEL_NAME, running_server  # noqa: E402
+from vllm_cpp import Engine, InvalidArgumentError, SamplingParams  # noqa: E402
+from vllm_cpp._ffi import ffi, last_error, lib  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+HI = [{"role": "user", "content": "Hi"}]
+
+# (fields of the body, the one message, the param it names). Each body also
+# has max_tokens 2 unless it names max_tokens itself.
+CASES = [
+    ({"temperature": -1}, "'temperature' must be >= 0 (got -1)", "temperature"),
+    ({"temperature": "hot"}, "'temperature' must be a number (got string)", "temperature"),
+    ({"top_p": 1.5}, "'top_p' must be in (0, 1] (got 1.5)", "top_p"),
+    ({"top_p": 0}, "'top_p' must be in (0, 1] (got 0)", "top_p"),
+    ({"top_k": -2}, "'top_k' must be -1, 0 (all tokens) or between 1 and 2147483647 (got -2)", "top_k"),
+    ({"top_k": 2 ** 40}, "'top_k' must be -1, 0 (all tokens) or between 1 and 2147483647 (got 1099511627776)",
+     "top_k"),
+    ({"min_p": 1.5}, "'min_p' must be in [0, 1] (got 1.5)", "min_p"),
+    ({"presence_penalty": 3}, "'presence_penalty' must be in [-2, 2] (got 3)", "presence_penalty"),
+    ({"frequency_penalty": -2.5}, "'frequency_penalty' must be in [-2, 2] (got -2.5)", "frequency_penalty"),
+    ({"repetition_penalty": 0}, "'repetition_penalty' must be > 0 (got 0)", "repetition_penalty"),
+    ({"max_tokens": -5}, "'max_tokens' must be between 1 and 2147483647 (got -5)", "max_tokens"),
+    ({"min_tokens": -1}, "'min_tokens' must be between 0 and 2147483647 (got -1)", "min_tokens"),
+    ({"min_tokens": 5}, "'min_tokens' (5) must not exceed max_tokens (2)", "min_tokens"),
+    ({"seed": "x"}, "'seed' must be an integer (got string)", "seed"),
+    ({"ignore_eos": "yes"}, "'ignore_eos' must be a boolean (got string)", "ignore_eos"),
+    ({"stop": 5}, "'stop' must be a string or an array of strings (got int)", "stop"),
+    ({"stop": [""]}, "'stop' strings must not be empty", "stop"),
+    ({"stop": ["a\u0000b"]}, "'stop' strings must not contain NUL", "stop"),
+    ({"stop_token_ids": [-1]}, "'stop_token_ids[0]' must be a token id (got -1)", "stop_token_ids"),
+    ({"stop_token_ids": [10 ** 9]}, "'stop_token_ids' token id 1000000000 is outside the vocabulary (49152 tokens)",
+     "stop_token_ids"),
+    ({"include_stop_str_in_output": "yes"}, "'include_stop_str_in_output' must be a boolean (got string)",
+     "include_stop_str_in_output"),
+    ({"skip_special_tokens": 0}, "'skip_special_tokens' must be a boolean (got int)", "skip_special_tokens"),
+    ({"truncate_prompt_tokens": 0}, "'truncate_prompt_tokens' must be a positive number of tokens (got 0)",
+     "truncate_prompt_tokens"),
+    ({"truncate_prompt_tokens": -1},
+     "'truncate_prompt_tokens' -1 (the model's length) is not supported: give the number of tokens to keep",
+     "truncate_prompt_tokens"),
+    ({"bad_words": [" "]}, "'bad_words[0]' must not be empty or blank", "bad_words"),
+    ({"logit_bias": {"3": 200}}, "'logit_bias[\"3\"]' must be in [-100, 100] (got 200)", "logit_bias"),
+    ({"logit_bias": {"x": 1}}, "'logit_bias' keys must be token ids (got 'x')", "logit_bias"),
+    ({"allowed_token_ids": []}, "'allowed_token_ids' must not be empty", "allowed_token_ids"),
+]
+IDS = ["%s=%s" % next(iter(fields.items())) for fields, _, _ in CASES]
+
+#: Protocol fields outside the engine's parser (each protocol reads them
+#: itself) that both endpoints still word alike.
+PROTOCOL_CASES = [
+    ({"n": 0}, "'n' must be between 1 and 128 (got 0)", "n"),
+    ({"n": 1.5}, "'n' must be an integer (got float)", "n"),
+    ({"priority": 1.5}, "'priority' must be an integer (got float)", "priority"),
+]
+PROTOCOL_IDS = ["%s=%s" % next(iter(fields.items())) for fields, _, _ in PROTOCOL_CASES]
+
+#: The struct's own fields: the same refusal through vllm_sampling_params.
+STRUCT_FIELDS = {"temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
+                 "repetition_penalty", "min_tokens", "stop"}
+
+
+@pytest.fixture(scope="module")
+def engine(smollm2_path):
+    with Engine.load(smollm2_path, max_model_len=256) as eng:
+        yield eng
+
+
+@pytest.fixture(scope="module")
+def http(engine):
+    with running_server(engine, max_model_len=256) as url:
+        with httpx.Client(base_url=url, timeout=120) as client:
+            yield client
+
+
+def body_with(fields):
+    return dict({"max_tokens": 2}, **fields)
+
+
+def assert_refused(response, message, param):
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (error["message"], error["param"], error["type"]) == (message, param, "invalid_request_error"), error
+
+
+def submit_with_options_refusal(engine, options):
+    """The INVALID_ARGUMENT message of a completion submitted through
+    vllm_request_submit_pull_with_options with `options` as its options
+    JSON ("" when it was accepted, then cancelled and freed)."""
+    options_b = json.dumps(options).encode()
+    params = ffi.new("vllm_sampling_params*")
+    params[0] = lib.vllm_sampling_params_default()
+    params.max_tokens = 2
+    poller = ffi.new("vllm_poller**")
+    request = ffi.new("vllm_request**")
+    with engine._use() as h:
+        assert lib.vllm_poller_create(h, poller) == lib.VLLM_OK, last_error()
+        try:
+            status = lib.vllm_request_submit_pull_with_options(h, poller[0], 1, b"Hello", ffi.NULL, 0, params, 0, -1,
+                                                               options_b, request)
+            message = last_error()
+            if status == lib.VLLM_OK:
+                lib.vllm_request_free(request[0])
+                return ""
+            assert status == lib.VLLM_ERR_INVALID_ARGUMENT, (status, message)
+            return message
+        finally:
+            lib.vllm_poller_free(poller[0])
+
+
+def test_enough_fields():
+    assert len({next(iter(fields)) for fields, _, _ in CASES + PROTOCOL_CASES}) >= 20
+
+
+@pytest.mark.parametrize("fields, message, param", CASES + PROTOCOL_CASES, ids=IDS + PROTOCOL_IDS)
+def test_both_endpoints_refuse_alike(http, fields, message, param):
+    assert_refused(http.post("/v1/chat/completions", json=dict(body_with(fields), messages=HI)), message, param)
+    assert_refused(http.post("/v1/completions", json=dict(body_with(fields), prompt="Hello")), message, param)
+
+
+@pytest.mark.parametrize("fields, message, param", CASES, ids=IDS)
+def test_the_c_abi_refuses_alike(engine, fields, message, param):
+    with pytest.raises(InvalidArgumentError) as chat:
+        engine.chat_json(json.dumps(dict(body_with(fields), messages=HI)))
+    assert str(chat.value) == message
+    assert submit_with_options_refusal(engine, body_with(fields)) == message
+
+
+#: The rows whose value the struct can carry (a number, or the empty stop
+#: string); SamplingParams refuses a negative min_tokens and a NUL itself
+#: (refusals tests/unit/test_api_surface.py pins).
+STRUCT_CASES = [((fields, message, param), name) for (fields, message, param), name in zip(CASES, IDS)
+                if next(iter(fields)) in STRUCT_FIELDS
+                and name not in ("temperature=hot", "top_k=1099511627776", "stop=5", "min_tokens=-1")
+                and "NUL" not in message]
+
+
+@pytest.mark.parametrize("fields, message, param", [case for case, _ in STRUCT_CASES],
+                         ids=[name for _, name in STRUCT_CASES])
+def test_the_struct_refuses_alike(engine, fields, message, param):
+    with pytest.raises(InvalidArgumentError) as refused:
+        engine.complete("Hello", SamplingParams(**body_with(fields)))
+    assert str(refused.value) == message
+
+
+def test_temperature_above_2_is_accepted_everywhere(http, engine):
+    """vLLM's rule: any temperature >= 0 (completions refused above 2)."""
+    for path, extra in (("/v1/chat/completions", {"messages": HI}), ("/v1/completions", {"prompt": "Hello"})):
+        response = http.post(path, json=dict(body_with({"temperature": 3.5, "seed": 1}), **extra))
+        assert response.status_code == 200, response.text
+    assert engine.complete("Hello", SamplingParams(temperature=3.5, max_tokens=2, seed=1)).completion_tokens >= 1
+    assert submit_with_options_refusal(engine, {"temperature": 3.5}) == ""
+
+
+def test_options_json_sets_the_struct_fields(engine):
+    """A key of the options JSON replaces the struct's value: greedy through
+    the options JSON is the struct's greedy."""
+    greedy = engine.complete("The capital of France is", SamplingParams.greedy(max_tokens=6))
+    through_options = engine.complete("The capital of France is",
+                                      SamplingParams(request_fields={"temperature": 0, "max_tokens": 6}))
+    assert through_options.text == greedy.text and through_options.completion_tokens == greedy.completion_tokens
+
+
+def test_still_serving_after_refusals(http, engine):
+    response = http.post("/v1/completions", json={"model": MODEL_NAME, "prompt": "Hello", "max_tokens": 2})
+    assert response.status_code == 200, response.text
+    response = http.post("/v1/chat/completions", json={"model": MODEL_NAME, "messages": HI, "max_tokens": 2})
+    assert response.status_code == 200, response.text
