@@ -23,15 +23,24 @@ std::string finish_reason_of(const RequestStream::Result& result) {
 
 }  // namespace
 
-ChatCall::ChatCall(const ChatService& service, std::shared_ptr<const ChatService::Prepared> prepared,
+ChatCall::ChatCall(const ChatService& service, const ChatService::Prepared& prepared,
                    std::shared_ptr<ReadyQueue> queue, uint64_t tag)
-    : PullSource(std::move(queue), tag), service_(service), prepared_(std::move(prepared)) {}
+    : PullSource(std::move(queue), tag),
+      service_(service),
+      shape_{prepared.request.stream,
+             prepared.request.include_usage,
+             prepared.request.return_token_ids,
+             prepared.request.logprobs,
+             prepared.request.return_tokens_as_token_ids,
+             forced_tool_call(prepared.request),
+             prepared.prompt_ids} {}
 
 std::shared_ptr<ChatCall> ChatCall::start(const ChatService& service,
                                           std::shared_ptr<const ChatService::Prepared> prepared,
                                           std::shared_ptr<ReadyQueue> queue, uint64_t tag) {
-    std::shared_ptr<ChatCall> call(new ChatCall(service, std::move(prepared), std::move(queue), tag));
-    const ChatService::Prepared& p = *call->prepared_;
+    const ChatService::Prepared& p = *prepared;
+    std::shared_ptr<ChatCall> call(new ChatCall(service, p, std::move(queue), tag));
+    for (int32_t i = 0; i < p.request.n; ++i) call->parsers_.push_back(service.output_parser(p));
     try {
         for (int32_t i = 0; i < p.request.n; ++i) {
             SamplingConfig choice = p.sampling;
@@ -63,7 +72,7 @@ std::shared_ptr<ChatCall> ChatCall::start(const ChatService& service,
 
 ChatCall::~ChatCall() = default;
 
-bool ChatCall::streaming() const { return prepared_->request.stream; }
+bool ChatCall::streaming() const { return shape_.stream; }
 
 void ChatCall::detach() {
     PullSource::detach();
@@ -132,7 +141,7 @@ void ChatCall::render() {
             continue;
         }
         if (streaming()) {
-            if (prepared_->request.include_usage) ready_.push_back(writer_->usage_chunk(usage_));
+            if (shape_.include_usage) ready_.push_back(writer_->usage_chunk(usage_));
         } else {
             ready_.push_back(build_chat_completion(parts_));
         }
@@ -148,13 +157,11 @@ bool ChatCall::more_ready() const {
 }
 
 bool ChatCall::render_choice_event(RequestStream& stream) {
-    const ChatService::Prepared& p = *prepared_;
     const int index = static_cast<int>(current_);
-    const bool ids = p.request.return_token_ids;
-    if (!parser_) parser_.emplace(service_.output_parser(p));
+    const bool ids = shape_.return_token_ids;
     if (streaming() && !role_sent_) {
         role_sent_ = true;
-        ready_.push_back(writer_->role_chunk(index, ids && index == 0 ? &p.prompt_ids : nullptr));
+        ready_.push_back(writer_->role_chunk(index, ids && index == 0 ? &shape_.prompt_ids : nullptr));
         return true;
     }
     RequestStream::Pending event;
@@ -162,9 +169,9 @@ bool ChatCall::render_choice_event(RequestStream& stream) {
     if (!stream.take_pending(event, /*coalesce=*/!streaming())) return false;
     if (!event.finished) {
         if (!streaming()) return true;
-        ChoiceDelta delta = parser_->feed(event.text);
-        if (p.request.logprobs && !event.logprobs.empty())
-            delta.logprobs = chat_logprobs(event.logprobs, service_.tokenizer_, p.request.return_tokens_as_token_ids);
+        ChoiceDelta delta = parsers_[current_].feed(event.text);
+        if (shape_.logprobs && !event.logprobs.empty())
+            delta.logprobs = chat_logprobs(event.logprobs, service_.tokenizer_, shape_.return_tokens_as_token_ids);
         if (ids) {
             delta.token_ids = stream.output_tokens(ids_sent_, static_cast<size_t>(event.n_tokens));
             ids_sent_ += delta.token_ids.size();
@@ -187,27 +194,27 @@ bool ChatCall::render_choice_event(RequestStream& stream) {
 }
 
 void ChatCall::end_choice(const RequestStream::Result& result) {
-    const ChatService::Prepared& p = *prepared_;
     const int index = static_cast<int>(current_);
+    ChatOutputParser& parser = parsers_[current_];
     if (streaming()) {
-        ChoiceDelta last = parser_->finish();
+        ChoiceDelta last = parser.finish();
         // Tokens whose text never came out (a stop string's) end the choice's ids.
-        if (p.request.return_token_ids)
+        if (shape_.return_token_ids)
             last.token_ids.assign(result.output_tokens.begin() + static_cast<std::ptrdiff_t>(ids_sent_),
                                   result.output_tokens.end());
         std::string chunk = writer_->delta_chunk(index, last);
         if (!chunk.empty()) ready_.push_back(std::move(chunk));
-        ready_.push_back(writer_->finish_chunk(index, finish_reason_of(result), forced_tool_call(p.request)));
+        ready_.push_back(writer_->finish_chunk(index, finish_reason_of(result), shape_.forced_tool_call));
         usage_.completion_tokens += result.completion_tokens;
     } else {
         ChoiceParts choice;
         choice.index = index;
         choice.finish_reason = finish_reason_of(result);
-        choice.forced_tool_call = forced_tool_call(p.request);
-        parser_->parse_all(result.text, choice);
-        if (p.request.logprobs)
-            choice.logprobs = chat_logprobs(result.logprobs, service_.tokenizer_, p.request.return_tokens_as_token_ids);
-        if (p.request.return_token_ids) choice.token_ids = result.output_tokens;
+        choice.forced_tool_call = shape_.forced_tool_call;
+        parser.parse_all(result.text, choice);
+        if (shape_.logprobs)
+            choice.logprobs = chat_logprobs(result.logprobs, service_.tokenizer_, shape_.return_tokens_as_token_ids);
+        if (shape_.return_token_ids) choice.token_ids = result.output_tokens;
         parts_.usage.completion_tokens += result.completion_tokens;
         parts_.usage.prompt_tokens = usage_.prompt_tokens;
         parts_.choices.push_back(std::move(choice));
@@ -215,7 +222,6 @@ void ChatCall::end_choice(const RequestStream::Result& result) {
     ++current_;
     role_sent_ = false;
     ids_sent_ = 0;
-    parser_.reset();
 }
 
 void ChatCall::deliver(const Sink& sink) {

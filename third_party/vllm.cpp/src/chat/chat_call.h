@@ -82,8 +82,8 @@ public:
     void stream_ready() override { announce(); }
 
 private:
-    ChatCall(const ChatService& service, std::shared_ptr<const ChatService::Prepared> prepared,
-             std::shared_ptr<ReadyQueue> queue, uint64_t tag);
+    ChatCall(const ChatService& service, const ChatService::Prepared& prepared, std::shared_ptr<ReadyQueue> queue,
+             uint64_t tag);
 
     // Renders the choices' next event(s) into ready_ until it holds one
     // (never blocks: stops where the choices have nothing new).
@@ -96,9 +96,23 @@ private:
     void fail(vllm_status status, const std::string& error);
     bool streaming() const;
 
+    // What rendering needs of the request: the Prepared itself (which may
+    // hold large JSON, e.g. a schema) is let go of by the submitting thread,
+    // not by the consumer's.
+    struct Shape {
+        bool stream = false;
+        bool include_usage = false;
+        bool return_token_ids = false;
+        bool logprobs = false;
+        bool return_tokens_as_token_ids = false;
+        bool forced_tool_call = false;
+        std::vector<int32_t> prompt_ids;
+    };
+
     const ChatService& service_;
-    std::shared_ptr<const ChatService::Prepared> prepared_;
+    const Shape shape_;
     std::vector<std::shared_ptr<RequestStream>> choices_;
+    std::vector<ChatOutputParser> parsers_;  // one per choice, made at the start
 
     // The renderer: touched by the consumer's thread only.
     std::vector<std::string> ready_;  // rendered events not taken yet, in order
@@ -106,7 +120,6 @@ private:
     size_t current_ = 0;       // the choice being rendered
     bool role_sent_ = false;   // of the current choice
     size_t ids_sent_ = 0;      // of the current choice's tokens, with return_token_ids
-    std::optional<ChatOutputParser> parser_;  // of the current choice
     std::optional<ChatChunkWriter> writer_;   // streaming
     ChatResponseParts parts_;                 // not streaming
     Usage usage_;
