@@ -49,7 +49,7 @@ class SchedulerPolicy(str, enum.Enum):
         return self.value
 
 
-def _toggle(value: Any, name: str) -> Toggle:
+def _toggle(value: Any, name: str) -> Union[Toggle, int]:
     if value is None:
         return Toggle.DEFAULT
     if isinstance(value, Toggle):
@@ -62,12 +62,15 @@ def _toggle(value: Any, name: str) -> Toggle:
         except KeyError:
             pass
     elif isinstance(value, numbers.Integral):
+        # Any int the struct's int32 carries: one outside 0-2 is the
+        # engine's to refuse, with the text its options parser gives it.
+        number = int32(value, name)
         try:
-            return Toggle(int(value))
+            return Toggle(number)
         except ValueError:
-            pass
+            return number
     raise InvalidConfigurationError(
-        "%s must be a Toggle (DEFAULT, ON, OFF), not %r" % (name, value)
+        "%s must be a Toggle (DEFAULT, ON, OFF) or an int, not %r" % (name, value)
     )
 
 
