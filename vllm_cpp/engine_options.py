@@ -49,7 +49,7 @@ class SchedulerPolicy(str, enum.Enum):
         return self.value
 
 
-def _toggle(value: Any, name: str) -> Union[Toggle, int]:
+def _toggle(value: Any, name: str) -> Toggle:
     if value is None:
         return Toggle.DEFAULT
     if isinstance(value, Toggle):
@@ -62,15 +62,12 @@ def _toggle(value: Any, name: str) -> Union[Toggle, int]:
         except KeyError:
             pass
     elif isinstance(value, numbers.Integral):
-        # Any int the struct's int32 carries: one outside 0-2 is the
-        # engine's to refuse, with the text its options parser gives it.
-        number = int32(value, name)
         try:
-            return Toggle(number)
+            return Toggle(int(value))
         except ValueError:
-            return number
+            pass
     raise InvalidConfigurationError(
-        "%s must be a Toggle (DEFAULT, ON, OFF) or an int, not %r" % (name, value)
+        "%s must be a Toggle (DEFAULT, ON, OFF), not %r" % (name, value)
     )
 
 
