@@ -10,6 +10,7 @@
 #include <string>
 
 #include "check.h"
+#include "refusal.h"
 #include "engine/engine_fields.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -17,18 +18,9 @@
 using namespace vllm;
 using vllm_test::check;
 
-namespace {
+using vllm_test::refusal;
 
-// The INVALID_ARGUMENT message `build` throws ("" when it throws none).
-std::string refusal(const std::function<void()>& build) {
-    try {
-        build();
-    } catch (const Error& e) {
-        if (e.status() == VLLM_ERR_INVALID_ARGUMENT) return e.what();
-        return std::string("unexpected status: ") + e.what();
-    }
-    return "";
-}
+namespace {
 
 vllm_model_params model_params() {
     vllm_model_params p = vllm_model_params_default();
