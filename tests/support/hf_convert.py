@@ -8,7 +8,7 @@ the suite can make Hugging Face forms of its GGUF models and back:
 
 One table per architecture (ARCHITECTURES) holds the config.json keys and
 the tensor names of both forms; the engine's loader
-(third_party/vllm.cpp/src/model/hf_architecture.cpp) has the same rows.
+(third_party/vllm.cpp/src/formats/hf_architecture.cpp) has the same rows.
 The two formats differ beyond names where llama.cpp's converter changes
 the values, and both directions undo that:
   - Llama/Mistral q/k rows are permuted for llama.cpp's adjacent-pairs RoPE

@@ -24,10 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "core/kv_cache.h"
-#include "model/gguf_reader.h"
-#include "model/hf_model.h"
-#include "model/llama.h"
+#include "formats/gguf_reader.h"
+#include "formats/hf_model.h"
+#include "kv_cache/kv_cache.h"
+#include "model/decoder_model.h"
+#include "model/model_registry.h"
 #include "util/error.h"
 
 namespace {
@@ -41,7 +42,7 @@ std::vector<int32_t> parse_ids(const std::string& line) {
 }
 
 struct Probe {
-    vllm::LlamaModel& model;
+    vllm::DecoderModel& model;
     vllm::KVCache& cache;
     vllm::ThreadPool& pool;
     std::vector<int32_t> table;
@@ -87,7 +88,8 @@ int main(int argc, char** argv) {
             file = std::make_unique<vllm::GgufFile>(argv[1]);
         vllm::ModelConfig config = vllm::ModelConfig::from_source(*file);
         vllm::ModelWeights weights = vllm::ModelWeights::from_source(*file, config);
-        vllm::LlamaModel model(config, std::move(weights), argc == 6 ? std::stoi(argv[5]) : 0);
+        std::unique_ptr<vllm::DecoderModel> model =
+            vllm::build_decoder(config, std::move(weights), argc == 6 ? std::stoi(argv[5]) : 0);
         const int block_size = 16, num_blocks = 64;
         // One group of every layer: the probe keeps every block (a sliding
         // layer then reads only its window of them).
@@ -96,7 +98,7 @@ int main(int argc, char** argv) {
         vllm::KVCache cache({all_layers}, {num_blocks}, config.n_kv_heads, config.head_dim, block_size,
                             vllm::kv_dtype_from_env());
         vllm::ThreadPool pool;
-        Probe probe{model, cache, pool, {}};
+        Probe probe{*model, cache, pool, {}};
         for (int b = 0; b < num_blocks; ++b) probe.table.push_back(num_blocks - 1 - b);  // non-trivial block order
         const std::string mode = argv[2];
         const int chunk = std::stoi(argv[4]);

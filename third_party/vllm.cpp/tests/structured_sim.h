@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 #include "structured/parser_states.h"
 #include "structured/structured_output.h"
 #include "structured/token_mask.h"

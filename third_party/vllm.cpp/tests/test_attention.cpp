@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "core/kv_cache.h"
 #include "dtype/half.h"
 #include "kernels/cpu/ops.h"
+#include "kv_cache/kv_cache.h"
 #include "check.h"
 
 using namespace vllm::kernels;
@@ -204,7 +204,7 @@ void test_group_shapes(KvDtype dtype) {
 
 // Runs `tile` over keys [0, span) as runs of `per_split` keys (a multiple
 // of 16), each into its own partial, and merges them (as
-// LlamaModel::attention splits long contexts).
+// paged_attention (model/blocks/) splits long contexts).
 void split_and_merge(const PagedAttention& a, const AttentionTile& tile, int per_split, int span) {
     const int n = (span + per_split - 1) / per_split;
     std::vector<std::vector<float>> parts(n, std::vector<float>(attention_partial_floats(a, tile)));
@@ -436,7 +436,7 @@ double thread_cpu_us() {
 // query heads over 3 KV heads of 64 dims): the last `n_tokens` positions of
 // a `context`-key sequence (1: a decode step; 9: verifying 8 drafted
 // tokens; hundreds: a prefill chunk), tiled and split into runs of 512 keys
-// with partials merged, as LlamaModel::attention does, on one thread, for
+// with partials merged, as paged_attention (model/blocks/) does, on one thread, for
 // each KV cache type. The caches of all layers (94 MB in f16 at 4,096 keys)
 // exceed the CPU's caches, as the engine's do, so this is the memory
 // traffic a step pays. Types alternate over rounds; the best round counts.

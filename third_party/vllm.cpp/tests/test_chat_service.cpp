@@ -20,7 +20,7 @@
 
 #include "chat/chat_prompt.h"
 #include "chat/chat_service.h"
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"

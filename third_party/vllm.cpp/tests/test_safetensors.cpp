@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "model/hf_model.h"
-#include "model/hf_tokenizer_config.h"
+#include "formats/hf_model.h"
+#include "formats/hf_tokenizer_config.h"
+#include "formats/safetensors_file.h"
 #include "model/model_config.h"
-#include "model/safetensors_file.h"
 #include "util/error.h"
 #include "check.h"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"

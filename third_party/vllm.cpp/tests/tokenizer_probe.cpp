@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "tokenizer/tokenizer.h"
 

@@ -16,8 +16,8 @@ namespace vllm {
 
 // A block-table entry that holds no block: a sliding-window group's blocks
 // that have left every future query's window are given back and replaced
-// by it. Attention never reads one (LlamaModel::check_block_tables refuses
-// a batch that would).
+// by it. Attention never reads one (check_block_tables in
+// model/blocks/paged_attention.h refuses a batch that would).
 constexpr int32_t kNullBlock = -1;
 
 // How a lookup names a full block (block_hash_chain.h): its chain hash, the

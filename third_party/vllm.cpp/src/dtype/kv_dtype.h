@@ -1,5 +1,5 @@
 // The KV cache's element types (what the kv_cache_dtype option selects),
-// shared by the KV cache that writes them (core/kv_cache.*) and the
+// shared by the KV cache that writes them (kv_cache/kv_cache.*) and the
 // attention kernels that read them (kernels/cpu/ops*).
 //
 // I8 is symmetric int8 with one scale per (token, KV head): a row of

@@ -8,6 +8,7 @@
 #include "engine/model_files.h"
 #include "engine/output_processor.h"
 #include "kernels/cpu/kernels.h"
+#include "model/model_registry.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -42,7 +43,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     if (config.speculative && config.speculative->method == SpeculativeMethod::DRAFT_MODEL) draft = load_draft_model();
     KvCachePlan kv_plan =
         plan_kv_cache(model_config, config, max_model_len_, draft ? &draft->model->config() : nullptr);
-    model_ = std::make_unique<LlamaModel>(std::move(model_config), std::move(files.weights), max_model_len_);
+    model_ = build_decoder(std::move(model_config), std::move(files.weights), max_model_len_);
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_, std::move(draft));
     grammar_compiler_ =
         std::make_unique<structured::GrammarCompiler>(vocabulary_, config_.compile_budget, kGrammarWorkers);
@@ -84,7 +85,7 @@ DraftModel Engine::load_draft_model() const {
                                std::to_string(max_model_len_));
     DraftModel draft;
     draft.source = std::move(files.source);
-    draft.model = std::make_unique<LlamaModel>(std::move(files.config), std::move(files.weights), max_model_len_);
+    draft.model = build_decoder(std::move(files.config), std::move(files.weights), max_model_len_);
     if (config_.speculative->draft_vocab_size > 0) draft.model->limit_logits(config_.speculative->draft_vocab_size);
     return draft;
 }

@@ -15,8 +15,8 @@
 #include "engine/kv_cache_plan.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
-#include "model/model_source.h"
-#include "model/llama.h"
+#include "formats/model_source.h"
+#include "model/decoder_model.h"
 #include "sample/sampling_config.h"
 #include "structured/grammar_compiler.h"
 #include "structured/vocabulary.h"
@@ -66,7 +66,7 @@ private:
     EngineConfig config_;
     std::unique_ptr<ModelSource> source_;  // the weights point into it
     std::unique_ptr<Tokenizer> tokenizer_;
-    std::unique_ptr<LlamaModel> model_;
+    std::unique_ptr<DecoderModel> model_;
     std::shared_ptr<const structured::Vocabulary> vocabulary_;  // for structured-output masks
     // Its workers call back into the loop (a mask is ready): stopped before core_ goes.
     std::unique_ptr<structured::GrammarCompiler> grammar_compiler_;

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/kv_cache.h"
+#include "kv_cache/kv_cache.h"
 #include "kv_transfer/kv_transfer_config.h"
 #include "spec_decode/speculative_config.h"
 #include "structured/grammar_compiler.h"

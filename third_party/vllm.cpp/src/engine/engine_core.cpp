@@ -18,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-EngineCore::EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer,
+EngineCore::EngineCore(const EngineConfig& config, DecoderModel& model, const Tokenizer& tokenizer,
                        const KvCachePlan& kv_plan, int max_model_len, std::optional<DraftModel> draft)
     : config_(config),
       model_(model),

@@ -13,7 +13,6 @@
 #include <optional>
 #include <vector>
 
-#include "core/kv_cache.h"
 #include "core/kv_cache_manager.h"
 #include "core/scheduler.h"
 #include "engine/engine_config.h"
@@ -21,8 +20,9 @@
 #include "engine/model_runner.h"
 #include "engine/request.h"
 #include "engine/stats.h"
+#include "kv_cache/kv_cache.h"
 #include "kv_transfer/kv_connector.h"
-#include "model/llama.h"
+#include "model/decoder_model.h"
 #include "sample/sampler.h"
 #include "spec_decode/draft_model_proposer.h"
 #include "spec_decode/proposer.h"
@@ -36,7 +36,7 @@ namespace vllm {
 class EngineCore {
 public:
     // `draft`: the loaded draft model of speculative method draft_model.
-    EngineCore(const EngineConfig& config, LlamaModel& model, const Tokenizer& tokenizer, const KvCachePlan& kv_plan,
+    EngineCore(const EngineConfig& config, DecoderModel& model, const Tokenizer& tokenizer, const KvCachePlan& kv_plan,
                int max_model_len, std::optional<DraftModel> draft = std::nullopt);
     // Stops the connector's I/O threads (after its queued saves) first.
     ~EngineCore();
@@ -163,7 +163,7 @@ private:
     void erase_finished();
 
     const EngineConfig& config_;
-    LlamaModel& model_;
+    DecoderModel& model_;
     const Tokenizer& tokenizer_;
     int max_model_len_;
     KVCache kv_cache_;

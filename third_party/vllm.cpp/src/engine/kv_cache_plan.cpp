@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/kv_cache.h"
+#include "kv_cache/kv_cache.h"
 #include "util/error.h"
 
 namespace vllm {

@@ -2,10 +2,10 @@
 
 #include <sys/stat.h>
 
-#include "model/gguf_reader.h"
-#include "model/hf_json.h"
-#include "model/hf_model.h"
-#include "model/hf_tokenizer_config.h"
+#include "formats/gguf_reader.h"
+#include "formats/hf_json.h"
+#include "formats/hf_model.h"
+#include "formats/hf_tokenizer_config.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "util/error.h"
 

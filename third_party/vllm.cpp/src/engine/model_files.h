@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "formats/model_source.h"
 #include "model/model_config.h"
-#include "model/model_source.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 

@@ -4,7 +4,7 @@
 
 namespace vllm {
 
-ModelRunner::ModelRunner(LlamaModel& model, KVCache& kv_cache, const KVCacheManager& kv_manager, ThreadPool& pool)
+ModelRunner::ModelRunner(DecoderModel& model, KVCache& kv_cache, const KVCacheManager& kv_manager, ThreadPool& pool)
     : model_(model), kv_cache_(kv_cache), kv_manager_(kv_manager), pool_(pool) {}
 
 const std::vector<SequenceSlice>& ModelRunner::execute(

@@ -12,17 +12,17 @@
 #include <functional>
 #include <vector>
 
-#include "core/kv_cache.h"
 #include "core/kv_cache_manager.h"
 #include "core/scheduler_output.h"
-#include "model/llama.h"
+#include "kv_cache/kv_cache.h"
+#include "model/decoder_model.h"
 #include "util/thread_pool.h"
 
 namespace vllm {
 
 class ModelRunner {
 public:
-    ModelRunner(LlamaModel& model, KVCache& kv_cache, const KVCacheManager& kv_manager, ThreadPool& pool);
+    ModelRunner(DecoderModel& model, KVCache& kv_cache, const KVCacheManager& kv_manager, ThreadPool& pool);
 
     // Runs `scheduled`'s forward; `wants_prompt_rows` names the requests
     // that take every row of their chunk (prompt_logprobs). Returns the
@@ -38,7 +38,7 @@ public:
     void release_prompt_rows();
 
 private:
-    LlamaModel& model_;
+    DecoderModel& model_;
     KVCache& kv_cache_;
     const KVCacheManager& kv_manager_;
     ThreadPool& pool_;

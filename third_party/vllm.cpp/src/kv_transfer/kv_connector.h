@@ -28,9 +28,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/kv_cache.h"
 #include "core/kv_cache_manager.h"
 #include "core/kv_load_gate.h"
+#include "kv_cache/kv_cache.h"
 #include "kv_transfer/kv_transfer_config.h"
 #include "kv_transfer/kv_transfer_worker.h"
 #include "kv_transfer/model_fingerprint.h"

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/kv_cache.h"
-#include "model/model_source.h"
+#include "formats/model_source.h"
+#include "kv_cache/kv_cache.h"
 
 namespace vllm::kv_transfer {
 

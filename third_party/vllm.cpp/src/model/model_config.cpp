@@ -1,7 +1,8 @@
 #include "model/model_config.h"
 
+#include "formats/model_source.h"
 #include "kernels/cpu/ops.h"
-#include "model/model_source.h"
+#include "model/model_registry.h"
 #include "util/error.h"
 
 #include <cmath>
@@ -9,45 +10,6 @@
 namespace vllm {
 
 namespace {
-
-struct ArchitectureTraits {
-    const char* name;
-    RopeStyle rope_style;
-    bool qkv_bias;
-    bool qk_norm;
-    FfnActivation ffn_activation;
-    bool gemma;              // embedding scaled by sqrt(dim)
-    bool post_norms;
-    bool sliding_window;     // reads <arch>.attention.sliding_window
-    int sliding_pattern;     // see ModelConfig::sliding_pattern
-    float rope_theta_sliding;
-    // The block count of the 27B model, whose query_pre_attn_scalar is
-    // dim / n_heads rather than head_dim; llama.cpp knows it by this count
-    // (its GGUFs do not store the scalar). 0: the scale is 1/sqrt(head_dim).
-    int layers_of_27b;
-};
-
-constexpr auto SILU = FfnActivation::SILU;
-constexpr auto GELU = FfnActivation::GELU_TANH;
-constexpr auto PAIRS = RopeStyle::ADJACENT_PAIRS;
-constexpr auto HALVES = RopeStyle::HALVES;
-
-// Architectures whose forward is the Llama one with these flags. Mistral
-// GGUFs use the "llama" architecture name. Gemma's pattern and local RoPE
-// base are fixed by the architecture, as in llama.cpp (the GGUF has no key).
-const ArchitectureTraits kArchitectures[] = {
-    // name      rope    bias   qk_norm act   gemma  post   window pattern theta_sliding 27B
-    {"llama",   PAIRS,  false, false, SILU, false, false, true,  0, 0.0f,     0},
-    {"mistral", PAIRS,  false, false, SILU, false, false, true,  0, 0.0f,     0},
-    {"qwen2",   HALVES, true,  false, SILU, false, false, false, 0, 0.0f,     0},
-    {"qwen3",   HALVES, false, true,  SILU, false, false, false, 0, 0.0f,     0},
-    {"gemma",   HALVES, false, false, GELU, true,  false, false, 0, 0.0f,     0},
-    {"gemma2",  HALVES, false, false, GELU, true,  true,  true,  2, 0.0f,     46},
-    {"gemma3",  HALVES, false, true,  GELU, true,  true,  true,  6, 10000.0f, 62},
-    // Phi-3: q/k/v and gate/up fused into one matrix each (weights.cpp views
-    // their rows); llama.cpp leaves its sliding window off, and so do we.
-    {"phi3",    HALVES, false, false, SILU, false, false, false, 0, 0.0f,     0},
-};
 
 float positive_or_zero(const ModelSource& file, const std::string& key) {
     const double v = file.get_float(key, 0.0);
@@ -100,15 +62,11 @@ void read_longrope(const ModelSource& file, const std::string& a, const std::str
 ModelConfig ModelConfig::from_source(const ModelSource& file) {
     ModelConfig c;
     c.architecture = file.require_string("general.architecture");
-    const ArchitectureTraits* traits = nullptr;
-    for (const ArchitectureTraits& t : kArchitectures)
-        if (c.architecture == t.name) traits = &t;
-    if (traits == nullptr) {
-        std::string supported;
-        for (const ArchitectureTraits& t : kArchitectures) supported += std::string(supported.empty() ? "" : ", ") + t.name;
+    const Architecture* architecture = find_architecture(c.architecture);
+    if (architecture == nullptr)
         throw_model_load("cannot load '" + file.path() + "': unsupported architecture '" + c.architecture +
-                         "' (supported: " + supported + ")");
-    }
+                         "' (supported: " + supported_architectures() + ")");
+    const ArchitectureTraits* traits = &architecture->traits;
     c.rope_style = traits->rope_style;
     // A source whose q/k rows are as trained (Hugging Face, hf_model.h) says
     // so: RoPE then rotates halves whatever llama.cpp's layout for the
@@ -121,7 +79,6 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.qkv_bias = traits->qkv_bias;
     c.qk_norm = traits->qk_norm;
     c.ffn_activation = traits->ffn_activation;
-    c.scale_embedding = traits->gemma;
     c.post_norms = traits->post_norms;
     c.sliding_pattern = traits->sliding_pattern;
     c.rope_theta_sliding = traits->rope_theta_sliding;

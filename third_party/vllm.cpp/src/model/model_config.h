@@ -1,6 +1,6 @@
-// Hyperparameters of a decoder, read from GGUF metadata (`<arch>.*` keys).
-// The Llama family shares one forward; the flags below are what its
-// members differ in.
+// Hyperparameters of a decoder, read from GGUF metadata (`<arch>.*` keys)
+// with what the architecture's registry entry fixes (model_registry.h).
+// The flags below are what the shared blocks (blocks/) vary by.
 #pragma once
 #include <string>
 
@@ -57,8 +57,6 @@ struct ModelConfig {
     bool qkv_bias = false;  // Qwen2
     bool qk_norm = false;   // Qwen3, Gemma 3
     FfnActivation ffn_activation = FfnActivation::SILU;
-    // Gemma: the token embedding is multiplied by sqrt(dim).
-    bool scale_embedding = false;
     // Gemma 2/3 "sandwich" norms: the attention and FFN outputs are
     // RMS-normalised (post_attention_norm, post_ffw_norm) before the residual add.
     bool post_norms = false;

@@ -1,6 +1,6 @@
 #include "model/weights.h"
 
-#include "model/model_source.h"
+#include "formats/model_source.h"
 #include "util/error.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The tensors of a Llama-family decoder, read from a mapped model file.
+// The tensors of a decoder (every registered architecture's), read from a mapped model file.
 // Matrices stay in their stored (quantized) type, copied out of the file
 // (some rearranged for the matmul kernels: prepared); the token embedding
 // stays a view into the file; small vectors (norms, biases) are copied to

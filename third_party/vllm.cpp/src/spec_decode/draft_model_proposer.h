@@ -32,9 +32,9 @@
 #include <unordered_map>
 
 #include "core/block_pool.h"
-#include "core/kv_cache.h"
-#include "model/llama.h"
-#include "model/model_source.h"
+#include "formats/model_source.h"
+#include "kv_cache/kv_cache.h"
+#include "model/decoder_model.h"
 #include "sample/sampler.h"
 #include "spec_decode/proposer.h"
 #include "tokenizer/tokenizer.h"
@@ -45,7 +45,7 @@ namespace vllm {
 // A loaded draft model: the weights point into `source`.
 struct DraftModel {
     std::unique_ptr<ModelSource> source;
-    std::unique_ptr<LlamaModel> model;
+    std::unique_ptr<DecoderModel> model;
 };
 
 // INVALID_ARGUMENT naming speculative_config's 'model' unless `draft`

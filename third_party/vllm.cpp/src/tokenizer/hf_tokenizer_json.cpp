@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/mapped_file.h"
+#include "formats/mapped_file.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"

@@ -1,5 +1,5 @@
 // TokenizerData::from_gguf: the tokenizer.ggml.* metadata.
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"

@@ -1,8 +1,8 @@
-// The GGUF reader (model/gguf_reader.h): header, metadata of every type and
+// The GGUF reader (formats/gguf_reader.h): header, metadata of every type and
 // tensor infos from arbitrary bytes, then the tokenizer metadata read as the
 // engine reads it.
 #include "fuzz_common.h"
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 #include "tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
-// The safetensors reader (model/safetensors_file.h): the header's length,
+// The safetensors reader (formats/safetensors_file.h): the header's length,
 // its JSON, dtypes, shapes and offsets checked against the file.
 #include "fuzz_common.h"
-#include "model/safetensors_file.h"
+#include "formats/safetensors_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const fuzz::MemoryFile file(data, size);

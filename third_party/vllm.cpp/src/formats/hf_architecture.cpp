@@ -1,4 +1,4 @@
-#include "model/hf_architecture.h"
+#include "formats/hf_architecture.h"
 
 #include <cctype>
 

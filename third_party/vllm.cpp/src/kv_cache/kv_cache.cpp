@@ -1,4 +1,4 @@
-#include "core/kv_cache.h"
+#include "kv_cache/kv_cache.h"
 
 #include <cmath>
 #include <cstdlib>

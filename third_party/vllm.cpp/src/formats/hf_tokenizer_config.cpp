@@ -1,6 +1,6 @@
-#include "model/hf_tokenizer_config.h"
+#include "formats/hf_tokenizer_config.h"
 
-#include "model/hf_json.h"
+#include "formats/hf_json.h"
 #include "util/json.h"
 
 namespace vllm {

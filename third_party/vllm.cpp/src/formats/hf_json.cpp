@@ -1,8 +1,8 @@
-#include "model/hf_json.h"
+#include "formats/hf_json.h"
 
 #include <sys/stat.h>
 
-#include "model/mapped_file.h"
+#include "formats/mapped_file.h"
 #include "util/error.h"
 
 namespace vllm {

@@ -1,11 +1,11 @@
-#include "model/hf_model.h"
+#include "formats/hf_model.h"
 
 #include <cmath>
 #include <set>
 
+#include "formats/hf_architecture.h"
+#include "formats/hf_json.h"
 #include "kernels/cpu/kernels.h"
-#include "model/hf_architecture.h"
-#include "model/hf_json.h"
 #include "util/json.h"
 
 namespace vllm {
@@ -250,7 +250,7 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
                 fail("config.json rope_scaling 'truncate': false (YaRN's correction range not rounded) is not supported");
         }
         // transformers' attention factor replaces YaRN's 1 + 0.1 ln(factor),
-        // which the model multiplies attn_factor by (model_config.cpp).
+        // which the model multiplies attn_factor by (model/model_config.cpp).
         if (const json::Value* attention = scaling.find("attention_factor"); attention != nullptr && !attention->is_null()) {
             const double factor = number("factor", 1.0);
             if (!attention->is_number() || !(attention->as_double() > 0.0) || !(factor > 1.0))

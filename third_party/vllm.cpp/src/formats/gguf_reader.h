@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model/mapped_file.h"
-#include "model/model_source.h"
+#include "formats/mapped_file.h"
+#include "formats/model_source.h"
 
 namespace vllm {
 

@@ -1,4 +1,4 @@
-#include "model/gguf_reader.h"
+#include "formats/gguf_reader.h"
 
 #include <cstring>
 

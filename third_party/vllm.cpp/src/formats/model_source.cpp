@@ -1,4 +1,4 @@
-#include "model/model_source.h"
+#include "formats/model_source.h"
 
 #include <cstring>
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model_source.h"
-#include "model/safetensors_file.h"
+#include "formats/model_source.h"
+#include "formats/safetensors_file.h"
 
 namespace vllm {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dtype/ggml_type.h"
-#include "model/mapped_file.h"
+#include "formats/mapped_file.h"
 
 namespace vllm {
 

@@ -1,4 +1,4 @@
-#include "model/safetensors_file.h"
+#include "formats/safetensors_file.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,0 +1,40 @@
+// One entry of the model registry (model_registry.h): an architecture as
+// GGUF's general.architecture names it, what ModelConfig reads differently
+// for it (its traits), and the forward it runs. Each architecture family
+// defines its entries in its own file under architectures/.
+#pragma once
+#include <memory>
+
+#include "model/decoder_model.h"
+#include "model/model_config.h"
+#include "model/weights.h"
+
+namespace vllm {
+
+// What the architecture fixes that its GGUF metadata does not say.
+struct ArchitectureTraits {
+    RopeStyle rope_style = RopeStyle::ADJACENT_PAIRS;  // of llama.cpp's GGUF layout (an HF source may override)
+    bool qkv_bias = false;
+    bool qk_norm = false;
+    FfnActivation ffn_activation = FfnActivation::SILU;
+    bool post_norms = false;
+    bool sliding_window = false;    // reads <arch>.attention.sliding_window
+    int sliding_pattern = 0;        // see ModelConfig::sliding_pattern
+    float rope_theta_sliding = 0.0f;
+    // The block count of the 27B model, whose query_pre_attn_scalar is
+    // dim / n_heads rather than head_dim; llama.cpp knows it by this count
+    // (its GGUFs do not store the scalar). 0: the scale is 1/sqrt(head_dim).
+    int layers_of_27b = 0;
+};
+
+// Builds the architecture's forward for a loaded model (see Decoder's
+// constructor for max_model_len).
+using BuildDecoder = std::unique_ptr<DecoderModel> (*)(ModelConfig config, ModelWeights weights, int max_model_len);
+
+struct Architecture {
+    const char* name;  // general.architecture
+    ArchitectureTraits traits;
+    BuildDecoder build;
+};
+
+}  // namespace vllm

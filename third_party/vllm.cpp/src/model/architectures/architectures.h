@@ -1,0 +1,24 @@
+// The registry's entries, one family per file of this folder
+// (model_registry.cpp lists them), and the forwards they share.
+#pragma once
+#include <memory>
+
+#include "model/architecture.h"
+
+namespace vllm {
+
+extern const Architecture kLlamaArchitecture;    // llama.cpp
+extern const Architecture kMistralArchitecture;  // llama.cpp
+extern const Architecture kQwen2Architecture;    // qwen.cpp
+extern const Architecture kQwen3Architecture;    // qwen.cpp
+extern const Architecture kGemmaArchitecture;    // gemma.cpp
+extern const Architecture kGemma2Architecture;   // gemma.cpp
+extern const Architecture kGemma3Architecture;   // gemma.cpp
+extern const Architecture kPhi3Architecture;     // phi3.cpp
+
+// Llama's pre-norm decoder (llama.cpp), which the families that differ
+// from Llama only inside its blocks (a qkv bias, q/k norms, fused
+// matrices, RoPE variants) run too.
+std::unique_ptr<DecoderModel> build_llama_decoder(ModelConfig config, ModelWeights weights, int max_model_len);
+
+}  // namespace vllm

@@ -1,0 +1,15 @@
+// Qwen2 (also Qwen2.5) and Qwen3: Llama's pre-norm decoder (llama.cpp) with
+// RoPE over halves of each head. Qwen2 adds a bias to the q, k and v
+// projections; Qwen3 drops it and RMS-normalises each q and k head before
+// RoPE instead (both in attention_heads.h).
+#include "model/architectures/architectures.h"
+
+namespace vllm {
+
+constexpr ArchitectureTraits kQwen2Traits{RopeStyle::HALVES, /*qkv_bias=*/true, /*qk_norm=*/false, FfnActivation::SILU};
+constexpr ArchitectureTraits kQwen3Traits{RopeStyle::HALVES, /*qkv_bias=*/false, /*qk_norm=*/true, FfnActivation::SILU};
+
+extern const Architecture kQwen2Architecture = {"qwen2", kQwen2Traits, build_llama_decoder};
+extern const Architecture kQwen3Architecture = {"qwen3", kQwen3Traits, build_llama_decoder};
+
+}  // namespace vllm

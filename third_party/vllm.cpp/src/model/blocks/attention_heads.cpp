@@ -1,0 +1,35 @@
+#include "model/blocks/attention_heads.h"
+
+#include "kernels/cpu/ops.h"
+#include "model/blocks/norms.h"
+
+namespace vllm {
+
+void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, int64_t n_tokens,
+                            float* q, float* k, float* v, ThreadPool& pool) {
+    const int hd = c.head_dim, pairs = c.rope_dim / 2;
+    const int heads = c.n_heads + 2 * c.n_kv_heads;  // per token: q heads, k heads, v heads
+    const bool halves = c.rope_style == RopeStyle::HALVES;
+    pool.parallel_for(
+        n_tokens * heads,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                const int64_t t = i / heads;
+                int h = static_cast<int>(i % heads);
+                const bool is_q = h < c.n_heads, is_k = !is_q && h < c.n_heads + c.n_kv_heads;
+                h -= is_q ? 0 : is_k ? c.n_heads : c.n_heads + c.n_kv_heads;
+                const int row_heads = is_q ? c.n_heads : c.n_kv_heads;
+                float* x = (is_q ? q : is_k ? k : v) + (t * row_heads + h) * hd;
+                if (c.qkv_bias) {
+                    const float* bias = (is_q ? w.bq : is_k ? w.bk : w.bv).data() + h * hd;
+                    for (int j = 0; j < hd; ++j) x[j] += bias[j];
+                }
+                if (!is_q && !is_k) continue;
+                if (c.qk_norm) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
+                rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
+            }
+        },
+        rows_per_chunk(hd));
+}
+
+}  // namespace vllm

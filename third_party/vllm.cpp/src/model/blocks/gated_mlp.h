@@ -1,0 +1,19 @@
+// The gated feed-forward block: out = W_down (act(W_gate x) * W_up x), with
+// SiLU (SwiGLU: Llama, Qwen, Phi-3) or tanh-approximated GELU (GeGLU: Gemma)
+// as the gate's activation. Phi-3's fused gate+up matrix arrives as two row
+// views (weights.h), so every family runs the same two matmuls.
+#pragma once
+#include <cstdint>
+
+#include "model/model_config.h"
+#include "model/weights.h"
+#include "util/thread_pool.h"
+
+namespace vllm {
+
+// x: [n_tokens][dim] in; out: [n_tokens][dim] (may alias x); gate and up:
+// [n_tokens][ffn_dim] scratch.
+void gated_mlp(const LayerWeights& w, FfnActivation activation, int64_t ffn_dim, const float* x, int64_t n_tokens,
+               float* gate, float* up, float* out, ThreadPool& pool);
+
+}  // namespace vllm

@@ -1,0 +1,28 @@
+// Attention of one layer over the paged KV cache: the batch's new K/V are
+// stored first, then every query attends to its sequence's cached keys
+// through the block table of the layer's KV cache group (causal, within
+// the layer's sliding window if it has one, scores soft-capped if the
+// model caps them). Long key ranges are split and merged (flash-decoding)
+// at fixed key positions, so results are batch-invariant.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kv_cache/kv_cache.h"
+#include "model/decoder_model.h"
+#include "model/model_config.h"
+#include "util/thread_pool.h"
+
+namespace vllm {
+
+// q: [tokens][n_heads][head_dim]; k, v: [tokens][n_kv_heads][head_dim];
+// out: [tokens][n_heads][head_dim]; positions: each batch token's position.
+void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer,
+                     const std::vector<int32_t>& positions, const float* q, const float* k, const float* v,
+                     float* out, KVCache& cache, ThreadPool& pool);
+
+// Refuses a batch in which some layer would read a kNullBlock entry
+// (an internal error: the KV cache manager frees only what no query reads).
+void check_block_tables(const ModelConfig& c, const std::vector<SequenceSlice>& batch, const KVCache& cache);
+
+}  // namespace vllm

@@ -1,0 +1,100 @@
+#include "model/decoder.h"
+
+#include "kernels/cpu/interleave.h"
+#include "kernels/cpu/kernels.h"
+#include "model/blocks/attention_heads.h"
+#include "model/blocks/embedding.h"
+#include "model/blocks/gated_mlp.h"
+#include "model/blocks/norms.h"
+#include "model/blocks/paged_attention.h"
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace vllm {
+
+Decoder::Decoder(ModelConfig config, ModelWeights weights, int max_model_len)
+    : config_(std::move(config)), weights_(std::move(weights)) {
+    rope_ = RotaryAngles::global(config_, weights_, max_model_len);
+    if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_, weights_);
+}
+
+void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCache& cache) {
+    const ModelConfig& c = config_;
+    check_block_tables(c, batch, cache);
+    tokens_.clear();
+    positions_.clear();
+    for (const SequenceSlice& s : batch)
+        for (int i = 0; i < s.n_tokens; ++i) {
+            tokens_.push_back(s.tokens[i]);
+            positions_.push_back(s.start_pos + i);
+        }
+    const int64_t T = static_cast<int64_t>(tokens_.size());
+    const int64_t q_dim = int64_t(c.n_heads) * c.head_dim, kv_dim = int64_t(c.n_kv_heads) * c.head_dim;
+    x_.resize(T * c.dim);
+    xn_.resize(T * c.dim);
+    q_.resize(T * q_dim);
+    k_.resize(T * kv_dim);
+    v_.resize(T * kv_dim);
+    attn_.resize(T * q_dim);
+    gate_.resize(T * c.ffn_dim);
+    up_.resize(T * c.ffn_dim);
+    rope_.fill(positions_);
+    if (c.rope_theta_sliding > 0.0f) rope_sliding_.fill(positions_);
+}
+
+void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
+                      std::vector<float>& logits) {
+    begin_forward(batch, cache);
+    embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), embedding_multiplier_);
+    norm(weights_.layers[0].attn_norm, pool);
+    for (int l = 0; l < config_.n_layers; ++l) layer(batch, l, cache, pool);
+    output_logits(config_, weights_, batch, x_.data(), pool, logits);
+}
+
+void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) {
+    const ModelConfig& c = config_;
+    const LayerWeights& w = weights_.layers[l];
+    const int64_t T = static_cast<int64_t>(positions_.size());
+    kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
+    const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
+    finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, T, q_.data(), k_.data(), v_.data(), pool);
+    paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool);
+    kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
+}
+
+void Decoder::mlp(int l, ThreadPool& pool) {
+    const int64_t T = static_cast<int64_t>(positions_.size());
+    gated_mlp(weights_.layers[l], config_.ffn_activation, config_.ffn_dim, xn_.data(), T, gate_.data(), up_.data(),
+              xn_.data(), pool);
+}
+
+void Decoder::norm(const std::vector<float>& weight, ThreadPool& pool) {
+    rms_norm_rows(x_.data(), weight.data(), xn_.data(), static_cast<int64_t>(positions_.size()), config_.dim,
+                  config_.rms_eps, pool);
+}
+
+void Decoder::add_norm(const std::vector<float>& weight, ThreadPool& pool) {
+    add_rms_norm_rows(x_.data(), xn_.data(), weight.data(), xn_.data(), static_cast<int64_t>(positions_.size()),
+                      config_.dim, config_.rms_eps, pool);
+}
+
+void Decoder::norm_output(const std::vector<float>& weight, ThreadPool& pool) {
+    rms_norm_rows(xn_.data(), weight.data(), xn_.data(), static_cast<int64_t>(positions_.size()), config_.dim,
+                  config_.rms_eps, pool);
+}
+
+void Decoder::end_layer(int l, ThreadPool& pool) {
+    if (l + 1 < config_.n_layers)
+        add_norm(weights_.layers[l + 1].attn_norm, pool);
+    else
+        add_in_place(x_.data(), xn_.data(), static_cast<int64_t>(x_.size()), pool);
+}
+
+void Decoder::limit_logits(int64_t tokens) {
+    if (tokens <= 0) throw_invalid_argument("limit_logits: the number of tokens must be positive");
+    const int64_t group = kernels::kInterleaveRows;
+    weights_.output.rows = std::min<int64_t>(config_.vocab_size, (tokens + group - 1) / group * group);
+}
+
+}  // namespace vllm

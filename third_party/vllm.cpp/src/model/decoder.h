@@ -1,0 +1,73 @@
+// The state and steps that every decoder-only transformer family shares:
+// its config, weights and rotary angles, the per-forward scratch sized to
+// the batch, the forward's frame (embed, the layers, the output head) and
+// the sublayers built from the blocks (blocks/). An architecture
+// (architectures/) subclasses it and writes its layer as the order of
+// those steps: where its norms sit and what it adds between them. The
+// layer is one virtual call per layer and forward, never per token.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/blocks/rotary.h"
+#include "model/decoder_model.h"
+#include "model/model_config.h"
+#include "model/weights.h"
+
+namespace vllm {
+
+class Decoder : public DecoderModel {
+public:
+    // max_model_len: the longest sequence the engine will run (the model's
+    // context length when <= 0); it picks LongRoPE's factor set.
+    Decoder(ModelConfig config, ModelWeights weights, int max_model_len);
+
+    const ModelConfig& config() const override { return config_; }
+    // The frame: the batch gathered, its tokens embedded, the first layer's
+    // attention norm, layer() for each layer, the output head.
+    void forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
+                 std::vector<float>& logits) final;
+    void limit_logits(int64_t tokens) override;
+    int64_t logit_count() const override { return weights_.output.rows; }
+
+protected:
+    // One transformer layer: from xn_ = its attention norm of x_ to end_layer().
+    virtual void layer(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) = 0;
+
+    // xn_ -> xn_: layer l's q/k/v projections, their heads finished (bias,
+    // q/k norm, RoPE of the layer's kind), paged attention and the output
+    // projection.
+    void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
+    // xn_ -> xn_: layer l's gated MLP with the config's activation.
+    void mlp(int l, ThreadPool& pool);
+    // x_ += xn_ then xn_ = rms_norm(x_) * weight (the residual add fused
+    // with the norm after it); xn_ = rms_norm(xn_) * weight (a sublayer's
+    // output normalised before its residual add: Gemma 2/3).
+    void add_norm(const std::vector<float>& weight, ThreadPool& pool);
+    void norm_output(const std::vector<float>& weight, ThreadPool& pool);
+    // After layer l's last sublayer: x_ += xn_, then (but after the last
+    // layer) xn_ = the next layer's attention norm of x_.
+    void end_layer(int l, ThreadPool& pool);
+
+    ModelConfig config_;
+    ModelWeights weights_;
+    // The token embedding is multiplied by this (Gemma: embedding_scale(dim)).
+    float embedding_multiplier_ = 1.0f;
+
+private:
+    // Checks the block tables, gathers the batch's tokens and positions,
+    // sizes the scratch and fills the rotary angles.
+    void begin_forward(const std::vector<SequenceSlice>& batch, const KVCache& cache);
+    // xn_ = rms_norm(x_) * weight.
+    void norm(const std::vector<float>& weight, ThreadPool& pool);
+
+    RotaryAngles rope_;          // every layer's, or the global layers' (Gemma 3)
+    RotaryAngles rope_sliding_;  // Gemma 3's sliding layers; unused unless config.rope_theta_sliding
+
+    // Per-forward scratch, sized to the batch: the residual stream x_, the
+    // normed/sublayer rows xn_, and the sublayers' own buffers.
+    std::vector<int32_t> tokens_, positions_;
+    std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
+};
+
+}  // namespace vllm
