@@ -179,6 +179,62 @@ def test_engine_refuses_by_name(smollm2_path, engine, options, words):
     assert engine.complete("Hi", SamplingParams.greedy(max_tokens=2)).completion_tokens >= 1
 
 
+def _native_load_refusal(struct_fields, options_json):
+    """The INVALID_ARGUMENT text of vllm_engine_load_with_options called
+    directly: `struct_fields` set on a vllm_model_params, `options_json` as
+    given (the model file is never read: the refusal comes first)."""
+    from vllm_cpp._ffi import ffi, lib
+    p, keep = native_model_params("does-not-exist.gguf", {})
+    for name, value in struct_fields.items():
+        if isinstance(value, str):
+            keep.append(ffi.new("char[]", value.encode()))
+            value = keep[-1]
+        setattr(p, name, value)
+    out = ffi.new("vllm_engine**")
+    status = lib.vllm_engine_load_with_options(p, options_json.encode() if options_json else ffi.NULL, out)
+    assert status == lib.VLLM_ERR_INVALID_ARGUMENT and out[0] == ffi.NULL
+    return ffi.string(lib.vllm_last_error()).decode()
+
+
+# One row per refusal of the engine's options parser: the keyword Engine.load
+# takes, the same value as a vllm_model_params field or an options JSON key,
+# and the start of the one text the engine gives it either way. Python does
+# not check these (the struct and the JSON carry them): the engine answers.
+PARSER_REFUSALS = [
+    ({"block_size": 2000}, {"block_size": 2000}, None, "'block_size' must be between 1 and 1024 (got 2000)"),
+    # A Toggle outside 0-2 is refused in Python (test_api_surface pins it):
+    # the struct's field still meets the parser's text.
+    (None, {"enable_prefix_caching": 7}, None, "'enable_prefix_caching' must be 0 (default), 1 (on) or 2 (off) (got 7)"),
+    (None, {"enable_jump_forward": -1}, None, "'enable_jump_forward' must be 0 (default), 1 (on) or 2 (off) (got -1)"),
+    ({"max_num_seqs": 64, "max_num_batched_tokens": 32}, {"max_num_seqs": 64, "max_num_batched_tokens": 32}, None,
+     "'max_num_batched_tokens' (32) must not be below max_num_seqs (64)"),
+    ({"scheduler": "sjf"}, {"scheduling_policy": "sjf"}, None, "unknown scheduling_policy 'sjf'"),
+    ({"num_threads": 0}, {}, '{"num_threads": 0}', "'num_threads' must be between 1 and 1024 (got 0)"),
+    ({"isa": "sse4"}, {}, '{"isa": "sse4"}', "'isa' must be scalar, avx2, avx512, amx or neon (got 'sse4')"),
+    ({"kv_cache_dtype": "int4"}, {}, '{"kv_cache_dtype": "int4"}', "'kv_cache_dtype' must be auto, float16"),
+    ({"kv_cache_memory_bytes": 0}, {}, '{"kv_cache_memory_bytes": 0}', "'kv_cache_memory_bytes' must be between 1"),
+    ({"structured_compile_timeout_ms": 0}, {}, '{"structured_compile_timeout_ms": 0}',
+     "'structured_compile_timeout_ms' must be between 1 and 3600000 (got 0)"),
+    ({"chat_template": ""}, {}, '{"chat_template": ""}', "'chat_template' must not be empty"),
+]
+
+
+@pytest.mark.parametrize("keywords, struct_fields, options_json, message", PARSER_REFUSALS,
+                         ids=[next(iter(row[0] or row[1])) for row in PARSER_REFUSALS])
+def test_one_text_per_option_through_python_the_struct_and_the_json(keywords, struct_fields, options_json, message):
+    native = _native_load_refusal(struct_fields, options_json)
+    assert native.startswith(message), native
+    if keywords is not None:
+        with pytest.raises(InvalidArgumentError) as info:
+            Engine.load("does-not-exist.gguf", **keywords)
+        assert str(info.value) == native
+
+
+def test_struct_fields_stay_out_of_the_options_json():
+    # v10's C test pins a struct field in the options JSON as refused.
+    assert "unknown engine option 'max_model_len' in options_json" in _native_load_refusal({}, '{"max_model_len": 64}')
+
+
 @pytest.mark.skipif(os.environ.get("VLLM_CPP_KV_CACHE_MB") is not None, reason="VLLM_CPP_KV_CACHE_MB overrides")
 def test_kv_budget_below_one_sequence_is_refused(smollm2_path):
     with pytest.raises(InvalidArgumentError, match="kv_cache_memory_bytes .*max_model_len"):

@@ -4,7 +4,8 @@ test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion), stress_c_abi a
 concurrency stress of it; test_kernels, test_attention, test_thread_pool,
 test_huge_pages (the weights' memory), test_sampler, test_sampling_fields
-(the one parser of the sampling fields), the serving core's
+(the one parser of the sampling fields), test_engine_fields (that of the
+engine options), the serving core's
 (test_scheduler, test_block_pool, test_kv_cache_groups and
 test_output_processor: fake requests, no model), test_recursion_budget
 and test_tokenizer are C++ unit tests of internals. Each prints
@@ -69,7 +70,7 @@ def test_recursion_budget(build):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields"])
+@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields", "test_engine_fields"])
 def test_sampling(build, program):
     run_program(build, program)
 

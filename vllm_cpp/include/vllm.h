@@ -297,6 +297,10 @@ VLLM_API vllm_status vllm_detokenize(vllm_engine* engine, const int32_t* token_i
    VLLM_CPP_NUM_THREADS, VLLM_CPP_ISA; the option's value is still checked.
    (VLLM_CPP_ENABLE_JUMP_FORWARD, or its upstream alias VT_ENABLE_JUMP_FORWARD,
    likewise overrides enable_jump_forward.)
+   The struct's fields and these keys are read by one parser, so an option
+   refused either way gets the same text ("'num_threads' must be between 1
+   and 1024 (got 0)", "'block_size' must be between 1 and 1024 (got 2000)");
+   the struct's fields are not keys here (one is an unknown key).
    Errors: INVALID_ARGUMENT naming the key for JSON that is not an object,
    an unknown key, a wrong type or a value out of range; otherwise those of
    vllm_engine_load. On failure *out stays NULL; the engine is freed with

@@ -12,24 +12,16 @@
 #include <vector>
 
 #include "check.h"
+#include "refusal.h"
 #include "sample/sampling_fields.h"
 #include "util/error.h"
 #include "util/json.h"
 
 using namespace vllm;
 
-namespace {
+using vllm_test::refusal;
 
-// The INVALID_ARGUMENT message `build` throws ("" when it throws none).
-std::string refusal(const std::function<void()>& build) {
-    try {
-        build();
-    } catch (const Error& e) {
-        if (e.status() == VLLM_ERR_INVALID_ARGUMENT) return e.what();
-        return std::string("unexpected status: ") + e.what();
-    }
-    return "";
-}
+namespace {
 
 // The refusal of `fields` (JSON members) read from a body object, or as
 // the text of an options JSON.

@@ -17,7 +17,6 @@
 #include "api/output_json.h"
 #include "chat/chat_service.h"
 #include "engine/engine.h"
-#include "engine/engine_options.h"
 #include "sample/sampling_fields.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -578,8 +577,7 @@ vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const
         require_non_null(out, "out");
         *out = nullptr;
         require_non_null(params, "params");
-        vllm::EngineConfig config = vllm::EngineConfig::from_c(*params);
-        if (options_json != nullptr) vllm::apply_engine_options(options_json, config);
+        vllm::EngineConfig config = vllm::EngineConfig::from_c(*params, options_json != nullptr ? options_json : "");
         auto handle = std::make_unique<vllm_engine>();
         handle->engine = std::make_unique<vllm::Engine>(config);
         handle->chat_parsers = {config.tool_parser, config.reasoning_parser};

@@ -1,9 +1,11 @@
-// The engine's load-time options: vllm_model_params validated, defaults
-// resolved. Features of later issues are refused here by name.
+// The engine's load-time options, defaults resolved: built only by the
+// engine options' parser (engine/engine_fields.h), from a vllm_model_params
+// and the options JSON of vllm_engine_load_with_options (from_c).
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kv_cache/kv_cache.h"
 #include "kv_transfer/kv_transfer_config.h"
@@ -18,11 +20,11 @@ struct EngineConfig {
     // Replaces a Hugging Face directory's tokenizer_config.json ("" = the
     // directory's own); unused for GGUF files (hf_tokenizer_config.h).
     std::string tokenizer_config_path;
-    int block_size = 0;              // 0: kDefaultBlockSize
+    int block_size = kDefaultBlockSize;
     int num_blocks = 0;              // 0: from the memory budget
     int max_model_len = 0;           // 0: the model's context length
-    int max_num_seqs = 0;            // 0: kDefaultMaxNumSeqs
-    int max_num_batched_tokens = 0;  // 0: kDefaultMaxNumBatchedTokens
+    int max_num_seqs = kDefaultMaxNumSeqs;
+    int max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
     bool prefix_caching = true;      // enable_prefix_caching 0 (default, on for these dense models) or 1
     std::string scheduling_policy = "fcfs";
     bool jump_forward = false;       // enable_jump_forward, overridden by VLLM_CPP_ENABLE_JUMP_FORWARD (alias VT_ENABLE_JUMP_FORWARD)
@@ -36,7 +38,7 @@ struct EngineConfig {
     // kv_transfer_config, parsed (unset: no connector).
     std::optional<kv_transfer::KvTransferConfig> kv_transfer;
 
-    // Options of vllm_engine_load_with_options (engine_options.h); each is
+    // Options of vllm_engine_load_with_options (engine_fields.h); each is
     // left unset where its environment override is set.
     // The chat template text, over the model's own (GGUF or directory).
     std::optional<std::string> chat_template;
@@ -55,7 +57,11 @@ struct EngineConfig {
     // KV budget when num_blocks is unset: VLLM_CPP_KV_CACHE_MB or this.
     static constexpr int64_t kDefaultKvCacheMb = 1024;
 
-    static EngineConfig from_c(const vllm_model_params& params);
+    // The struct's fields under their names (an int field <= 0 and a NULL or
+    // "" string left out: the default), with the options JSON's keys ("":
+    // none), read by the one parser (engine_fields.h). INVALID_ARGUMENT
+    // naming the option for a value it refuses.
+    static EngineConfig from_c(const vllm_model_params& params, std::string_view options_json = {});
 };
 
 }  // namespace vllm
