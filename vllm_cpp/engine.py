@@ -720,11 +720,12 @@ class _RequestStart:
 
 def _with_stream(request: Any, stream: bool) -> str:
     """The request JSON with its "stream" field set (text that is not a JSON
-    object is passed on for the engine to refuse)."""
+    object, or is nested past Python's recursion limit, which is above the
+    engine's JSON depth limit, is passed on for the engine to refuse)."""
     if isinstance(request, str):
         try:
             parsed = json.loads(request)
-        except ValueError:
+        except (ValueError, RecursionError):
             return request
         if not isinstance(parsed, dict):
             return request
