@@ -184,3 +184,42 @@ def test_still_serving_after_refusals(http, engine):
     assert response.status_code == 200, response.text
     response = http.post("/v1/chat/completions", json={"model": MODEL_NAME, "messages": HI, "max_tokens": 2})
     assert response.status_code == 200, response.text
+
+
+def streamed_choice_order(http, path, body):
+    """The choice index of each streamed chunk that carries content (text,
+    or a chat delta's content), in the order the client got them; and each
+    choice's finish position and whether a role chunk of every choice came
+    before any content (chat; True for completions, which have none)."""
+    order, finishes, roles_first, seen_content = [], {}, True, False
+    with http.stream("POST", path, json=body) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[len("data: "):])
+            for choice in chunk["choices"]:
+                delta = choice.get("delta", {})
+                if delta.get("role") and seen_content:
+                    roles_first = False
+                if choice.get("text") or delta.get("content"):
+                    seen_content = True
+                    order.append(choice["index"])
+                if choice["finish_reason"] is not None:
+                    finishes[choice["index"]] = len(order)
+    return order, finishes, roles_first
+
+
+def test_both_endpoints_interleave_streamed_choices(http):
+    """vLLM's order on both endpoints: each choice's chunks as they are
+    generated, the choices interleaved (not all of choice 0, then choice 1);
+    chat sends every choice's role chunk first."""
+    fields = {"n": 2, "max_tokens": 12, "ignore_eos": True, "temperature": 0, "stream": True}
+    for path, extra in (("/v1/chat/completions", {"messages": HI}), ("/v1/completions", {"prompt": "Hello"})):
+        order, finishes, roles_first = streamed_choice_order(http, path, dict(fields, **extra))
+        assert sorted(set(order)) == [0, 1], (path, order)
+        # Choice 1's first content comes before choice 0's last: interleaved.
+        assert order.index(1) < len(order) - 1 - order[::-1].index(0), (path, order)
+        assert order.index(1) <= 2, (path, order)  # not held back behind choice 0
+        assert roles_first, path
+        assert set(finishes) == {0, 1}, (path, finishes)

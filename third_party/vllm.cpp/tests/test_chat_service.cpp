@@ -402,6 +402,14 @@ void test_stream_shape(const Tokenizer& tok, const std::string& smol_template) {
     check(texts[0] == "Hello" && texts[1] == "Bye", "each choice's deltas");
     check(finishes[0] == "stop" && finishes[1] == "length", "each choice's finish chunk");
     check(at(at(s.chunks.front(), "choices").items()[0], "delta").find("role") != nullptr, "role chunk first");
+    // vLLM's order: every choice's role chunk, then the choices' events
+    // interleaved as they are generated (role 0, role 1, "Hel", "Bye", "lo",
+    // finish 1, finish 0), then usage.
+    std::vector<int64_t> order;
+    for (size_t k = 0; k + 1 < s.chunks.size(); ++k) order.push_back(at(at(s.chunks[k], "choices").items()[0], "index").as_int());
+    check(order == std::vector<int64_t>{0, 1, 0, 1, 0, 1, 0}, "streamed choices interleave (vLLM's order)");
+    check(at(at(s.chunks[1], "choices").items()[0], "delta").find("role") != nullptr,
+          "every choice's role chunk comes before any content");
     const json::Value& last = s.chunks.back();
     check(at(last, "choices").items().empty() && at(at(last, "usage"), "completion_tokens").as_int() ==
                                                      static_cast<int64_t>(tok.encode("Hel", false, true).size() +
