@@ -65,11 +65,37 @@ CASES = [
 IDS = ["%s=%s" % next(iter(fields.items())) for fields, _, _ in CASES]
 
 #: Protocol fields outside the engine's parser (each protocol reads them
-#: itself) that both endpoints still word alike.
+#: itself: chat in the engine, completions in server/protocol.py until the
+#: protocol room parses both) that both endpoints refuse alike.
 PROTOCOL_CASES = [
     ({"n": 0}, "'n' must be between 1 and 128 (got 0)", "n"),
     ({"n": 1.5}, "'n' must be an integer (got float)", "n"),
     ({"priority": 1.5}, "'priority' must be an integer (got float)", "priority"),
+    ({"n": "2"}, "'n' must be an integer (got string)", "n"),
+    ({"n": 129}, "'n' is 129, more than this server allows (16; set by --max-n)", "n"),
+    ({"stream": "yes"}, "'stream' must be a boolean (got string)", "stream"),
+    ({"stream_options": 3}, "'stream_options' must be an object (got int)", "stream_options"),
+    ({"stream_options": {"include_usage": "x"}, "stream": True}, "'include_usage' must be a boolean (got string)",
+     "include_usage"),
+    ({"stream_options": {"bogus": 1}, "stream": True}, "unrecognized request argument: 'bogus'", "bogus"),
+    ({"response_format": 3}, "'response_format' must be an object (got int)", "response_format"),
+    ({"response_format": {"type": "xml"}},
+     "'response_format.type' must be 'text', 'json_object' or 'json_schema' (got 'xml')", "response_format"),
+    ({"response_format": {"type": "json_schema"}}, "'response_format.json_schema' is required", "response_format"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"schema": 3}}},
+     "'response_format.json_schema.schema' must be an object (got int)", "response_format"),
+    ({"guided_regex": 3}, "'guided_regex' must be a string (got int)", "guided_regex"),
+    ({"guided_choice": "a"}, "'guided_choice' must be an array (got string)", "guided_choice"),
+    ({"guided_json": 3}, "'guided_json' must be a JSON schema (an object or its JSON text) (got int)", "guided_json"),
+    ({"structured_outputs": 3}, "'structured_outputs' must be an object (got int)", "structured_outputs"),
+    ({"structured_outputs": {"json_object": 3}}, "'structured_outputs.json_object' must be a boolean (got int)",
+     "structured_outputs"),
+    ({"return_token_ids": "x"}, "'return_token_ids' must be a boolean (got string)", "return_token_ids"),
+    ({"return_tokens_as_token_ids": "x"}, "'return_tokens_as_token_ids' must be a boolean (got string)",
+     "return_tokens_as_token_ids"),
+    ({"user": 3}, "'user' must be a string (got int)", "user"),
+    ({"model": 3}, "'model' must be a string", "model"),
+    ({"no_such_field": 1}, "unrecognized request argument: 'no_such_field'", "no_such_field"),
 ]
 PROTOCOL_IDS = ["%s=%s" % next(iter(fields.items())) for fields, _, _ in PROTOCOL_CASES]
 
