@@ -249,3 +249,31 @@ def test_both_endpoints_interleave_streamed_choices(http):
         assert order.index(1) <= 2, (path, order)  # not held back behind choice 0
         assert roles_first, path
         assert set(finishes) == {0, 1}, (path, finishes)
+
+
+def streamed_texts(http, path, body):
+    """Each choice's streamed text (chat: its content), by index."""
+    texts = {}
+    with http.stream("POST", path, json=dict(body, stream=True)) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                for choice in json.loads(line[len("data: "):])["choices"]:
+                    text = choice.get("text") or choice.get("delta", {}).get("content") or ""
+                    texts[choice["index"]] = texts.get(choice["index"], "") + text
+    return [texts[i] for i in sorted(texts)]
+
+
+def test_both_endpoints_fan_n_out_alike(http, engine):
+    """One rule for n on both endpoints (vLLM's): choice i of a seeded request
+    samples with seed + i. A completion of the chat prompt's ids then gives
+    the chat choices' texts, choice by choice, whole or streamed."""
+    ids = engine.tokenize_chat({"messages": HI})
+    fields = {"n": 3, "seed": 5, "temperature": 1.0, "max_tokens": 10}
+    chat = http.post("/v1/chat/completions", json=dict(fields, messages=HI)).json()
+    completion = http.post("/v1/completions", json=dict(fields, prompt=ids)).json()
+    texts = [c["message"]["content"] for c in chat["choices"]]
+    assert [c["text"] for c in completion["choices"]] == texts
+    assert len(set(texts)) > 1  # the choices differ: each has its own seed
+    assert streamed_texts(http, "/v1/chat/completions", dict(fields, messages=HI)) == texts
+    assert streamed_texts(http, "/v1/completions", dict(fields, prompt=ids)) == texts
