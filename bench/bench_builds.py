@@ -26,6 +26,11 @@ must not cost speed, as issue 38's before/after):
   once (bench_server.py's lean clients); output tokens/s from the usage
   chunks over the wall time. The servers run one at a time.
 
+Both also report CPU time per output token (the whole process's: the
+engine's threads and the delivery; for http the server's), the least of
+the rounds: on a loaded machine it moves far less than tokens/s, and what
+a change to the request road costs shows there first.
+
 Usage:  python bench/bench_builds.py gcc=.venv/bin/python zig=/tmp/zig-venv/bin/python
         python bench/bench_builds.py --workload http before=/tmp/before/bin/python after=.venv/bin/python
 
@@ -63,7 +68,7 @@ def measure_serving(args):
     from vllm_cpp.cli.bench import measure as measure_batch, prompt_ids
 
     levels = client_levels(args.clients)
-    best = {}
+    best, cpu = {}, {}
     with Engine.load(args.model, max_model_len=args.prompt_tokens + args.decode_tokens + 16,
                      max_num_seqs=max(levels), prefix_caching=False) as engine:
         prompts = [prompt_ids(engine, i, args.prompt_tokens) for i in range(sum(levels) + 1)]
@@ -71,10 +76,13 @@ def measure_serving(args):
         for _ in range(args.repeats):
             offset = 0
             for c in levels:
+                before = time.process_time()
                 result = measure_batch(engine, prompts[offset:offset + c], args.decode_tokens)
+                per_token = (time.process_time() - before) / (c * args.decode_tokens)
                 offset += c
                 best[c] = max(best.get(c, 0.0), result["output_tokens_per_s"])
-    return [best[c] for c in levels]
+                cpu[c] = min(cpu.get(c, float("inf")), per_token)
+    return [[best[c], cpu[c]] for c in levels]
 
 
 def measure_http(python, args):
@@ -82,7 +90,7 @@ def measure_http(python, args):
     count: its own server, best of args.repeats."""
     import asyncio
 
-    from bench_server import Server, http_level, start_vllm_cpp
+    from bench_server import Server, cpu_seconds, http_level, start_vllm_cpp
     from vllm_cpp import Engine
     from vllm_cpp.cli.bench import prompt_ids
 
@@ -92,18 +100,21 @@ def measure_http(python, args):
         texts = [vocab.detokenize(prompt_ids(vocab, i, args.prompt_tokens)) for i in range(sum(levels) + 1)]
     server = Server(start_vllm_cpp(args.model, args.threads, max(levels), ctx, python=python), "vllm-cpp serve",
                     {"ignore_eos": True})
-    best = {}
+    best, cpu = {}, {}
     try:
         asyncio.run(http_level(server.url, texts[-1:], 4, server.extra))  # warm-up
         for _ in range(args.repeats):
             offset = 0
             for c in levels:
+                before = cpu_seconds(server.process.pid)
                 result = asyncio.run(http_level(server.url, texts[offset:offset + c], args.decode_tokens, server.extra))
+                per_token = (cpu_seconds(server.process.pid) - before) / (c * args.decode_tokens)
                 offset += c
                 best[c] = max(best.get(c, 0.0), result["tokens_per_s"])
+                cpu[c] = min(cpu.get(c, float("inf")), per_token)
     finally:
         server.close()
-    return [best[c] for c in levels]
+    return [[best[c], cpu[c]] for c in levels]
 
 
 def client_levels(text):
@@ -124,10 +135,13 @@ def print_throughput_table(args, builds, best, what):
           f"cpu: {platform.processor() or platform.machine()}; {what}; {args.prompt_tokens} prompt tokens, "
           f"{args.decode_tokens} greedy output tokens per request; best of {args.rounds} alternating rounds "
           f"x {args.repeats} repeats")
-    print("| build | " + " | ".join(f"{c} clients (tok/s) | ratio" for c in levels) + " |")
-    print("|---|" + "---|---|" * len(levels))
+    print("| build | " + " | ".join(f"{c} clients: tok/s | ratio | CPU ms/token | ratio" for c in levels) + " |")
+    print("|---|" + "---|---|---|---|" * len(levels))
     for name in builds:
-        cells = [f"{best[name][i]:.1f} | {best[name][i] / best[first][i]:.2f}" for i in range(len(levels))]
+        cells = []
+        for i in range(len(levels)):
+            (rate, cpu), (rate0, cpu0) = best[name][i], best[first][i]
+            cells.append(f"{rate:.1f} | {rate / rate0:.2f} | {cpu * 1e3:.2f} | {cpu / cpu0:.2f}")
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
@@ -165,7 +179,8 @@ def main():
         if "--threads" not in sys.argv:
             args.threads = os.cpu_count()
         args.clock = "wall"
-        best = {name: [0.0] * len(client_levels(args.clients)) for name in builds}
+        # Per build and client count: [best tokens/s, least CPU seconds per output token].
+        best = {name: [[0.0, float("inf")] for _ in client_levels(args.clients)] for name in builds}
         for _ in range(args.rounds):
             for name, python in builds.items():
                 if args.workload == "http":
@@ -174,7 +189,7 @@ def main():
                     child = subprocess.run(child_command(python, args, "serving"), check=True, capture_output=True,
                                            text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
                     rates = json.loads(child.stdout.strip().splitlines()[-1])
-                best[name] = [max(b, r) for b, r in zip(best[name], rates)]
+                best[name] = [[max(b[0], r[0]), min(b[1], r[1])] for b, r in zip(best[name], rates)]
         print_throughput_table(args, builds, best, "in process (Engine.submit)" if args.workload == "serving"
                                else "HTTP (vllm-cpp serve, streamed /v1/completions)")
         return
