@@ -65,11 +65,37 @@ CASES = [
 IDS = ["%s=%s" % next(iter(fields.items())) for fields, _, _ in CASES]
 
 #: Protocol fields outside the engine's parser (each protocol reads them
-#: itself) that both endpoints still word alike.
+#: itself: chat in the engine, completions in server/protocol.py until the
+#: protocol room parses both) that both endpoints refuse alike.
 PROTOCOL_CASES = [
     ({"n": 0}, "'n' must be between 1 and 128 (got 0)", "n"),
     ({"n": 1.5}, "'n' must be an integer (got float)", "n"),
     ({"priority": 1.5}, "'priority' must be an integer (got float)", "priority"),
+    ({"n": "2"}, "'n' must be an integer (got string)", "n"),
+    ({"n": 129}, "'n' is 129, more than this server allows (16; set by --max-n)", "n"),
+    ({"stream": "yes"}, "'stream' must be a boolean (got string)", "stream"),
+    ({"stream_options": 3}, "'stream_options' must be an object (got int)", "stream_options"),
+    ({"stream_options": {"include_usage": "x"}, "stream": True}, "'include_usage' must be a boolean (got string)",
+     "include_usage"),
+    ({"stream_options": {"bogus": 1}, "stream": True}, "unrecognized request argument: 'bogus'", "bogus"),
+    ({"response_format": 3}, "'response_format' must be an object (got int)", "response_format"),
+    ({"response_format": {"type": "xml"}},
+     "'response_format.type' must be 'text', 'json_object' or 'json_schema' (got 'xml')", "response_format"),
+    ({"response_format": {"type": "json_schema"}}, "'response_format.json_schema' is required", "response_format"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"schema": 3}}},
+     "'response_format.json_schema.schema' must be an object (got int)", "response_format"),
+    ({"guided_regex": 3}, "'guided_regex' must be a string (got int)", "guided_regex"),
+    ({"guided_choice": "a"}, "'guided_choice' must be an array (got string)", "guided_choice"),
+    ({"guided_json": 3}, "'guided_json' must be a JSON schema (an object or its JSON text) (got int)", "guided_json"),
+    ({"structured_outputs": 3}, "'structured_outputs' must be an object (got int)", "structured_outputs"),
+    ({"structured_outputs": {"json_object": 3}}, "'structured_outputs.json_object' must be a boolean (got int)",
+     "structured_outputs"),
+    ({"return_token_ids": "x"}, "'return_token_ids' must be a boolean (got string)", "return_token_ids"),
+    ({"return_tokens_as_token_ids": "x"}, "'return_tokens_as_token_ids' must be a boolean (got string)",
+     "return_tokens_as_token_ids"),
+    ({"user": 3}, "'user' must be a string (got int)", "user"),
+    ({"model": 3}, "'model' must be a string", "model"),
+    ({"no_such_field": 1}, "unrecognized request argument: 'no_such_field'", "no_such_field"),
 ]
 PROTOCOL_IDS = ["%s=%s" % next(iter(fields.items())) for fields, _, _ in PROTOCOL_CASES]
 
@@ -184,3 +210,70 @@ def test_still_serving_after_refusals(http, engine):
     assert response.status_code == 200, response.text
     response = http.post("/v1/chat/completions", json={"model": MODEL_NAME, "messages": HI, "max_tokens": 2})
     assert response.status_code == 200, response.text
+
+
+def streamed_choice_order(http, path, body):
+    """The choice index of each streamed chunk that carries content (text,
+    or a chat delta's content), in the order the client got them; and each
+    choice's finish position and whether a role chunk of every choice came
+    before any content (chat; True for completions, which have none)."""
+    order, finishes, roles_first, seen_content = [], {}, True, False
+    with http.stream("POST", path, json=body) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[len("data: "):])
+            for choice in chunk["choices"]:
+                delta = choice.get("delta", {})
+                if delta.get("role") and seen_content:
+                    roles_first = False
+                if choice.get("text") or delta.get("content"):
+                    seen_content = True
+                    order.append(choice["index"])
+                if choice["finish_reason"] is not None:
+                    finishes[choice["index"]] = len(order)
+    return order, finishes, roles_first
+
+
+def test_both_endpoints_interleave_streamed_choices(http):
+    """vLLM's order on both endpoints: each choice's chunks as they are
+    generated, the choices interleaved (not all of choice 0, then choice 1);
+    chat sends every choice's role chunk first."""
+    fields = {"n": 2, "max_tokens": 12, "ignore_eos": True, "temperature": 0, "stream": True}
+    for path, extra in (("/v1/chat/completions", {"messages": HI}), ("/v1/completions", {"prompt": "Hello"})):
+        order, finishes, roles_first = streamed_choice_order(http, path, dict(fields, **extra))
+        assert sorted(set(order)) == [0, 1], (path, order)
+        # Choice 1's first content comes before choice 0's last: interleaved.
+        assert order.index(1) < len(order) - 1 - order[::-1].index(0), (path, order)
+        assert order.index(1) <= 2, (path, order)  # not held back behind choice 0
+        assert roles_first, path
+        assert set(finishes) == {0, 1}, (path, finishes)
+
+
+def streamed_texts(http, path, body):
+    """Each choice's streamed text (chat: its content), by index."""
+    texts = {}
+    with http.stream("POST", path, json=dict(body, stream=True)) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                for choice in json.loads(line[len("data: "):])["choices"]:
+                    text = choice.get("text") or choice.get("delta", {}).get("content") or ""
+                    texts[choice["index"]] = texts.get(choice["index"], "") + text
+    return [texts[i] for i in sorted(texts)]
+
+
+def test_both_endpoints_fan_n_out_alike(http, engine):
+    """One rule for n on both endpoints (vLLM's): choice i of a seeded request
+    samples with seed + i. A completion of the chat prompt's ids then gives
+    the chat choices' texts, choice by choice, whole or streamed."""
+    ids = engine.tokenize_chat({"messages": HI})
+    fields = {"n": 3, "seed": 5, "temperature": 1.0, "max_tokens": 10}
+    chat = http.post("/v1/chat/completions", json=dict(fields, messages=HI)).json()
+    completion = http.post("/v1/completions", json=dict(fields, prompt=ids)).json()
+    texts = [c["message"]["content"] for c in chat["choices"]]
+    assert [c["text"] for c in completion["choices"]] == texts
+    assert len(set(texts)) > 1  # the choices differ: each has its own seed
+    assert streamed_texts(http, "/v1/chat/completions", dict(fields, messages=HI)) == texts
+    assert streamed_texts(http, "/v1/completions", dict(fields, prompt=ids)) == texts

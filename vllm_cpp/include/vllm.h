@@ -377,7 +377,8 @@ VLLM_API vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* 
 /* vllm_chat_submit without a callback: validated before it returns (as
    vllm_chat_submit); its output is reported by `poller` under `tag` (see
    vllm_poller_poll). No thread of its own: its choices' output is rendered
-   into chunks when the poll takes it (all of choice 0, then choice 1, ...).
+   into chunks when the poll takes it (every choice's role chunk, then the
+   choices' chunks interleaved as they are generated, as vLLM orders them).
    The request is the caller's (vllm_request_free), as vllm_chat_submit's. */
 VLLM_API vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                                            const char* request_json, vllm_request** out);

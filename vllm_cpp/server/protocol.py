@@ -67,7 +67,13 @@ def engine_refusal(error: Exception) -> ApiError:
     """The 400 of an engine refusal, the same for every endpoint: the
     engine's message, and as ``param`` the request field it names (None
     when it names none)."""
-    message = str(error)
+    return named_refusal(str(error))
+
+
+def named_refusal(message: str) -> ApiError:
+    """A 400 worded as the engine's chat parser words it, ``param`` as
+    engine_refusal sets it (until /v1/completions is parsed by the engine
+    too, its protocol fields read here answer as chat does)."""
     named = _NAMED_FIELD.match(message)
     return invalid(message, param=named.group(1) if named else None)
 
@@ -165,10 +171,13 @@ _KINDS = {type(None): "null", bool: "bool", int: "int", float: "float", str: "st
           dict: "object"}
 
 
-def _type_error(name: str, wanted: str, value: Any) -> ApiError:
+def _type_message(name: str, wanted: str, value: Any) -> str:
     """Worded as the engine words it ("'n' must be an integer (got string)")."""
-    return invalid("'%s' must be %s (got %s)" % (name, wanted, _KINDS.get(type(value), type(value).__name__)),
-                   param=name)
+    return "'%s' must be %s (got %s)" % (name, wanted, _KINDS.get(type(value), type(value).__name__))
+
+
+def _type_error(name: str, wanted: str, value: Any) -> ApiError:
+    return invalid(_type_message(name, wanted, value), param=name)
 
 
 def read_bool(body: Dict[str, Any], name: str, default: bool) -> bool:
@@ -318,9 +327,9 @@ def _read_structured(body: Dict[str, Any]) -> Optional[StructuredOutput]:
         if value is None or value is False and name.endswith("json_object"):
             continue
         kind = _GUIDED.get(name) or _STRUCTURED_OUTPUTS[name.split(".", 1)[1]]
-        wanted = {"json_schema": (dict, str), "choice": (list,), "json_object": (bool,)}.get(kind, (str,))
+        wanted, wording = _GUIDED_TYPES.get(kind, ((str,), "a string"))
         if not isinstance(value, wanted):
-            raise _type_error(name, "a " + " or ".join(t.__name__ for t in wanted), value)
+            raise named_refusal(_type_message(name, wording, value))
         try:
             chosen.append(StructuredOutput.json_object() if kind == "json_object" else StructuredOutput(kind, _text(value)))
         except InvalidConfigurationError as exc:
@@ -336,6 +345,9 @@ _GUIDED = {"guided_json": "json_schema", "guided_regex": "regex", "guided_choice
            "guided_grammar": "grammar"}
 _STRUCTURED_OUTPUTS = {"json": "json_schema", "regex": "regex", "choice": "choice", "grammar": "grammar",
                        "json_object": "json_object"}
+#: What each kind's value must be, worded as the engine's chat parser words it.
+_GUIDED_TYPES = {"json_schema": ((dict, str), "a JSON schema (an object or its JSON text)"),
+                 "choice": ((list,), "an array"), "json_object": ((bool,), "a boolean")}
 
 
 def _text(schema: Any) -> Any:
@@ -346,21 +358,37 @@ def _text(schema: Any) -> Any:
 
 
 def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
+    """OpenAI's response_format; its refusals read as chat's (the engine's)."""
+    def refused_type(name: str, wanted: str, value: Any) -> ApiError:
+        return named_refusal(_type_message(name, wanted, value))
+
     if not isinstance(fmt, dict):
-        raise _type_error("response_format", "an object", fmt)
+        raise refused_type("response_format", "an object", fmt)
     kind = fmt.get("type")
+    if kind is None:
+        raise named_refusal("'response_format.type' is required")
+    if not isinstance(kind, str):
+        raise refused_type("response_format.type", "a string", kind)
     if kind == "text":
         return None
     if kind == "json_object":
         return StructuredOutput.json_object()
-    if kind == "json_schema":
-        spec = fmt.get("json_schema")
-        if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
-            raise invalid("'response_format.json_schema.schema' must be an object",
-                          param="response_format.json_schema.schema")
-        return StructuredOutput.json_schema(_text(spec["schema"]))
-    raise invalid("'response_format.type' must be 'text', 'json_object' or 'json_schema', not %r"
-                  % (kind,), param="response_format.type")
+    if kind != "json_schema":
+        raise named_refusal("'response_format.type' must be 'text', 'json_object' or 'json_schema' (got '%s')" % kind)
+    spec = fmt.get("json_schema")
+    if spec is None:
+        raise named_refusal("'response_format.json_schema' is required")
+    if not isinstance(spec, dict):
+        raise refused_type("response_format.json_schema", "an object", spec)
+    if spec.get("name") is not None and not isinstance(spec["name"], str):
+        raise refused_type("response_format.json_schema.name", "a string", spec["name"])
+    schema = spec.get("schema")
+    if not isinstance(schema, dict):
+        # Chat takes a missing schema (any JSON) and a boolean one; a
+        # completion needs an object (a known difference, until the engine
+        # parses completions too).
+        raise refused_type("response_format.json_schema.schema", "an object", schema)
+    return StructuredOutput.json_schema(_text(schema))
 
 
 #: The sampling fields a completion body hands the engine as they are: the
@@ -426,8 +454,9 @@ def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
         raise engine_refusal(exc) from None
     except InvalidConfigurationError as exc:
         raise invalid(str(exc)) from None
+    include_usage = read_include_usage(body)  # checked streaming or not, as chat checks it
     return CompletionRequest(prompts, params, n, stream,
-                             read_include_usage(body) if stream else False,
+                             include_usage if stream else False,
                              field("priority"), return_token_ids, echo,
                              field("return_tokens_as_token_ids"), prompt_logprobs is not None,
                              echo_only=echo_only)

@@ -19,11 +19,13 @@
 #include <vector>
 
 #include "chat/chat_prompt.h"
+#include "chat/choice_logprobs.h"
 #include "chat/chat_service.h"
 #include "formats/gguf_reader.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/utf8.h"
 #include "check.h"
 
 using namespace vllm;
@@ -374,6 +376,63 @@ void test_reasoning(const Tokenizer& tok, const std::string& smol_template) {
           "reasoning_parser none turns detection off");
 }
 
+// ---------------------------------------------------------------- logprob shapes
+
+// The one renderer's completions shapes (chat's is test_logprobs'): the
+// legacy object as server/serving_completion.py's _legacy_logprobs writes
+// it, vLLM's prompt_logprobs as its _vllm_prompt_logprobs does.
+void test_logprob_shapes(const Tokenizer& tok) {
+    const std::vector<int32_t> ids = tok.encode("Hello world", false, true);
+    check(ids.size() >= 2, "two tokens at least");
+    std::vector<vllm::TokenLogprob> entries;
+    for (const int32_t id : ids) entries.push_back({id, -0.5f, {{id, -0.5f}, {ids[0], -1.5f}, {ids[0], -2.5f}}, 1});
+    const TokenNaming naming(tok, false);
+    size_t offset = 0;
+    const json::Value legacy = legacy_logprobs({"Hi"}, entries, naming, offset);
+    const auto& tokens = at(legacy, "tokens").items();
+    const auto& offsets = at(legacy, "text_offset").items();
+    check(tokens.size() == ids.size() + 1 && tokens[0].as_string() == "Hi" && at(legacy, "token_logprobs").items()[0].is_null() &&
+              at(legacy, "top_logprobs").items()[0].is_null(),
+          "an unpredicted name first, with null logprobs");
+    std::string joined;
+    bool offsets_follow = true;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        offsets_follow = offsets_follow && offsets[i].as_int() == static_cast<int64_t>(joined.size());
+        joined += tokens[i].as_string();
+    }
+    check(joined == "HiHello world" && offsets_follow && offset == joined.size(), "tokens' texts and their offsets");
+    const json::Value& top = at(legacy, "top_logprobs").items()[1];
+    check(top.members().size() == 1 && at(top, tokens[1].as_string()).as_double() == -2.5,
+          "top_logprobs as a dict: a name given twice keeps its last value");
+    check(at(legacy, "token_logprobs").items()[1].as_double() == -0.5, "the token's own logprob");
+    size_t continued = 7;
+    const json::Value more = legacy_logprobs({}, {entries[1]}, naming, continued);
+    check(at(more, "text_offset").items()[0].as_int() == 7, "a stream's chunk continues the offsets");
+    size_t ignored = 0;
+    const json::Value as_ids = legacy_logprobs({}, entries, TokenNaming(tok, true), ignored);
+    check(at(as_ids, "tokens").items()[0].as_string() == "token_id:" + std::to_string(ids[0]), "token_id:<id> names");
+
+    // A token that holds part of a character is named with U+FFFD, counted as one character.
+    bool partial_seen = false;
+    for (const int32_t id : tok.encode("\xF0\x9F\xA6\x99 \xE4\xB8\xAD\xE6\x96\x87", false, true)) {
+        const std::string text = naming.text(id);
+        check(utf8::is_valid(text), "a token's text is valid UTF-8");
+        if (!utf8::is_valid(tok.token_bytes(id, false))) partial_seen = partial_seen || text.find("\xEF\xBF\xBD") != std::string::npos;
+    }
+    check(partial_seen, "a partial character's token reads as U+FFFD");
+
+    const json::Value prompt = prompt_logprobs_json({entries.begin() + 1, entries.end()}, tok);
+    check(prompt.items().size() == ids.size() && prompt.items()[0].is_null(), "null for the prompt's first token");
+    const json::Value& second = prompt.items()[1];
+    const std::string own = std::to_string(ids[1]);
+    check(second.members().front().first == own && at(at(second, own), "rank").as_int() == 1 &&
+              at(at(second, own), "decoded_token").as_string() == detokenized(tok, {ids[1]}),
+          "the token's own entry first, with its rank and text");
+    check(at(at(second, std::to_string(ids[0])), "rank").as_int() == 2 &&
+              at(at(second, std::to_string(ids[0])), "logprob").as_double() == -1.5,
+          "an alternative named twice keeps its first rank");
+}
+
 // ---------------------------------------------------------------- stream
 
 void test_stream_shape(const Tokenizer& tok, const std::string& smol_template) {
@@ -402,6 +461,14 @@ void test_stream_shape(const Tokenizer& tok, const std::string& smol_template) {
     check(texts[0] == "Hello" && texts[1] == "Bye", "each choice's deltas");
     check(finishes[0] == "stop" && finishes[1] == "length", "each choice's finish chunk");
     check(at(at(s.chunks.front(), "choices").items()[0], "delta").find("role") != nullptr, "role chunk first");
+    // vLLM's order: every choice's role chunk, then the choices' events
+    // interleaved as they are generated (role 0, role 1, "Hel", "Bye", "lo",
+    // finish 1, finish 0), then usage.
+    std::vector<int64_t> order;
+    for (size_t k = 0; k + 1 < s.chunks.size(); ++k) order.push_back(at(at(s.chunks[k], "choices").items()[0], "index").as_int());
+    check(order == std::vector<int64_t>{0, 1, 0, 1, 0, 1, 0}, "streamed choices interleave (vLLM's order)");
+    check(at(at(s.chunks[1], "choices").items()[0], "delta").find("role") != nullptr,
+          "every choice's role chunk comes before any content");
     const json::Value& last = s.chunks.back();
     check(at(last, "choices").items().empty() && at(at(last, "usage"), "completion_tokens").as_int() ==
                                                      static_cast<int64_t>(tok.encode("Hel", false, true).size() +
@@ -482,6 +549,7 @@ int main(int argc, char** argv) {
         test_logprobs(*tok, smol_template);
         test_tool_calls(*tok, smol_template);
         test_reasoning(*tok, smol_template);
+        test_logprob_shapes(*tok);
         test_stream_shape(*tok, smol_template);
         test_errors(*tok, smol_template);
     } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "chat/chat_call.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <exception>
@@ -64,6 +65,9 @@ std::shared_ptr<ChatCall> ChatCall::start(const ChatService& service,
         if (p.request.return_token_ids) call->parts_.prompt_token_ids = p.prompt_ids;
     }
     call->usage_.prompt_tokens = static_cast<int64_t>(p.prompt_ids.size());
+    call->choices_left_ = call->choices_.size();
+    call->ended_choice_.assign(call->choices_.size(), false);
+    call->ids_sent_.assign(call->choices_.size(), 0);
     const auto listener = std::static_pointer_cast<ChatCall>(call->shared_from_this());
     for (const auto& stream : call->choices_) stream->set_listener(listener);
     call->announce();  // a streaming call's first role chunk is ready now
@@ -136,13 +140,31 @@ void ChatCall::render() {
     // Lazily, one event at a time: a stop or cancel leaves the choices'
     // later events untaken (so cancelling still reaches their requests).
     while (!rendered_all_ && ready_taken_ == ready_.size()) {
-        if (current_ < choices_.size()) {
-            if (!render_choice_event(*choices_[current_])) return;
+        if (streaming() && !roles_sent_) {  // vLLM's first iteration: every choice's role
+            roles_sent_ = true;
+            for (size_t i = 0; i < choices_.size(); ++i)
+                ready_.push_back(writer_->role_chunk(static_cast<int>(i),
+                                                     shape_.return_token_ids && i == 0 ? &shape_.prompt_ids : nullptr));
+            continue;
+        }
+        if (choices_left_ > 0) {
+            // The choices in turn, from the one after the last rendered:
+            // each one's events as they are generated, none waiting on another.
+            bool rendered = false;
+            for (size_t k = 0; k < choices_.size() && !rendered && !rendered_all_; ++k) {
+                const size_t i = (next_ + k) % choices_.size();
+                if (ended_choice_[i] || !render_choice_event(i)) continue;
+                next_ = (i + 1) % choices_.size();
+                rendered = true;
+            }
+            if (!rendered) return;
             continue;
         }
         if (streaming()) {
             if (shape_.include_usage) ready_.push_back(writer_->usage_chunk(usage_));
         } else {
+            std::sort(parts_.choices.begin(), parts_.choices.end(),
+                      [](const ChoiceParts& a, const ChoiceParts& b) { return a.index < b.index; });
             ready_.push_back(build_chat_completion(parts_));
         }
         rendered_all_ = true;
@@ -152,29 +174,27 @@ void ChatCall::render() {
 bool ChatCall::more_ready() const {
     if (ready_taken_ < ready_.size()) return true;
     if (rendered_all_) return engine_done();
-    if (current_ >= choices_.size() || (streaming() && !role_sent_)) return true;
-    return choices_[current_]->has_pending();
+    if (choices_left_ == 0 || (streaming() && !roles_sent_)) return true;
+    for (size_t i = 0; i < choices_.size(); ++i)
+        if (!ended_choice_[i] && choices_[i]->has_pending()) return true;
+    return false;
 }
 
-bool ChatCall::render_choice_event(RequestStream& stream) {
-    const int index = static_cast<int>(current_);
+bool ChatCall::render_choice_event(size_t choice) {
+    RequestStream& stream = *choices_[choice];
+    const int index = static_cast<int>(choice);
     const bool ids = shape_.return_token_ids;
-    if (streaming() && !role_sent_) {
-        role_sent_ = true;
-        ready_.push_back(writer_->role_chunk(index, ids && index == 0 ? &shape_.prompt_ids : nullptr));
-        return true;
-    }
     RequestStream::Pending event;
     // A response that does not stream reads each choice's output whole.
     if (!stream.take_pending(event, /*coalesce=*/!streaming())) return false;
     if (!event.finished) {
         if (!streaming()) return true;
-        ChoiceDelta delta = parsers_[current_].feed(event.text);
+        ChoiceDelta delta = parsers_[choice].feed(event.text);
         if (shape_.logprobs && !event.logprobs.empty())
             delta.logprobs = chat_logprobs(event.logprobs, service_.tokenizer_, shape_.return_tokens_as_token_ids);
         if (ids) {
-            delta.token_ids = stream.output_tokens(ids_sent_, static_cast<size_t>(event.n_tokens));
-            ids_sent_ += delta.token_ids.size();
+            delta.token_ids = stream.output_tokens(ids_sent_[choice], static_cast<size_t>(event.n_tokens));
+            ids_sent_[choice] += delta.token_ids.size();
         }
         std::string chunk = writer_->delta_chunk(index, delta);
         if (!chunk.empty()) ready_.push_back(std::move(chunk));
@@ -189,18 +209,18 @@ bool ChatCall::render_choice_event(RequestStream& stream) {
         fail(result.status, result.error);
         return false;
     }
-    end_choice(result);
+    end_choice(choice, result);
     return true;
 }
 
-void ChatCall::end_choice(const RequestStream::Result& result) {
-    const int index = static_cast<int>(current_);
-    ChatOutputParser& parser = parsers_[current_];
+void ChatCall::end_choice(size_t choice, const RequestStream::Result& result) {
+    const int index = static_cast<int>(choice);
+    ChatOutputParser& parser = parsers_[choice];
     if (streaming()) {
         ChoiceDelta last = parser.finish();
         // Tokens whose text never came out (a stop string's) end the choice's ids.
         if (shape_.return_token_ids)
-            last.token_ids.assign(result.output_tokens.begin() + static_cast<std::ptrdiff_t>(ids_sent_),
+            last.token_ids.assign(result.output_tokens.begin() + static_cast<std::ptrdiff_t>(ids_sent_[choice]),
                                   result.output_tokens.end());
         std::string chunk = writer_->delta_chunk(index, last);
         if (!chunk.empty()) ready_.push_back(std::move(chunk));
@@ -219,9 +239,8 @@ void ChatCall::end_choice(const RequestStream::Result& result) {
         parts_.usage.prompt_tokens = usage_.prompt_tokens;
         parts_.choices.push_back(std::move(choice));
     }
-    ++current_;
-    role_sent_ = false;
-    ids_sent_ = 0;
+    ended_choice_[choice] = true;
+    --choices_left_;
 }
 
 void ChatCall::deliver(const Sink& sink) {

@@ -6,11 +6,13 @@
 // among other requests'; a callback request's delivery thread or a blocking
 // caller drains it alone (deliver()).
 //
-// Events a take hands over: streaming, one chunk each (per choice its role
-// chunk, delta chunks, finish chunk; the choices one after another, all of
-// choice 0, then choice 1, ..., while later choices keep generating into
-// their own streams; then the usage chunk when stream_options.include_usage
-// asks for it), then the terminal event (finished, ""). Not streaming, the
+// Events a take hands over: streaming, one chunk each (every choice's role
+// chunk first, as vLLM sends them; then each choice's delta chunks and
+// finish chunk as they are generated, interleaved as vLLM interleaves them:
+// one event of each choice that has one in turn, which is the engine's step
+// order since the choices run in the same batch; then the usage chunk when
+// stream_options.include_usage asks for it), then the terminal event
+// (finished, ""). Not streaming, the
 // response, then the terminal event (deliver() hands the response over with
 // the terminal call, as vllm_chat_submit's callback gets it). A choice the
 // engine fails ends the call: the other choices are cancelled, no event
@@ -91,8 +93,8 @@ private:
     // Whether a take could hand over an event now.
     bool more_ready() const;
     // One choice's new event (or its end) rendered; false when it has none.
-    bool render_choice_event(RequestStream& stream);
-    void end_choice(const RequestStream::Result& result);
+    bool render_choice_event(size_t choice);
+    void end_choice(size_t choice, const RequestStream::Result& result);
     void fail(vllm_status status, const std::string& error);
     bool streaming() const;
 
@@ -117,9 +119,11 @@ private:
     // The renderer: touched by the consumer's thread only.
     std::vector<std::string> ready_;  // rendered events not taken yet, in order
     size_t ready_taken_ = 0;
-    size_t current_ = 0;       // the choice being rendered
-    bool role_sent_ = false;   // of the current choice
-    size_t ids_sent_ = 0;      // of the current choice's tokens, with return_token_ids
+    bool roles_sent_ = false;        // streaming: every choice's role chunk
+    size_t next_ = 0;                // the choice whose turn it is
+    size_t choices_left_ = 0;        // choices not ended yet
+    std::vector<bool> ended_choice_;  // per choice
+    std::vector<size_t> ids_sent_;    // per choice, of its tokens, with return_token_ids
     std::optional<ChatChunkWriter> writer_;   // streaming
     ChatResponseParts parts_;                 // not streaming
     Usage usage_;

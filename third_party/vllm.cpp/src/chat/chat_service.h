@@ -22,9 +22,9 @@
 // grammar (chat_constraint.h); forced calls are read back by
 // forced_tool_parser.h, whatever the model's own tool-call dialect.
 //
-// Streaming sends, per choice, its role chunk, delta chunks and finish chunk;
-// the choices come one after another (all of choice 0, then choice 1, ...),
-// while later choices keep generating into their own streams. Then the usage
+// Streaming sends every choice's role chunk, then each choice's delta chunks
+// and finish chunk as they are generated, the choices interleaved as vLLM
+// interleaves them (chat_call.h says how). Then the usage
 // chunk when stream_options.include_usage asks for it, then the terminal call
 // (finished, ""). A sink that returns false cancels every choice; the call
 // returns once the engine has let go of all of them. An engine failure ends
