@@ -380,6 +380,21 @@ class Engine:
         with self._pulled(lambda poller: self._chat_pull_call(body, poller)) as run:
             return "".join(event.delta for event in run)
 
+    def completions_json(self, request: str) -> str:
+        """OpenAI ``/v1/completions`` request JSON in, ``text_completion``
+        JSON out (its ``stream`` field aside): the engine's own protocol
+        room, as the server runs it."""
+        body = _with_stream(request, False)
+        encode_str(body, "request_json")
+        with self._pulled(lambda poller: self._completions_pull_call(body, poller)) as run:
+            return "".join(event.delta for event in run)
+
+    def completions_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+        """Generator of ``text_completion`` chunk dicts; closing it cancels."""
+        body = _with_stream(request, True)
+        encode_str(body, "request_json")
+        return self._iterate(lambda poller: self._completions_pull_call(body, poller), json.loads)
+
     def chat(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """OpenAI chat completion: request dict in, ``chat.completion`` dict out."""
         return json.loads(self.chat_json(_request_json(request)))
@@ -519,15 +534,36 @@ class Engine:
         :meth:`asubmit_pull`; ``constrained``: whether it may, when the
         caller knows, e.g. of text it wrote from a dict); the path under
         :meth:`achat`, :meth:`achat_stream` and the server."""
-        call = self._chat_pull_call(request, self._poller(consumer), consumer)
-        if not (may_constrain(request) if constrained is None else constrained):
-            return self._start_request(*call)
-        return await self._start_request_off_loop(*call)
+        return await self._start_protocol_call(self._chat_pull_call(request, self._poller(consumer), consumer),
+                                               request, constrained)
 
     def _chat_pull_call(self, request: Union[str, Dict[str, Any]], poller,
                         consumer: Optional[RequestEvents] = None):
         text_b = encode_str(_request_json(request), "request_json")
         return (lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
+                None, None, (poller, consumer))
+
+    async def asubmit_completions_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents,
+                                       constrained: Optional[bool] = None) -> Request:
+        """An OpenAI ``/v1/completions`` request (its body) through the
+        engine's own protocol room (``vllm_completion_submit_pull``), its
+        ``text_completion`` JSON texts going to ``consumer``; submitted as
+        :meth:`asubmit_chat_pull` submits a chat request (the server's path)."""
+        return await self._start_protocol_call(
+            self._completions_pull_call(request, self._poller(consumer), consumer), request, constrained)
+
+    async def _start_protocol_call(self, call, request: Union[str, Dict[str, Any]],
+                                   constrained: Optional[bool]) -> Request:
+        """Starts an OpenAI call: on the loop's executor when the request may
+        carry a constraint to compile, else at once."""
+        if not (may_constrain(request) if constrained is None else constrained):
+            return self._start_request(*call)
+        return await self._start_request_off_loop(*call)
+
+    def _completions_pull_call(self, request: Union[str, Dict[str, Any]], poller,
+                               consumer: Optional[RequestEvents] = None):
+        text_b = encode_str(_request_json(request), "request_json")
+        return (lambda h, tag, out: lib.vllm_completion_submit_pull(h, poller.ptr, tag, text_b, out),
                 None, None, (poller, consumer))
 
     def _poller(self, consumer: RequestEvents) -> EventPoller:
@@ -732,7 +768,7 @@ def _with_stream(request: Any, stream: bool) -> str:
         request = parsed
     if not isinstance(request, dict):
         raise InvalidConfigurationError(
-            "chat request must be a dict or JSON str, not %s" % type(request).__name__)
+            "an OpenAI request must be a dict or JSON str, not %s" % type(request).__name__)
     return _request_json(dict(request, stream=stream))
 
 

@@ -383,6 +383,24 @@ VLLM_API vllm_status vllm_request_submit_pull(vllm_engine* engine, vllm_poller* 
 VLLM_API vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                                            const char* request_json, vllm_request** out);
 
+/* An OpenAI /v1/completions request (its JSON body: prompt as a string, a
+   list of strings, token ids or lists of token ids; n, echo, logprobs,
+   stream, stream_options, response_format and vLLM's structured outputs,
+   prompt_logprobs, return_token_ids, ... and the sampling fields under
+   vLLM's names; fields it does not know are ignored), run as
+   vllm_chat_submit_pull runs a chat request: validated and tokenized before
+   it returns (VLLM_ERR_INVALID_ARGUMENT naming the field; a prompt past the
+   context refused as vllm_request_submit_tokens refuses it), then reported by `poller` under `tag`: streaming, one
+   `text_completion` chunk JSON per event (each choice's text as it is
+   generated, the choices, numbered prompt_index * n + i, interleaved as
+   they are generated; then the usage chunk when
+   stream_options.include_usage asks for it); not streaming, the one
+   `text_completion` response; then the terminal event (finished, "").
+   Choice i of a seeded request samples with seed + i. The request is the
+   caller's (vllm_request_free). Additive. */
+VLLM_API vllm_status vllm_completion_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                                 const char* request_json, vllm_request** out);
+
 /* ---- Request lifecycle (additive) ----
    The library, not its caller, keeps an engine alive for its requests and
    says how each request ended:

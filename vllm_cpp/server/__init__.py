@@ -3,7 +3,7 @@ uvicorn: ``pip install "vllm-cpp[server]"``.
 
 Layers, each depending only on those below it: ``protocol`` (errors and
 request validation, no I/O), ``generation`` (engine requests as async
-streams with timings), ``metrics`` (Prometheus), ``serving_completion`` /
-``serving_chat`` (one endpoint family each), ``api_server`` (the app,
+streams with timings), ``metrics`` (Prometheus), ``serving_openai`` (chat and completions, each
+the engine's own protocol room behind HTTP), ``api_server`` (the app,
 middleware and the uvicorn run).
 """

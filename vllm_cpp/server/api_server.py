@@ -45,6 +45,8 @@ from .metrics import CONTENT_TYPE, ServerMetrics
 from .openapi import docs_page, openapi_document
 from .protocol import (
     ENGINE_REFUSALS,
+    IGNORED_CHAT_FIELDS,
+    IGNORED_COMPLETION_FIELDS,
     ApiError,
     check_fields,
     check_model,
@@ -54,10 +56,10 @@ from .protocol import (
     parse_body,
     parse_chat_request,
     parse_completion_request,
+    prompt_count,
     read_field,
 )
-from .serving_chat import ChatServing
-from .serving_completion import CompletionServing
+from .serving_openai import OpenAIServing
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -127,8 +129,10 @@ class OpenAIServer:
         self.config = config
         self.metrics = ServerMetrics(engine, config.model_name)
         self.admission = Admission(config.max_pending_requests)
-        self.completions = CompletionServing(engine, config.model_name, self.metrics)
-        self.chat = ChatServing(engine, config.model_name, self.metrics)
+        self.completions = OpenAIServing(engine.asubmit_completions_pull, config.model_name, self.metrics,
+                                         IGNORED_COMPLETION_FIELDS, "prompt")
+        self.chat = OpenAIServing(engine.asubmit_chat_pull, config.model_name, self.metrics, IGNORED_CHAT_FIELDS,
+                                  "messages")
         self._created = int(time.time())
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)
@@ -184,13 +188,14 @@ class OpenAIServer:
         body = await self.read_json(request)
         check_model(body, [self.config.model_name])
         cap_default_max_tokens(body, self.config.limits, schema.COMPLETION["max_tokens"].default)
-        parsed = parse_completion_request(body)
+        stream, include_usage = parse_completion_request(body)
+        n = body.get("n")
         return await self._generate(
-            request, len(parsed.prompts) * parsed.n, parsed.stream,
-            start=lambda: self.completions.start(parsed),
-            cancel=lambda runs: [run.cancel() for run in runs],
-            payloads=lambda runs, usage: self.completions.stream(parsed, runs, usage),
-            complete=lambda runs: self.completions.complete(parsed, runs))
+            request, prompt_count(body) * (n if isinstance(n, int) and n > 0 else 1), stream,
+            start=lambda: self.completions.start(body, stream),
+            cancel=lambda run: run.cancel(),
+            payloads=lambda run, usage: self.completions.stream(run, include_usage, usage),
+            complete=self.completions.complete)
 
     async def create_chat_completion(self, request: Request) -> Response:
         body = await self.read_json(request)

@@ -1,15 +1,16 @@
-"""OpenAI request validation and error bodies, with no I/O.
+"""The HTTP layer's checks of OpenAI request bodies and its error bodies,
+with no I/O.
 
-Everything a handler reads from a request body goes through here first, so
-a malformed body is refused with a 400 naming the field. The sampling
-fields (temperature ... bad_words) are the engine's: its one parser of them
-checks a chat body's (``vllm_chat``) and a completion's (sent as they are
-in the options JSON, ``SamplingParams.request_fields``), so both endpoints
+The OpenAI protocol itself (every field of a chat or completions body, the
+choices, the responses) is the engine's (its protocol room,
+``third_party/vllm.cpp/src/chat``): one parser for both endpoints, so they
 refuse a value with the same message, and :func:`engine_refusal` answers it
 with the same 400 (``param``: the field the message names). Here bodies
-only get the checks that belong to the HTTP layer and to each protocol's
-own fields: a JSON object, known top-level fields, the model name, a
-completion's prompt, n, logprobs, echo.
+only get the checks that belong to the HTTP layer: a JSON object, known
+top-level fields (OpenAI refuses others; the C ABI ignores them), the model
+name, numbers JSON can carry on, the stream flags the server frames its
+answer by, and the server's own policies (auto tool choice, request
+templates).
 """
 
 from __future__ import annotations
@@ -18,11 +19,8 @@ import logging
 import math
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple
 
-from .._ffi import INT32_MAX
-from ..sampling_params import SamplingParams, StructuredOutput
 from ..errors import ContextLengthExceededError, InteriorNulError, InvalidArgumentError, InvalidConfigurationError
 from . import jsonio, schema
 
@@ -67,13 +65,7 @@ def engine_refusal(error: Exception) -> ApiError:
     """The 400 of an engine refusal, the same for every endpoint: the
     engine's message, and as ``param`` the request field it names (None
     when it names none)."""
-    return named_refusal(str(error))
-
-
-def named_refusal(message: str) -> ApiError:
-    """A 400 worded as the engine's chat parser words it, ``param`` as
-    engine_refusal sets it (until /v1/completions is parsed by the engine
-    too, its protocol fields read here answer as chat does)."""
+    message = str(error)
     named = _NAMED_FIELD.match(message)
     return invalid(message, param=named.group(1) if named else None)
 
@@ -223,17 +215,6 @@ def read_field(body: Dict[str, Any], name: str, table: Dict[str, "schema.FieldSp
     return read_number(body, name, spec.default, spec.schema["minimum"], spec.schema["maximum"])
 
 
-def read_stop(body: Dict[str, Any]) -> Tuple[str, ...]:
-    stop = body.get("stop")
-    if stop is None:
-        return ()
-    if isinstance(stop, str):
-        return (stop,)
-    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        return tuple(stop)
-    raise _type_error("stop", "a string or a list of strings", stop)
-
-
 def read_user(body: Dict[str, Any]) -> None:
     """OpenAI's end-user id: a string, not used."""
     user = body.get("user")
@@ -252,7 +233,7 @@ def read_include_usage(body: Dict[str, Any]) -> bool:
 
 
 # --------------------------------------------------------------------------
-# /v1/completions
+# /v1/completions: the engine parses the body (vllm_completion_submit_pull).
 
 COMPLETION_FIELDS = (
     "model", "prompt", "max_tokens", "temperature", "top_p", "n", "stream", "stream_options",
@@ -265,201 +246,49 @@ COMPLETION_FIELDS = (
     "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids", "prompt_logprobs",
 )
 
-Prompt = Union[str, List[int]]
 
-
-@dataclass(frozen=True)
-class CompletionRequest:
-    prompts: Tuple[Prompt, ...]
-    params: SamplingParams
-    n: int
-    stream: bool
-    include_usage: bool
-    priority: int
-    # vLLM's: each choice's prompt and generated token ids
-    return_token_ids: bool = False
-    # OpenAI's: each choice's text starts with its prompt (and its logprobs
-    # with the prompt's, through SamplingParams.prompt_logprobs)
-    echo: bool = False
-    # vLLM's: logprobs name tokens "token_id:<id>"
-    return_tokens_as_token_ids: bool = False
-    # vLLM's prompt_logprobs asked for: each choice reports them
-    prompt_logprobs: bool = False
-    # echo with max_tokens 0 (OpenAI's and vLLM's "echo without
-    # generation"): the engine runs one token for the prompt's logprobs; the
-    # choices show only the prompt, finish "length", 0 completion tokens
-    echo_only: bool = False
-
-
-def _read_prompts(body: Dict[str, Any]) -> Tuple[Prompt, ...]:
-    prompt = body.get("prompt")
-    if prompt is None:
-        raise invalid("'prompt' is required", param="prompt")
-
-    def token_list(value: Any) -> bool:
-        return (isinstance(value, list) and len(value) > 0
-                and all(isinstance(t, int) and not isinstance(t, bool) for t in value))
-
-    if isinstance(prompt, str):
-        return (prompt,)
-    if token_list(prompt):
-        return (list(prompt),)
-    if isinstance(prompt, list) and prompt and all(isinstance(p, str) or token_list(p) for p in prompt):
-        return tuple(p if isinstance(p, str) else list(p) for p in prompt)
-    raise invalid("'prompt' must be a string, a list of strings, a list of token ids or a list "
-                  "of token id lists (non-empty)", param="prompt")
-
-
-def _read_structured(body: Dict[str, Any]) -> Optional[StructuredOutput]:
-    chosen: List[StructuredOutput] = []
-    fmt = body.get("response_format")
-    if fmt is not None:
-        chosen.append(read_response_format(fmt))
-    # vLLM's structured_outputs object, and the guided_* fields it replaced.
-    fields = [(name, body.get(name)) for name in _GUIDED]
-    outputs = body.get("structured_outputs")
-    if outputs is not None:
-        if not isinstance(outputs, dict):
-            raise _type_error("structured_outputs", "an object", outputs)
-        check_fields(outputs, tuple(_STRUCTURED_OUTPUTS))
-        fields += [("structured_outputs." + key, outputs.get(key)) for key in _STRUCTURED_OUTPUTS]
-    for name, value in fields:
-        if value is None or value is False and name.endswith("json_object"):
-            continue
-        kind = _GUIDED.get(name) or _STRUCTURED_OUTPUTS[name.split(".", 1)[1]]
-        wanted, wording = _GUIDED_TYPES.get(kind, ((str,), "a string"))
-        if not isinstance(value, wanted):
-            raise named_refusal(_type_message(name, wording, value))
-        try:
-            chosen.append(StructuredOutput.json_object() if kind == "json_object" else StructuredOutput(kind, _text(value)))
-        except InvalidConfigurationError as exc:
-            raise invalid("'%s': %s" % (name, exc), param=name) from None
-    if len(chosen) > 1:
-        raise invalid("at most one of 'response_format', the guided_* fields and a structured_outputs key may "
-                      "be set")
-    return chosen[0] if chosen else None
-
-
-#: vLLM's constraint fields: the guided_* ones and structured_outputs' keys, with StructuredOutput's kinds.
-_GUIDED = {"guided_json": "json_schema", "guided_regex": "regex", "guided_choice": "choice",
-           "guided_grammar": "grammar"}
-_STRUCTURED_OUTPUTS = {"json": "json_schema", "regex": "regex", "choice": "choice", "grammar": "grammar",
-                       "json_object": "json_object"}
-#: What each kind's value must be, worded as the engine's chat parser words it.
-_GUIDED_TYPES = {"json_schema": ((dict, str), "a JSON schema (an object or its JSON text)"),
-                 "choice": ((list,), "an array"), "json_object": ((bool,), "a boolean")}
-
-
-def _text(schema: Any) -> Any:
-    """A schema object as JSON text, written by the server's one writer
-    (a large one would stall the event loop in json.dumps); other values
-    as they are."""
-    return jsonio.dumps(schema) if isinstance(schema, dict) else schema
-
-
-def read_response_format(fmt: Any) -> Optional[StructuredOutput]:
-    """OpenAI's response_format; its refusals read as chat's (the engine's)."""
-    def refused_type(name: str, wanted: str, value: Any) -> ApiError:
-        return named_refusal(_type_message(name, wanted, value))
-
-    if not isinstance(fmt, dict):
-        raise refused_type("response_format", "an object", fmt)
-    kind = fmt.get("type")
-    if kind is None:
-        raise named_refusal("'response_format.type' is required")
-    if not isinstance(kind, str):
-        raise refused_type("response_format.type", "a string", kind)
-    if kind == "text":
-        return None
-    if kind == "json_object":
-        return StructuredOutput.json_object()
-    if kind != "json_schema":
-        raise named_refusal("'response_format.type' must be 'text', 'json_object' or 'json_schema' (got '%s')" % kind)
-    spec = fmt.get("json_schema")
-    if spec is None:
-        raise named_refusal("'response_format.json_schema' is required")
-    if not isinstance(spec, dict):
-        raise refused_type("response_format.json_schema", "an object", spec)
-    if spec.get("name") is not None and not isinstance(spec["name"], str):
-        raise refused_type("response_format.json_schema.name", "a string", spec["name"])
-    schema = spec.get("schema")
-    if not isinstance(schema, dict):
-        # Chat takes a missing schema (any JSON) and a boolean one; a
-        # completion needs an object (a known difference, until the engine
-        # parses completions too).
-        raise refused_type("response_format.json_schema.schema", "an object", schema)
-    return StructuredOutput.json_schema(_text(schema))
-
-
-#: The sampling fields a completion body hands the engine as they are: the
-#: engine's one parser of them checks types and limits (as for chat).
-ENGINE_SAMPLING_FIELDS = (
-    "temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "presence_penalty", "frequency_penalty",
-    "repetition_penalty", "min_tokens", "ignore_eos", "stop", "logit_bias", "allowed_token_ids",
-    "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens", "truncate_prompt_tokens",
-    "bad_words", "prompt_logprobs",
-)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def parse_completion_request(body: Dict[str, Any]) -> CompletionRequest:
+def parse_completion_request(body: Dict[str, Any]) -> Tuple[bool, bool]:
+    """Checks the HTTP layer's part of a completions body (the engine
+    validates every field it reads, as for chat); returns (stream,
+    include_usage)."""
     check_fields(body, COMPLETION_FIELDS + tuple(IGNORED_COMPLETION_FIELDS))
     accept_ignored(body, IGNORED_COMPLETION_FIELDS)
+    return _read_http_fields(body, schema.COMPLETION)
 
-    def field(name: str) -> Any:
-        return read_field(body, name, schema.COMPLETION)
 
-    prompts = _read_prompts(body)
-    n = field("n")
-    best_of = field("best_of")
-    if best_of is not None and best_of != n:
-        raise invalid("'best_of' other than 'n' is not supported", param="best_of")
-    echo = field("echo")
-    if body.get("suffix") is not None:
-        raise invalid("'suffix' is not supported", param="suffix")
+def prompt_count(body: Dict[str, Any]) -> int:
+    """How many prompts a completions body runs (for admission; the engine
+    refuses a malformed prompt)."""
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and prompt and all(isinstance(p, (str, list)) for p in prompt):
+        return len(prompt)
+    return 1
+
+
+def _read_http_fields(body: Dict[str, Any], table: Dict[str, "schema.FieldSpec"]) -> Tuple[bool, bool]:
+    """What both endpoints check before the engine sees a body: the user
+    field, numbers JSON can carry on, and stream / stream_options (the
+    server reads them to frame its answer)."""
     read_user(body)
-    stream = field("stream")
-    return_token_ids = field("return_token_ids")
-    logprobs = field("logprobs")
-    prompt_logprobs = body.get("prompt_logprobs")
-    max_tokens = body.get("max_tokens")
-    engine_fields = {name: body[name] for name in ENGINE_SAMPLING_FIELDS if body.get(name) is not None}
-    for name, value in engine_fields.items():
-        if isinstance(value, float) and not math.isfinite(value):  # NaN, 1e999: JSON cannot carry them on
+    check_finite_numbers(body)
+    stream = read_field(body, "stream", table)
+    return stream, read_include_usage(body) if stream else False
+
+
+def check_finite_numbers(body: Dict[str, Any]) -> None:
+    """NaN and the infinities (1e999) parse but JSON cannot carry them on
+    to the engine: refused here, naming the field."""
+    for name, value in body.items():
+        if isinstance(value, float) and not math.isfinite(value):
             raise invalid("'%s' must be a finite number (got %s)" % (name, value), param=name)
-    # The completions endpoint's own rules: 16 tokens by default, and echo
-    # with max_tokens 0 runs one token (its prompt's logprobs), not shown.
-    engine_fields.setdefault("max_tokens", schema.COMPLETION["max_tokens"].default)
-    echo_only = _is_int(max_tokens) and max_tokens == 0
-    if echo_only:
-        if not echo:
-            raise invalid("'max_tokens' must be at least 1 (0 only with echo) (got 0)", param="max_tokens")
-        engine_fields["max_tokens"] = 1
-    if prompt_logprobs is None and echo and logprobs is not None:
-        # vLLM's rule: an echoed prompt's logprobs come with the outputs'.
-        engine_fields["prompt_logprobs"] = logprobs
-    truncate = body.get("truncate_prompt_tokens")
-    try:
-        params = SamplingParams(
-            structured_output=_read_structured(body),
-            logprobs=logprobs,
-            # Read by the server itself for echo; the engine refuses a bad value first.
-            truncate_prompt_tokens=truncate if _is_int(truncate) and 0 < truncate <= INT32_MAX else None,
-            request_fields=engine_fields,
-        )
-    except InvalidArgumentError as exc:  # the engine's parser: chat's message and param
-        raise engine_refusal(exc) from None
-    except InvalidConfigurationError as exc:
-        raise invalid(str(exc)) from None
-    include_usage = read_include_usage(body)  # checked streaming or not, as chat checks it
-    return CompletionRequest(prompts, params, n, stream,
-                             include_usage if stream else False,
-                             field("priority"), return_token_ids, echo,
-                             field("return_tokens_as_token_ids"), prompt_logprobs is not None,
-                             echo_only=echo_only)
+
+
+def engine_body(body: Dict[str, Any], served_model: str, ignored: Dict[str, Any]) -> Dict[str, Any]:
+    """The body handed to the engine: the HTTP-only fields left out and the
+    served model name put in."""
+    out = {k: v for k, v in body.items() if k not in ("user", "parallel_tool_calls") and k not in ignored}
+    out["model"] = served_model
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -511,15 +340,4 @@ def parse_chat_request(body: Dict[str, Any], auto_tool_choice: bool,
         raise invalid('"auto" tool choice requires the server to run with --enable-auto-tool-choice '
                       "(and a tool call parser)", param="tool_choice")
     read_field(body, "parallel_tool_calls", schema.CHAT)
-    read_user(body)
-    stream = read_field(body, "stream", schema.CHAT)
-    return stream, read_include_usage(body) if stream else False
-
-
-def engine_chat_body(body: Dict[str, Any], served_model: str) -> Dict[str, Any]:
-    """The body handed to the engine: the HTTP-only fields left out and the
-    served model name put in."""
-    out = {k: v for k, v in body.items()
-           if k not in ("user", "parallel_tool_calls") and k not in IGNORED_CHAT_FIELDS}
-    out["model"] = served_model
-    return out
+    return _read_http_fields(body, schema.CHAT)

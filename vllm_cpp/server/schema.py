@@ -1,13 +1,12 @@
 """The request fields' definitions, one table per body: each field's JSON
 Schema (type and bounds), its default and a description.
 
-Both the validation and ``/openapi.json`` come from here: the completion
-readers (``protocol.read_field``) take a field's type, bounds and default
-from its entry, and openapi.py writes the same entries into the document.
-The sampling fields (``protocol.ENGINE_SAMPLING_FIELDS``) are validated by
-the engine's one parser of them, for completions as for chat, so their
-entries state the engine's bounds (test_server_openapi.py drives them
-through it).
+``/openapi.json`` comes from here (openapi.py), and the HTTP layer's few
+readers (``protocol.read_field``: stream, parallel_tool_calls, /tokenize's
+add_special_tokens) take a field's type, bounds and default from its entry.
+Every other field is validated by the engine's protocol room, for
+completions as for chat, so the entries state the engine's bounds
+(test_server_openapi.py drives each endpoint's fields through it).
 Which fields a body accepts stays in protocol.py's tuples
 (``COMPLETION_FIELDS``, ``CHAT_FIELDS``); every name there has an entry
 here (tests/serving/test_server_openapi.py checks it). Chat bodies are validated by
@@ -132,7 +131,7 @@ _PROMPT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _STRING}
                      dict(_TOKEN_IDS, minItems=1),
                      {"type": "array", "minItems": 1, "items": dict(_TOKEN_IDS, minItems=1)}]}
 
-#: POST /v1/completions (validated by protocol.parse_completion_request).
+#: POST /v1/completions (validated by the engine: chat/completion_request.h).
 COMPLETION: Dict[str, FieldSpec] = dict(_COMMON, **{
     "prompt": other(_PROMPT, "a string, strings, a list of token ids or lists of them", required=True),
     "max_tokens": integer(0, INT32_MAX, 16, "most tokens generated per choice (0 only with echo)"),

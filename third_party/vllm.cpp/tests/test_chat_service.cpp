@@ -1,4 +1,5 @@
-// Chat service tests with a scripted engine: the service's own path from
+// The OpenAI protocol room's tests with a scripted engine (chat, and the
+// completions endpoint on the same fan-out stage): the service's own path from
 // request to response (prompt rendering and tokenization, per-choice
 // submissions and seeds, output parsing into reasoning / content / tool
 // calls, logprobs, usage, the chunk stream, stops and errors) without a
@@ -21,6 +22,8 @@
 #include "chat/chat_prompt.h"
 #include "chat/choice_logprobs.h"
 #include "chat/chat_service.h"
+#include "chat/completion_call.h"
+#include "chat/completion_service.h"
 #include "formats/gguf_reader.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -530,6 +533,100 @@ void test_errors(const Tokenizer& tok, const std::string& smol_template) {
     check(terminal == 1, "a failed stream still ends with the terminal call");
 }
 
+
+// ------------------------------------------------------------ completions
+
+// Runs a completions request on its own queue; the texts it delivers (the
+// terminal call's "" left out) and how it ended.
+struct CompletionRun {
+    std::vector<json::Value> texts;
+    ChoiceCall::Outcome outcome;
+};
+
+CompletionRun run_completion(const CompletionService& service, const std::string& request) {
+    CompletionRun out;
+    const auto call = service.start(service.prepare_request(request), std::make_shared<ReadyQueue>(), 0);
+    call->deliver([&](const std::string& text, bool) {
+        if (!text.empty()) out.texts.push_back(json::parse(text));
+        return true;
+    });
+    call->detach();
+    out.outcome = call->outcome();
+    return out;
+}
+
+void test_completions(const Tokenizer& tok) {
+    ScriptedEngine engine(tok);
+    CompletionService service(tok, "smol.gguf", engine.submit());
+
+    // Two prompts x n=2: four engine requests, numbered prompt-major, the
+    // seed of choice i of each prompt seed + i (the fan-out chat uses).
+    engine.expect({{{"a"}}, {{"b"}}, {{"c"}, "length"}, {{"d"}}});
+    CompletionRun whole = run_completion(service, R"({"prompt": ["Hi", [1, 2, 3]], "n": 2, "seed": 7})");
+    check(whole.outcome.status == VLLM_OK && whole.texts.size() == 1, "one text_completion response");
+    check(engine.submissions.size() == 4, "n choices per prompt");
+    check(engine.submissions[0].sampling.seed == 7 && engine.submissions[1].sampling.seed == 8 &&
+              engine.submissions[2].sampling.seed == 7 && engine.submissions[3].sampling.seed == 8,
+          "choice i of each prompt samples with seed + i");
+    check(engine.submissions[2].prompt_ids == std::vector<int32_t>{1, 2, 3}, "token id prompts run as given");
+    const json::Value& response = whole.texts[0];
+    check(at(response, "object").as_string() == "text_completion" &&
+              at(response, "id").as_string().rfind("cmpl-", 0) == 0,
+          "the response's object and id");
+    const auto& choices = at(response, "choices").items();
+    std::string texts;
+    for (size_t i = 0; i < choices.size(); ++i) {
+        check(at(choices[i], "index").as_int() == static_cast<int64_t>(i), "choices in index order");
+        texts += at(choices[i], "text").as_string();
+    }
+    check(texts == "abcd" && at(choices[2], "finish_reason").as_string() == "length", "each choice's text, finish");
+    check(at(at(response, "usage"), "prompt_tokens").as_int() ==
+              static_cast<int64_t>(engine.submissions[0].prompt_ids.size() + 3),
+          "usage counts each prompt once, whatever n is");
+
+    // Streaming: the choices interleave as they are generated (the order
+    // chat streams in), finish chunks, then usage when asked for.
+    engine.expect({{{"x", "y"}}, {{"z"}}});
+    CompletionRun streamed = run_completion(
+        service, R"({"prompt": "Hi", "n": 2, "stream": true, "stream_options": {"include_usage": true}})");
+    std::vector<int64_t> order;
+    for (size_t k = 0; k + 1 < streamed.texts.size(); ++k)
+        order.push_back(at(at(streamed.texts[k], "choices").items()[0], "index").as_int());
+    check(order == std::vector<int64_t>{0, 1, 0, 1, 0}, "streamed choices interleave (vLLM's order)");
+    check(at(streamed.texts.back(), "choices").items().empty() &&
+              at(at(streamed.texts.back(), "usage"), "completion_tokens").as_int() > 0,
+          "the usage chunk comes last");
+
+    // Echo with logprobs: the prompt first, its first token unpredicted.
+    engine.expect({{{" there"}}});
+    CompletionRun echoed = run_completion(service, R"({"prompt": "Hi", "echo": true, "logprobs": 1})");
+    const json::Value& echo_choice = at(echoed.texts[0], "choices").items()[0];
+    check(at(echo_choice, "text").as_string() == "Hi there", "echo puts the prompt first");
+    check(at(at(echo_choice, "logprobs"), "token_logprobs").items()[0].is_null(),
+          "the echoed prompt's first token has no logprob");
+    check(engine.submissions[0].sampling.prompt_logprobs == 1, "echo with logprobs asks for the prompt's");
+
+    // Refusals name the field, in chat's words for the shared ones.
+    check_throws([&] { service.prepare_request(R"({"prompt": "Hi", "max_tokens": 0})"); },
+                 VLLM_ERR_INVALID_ARGUMENT, "0 only with echo", "max_tokens 0 without echo");
+    check_throws([&] { service.prepare_request(R"({"prompt": []})"); }, VLLM_ERR_INVALID_ARGUMENT, "'prompt'",
+                 "an empty prompt list");
+    check_throws([&] { service.prepare_request(R"({"prompt": "Hi", "n": 0})"); }, VLLM_ERR_INVALID_ARGUMENT,
+                 "'n' must be between 1 and 128", "n out of range, as chat words it");
+    check_throws([&] { service.prepare_request(R"({"prompt": "Hi", "best_of": 3})"); }, VLLM_ERR_INVALID_ARGUMENT,
+                 "best_of", "best_of other than n");
+
+    // A failing choice fails the call; the others are cancelled and the
+    // call ends (its terminal event) only once the engine let go of them.
+    Script failing{{"par"}, "stop", VLLM_ERR_RUNTIME, "kernel failed"};
+    engine.expect({failing, {{"fine"}}, {{"fine too"}}});
+    CompletionRun failed = run_completion(service, R"({"prompt": "Hi", "n": 3})");
+    check(failed.outcome.status == VLLM_ERR_RUNTIME && failed.texts.empty(), "a failed choice fails the call");
+    bool all_done = true;
+    for (const auto& sub : engine.submissions) all_done = all_done && sub.stream->engine_done();
+    check(all_done, "no choice outlives the failed call");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -552,6 +649,7 @@ int main(int argc, char** argv) {
         test_logprob_shapes(*tok);
         test_stream_shape(*tok, smol_template);
         test_errors(*tok, smol_template);
+        test_completions(*tok);
     } catch (const std::exception& e) {
         check(false, std::string("unexpected exception: ") + e.what());
     }

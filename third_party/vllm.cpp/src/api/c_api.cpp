@@ -72,6 +72,7 @@ vllm::SamplingConfig sampling_config(vllm_engine* engine, const vllm_sampling_pa
 }  // namespace
 
 using vllm::api::chat_service;
+using vllm::api::completion_service;
 
 extern "C" {
 
@@ -546,6 +547,16 @@ vllm_status vllm_chat_submit_pull(vllm_engine* engine, vllm_poller* poller, uint
         check_pull_arguments(engine, poller, out);
         require_non_null(request_json, "request_json");
         *out = vllm::api::start_pull_chat(engine, poller, tag, chat_service(engine).prepare_request(request_json));
+    });
+}
+
+vllm_status vllm_completion_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                        const char* request_json, vllm_request** out) {
+    return guarded([&] {
+        check_pull_arguments(engine, poller, out);
+        require_non_null(request_json, "request_json");
+        *out = vllm::api::start_pull_openai_completion(engine, poller, tag,
+                                                       completion_service(engine).prepare_request(request_json));
     });
 }
 

@@ -86,7 +86,7 @@ void deliver(vllm_request* request) {
 // the callback, and publishes its status. A callback returning false, or a
 // cancel (a free from the callback cancels too), stops every choice.
 void deliver_chat(vllm_request* request) {
-    chat::ChatCall& call = *request->chat;
+    chat::ChoiceCall& call = *request->call;
     DeliveryEnd end;
     call.deliver([&](const std::string& text, bool finished) {
         end.terminal = finished;
@@ -95,7 +95,7 @@ void deliver_chat(vllm_request* request) {
         return false;
     });
     call.detach();
-    const chat::ChatCall::Outcome outcome = call.outcome();
+    const chat::ChoiceCall::Outcome outcome = call.outcome();
     // A failed call still ended with the terminal callback (its text ""),
     // so a caller waiting for it is always woken.
     if (call.cancelled())
@@ -121,7 +121,7 @@ vllm_request* start_delivery(std::unique_ptr<vllm_request> request, void (*body)
 }
 
 bool is_pull_completion(const vllm_request* request) { return request->pull && request->stream; }
-bool is_pull_chat(const vllm_request* request) { return request->pull && request->chat; }
+bool is_pull_call(const vllm_request* request) { return request->pull && request->call; }
 
 }  // namespace
 
@@ -141,7 +141,7 @@ vllm_request* start_callback_chat(vllm_engine* engine, std::shared_ptr<const cha
     request->cb = cb;
     request->user_data = user_data;
     // Its own queue: the delivery thread is its one consumer.
-    request->chat = chat_service(engine).start(std::move(prepared), std::make_shared<ReadyQueue>(), 0);
+    request->call = chat_service(engine).start(std::move(prepared), std::make_shared<ReadyQueue>(), 0);
     return start_delivery(std::move(request), deliver_chat);
 }
 
@@ -156,12 +156,25 @@ vllm_request* start_pull_completion(vllm_engine* engine, vllm_poller* poller, ui
     return request.release();
 }
 
+namespace {
+
+vllm_request* start_pull_call(vllm_engine* engine, std::shared_ptr<chat::ChoiceCall> call) {
+    auto request = std::make_unique<vllm_request>(engine);
+    request->call = std::move(call);
+    request->pull = request->call;
+    return request.release();
+}
+
+}  // namespace
+
 vllm_request* start_pull_chat(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                               std::shared_ptr<const chat::ChatService::Prepared> prepared) {
-    auto request = std::make_unique<vllm_request>(engine);
-    request->chat = chat_service(engine).start(std::move(prepared), poller->queue, tag);
-    request->pull = request->chat;
-    return request.release();
+    return start_pull_call(engine, chat_service(engine).start(std::move(prepared), poller->queue, tag));
+}
+
+vllm_request* start_pull_openai_completion(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                           std::shared_ptr<const chat::CompletionService::Prepared> prepared) {
+    return start_pull_call(engine, completion_service(engine).start(std::move(prepared), poller->queue, tag));
 }
 
 int32_t poll_events(vllm_poller* poller, int32_t timeout_ms, vllm_event* events, int32_t max_events) {
@@ -196,7 +209,7 @@ void cancel_request(vllm_request* request) {
     if (request->stream)
         request->stream->cancel();
     else
-        request->chat->cancel();
+        request->call->cancel();
 }
 
 void settle_pull(const vllm_request* request) {
@@ -216,11 +229,11 @@ void settle_pull(const vllm_request* request) {
             error = result.error;
         }
         finish_reason = result.finish_reason;
-    } else if (is_pull_chat(r)) {
-        if (!r->chat->engine_done()) return;
-        end.terminal = !r->chat->cancelled();
+    } else if (is_pull_call(r)) {
+        if (!r->call->engine_done()) return;
+        end.terminal = !r->call->cancelled();
         if (end.terminal) {
-            const chat::ChatCall::Outcome outcome = r->chat->outcome();
+            const chat::ChoiceCall::Outcome outcome = r->call->outcome();
             status = outcome.status;
             error = outcome.error;
         }
@@ -239,9 +252,9 @@ bool wait_delivered(vllm_request* request, int32_t timeout_ms) {
             if (request->stream)
                 request->stream->wait_engine_done();
             else
-                request->chat->wait_engine_done();
+                request->call->wait_engine_done();
         } else if (request->stream ? !request->stream->wait_engine_done_until(deadline)
-                                   : !request->chat->wait_engine_done_until(deadline)) {
+                                   : !request->call->wait_engine_done_until(deadline)) {
             return false;
         }
         settle_pull(request);
@@ -271,7 +284,7 @@ void free_request(vllm_request* request) {
     else if (request->stream)  // a pull completion: the engine may still run its logits processor
         request->stream->wait_engine_done();
     else
-        request->chat->wait_engine_done();
+        request->call->wait_engine_done();
     if (request->pull) request->pull->detach();
     delete request;
 }

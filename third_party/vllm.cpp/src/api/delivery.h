@@ -23,17 +23,19 @@
 
 #include "api/handles.h"
 #include "chat/chat_call.h"
+#include "chat/completion_call.h"
 #include "engine/request_stream.h"
 #include "vllm.h"
 
 // A request of either kind: one engine request (a completion: its stream)
-// or one chat call (its choices' stage), plus how it is delivered: a
+// or one OpenAI call, chat or completions (its choices' stage,
+// chat/choice_call.h), plus how it is delivered: a
 // callback run by the delivery thread, or a poller's entry (`pull`).
 struct vllm_request {
     explicit vllm_request(vllm_engine* owner) : engine(owner) {}
     vllm::api::EngineReference engine;  // first: the engine outlives everything below
-    std::shared_ptr<vllm::RequestStream> stream;  // completion; null for chat
-    std::shared_ptr<vllm::chat::ChatCall> chat;   // chat; null for a completion
+    std::shared_ptr<vllm::RequestStream> stream;  // an engine request; null for an OpenAI call
+    std::shared_ptr<vllm::chat::ChoiceCall> call;  // an OpenAI call; null for an engine request
     std::shared_ptr<vllm::PullSource> pull;       // pull requests only
     bool logprobs = false;  // a completion submitted with logprobs >= 0
     vllm_token_callback cb = nullptr;
@@ -77,6 +79,8 @@ vllm_request* start_pull_completion(vllm_engine* engine, vllm_poller* poller, ui
                                     std::shared_ptr<RequestStream> stream, bool logprobs);
 vllm_request* start_pull_chat(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                               std::shared_ptr<const chat::ChatService::Prepared> prepared);
+vllm_request* start_pull_openai_completion(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                           std::shared_ptr<const chat::CompletionService::Prepared> prepared);
 
 // Up to max_events events of the poller's ready requests, waiting up to
 // timeout_ms (< 0: without limit); their strings live in the poller until

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chat/chat_service.h"
+#include "chat/completion_service.h"
 #include "engine/engine.h"
 #include "engine/ready_queue.h"
 
@@ -19,6 +20,7 @@ struct vllm_engine {
     // names and broken templates); a failed build is retried by the next.
     std::mutex chat_mutex;
     std::unique_ptr<vllm::chat::ChatService> chat;
+    std::unique_ptr<vllm::chat::CompletionService> completions;  // built at the first completions call
     // The caller's handle plus one per live request and poller: the engine
     // is torn down when the last of them lets go (vllm_engine_free may come
     // first; see "Request lifecycle" in vllm.h).
@@ -52,6 +54,8 @@ private:
 // The engine's chat service, built at the first call (INVALID_ARGUMENT for
 // unknown parser names or a template that does not parse).
 const chat::ChatService& chat_service(vllm_engine* handle);
+// The engine's /v1/completions service, built at the first call.
+const chat::CompletionService& completion_service(vllm_engine* handle);
 
 }  // namespace vllm::api
 

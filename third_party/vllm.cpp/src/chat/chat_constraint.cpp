@@ -132,23 +132,15 @@ std::shared_ptr<const structured::Grammar> guided_constraint(const GuidedOutput&
 
 }  // namespace
 
-std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request,
-                                                                  const structured::GrammarCompiler* compiler) {
+std::shared_ptr<const structured::Grammar> format_constraint(const OpenAIRequest& request,
+                                                             const structured::GrammarCompiler* compiler) {
     using structured::ConstraintKind;
-    const bool forced_call = request.tool_choice == ToolChoice::Required || request.tool_choice == ToolChoice::Named;
     if (request.guided.kind != GuidedOutput::Kind::None) {
-        if (forced_call || request.response_format.type != ResponseFormat::Type::Text)
-            throw_invalid_argument("'" + request.guided.field + "' and " +
-                                   (forced_call ? std::string("a forced tool call (tool_choice)") : "'response_format'") +
-                                   " both constrain the output; give one of them");
+        if (request.response_format.type != ResponseFormat::Type::Text)
+            throw_invalid_argument("'" + request.guided.field +
+                                   "' and 'response_format' both constrain the output; give one of them");
         return guided_constraint(request.guided, compiler);
     }
-    if (forced_call && request.response_format.type != ResponseFormat::Type::Text)
-        throw_invalid_argument("'response_format' and " +
-                               (request.tool_choice == ToolChoice::Required
-                                    ? std::string("tool_choice 'required'")
-                                    : "tool_choice function '" + request.tool_choice_name + "'") +
-                               " both constrain the output; give one of them");
     switch (request.response_format.type) {
         case ResponseFormat::Type::JsonObject:
             return structured::json_object_grammar();
@@ -160,6 +152,23 @@ std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequ
         case ResponseFormat::Type::Text:
             break;
     }
+    return nullptr;
+}
+
+std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request,
+                                                                  const structured::GrammarCompiler* compiler) {
+    using structured::ConstraintKind;
+    const bool forced_call = request.tool_choice == ToolChoice::Required || request.tool_choice == ToolChoice::Named;
+    if (forced_call && request.guided.kind != GuidedOutput::Kind::None)
+        throw_invalid_argument("'" + request.guided.field +
+                               "' and a forced tool call (tool_choice) both constrain the output; give one of them");
+    if (forced_call && request.response_format.type != ResponseFormat::Type::Text)
+        throw_invalid_argument("'response_format' and " +
+                               (request.tool_choice == ToolChoice::Required
+                                    ? std::string("tool_choice 'required'")
+                                    : "tool_choice function '" + request.tool_choice_name + "'") +
+                               " both constrain the output; give one of them");
+    if (!forced_call) return format_constraint(request, compiler);
     if (request.tool_choice == ToolChoice::Named) {
         const int index = tool_index(request.tools, request.tool_choice_name);  // >= 0: parse_chat_request checked it
         const json::Value& tool = request.tools.items()[static_cast<size_t>(index)];
@@ -167,11 +176,9 @@ std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequ
             return compile_text(compiler, ConstraintKind::JsonSchema, json::dump(parameters_of(tool)));
         });
     }
-    if (request.tool_choice == ToolChoice::Required)
-        return naming_field("tool_choice", [&] {
-            return compile_text(compiler, ConstraintKind::JsonSchema, required_calls_schema(request.tools));
-        });
-    return nullptr;
+    return naming_field("tool_choice", [&] {
+        return compile_text(compiler, ConstraintKind::JsonSchema, required_calls_schema(request.tools));
+    });
 }
 
 }  // namespace vllm::chat

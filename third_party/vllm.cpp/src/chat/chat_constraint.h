@@ -24,7 +24,14 @@ class GrammarCompiler;
 
 namespace vllm::chat {
 
-// nullptr when the request leaves the output free. Compiled through
+// The constraint of the fields every endpoint shares (openai_request.h):
+// response_format or one guided / structured_outputs field (giving both is
+// INVALID_ARGUMENT). nullptr when they leave the output free.
+std::shared_ptr<const structured::Grammar> format_constraint(const OpenAIRequest& request,
+                                                             const structured::GrammarCompiler* compiler);
+
+// Chat's: format_constraint, or a forced tool call's. nullptr when the
+// request leaves the output free. Compiled through
 // `compiler` (the engine's; nullptr: on this thread).
 std::shared_ptr<const structured::Grammar> chat_output_constraint(const ChatRequest& request,
                                                                   const structured::GrammarCompiler* compiler);

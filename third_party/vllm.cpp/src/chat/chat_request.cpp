@@ -17,27 +17,11 @@ using json::read_bool;
 using json::read_int32_in;
 using json::read_integer;
 using json::read_number;
+using json::read_string;
+using json::require_array;
+using json::require_object;
+using json::required_string;
 using json::wrong_type;
-
-const std::string& read_string(const json::Value& v, const std::string& name) {
-    if (!v.is_string()) wrong_type(name, "a string", v);
-    return v.as_string();
-}
-
-void require_object(const json::Value& v, const std::string& name) {
-    if (!v.is_object()) wrong_type(name, "an object", v);
-}
-
-void require_array(const json::Value& v, const std::string& name) {
-    if (!v.is_array()) wrong_type(name, "an array", v);
-}
-
-const std::string& required_string(const json::Value& object, std::string_view key, const std::string& owner) {
-    const json::Value* v = field(object, key);
-    const std::string name = owner + "." + std::string(key);
-    if (v == nullptr) throw_invalid_argument("'" + name + "' is required");
-    return read_string(*v, name);
-}
 
 // ------------------------------------------------------------- messages
 
@@ -256,121 +240,20 @@ void parse_tool_choice(const json::Value& body, ChatRequest& r) {
     r.tool_choice = value == "auto" ? ToolChoice::Auto : ToolChoice::Required;
 }
 
-ResponseFormat parse_response_format(const json::Value& body) {
-    ResponseFormat out;
-    const json::Value* format = field(body, "response_format");
-    if (format == nullptr) return out;
-    require_object(*format, "response_format");
-    const std::string& type = required_string(*format, "type", "response_format");
-    if (type == "text") return out;
-    if (type == "json_object") {
-        out.type = ResponseFormat::Type::JsonObject;
-        return out;
-    }
-    if (type != "json_schema")
-        throw_invalid_argument("'response_format.type' must be 'text', 'json_object' or 'json_schema' (got '" + type +
-                               "')");
-    out.type = ResponseFormat::Type::JsonSchema;
-    const json::Value* spec = field(*format, "json_schema");
-    if (spec == nullptr) throw_invalid_argument("'response_format.json_schema' is required");
-    require_object(*spec, "response_format.json_schema");
-    if (const json::Value* name = field(*spec, "name")) read_string(*name, "response_format.json_schema.name");
-    if (const json::Value* schema = field(*spec, "schema")) {
-        if (!schema->is_object() && !schema->is_bool())
-            wrong_type("response_format.json_schema.schema", "an object", *schema);
-        out.schema = json::dump(*schema);
-    }
-    return out;
-}
-
-// One guided output's value: a schema (an object or its JSON text), a
-// regex or grammar (a string), choices (a non-empty array of strings), or
-// json_object (true).
-void read_guided(const json::Value& v, GuidedOutput::Kind kind, const std::string& name, GuidedOutput& out) {
-    out.kind = kind;
-    out.field = name;
-    switch (kind) {
-        case GuidedOutput::Kind::JsonSchema:
-            if (v.is_string()) out.text = v.as_string();
-            else if (v.is_object() || v.is_bool()) out.text = json::dump(v);
-            else wrong_type(name, "a JSON schema (an object or its JSON text)", v);
-            break;
-        case GuidedOutput::Kind::Choice:
-            require_array(v, name);
-            if (v.items().empty()) throw_invalid_argument("'" + name + "' must not be empty");
-            for (size_t i = 0; i < v.items().size(); ++i)
-                out.choices.push_back(read_string(v.items()[i], name + "[" + std::to_string(i) + "]"));
-            break;
-        case GuidedOutput::Kind::JsonObject:  // true (false is no constraint: parse_guided skips it)
-            break;
-        default:
-            out.text = read_string(v, name);
-    }
-}
-
-GuidedOutput parse_guided(const json::Value& body) {
-    using Kind = GuidedOutput::Kind;
-    GuidedOutput out;
-    int given = 0;
-    const std::pair<const char*, Kind> guided[] = {{"guided_json", Kind::JsonSchema}, {"guided_regex", Kind::Regex},
-                                                   {"guided_choice", Kind::Choice}, {"guided_grammar", Kind::Grammar}};
-    for (const auto& [key, kind] : guided)
-        if (const json::Value* v = field(body, key)) {
-            read_guided(*v, kind, key, out);
-            ++given;
-        }
-    if (const json::Value* outputs = field(body, "structured_outputs")) {
-        require_object(*outputs, "structured_outputs");
-        const std::pair<const char*, Kind> keys[] = {{"json", Kind::JsonSchema}, {"regex", Kind::Regex},
-                                                     {"choice", Kind::Choice},   {"grammar", Kind::Grammar},
-                                                     {"json_object", Kind::JsonObject}};
-        for (const auto& member : outputs->members())
-            if (std::none_of(std::begin(keys), std::end(keys), [&](const auto& k) { return member.first == k.first; }))
-                throw_invalid_argument("'structured_outputs." + member.first +
-                                       "' is not supported (known: json, regex, choice, grammar, json_object)");
-        for (const auto& [key, kind] : keys) {
-            const json::Value* v = field(*outputs, key);
-            const std::string name = std::string("structured_outputs.") + key;
-            if (v == nullptr || (kind == Kind::JsonObject && !read_bool(*v, name))) continue;
-            read_guided(*v, kind, name, out);
-            ++given;
-        }
-    }
-    if (given > 1)
-        throw_invalid_argument("at most one structured-output constraint may be given (guided_json, guided_regex, "
-                               "guided_choice, guided_grammar, or one key of structured_outputs)");
-    return out;
-}
-
 // ------------------------------------------------------------- sampling
 
-void parse_sampling(const json::Value& body, ChatRequest& r) {
-    read_sampling_fields(body, r.sampling);
+void refuse_prompt_logprobs(const ChatRequest& r) {
     if (r.sampling.prompt_logprobs >= 0)
         throw_invalid_argument("'prompt_logprobs' is not supported in chat requests yet (completions take it)");
 }
 
+// Chat's own output fields (the shared ones: openai_request.h).
 void parse_outputs(const json::Value& body, ChatRequest& r) {
-    if (const json::Value* v = field(body, "n")) r.n = read_int32_in(*v, "n", 1, 128, "between 1 and 128");
     if (const json::Value* v = field(body, "logprobs")) r.logprobs = read_bool(*v, "logprobs");
     if (const json::Value* v = field(body, "top_logprobs")) {
         r.top_logprobs = read_int32_in(*v, "top_logprobs", 0, kMaxLogprobs, "between 0 and 20");
         if (r.top_logprobs > 0 && !r.logprobs) throw_invalid_argument("'top_logprobs' needs 'logprobs' to be true");
     }
-    if (const json::Value* v = field(body, "priority"))
-        r.priority = read_int32_in(*v, "priority", std::numeric_limits<int32_t>::min(),
-                                   std::numeric_limits<int32_t>::max(), "a 32-bit integer");
-    if (const json::Value* v = field(body, "stream")) r.stream = read_bool(*v, "stream");
-    if (const json::Value* v = field(body, "return_token_ids")) r.return_token_ids = read_bool(*v, "return_token_ids");
-    if (const json::Value* v = field(body, "return_tokens_as_token_ids"))
-        r.return_tokens_as_token_ids = read_bool(*v, "return_tokens_as_token_ids");
-    if (const json::Value* options = field(body, "stream_options")) {
-        require_object(*options, "stream_options");
-        if (const json::Value* v = field(*options, "include_usage"))
-            r.include_usage = read_bool(*v, "stream_options.include_usage");
-    }
-    r.response_format = parse_response_format(body);
-    r.guided = parse_guided(body);
 }
 
 void parse_template_options(const json::Value& body, ChatRequest& r) {
@@ -411,12 +294,6 @@ int tool_index(const json::Value& tools, const std::string& name) {
     return -1;
 }
 
-SamplingConfig chat_sampling_defaults() {
-    SamplingConfig c;
-    c.max_tokens = 0;
-    return c;
-}
-
 std::optional<bool> ChatRequest::enable_thinking() const {
     const json::Value* v = chat_template_kwargs.find("enable_thinking");
     if (v == nullptr || !v->is_bool()) return std::nullopt;
@@ -428,12 +305,13 @@ ChatRequest parse_chat_request(std::string_view request_json) {
     if (!parsed.is_object()) wrong_type("request", "a JSON object", parsed);
     const json::Value body = with_legacy_functions(std::move(parsed));
     ChatRequest r;
+    r.sampling.max_tokens = 0;  // chat's default: up to max_model_len
     r.legacy_functions = field(body, "functions") != nullptr;
-    if (const json::Value* v = field(body, "model")) r.model = read_string(*v, "model");
     r.messages = parse_messages(body);
     r.tools = parse_tools(body);
     parse_tool_choice(body, r);
-    parse_sampling(body, r);
+    parse_openai_fields(body, r);
+    refuse_prompt_logprobs(r);
     parse_outputs(body, r);
     parse_template_options(body, r);
     return r;

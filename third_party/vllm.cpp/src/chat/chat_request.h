@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sample/sampling_config.h"
+#include "chat/openai_request.h"
 #include "util/json.h"
 
 namespace vllm::chat {
@@ -27,53 +27,19 @@ namespace vllm::chat {
 // "none", "auto", "required", or {"type": "function", "function": {"name": ...}}.
 enum class ToolChoice { None, Auto, Required, Named };
 
-// response_format: "text" (no constraint), "json_object", or "json_schema"
-// with its schema (JSON text; "" when the request gave none: any object).
-struct ResponseFormat {
-    enum class Type { Text, JsonObject, JsonSchema };
-    Type type = Type::Text;
-    std::string schema;
-};
-
-// vLLM's structured_outputs ({"json" | "regex" | "choice" | "grammar" |
-// "json_object": ...}) or its older guided_json / guided_regex /
-// guided_choice / guided_grammar fields: one constraint, named by the field
-// it came from (for errors).
-struct GuidedOutput {
-    enum class Kind { None, JsonSchema, JsonObject, Regex, Choice, Grammar };
-    Kind kind = Kind::None;
-    std::string field;                 // e.g. "guided_regex", "structured_outputs.json"
-    std::string text;                  // the schema (JSON text), pattern or grammar
-    std::vector<std::string> choices;  // Kind::Choice
-};
-
-// A SamplingConfig with chat's defaults: max_tokens 0 (up to max_model_len).
-SamplingConfig chat_sampling_defaults();
-
-struct ChatRequest {
-    std::string model;       // "" when absent
+// The shared fields (model, sampling, n, priority, stream, response_format,
+// ...) are openai_request.h's; chat's sampling default is max_tokens 0 (up
+// to max_model_len); logprobs and the output constraint are set from the
+// fields below when the request is prepared.
+struct ChatRequest : OpenAIRequest {
     json::Value messages;    // array of normalized message objects (see above)
     json::Value tools;       // array of {"type":"function","function":{...}}, or null
     ToolChoice tool_choice = ToolChoice::None;  // default: auto with tools, none without
     std::string tool_choice_name;               // ToolChoice::Named: a function in `tools`
     bool legacy_functions = false;  // given as `functions`: answered with function_call (chat_response.h)
-    ResponseFormat response_format;
-    GuidedOutput guided;  // at most one of it and response_format constrains
 
-    // The sampling fields, read by the engine's one parser of them
-    // (sample/sampling_fields.h), OpenAI's defaults where a field is absent
-    // (max_tokens 0: up to max_model_len); logprobs and the output
-    // constraint are set from the fields below when the request is prepared.
-    SamplingConfig sampling = chat_sampling_defaults();
-
-    int32_t n = 1;                 // choices sharing the prompt, 1..128
     bool logprobs = false;
     int32_t top_logprobs = 0;      // 0..20, needs logprobs
-    int32_t priority = 0;          // lower runs first under the "priority" policy
-    bool stream = false;
-    bool include_usage = false;    // stream_options.include_usage
-    bool return_token_ids = false;  // vLLM's: each choice's token ids, and the prompt's
-    bool return_tokens_as_token_ids = false;  // vLLM's: logprobs name tokens "token_id:<id>"
 
     // The request's own chat template (vLLM's `chat_template`), used instead
     // of the model's; "" : the model's. A server decides whether to trust it.

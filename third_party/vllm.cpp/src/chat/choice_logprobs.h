@@ -8,10 +8,8 @@
 //   predicts it), then {"<id>": {logprob, rank, decoded_token}} per token.
 // With as_token_ids (vLLM's return_tokens_as_token_ids) tokens are named
 // "token_id:<id>" (chat's bytes included).
-// The chat call renders chat's shape through it; the completions shapes are
-// ported from server/serving_completion.py (_legacy_logprobs,
-// _vllm_prompt_logprobs) for the protocol room's completions renderer
-// (docs/design/protocol-room-progress.md), which replaces those.
+// The chat call renders chat's shape through it, the completions call the
+// other two.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -33,6 +31,7 @@ public:
     // Its bytes as text (each ill-formed part U+FFFD, as Python's
     // errors="replace" decodes), or "token_id:<id>".
     std::string text(int32_t token) const;
+    bool as_token_ids() const { return as_token_ids_; }
 
 private:
     const Tokenizer& tokenizer_;

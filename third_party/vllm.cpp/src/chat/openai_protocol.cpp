@@ -14,6 +14,7 @@ std::string random_alphanumeric(size_t n) {
 }
 
 std::string make_chat_completion_id() { return "chatcmpl-" + random_alphanumeric(32); }
+std::string make_completion_id() { return "cmpl-" + random_alphanumeric(32); }
 std::string make_tool_call_id() { return "call_" + random_alphanumeric(24); }
 std::string make_mistral_tool_call_id() { return random_alphanumeric(9); }
 

@@ -26,7 +26,7 @@ class ReadyQueue;
 
 // One thing a ReadyQueue's consumer takes events from, under the tag the
 // consumer gave it: one request's stream (PullEntry), or a stage over
-// several streams (chat::ChatCall: a chat call's choices rendered as chunks).
+// several streams (chat::ChoiceCall: an OpenAI call's choices rendered as chunks).
 // A source announces itself when it has something new; the consumer takes
 // its events on its own thread.
 class PullSource : public std::enable_shared_from_this<PullSource> {

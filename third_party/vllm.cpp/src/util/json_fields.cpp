@@ -61,4 +61,24 @@ bool read_bool(const Value& v, const std::string& name) {
     return v.as_bool();
 }
 
+const std::string& read_string(const Value& v, const std::string& name) {
+    if (!v.is_string()) wrong_type(name, "a string", v);
+    return v.as_string();
+}
+
+void require_object(const Value& v, const std::string& name) {
+    if (!v.is_object()) wrong_type(name, "an object", v);
+}
+
+void require_array(const Value& v, const std::string& name) {
+    if (!v.is_array()) wrong_type(name, "an array", v);
+}
+
+const std::string& required_string(const Value& object, std::string_view key, const std::string& owner) {
+    const Value* v = field(object, key);
+    const std::string name = owner + "." + std::string(key);
+    if (v == nullptr) throw_invalid_argument("'" + name + "' is required");
+    return read_string(*v, name);
+}
+
 }  // namespace vllm::json

@@ -31,5 +31,10 @@ int64_t read_integer(const Value& v, const std::string& name);
 // words the bounds).
 int32_t read_int32_in(const Value& v, const std::string& name, int64_t lo, int64_t hi, const std::string& range);
 bool read_bool(const Value& v, const std::string& name);
+const std::string& read_string(const Value& v, const std::string& name);
+void require_object(const Value& v, const std::string& name);
+void require_array(const Value& v, const std::string& name);
+// object.key as a string; "'<owner>.<key>' is required" when it is absent or null.
+const std::string& required_string(const Value& object, std::string_view key, const std::string& owner);
 
 }  // namespace vllm::json
