@@ -1,5 +1,7 @@
 """``vllm_cpp.LLM``: vLLM's offline API (generate, chat) over one engine."""
 
+import json
+
 import pytest
 import vllm_cpp
 
@@ -109,6 +111,9 @@ def test_n_sequences_per_prompt(llm):
         alone = [llm.engine.complete(prompt, SamplingParams(seed=7 + i, max_tokens=8)).text for i in range(3)]
         assert [c.text for c in output.outputs] == alone
     assert len({c.text for c in first.outputs}) > 1
+    # The engine's protocol room (the server's /v1/completions) fans n out by the same rule.
+    room = json.loads(llm.engine.completions_json(json.dumps({"prompt": prompts, "n": 3, "seed": 7, "max_tokens": 8})))
+    assert [c["text"] for c in room["choices"]] == [c.text for o in (first, second) for c in o.outputs]
     greedy, = llm.generate(prompts[0], SamplingParams(n=2, temperature=0.0, max_tokens=6))
     assert greedy.outputs[0].token_ids == greedy.outputs[1].token_ids
     mixed = llm.generate(prompts, [SamplingParams(n=2, max_tokens=2), SamplingParams(max_tokens=2)])
