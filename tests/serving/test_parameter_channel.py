@@ -167,7 +167,43 @@ def test_the_c_abi_refuses_alike(engine, fields, message, param):
     with pytest.raises(InvalidArgumentError) as chat:
         engine.chat_json(json.dumps(dict(body_with(fields), messages=HI)))
     assert str(chat.value) == message
+    with pytest.raises(InvalidArgumentError) as completion:
+        engine.completions_json(json.dumps(dict(body_with(fields), prompt="Hello")))
+    assert str(completion.value) == message
     assert submit_with_options_refusal(engine, body_with(fields)) == message
+
+
+#: The protocol rows the engine answers (the others are the HTTP layer's:
+#: the server's --max-n, unknown fields, user, the stream flags it frames
+#: its answer by; chat_json / completions_json set "stream" themselves).
+ENGINE_PROTOCOL_CASES = [(case, name) for case, name in zip(PROTOCOL_CASES, PROTOCOL_IDS)
+                         if "--max-n" not in case[1] and "unrecognized" not in case[1]
+                         and case[2] not in ("user", "include_usage", "stream")]
+
+
+@pytest.mark.parametrize("fields, message, param", [case for case, _ in ENGINE_PROTOCOL_CASES],
+                         ids=[name for _, name in ENGINE_PROTOCOL_CASES])
+def test_the_c_abi_protocol_entry_points_refuse_alike(engine, fields, message, param):
+    """vllm_chat_submit_pull and vllm_completion_submit_pull read the fields
+    they share with one parser: the same refusal, word for word."""
+    refusals = []
+    for run, body in ((engine.chat_json, dict(body_with(fields), messages=HI)),
+                      (engine.completions_json, dict(body_with(fields), prompt="Hello"))):
+        with pytest.raises(InvalidArgumentError) as refused:
+            run(json.dumps(body))
+        refusals.append(str(refused.value))
+    assert refusals[0] == refusals[1] and refusals[0].startswith(message.split(" (got")[0]), refusals
+
+
+def test_both_endpoints_accept_alike(http):
+    """Values one endpoint took and the other refused before the protocol
+    room: a json_schema response_format without a schema (any object) or
+    with a boolean one."""
+    for fields in ({"response_format": {"type": "json_schema", "json_schema": {"name": "any"}}},
+                   {"response_format": {"type": "json_schema", "json_schema": {"name": "any", "schema": True}}}):
+        for path, extra in (("/v1/chat/completions", {"messages": HI}), ("/v1/completions", {"prompt": "Hello"})):
+            response = http.post(path, json=dict(body_with(fields), max_tokens=4, **extra))
+            assert response.status_code == 200, (path, response.text)
 
 
 #: The rows whose value the struct can carry (a number, or the empty stop
