@@ -38,7 +38,7 @@ vllm_request_state state_of(const DeliveryEnd& end, vllm_status status) {
 }
 
 // Publishes how the request ended (with its mutex held); finish_reason is
-// its stream's (null for a chat call).
+// its stream's (null for an OpenAI call).
 void settle_locked(vllm_request* request, const DeliveryEnd& end, vllm_status status, const std::string& error,
                    const char* finish_reason) {
     request->state = state_of(end, status);
@@ -291,7 +291,8 @@ void free_request(vllm_request* request) {
 
 const RequestStream& completion_stream(const vllm_request* request) {
     if (!request->stream)
-        throw_invalid_argument("a chat request has no completion: its callback received the response");
+        throw_invalid_argument(
+            "an OpenAI call (chat or completions) has no engine completion: its events carry the response");
     return *request->stream;
 }
 
