@@ -968,7 +968,7 @@ static void test_load_options_with_model(const char* path) {
 }
 
 /* Pull-style delivery: requests without callbacks, one thread polling. */
-#define PULL_REQUESTS 6
+#define PULL_REQUESTS 7
 static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
     vllm_poller* poller = (vllm_poller*)0x1;
     CHECK_STATUS(vllm_poller_create(NULL, &poller), VLLM_ERR_INVALID_ARGUMENT, "poller_create(NULL engine)");
@@ -1002,6 +1002,9 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
                  VLLM_ERR_INVALID_ARGUMENT, "submit_pull empty prompt");
     CHECK_STATUS(vllm_chat_submit_pull(engine, poller, 1, "{\"messages\": 3}", &request), VLLM_ERR_INVALID_ARGUMENT,
                  "chat_submit_pull bad body");
+    CHECK_STATUS(vllm_completion_submit_pull(engine, poller, 1, "{\"prompt\": \"Hi\", \"n\": 0}", &request),
+                 VLLM_ERR_INVALID_ARGUMENT, "completion_submit_pull bad body");
+    CHECK(strstr(vllm_last_error(), "'n'") != NULL, "the refusal names the field");
 
     /* Greedy requests, one with logprobs, one cancelled at once, one chat
        call; everything polled by this thread. */
@@ -1032,6 +1035,10 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
                                        &requests[4]), VLLM_OK, "chat_submit_pull blocking");
     CHECK_STATUS(vllm_request_submit_pull(engine, poller, 5, "The capital of France is", NULL, 0, &greedy, 0, -1,
                                           &requests[5]), VLLM_OK, "submit_pull to cancel later");
+    CHECK_STATUS(vllm_completion_submit_pull(engine, poller, 6,
+                                             "{\"prompt\": \"The capital of France is\", \"max_tokens\": 12, "
+                                             "\"temperature\": 0}",
+                                             &requests[6]), VLLM_OK, "completion_submit_pull (additive)");
     int left = PULL_REQUESTS, chat_chunks = 0, polls = 0, out_of_order = 0;
     int32_t streamed_ids[16];
     int streamed_n = 0;
@@ -1118,6 +1125,9 @@ static void test_pull(vllm_engine* engine, const vllm_sampling_params* sp) {
     vllm_completion_free(&c);
     CHECK(chat_chunks >= 2 && strstr(texts[3], "chat.completion.chunk") != NULL, "chat chunks pulled");
     CHECK(strstr(texts[4], "\"chat.completion\"") != NULL, "chat response pulled");
+    CHECK(strstr(texts[6], "\"text_completion\"") != NULL &&
+              strstr(texts[6], "\"finish_reason\":\"length\"") != NULL,
+          "completions response pulled (12 greedy tokens)");
     CHECK_STATUS(vllm_request_completion(requests[3], &c), VLLM_ERR_INVALID_ARGUMENT, "no completion of a chat call");
     for (int i = 0; i < PULL_REQUESTS; ++i) vllm_request_free(requests[i]);
 
