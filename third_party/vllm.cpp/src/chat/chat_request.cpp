@@ -12,11 +12,8 @@ namespace vllm::chat {
 namespace {
 
 using json::field;
-using json::out_of_range;
 using json::read_bool;
 using json::read_int32_in;
-using json::read_integer;
-using json::read_number;
 using json::read_string;
 using json::require_array;
 using json::require_object;
