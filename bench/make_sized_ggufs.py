@@ -31,7 +31,7 @@ matrix) has the real size and both engines load it; the benchmarks feed
 fixed token ids, not text.
 
 Sizes and times on the 2-core AVX2 development machine (2026-12-07):
-llama-3.2-1b: F16 2.5 GB written in about 40 s; Q4_K_M 0.8 GB and Q8_0
+llama-3.2-1b: F16 2.5 GB written in about 100 s; Q4_K_M 0.8 GB and Q8_0
 1.3 GB, about 1-2 min each to quantize. The 3B shape is about 2.6x that,
 the 8B about 6.5x (F16 16 GB).
 
@@ -96,19 +96,21 @@ def tensor_shapes(cfg):
         yield "output.weight", (cfg["vocab"], h), False
 
 
-def padded_tokenizer(vocab_size):
-    """SmolLM2's byte-level BPE vocabulary (tokens, types, merges) padded to vocab_size ids."""
+def tokenizer_fields(vocab_size):
+    """The tokenizer.ggml.* metadata: SmolLM2's byte-level BPE vocabulary (tokens, types, merges)
+    padded with plain tokens to vocab_size ids, and its special ids."""
     import gguf
     from vllm_cpp.models import smollm2_path
 
     fields = gguf.GGUFReader(smollm2_path()).fields
     tokens = list(fields["tokenizer.ggml.tokens"].contents())
-    types = list(fields["tokenizer.ggml.token_type"].contents())
-    merges = list(fields["tokenizer.ggml.merges"].contents())
+    types = [int(t) for t in fields["tokenizer.ggml.token_type"].contents()]
     extra = vocab_size - len(tokens)
-    tokens += [f"[synthetic_{i}]" for i in range(extra)]
-    types += [int(gguf.TokenType.NORMAL)] * extra
-    return tokens, types, merges
+    return {"model": "gpt2", "pre": "smollm",
+            "tokens": tokens + [f"[synthetic_{i}]" for i in range(extra)],
+            "token_type": types + [int(gguf.TokenType.NORMAL)] * extra,
+            "merges": list(fields["tokenizer.ggml.merges"].contents()),
+            "bos_token_id": 1, "eos_token_id": 2, "unknown_token_id": 0, "add_bos_token": False}
 
 
 def random_f16(rng, shape, rows_per_chunk=8192):
@@ -127,29 +129,19 @@ def write_f16(shape, path):
     tmp = path.with_suffix(".partial")
     writer = gguf.GGUFWriter(tmp, "llama")
     writer.add_name(f"random-weight {shape} shape")
-    writer.add_context_length(CONTEXT)
-    writer.add_embedding_length(cfg["hidden"])
-    writer.add_block_count(cfg["layers"])
-    writer.add_feed_forward_length(cfg["intermediate"])
-    writer.add_head_count(cfg["heads"])
-    writer.add_head_count_kv(cfg["kv_heads"])
-    writer.add_rope_dimension_count(cfg["head_dim"])
-    writer.add_key_length(cfg["head_dim"])
-    writer.add_value_length(cfg["head_dim"])
-    writer.add_rope_freq_base(ROPE_THETA)
-    writer.add_layer_norm_rms_eps(RMS_EPS)
-    writer.add_vocab_size(cfg["vocab"])
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
-    tokens, types, merges = padded_tokenizer(cfg["vocab"])
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("smollm")
-    writer.add_token_list(tokens)
-    writer.add_token_types(types)
-    writer.add_token_merges(merges)
-    writer.add_bos_token_id(1)
-    writer.add_eos_token_id(2)
-    writer.add_unk_token_id(0)
-    writer.add_add_bos_token(False)
+    hyper = {"context_length": CONTEXT, "embedding_length": cfg["hidden"], "block_count": cfg["layers"],
+             "feed_forward_length": cfg["intermediate"], "attention.head_count": cfg["heads"],
+             "attention.head_count_kv": cfg["kv_heads"], "rope.dimension_count": cfg["head_dim"],
+             "attention.key_length": cfg["head_dim"], "attention.value_length": cfg["head_dim"],
+             "rope.freq_base": ROPE_THETA, "attention.layer_norm_rms_epsilon": RMS_EPS, "vocab_size": cfg["vocab"]}
+    fields = {"llama." + key: value for key, value in hyper.items()}
+    fields.update({"tokenizer.ggml." + key: value for key, value in tokenizer_fields(cfg["vocab"]).items()})
+    for key, value in fields.items():
+        add = (writer.add_array if isinstance(value, list) else writer.add_string if isinstance(value, str)
+               else writer.add_bool if isinstance(value, bool) else writer.add_float32 if isinstance(value, float)
+               else writer.add_uint32)
+        add(key, value)
 
     specs = list(tensor_shapes(cfg))
     for name, dims, is_norm in specs:
