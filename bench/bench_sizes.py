@@ -13,7 +13,7 @@ each engine keeps its best round. Per file, one markdown table:
 * prefill of a --prompt-tokens prompt (tokens/s) and batch-1 decode of
   --decode-tokens tokens (tokens/s): bench_vs_llamacpp.py's measurements;
 * batch-1 decode as a share of the memory-bandwidth bound: read bandwidth
-  (bench_decode_bound.py's loop, measured in this run) / weight bytes one
+  (bench_decode_bound.py's loop, before each round, the best kept) / weight bytes one
   decode step reads (bench_decode_bound.py's count from the tensor table);
 * --clients concurrent requests (--client-prompt-tokens prompt and
   --client-output-tokens greedy tokens each, ignore_eos): output tokens/s.
@@ -118,10 +118,12 @@ def child_args(args, model):
             "--client-output-tokens", str(args.client_output_tokens)]
 
 
-def run_file(args, model, bandwidth):
-    """Alternating rounds on one file; returns its results row."""
-    best = {}
+def run_file(args, model):
+    """Alternating rounds on one file, the read bandwidth measured before each (the best kept, as a
+    burst of load on a shared machine slows the read loop as it slows the engines); returns its row."""
+    best, bandwidth = {}, 0.0
     for round_ in range(args.rounds):
+        bandwidth = max(bandwidth, read_bandwidth(args.threads, 3))
         order = ENGINES if round_ % 2 == 0 else ENGINES[::-1]
         for engine in order:
             child = subprocess.run([sys.executable, os.path.abspath(__file__), "--only", engine,
@@ -144,7 +146,8 @@ def run_file(args, model, bandwidth):
     for figures in best.values():
         figures["decode_share_of_bound"] = figures["decode_tok_s"] / bound
     return {"model": os.path.basename(model), "file_bytes": os.path.getsize(model),
-            "weight_bytes_per_token": per_token, "decode_bound_tok_s": bound,
+            "weight_bytes_per_token": per_token, "read_bandwidth_bytes_per_s": bandwidth,
+            "decode_bound_tok_s": bound,
             "vllm-cpp": best["vllm_cpp"], "llama.cpp": best["llamacpp"]}
 
 
@@ -158,10 +161,10 @@ METRICS = {  # key: (row label, cell format); for load time and memory lower is 
 }
 
 
-def print_table(args, row, bandwidth):
+def print_table(args, row):
     print(f"\n{row['model']} ({row['file_bytes'] / 1e9:.2f} GB; {row['weight_bytes_per_token'] / 1e6:.0f} MB of "
-          f"weights read per token; read bandwidth {bandwidth / 1e9:.1f} GB/s); threads: {args.threads}; "
-          f"best of {args.rounds} alternating rounds x {args.repeats} repeats")
+          f"weights read per token; read bandwidth {row['read_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s); "
+          f"threads: {args.threads}; best of {args.rounds} alternating rounds x {args.repeats} repeats")
     print("| metric | vllm-cpp | llama.cpp | ratio |")
     print("|---|---|---|---|")
     names = dict(prompt_tokens=args.prompt_tokens, decode_tokens=args.decode_tokens, clients=args.clients,
@@ -198,26 +201,29 @@ def main():
         paths = make("llama-3.2-1b", ["q4_k_m", "q8_0"], args.dir, args.threads,
                      log=lambda line: print(line, file=sys.stderr))
         models = [paths["q4_k_m"], paths["q8_0"]]
-    bandwidth = read_bandwidth(args.threads, 3)
     rows = []
     for model in models:
-        rows.append(run_file(args, model, bandwidth))
-        print_table(args, rows[-1], bandwidth)
-    if args.json:
-        import llama_cpp
+        rows.append(run_file(args, model))
+        print_table(args, rows[-1])
+        if args.json:  # after each file, so a run stopped midway keeps the files it finished
+            write_json(args, rows)
 
-        import vllm_cpp
 
-        doc = {"comparison": "vllm-cpp vs llama.cpp at real sizes (random-weight GGUFs, bench_sizes.py)",
-               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                          f"Linux {platform.release()}",
-               "versions": {"vllm-cpp": vllm_cpp.__version__, "llama-cpp-python": llama_cpp.__version__,
-                            "python": platform.python_version()},
-               "command": "cd bench && python " + " ".join([os.path.basename(__file__), *sys.argv[1:]]),
-               "read_bandwidth_bytes_per_s": bandwidth, "threads": args.threads, "rounds": args.rounds,
-               "repeats": args.repeats, "rows": rows}
-        args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+def write_json(args, rows):
+    import llama_cpp
+
+    import vllm_cpp
+
+    doc = {"comparison": "vllm-cpp vs llama.cpp at real sizes (random-weight GGUFs, bench_sizes.py)",
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                      f"Linux {platform.release()}",
+           "versions": {"vllm-cpp": vllm_cpp.__version__, "llama-cpp-python": llama_cpp.__version__,
+                        "python": platform.python_version()},
+           "command": "cd bench && python " + " ".join([os.path.basename(__file__), *sys.argv[1:]]),
+           "threads": args.threads, "rounds": args.rounds,
+           "repeats": args.repeats, "rows": rows}
+    args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
