@@ -30,10 +30,13 @@ the shape's 128,256 ids, so the vocabulary (the embedding and the output
 matrix) has the real size and both engines load it; the benchmarks feed
 fixed token ids, not text.
 
-Sizes and times on the 2-core AVX2 development machine (2026-12-07):
-llama-3.2-1b: F16 2.5 GB written in about 100 s; Q4_K_M 0.8 GB and Q8_0
-1.3 GB, about 1-2 min each to quantize. The 3B shape is about 2.6x that,
-the 8B about 6.5x (F16 16 GB).
+Sizes and times on the 2-core AVX-512 development machine (2026-12-07,
+shared with a CI run): llama-3.2-1b: F16 2.48 GB written in about 100 s;
+Q4_K_M 0.80 GB quantized in about 75 s, Q8_0 1.32 GB in 13 s. The 3B
+shape is about 2.6x that (F16 6.4 GB), the 8B about 6.5x (F16 16 GB).
+Both vllm-cpp and llama.cpp load these files and generate from them (the
+F16 by vllm-cpp and llama.cpp's quantizer; the quantized ones by both, in
+bench_sizes.py); neither needed any metadata beyond the above.
 
 Usage:  python bench/make_sized_ggufs.py [--shapes llama-3.2-1b,...] [--types q4_k_m,q8_0] [--dir DIR]
 Needs:  pip install gguf numpy llama-cpp-python
