@@ -58,9 +58,9 @@ def fuzz_bin_dir(tmp_path_factory):
 
 
 def test_every_parser_has_a_target_and_seeds():
-    expected = {"fuzz_gguf", "fuzz_safetensors", "fuzz_tokenizer_json", "fuzz_chat_request", "fuzz_json",
-                "fuzz_jinja", "fuzz_gbnf", "fuzz_json_schema", "fuzz_regex", "fuzz_tokenizer", "fuzz_tool_parsers",
-                "fuzz_reasoning_parsers", "fuzz_kv_transfer"}
+    expected = {"fuzz_gguf", "fuzz_safetensors", "fuzz_tokenizer_json", "fuzz_chat_request", "fuzz_completion_request",
+                "fuzz_json", "fuzz_jinja", "fuzz_gbnf", "fuzz_json_schema", "fuzz_regex", "fuzz_tokenizer",
+                "fuzz_tool_parsers", "fuzz_reasoning_parsers", "fuzz_kv_transfer"}
     assert expected <= set(runner.targets())
     for name in runner.targets():
         assert any((FUZZ / "corpus" / name).iterdir()), f"{name} has no seed corpus"

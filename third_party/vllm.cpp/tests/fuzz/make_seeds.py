@@ -76,6 +76,24 @@ def chat_request_seeds():
         "guided_choice", "guided_grammar", "choice", "regex", "grammar", "json")])
 
 
+def completion_request_seeds():
+    put("fuzz_completion_request", "simple", json.dumps({"model": "m", "prompt": "Once upon a time", "max_tokens": 8}))
+    put("fuzz_completion_request", "prompts", json.dumps({
+        "prompt": ["a", "b"], "n": 2, "seed": 7, "stream": True, "stream_options": {"include_usage": True},
+        "logprobs": 3, "echo": True, "return_token_ids": True, "return_tokens_as_token_ids": True}))
+    put("fuzz_completion_request", "token_ids", json.dumps({
+        "prompt": [[1, 2, 3], [4, 5]], "max_tokens": 0, "echo": True, "prompt_logprobs": 2, "best_of": 1,
+        "truncate_prompt_tokens": 2, "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}}))
+    put("fuzz_completion_request", "structured", json.dumps({
+        "prompt": "pick", "structured_outputs": {"choice": ["a", "b"]}, "stop": ["\n"], "temperature": 0,
+        "logit_bias": {"5": 1.0}, "suffix": None, "priority": -3}))
+    write_dict("fuzz_completion_request", JSON_TOKENS + [f'"{k}"' for k in (
+        "prompt", "model", "n", "best_of", "echo", "logprobs", "prompt_logprobs", "suffix", "max_tokens", "stream",
+        "stream_options", "include_usage", "return_token_ids", "return_tokens_as_token_ids", "response_format",
+        "json_schema", "json_object", "schema", "structured_outputs", "guided_json", "guided_regex", "guided_choice",
+        "guided_grammar", "temperature", "seed", "stop", "priority", "truncate_prompt_tokens")])
+
+
 def jinja_seeds():
     put("fuzz_jinja", "chatml", "{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
         "message['content'] | trim + '<|im_end|>\\n' }}{%- endfor %}{%- if add_generation_prompt %}"
@@ -238,8 +256,8 @@ def kv_transfer_seeds():
 
 
 def main():
-    for make in (json_seeds, chat_request_seeds, jinja_seeds, grammar_seeds, tokenizer_seeds, parser_seeds,
-                 safetensors_seeds, gguf_seeds, kv_transfer_seeds):
+    for make in (json_seeds, chat_request_seeds, completion_request_seeds, jinja_seeds, grammar_seeds,
+                 tokenizer_seeds, parser_seeds, safetensors_seeds, gguf_seeds, kv_transfer_seeds):
         make()
     print("written")
 
