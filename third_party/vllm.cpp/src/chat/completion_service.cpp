@@ -3,7 +3,6 @@
 #include "chat/chat_constraint.h"
 #include "chat/completion_call.h"
 #include "engine/context_length.h"
-#include "util/error.h"
 
 namespace vllm::chat {
 
@@ -26,11 +25,7 @@ std::shared_ptr<const CompletionService::Prepared> CompletionService::prepare_re
                                        ? tokenizer_.encode(prompt.text, /*add_special=*/true, /*parse_special=*/true)
                                        : prompt.ids;
         p.sampling.truncate_prompt(ids);  // what echo, usage and return_token_ids report too
-        if (ids.empty()) throw_invalid_argument("prompt is empty (it encodes to no tokens)");
-        if (max_model_len_ > 0) check_prompt_fits(ids.size(), max_model_len_);
-        for (const int32_t id : ids)
-            if (id < 0 || id >= tokenizer_.vocab_size())
-                throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
+        check_prompt_ids(ids, tokenizer_.vocab_size(), max_model_len_);
         p.prompt_ids.push_back(std::move(ids));
     }
     p.sampling.check_vocabulary(tokenizer_.vocab_size());

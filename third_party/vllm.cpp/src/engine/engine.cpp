@@ -114,11 +114,7 @@ std::shared_ptr<RequestStream> Engine::submit(const std::string& prompt, Samplin
 std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                      int32_t priority) {
     sampling.truncate_prompt(prompt_ids);
-    if (prompt_ids.empty()) throw_invalid_argument("prompt is empty (it encodes to no tokens)");
-    check_prompt_fits(prompt_ids.size(), max_model_len_);
-    for (int32_t id : prompt_ids)
-        if (id < 0 || id >= tokenizer_->vocab_size())
-            throw_invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary");
+    check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     sampling.check_vocabulary(tokenizer_->vocab_size());
     auto stream = std::make_shared<RequestStream>();
     std::shared_ptr<structured::GrammarMatcher> matcher;
