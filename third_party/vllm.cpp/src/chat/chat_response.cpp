@@ -41,12 +41,6 @@ json::Value token_bytes(const std::string& token) {
     return bytes;
 }
 
-json::Value ids_json(const std::vector<int32_t>& ids) {
-    json::Value out = json::Value::array();
-    for (const int32_t id : ids) out.push_back(static_cast<int>(id));
-    return out;
-}
-
 json::Value logprob_entry(const std::string& token, double logprob) {
     json::Value entry = json::Value::object();
     entry.set("token", displayable_token(token));
@@ -116,6 +110,12 @@ json::Value usage_json(const Usage& usage) {
 
 }  // namespace
 
+json::Value token_ids_json(const std::vector<int32_t>& ids) {
+    json::Value out = json::Value::array();
+    for (const int32_t id : ids) out.push_back(static_cast<int>(id));
+    return out;
+}
+
 std::string reported_finish_reason(const std::string& engine_reason, bool made_tool_calls, bool forced_tool_call) {
     if (forced_tool_call && engine_reason == "length") return engine_reason;
     return made_tool_calls ? "tool_calls" : engine_reason;
@@ -132,7 +132,7 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
               api_finish_reason(reported_finish_reason(choice.finish_reason, !choice.tool_calls.empty(),
                                                        choice.forced_tool_call),
                                 parts.legacy_function_call));
-        if (choice.token_ids) c.set("token_ids", ids_json(*choice.token_ids));
+        if (choice.token_ids) c.set("token_ids", token_ids_json(*choice.token_ids));
         choices.push_back(std::move(c));
     }
     json::Value out = json::Value::object();
@@ -142,7 +142,7 @@ std::string build_chat_completion(const ChatResponseParts& parts) {
     out.set("model", parts.model);
     out.set("choices", std::move(choices));
     out.set("usage", usage_json(parts.usage));
-    if (parts.prompt_token_ids) out.set("prompt_token_ids", ids_json(*parts.prompt_token_ids));
+    if (parts.prompt_token_ids) out.set("prompt_token_ids", token_ids_json(*parts.prompt_token_ids));
     return json::dump(out);
 }
 
@@ -177,7 +177,7 @@ std::string ChatChunkWriter::role_chunk(int index, const std::vector<int32_t>* p
     delta.set("role", "assistant");
     delta.set("content", "");
     json::Value out = chunk(one_choice(index, std::move(delta), json::Value(), json::Value()));
-    if (prompt_token_ids) out.set("prompt_token_ids", ids_json(*prompt_token_ids));
+    if (prompt_token_ids) out.set("prompt_token_ids", token_ids_json(*prompt_token_ids));
     return json::dump(out);
 }
 
@@ -202,7 +202,8 @@ std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
         made_tool_calls_.insert(index);
     }
     json::Value choices = one_choice(index, std::move(delta), logprobs_json(d.logprobs), json::Value());
-    if (!d.token_ids.empty()) choices.items()[0].set("token_ids", ids_json(d.token_ids));
+    if (!d.token_ids.empty())
+        choices.items()[0].set("token_ids", token_ids_json(d.token_ids));
     return json::dump(chunk(std::move(choices)));
 }
 

@@ -50,6 +50,10 @@ struct ChoiceParts {
     std::optional<std::vector<int32_t>> token_ids;      // set when it asked for return_token_ids
 };
 
+// Token ids as a JSON array (return_token_ids' prompt_token_ids and
+// token_ids, on chat and completions alike).
+json::Value token_ids_json(const std::vector<int32_t>& ids);
+
 // The finish_reason a choice reports: "tool_calls" when it made calls,
 // except that a forced call (tool_choice "required" or a named function)
 // cut short by max_tokens stays "length", as vLLM reports it: the output is

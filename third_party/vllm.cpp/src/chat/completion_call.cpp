@@ -14,21 +14,6 @@ std::string quoted(std::string_view text) {
     return out;
 }
 
-std::string ids_json(const std::vector<int32_t>& ids) {
-    std::string out = "[";
-    for (size_t i = 0; i < ids.size(); ++i) {
-        if (i > 0) out += ',';
-        out += std::to_string(ids[i]);
-    }
-    return out + "]";
-}
-
-json::Value ids_value(const std::vector<int32_t>& ids) {
-    json::Value out = json::Value::array();
-    for (const int32_t id : ids) out.push_back(static_cast<int64_t>(id));
-    return out;
-}
-
 }  // namespace
 
 CompletionCall::CompletionCall(const CompletionService& service, const CompletionService::Prepared& prepared,
@@ -93,8 +78,9 @@ std::string CompletionCall::chunk(size_t choice, const std::string& text, const 
 std::string CompletionCall::token_ids_fields(size_t choice, const std::vector<int32_t>& ids) {
     if (!return_token_ids_) return "";
     std::string out;
-    if (!state_[choice].started) out += ",\"prompt_token_ids\":" + ids_json(prompt_ids_[prompt_of(choice)]);
-    return out + ",\"token_ids\":" + ids_json(ids);
+    if (!state_[choice].started)
+        out += ",\"prompt_token_ids\":" + json::dump(token_ids_json(prompt_ids_[prompt_of(choice)]));
+    return out + ",\"token_ids\":" + json::dump(token_ids_json(ids));
 }
 
 std::vector<std::string> CompletionCall::unpredicted(size_t prompt) const {
@@ -106,10 +92,10 @@ void CompletionCall::push_echo(size_t choice, const RequestStream* stream) {
     const size_t prompt = prompt_of(choice);
     std::optional<json::Value> legacy;
     if (echo_logprobs_) {
-        std::optional<std::vector<vllm::TokenLogprob>> entries;
-        if (stream != nullptr) entries = stream->prompt_logprobs();
-        legacy = legacy_logprobs(unpredicted(prompt), entries ? *entries : std::vector<vllm::TokenLogprob>{}, naming_,
-                                 state_[choice].text_offset);
+        const std::vector<vllm::TokenLogprob> entries =
+            stream != nullptr ? stream->prompt_logprobs().value_or(std::vector<vllm::TokenLogprob>{})
+                              : std::vector<vllm::TokenLogprob>{};
+        legacy = legacy_logprobs(unpredicted(prompt), entries, naming_, state_[choice].text_offset);
     }
     std::string extra = token_ids_fields(choice, {});
     push(chunk(choice, echoed_[prompt], legacy ? &*legacy : nullptr, "", extra));
@@ -148,14 +134,14 @@ void CompletionCall::render_delta(size_t choice, RequestStream& stream, const Re
 void CompletionCall::render_end(size_t choice, RequestStream& stream, const RequestStream::Result& result) {
     const size_t prompt = prompt_of(choice);
     if (!echo_only_) completion_tokens_ += result.completion_tokens;
+    // The prompt's entries (tokens 1, 2, ...), set when the request asked for them.
+    const std::vector<vllm::TokenLogprob> prompt_entries =
+        result.prompt_logprobs.value_or(std::vector<vllm::TokenLogprob>{});
     if (streaming()) {
         if (echo_logprobs_ && !state_[choice].started) push_echo(choice, &stream);
         std::string extra = token_ids_fields(choice, {});
         if (prompt_logprobs_)  // vLLM's prompt_logprobs, streamed with the choice's finish
-            extra += ",\"prompt_logprobs\":" +
-                     json::dump(prompt_logprobs_json(result.prompt_logprobs ? *result.prompt_logprobs
-                                                                            : std::vector<vllm::TokenLogprob>{},
-                                                     tokenizer_));
+            extra += ",\"prompt_logprobs\":" + json::dump(prompt_logprobs_json(prompt_entries, tokenizer_));
         push(chunk(choice, "", nullptr, finish_reason(result), extra));
         state_[choice].started = true;
         return;
@@ -164,8 +150,7 @@ void CompletionCall::render_end(size_t choice, RequestStream& stream, const Requ
     out.set("index", static_cast<int64_t>(choice));
     out.set("text", (echo_ ? echoed_[prompt] : std::string()) + (echo_only_ ? std::string() : result.text));
     if (logprobs_) {
-        std::vector<vllm::TokenLogprob> entries;
-        if (echo_ && result.prompt_logprobs) entries = *result.prompt_logprobs;
+        std::vector<vllm::TokenLogprob> entries = echo_ ? prompt_entries : std::vector<vllm::TokenLogprob>{};
         if (!echo_only_) entries.insert(entries.end(), result.logprobs.begin(), result.logprobs.end());
         size_t offset = 0;
         out.set("logprobs", legacy_logprobs(echo_ ? unpredicted(prompt) : std::vector<std::string>{}, entries,
@@ -175,12 +160,10 @@ void CompletionCall::render_end(size_t choice, RequestStream& stream, const Requ
     }
     out.set("finish_reason", finish_reason(result));
     if (prompt_logprobs_)
-        out.set("prompt_logprobs",
-                prompt_logprobs_json(result.prompt_logprobs ? *result.prompt_logprobs : std::vector<vllm::TokenLogprob>{},
-                                     tokenizer_));
+        out.set("prompt_logprobs", prompt_logprobs_json(prompt_entries, tokenizer_));
     if (return_token_ids_) {
-        out.set("prompt_token_ids", ids_value(prompt_ids_[prompt]));
-        out.set("token_ids", ids_value(echo_only_ ? std::vector<int32_t>{} : result.output_tokens));
+        out.set("prompt_token_ids", token_ids_json(prompt_ids_[prompt]));
+        out.set("token_ids", token_ids_json(echo_only_ ? std::vector<int32_t>{} : result.output_tokens));
     }
     choices_json_[choice] = std::move(out);
 }
