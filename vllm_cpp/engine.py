@@ -375,25 +375,31 @@ class Engine:
     def chat_json(self, request: str) -> str:
         """OpenAI ``/v1/chat/completions`` request JSON in, ``chat.completion``
         JSON out (its ``stream`` field aside)."""
-        body = _with_stream(request, False)
-        encode_str(body, "request_json")
-        with self._pulled(lambda poller: self._chat_pull_call(body, poller)) as run:
-            return "".join(event.delta for event in run)
+        return self._protocol_json(self._chat_pull_call, request)
 
     def completions_json(self, request: str) -> str:
         """OpenAI ``/v1/completions`` request JSON in, ``text_completion``
         JSON out (its ``stream`` field aside): the engine's own protocol
         room, as the server runs it."""
-        body = _with_stream(request, False)
-        encode_str(body, "request_json")
-        with self._pulled(lambda poller: self._completions_pull_call(body, poller)) as run:
-            return "".join(event.delta for event in run)
+        return self._protocol_json(self._completions_pull_call, request)
 
     def completions_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
         """Generator of ``text_completion`` chunk dicts; closing it cancels."""
+        return self._protocol_chunks(self._completions_pull_call, request)
+
+    def _protocol_json(self, pull_call, request: Any) -> str:
+        """The whole response JSON of an OpenAI call (``pull_call``: the
+        chat or completions entry point), read on this thread."""
+        body = _with_stream(request, False)
+        encode_str(body, "request_json")
+        with self._pulled(lambda poller: pull_call(body, poller)) as run:
+            return "".join(event.delta for event in run)
+
+    def _protocol_chunks(self, pull_call, request: Any) -> Iterator[Dict[str, Any]]:
+        """Generator of an OpenAI call's chunk dicts; closing it cancels."""
         body = _with_stream(request, True)
         encode_str(body, "request_json")
-        return self._iterate(lambda poller: self._completions_pull_call(body, poller), json.loads)
+        return self._iterate(lambda poller: pull_call(body, poller), json.loads)
 
     def chat(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """OpenAI chat completion: request dict in, ``chat.completion`` dict out."""
@@ -415,9 +421,7 @@ class Engine:
 
     def chat_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
         """Generator of ``chat.completion.chunk`` dicts; closing it cancels."""
-        body = _with_stream(request, True)
-        encode_str(body, "request_json")
-        return self._iterate(lambda poller: self._chat_pull_call(body, poller), json.loads)
+        return self._protocol_chunks(self._chat_pull_call, request)
 
     # -- statistics --------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
