@@ -81,6 +81,11 @@ IsaKernels make_isa_kernels() {
         k.gemm_interleaved[kSlotF16] = gemm_interleaved_float<V, InterleavedF16<V>>;
         k.gemm_interleaved[kSlotBF16] = gemm_interleaved_float<V, InterleavedBF16<V>>;
     }
+    // A type without a SIMD format in this build runs the scalar build's
+    // dot products: the activation layouts are the same in every build.
+    const IsaKernels& scalar = scalar_kernels();
+    for (int slot = 0; slot < kNumSlots; ++slot)
+        if (k.gemm[slot] == nullptr) k.gemm[slot] = scalar.gemm[slot];
     k.dot_f32 = dense_dot<V>;
     k.axpy_f32 = dense_axpy<V>;
     return k;
