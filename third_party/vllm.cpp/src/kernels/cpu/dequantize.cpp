@@ -120,7 +120,7 @@ void dequantize_codec(const void* src, float* y, int64_t nb) {
         const float d = Codec::d(b[i]);
         for (int g = 0; g < kQKK / 8; ++g) {
             int8_t q[8];
-            Codec::group8(b[i], g, q);
+            codec_group8<Codec>(b[i], g, q);
             const float dl = d * static_cast<float>(Codec::scale16(b[i], g / 2));
             for (int j = 0; j < 8; ++j) y[8 * g + j] = dl * static_cast<float>(q[j]);
         }

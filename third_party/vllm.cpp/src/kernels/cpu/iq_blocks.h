@@ -7,7 +7,7 @@
 //
 // A codec presents a super-block as w_e = d(b) * scale16(b, e / 16) * q_e:
 // integer weights q (|q| <= kOffset, or -kOffset <= q for the ternary
-// ones) in groups of 8 (group8), a small positive integer scale per 16
+// ones) in groups of 8 (group8_u, offset by kOffset), a small positive integer scale per 16
 // elements, and one float. The formats' own half steps (IQ2's
 // (0.5 + s) / 4, IQ1's delta of 1/8) become odd integer scales and a power
 // of two folded into d, so the integer sums are exact.
@@ -123,30 +123,45 @@ static inline uint32_t load_u32(const void* p) {
     return v;
 }
 
-// Byte j of a grid entry.
-static inline int grid_byte(uint64_t entry, int j) { return static_cast<int>((entry >> (8 * j)) & 0xff); }
+// Bytes b of value v, all eight lanes.
+constexpr uint64_t bytes_of(uint64_t v) { return v * 0x0101010101010101ull; }
 
-// q[j] = magnitude j of `grid` negated where bit j of `signs` is set.
-static inline void signed_grid8(uint64_t grid, uint8_t signs, int8_t* q) {
-    for (int j = 0; j < 8; ++j) {
-        const int m = grid_byte(grid, j);
-        q[j] = static_cast<int8_t>((signs >> j) & 1 ? -m : m);
+// kSignBytes[s]: byte j is 0xff where bit j of s is set.
+struct SignBytes {
+    uint64_t mask[256];
+    constexpr SignBytes() : mask() {
+        for (int s = 0; s < 256; ++s)
+            for (int j = 0; j < 8; ++j)
+                if ((s >> j) & 1) mask[s] |= 0xffull << (8 * j);
     }
+};
+inline constexpr SignBytes kSignBytes{};
+
+// offset + (sign ? -m : m) for the eight magnitudes m of `grid` (each at
+// most offset, so no lane borrows or carries), as eight bytes.
+static inline uint64_t signed_grid8(uint64_t grid, uint8_t signs, int offset) {
+    const uint64_t o = bytes_of(static_cast<uint64_t>(offset));
+    const uint64_t negative = kSignBytes.mask[signs];
+    return ((o + grid) & ~negative) | ((o - grid) & negative);
 }
 
 // The scale nibble of 16-element group k, stored one byte per 32.
 static inline int nibble_scale(const uint8_t* scales, int k) { return (scales[k / 2] >> (4 * (k % 2))) & 0x0f; }
+
+// Each codec gives group8_u(b, g): the eight weights of group g offset by
+// kOffset (u = q + kOffset, 0..2 kOffset) as the bytes of a uint64; the
+// signed q follow from it (codec_group8).
 
 struct IQ2_XXSCodec {
     using Block = BlockIQ2_XXS;
     static constexpr int kOffset = 43;  // the grid's largest magnitude
     static float d(const Block& b) { return fp16_to_fp32(b.d) * 0.125f; }
     static int scale16(const Block& b, int k) { return 2 * static_cast<int>(load_u32(b.qs + 4 * (k / 2) + 2) >> 28) + 1; }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static uint64_t group8_u(const Block& b, int g) {
         const uint32_t indices = load_u32(b.qs + 4 * (g / 4));
         const uint32_t signs = load_u32(b.qs + 4 * (g / 4) + 2);
         const int l = g % 4;
-        signed_grid8(kIq2xxsGrid[(indices >> (8 * l)) & 0xff], kIqSigns7[(signs >> (7 * l)) & 127], q);
+        return signed_grid8(kIq2xxsGrid[(indices >> (8 * l)) & 0xff], kIqSigns7[(signs >> (7 * l)) & 127], kOffset);
     }
 };
 
@@ -155,8 +170,8 @@ struct IQ2_XSCodec {
     static constexpr int kOffset = 43;
     static float d(const Block& b) { return fp16_to_fp32(b.d) * 0.125f; }
     static int scale16(const Block& b, int k) { return 2 * nibble_scale(b.scales, k) + 1; }
-    static void group8(const Block& b, int g, int8_t* q) {
-        signed_grid8(kIq2xsGrid[b.qs[g] & 511], kIqSigns7[b.qs[g] >> 9], q);
+    static uint64_t group8_u(const Block& b, int g) {
+        return signed_grid8(kIq2xsGrid[b.qs[g] & 511], kIqSigns7[b.qs[g] >> 9], kOffset);
     }
 };
 
@@ -165,9 +180,9 @@ struct IQ2_SCodec {
     static constexpr int kOffset = 43;
     static float d(const Block& b) { return fp16_to_fp32(b.d) * 0.125f; }
     static int scale16(const Block& b, int k) { return 2 * nibble_scale(b.scales, k) + 1; }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static uint64_t group8_u(const Block& b, int g) {
         const int high = (b.qh[g / 4] >> (2 * (g % 4))) & 3;
-        signed_grid8(kIq2sGrid[b.qs[g] | (high << 8)], b.qs[kQKK / 8 + g], q);
+        return signed_grid8(kIq2sGrid[b.qs[g] | (high << 8)], b.qs[kQKK / 8 + g], kOffset);
     }
 };
 
@@ -183,9 +198,10 @@ struct IQ3_XXSCodec {
     static int scale16(const Block& b, int k) {
         return 2 * static_cast<int>(load_u32(b.qs + kQKK / 4 + 4 * (k / 2)) >> 28) + 1;
     }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static uint64_t group8_u(const Block& b, int g) {
         const uint32_t signs = load_u32(b.qs + kQKK / 4 + 4 * (g / 4));
-        signed_grid8(grid4_pair(kIq3xxsGrid, b.qs[2 * g], b.qs[2 * g + 1]), kIqSigns7[(signs >> (7 * (g % 4))) & 127], q);
+        return signed_grid8(grid4_pair(kIq3xxsGrid, b.qs[2 * g], b.qs[2 * g + 1]),
+                            kIqSigns7[(signs >> (7 * (g % 4))) & 127], kOffset);
     }
 };
 
@@ -194,17 +210,20 @@ struct IQ3_SCodec {
     static constexpr int kOffset = 15;
     static float d(const Block& b) { return fp16_to_fp32(b.d); }
     static int scale16(const Block& b, int k) { return 2 * nibble_scale(b.scales, k / 2) + 1; }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static uint64_t group8_u(const Block& b, int g) {
         const int high = b.qh[g / 4] >> (2 * (g % 4));  // bit 0: the first index's ninth bit, bit 1: the second's
-        signed_grid8(grid4_pair(kIq3sGrid, b.qs[2 * g] | ((high & 1) << 8), b.qs[2 * g + 1] | ((high & 2) << 7)),
-                     b.signs[g], q);
+        return signed_grid8(grid4_pair(kIq3sGrid, b.qs[2 * g] | ((high & 1) << 8), b.qs[2 * g + 1] | ((high & 2) << 7)),
+                            b.signs[g], kOffset);
     }
 };
 
-// IQ1: q = 8 * grid + (delta > 0 ? 1 : -1), d carrying the 1/8.
-static inline void iq1_group8(uint64_t grid, bool negative_delta, int8_t* q) {
-    for (int j = 0; j < 8; ++j)
-        q[j] = static_cast<int8_t>(8 * static_cast<int8_t>(grid_byte(grid, j)) + (negative_delta ? -1 : 1));
+// IQ1: q = 8 * grid + (delta > 0 ? 1 : -1) with grid bytes -1, 0, 1 and d
+// carrying the 1/8, so u = q + 9 = 8 * (grid + 1) + (0 or 2). grid + 1 per
+// byte without carries: the low seven bits added, the top bit xored back.
+static inline uint64_t iq1_group8_u(uint64_t grid, bool negative_delta) {
+    const uint64_t low7 = bytes_of(0x7f), ones = bytes_of(1);
+    const uint64_t plus1 = ((grid & low7) + ones) ^ (grid & ~low7);
+    return (plus1 << 3) + (negative_delta ? 0 : bytes_of(2));
 }
 
 struct IQ1_SCodec {
@@ -212,32 +231,30 @@ struct IQ1_SCodec {
     static constexpr int kOffset = 9;
     static float d(const Block& b) { return fp16_to_fp32(b.d) * 0.125f; }
     static int scale16(const Block& b, int k) { return 2 * ((b.qh[k / 2] >> 12) & 7) + 1; }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static uint64_t group8_u(const Block& b, int g) {
         const uint16_t h = b.qh[g / 4];
-        iq1_group8(kIq1sGrid[b.qs[g] | (((h >> (3 * (g % 4))) & 7) << 8)], (h & 0x8000) != 0, q);
+        return iq1_group8_u(kIq1sGrid[b.qs[g] | (((h >> (3 * (g % 4))) & 7) << 8)], (h & 0x8000) != 0);
     }
 };
 
 struct IQ1_MCodec {
     using Block = BlockIQ1_M;
     static constexpr int kOffset = 9;
-    static void scale_words(const Block& b, uint16_t* sc) { std::memcpy(sc, b.scales, sizeof b.scales); }
+    static uint16_t scale_word(const Block& b, int i) {
+        uint16_t w;
+        std::memcpy(&w, b.scales + 2 * i, sizeof w);
+        return w;
+    }
     static float d(const Block& b) {
-        uint16_t sc[4];
-        scale_words(b, sc);
-        const uint16_t half = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) |
-                                                    (sc[3] & 0xf000));
+        const auto half = static_cast<uint16_t>((scale_word(b, 0) >> 12) | ((scale_word(b, 1) >> 8) & 0x00f0) |
+                                                ((scale_word(b, 2) >> 4) & 0x0f00) | (scale_word(b, 3) & 0xf000));
         return fp16_to_fp32(half) * 0.125f;
     }
-    static int scale16(const Block& b, int k) {
-        uint16_t sc[4];
-        scale_words(b, sc);
-        return 2 * ((sc[k / 4] >> (3 * (k % 4))) & 7) + 1;
-    }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static int scale16(const Block& b, int k) { return 2 * ((scale_word(b, k / 4) >> (3 * (k % 4))) & 7) + 1; }
+    static uint64_t group8_u(const Block& b, int g) {
         const int h = b.qh[g / 2];  // groups 2i and 2i + 1 share qh[i]: low and high nibble
         const int nib = g % 2 ? h >> 4 : h & 0x0f;
-        iq1_group8(kIq1sGrid[b.qs[g] | ((nib & 7) << 8)], (nib & 8) != 0, q);
+        return iq1_group8_u(kIq1sGrid[b.qs[g] | ((nib & 7) << 8)], (nib & 8) != 0);
     }
 };
 
@@ -246,37 +263,46 @@ struct TQ1_0Codec {
     static constexpr int kOffset = 1;
     static float d(const Block& b) { return fp16_to_fp32(b.d); }
     static int scale16(const Block&, int) { return 1; }
-    // Digit n of a byte is the top base-3 digit of byte * 3^n mod 256,
-    // read as (x * 3) >> 8.
-    static int digit(uint8_t byte, int n) {
+    // Digit n (0..4) of a byte is the top base-3 digit of byte * 3^n mod
+    // 256, read as (x * 3) >> 8.
+    static uint64_t digit(uint8_t byte, int n) {
         static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
         const auto shifted = static_cast<uint8_t>(byte * kPow3[n]);
-        return (shifted * 3) >> 8;
+        return static_cast<uint64_t>((shifted * 3) >> 8);
     }
-    // Elements 0..159: digit e / 32 of qs[e % 32]; 160..239: digit
-    // (e - 160) / 16 of qs[32 + e % 16]; 240..255: digit (e - 240) / 4 of
-    // qh[e % 4].
-    static int value(const Block& b, int e) {
-        if (e < 160) return digit(b.qs[e % 32], e / 32) - 1;
-        if (e < 240) return digit(b.qs[32 + e % 16], (e - 160) / 16) - 1;
-        return digit(b.qh[e % 4], (e - 240) / 4) - 1;
+    // u (the digit) of element e. Elements 0..159: digit e / 32 of
+    // qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16];
+    // 240..255: digit (e - 240) / 4 of qh[e % 4].
+    static uint64_t value_u(const Block& b, int e) {
+        if (e < 160) return digit(b.qs[e % 32], e / 32);
+        if (e < 240) return digit(b.qs[32 + e % 16], (e - 160) / 16);
+        return digit(b.qh[e % 4], (e - 240) / 4);
     }
-    static void group8(const Block& b, int g, int8_t* q) {
-        for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(value(b, 8 * g + j));
+    static uint64_t group8_u(const Block& b, int g) {
+        uint64_t u = 0;
+        for (int j = 0; j < 8; ++j) u |= value_u(b, 8 * g + j) << (8 * j);
+        return u;
     }
 };
 
 struct TQ2_0Codec {
     using Block = BlockTQ2_0;
-    static constexpr int kOffset = 1;
+    static constexpr int kOffset = 1;  // u is the stored 2-bit value
     static float d(const Block& b) { return fp16_to_fp32(b.d); }
     static int scale16(const Block&, int) { return 1; }
-    static void group8(const Block& b, int g, int8_t* q) {
+    static uint64_t group8_u(const Block& b, int g) {
         const int e = 8 * g;  // element 128h + 32k + l is bits 2k of qs[32h + l]
-        const uint8_t* bytes = b.qs + 32 * (e / 128) + e % 32;
-        const int shift = 2 * ((e % 128) / 32);
-        for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(((bytes[j] >> shift) & 3) - 1);
+        uint64_t bytes;
+        std::memcpy(&bytes, b.qs + 32 * (e / 128) + e % 32, sizeof bytes);
+        return (bytes >> (2 * ((e % 128) / 32))) & bytes_of(3);
     }
 };
+
+// The signed weights q of group g.
+template <class Codec>
+static inline void codec_group8(const typename Codec::Block& b, int g, int8_t* q) {
+    const uint64_t u = Codec::group8_u(b, g);
+    for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(static_cast<int>((u >> (8 * j)) & 0xff) - Codec::kOffset);
+}
 
 }  // namespace vllm::kernels

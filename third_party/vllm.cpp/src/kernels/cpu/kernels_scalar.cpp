@@ -235,8 +235,8 @@ float dot_codec(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
         int isum = 0;
         for (int k = 0; k < 16; ++k) {
             int8_t q[16];
-            Codec::group8(b[i], 2 * k, q);
-            Codec::group8(b[i], 2 * k + 1, q + 8);
+            codec_group8<Codec>(b[i], 2 * k, q);
+            codec_group8<Codec>(b[i], 2 * k + 1, q + 8);
             int s = 0;
             for (int l = 0; l < 16; ++l) s += q[l] * xq[16 * k + l];
             isum += Codec::scale16(b[i], k) * s;

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/simd_formats.h"
+#include "kernels/cpu/simd_formats_iq.h"
 #include "kernels/cpu/simd_gemm.h"
 #include "kernels/cpu/simd_interleaved.h"
 #include "kernels/cpu/simd_quantize.h"
@@ -61,6 +62,16 @@ IsaKernels make_isa_kernels() {
     k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
     k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
     k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
+    k.gemm[kSlotIQ2_XXS] = Gemm<V, CodecFormat<V, IQ2_XXSCodec>>::run;
+    k.gemm[kSlotIQ2_XS] = Gemm<V, CodecFormat<V, IQ2_XSCodec>>::run;
+    k.gemm[kSlotIQ2_S] = Gemm<V, CodecFormat<V, IQ2_SCodec>>::run;
+    k.gemm[kSlotIQ3_XXS] = Gemm<V, CodecFormat<V, IQ3_XXSCodec>>::run;
+    k.gemm[kSlotIQ3_S] = Gemm<V, CodecFormat<V, IQ3_SCodec>>::run;
+    k.gemm[kSlotIQ1_S] = Gemm<V, CodecFormat<V, IQ1_SCodec>>::run;
+    k.gemm[kSlotIQ1_M] = Gemm<V, CodecFormat<V, IQ1_MCodec>>::run;
+    k.gemm[kSlotTQ1_0] = Gemm<V, CodecFormat<V, TQ1_0Codec>>::run;
+    k.gemm[kSlotTQ2_0] = Gemm<V, CodecFormat<V, TQ2_0Codec>>::run;
+    k.gemm[kSlotMXFP4] = Gemm<V, MXFP4Format<V>>::run;
     if constexpr (V::kInterleavedTokens > 0) {
         k.gemm_interleaved[kSlotQ4_0] = gemm_interleaved<V, InterleavedQ4_0<V>>;
         k.gemm_interleaved[kSlotQ4_1] = gemm_interleaved<V, InterleavedQ4_1<V>>;
