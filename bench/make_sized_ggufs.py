@@ -55,7 +55,7 @@ Both vllm-cpp and llama.cpp load these files and generate from them (the
 F16 by vllm-cpp and llama.cpp's quantizer; the quantized ones by both, in
 bench_sizes.py); neither needed any metadata beyond the above.
 
-Usage:  python bench/make_sized_ggufs.py [--shapes llama-3.2-1b,...] [--types q4_k_m,q8_0] [--dir DIR]
+Usage:  python bench/make_sized_ggufs.py [--shapes llama-3.2-1b,...] [--types q4_k_m,q8_0] [--layers N] [--drop-f16] [--dir DIR]
 Needs:  pip install gguf numpy llama-cpp-python
 """
 
