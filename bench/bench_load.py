@@ -7,7 +7,12 @@ each engine's fastest, median and slowest load per file, and the ratio of
 the fastest loads (vllm-cpp / llama.cpp; below 1 is faster).
 
     python bench/bench_load.py FILE.gguf [FILE.gguf ...] [--rounds 5] [--threads 2]
-        [--llama-python /path/to/python-with-llama_cpp]
+        [--llama-python /path/to/python-with-llama_cpp] [--baseline-python /path/to/other-build's-python]
+
+--baseline-python adds a third engine to the alternation: vllm-cpp as that
+Python imports it (another build: before and after a change, same run).
+Children run from a temporary folder, so each Python imports its own
+installed vllm_cpp, not a checkout's.
 """
 import argparse
 import json
@@ -15,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 CHILD = {
     "vllm-cpp": (
@@ -39,7 +45,9 @@ CHILD = {
 
 def load_once(python, engine, path, threads):
     env = dict(os.environ, VLLM_CPP_NUM_THREADS=str(threads))
-    out = subprocess.run([python, "-c", CHILD[engine], path], env=env, capture_output=True, text=True, check=True)
+    with tempfile.TemporaryDirectory() as neutral:
+        out = subprocess.run([python, "-c", CHILD[engine.split(" ")[0]], path], env=env, capture_output=True, text=True,
+                             check=True, cwd=neutral)
     seconds, rss = out.stdout.split()[-2:]
     return float(seconds), float(rss)
 
@@ -50,17 +58,21 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--llama-python", default=sys.executable, help="a Python that imports llama_cpp")
+    parser.add_argument("--baseline-python", help="a Python whose vllm_cpp is another build, timed alongside")
     args = parser.parse_args()
     pythons = {"vllm-cpp": sys.executable, "llama.cpp": args.llama_python}
+    if args.baseline_python:
+        pythons["vllm-cpp (baseline)"] = args.baseline_python
     results = {}
     for path in args.files:
         with open(path, "rb") as f:  # the page cache warm for both engines
             while f.read(1 << 24):
                 pass
-        times = {engine: [] for engine in CHILD}
-        rss = {engine: 0.0 for engine in CHILD}
+        path = os.path.abspath(path)
+        times = {engine: [] for engine in pythons}
+        rss = {engine: 0.0 for engine in pythons}
         for _ in range(args.rounds):
-            for engine in CHILD:
+            for engine in pythons:
                 seconds, peak = load_once(pythons[engine], engine, path, args.threads)
                 times[engine].append(seconds)
                 rss[engine] = max(rss[engine], peak)
