@@ -3,8 +3,8 @@
 Each load runs in a child process of its own, the two engines alternating
 round by round (a burst of load on a shared machine hits both alike), with
 the file's pages warm in the page cache (one untimed read first). Reports
-each engine's fastest, median and slowest load per file, and the ratio of
-the fastest loads (vllm-cpp / llama.cpp; below 1 is faster).
+each engine's fastest, median and slowest load per file (and the least
+CPU time a load took), and the ratio of the fastest loads (vllm-cpp / llama.cpp; below 1 is faster).
 
     python bench/bench_load.py FILE.gguf [FILE.gguf ...] [--rounds 5] [--threads 2]
         [--llama-python /path/to/python-with-llama_cpp] [--baseline-python /path/to/other-build's-python]
@@ -22,22 +22,25 @@ import subprocess
 import sys
 import tempfile
 
+# The load's CPU seconds (user + system, all threads): on a busy machine
+# wall time waits for cores, CPU time much less so.
+CPU = "def cpu():\n    r = resource.getrusage(resource.RUSAGE_SELF)\n    return r.ru_utime + r.ru_stime\n"
 CHILD = {
     "vllm-cpp": (
-        "import sys, time, resource\n"
+        "import sys, time, resource\n" + CPU +
         "from vllm_cpp import Engine, Toggle\n"
-        "start = time.perf_counter()\n"
+        "cpu0, start = cpu(), time.perf_counter()\n"
         "engine = Engine.load(sys.argv[1], max_model_len=1024, prefix_caching=Toggle.OFF)\n"
-        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, cpu() - cpu0)\n"
         "engine.close()\n"
     ),
     "llama.cpp": (
-        "import os, sys, time, resource\n"
+        "import os, sys, time, resource\n" + CPU +
         "from llama_cpp import Llama\n"
-        "start = time.perf_counter()\n"
+        "cpu0, start = cpu(), time.perf_counter()\n"
         "llm = Llama(model_path=sys.argv[1], n_ctx=1024, n_batch=512, n_threads=int(os.environ['VLLM_CPP_NUM_THREADS']),"
         " verbose=False)\n"
-        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+        "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, cpu() - cpu0)\n"
         "llm.close()\n"
     ),
 }
@@ -48,8 +51,8 @@ def load_once(python, engine, path, threads):
     with tempfile.TemporaryDirectory() as neutral:
         out = subprocess.run([python, "-c", CHILD[engine.split(" ")[0]], path], env=env, capture_output=True, text=True,
                              check=True, cwd=neutral)
-    seconds, rss = out.stdout.split()[-2:]
-    return float(seconds), float(rss)
+    seconds, rss, cpu = out.stdout.split()[-3:]
+    return float(seconds), float(rss), float(cpu)
 
 
 def main():
@@ -70,17 +73,21 @@ def main():
                 pass
         path = os.path.abspath(path)
         times = {engine: [] for engine in pythons}
+        cpu = {engine: [] for engine in pythons}
         rss = {engine: 0.0 for engine in pythons}
         for _ in range(args.rounds):
             for engine in pythons:
-                seconds, peak = load_once(pythons[engine], engine, path, args.threads)
+                seconds, peak, cpu_s = load_once(pythons[engine], engine, path, args.threads)
                 times[engine].append(seconds)
+                cpu[engine].append(cpu_s)
                 rss[engine] = max(rss[engine], peak)
         name = os.path.basename(path)
         results[name] = {engine: {"min_s": min(t), "median_s": statistics.median(t), "max_s": max(t),
-                                  "peak_rss_mib": rss[engine]} for engine, t in times.items()}
+                                  "cpu_s_min": min(cpu[engine]), "cpu_s_median": statistics.median(cpu[engine]),
+                                  "all_s": t, "peak_rss_mib": rss[engine]} for engine, t in times.items()}
         results[name]["ratio_min"] = min(times["vllm-cpp"]) / min(times["llama.cpp"])
-        row = "  ".join(f"{e} {min(t):.2f}/{statistics.median(t):.2f}/{max(t):.2f} s" for e, t in times.items())
+        row = "  ".join(f"{e} {min(t):.2f}/{statistics.median(t):.2f}/{max(t):.2f} s (CPU {min(cpu[e]):.2f} s)"
+                        for e, t in times.items())
         print(f"{name}: {row}  ratio {results[name]['ratio_min']:.2f}", flush=True)
     print(json.dumps(results))
 
