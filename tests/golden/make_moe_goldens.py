@@ -1,0 +1,296 @@
+"""Regenerate the mixture-of-experts goldens under tests/golden/tiny_moe/.
+
+What this script does, per case of ``CASES``
+--------------------------------------------
+1. Builds a tiny model with transformers from a config (torch seed 0,
+   float32, ``attn_implementation="eager"``; 2 layers, hidden size 64, 8
+   experts of width 32, 2 routed per token) and overwrites every weight with
+   seeded normal values (``_randomize``: the dense goldens' scales, plus
+   expert banks scaled by their own fan-in, biases and attention sinks),
+   every value rounded to float16.
+2. Saves it as a Hugging Face directory: ``save_pretrained`` of the model cast
+   to float16 (exact: the values are float16 already), which writes the
+   experts one tensor per expert as the published checkpoints do (transformers
+   5 fuses them in memory only), with the tiny byte-level BPE vocabulary of
+   tests/support/tiny_models.py as tokenizer.json. That directory is committed
+   as ``tiny_moe/<case>.hf/``.
+3. Converts that directory to ``tiny_moe/<case>.gguf`` with **llama.cpp's own
+   converter** (``convert_hf_to_gguf.py --outtype f16`` from the llama.cpp tree
+   in the llama-cpp-python sdist, run with that tree's gguf-py). The converter
+   names the BPE pre-tokenizer by hashing the tokenization of a test string;
+   the tiny vocabulary is no published tokenizer, so its hash is in no table
+   and the converter raises NotImplementedError. ``_CONVERT`` therefore runs
+   the converter's own ``main()`` with one change: ``get_vocab_base_pre``
+   returns "default" (GPT-2's byte-level split, which is what the tiny
+   tokenizer.json does). Every tensor and every other metadata key is the
+   converter's. The goldens do not depend on the tokenizer (prompts are ids).
+4. For gpt-oss also quantizes that GGUF with llama.cpp's quantizer to
+   MXFP4_MOE (tests/support/llama_quantize.py): experts in MXFP4, the other
+   matrices in Q8_0 -> ``tiny_moe/gpt-oss-mxfp4.gguf``.
+5. Records, per case: 3 seeded prompts of random ids (12, 20, 30 ids);
+   transformers' 32 greedy ids and top-1 minus top-2 gaps (a full forward per
+   step: make_arch_goldens._greedy); transformers' float32 logits for every
+   position of prompt 0 + its greedy ids; llama.cpp's greedy ids and gaps on
+   the GGUF (llama-cpp-python, prompt in one batch then one id at a time,
+   argmax: make_gemma3_golden.greedy), and on the MXFP4 GGUF for gpt-oss.
+
+Files per case (``tiny_moe/``): ``<case>.gguf``, ``<case>.config.json`` (the
+config.json transformers saved, as saved), ``<case>.hf/`` (config.json,
+model.safetensors in float16, tokenizer.json, tokenizer_config.json,
+generation_config.json), ``<case>.json`` and ``<case>_logits.npy``; gpt-oss
+also ``gpt-oss-mxfp4.gguf``. tests/golden/README.md lists the JSON keys.
+
+What each case exercises (transformers' behaviour is the reference):
+
+* qwen3moe: softmax router, top-2, norm_topk_prob true (the two weights
+  renormalised to sum 1), q/k RMS norms per head, head_dim 32 (4 x 32 != 64).
+* qwen2moe: softmax router without renormalisation, a shared expert (width
+  64) added through its sigmoid gate, q/k/v biases.
+* mixtral: softmax router, top-2 renormalised (Mixtral always does), sliding
+  window none, head_dim 32.
+* olmoe: softmax router, no renormalisation, q/k RMS norms over the whole
+  q (64) and k (32) projections, not per head.
+* granitemoe: softmax over the top-2 router logits, embedding multiplier 4,
+  residual multiplier 0.5, attention multiplier 0.3 (in place of
+  1/sqrt(head_dim)), logits divided by logits_scaling 2.
+* gpt-oss: attention sinks, layers alternating sliding window 8 / full,
+  biases on q/k/v/o, the router and the experts, the router's softmax over
+  its top-2 logits, the clamped SwiGLU (limit 7, alpha 1.702: expert gate/up
+  weights are scaled up so that the clamp bites), YaRN (factor 4 over an
+  original context of 64, truncate false as in the published config).
+
+How to regenerate
+-----------------
+From the repository root, with the reference venv (torch CPU, transformers,
+safetensors, numpy, gguf, llama-cpp-python and its sdist's llama.cpp tree)::
+
+    python tests/golden/make_moe_goldens.py [--only CASE ...] [--llama-cpp DIR]
+
+``--llama-cpp`` (or ``$LLAMA_CPP_DIR``) is the llama.cpp source tree holding
+convert_hf_to_gguf.py; by default the sdist's ``vendor/llama.cpp`` beside the
+Python running this. A few seconds per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "support"))
+sys.path.insert(0, str(HERE))
+import greedy_rule  # noqa: E402
+import hf_convert  # noqa: E402
+import make_arch_goldens  # noqa: E402
+import make_gemma3_golden  # noqa: E402
+
+OUT = HERE / "tiny_moe"
+N_NEW = make_arch_goldens.N_NEW
+TOKENIZER = make_arch_goldens._TOKENIZER
+
+BASE = dict(vocab_size=make_arch_goldens.VOCAB, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+            max_position_embeddings=256, rms_norm_eps=1e-6, bos_token_id=TOKENIZER["bos_id"],
+            eos_token_id=TOKENIZER["eos_id"], pad_token_id=None, num_hidden_layers=2)
+EXPERTS = dict(num_experts_per_tok=2)
+WINDOW = 8
+
+#: case -> (transformers config class, its arguments, options); options:
+#: ``expert_in_axis`` (the axis of a fused expert bank that is the input
+#: dimension in transformers' in-memory layout), ``expert_scale`` (extra
+#: factor on the gate/up banks), ``mxfp4`` (also quantize to MXFP4_MOE).
+CASES = {
+    "qwen3moe": ("Qwen3MoeConfig", dict(BASE, **EXPERTS, head_dim=32, num_experts=8, moe_intermediate_size=32,
+                                        norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]), {}),
+    "qwen2moe": ("Qwen2MoeConfig", dict(BASE, **EXPERTS, num_experts=8, moe_intermediate_size=32,
+                                        shared_expert_intermediate_size=64, norm_topk_prob=False,
+                                        decoder_sparse_step=1, mlp_only_layers=[], qkv_bias=True), {}),
+    "mixtral": ("MixtralConfig", dict(BASE, **EXPERTS, head_dim=32, num_local_experts=8, intermediate_size=32,
+                                      sliding_window=None), {}),
+    "olmoe": ("OlmoeConfig", dict(BASE, **EXPERTS, num_experts=8, intermediate_size=32, norm_topk_prob=False), {}),
+    "granitemoe": ("GraniteMoeConfig", dict(BASE, **EXPERTS, num_local_experts=8, intermediate_size=32,
+                                            embedding_multiplier=4.0, residual_multiplier=0.5,
+                                            attention_multiplier=0.3, logits_scaling=2.0), {}),
+    "gpt-oss": ("GptOssConfig", dict(BASE, **EXPERTS, head_dim=32, num_local_experts=8, intermediate_size=32,
+                                     sliding_window=WINDOW, layer_types=["sliding_attention", "full_attention"],
+                                     rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=150000.0,
+                                                          original_max_position_embeddings=64, beta_fast=32.0,
+                                                          beta_slow=1.0, truncate=False)),
+                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True)),
+}
+
+
+def llama_cpp_dir(explicit=None) -> pathlib.Path:
+    """The llama.cpp source tree with convert_hf_to_gguf.py."""
+    if explicit or os.environ.get("LLAMA_CPP_DIR"):
+        return pathlib.Path(explicit or os.environ["LLAMA_CPP_DIR"])
+    return pathlib.Path(sys.prefix) / "llama_cpp_python-0.3.36" / "vendor" / "llama.cpp"
+
+
+# The converter's main() with one change: the tiny vocabulary's pre-tokenizer
+# hash is in no table, so it is named "default" (see the module docstring).
+_CONVERT = """
+import sys
+sys.argv = ["convert_hf_to_gguf.py"] + sys.argv[1:]
+import convert_hf_to_gguf
+from conversion.base import TextModel
+TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
+convert_hf_to_gguf.main()
+"""
+
+
+def convert(hf_dir, out, llama_cpp, outtype="f16"):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(llama_cpp / "gguf-py"), str(llama_cpp)]))
+    subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype],
+                   check=True, env=env, cwd=llama_cpp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _randomize(model, seed, expert_in_axis=-1, expert_scale=1.0):
+    """make_arch_goldens._randomize's scales for the dense parts; expert banks
+    (3-d) by their own fan-in; biases (1-d, or 2-d per expert) std 0.1 around
+    their initial value (norm weights are biases of 1 here); sinks std 1."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("sinks"):
+                p.copy_(torch.randn(p.shape, generator=g))
+            elif p.ndim == 1 or name.endswith("_bias"):
+                p.add_(torch.randn(p.shape, generator=g) * 0.1)
+            elif "embed_tokens" in name:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+            elif p.ndim == 3:
+                fan_in = p.shape[expert_in_axis]
+                scale = expert_scale if "gate_up" in name or "input_linear" in name else 1.0
+                p.copy_(torch.randn(p.shape, generator=g) * scale / np.sqrt(fan_in))
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) / np.sqrt(p.shape[1]))
+            p.copy_(p.half().float())
+
+
+def _save_hf(model, directory):
+    """The model as a float16 Hugging Face directory with the tiny tokenizer."""
+    import copy
+
+    import torch
+
+    copy.deepcopy(model).to(torch.float16).save_pretrained(directory, safe_serialization=True)
+    doc = hf_convert.tokenizer_json(TOKENIZER["tokens"], TOKENIZER["types"], TOKENIZER["merges"], "default")
+    (directory / "tokenizer.json").write_text(json.dumps(doc))
+    (directory / "tokenizer_config.json").write_text(json.dumps(
+        dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", add_bos_token=False)))
+
+
+def _check_reload(hf_dir, ids, logits):
+    """The committed directory, loaded back by transformers in float32, gives
+    the logits recorded (so it holds exactly the model that ran)."""
+    import torch
+    import transformers
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32,
+                                                              attn_implementation="eager").eval()
+    with torch.no_grad():
+        again = model(torch.tensor([ids])).logits[0].numpy()
+    err = float(np.abs(again - logits).max())
+    if err > 1e-5:
+        raise AssertionError(f"{hf_dir}: reloaded logits differ by {err}")
+
+
+def _llama_cpp_greedy(gguf_path, prompts):
+    import llama_cpp
+
+    llm = llama_cpp.Llama(str(gguf_path), n_ctx=256, n_batch=256, n_threads=2, logits_all=True, verbose=False)
+    out = [make_gemma3_golden.greedy(llm, p, N_NEW) for p in prompts]
+    llm.close()
+    return out
+
+
+def _versus(records, ids_key, gaps_key="ref_gaps"):
+    """Where llama.cpp's greedy ids first differ from transformers', and the
+    transformers gap there (None: identical)."""
+    out = []
+    for r in records:
+        diff = greedy_rule.first_difference(r[ids_key], r["ref_ids"])
+        out.append(None if diff is None else dict(step=diff, ref_gap=r[gaps_key][diff]))
+    return out
+
+
+def make_case(case, llama_cpp, seed=0):
+    import llama_cpp as llama_cpp_module
+    import torch
+    import transformers
+
+    import llama_quantize
+
+    config_class, kwargs, options = CASES[case]
+    torch.manual_seed(seed)
+    config = getattr(transformers, config_class)(**kwargs)
+    config._attn_implementation = "eager"
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    _randomize(model, seed, options.get("expert_in_axis", -1), options.get("expert_scale", 1.0))
+
+    rng = np.random.default_rng(seed)
+    eot = TOKENIZER["eos_id"]
+    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
+    hf_dir = OUT / f"{case}.hf"
+    shutil.rmtree(hf_dir, ignore_errors=True)
+    hf_dir.mkdir(parents=True)
+    _save_hf(model, hf_dir)
+    shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
+    gguf_path = OUT / f"{case}.gguf"
+    convert(hf_dir, gguf_path, llama_cpp)
+
+    records = []
+    for prompt in prompts:
+        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
+        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    with torch.no_grad():
+        forced = prompts[0] + records[0]["ref_ids"]
+        logits = model(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
+    np.save(OUT / f"{case}_logits.npy", logits)
+    _check_reload(hf_dir, forced, logits)
+
+    for r, (ids, gaps) in zip(records, _llama_cpp_greedy(gguf_path, prompts)):
+        r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
+    extra = {}
+    if options.get("mxfp4"):
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["VLLM_CPP_TEST_CACHE"] = cache  # never a stale cached quantization
+            made = llama_quantize.quantized(gguf_path, "MXFP4_MOE")
+            shutil.copy(made, OUT / f"{case}-mxfp4.gguf")
+        for r, (ids, gaps) in zip(records, _llama_cpp_greedy(OUT / f"{case}-mxfp4.gguf", prompts)):
+            r.update(llama_cpp_mxfp4_ids=ids, llama_cpp_mxfp4_gaps=gaps)
+        extra["mxfp4_gguf"] = f"{case}-mxfp4.gguf"
+
+    out = dict(case=case, config_class=config_class, config=kwargs, architecture=config.architectures[0]
+               if config.architectures else type(model).__name__, transformers=transformers.__version__,
+               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16", **extra,
+               prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
+    out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
+    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
+    print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
+          f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
+          f"{out['llama_cpp_vs_ref']}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
+    ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
+    args = ap.parse_args()
+    llama_cpp = llama_cpp_dir(args.llama_cpp)
+    OUT.mkdir(exist_ok=True)
+    for case in args.only or CASES:
+        make_case(case, llama_cpp)
+
+
+if __name__ == "__main__":
+    main()
