@@ -119,8 +119,8 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
         const std::string value = json::dump(*v);
         const bool unset = value == "0" || value == "false" || value == "[]";
         if (*accepted ? value != accepted : !unset)
-            fail(std::string("config.json '") + key + "' is " + value + ", which is not supported (the engine runs " +
-                 (*accepted ? std::string("only ") + accepted : std::string("it unset")) + ")");
+            fail(std::string("config.json '") + key + "' is " + value + ", which is not supported (only " +
+                 (*accepted ? accepted : "unset") + ")");
     }
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
