@@ -13,7 +13,7 @@ granitemoe (gpt-oss needs MXFP4 and its own blocks: refused by name until
 then).
 
 Both forms run through model_probe with the float32 KV cache, as
-test_arch_goldens.py: teacher-forced logits within FLOAT_MAX / FLOAT_MEAN of
+test_arch_goldens.py: teacher-forced logits within its FLOAT_MAX / FLOAT_MEAN of
 transformers' (the weights are the same float16 values on both sides), and
 greedy ids (prefill chunks 7 and 64) equal transformers' under the near-tie
 rule (greedy_rule.py). The GGUF form's greedy ids also equal llama.cpp's
@@ -40,13 +40,11 @@ from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (flo
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_arch_goldens import _rewritten  # noqa: E402
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
 
 TINY_MOE = GOLDEN_DIR / "tiny_moe"
 SUPPORTED = ("qwen3moe", "qwen2moe", "mixtral", "olmoe", "granitemoe")
 CASES = [c for c in SUPPORTED if (TINY_MOE / f"{c}.gguf").is_file()]
-FLOAT_MAX, FLOAT_MEAN = 1e-3, 1e-4
-LOGITS_CHUNK = 8
 GREEDY_CHUNKS = (7, 64)
 FORMS = {"gguf": lambda case: TINY_MOE / f"{case}.gguf", "hf": lambda case: TINY_MOE / f"{case}.hf"}
 
@@ -84,16 +82,8 @@ def test_tiny_moe_matches_transformers(probe, tmp_path, case, form, record_prope
     want = np.load(TINY_MOE / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
     first = golden["prompts"][0]
     ids = first["prompt_ids"] + first["ref_ids"]
-    out = tmp_path / "logits.bin"
-    subprocess.run([probe, str(model), "logits", str(out), str(LOGITS_CHUNK)], input=" ".join(map(str, ids)) + "\n",
-                   text=True, check=True, timeout=60, capture_output=True)
-    got = np.fromfile(out, dtype=np.float32).reshape(-1, want.shape[1])
-    assert got.shape == want.shape
-    err = np.abs(got - want)
-    record_property("max_error", float(err.max()))
-    print(f"\n{case} ({form}): max {err.max():.2e} mean {err.mean():.2e} logit std {want.std():.2f}")
-    assert err.max() <= FLOAT_MAX, f"max logit error {err.max():.3g} at row {np.unravel_index(err.argmax(), err.shape)}"
-    assert err.mean() <= FLOAT_MEAN, f"mean logit error {err.mean():.3g}"
+    got = _logits(probe, model, ids, tmp_path / "logits.bin", [])
+    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
     for chunk in GREEDY_CHUNKS:
         failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
                                    2 * float(err.max()) + 1e-4)
