@@ -11,6 +11,9 @@
 
 namespace vllm {
 
+// gate[i] = act(gate[i]) * up[i] for i in [0, n), in parallel.
+void gated_activation(FfnActivation activation, float* gate, const float* up, int64_t n, ThreadPool& pool);
+
 // x: [n_tokens][dim] in; out: [n_tokens][dim] (may alias x); gate and up:
 // [n_tokens][ffn_dim] scratch, ffn_dim = w_gate.rows. A layer's dense MLP,
 // a shared expert or one expert of a mixture (moe.h).

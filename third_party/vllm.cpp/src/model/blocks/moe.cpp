@@ -50,38 +50,43 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
 
 void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation, const float* x, int64_t n_tokens,
                         int k, const int32_t* picked, float* expert_out, MoeScratch& s, ThreadPool& pool) {
-    const int64_t n_experts = static_cast<int64_t>(experts.gate.size());
-    if (n_tokens <= 0) return;
+    const int64_t n_experts = static_cast<int64_t>(experts.gate.size()), slots = n_tokens * k;
+    if (slots <= 0) return;
     const int64_t dim = experts.gate[0].cols, ffn = experts.gate[0].rows;
-    // Bucket the slots by expert in one pass (a counting sort keeps each
-    // expert's slots in token order).
+    // Bucket the slots by expert (a counting sort: each expert's slots stay
+    // in token order) and gather their rows of x in that order.
     std::vector<int64_t> first(static_cast<size_t>(n_experts + 1), 0);
-    for (int64_t i = 0; i < n_tokens * k; ++i) {
+    for (int64_t i = 0; i < slots; ++i) {
         const int32_t e = picked[i];
         if (e < 0 || e >= n_experts) throw_runtime("internal error: a token was routed to a nonexistent expert");
         ++first[e + 1];
     }
     for (int64_t e = 0; e < n_experts; ++e) first[e + 1] += first[e];
-    grow(s.slots, n_tokens * k);
+    grow(s.slots, slots);
     {
         std::vector<int64_t> next(first.begin(), first.end() - 1);
-        for (int64_t i = 0; i < n_tokens * k; ++i) s.slots[next[picked[i]]++] = i;
+        for (int64_t i = 0; i < slots; ++i) s.slots[next[picked[i]]++] = i;
     }
+    grow(s.rows_in, slots * dim);
+    grow(s.rows_out, slots * dim);
+    grow(s.gate, slots * ffn);
+    grow(s.up, slots * ffn);
+    for (int64_t i = 0; i < slots; ++i) std::copy_n(x + s.slots[i] / k * dim, dim, s.rows_in.data() + i * dim);
+    // Each routed expert's gate and up, then its down, as one grouped matmul
+    // each; experts no token picked are not in the jobs and not read.
+    std::vector<kernels::GroupedMatmul> gate_up, down;
     for (int64_t e = 0; e < n_experts; ++e) {
-        const int64_t rows = first[e + 1] - first[e];
-        if (rows == 0) continue;  // not routed to: its weights are not read
-        const int64_t* slot = s.slots.data() + first[e];
-        grow(s.rows_in, rows * dim);
-        grow(s.rows_out, rows * dim);
-        grow(s.gate, rows * ffn);
-        grow(s.up, rows * ffn);
-        for (int64_t i = 0; i < rows; ++i)
-            std::copy_n(x + slot[i] / k * dim, dim, s.rows_in.data() + i * dim);
-        gated_mlp(experts.gate[e], experts.up[e], experts.down[e], activation, s.rows_in.data(), rows, s.gate.data(),
-                  s.up.data(), s.rows_out.data(), pool);
-        for (int64_t i = 0; i < rows; ++i)
-            std::copy_n(s.rows_out.data() + i * dim, dim, expert_out + slot[i] * dim);
+        const int64_t rows = first[e + 1] - first[e], at = first[e];
+        if (rows == 0) continue;
+        gate_up.push_back({&experts.gate[e], s.rows_in.data() + at * dim, rows, s.gate.data() + at * ffn});
+        gate_up.push_back({&experts.up[e], s.rows_in.data() + at * dim, rows, s.up.data() + at * ffn});
+        down.push_back({&experts.down[e], s.gate.data() + at * ffn, rows, s.rows_out.data() + at * dim});
     }
+    kernels::matmul_grouped(gate_up, pool);
+    gated_activation(activation, s.gate.data(), s.up.data(), slots * ffn, pool);
+    kernels::matmul_grouped(down, pool);
+    for (int64_t i = 0; i < slots; ++i)
+        std::copy_n(s.rows_out.data() + i * dim, dim, expert_out + s.slots[i] * dim);
 }
 
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
