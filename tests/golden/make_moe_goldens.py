@@ -129,7 +129,7 @@ CASES = {
                                      rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=150000.0,
                                                           original_max_position_embeddings=64, beta_fast=32.0,
                                                           beta_slow=1.0, truncate=False)),
-                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True)),
+                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True, truncated_yarn=True)),
 }
 
 
@@ -196,6 +196,28 @@ def _save_hf(model, directory):
     (directory / "tokenizer_config.json").write_text(json.dumps(
         dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", add_bos_token=False,
              tokenizer_class="PreTrainedTokenizerFast")))
+
+
+def _truncated_yarn_reference(model, prompts, records, forced):
+    """transformers on the same weights with YaRN's ``truncate`` true (the
+    correction range rounded to whole dimensions): what the GGUF says as
+    llama.cpp reads it, since GGUF has no key for truncate. Adds
+    ``truncated_ref_ids`` / ``truncated_ref_gaps`` to each record; returns
+    the logits for every position of ``forced``."""
+    import copy
+
+    import torch
+    import transformers
+
+    config = copy.deepcopy(model.config)
+    config.rope_parameters = dict(config.rope_parameters, truncate=True)
+    truncated = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    truncated.load_state_dict(model.state_dict())
+    for record in records:
+        ids, gaps = make_arch_goldens._greedy(truncated, record["prompt_ids"])
+        record.update(truncated_ref_ids=ids, truncated_ref_gaps=gaps)
+    with torch.no_grad():
+        return truncated(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
 
 
 def _check_reload(hf_dir, ids, logits):
@@ -276,14 +298,20 @@ def make_case(case, llama_cpp, seed=0):
     for r, (ids, gaps) in zip(records, greedy):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
     extra = dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()))
+    if options.get("truncated_yarn"):
+        truncated_logits = _truncated_yarn_reference(model, prompts, records, forced)
+        np.save(OUT / f"{case}_truncated_logits.npy", truncated_logits)
+        np.save(OUT / f"{case}_llama_cpp_logits.npy", llama_logits)
+        extra["llama_cpp_vs_truncated_logits_max_err"] = float(np.abs(llama_logits - truncated_logits).max())
     if options.get("mxfp4"):
         with tempfile.TemporaryDirectory() as cache:
             os.environ["VLLM_CPP_TEST_CACHE"] = cache  # never a stale cached quantization
             made = llama_quantize.quantized(gguf_path, "MXFP4_MOE")
             shutil.copy(made, OUT / f"{case}-mxfp4.gguf")
-        greedy, _ = _llama_cpp_run(OUT / f"{case}-mxfp4.gguf", prompts, forced)
+        greedy, mxfp4_logits = _llama_cpp_run(OUT / f"{case}-mxfp4.gguf", prompts, forced)
         for r, (ids, gaps) in zip(records, greedy):
             r.update(llama_cpp_mxfp4_ids=ids, llama_cpp_mxfp4_gaps=gaps)
+        np.save(OUT / f"{case}-mxfp4_llama_cpp_logits.npy", mxfp4_logits)
         extra["mxfp4_gguf"] = f"{case}-mxfp4.gguf"
 
     out = dict(case=case, config_class=config_class, config=kwargs, architecture=config.architectures[0]
@@ -291,6 +319,9 @@ def make_case(case, llama_cpp, seed=0):
                llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16", **extra,
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
+    if options.get("truncated_yarn"):
+        out["llama_cpp_vs_truncated_ref"] = _versus(
+            [dict(r, ref_ids=r["truncated_ref_ids"]) for r in records], "llama_cpp_ids", "truncated_ref_gaps")
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
