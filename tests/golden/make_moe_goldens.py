@@ -4,7 +4,7 @@ What this script does, per case of ``CASES``
 --------------------------------------------
 1. Builds a tiny model with transformers from a config (torch seed 0,
    float32, ``attn_implementation="eager"``; 2 layers, hidden size 64, 8
-   experts of width 32, 2 routed per token) and overwrites every weight with
+   or 4 experts of width 32, 2 routed per token) and overwrites every weight with
    seeded normal values (``_randomize``: the dense goldens' scales, plus
    expert banks scaled by their own fan-in, biases and attention sinks),
    every value rounded to float16.
@@ -102,6 +102,8 @@ BASE = dict(vocab_size=make_arch_goldens.VOCAB, hidden_size=64, num_attention_he
 EXPERTS = dict(num_experts_per_tok=2)
 WINDOW = 8
 
+#: qwen3moe and gpt-oss have 8 experts, the others 4 (so that the files
+#: stay near 4 MB in all).
 #: case -> (transformers config class, its arguments, options); options:
 #: ``expert_in_axis`` (the axis of a fused expert bank that is the input
 #: dimension in transformers' in-memory layout), ``expert_scale`` (extra
@@ -109,13 +111,17 @@ WINDOW = 8
 CASES = {
     "qwen3moe": ("Qwen3MoeConfig", dict(BASE, **EXPERTS, head_dim=32, num_experts=8, moe_intermediate_size=32,
                                         norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]), {}),
-    "qwen2moe": ("Qwen2MoeConfig", dict(BASE, **EXPERTS, num_experts=8, moe_intermediate_size=32,
+    "qwen2moe": ("Qwen2MoeConfig", dict(BASE, **EXPERTS, num_experts=4, moe_intermediate_size=32,
                                         shared_expert_intermediate_size=64, norm_topk_prob=False,
                                         decoder_sparse_step=1, mlp_only_layers=[], qkv_bias=True), {}),
-    "mixtral": ("MixtralConfig", dict(BASE, **EXPERTS, head_dim=32, num_local_experts=8, intermediate_size=32,
+    "mixtral": ("MixtralConfig", dict(BASE, **EXPERTS, head_dim=32, num_local_experts=4, intermediate_size=32,
                                       sliding_window=None), {}),
-    "olmoe": ("OlmoeConfig", dict(BASE, **EXPERTS, num_experts=8, intermediate_size=32, norm_topk_prob=False), {}),
-    "granitemoe": ("GraniteMoeConfig", dict(BASE, **EXPERTS, num_local_experts=8, intermediate_size=32,
+    # As OLMoE-1B-7B: no GQA (llama.cpp sizes attn_k_norm by the embedding,
+    # 64, where transformers sizes it by the k projection) and rms_norm_eps
+    # 1e-5 (llama.cpp's converter writes 1e-5 whatever the config says).
+    "olmoe": ("OlmoeConfig", dict(BASE, **EXPERTS, num_experts=4, intermediate_size=32, norm_topk_prob=False,
+                                  num_key_value_heads=4, rms_norm_eps=1e-5), {}),
+    "granitemoe": ("GraniteMoeConfig", dict(BASE, **EXPERTS, num_local_experts=4, intermediate_size=32,
                                             embedding_multiplier=4.0, residual_multiplier=0.5,
                                             attention_multiplier=0.3, logits_scaling=2.0), {}),
     "gpt-oss": ("GptOssConfig", dict(BASE, **EXPERTS, head_dim=32, num_local_experts=8, intermediate_size=32,
@@ -123,7 +129,7 @@ CASES = {
                                      rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=150000.0,
                                                           original_max_position_embeddings=64, beta_fast=32.0,
                                                           beta_slow=1.0, truncate=False)),
-                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True)),
+                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True, truncated_yarn=True)),
 }
 
 
@@ -148,8 +154,10 @@ convert_hf_to_gguf.main()
 
 def convert(hf_dir, out, llama_cpp, outtype="f16"):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(llama_cpp / "gguf-py"), str(llama_cpp)]))
-    subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype],
-                   check=True, env=env, cwd=llama_cpp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype],
+                          env=env, cwd=llama_cpp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"convert_hf_to_gguf.py failed on {hf_dir}:\n{done.stderr[-3000:]}")
 
 
 def _randomize(model, seed, expert_in_axis=-1, expert_scale=1.0):
@@ -186,7 +194,30 @@ def _save_hf(model, directory):
     doc = hf_convert.tokenizer_json(TOKENIZER["tokens"], TOKENIZER["types"], TOKENIZER["merges"], "default")
     (directory / "tokenizer.json").write_text(json.dumps(doc))
     (directory / "tokenizer_config.json").write_text(json.dumps(
-        dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", add_bos_token=False)))
+        dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", add_bos_token=False,
+             tokenizer_class="PreTrainedTokenizerFast")))
+
+
+def _truncated_yarn_reference(model, prompts, records, forced):
+    """transformers on the same weights with YaRN's ``truncate`` true (the
+    correction range rounded to whole dimensions): what the GGUF says as
+    llama.cpp reads it, since GGUF has no key for truncate. Adds
+    ``truncated_ref_ids`` / ``truncated_ref_gaps`` to each record; returns
+    the logits for every position of ``forced``."""
+    import copy
+
+    import torch
+    import transformers
+
+    config = copy.deepcopy(model.config)
+    config.rope_parameters = dict(config.rope_parameters, truncate=True)
+    truncated = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    truncated.load_state_dict(model.state_dict())
+    for record in records:
+        ids, gaps = make_arch_goldens._greedy(truncated, record["prompt_ids"])
+        record.update(truncated_ref_ids=ids, truncated_ref_gaps=gaps)
+    with torch.no_grad():
+        return truncated(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
 
 
 def _check_reload(hf_dir, ids, logits):
@@ -204,13 +235,18 @@ def _check_reload(hf_dir, ids, logits):
         raise AssertionError(f"{hf_dir}: reloaded logits differ by {err}")
 
 
-def _llama_cpp_greedy(gguf_path, prompts):
+def _llama_cpp_run(gguf_path, prompts, forced):
+    """llama.cpp's greedy (ids, gaps) per prompt, and its logits for every
+    position of ``forced`` in one batch."""
     import llama_cpp
 
     llm = llama_cpp.Llama(str(gguf_path), n_ctx=256, n_batch=256, n_threads=2, logits_all=True, verbose=False)
     out = [make_gemma3_golden.greedy(llm, p, N_NEW) for p in prompts]
+    llm.reset()
+    llm.eval(forced)
+    logits = np.array(llm.scores[:len(forced)], dtype=np.float32)
     llm.close()
-    return out
+    return out, logits
 
 
 def _versus(records, ids_key, gaps_key="ref_gaps"):
@@ -258,16 +294,24 @@ def make_case(case, llama_cpp, seed=0):
     np.save(OUT / f"{case}_logits.npy", logits)
     _check_reload(hf_dir, forced, logits)
 
-    for r, (ids, gaps) in zip(records, _llama_cpp_greedy(gguf_path, prompts)):
+    greedy, llama_logits = _llama_cpp_run(gguf_path, prompts, forced)
+    for r, (ids, gaps) in zip(records, greedy):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
-    extra = {}
+    extra = dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()))
+    if options.get("truncated_yarn"):
+        truncated_logits = _truncated_yarn_reference(model, prompts, records, forced)
+        np.save(OUT / f"{case}_truncated_logits.npy", truncated_logits)
+        np.save(OUT / f"{case}_llama_cpp_logits.npy", llama_logits)
+        extra["llama_cpp_vs_truncated_logits_max_err"] = float(np.abs(llama_logits - truncated_logits).max())
     if options.get("mxfp4"):
         with tempfile.TemporaryDirectory() as cache:
             os.environ["VLLM_CPP_TEST_CACHE"] = cache  # never a stale cached quantization
             made = llama_quantize.quantized(gguf_path, "MXFP4_MOE")
             shutil.copy(made, OUT / f"{case}-mxfp4.gguf")
-        for r, (ids, gaps) in zip(records, _llama_cpp_greedy(OUT / f"{case}-mxfp4.gguf", prompts)):
+        greedy, mxfp4_logits = _llama_cpp_run(OUT / f"{case}-mxfp4.gguf", prompts, forced)
+        for r, (ids, gaps) in zip(records, greedy):
             r.update(llama_cpp_mxfp4_ids=ids, llama_cpp_mxfp4_gaps=gaps)
+        np.save(OUT / f"{case}-mxfp4_llama_cpp_logits.npy", mxfp4_logits)
         extra["mxfp4_gguf"] = f"{case}-mxfp4.gguf"
 
     out = dict(case=case, config_class=config_class, config=kwargs, architecture=config.architectures[0]
@@ -275,10 +319,13 @@ def make_case(case, llama_cpp, seed=0):
                llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16", **extra,
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
+    if options.get("truncated_yarn"):
+        out["llama_cpp_vs_truncated_ref"] = _versus(
+            [dict(r, ref_ids=r["truncated_ref_ids"]) for r in records], "llama_cpp_ids", "truncated_ref_gaps")
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
-          f"{out['llama_cpp_vs_ref']}")
+          f"{out['llama_cpp_vs_ref']}, logits max err {extra['llama_cpp_logits_max_err']:.4f}")
 
 
 def main():
