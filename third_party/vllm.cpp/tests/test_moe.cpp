@@ -113,16 +113,15 @@ void test_grouped_matches_per_token(GgmlType type) {
     for (float& v : x) v = normal(rng);
 
     MoeScratch scratch;
-    std::vector<float> grouped(tokens * k * dim, NAN);
-    grouped_expert_mlp({gate, up, down}, FfnActivation::SILU, x.data(), tokens, k, picked.data(), grouped.data(), scratch,
-                       pool);
+    grouped_expert_mlp({gate, up, down}, FfnActivation::SILU, x.data(), tokens, k, picked.data(), scratch, pool);
     int differ = 0;
     std::vector<float> g(ffn), u(ffn), alone(dim);
     for (int64_t t = 0; t < tokens; ++t)
         for (int64_t r = 0; r < k; ++r) {
             const int32_t e = picked[t * k + r];
             gated_mlp(gate[e], up[e], down[e], FfnActivation::SILU, &x[t * dim], 1, g.data(), u.data(), alone.data(), pool);
-            differ += !std::equal(alone.begin(), alone.end(), grouped.begin() + (t * k + r) * dim);
+            differ += !std::equal(alone.begin(), alone.end(),
+                                  scratch.rows_out.begin() + scratch.row_of_slot[t * k + r] * dim);
         }
     check(differ == 0, std::string("grouped expert MLP equals each token alone, ") +
                            ggml_type_name(static_cast<uint32_t>(type)) + ": " + std::to_string(differ) + " differ");

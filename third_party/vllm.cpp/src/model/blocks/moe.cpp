@@ -49,7 +49,7 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
 }
 
 void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation, const float* x, int64_t n_tokens,
-                        int k, const int32_t* picked, float* expert_out, MoeScratch& s, ThreadPool& pool) {
+                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool) {
     const int64_t n_experts = static_cast<int64_t>(experts.gate.size()), slots = n_tokens * k;
     if (slots <= 0) return;
     const int64_t dim = experts.gate[0].cols, ffn = experts.gate[0].rows;
@@ -63,9 +63,13 @@ void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation,
     }
     for (int64_t e = 0; e < n_experts; ++e) first[e + 1] += first[e];
     grow(s.slots, slots);
+    grow(s.row_of_slot, slots);
     {
         std::vector<int64_t> next(first.begin(), first.end() - 1);
-        for (int64_t i = 0; i < slots; ++i) s.slots[next[picked[i]]++] = i;
+        for (int64_t i = 0; i < slots; ++i) {
+            s.row_of_slot[i] = next[picked[i]]++;
+            s.slots[s.row_of_slot[i]] = i;
+        }
     }
     grow(s.rows_in, slots * dim);
     grow(s.rows_out, slots * dim);
@@ -85,8 +89,6 @@ void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation,
     kernels::matmul_grouped(gate_up, pool);
     gated_activation(activation, s.gate.data(), s.up.data(), slots * ffn, pool);
     kernels::matmul_grouped(down, pool);
-    for (int64_t i = 0; i < slots; ++i)
-        std::copy_n(s.rows_out.data() + i * dim, dim, expert_out + s.slots[i] * dim);
 }
 
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
@@ -95,11 +97,10 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
     grow(s.logits, n_tokens * c.n_experts);
     grow(s.picked, n_tokens * k);
     grow(s.weights, n_tokens * k);
-    grow(s.expert_out, n_tokens * k * dim);
     kernels::matmul(w.router, x, n_tokens, s.logits.data(), pool);
     route_tokens(c, s.logits.data(), n_tokens, s.picked.data(), s.weights.data());
     grouped_expert_mlp({w.expert_gate, w.expert_up, w.expert_down}, c.ffn_activation, x, n_tokens, static_cast<int>(k),
-                       s.picked.data(), s.expert_out.data(), s, pool);
+                       s.picked.data(), s, pool);
     const bool shared = w.w_gate.rows > 0;
     std::vector<float> shared_weight;
     if (shared) {
@@ -122,7 +123,7 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
                 float* y = out + t * dim;
                 std::fill_n(y, dim, 0.0f);
                 for (int64_t r = 0; r < k; ++r)
-                    kernels::axpy_f32(s.weights[t * k + r], s.expert_out.data() + (t * k + r) * dim, y, dim);
+                    kernels::axpy_f32(s.weights[t * k + r], s.rows_out.data() + s.row_of_slot[t * k + r] * dim, y, dim);
                 if (shared) kernels::axpy_f32(shared_weight[t], s.shared_out.data() + t * dim, y, dim);
             }
         },

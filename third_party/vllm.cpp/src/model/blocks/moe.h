@@ -32,10 +32,11 @@ struct MoeScratch {
     std::vector<float> logits;       // [n_tokens][n_experts]: router logits, then scores
     std::vector<int32_t> picked;     // [n_tokens][k]: expert ids by rank
     std::vector<float> weights;      // [n_tokens][k]
-    std::vector<int64_t> slots;      // the (token * k + rank) slots routed to one expert
-    std::vector<float> rows_in, gate, up, rows_out;  // one expert's gathered rows and its MLP's buffers
-    std::vector<float> expert_out;   // [n_tokens][k][dim]: each slot's unweighted expert output
-    std::vector<float> shared_out;   // [n_tokens][dim]
+    std::vector<int64_t> slots;       // the (token * k + rank) slots, grouped by expert, in token order
+    std::vector<int64_t> row_of_slot; // slot -> its row in rows_in / rows_out
+    std::vector<float> rows_in, gate, up;  // [slots][dim], [slots][expert ffn]: gathered rows, MLP buffers
+    std::vector<float> rows_out;      // [slots][dim]: each slot's unweighted expert output
+    std::vector<float> shared_out;    // [n_tokens][dim]
 };
 
 // The router: picked[t * k + r] is token t's r-th expert (highest score
@@ -43,11 +44,11 @@ struct MoeScratch {
 // `logits` [n_tokens][n_experts] is turned into the scores in place.
 void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t* picked, float* weights);
 
-// The grouped expert matmuls: expert_out[(t * k + r) * dim] = expert
-// picked[t * k + r]'s gated MLP of x[t], for every token t and rank r.
-// Experts no token picked are not read.
+// The grouped expert matmuls: s.rows_out[s.row_of_slot[t * k + r] * dim]
+// = expert picked[t * k + r]'s gated MLP of x[t], for every token t and
+// rank r. Experts no token picked are not read.
 void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation, const float* x, int64_t n_tokens,
-                        int k, const int32_t* picked, float* expert_out, MoeScratch& s, ThreadPool& pool);
+                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool);
 
 // x: [n_tokens][dim] in; out: [n_tokens][dim] (may alias x).
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
