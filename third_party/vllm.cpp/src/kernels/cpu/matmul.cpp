@@ -62,6 +62,11 @@ GemmFn checked_gemm(const IsaKernels& isa, const QuantMatrix& w) {
     return isa.gemm_interleaved[slot];
 }
 
+// The build's quantizer of activations of a quantized kind.
+QuantizeFn quantizer(const IsaKernels& isa, ActKind kind) {
+    return kind == ActKind::Q8x32 ? isa.quantize_q8x32 : kind == ActKind::Q8x256 ? isa.quantize_q8x256 : isa.quantize_bf16;
+}
+
 // The activations as the gemm reads them: x itself for float weights, else
 // quantized into the scratch buffer (in parallel when there are many).
 const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, const float* x, int64_t n_tokens,
@@ -70,9 +75,7 @@ const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, 
     *stride = act_row_bytes(kind, w.cols);
     if (kind == ActKind::F32) return reinterpret_cast<const uint8_t*>(x);
     uint8_t* out = scratch(*stride * static_cast<size_t>(n_tokens));
-    const QuantizeFn quantize = kind == ActKind::Q8x32    ? isa.quantize_q8x32
-                                : kind == ActKind::Q8x256 ? isa.quantize_q8x256
-                                                          : isa.quantize_bf16;
+    const QuantizeFn quantize = quantizer(isa, kind);
     const size_t s = *stride;
     const auto rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) quantize(x + t * w.cols, w.cols, out + t * s);
@@ -192,9 +195,7 @@ void matmul_grouped(const std::vector<GroupedMatmul>& jobs, ThreadPool& pool) {
             for (size_t q = 0; q < quantized.size(); ++q) {
                 const size_t i = quantized[q];
                 const int64_t first = q == 0 ? 0 : token_end[q - 1];
-                const QuantizeFn quantize = kinds[i] == ActKind::Q8x32    ? isa.quantize_q8x32
-                                            : kinds[i] == ActKind::Q8x256 ? isa.quantize_q8x256
-                                                                          : isa.quantize_bf16;
+                const QuantizeFn quantize = quantizer(isa, kinds[i]);
                 const int64_t cols = jobs[i].w->cols;
                 for (int64_t t = std::max(begin, first); t < std::min(end, token_end[q]); ++t)
                     quantize(jobs[i].x + (t - first) * cols, cols, buffer + offsets[i] + (t - first) * strides[i]);
