@@ -17,7 +17,9 @@ test_arch_goldens.py: teacher-forced logits within its FLOAT_MAX / FLOAT_MEAN of
 transformers' (the weights are the same float16 values on both sides), and
 greedy ids (prefill chunks 7 and 64) equal transformers' under the near-tie
 rule (greedy_rule.py). The GGUF form's greedy ids also equal llama.cpp's
-under the peer rule (both sides round). Batch invariance: a request's ids
+under the peer rule (both sides round), and so do those of the GGUF
+quantized to Q8_0 and Q4_0 by llama.cpp's quantizer (skipped without
+llama-cpp-python). Batch invariance: a request's ids
 are the same alone and among 8 concurrent requests. Bad input (the expert
 keys, tensors and config.json options) is refused at load naming the file,
 key or tensor, and the process goes on loading good models.
@@ -124,6 +126,39 @@ def test_batch_invariance_with_moe_layers(case):
             r.close()
         assert engine.stats()["model_steps"] - steps_before < 8 * 24 // 2  # they did run batched
     assert together == alone
+
+
+# llama.cpp's quantizer refuses the tiny Mixtral (a llama GGUF of 4 experts).
+QUANTIZED = [(case, ftype) for case in ("qwen3moe", "qwen2moe", "olmoe", "granitemoe") for ftype in ("Q8_0", "Q4_0")]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("case, ftype", QUANTIZED)
+def test_quantized_experts_match_llama_cpp(probe, case, ftype):
+    """Expert tensors in a quantized type are sliced and read as llama.cpp
+    reads them: the GGUF quantized by llama.cpp's own quantizer (every
+    tensor in the type where it fits; the tiny model's 64 columns take the
+    32-element block types) generates llama.cpp's greedy ids on that file
+    under the peer near-tie rule."""
+    llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (llama_cpp) to quantize and run")
+    if case not in CASES:
+        pytest.skip(f"no {case} golden")
+    from llama_quantize import quantized
+    from make_reference_golden import llamacpp_greedy
+
+    path = quantized(TINY_MOE / f"{case}.gguf", ftype, pure=True)
+    prompts = _golden(case)["prompts"]
+    llm = llama_cpp.Llama(str(path), n_ctx=256, n_threads=2, verbose=False)
+    try:
+        theirs = []
+        for p in prompts:
+            ids, gaps = llamacpp_greedy(llm, p["prompt_ids"], len(p["ref_ids"]))
+            theirs.append(dict(p, ref_ids=ids, ref_gaps=gaps))
+    finally:
+        llm.close()
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(theirs, _greedy(probe, path, theirs, chunk), PEER_GAP_THRESHOLD)
+        assert not failures, (f"chunk {chunk}", failures)
 
 
 def _gguf_bad(case, **edits):
