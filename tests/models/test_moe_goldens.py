@@ -128,8 +128,7 @@ def test_batch_invariance_with_moe_layers(case):
     assert together == alone
 
 
-# llama.cpp's quantizer refuses the tiny Mixtral (a llama GGUF of 4 experts).
-QUANTIZED = [(case, ftype) for case in ("qwen3moe", "qwen2moe", "olmoe", "granitemoe") for ftype in ("Q8_0", "Q4_0")]
+QUANTIZED = [(case, ftype) for case in SUPPORTED for ftype in ("Q8_0", "Q4_0")]
 
 
 @pytest.mark.timeout(300)
