@@ -10,10 +10,21 @@ What this script does, per case of ``CASES``
    every value rounded to float16.
 2. Saves it as a Hugging Face directory: ``save_pretrained`` of the model cast
    to float16 (exact: the values are float16 already), which writes the
-   experts one tensor per expert as the published checkpoints do (transformers
-   5 fuses them in memory only), with the tiny byte-level BPE vocabulary of
-   tests/support/tiny_models.py as tokenizer.json. That directory is committed
-   as ``tiny_moe/<case>.hf/``.
+   experts as the published checkpoints store them (transformers 5 fuses them
+   in memory only): one tensor per expert for qwen3moe, qwen2moe, olmoe
+   (``mlp.experts.E.{gate,up,down}_proj``) and mixtral
+   (``block_sparse_moe.experts.E.w1/w2/w3``), fused banks for granitemoe
+   (``block_sparse_moe.input_linear`` [E, 2I, H], gate rows first, and
+   ``output_linear`` [E, H, I]) and gpt-oss (``mlp.experts.gate_up_proj``
+   [E, H, 2I] with gate and up interleaved column by column, ``down_proj``
+   [E, I, H], their ``_bias`` [E, 2I] / [E, H]; the published gpt-oss stores
+   the two banks as MXFP4 ``_blocks``/``_scales``, which transformers does not
+   write). The tokenizer is the tiny byte-level BPE vocabulary of
+   tests/support/tiny_models.py (tokenizer.json; tokenizer_config.json names
+   PreTrainedTokenizerFast, else transformers picks GPT-NeoX's class for
+   OLMoE, which adds a 301st token and the converter refuses the vocabulary).
+   That directory is committed as ``tiny_moe/<case>.hf/``; loading it back
+   into transformers gives the recorded logits (``_check_reload``).
 3. Converts that directory to ``tiny_moe/<case>.gguf`` with **llama.cpp's own
    converter** (``convert_hf_to_gguf.py --outtype f16`` from the llama.cpp tree
    in the llama-cpp-python sdist, run with that tree's gguf-py). The converter
@@ -32,13 +43,26 @@ What this script does, per case of ``CASES``
    step: make_arch_goldens._greedy); transformers' float32 logits for every
    position of prompt 0 + its greedy ids; llama.cpp's greedy ids and gaps on
    the GGUF (llama-cpp-python, prompt in one batch then one id at a time,
-   argmax: make_gemma3_golden.greedy), and on the MXFP4 GGUF for gpt-oss.
+   argmax: make_gemma3_golden.greedy), and on the MXFP4 GGUF for gpt-oss;
+   the largest difference between llama.cpp's logits and transformers' on
+   prompt 0 + its ids (``llama_cpp_logits_max_err``: 0.0007-0.0054 on the
+   F16 files; llama.cpp rounds activations to float16 for F16 matrices).
+6. gpt-oss only: GGUF has no key for YaRN's ``truncate`` and llama.cpp always
+   truncates (rounds the correction range to whole dimensions), while the
+   published config (and this case) says ``truncate: false``. On this model
+   that moves llama.cpp's logits by up to 1.15 from transformers'. So the
+   case also records transformers with ``truncate: true`` on the same weights
+   (``truncated_ref_ids``/``_gaps``, ``gpt-oss_truncated_logits.npy``): it
+   equals llama.cpp (same greedy ids on all prompts, logits within 0.0075),
+   and llama.cpp's own logits on the F16 and MXFP4 files
+   (``gpt-oss_llama_cpp_logits.npy``, ``gpt-oss-mxfp4_llama_cpp_logits.npy``).
 
 Files per case (``tiny_moe/``): ``<case>.gguf``, ``<case>.config.json`` (the
 config.json transformers saved, as saved), ``<case>.hf/`` (config.json,
 model.safetensors in float16, tokenizer.json, tokenizer_config.json,
 generation_config.json), ``<case>.json`` and ``<case>_logits.npy``; gpt-oss
-also ``gpt-oss-mxfp4.gguf``. tests/golden/README.md lists the JSON keys.
+also ``gpt-oss-mxfp4.gguf`` and the three logits files of step 6.
+tests/golden/README.md lists the JSON keys and what the converter wrote.
 
 What each case exercises (transformers' behaviour is the reference):
 
@@ -49,26 +73,37 @@ What each case exercises (transformers' behaviour is the reference):
 * mixtral: softmax router, top-2 renormalised (Mixtral always does), sliding
   window none, head_dim 32.
 * olmoe: softmax router, no renormalisation, q/k RMS norms over the whole
-  q (64) and k (32) projections, not per head.
+  q and k projections (64 each), not per head; no GQA and rms_norm_eps 1e-5,
+  as llama.cpp reads OLMoE (it sizes attn_k_norm by the embedding and its
+  converter writes eps 1e-5 whatever the config says).
 * granitemoe: softmax over the top-2 router logits, embedding multiplier 4,
   residual multiplier 0.5, attention multiplier 0.3 (in place of
   1/sqrt(head_dim)), logits divided by logits_scaling 2.
 * gpt-oss: attention sinks, layers alternating sliding window 8 / full,
   biases on q/k/v/o, the router and the experts, the router's softmax over
-  its top-2 logits, the clamped SwiGLU (limit 7, alpha 1.702: expert gate/up
-  weights are scaled up so that the clamp bites), YaRN (factor 4 over an
-  original context of 64, truncate false as in the published config).
+  its top-2 logits, the clamped SwiGLU (limit 7, alpha 1.702; llama.cpp fixes
+  both; the expert gate/up weights have std 3 so that the clamp bites: about
+  1% of gate and 2% of up values pass 7, and without the clamp the logits
+  move by up to 2.3), YaRN (factor 4 over an original context of 64, so it
+  matters at these lengths; truncate false as in the published config, see
+  step 6). llama.cpp makes even layers sliding and odd ones full whatever
+  ``layer_types`` says; this case's [sliding, full] is the published pattern.
 
 How to regenerate
 -----------------
 From the repository root, with the reference venv (torch CPU, transformers,
-safetensors, numpy, gguf, llama-cpp-python and its sdist's llama.cpp tree)::
+safetensors, numpy, gguf, llama-cpp-python and its sdist's llama.cpp tree;
+made with Python 3.11.7, torch 2.13.0+cpu, transformers 5.25.0, numpy 2.4.6,
+safetensors 0.8.0, llama-cpp-python 0.3.36 (``llama_cpp.__version__``) and
+the converter ``vendor/llama.cpp/convert_hf_to_gguf.py`` of its sdist, with
+that tree's gguf-py 0.19.0)::
 
     python tests/golden/make_moe_goldens.py [--only CASE ...] [--llama-cpp DIR]
 
 ``--llama-cpp`` (or ``$LLAMA_CPP_DIR``) is the llama.cpp source tree holding
 convert_hf_to_gguf.py; by default the sdist's ``vendor/llama.cpp`` beside the
-Python running this. A few seconds per case.
+Python running this. About 30 s per case on 2 cores; the output is
+deterministic (a rerun leaves every file byte-identical).
 """
 
 from __future__ import annotations
