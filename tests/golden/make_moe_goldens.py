@@ -56,12 +56,21 @@ What this script does, per case of ``CASES``
    equals llama.cpp (same greedy ids on all prompts, logits within 0.0075),
    and llama.cpp's own logits on the F16 and MXFP4 files
    (``gpt-oss_llama_cpp_logits.npy``, ``gpt-oss-mxfp4_llama_cpp_logits.npy``).
+7. gpt-oss only: the published chat template goes into the directory as
+   ``chat_template.jinja`` before conversion (so the GGUF carries it as
+   ``tokenizer.chat_template``, as published gpt-oss GGUFs do). Its text is
+   llama.cpp's ``models/templates/openai-gpt-oss-120b.jinja``, the
+   chat_template of Hugging Face openai/gpt-oss-120b (gpt-oss-20b publishes the
+   same text). ``CHATS`` are rendered by transformers' ``apply_chat_template``
+   (text, not ids) with that directory's tokenizer into ``gpt-oss_chat.json``;
+   ``strftime_now`` is pinned to ``CHAT_DATE`` (the template writes the date).
 
 Files per case (``tiny_moe/``): ``<case>.gguf``, ``<case>.config.json`` (the
 config.json transformers saved, as saved), ``<case>.hf/`` (config.json,
 model.safetensors in float16, tokenizer.json, tokenizer_config.json,
 generation_config.json), ``<case>.json`` and ``<case>_logits.npy``; gpt-oss
-also ``gpt-oss-mxfp4.gguf`` and the three logits files of step 6.
+also ``gpt-oss-mxfp4.gguf``, the three logits files of step 6 and
+``gpt-oss_chat.json`` (step 7).
 tests/golden/README.md lists the JSON keys and what the converter wrote.
 
 What each case exercises (transformers' behaviour is the reference):
@@ -164,7 +173,8 @@ CASES = {
                                      rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=150000.0,
                                                           original_max_position_embeddings=64, beta_fast=32.0,
                                                           beta_slow=1.0, truncate=False)),
-                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True, truncated_yarn=True)),
+                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True, truncated_yarn=True,
+                     chat_template="models/templates/openai-gpt-oss-120b.jinja")),
 }
 
 
@@ -255,6 +265,77 @@ def _truncated_yarn_reference(model, prompts, records, forced):
         return truncated(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
 
 
+#: The date strftime_now gives while the chat goldens are rendered (the
+#: gpt-oss template writes "Current date: ..." into every system message).
+CHAT_DATE = (2026, 1, 2)
+_WEATHER_TOOL = dict(type="function", function=dict(
+    name="get_weather", description="Current weather in a city.",
+    parameters=dict(type="object", properties=dict(city=dict(type="string", description="City name"),
+                                                   unit=dict(type="string", enum=["celsius", "fahrenheit"])),
+                    required=["city"])))
+#: name -> (messages, apply_chat_template keyword arguments)
+CHATS = {
+    "user": ([dict(role="user", content="Hello!")], dict(add_generation_prompt=True)),
+    "system-multi-turn": ([dict(role="system", content="Answer in one word."),
+                           dict(role="user", content="Capital of France?"),
+                           dict(role="assistant", content="Paris."),
+                           dict(role="user", content="And of Italy?")], dict(add_generation_prompt=True)),
+    "thinking-in-history": ([dict(role="user", content="2+2?"),
+                             dict(role="assistant", thinking="Simple sum.", content="4"),
+                             dict(role="user", content="3+3?")], dict(add_generation_prompt=True)),
+    "last-assistant-thinking": ([dict(role="user", content="2+2?"),
+                                 dict(role="assistant", thinking="Simple sum.", content="4")],
+                                dict(add_generation_prompt=False)),
+    "reasoning-high-identity": ([dict(role="user", content="Hi")],
+                                dict(add_generation_prompt=True, reasoning_effort="high",
+                                     model_identity="You are a tiny test model.")),
+    "builtin-python": ([dict(role="user", content="Compute 7*6.")],
+                       dict(add_generation_prompt=True, builtin_tools=["python"])),
+    "tools": ([dict(role="user", content="Weather in Paris?"),
+               dict(role="assistant", thinking="Need the tool.", tool_calls=[dict(
+                   type="function", function=dict(name="get_weather", arguments=dict(city="Paris")))]),
+               dict(role="tool", content="{\"temp\": 21}"),
+               ], dict(add_generation_prompt=True, tools=[_WEATHER_TOOL])),
+    "channel-tag-in-content": ([dict(role="user", content="Hi"),
+                                dict(role="assistant", content="<|channel|>final<|message|>Hi")],
+                               dict(add_generation_prompt=True)),
+}
+
+
+def _render_chats(case, hf_dir, template_source):
+    """transformers' apply_chat_template (text) of ``CHATS`` with the
+    tokenizer of ``hf_dir`` carrying the published template; a conversation
+    the template refuses records the error message."""
+    import datetime
+
+    import transformers
+    from transformers.utils import chat_template_utils
+
+    class _FixedDate(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(*CHAT_DATE)
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    real, chat_template_utils.datetime = chat_template_utils.datetime, _FixedDate
+    try:
+        renders = []
+        for name, (messages, kwargs) in CHATS.items():
+            entry = dict(name=name, messages=messages, **kwargs)
+            try:
+                entry["text"] = tokenizer.apply_chat_template(messages, tokenize=False, **kwargs)
+            except Exception as e:  # the template's raise_exception
+                entry["error"] = str(e)
+            renders.append(entry)
+    finally:
+        chat_template_utils.datetime = real
+    doc = dict(case=case, template=f"{case}.hf/chat_template.jinja",
+               template_source=f"llama.cpp {template_source} (the chat_template of Hugging Face "
+                               "openai/gpt-oss-120b; gpt-oss-20b publishes the same text)",
+               date="%04d-%02d-%02d" % CHAT_DATE, transformers=transformers.__version__, chats=renders)
+    (OUT / f"{case}_chat.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
 def _check_reload(hf_dir, ids, logits):
     """The committed directory, loaded back by transformers in float32, gives
     the logits recorded (so it holds exactly the model that ran)."""
@@ -316,6 +397,8 @@ def make_case(case, llama_cpp, seed=0):
     hf_dir.mkdir(parents=True)
     _save_hf(model, hf_dir)
     shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
+    if options.get("chat_template"):
+        shutil.copy(llama_cpp / options["chat_template"], hf_dir / "chat_template.jinja")
     gguf_path = OUT / f"{case}.gguf"
     convert(hf_dir, gguf_path, llama_cpp)
 
@@ -358,6 +441,8 @@ def make_case(case, llama_cpp, seed=0):
         out["llama_cpp_vs_truncated_ref"] = _versus(
             [dict(r, ref_ids=r["truncated_ref_ids"]) for r in records], "llama_cpp_ids", "truncated_ref_gaps")
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
+    if options.get("chat_template"):
+        _render_chats(case, hf_dir, options["chat_template"])
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
           f"{out['llama_cpp_vs_ref']}, logits max err {extra['llama_cpp_logits_max_err']:.4f}")

@@ -10,7 +10,8 @@ GGUF's architecture, expert count and expert tensors match the config; the
 safetensors hold float16 tensors for every expert (or fused expert banks,
 as the architecture saves them); llama.cpp's greedy ids on the GGUF pass the
 near-tie rule against transformers' (gpt-oss: against transformers with
-YaRN truncated, which is what its GGUF means to llama.cpp).
+YaRN truncated, which is what its GGUF means to llama.cpp); gpt-oss's chat
+renders come from the template its directory and GGUF carry.
 """
 
 import json
@@ -25,7 +26,7 @@ import greedy_rule
 gguf = pytest.importorskip("gguf")
 
 TINY_MOE = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_moe"
-CASES = sorted(p.stem for p in TINY_MOE.glob("*.json") if not p.stem.endswith(".config"))
+CASES = sorted(p.stem for p in TINY_MOE.glob("*.json") if not p.stem.endswith((".config", "_chat")))
 N_NEW = 32
 #: case -> (GGUF architecture, config key of the expert count)
 ARCH = {"qwen3moe": ("qwen3moe", "num_experts"), "qwen2moe": ("qwen2moe", "num_experts"),
@@ -130,3 +131,14 @@ def test_gpt_oss_mxfp4_file():
     forced = golden["prompts"][0]["prompt_ids"] + golden["prompts"][0]["ref_ids"]
     for name in ("gpt-oss_truncated_logits.npy", "gpt-oss_llama_cpp_logits.npy", "gpt-oss-mxfp4_llama_cpp_logits.npy"):
         assert np.load(TINY_MOE / name).shape == (len(forced), golden["config"]["vocab_size"]), name
+
+
+def test_gpt_oss_chat_renders():
+    chat = json.loads((TINY_MOE / "gpt-oss_chat.json").read_text())
+    template = (TINY_MOE / chat["template"]).read_text(encoding="utf-8")
+    reader = gguf.GGUFReader(TINY_MOE / "gpt-oss.gguf")
+    assert reader.fields["tokenizer.chat_template"].contents() == template
+    assert chat["chats"] and all(("text" in c) != ("error" in c) for c in chat["chats"])
+    for c in chat["chats"]:
+        if "text" in c:
+            assert c["text"].startswith("<|start|>system<|message|>") and f"Current date: {chat['date']}" in c["text"]
