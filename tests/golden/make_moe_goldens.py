@@ -46,7 +46,10 @@ What this script does, per case of ``CASES``
    argmax: make_gemma3_golden.greedy), and on the MXFP4 GGUF for gpt-oss;
    the largest difference between llama.cpp's logits and transformers' on
    prompt 0 + its ids (``llama_cpp_logits_max_err``: 0.0007-0.0054 on the
-   F16 files; llama.cpp rounds activations to float16 for F16 matrices).
+   F16 files; llama.cpp rounds activations to float16 for F16 matrices), and
+   ``min_router_margin``: the smallest gap between the k-th and (k+1)-th
+   router logit over layers and positions of that run (0.0014-0.011: a
+   logit error that size could send a token to another expert).
 6. gpt-oss only: GGUF has no key for YaRN's ``truncate`` and llama.cpp always
    truncates (rounds the correction range to whole dimensions), while the
    published config (and this case) says ``truncate: false``. On this model
@@ -56,6 +59,15 @@ What this script does, per case of ``CASES``
    equals llama.cpp (same greedy ids on all prompts, logits within 0.0075),
    and llama.cpp's own logits on the F16 and MXFP4 files
    (``gpt-oss_llama_cpp_logits.npy``, ``gpt-oss-mxfp4_llama_cpp_logits.npy``).
+   For the MXFP4 file, a float reference as well: transformers (truncated
+   YaRN) on the weights that file holds (``_dequantized_gpt_oss_state``:
+   every MXFP4 and Q8_0 matrix through ``gguf.quants.dequantize``), per prompt
+   ``mxfp4_ref_ids`` / ``_gaps`` and ``gpt-oss-mxfp4_logits.npy``. llama.cpp
+   on that file stays within 0.05-0.21 of it at all positions but two
+   (1.6 and 1.4 at positions 22-23, where a token probably goes to another
+   expert: llama.cpp rounds activations to 8 bits for MXFP4 and Q8_0
+   matrices); its greedy ids first differ at gaps 0.06-0.17
+   (``llama_cpp_mxfp4_vs_mxfp4_ref``, ``llama_cpp_vs_mxfp4_logits_max_err``).
 7. gpt-oss only: the published chat template goes into the directory as
    ``chat_template.jinja`` before conversion (so the GGUF carries it as
    ``tokenizer.chat_template``, as published gpt-oss GGUFs do). Its text is
@@ -243,12 +255,12 @@ def _save_hf(model, directory):
              tokenizer_class="PreTrainedTokenizerFast")))
 
 
-def _truncated_yarn_reference(model, prompts, records, forced):
-    """transformers on the same weights with YaRN's ``truncate`` true (the
-    correction range rounded to whole dimensions): what the GGUF says as
-    llama.cpp reads it, since GGUF has no key for truncate. Adds
-    ``truncated_ref_ids`` / ``truncated_ref_gaps`` to each record; returns
-    the logits for every position of ``forced``."""
+def _truncated_yarn_reference(model, records, forced, prefix="truncated_ref", state=None):
+    """transformers with YaRN's ``truncate`` true (the correction range rounded
+    to whole dimensions): what the GGUF says as llama.cpp reads it, since GGUF
+    has no key for truncate. On ``model``'s weights, or on ``state`` (a state
+    dict) when given. Adds ``<prefix>_ids`` / ``<prefix>_gaps`` (greedy) to
+    each record; returns the logits for every position of ``forced``."""
     import copy
 
     import torch
@@ -257,12 +269,51 @@ def _truncated_yarn_reference(model, prompts, records, forced):
     config = copy.deepcopy(model.config)
     config.rope_parameters = dict(config.rope_parameters, truncate=True)
     truncated = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-    truncated.load_state_dict(model.state_dict())
+    truncated.load_state_dict(state if state is not None else model.state_dict())
     for record in records:
         ids, gaps = make_arch_goldens._greedy(truncated, record["prompt_ids"])
-        record.update(truncated_ref_ids=ids, truncated_ref_gaps=gaps)
+        record.update({f"{prefix}_ids": ids, f"{prefix}_gaps": gaps})
     with torch.no_grad():
         return truncated(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
+
+
+#: gpt-oss GGUF matrix -> its transformers parameter (N: the layer).
+_GPT_OSS_MATRICES = {"token_embd": "model.embed_tokens.weight", "output": "lm_head.weight",
+                     "blk.N.attn_q": "model.layers.N.self_attn.q_proj.weight",
+                     "blk.N.attn_k": "model.layers.N.self_attn.k_proj.weight",
+                     "blk.N.attn_v": "model.layers.N.self_attn.v_proj.weight",
+                     "blk.N.attn_output": "model.layers.N.self_attn.o_proj.weight"}
+
+
+def _dequantized_gpt_oss_state(model, gguf_path):
+    """``model``'s state dict with every quantized matrix of the gpt-oss GGUF
+    replaced by its dequantized values (gguf.quants.dequantize): the weights
+    the file holds, in transformers' layout (gate and up interleaved into
+    gate_up_proj [E, H, 2I], down_proj [E, I, H])."""
+    import gguf
+    import torch
+
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    reader = gguf.GGUFReader(gguf_path)
+    for t in reader.tensors:
+        if t.tensor_type in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            continue
+        values = torch.from_numpy(np.ascontiguousarray(gguf.quants.dequantize(t.data, t.tensor_type)))
+        stem = t.name.removesuffix(".weight")
+        layer = stem.split(".")[1] if stem.startswith("blk.") else None
+        generic = stem.replace(f"blk.{layer}.", "blk.N.") if layer is not None else stem
+        experts = f"model.layers.{layer}.mlp.experts."
+        if generic in _GPT_OSS_MATRICES:
+            state[_GPT_OSS_MATRICES[generic].replace(".N.", f".{layer}.")] = values
+        elif generic == "blk.N.ffn_gate_exps":
+            state[experts + "gate_up_proj"][..., ::2] = values.transpose(1, 2)
+        elif generic == "blk.N.ffn_up_exps":
+            state[experts + "gate_up_proj"][..., 1::2] = values.transpose(1, 2)
+        elif generic == "blk.N.ffn_down_exps":
+            state[experts + "down_proj"] = values.transpose(1, 2).contiguous()
+        else:
+            raise KeyError(f"{gguf_path}: no transformers parameter for quantized {t.name}")
+    return state
 
 
 #: The date strftime_now gives while the chat goldens are rendered (the
@@ -408,7 +459,14 @@ def make_case(case, llama_cpp, seed=0):
         records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
     with torch.no_grad():
         forced = prompts[0] + records[0]["ref_ids"]
-        logits = model(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
+        run = model(torch.tensor([forced]), output_router_logits=True)
+        logits = run.logits[0].numpy().astype(np.float32)
+    # How close the router comes to a different choice of experts: the
+    # smallest gap between the k-th and (k+1)-th router logit, over layers
+    # and positions (a logit error that size can route a token elsewhere).
+    k = kwargs["num_experts_per_tok"]
+    ranked = [torch.sort(layer.float(), dim=-1, descending=True).values for layer in run.router_logits]
+    router_margin = min(float((r[:, k - 1] - r[:, k]).min()) for r in ranked)
     np.save(OUT / f"{case}_logits.npy", logits)
     _check_reload(hf_dir, forced, logits)
 
@@ -417,7 +475,7 @@ def make_case(case, llama_cpp, seed=0):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
     extra = dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()))
     if options.get("truncated_yarn"):
-        truncated_logits = _truncated_yarn_reference(model, prompts, records, forced)
+        truncated_logits = _truncated_yarn_reference(model, records, forced)
         np.save(OUT / f"{case}_truncated_logits.npy", truncated_logits)
         np.save(OUT / f"{case}_llama_cpp_logits.npy", llama_logits)
         extra["llama_cpp_vs_truncated_logits_max_err"] = float(np.abs(llama_logits - truncated_logits).max())
@@ -431,15 +489,23 @@ def make_case(case, llama_cpp, seed=0):
             r.update(llama_cpp_mxfp4_ids=ids, llama_cpp_mxfp4_gaps=gaps)
         np.save(OUT / f"{case}-mxfp4_llama_cpp_logits.npy", mxfp4_logits)
         extra["mxfp4_gguf"] = f"{case}-mxfp4.gguf"
+        state = _dequantized_gpt_oss_state(model, OUT / f"{case}-mxfp4.gguf")
+        mxfp4_ref_logits = _truncated_yarn_reference(model, records, forced, "mxfp4_ref", state)
+        np.save(OUT / f"{case}-mxfp4_logits.npy", mxfp4_ref_logits)
+        extra["llama_cpp_vs_mxfp4_logits_max_err"] = float(np.abs(mxfp4_logits - mxfp4_ref_logits).max())
 
     out = dict(case=case, config_class=config_class, config=kwargs, architecture=config.architectures[0]
                if config.architectures else type(model).__name__, transformers=transformers.__version__,
-               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16", **extra,
+               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16",
+               min_router_margin=router_margin, **extra,
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
     if options.get("truncated_yarn"):
         out["llama_cpp_vs_truncated_ref"] = _versus(
             [dict(r, ref_ids=r["truncated_ref_ids"]) for r in records], "llama_cpp_ids", "truncated_ref_gaps")
+    if options.get("mxfp4"):
+        out["llama_cpp_mxfp4_vs_mxfp4_ref"] = _versus(
+            [dict(r, ref_ids=r["mxfp4_ref_ids"]) for r in records], "llama_cpp_mxfp4_ids", "mxfp4_ref_gaps")
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     if options.get("chat_template"):
         _render_chats(case, hf_dir, options["chat_template"])

@@ -121,6 +121,11 @@ def test_llama_cpp_agrees_under_near_tie_rule(case):
                for p in golden["prompts"]]
     outputs = [p["llama_cpp_ids"] for p in golden["prompts"]]
     assert greedy_rule.greedy_failures(prompts, outputs, greedy_rule.PEER_GAP_THRESHOLD) == []
+    if case == "gpt-oss":  # the MXFP4 file: llama.cpp against transformers on its dequantized weights
+        prompts = [dict(name=p["name"], ref_ids=p["mxfp4_ref_ids"], ref_gaps=p["mxfp4_ref_gaps"])
+                   for p in golden["prompts"]]
+        outputs = [p["llama_cpp_mxfp4_ids"] for p in golden["prompts"]]
+        assert greedy_rule.greedy_failures(prompts, outputs, greedy_rule.PEER_GAP_THRESHOLD) == []
 
 
 def test_gpt_oss_mxfp4_file():
@@ -129,7 +134,8 @@ def test_gpt_oss_mxfp4_file():
     assert {types[f"blk.0.ffn_{k}_exps.weight"] for k in ("gate", "up", "down")} == {"MXFP4"}
     golden = _golden("gpt-oss")
     forced = golden["prompts"][0]["prompt_ids"] + golden["prompts"][0]["ref_ids"]
-    for name in ("gpt-oss_truncated_logits.npy", "gpt-oss_llama_cpp_logits.npy", "gpt-oss-mxfp4_llama_cpp_logits.npy"):
+    for name in ("gpt-oss_truncated_logits.npy", "gpt-oss_llama_cpp_logits.npy", "gpt-oss-mxfp4_llama_cpp_logits.npy",
+                 "gpt-oss-mxfp4_logits.npy"):
         assert np.load(TINY_MOE / name).shape == (len(forced), golden["config"]["vocab_size"]), name
 
 
