@@ -163,7 +163,9 @@ WINDOW = 8
 #: case -> (transformers config class, its arguments, options); options:
 #: ``expert_in_axis`` (the axis of a fused expert bank that is the input
 #: dimension in transformers' in-memory layout), ``expert_scale`` (extra
-#: factor on the gate/up banks), ``mxfp4`` (also quantize to MXFP4_MOE).
+#: factor on the gate/up banks), ``mxfp4`` (also quantize to MXFP4_MOE),
+#: ``truncated_yarn`` (also the truncate-true reference, step 6),
+#: ``chat_template`` (the template's path in the llama.cpp tree, step 7).
 CASES = {
     "qwen3moe": ("Qwen3MoeConfig", dict(BASE, **EXPERTS, head_dim=32, num_experts=8, moe_intermediate_size=32,
                                         norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]), {}),
