@@ -220,6 +220,8 @@ BAD_CONFIG = {
                     "config.json 'decoder_sparse_step' is 2, which is not supported (only 1)"),
     "dense-layers": ("qwen3moe", {"mlp_only_layers": [1]},
                      "config.json 'mlp_only_layers' is [1], which is not supported (only unset)"),
+    "sliding-window": ("qwen2moe", {"use_sliding_window": True, "sliding_window": 8},
+                       "config.json 'use_sliding_window' is true, which is not supported (only unset)"),
     "used-above-count": ("qwen3moe", {"num_experts_per_tok": 12},
                          "qwen3moe.expert_used_count 12 is not between 1 and qwen3moe.expert_count 8"),
     "norm-not-bool": ("qwen3moe", {"norm_topk_prob": 1}, "config.json 'norm_topk_prob' is not a boolean"),

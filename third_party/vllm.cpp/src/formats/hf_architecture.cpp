@@ -120,9 +120,10 @@ const Names kGraniteExperts = {
     {"model.layers.{N}.block_sparse_moe.output_linear.weight", "blk.{N}.ffn_down_exps.weight"},
 };
 const Names kAttention = kEmbeddingAndHead + Names(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
-// Qwen MoE layers are all sparse unless these say otherwise.
-const std::vector<std::pair<const char*, const char*>> kEverySparse = {{"decoder_sparse_step", "1"},
-                                                                          {"mlp_only_layers", ""}};
+// Qwen MoE layers are all sparse unless these say otherwise, and attend
+// to the whole context unless use_sliding_window.
+const std::vector<std::pair<const char*, const char*>> kEverySparse = {
+    {"decoder_sparse_step", "1"}, {"mlp_only_layers", ""}, {"use_sliding_window", ""}};
 
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
