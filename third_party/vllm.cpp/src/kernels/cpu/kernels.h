@@ -73,6 +73,20 @@ struct MatmulOutput {
 // quantization) are grouped apart. Each y is what matmul() gives.
 void matmul_shared(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens, ThreadPool& pool);
 
+// One matmul of matmul_grouped(): y = W x for n_tokens rows of x, W = *w.
+struct GroupedMatmul {
+    const QuantMatrix* w;
+    const float* x;
+    int64_t n_tokens;
+    float* y;
+};
+
+// Several matmuls, each with its own activations (a mixture of experts:
+// each expert's gathered tokens, llama.cpp's mul_mat_id), in one parallel
+// region over all their rows. Jobs with the same x, column count and
+// activation quantization quantize x once. Each y is what matmul() gives.
+void matmul_grouped(const std::vector<GroupedMatmul>& jobs, ThreadPool& pool);
+
 // Rows [row_begin, row_end) only, for one token, on the calling thread:
 // y[r - row_begin] = dot(W[r], x). For callers that split work themselves.
 // Row layout only.
