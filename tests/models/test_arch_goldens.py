@@ -117,6 +117,19 @@ def _logits(probe, model, ids, out, context):
     return np.fromfile(out, dtype=np.float32)
 
 
+def assert_logits_close(got, want, label, record_property):
+    """Teacher-forced logits within FLOAT_MAX (max) and FLOAT_MEAN (mean) of
+    transformers'; returns the absolute errors."""
+    got = got.reshape(-1, want.shape[1])
+    assert got.shape == want.shape
+    err = np.abs(got - want)
+    record_property("max_error", float(err.max()))
+    print(f"\n{label}: max {err.max():.2e} mean {err.mean():.2e} logit std {want.std():.2f}")
+    assert err.max() <= FLOAT_MAX, f"max logit error {err.max():.3g} at row {np.unravel_index(err.argmax(), err.shape)}"
+    assert err.mean() <= FLOAT_MEAN, f"mean logit error {err.mean():.3g}"
+    return err
+
+
 def test_every_case_has_goldens():
     assert set(CASES) == {"gemma", "gemma2", "gemma3", "llama", "llama3", "llama-yarn", "llama-yarn-attention",
                           "mistral", "phi3", "phi3-longrope", "phi3-longrope-short", "qwen2", "qwen3"}
@@ -134,13 +147,7 @@ def test_tiny_model_matches_transformers(probe, model_forms, tmp_path, case, for
     want = np.load(TINY / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
     first = golden["prompts"][0]
     got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", _context(golden))
-    got = got.reshape(-1, want.shape[1])
-    assert got.shape == want.shape
-    err = np.abs(got - want)
-    record_property("max_error", float(err.max()))
-    print(f"\n{case} ({form}): max {err.max():.2e} mean {err.mean():.2e} logit std {want.std():.2f}")
-    assert err.max() <= FLOAT_MAX, f"max logit error {err.max():.3g} at row {np.unravel_index(err.argmax(), err.shape)}"
-    assert err.mean() <= FLOAT_MEAN, f"mean logit error {err.mean():.3g}"
+    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
 
     prompts = golden["prompts"]
     stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)

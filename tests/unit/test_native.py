@@ -2,7 +2,8 @@
 
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion), stress_c_abi a
-concurrency stress of it; test_kernels, test_attention, test_thread_pool,
+concurrency stress of it; test_kernels, test_moe (the mixture-of-experts
+block's router and grouped expert MLP), test_attention, test_thread_pool,
 test_huge_pages (the weights' memory), test_sampler, test_sampling_fields
 (the one parser of the sampling fields), test_engine_fields (that of the
 engine options), the serving core's
@@ -49,6 +50,16 @@ def test_c_abi_concurrency_stress(build, smollm2_path):
 @pytest.mark.timeout(600)
 def test_kernels(build):
     run_program(build, "test_kernels")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "avx512", "neon"])
+def test_moe(build, isa):
+    """test_moe: the MoE router, and the grouped expert MLP equal to each
+    token run alone, bit for bit, on each kernel build this CPU runs."""
+    result = run_program(build, "test_moe", env={**os.environ, "VLLM_CPP_ISA": isa})
+    if f"kernel build: {isa}" not in result.stdout:
+        pytest.skip(f"this CPU has no {isa} build (ran {result.stdout.splitlines()[0]})")
 
 
 @pytest.mark.timeout(300)

@@ -78,6 +78,53 @@ const Names kPhi3Projections = {
     {"model.layers.{N}.mlp.gate_up_proj.weight", "blk.{N}.ffn_up.weight"},
 };
 
+// Mixture of experts: the expert count's key differs by family.
+const Keys kExperts = {
+    {"num_experts_per_tok", "expert_used_count", Kind::INT},
+    {"moe_intermediate_size", "expert_feed_forward_length", Kind::INT},
+    {"shared_expert_intermediate_size", "expert_shared_feed_forward_length", Kind::INT},
+    {"norm_topk_prob", "expert_weights_norm", Kind::BOOL},
+};
+const Keys kNumExperts = {{"num_experts", "expert_count", Kind::INT}};
+const Keys kNumLocalExperts = {{"num_local_experts", "expert_count", Kind::INT}};
+const Keys kGraniteMultipliers = {
+    {"embedding_multiplier", "embedding_scale", Kind::FLOAT},
+    {"residual_multiplier", "residual_scale", Kind::FLOAT},
+    {"attention_multiplier", "attention.scale", Kind::FLOAT},
+    {"logits_scaling", "logit_scale", Kind::FLOAT},
+};
+// transformers 5 saves one tensor per expert (it fuses them in memory only).
+const Names kExpertMlps = {
+    {"model.layers.{N}.mlp.gate.weight", "blk.{N}.ffn_gate_inp.weight"},
+    {"model.layers.{N}.mlp.experts.{E}.gate_proj.weight", "blk.{N}.ffn_gate.{E}.weight"},
+    {"model.layers.{N}.mlp.experts.{E}.up_proj.weight", "blk.{N}.ffn_up.{E}.weight"},
+    {"model.layers.{N}.mlp.experts.{E}.down_proj.weight", "blk.{N}.ffn_down.{E}.weight"},
+};
+const Names kSharedExpert = {
+    {"model.layers.{N}.mlp.shared_expert.gate_proj.weight", "blk.{N}.ffn_gate_shexp.weight"},
+    {"model.layers.{N}.mlp.shared_expert.up_proj.weight", "blk.{N}.ffn_up_shexp.weight"},
+    {"model.layers.{N}.mlp.shared_expert.down_proj.weight", "blk.{N}.ffn_down_shexp.weight"},
+    {"model.layers.{N}.mlp.shared_expert_gate.weight", "blk.{N}.ffn_gate_inp_shexp.weight"},
+};
+const Names kMixtralExperts = {
+    {"model.layers.{N}.block_sparse_moe.gate.weight", "blk.{N}.ffn_gate_inp.weight"},
+    {"model.layers.{N}.block_sparse_moe.experts.{E}.w1.weight", "blk.{N}.ffn_gate.{E}.weight"},
+    {"model.layers.{N}.block_sparse_moe.experts.{E}.w2.weight", "blk.{N}.ffn_down.{E}.weight"},
+    {"model.layers.{N}.block_sparse_moe.experts.{E}.w3.weight", "blk.{N}.ffn_up.{E}.weight"},
+};
+// Granite MoE stacks its experts: input_linear [experts, gate rows then up
+// rows, dim], output_linear [experts, dim, ffn].
+const Names kGraniteExperts = {
+    {"model.layers.{N}.block_sparse_moe.router.layer.weight", "blk.{N}.ffn_gate_inp.weight"},
+    {"model.layers.{N}.block_sparse_moe.input_linear.weight", "blk.{N}.ffn_gate_up_exps.weight"},
+    {"model.layers.{N}.block_sparse_moe.output_linear.weight", "blk.{N}.ffn_down_exps.weight"},
+};
+const Names kAttention = kEmbeddingAndHead + Names(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
+// Qwen MoE layers are all sparse unless these say otherwise, and attend
+// to the whole context unless use_sliding_window.
+const std::vector<std::pair<const char*, const char*>> kEverySparse = {
+    {"decoder_sparse_step", "1"}, {"mlp_only_layers", ""}, {"use_sliding_window", ""}};
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -97,23 +144,37 @@ const std::vector<HfArchitecture>& architectures() {
          {{"language_model.model.", "model."}, {"model.language_model.", "model."}, {"language_model.lm_head.", "lm_head."}},
          {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."}},
         {"Phi3ForCausalLM", "phi3", kCommonConfig + kSlidingWindow, kEmbeddingAndHead + kPhi3Projections + kPreFfnNorm},
+        {"Qwen2MoeForCausalLM", "qwen2moe", kCommonConfig + kExperts + kNumExperts,
+         kAttention + kPreFfnNorm + kQkvBias + kExpertMlps + kSharedExpert, false, false, false, {}, {}, kEverySparse},
+        {"Qwen3MoeForCausalLM", "qwen3moe", kCommonConfig + kExperts + kNumExperts + kNumLocalExperts,
+         kAttention + kPreFfnNorm + kQkNorm + kExpertMlps, false, false, false, {}, {}, kEverySparse},
+        {"MixtralForCausalLM", "llama", kCommonConfig + kSlidingWindow + kExperts + kNumLocalExperts,
+         kAttention + kPreFfnNorm + kMixtralExperts},
+        {"OlmoeForCausalLM", "olmoe", kCommonConfig + kExperts + kNumExperts,
+         kAttention + kPreFfnNorm + kQkNorm + kExpertMlps, false, false, false, {}, {}, {{"clip_qkv", ""}}},
+        {"GraniteMoeForCausalLM", "granitemoe", kCommonConfig + kExperts + kNumLocalExperts + kGraniteMultipliers,
+         kAttention + kPreFfnNorm + kGraniteExperts},
     };
     return rows;
 }
 
-// Whether `name` matches `pattern` with a decimal layer number in place of
-// "{N}"; the number goes to `layer`.
-bool match(const std::string& pattern, const std::string& name, std::string& layer) {
-    const size_t hole = pattern.find("{N}");
-    if (hole == std::string::npos) return name == pattern;
-    const size_t tail = pattern.size() - hole - 3;
-    if (name.size() <= hole + tail || name.compare(0, hole, pattern, 0, hole) != 0 ||
-        name.compare(name.size() - tail, tail, pattern, hole + 3, tail) != 0)
-        return false;
-    layer = name.substr(hole, name.size() - hole - tail);
-    for (char c : layer)
-        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    return true;
+// Whether `name` matches `pattern`, each "{N}" / "{E}" hole standing for a
+// decimal number; the numbers go to `holes`, in order.
+bool match(const std::string& pattern, const std::string& name, std::vector<std::string>& holes) {
+    holes.clear();
+    size_t p = 0, n = 0;
+    while (true) {
+        const size_t hole = pattern.find('{', p);
+        const size_t literal = (hole == std::string::npos ? pattern.size() : hole) - p;
+        if (name.compare(n, literal, pattern, p, literal) != 0) return false;
+        p += literal, n += literal;
+        if (hole == std::string::npos) return n == name.size();
+        size_t digits = n;
+        while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+        if (digits == n) return false;
+        holes.push_back(name.substr(n, digits - n));
+        n = digits, p = hole + 3;
+    }
 }
 
 }  // namespace
@@ -137,12 +198,14 @@ std::string gguf_tensor_name(const HfArchitecture& arch, const std::string& hf_n
         name = to + name.substr(std::string(from).size());
         break;
     }
-    std::string layer;
+    std::vector<std::string> holes;
     for (const HfTensorName& row : arch.tensors) {
-        if (!match(row.hf_name, name, layer)) continue;
+        if (!match(row.hf_name, name, holes)) continue;
         std::string out = row.gguf_name;
-        const size_t hole = out.find("{N}");
-        if (hole != std::string::npos) out.replace(hole, 3, layer);
+        for (const std::string& number : holes) {
+            const size_t hole = out.find('{');
+            out.replace(hole, 3, number);
+        }
         return out;
     }
     return "";

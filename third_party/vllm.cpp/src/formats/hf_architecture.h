@@ -4,7 +4,8 @@
 // hyperparameters, and which tensor names become which llama.cpp names.
 // Adding an architecture to the HF loader is adding its row here (the
 // forward itself is model_config's and llama's). tests/support/hf_convert.py holds
-// the same rows for the test-side conversion.
+// the same rows for the test-side conversion (the dense architectures': the
+// mixtures of experts are tested on directories transformers itself saved).
 #pragma once
 #include <string>
 #include <utility>
@@ -14,13 +15,14 @@ namespace vllm {
 
 // config.json key -> `<arch>.<gguf_suffix>` metadata.
 struct HfConfigKey {
-    enum class Kind { INT, FLOAT };
+    enum class Kind { INT, FLOAT, BOOL };
     const char* hf_key;
     const char* gguf_suffix;
     Kind kind;
 };
 
-// HF tensor name -> llama.cpp name; "{N}" stands for the layer number.
+// HF tensor name -> llama.cpp name; "{N}" stands for the layer number and
+// "{E}" for an expert's.
 struct HfTensorName {
     const char* hf_name;
     const char* gguf_name;
@@ -44,6 +46,10 @@ struct HfArchitecture {
     bool text_config = false;
     std::vector<std::pair<const char*, const char*>> prefix_rewrites;
     std::vector<const char*> ignored_prefixes;
+    // Mixture-of-experts options of config.json this engine does not run:
+    // each key with the only value it accepts ("" when any value but null, 0,
+    // false or an empty list is refused), checked by the loader.
+    std::vector<std::pair<const char*, const char*>> refused_unless;
 };
 
 // The row for `hf_class`, or nullptr.

@@ -103,10 +103,24 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
         if (key.kind == HfConfigKey::Kind::INT) {
             if (!v->is_int()) fail(std::string("config.json '") + key.hf_key + "' is not an integer");
             metadata_[a + key.gguf_suffix] = int_value(v->as_int());
+        } else if (key.kind == HfConfigKey::Kind::BOOL) {
+            if (!v->is_bool()) fail(std::string("config.json '") + key.hf_key + "' is not a boolean");
+            GgufValue b = int_value(v->as_bool() ? 1 : 0);
+            b.type = GgufValueType::BOOL;
+            metadata_[a + key.gguf_suffix] = b;
         } else {
             if (!v->is_number()) fail(std::string("config.json '") + key.hf_key + "' is not a number");
             metadata_[a + key.gguf_suffix] = float_value(v->as_double());
         }
+    }
+    for (const auto& [key, accepted] : arch.refused_unless) {
+        const json::Value* v = config.find(key);
+        if (v == nullptr || v->is_null()) continue;
+        const std::string value = json::dump(*v);
+        const bool unset = value == "0" || value == "false" || value == "[]";
+        if (*accepted ? value != accepted : !unset)
+            fail(std::string("config.json '") + key + "' is " + value + ", which is not supported (only " +
+                 (*accepted ? accepted : "unset") + ")");
     }
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;

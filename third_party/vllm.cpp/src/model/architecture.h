@@ -25,6 +25,16 @@ struct ArchitectureTraits {
     // dim / n_heads rather than head_dim; llama.cpp knows it by this count
     // (its GGUFs do not store the scalar). 0: the scale is 1/sqrt(head_dim).
     int layers_of_27b = 0;
+    // Mixture of experts, where the GGUF has <arch>.expert_count: whether the
+    // picked experts' scores are renormalised (llama.cpp fixes it per
+    // architecture; <arch>.expert_weights_norm overrides), and the expert
+    // FFN length when <arch>.expert_feed_forward_length is absent: the
+    // dense feed_forward_length, or (Qwen MoE, as llama.cpp) that divided by
+    // the experts used per token.
+    bool expert_weights_norm = false;
+    bool expert_ffn_divided_by_used = false;
+    // OLMoE: see ModelConfig::qk_norm_whole.
+    bool qk_norm_whole = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

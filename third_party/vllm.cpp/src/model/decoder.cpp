@@ -15,6 +15,7 @@ namespace vllm {
 
 Decoder::Decoder(ModelConfig config, ModelWeights weights, int max_model_len)
     : config_(std::move(config)), weights_(std::move(weights)) {
+    if (config_.embedding_scale > 0.0f) embedding_multiplier_ = config_.embedding_scale;
     rope_ = RotaryAngles::global(config_, weights_, max_model_len);
     if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_, weights_);
 }
@@ -37,8 +38,10 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
     k_.resize(T * kv_dim);
     v_.resize(T * kv_dim);
     attn_.resize(T * q_dim);
-    gate_.resize(T * c.ffn_dim);
-    up_.resize(T * c.ffn_dim);
+    if (c.n_experts == 0) {  // the MoE block keeps its own buffers
+        gate_.resize(T * c.ffn_dim);
+        up_.resize(T * c.ffn_dim);
+    }
     rope_.fill(positions_);
     if (c.rope_theta_sliding > 0.0f) rope_sliding_.fill(positions_);
 }
@@ -65,8 +68,12 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
 
 void Decoder::mlp(int l, ThreadPool& pool) {
     const int64_t T = static_cast<int64_t>(positions_.size());
-    gated_mlp(weights_.layers[l], config_.ffn_activation, config_.ffn_dim, xn_.data(), T, gate_.data(), up_.data(),
-              xn_.data(), pool);
+    const LayerWeights& w = weights_.layers[l];
+    if (config_.n_experts > 0)
+        moe_mlp(config_, w, xn_.data(), T, xn_.data(), moe_, pool);
+    else
+        gated_mlp(w.w_gate, w.w_up, w.w_down, config_.ffn_activation, xn_.data(), T, gate_.data(), up_.data(),
+                  xn_.data(), pool);
 }
 
 void Decoder::norm(const std::vector<float>& weight, ThreadPool& pool) {
@@ -82,6 +89,10 @@ void Decoder::add_norm(const std::vector<float>& weight, ThreadPool& pool) {
 void Decoder::norm_output(const std::vector<float>& weight, ThreadPool& pool) {
     rms_norm_rows(xn_.data(), weight.data(), xn_.data(), static_cast<int64_t>(positions_.size()), config_.dim,
                   config_.rms_eps, pool);
+}
+
+void Decoder::scale_sublayer_output(float factor) {
+    for (float& v : xn_) v *= factor;
 }
 
 void Decoder::end_layer(int l, ThreadPool& pool) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/blocks/moe.h"
 #include "model/blocks/rotary.h"
 #include "model/decoder_model.h"
 #include "model/model_config.h"
@@ -38,20 +39,25 @@ protected:
     // q/k norm, RoPE of the layer's kind), paged attention and the output
     // projection.
     void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
-    // xn_ -> xn_: layer l's gated MLP with the config's activation.
+    // xn_ -> xn_: layer l's gated MLP with the config's activation, or its
+    // mixture of experts (blocks/moe.h) when config.n_experts > 0.
     void mlp(int l, ThreadPool& pool);
     // x_ += xn_ then xn_ = rms_norm(x_) * weight (the residual add fused
     // with the norm after it); xn_ = rms_norm(xn_) * weight (a sublayer's
     // output normalised before its residual add: Gemma 2/3).
     void add_norm(const std::vector<float>& weight, ThreadPool& pool);
     void norm_output(const std::vector<float>& weight, ThreadPool& pool);
+    // xn_ *= factor: a sublayer's output scaled before its residual add
+    // (Granite's residual_scale).
+    void scale_sublayer_output(float factor);
     // After layer l's last sublayer: x_ += xn_, then (but after the last
     // layer) xn_ = the next layer's attention norm of x_.
     void end_layer(int l, ThreadPool& pool);
 
     ModelConfig config_;
     ModelWeights weights_;
-    // The token embedding is multiplied by this (Gemma: embedding_scale(dim)).
+    // The token embedding is multiplied by this (Gemma: embedding_scale(dim);
+    // Granite: config.embedding_scale).
     float embedding_multiplier_ = 1.0f;
 
 private:
@@ -68,6 +74,7 @@ private:
     // normed/sublayer rows xn_, and the sublayers' own buffers.
     std::vector<int32_t> tokens_, positions_;
     std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
+    MoeScratch moe_;
 };
 
 }  // namespace vllm

@@ -6,6 +6,7 @@
 #include "util/error.h"
 
 #include <cmath>
+#include <utility>
 
 namespace vllm {
 
@@ -57,6 +58,42 @@ void read_longrope(const ModelSource& file, const std::string& a, const std::str
     c.longrope_original_context = static_cast<int>(original);
 }
 
+// Mixture-of-experts keys as llama.cpp's converter writes them; what the
+// forward does not implement is refused by name.
+void read_experts(const ModelSource& file, const std::string& a, const ArchitectureTraits& traits, ModelConfig& c) {
+    const auto fail = [&](const std::string& why) { throw_model_load("cannot load '" + file.path() + "': " + why); };
+    const int64_t experts = file.get_int(a + "expert_count", 0);
+    const int64_t used = file.get_int(a + "expert_used_count", 0);
+    if (experts <= 1) {  // llama.cpp reads 0 and 1 as a dense model
+        if (used > 1) fail(a + "expert_used_count is " + std::to_string(used) + " without an " + a + "expert_count");
+        return;
+    }
+    if (used <= 0 || used > experts)
+        fail(a + "expert_used_count " + std::to_string(used) + " is not between 1 and " + a + "expert_count " +
+             std::to_string(experts));
+    c.n_experts = static_cast<int>(experts);
+    c.n_experts_used = static_cast<int>(used);
+    const int64_t fallback = traits.expert_ffn_divided_by_used ? c.ffn_dim / used : c.ffn_dim;
+    c.expert_ffn_dim = static_cast<int>(file.get_int(a + "expert_feed_forward_length", fallback));
+    c.shared_expert_ffn_dim = static_cast<int>(file.get_int(a + "expert_shared_feed_forward_length", 0));
+    if (c.expert_ffn_dim <= 0 || c.shared_expert_ffn_dim < 0)
+        fail(a + "expert_feed_forward_length must be positive");
+    c.expert_weights_norm = file.get_bool(a + "expert_weights_norm", traits.expert_weights_norm);
+    const double scale = file.get_float(a + "expert_weights_scale", 0.0);
+    if (!(scale >= 0.0)) fail(a + "expert_weights_scale must not be negative");
+    c.expert_weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);  // llama.cpp: 0 means none
+    const int64_t gating = file.get_int(a + "expert_gating_func", 1);
+    if (gating == 2)
+        c.expert_gating = ExpertGating::SIGMOID;
+    else if (gating != 1 && gating != 0)
+        fail(a + "expert_gating_func " + std::to_string(gating) +
+             " is not supported (supported: 1 softmax, 2 sigmoid)");
+    for (const char* key : {"expert_group_count", "expert_shared_count"})
+        if (file.get_int(a + key, 0) > 1)
+            fail(a + key + " " + std::to_string(file.get_int(a + key, 0)) + " is not supported (grouped routing and "
+                 "several shared experts are not implemented)");
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_source(const ModelSource& file) {
@@ -82,6 +119,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.post_norms = traits->post_norms;
     c.sliding_pattern = traits->sliding_pattern;
     c.rope_theta_sliding = traits->rope_theta_sliding;
+    c.qk_norm_whole = traits->qk_norm_whole;
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
@@ -141,6 +179,13 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.attn_scale = scale > 0.0 ? static_cast<float>(scale) : 1.0f / std::sqrt(static_cast<float>(query_scalar));
     c.attn_softcap = positive_or_zero(file, a + "attn_logit_softcapping");
     c.final_softcap = positive_or_zero(file, a + "final_logit_softcapping");
+    read_experts(file, a, *traits, c);
+    // Granite's multipliers (llama.cpp's keys; 0 or absent: none).
+    for (auto [key, field] : {std::pair{"residual_scale", &c.residual_scale}, std::pair{"logit_scale", &c.logit_scale},
+                              std::pair{"embedding_scale", &c.embedding_scale}}) {
+        const float v = positive_or_zero(file, a + key);
+        if (v > 0.0f) *field = v;
+    }
     if (traits->sliding_window) {
         const int64_t window = file.get_int(a + "attention.sliding_window", 0);
         if (window < 0)

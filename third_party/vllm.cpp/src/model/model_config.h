@@ -13,6 +13,12 @@ enum class RopeStyle {
     HALVES,          // rotate (x[i], x[i + d/2]): Qwen2/Qwen3/Gemma ("neox")
 };
 
+// How a mixture-of-experts router turns its logits into expert scores.
+enum class ExpertGating {
+    SOFTMAX,  // softmax over all experts (Qwen MoE, Mixtral, OLMoE, Granite MoE)
+    SIGMOID,  // each logit's sigmoid on its own
+};
+
 // The FFN's gate activation: out = act(gate) * up.
 enum class FfnActivation {
     SILU,       // SwiGLU: Llama, Qwen
@@ -70,6 +76,34 @@ struct ModelConfig {
     // and the final logits. 0 when absent.
     float attn_softcap = 0.0f;
     float final_softcap = 0.0f;
+
+    // OLMoE: q_norm/k_norm normalise each token's whole q and k projection
+    // (n_heads * head_dim floats) rather than each head.
+    bool qk_norm_whole = false;
+
+    // Mixture of experts (blocks/moe.h): every layer's MLP is n_experts
+    // experts of expert_ffn_dim, of which a router picks n_experts_used per
+    // token; 0: dense. Scores: expert_gating; the picked scores are divided
+    // by their sum when expert_weights_norm (norm_topk_prob), then multiplied
+    // by expert_weights_scale. A shared expert of shared_expert_ffn_dim (0:
+    // none) runs on every token, gated by sigmoid(w . x) when the layer has
+    // that vector (Qwen2-MoE).
+    int n_experts = 0;
+    int n_experts_used = 0;
+    int expert_ffn_dim = 0;
+    int shared_expert_ffn_dim = 0;
+    ExpertGating expert_gating = ExpertGating::SOFTMAX;
+    bool expert_weights_norm = false;
+    float expert_weights_scale = 1.0f;
+
+    // Granite's multipliers: each sublayer's output is multiplied by
+    // residual_scale before its residual add, and the logits are divided by
+    // logit_scale. 1: none.
+    float residual_scale = 1.0f;
+    float logit_scale = 1.0f;
+    // The token embedding is multiplied by this (Granite's embedding_scale);
+    // 0: the architecture's own rule (Gemma: sqrt(dim); else none).
+    float embedding_scale = 0.0f;
 
     // Sliding-window attention: a query at position p of a sliding layer
     // sees the keys at (p - sliding_window, p]. 0: every layer is global.

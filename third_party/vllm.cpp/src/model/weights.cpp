@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include "formats/model_source.h"
+#include "model/weight_preparation.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -51,6 +52,46 @@ public:
         return parts;
     }
 
+    // Each of `experts` experts' [rows, cols] matrix of layer prefix `p`'s
+    // `kind` (ffn_gate, ffn_up, ffn_down), as views into the file: slices of
+    // the stacked `p + kind + "_exps.weight"` (GGUF dims {cols, rows,
+    // experts}, as llama.cpp's converter writes it), else the per-expert
+    // `p + kind + ".E.weight"` matrices (a Hugging Face checkpoint, older
+    // Mixtral GGUFs). `first_row` picks rows of a stacked tensor holding
+    // more per expert (Granite's fused gate and up: ffn_gate_up_exps).
+    std::vector<kernels::QuantMatrix> experts(const std::string& p, const std::string& kind, int64_t experts,
+                                              int64_t rows, int64_t cols, int64_t stacked_rows = 0,
+                                              int64_t first_row = 0) const {
+        std::vector<kernels::QuantMatrix> out;
+        const std::string stacked = p + kind + "_exps.weight";
+        if (const GgufTensor* t = find(stacked)) {
+            if (stacked_rows == 0) stacked_rows = rows;
+            if (t->dims.size() != 3 || t->dims[0] != cols || t->dims[1] != stacked_rows || t->dims[2] != experts)
+                fail(stacked, "has shape " + shape(*t) + ", expected [" + std::to_string(cols) + ", " +
+                                  std::to_string(stacked_rows) + ", " + std::to_string(experts) +
+                                  "] (the metadata's expert count and expert feed-forward length)");
+            const GgmlTypeInfo* info = ggml_type_info(t->type);
+            if (!info->supported) fail(stacked, "has unsupported tensor type " + ggml_type_name(t->type));
+            kernels::QuantMatrix m;
+            m.type = static_cast<GgmlType>(t->type);
+            m.rows = rows;
+            m.cols = cols;
+            m.row_bytes = ggml_row_bytes(m.type, cols);
+            if (t->nbytes != m.row_bytes * size_t(stacked_rows * experts)) fail(stacked, "has the wrong byte size");
+            for (int64_t e = 0; e < experts; ++e) {
+                m.data = t->data + size_t(e * stacked_rows + first_row) * m.row_bytes;
+                out.push_back(m);
+            }
+            return out;
+        }
+        if (find(p + kind + ".0.weight") == nullptr) fail(stacked, "is missing (and so are the per-expert tensors)");
+        for (int64_t e = 0; e < experts; ++e) out.push_back(matrix(p + kind + "." + std::to_string(e) + ".weight", rows, cols));
+        if (find(p + kind + "." + std::to_string(experts) + ".weight") != nullptr)
+            fail(p + kind + "." + std::to_string(experts) + ".weight",
+                 "exists, but the metadata's expert count is " + std::to_string(experts));
+        return out;
+    }
+
     // A vector of n elements, expanded to float.
     std::vector<float> vector(const std::string& name, int64_t n) const {
         const GgufTensor& t = require(name);
@@ -70,6 +111,10 @@ public:
         return out;
     }
 
+    [[noreturn]] void fail(const std::string& name, const std::string& why) const {
+        throw_model_load("cannot load '" + file_.path() + "': tensor '" + name + "' " + why);
+    }
+
 private:
     const GgufTensor& require(const std::string& name) const {
         const GgufTensor* t = file_.find_tensor(name);
@@ -81,12 +126,40 @@ private:
         for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
         return s + "]";
     }
-    [[noreturn]] void fail(const std::string& name, const std::string& why) const {
-        throw_model_load("cannot load '" + file_.path() + "': tensor '" + name + "' " + why);
-    }
 
     const ModelSource& file_;
 };
+
+// A mixture-of-experts layer's feed-forward tensors (config.n_experts > 0):
+// the router, the experts and the shared expert with its gate.
+void load_experts(const TensorLoader& load, const std::string& p, ModelConfig& config, LayerWeights& l) {
+    const int64_t dim = config.dim, n = config.n_experts, ffn = config.expert_ffn_dim;
+    if (load.find(p + "ffn_gate_inp.weight") == nullptr)
+        load.fail(p + "ffn_gate_inp.weight", "(the router of a model with " + std::to_string(n) + " experts) is missing");
+    l.router = load.matrix(p + "ffn_gate_inp.weight", n, dim);
+    if (load.find(p + "ffn_gate_up_exps.weight") != nullptr) {  // Granite: gate rows, then up rows, per expert
+        l.expert_gate = load.experts(p, "ffn_gate_up", n, ffn, dim, 2 * ffn, 0);
+        l.expert_up = load.experts(p, "ffn_gate_up", n, ffn, dim, 2 * ffn, ffn);
+    } else {
+        l.expert_gate = load.experts(p, "ffn_gate", n, ffn, dim);
+        l.expert_up = load.experts(p, "ffn_up", n, ffn, dim);
+    }
+    l.expert_down = load.experts(p, "ffn_down", n, dim, ffn);
+    const GgufTensor* shared = load.find(p + "ffn_up_shexp.weight");
+    if (shared == nullptr) {
+        if (config.shared_expert_ffn_dim > 0) load.fail(p + "ffn_up_shexp.weight", "(the shared expert) is missing");
+        return;
+    }
+    // llama.cpp's Qwen2-MoE reads the shared expert's length from the tensor
+    // when the metadata has none.
+    if (config.shared_expert_ffn_dim == 0 && shared->dims.size() == 2)
+        config.shared_expert_ffn_dim = static_cast<int>(shared->dims[1]);
+    const int64_t shared_ffn = config.shared_expert_ffn_dim;
+    l.w_gate = load.matrix(p + "ffn_gate_shexp.weight", shared_ffn, dim);
+    l.w_up = load.matrix(p + "ffn_up_shexp.weight", shared_ffn, dim);
+    l.w_down = load.matrix(p + "ffn_down_shexp.weight", dim, shared_ffn);
+    if (load.find(p + "ffn_gate_inp_shexp.weight")) l.shared_expert_gate = load.vector(p + "ffn_gate_inp_shexp.weight", dim);
+}
 
 }  // namespace
 
@@ -133,18 +206,23 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.bv = load.vector(p + "attn_v.bias", kv_dim);
         }
         if (config.qk_norm) {
-            l.q_norm = load.vector(p + "attn_q_norm.weight", config.head_dim);
-            l.k_norm = load.vector(p + "attn_k_norm.weight", config.head_dim);
+            // OLMoE normalises the whole projection, the others each head.
+            l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : config.head_dim);
+            l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : config.head_dim);
         }
         l.ffn_norm = load.vector(p + "ffn_norm.weight", dim);
-        if (load.find(p + "ffn_gate.weight")) {
-            l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
-            l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
-        } else {  // llama.cpp keeps a fused gate and up projection as ffn_up: gate rows first
-            const auto gate_up = load.stacked(p + "ffn_up.weight", {ffn, ffn}, dim);
-            l.w_gate = gate_up[0], l.w_up = gate_up[1];
+        if (config.n_experts > 0) {
+            load_experts(load, p, config, l);
+        } else {
+            if (load.find(p + "ffn_gate.weight")) {
+                l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
+                l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
+            } else {  // llama.cpp keeps a fused gate and up projection as ffn_up: gate rows first
+                const auto gate_up = load.stacked(p + "ffn_up.weight", {ffn, ffn}, dim);
+                l.w_gate = gate_up[0], l.w_up = gate_up[1];
+            }
+            l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
         }
-        l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
         if (config.post_norms) {
             l.post_attn_norm = load.vector(p + "post_attention_norm.weight", dim);
             l.post_ffn_norm = load.vector(p + "post_ffw_norm.weight", dim);
@@ -152,47 +230,18 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     }
     // Every layer matrix and the output matrix get a copy (prepared, that
     // is rearranged, where the kernels read another layout) in
-    // `prepared`'s huge pages. The token embedding is read a few rows a
-    // step (dequantize_row), so it stays in the file; a tied output matrix
-    // gets its own copy.
-    // A matrix is prepared in bands of rows, each band's file pages released
-    // once its copy is written, so the file's pages and the copy are never
-    // both resident whole (the load's peak). The embedding's pages go too: a
-    // step looks up only a few rows, which fault back in one page each
-    // (Gemma 3 270M: 178 MB of embedding would otherwise stay resident
-    // beside its copy).
-    const auto prepare = [&](kernels::QuantMatrix& m) {
-        constexpr int64_t kBandRows = 1024;  // whole interleaved row groups; a few MB
-        if (m.rows <= 0) return;
-        const auto band = [&](int64_t first_row) {
-            kernels::QuantMatrix b = m;
-            b.data = m.data + first_row * m.row_bytes;
-            b.rows = std::min(kBandRows, m.rows - first_row);
-            return b;
-        };
-        // Bands last to first: the last one decides (only it can have a
-        // row count that is not a multiple of the row groups).
-        const int64_t last = (m.rows - 1) / kBandRows * kBandRows;
-        std::vector<uint8_t> band_storage;
-        kernels::QuantMatrix ready = kernels::prepare_for_matmul(band(last), band_storage);
-        // A matrix the kernels read in the file's layout is copied as it is:
-        // on huge pages too, instead of the file's small ones.
-        const bool rearranged = ready.data != band(last).data;
-        uint8_t* copy = w.prepared.allocate(static_cast<size_t>(m.rows) * m.row_bytes);
-        for (int64_t row = last; row >= 0; row -= kBandRows) {
-            const kernels::QuantMatrix source = band(row);
-            if (row != last) ready = rearranged ? kernels::prepare_for_matmul(source, band_storage) : source;
-            // Prepared layouts keep each row group's byte offset (interleave.h).
-            std::memcpy(copy + row * m.row_bytes, ready.data, static_cast<size_t>(source.rows) * m.row_bytes);
-            file.release(source.data, static_cast<size_t>(source.rows) * m.row_bytes);
-        }
-        ready.data = copy;
-        ready.rows = m.rows;
-        m = ready;
-    };
+    // `prepared`'s huge pages (model/weight_preparation.h). The token
+    // embedding is read a few rows a step (dequantize_row), so it stays in
+    // the file; a tied output matrix gets its own copy, and the
+    // embedding's pages are released with it: a step looks up only a few
+    // rows, which fault back in one page each (Gemma 3 270M: 178 MB of
+    // embedding would otherwise stay resident beside its copy).
+    std::vector<kernels::QuantMatrix*> matrices;
     for (LayerWeights& l : w.layers)
-        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) prepare(*m);
-    prepare(w.output);
+        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router})
+            matrices.push_back(m);
+    matrices.push_back(&w.output);
+    prepare_matrices(matrices, w.prepared, file);
     return w;
 }
 

@@ -1,7 +1,7 @@
 // The tensors of a decoder (every registered architecture's), read from a mapped model file.
 // Matrices stay in their stored (quantized) type, copied out of the file
 // (some rearranged for the matmul kernels: prepared); the token embedding
-// stays a view into the file; small vectors (norms, biases) are copied to
+// and the experts of a mixture-of-experts model stay views into the file; small vectors (norms, biases) are copied to
 // float because every step reads them whole.
 #pragma once
 #include <vector>
@@ -20,7 +20,16 @@ struct LayerWeights {
     std::vector<float> bq, bk, bv;          // empty unless config.qkv_bias
     std::vector<float> q_norm, k_norm;      // empty unless config.qk_norm (head_dim each)
     std::vector<float> ffn_norm;
+    // The dense MLP; in a mixture-of-experts layer, the shared expert
+    // (rows 0 when the model has none).
     kernels::QuantMatrix w_gate, w_up, w_down;
+    // Mixture of experts (config.n_experts > 0): the router [n_experts, dim]
+    // and each expert's matrices, views of their slices of the file's
+    // stacked tensors (row layout, not copied: an expert no token routes to
+    // is never read); Qwen2-MoE's shared-expert gate vector [dim].
+    kernels::QuantMatrix router;
+    std::vector<kernels::QuantMatrix> expert_gate, expert_up, expert_down;
+    std::vector<float> shared_expert_gate;
     std::vector<float> post_attn_norm, post_ffn_norm;  // empty unless config.post_norms
 };
 

@@ -45,6 +45,16 @@ struct QuantMatrix {
 // Otherwise `w` itself, and `storage` is left alone.
 QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& storage);
 
+// prepare_for_matmul's decision without the copy: `w` with the layout (and
+// Q8_0 bytes) the active build reads it in; data still w's rows.
+QuantMatrix matmul_layout(const QuantMatrix& w);
+
+// Writes `w`'s rows (row layout) in `form`'s layout (matmul_layout of the
+// whole matrix) into `out`: zeroed, 64-byte aligned, w.rows * w.row_bytes
+// bytes. Either layout keeps a 16-row group's byte offset, so a matrix can
+// be written as bands of whole groups, each on its own thread.
+void write_matmul_layout(const QuantMatrix& w, const QuantMatrix& form, uint8_t* out);
+
 // y[t * w.rows + r] = sum_c x[t * w.cols + c] * W[r, c] for every token t in
 // [0, n_tokens) and row r, parallelised over `pool`. Quantized weights may
 // quantize the activations to 8 bits per block, and BF16 weights round them
@@ -62,6 +72,20 @@ struct MatmulOutput {
 // parallel region. Matrices that read x differently (other columns or
 // quantization) are grouped apart. Each y is what matmul() gives.
 void matmul_shared(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens, ThreadPool& pool);
+
+// One matmul of matmul_grouped(): y = W x for n_tokens rows of x, W = *w.
+struct GroupedMatmul {
+    const QuantMatrix* w;
+    const float* x;
+    int64_t n_tokens;
+    float* y;
+};
+
+// Several matmuls, each with its own activations (a mixture of experts:
+// each expert's gathered tokens, llama.cpp's mul_mat_id), in one parallel
+// region over all their rows. Jobs with the same x, column count and
+// activation quantization quantize x once. Each y is what matmul() gives.
+void matmul_grouped(const std::vector<GroupedMatmul>& jobs, ThreadPool& pool);
 
 // Rows [row_begin, row_end) only, for one token, on the calling thread:
 // y[r - row_begin] = dot(W[r], x). For callers that split work themselves.

@@ -1,4 +1,4 @@
-// matmul / matmul_shared / matvec_rows: activation quantization (once per
+// matmul / matmul_shared / matmul_grouped / matvec_rows: activation quantization (once per
 // input, however many matrices share it), work split across the pool, and
 // cache blocking; the arithmetic is the active build's gemm.
 //
@@ -8,6 +8,7 @@
 // thread's rows stream past, and each row tile decoded is used for every
 // token of the chunk.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,11 @@ GemmFn checked_gemm(const IsaKernels& isa, const QuantMatrix& w) {
     return isa.gemm_interleaved[slot];
 }
 
+// The build's quantizer of activations of a quantized kind.
+QuantizeFn quantizer(const IsaKernels& isa, ActKind kind) {
+    return kind == ActKind::Q8x32 ? isa.quantize_q8x32 : kind == ActKind::Q8x256 ? isa.quantize_q8x256 : isa.quantize_bf16;
+}
+
 // The activations as the gemm reads them: x itself for float weights, else
 // quantized into the scratch buffer (in parallel when there are many).
 const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, const float* x, int64_t n_tokens,
@@ -69,9 +75,7 @@ const uint8_t* prepare_activations(const IsaKernels& isa, const QuantMatrix& w, 
     *stride = act_row_bytes(kind, w.cols);
     if (kind == ActKind::F32) return reinterpret_cast<const uint8_t*>(x);
     uint8_t* out = scratch(*stride * static_cast<size_t>(n_tokens));
-    const QuantizeFn quantize = kind == ActKind::Q8x32    ? isa.quantize_q8x32
-                                : kind == ActKind::Q8x256 ? isa.quantize_q8x256
-                                                          : isa.quantize_bf16;
+    const QuantizeFn quantize = quantizer(isa, kind);
     const size_t s = *stride;
     const auto rows = [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) quantize(x + t * w.cols, w.cols, out + t * s);
@@ -157,6 +161,64 @@ void matmul(const QuantMatrix& w, const float* x, int64_t n_tokens, float* y, Th
 
 void matmul_shared(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens, ThreadPool& pool) {
     matmul_shared_with(active_kernels(), outputs.begin(), outputs.size(), x, n_tokens, pool);
+}
+
+void matmul_grouped(const std::vector<GroupedMatmul>& jobs, ThreadPool& pool) {
+    const IsaKernels& isa = active_kernels();
+    const size_t n = jobs.size();
+    std::vector<GemmFn> gemms;
+    std::vector<ActKind> kinds;
+    std::vector<size_t> strides, offsets(n, SIZE_MAX);  // offsets: into one scratch buffer; SIZE_MAX: x as it is
+    std::vector<size_t> quantized;                       // the jobs whose x is quantized here, once each
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const QuantMatrix& w = *jobs[i].w;
+        gemms.push_back(checked_gemm(isa, w));
+        kinds.push_back(activation_kind(isa, w.type));
+        strides.push_back(act_row_bytes(kinds[i], w.cols));
+        if (kinds[i] == ActKind::F32 || jobs[i].n_tokens <= 0) continue;
+        for (size_t j = 0; j < i && offsets[i] == SIZE_MAX; ++j)
+            if (jobs[j].x == jobs[i].x && jobs[j].n_tokens == jobs[i].n_tokens && kinds[j] == kinds[i] &&
+                jobs[j].w->cols == w.cols)
+                offsets[i] = offsets[j];
+        if (offsets[i] != SIZE_MAX) continue;
+        offsets[i] = total;  // each job's rows start 64-byte aligned, as in the scratch buffer of one matmul
+        total += (strides[i] * static_cast<size_t>(jobs[i].n_tokens) + 63) / 64 * 64;
+        quantized.push_back(i);
+    }
+    uint8_t* buffer = scratch(total);
+    // Quantize: one parallel region over every quantized job's tokens.
+    std::vector<int64_t> token_end;
+    for (size_t i : quantized) token_end.push_back((token_end.empty() ? 0 : token_end.back()) + jobs[i].n_tokens);
+    if (!quantized.empty())
+        pool.parallel_for(token_end.back(), [&](int64_t begin, int64_t end) {
+            for (size_t q = 0; q < quantized.size(); ++q) {
+                const size_t i = quantized[q];
+                const int64_t first = q == 0 ? 0 : token_end[q - 1];
+                const QuantizeFn quantize = quantizer(isa, kinds[i]);
+                const int64_t cols = jobs[i].w->cols;
+                for (int64_t t = std::max(begin, first); t < std::min(end, token_end[q]); ++t)
+                    quantize(jobs[i].x + (t - first) * cols, cols, buffer + offsets[i] + (t - first) * strides[i]);
+            }
+        });
+    // Multiply: one parallel region over every job's row units.
+    std::vector<int64_t> unit_end;
+    for (const GroupedMatmul& job : jobs)
+        unit_end.push_back((unit_end.empty() ? 0 : unit_end.back()) +
+                           (job.n_tokens > 0 ? (job.w->rows + kRowUnit - 1) / kRowUnit : 0));
+    if (unit_end.empty() || unit_end.back() == 0) return;
+    pool.parallel_for(unit_end.back(), [&](int64_t begin, int64_t end) {
+        for (size_t j = 0; j < n; ++j) {
+            const int64_t first_unit = j == 0 ? 0 : unit_end[j - 1];
+            if (unit_end[j] <= begin || first_unit >= end) continue;
+            const QuantMatrix& w = *jobs[j].w;
+            const uint8_t* xq = offsets[j] == SIZE_MAX ? reinterpret_cast<const uint8_t*>(jobs[j].x) : buffer + offsets[j];
+            GemmArgs g{w.data, w.row_bytes, w.cols, 0, w.rows, xq, strides[j], 0, jobs[j].n_tokens, jobs[j].y, w.rows};
+            g.row_begin = std::min(w.rows, (std::max(begin, first_unit) - first_unit) * kRowUnit);
+            g.row_end = std::min(w.rows, (std::min(end, unit_end[j]) - first_unit) * kRowUnit);
+            if (g.row_begin < g.row_end) gemm_in_chunks(gemms[j], g);
+        }
+    });
 }
 
 void matvec_rows(const QuantMatrix& w, const float* x, int64_t row_begin, int64_t row_end, float* y) {

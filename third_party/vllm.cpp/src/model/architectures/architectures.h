@@ -15,6 +15,10 @@ extern const Architecture kGemmaArchitecture;    // gemma.cpp
 extern const Architecture kGemma2Architecture;   // gemma.cpp
 extern const Architecture kGemma3Architecture;   // gemma.cpp
 extern const Architecture kPhi3Architecture;     // phi3.cpp
+extern const Architecture kQwen2MoeArchitecture;   // qwen_moe.cpp
+extern const Architecture kQwen3MoeArchitecture;   // qwen_moe.cpp
+extern const Architecture kOlmoeArchitecture;      // olmoe.cpp
+extern const Architecture kGraniteMoeArchitecture; // granite_moe.cpp
 
 // Llama's pre-norm decoder (llama.cpp), which the families that differ
 // from Llama only inside its blocks (a qkv bias, q/k norms, fused

@@ -3,6 +3,8 @@
 // adjacent pairs as llama.cpp's converter permutes q/k (halves for a
 // Hugging Face source); Llama 3's rope_freqs, linear scaling and YaRN in
 // the rotary block; Mistral's sliding window in the attention block.
+// Mixtral is a "llama" GGUF with <arch>.expert_count: its MLP is then a
+// mixture of experts (blocks/moe.h) with renormalised top-k scores.
 #include "model/architectures/architectures.h"
 #include "model/decoder.h"
 
@@ -35,8 +37,13 @@ std::unique_ptr<DecoderModel> build_llama_decoder(ModelConfig config, ModelWeigh
 
 // A sliding window, where the GGUF has <arch>.attention.sliding_window,
 // covers every layer (Mistral's GGUFs mostly name the "llama" architecture).
-constexpr ArchitectureTraits kLlamaTraits{RopeStyle::ADJACENT_PAIRS, /*qkv_bias=*/false, /*qk_norm=*/false,
-                                          FfnActivation::SILU, /*post_norms=*/false, /*sliding_window=*/true};
+constexpr ArchitectureTraits llama_traits() {
+    ArchitectureTraits t{RopeStyle::ADJACENT_PAIRS, /*qkv_bias=*/false, /*qk_norm=*/false, FfnActivation::SILU,
+                         /*post_norms=*/false, /*sliding_window=*/true};
+    t.expert_weights_norm = true;  // Mixtral
+    return t;
+}
+constexpr ArchitectureTraits kLlamaTraits = llama_traits();
 
 extern const Architecture kLlamaArchitecture = {"llama", kLlamaTraits, build_llama_decoder};
 extern const Architecture kMistralArchitecture = {"mistral", kLlamaTraits, build_llama_decoder};

@@ -10,6 +10,19 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
     const int hd = c.head_dim, pairs = c.rope_dim / 2;
     const int heads = c.n_heads + 2 * c.n_kv_heads;  // per token: q heads, k heads, v heads
     const bool halves = c.rope_style == RopeStyle::HALVES;
+    // OLMoE normalises each token's whole q and k rows before the heads.
+    if (c.qk_norm_whole) {
+        const int64_t q_dim = int64_t(c.n_heads) * hd, kv_dim = int64_t(c.n_kv_heads) * hd;
+        pool.parallel_for(
+            n_tokens,
+            [&](int64_t begin, int64_t end) {
+                for (int64_t t = begin; t < end; ++t) {
+                    kernels::rms_norm(q + t * q_dim, w.q_norm.data(), q + t * q_dim, q_dim, c.rms_eps);
+                    kernels::rms_norm(k + t * kv_dim, w.k_norm.data(), k + t * kv_dim, kv_dim, c.rms_eps);
+                }
+            },
+            rows_per_chunk(q_dim + kv_dim));
+    }
     pool.parallel_for(
         n_tokens * heads,
         [&](int64_t begin, int64_t end) {
@@ -25,7 +38,7 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
                     for (int j = 0; j < hd; ++j) x[j] += bias[j];
                 }
                 if (!is_q && !is_k) continue;
-                if (c.qk_norm) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
+                if (c.qk_norm && !c.qk_norm_whole) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
                 rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
             }
         },

@@ -1,6 +1,6 @@
 // Everything between the q/k/v projections and attention, per head vector
 // in one pass: the qkv bias (Qwen2), then for q and k the q/k RMS norm
-// (Qwen3, Gemma 3) and the rotation (rotary.h).
+// (Qwen3, Gemma 3; OLMoE's over the whole q and k rows first) and the rotation (rotary.h).
 #pragma once
 #include <cstdint>
 

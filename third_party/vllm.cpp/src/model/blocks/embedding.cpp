@@ -39,6 +39,8 @@ void output_logits(const ModelConfig& c, const ModelWeights& w, const std::vecto
     }
     logits.resize(n_out * w.output.rows);
     if (n_out > 0) kernels::matmul(w.output, last.data(), n_out, logits.data(), pool);
+    if (c.logit_scale != 1.0f)  // Granite divides its logits (llama.cpp: times 1 / logit_scale)
+        for (float& v : logits) v *= 1.0f / c.logit_scale;
     if (c.final_softcap > 0.0f) kernels::soft_cap(logits.data(), static_cast<int64_t>(logits.size()), c.final_softcap);
 }
 

@@ -1,7 +1,8 @@
 // The ends of a decoder: token ids to embedding rows (dequantized from the
 // stored type, optionally scaled: Gemma's sqrt(dim)), and the output head
 // (final RMS norm and the vocabulary projection for the rows whose logits
-// are wanted, then the final soft-cap where the model has one: Gemma 2).
+// are wanted, then Granite's logit scale and the final soft-cap where the
+// model has one: Gemma 2).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -6,12 +6,10 @@
 
 namespace vllm {
 
-void gated_mlp(const LayerWeights& w, FfnActivation activation, int64_t ffn_dim, const float* x, int64_t n_tokens,
-               float* gate, float* up, float* out, ThreadPool& pool) {
-    kernels::matmul_shared({{&w.w_gate, gate}, {&w.w_up, up}}, x, n_tokens, pool);
+void gated_activation(FfnActivation activation, float* gate, const float* up, int64_t n, ThreadPool& pool) {
     // The activation is chosen once per chunk, not per element.
     pool.parallel_for(
-        n_tokens * ffn_dim,
+        n,
         [&](int64_t begin, int64_t end) {
             if (activation == FfnActivation::GELU_TANH)
                 kernels::gelu_tanh_mul(gate + begin, up + begin, end - begin);
@@ -19,7 +17,15 @@ void gated_mlp(const LayerWeights& w, FfnActivation activation, int64_t ffn_dim,
                 kernels::silu_mul(gate + begin, up + begin, end - begin);
         },
         kMinParallelFloats);
-    kernels::matmul(w.w_down, gate, n_tokens, out, pool);
+}
+
+void gated_mlp(const kernels::QuantMatrix& w_gate, const kernels::QuantMatrix& w_up, const kernels::QuantMatrix& w_down,
+               FfnActivation activation, const float* x, int64_t n_tokens, float* gate, float* up, float* out,
+               ThreadPool& pool) {
+    const int64_t ffn_dim = w_gate.rows;
+    kernels::matmul_shared({{&w_gate, gate}, {&w_up, up}}, x, n_tokens, pool);
+    gated_activation(activation, gate, up, n_tokens * ffn_dim, pool);
+    kernels::matmul(w_down, gate, n_tokens, out, pool);
 }
 
 }  // namespace vllm

@@ -6,14 +6,19 @@
 #include <cstdint>
 
 #include "model/model_config.h"
-#include "model/weights.h"
+#include "kernels/cpu/kernels.h"
 #include "util/thread_pool.h"
 
 namespace vllm {
 
+// gate[i] = act(gate[i]) * up[i] for i in [0, n), in parallel.
+void gated_activation(FfnActivation activation, float* gate, const float* up, int64_t n, ThreadPool& pool);
+
 // x: [n_tokens][dim] in; out: [n_tokens][dim] (may alias x); gate and up:
-// [n_tokens][ffn_dim] scratch.
-void gated_mlp(const LayerWeights& w, FfnActivation activation, int64_t ffn_dim, const float* x, int64_t n_tokens,
-               float* gate, float* up, float* out, ThreadPool& pool);
+// [n_tokens][ffn_dim] scratch, ffn_dim = w_gate.rows. A layer's dense MLP,
+// a shared expert or one expert of a mixture (moe.h).
+void gated_mlp(const kernels::QuantMatrix& w_gate, const kernels::QuantMatrix& w_up, const kernels::QuantMatrix& w_down,
+               FfnActivation activation, const float* x, int64_t n_tokens, float* gate, float* up, float* out,
+               ThreadPool& pool);
 
 }  // namespace vllm

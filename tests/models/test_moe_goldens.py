@@ -1,0 +1,285 @@
+"""Mixture-of-experts architectures on tiny random models (no torch here).
+
+The models and goldens are committed under tests/golden/tiny_moe/ by
+tests/golden/make_moe_goldens.py (its docstring has what each case
+exercises): per case ``<case>.hf/`` (the Hugging Face directory transformers
+saved, one tensor per expert), ``<case>.gguf`` (that directory converted by
+llama.cpp's own convert_hf_to_gguf.py, stacked 3-D expert tensors),
+``<case>.json`` (3 prompts of random ids with transformers' 32 greedy ids and
+top-2 gaps, and llama.cpp's greedy ids and gaps on the GGUF) and
+``<case>_logits.npy`` (transformers' float32 logits for every position of
+prompt 0 + its greedy ids). Cases: qwen3moe, qwen2moe, mixtral, olmoe,
+granitemoe (gpt-oss needs MXFP4 and its own blocks: refused by name until
+then).
+
+Both forms run through model_probe with the float32 KV cache, as
+test_arch_goldens.py: teacher-forced logits within its FLOAT_MAX / FLOAT_MEAN of
+transformers' (the weights are the same float16 values on both sides), and
+greedy ids (prefill chunks 7 and 64) equal transformers' under the near-tie
+rule (greedy_rule.py). The GGUF form's greedy ids also equal llama.cpp's
+under the peer rule (both sides round), and so do those of the GGUF
+quantized to Q8_0 and Q4_0 by llama.cpp's quantizer (skipped without
+llama-cpp-python). Batch invariance: a request's ids
+are the same alone and among 8 concurrent requests. Bad input (the expert
+keys, tensors and config.json options) is refused at load naming the file,
+key or tensor, and the process goes on loading good models.
+"""
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from greedy_rule import PEER_GAP_THRESHOLD, greedy_failures
+from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
+from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
+
+GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
+sys.path.insert(0, str(GOLDEN_DIR))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
+
+TINY_MOE = GOLDEN_DIR / "tiny_moe"
+SUPPORTED = ("qwen3moe", "qwen2moe", "mixtral", "olmoe", "granitemoe")
+CASES = [c for c in SUPPORTED if (TINY_MOE / f"{c}.gguf").is_file()]
+GREEDY_CHUNKS = (7, 64)
+FORMS = {"gguf": lambda case: TINY_MOE / f"{case}.gguf", "hf": lambda case: TINY_MOE / f"{case}.hf"}
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return model_probe_path()
+
+
+def _golden(case):
+    return json.loads((TINY_MOE / f"{case}.json").read_text())
+
+
+def _greedy(probe, model, prompts, chunk):
+    stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
+    out = subprocess.run([probe, str(model), "greedy", str(len(prompts[0]["ref_ids"])), str(chunk)], input=stdin,
+                         text=True, check=True, timeout=60, capture_output=True)
+    return [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
+
+
+def test_goldens_present():
+    if not CASES:
+        pytest.skip("no MoE goldens under tests/golden/tiny_moe (make_moe_goldens.py writes them)")
+    for case in CASES:
+        for name in (f"{case}.json", f"{case}_logits.npy", f"{case}.hf/config.json"):
+            assert (TINY_MOE / name).is_file(), name
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("case", CASES)
+def test_tiny_moe_matches_transformers(probe, tmp_path, case, form, record_property):
+    golden = _golden(case)
+    model = FORMS[form](case)
+    want = np.load(TINY_MOE / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
+    first = golden["prompts"][0]
+    ids = first["prompt_ids"] + first["ref_ids"]
+    got = _logits(probe, model, ids, tmp_path / "logits.bin", [])
+    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
+                                   2 * float(err.max()) + 1e-4)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", CASES)
+def test_gguf_greedy_matches_llama_cpp(probe, case):
+    """The GGUF form's greedy ids against llama.cpp's on the same file (its
+    converter's reading of the format against ours), under the peer rule."""
+    prompts = [dict(p, ref_ids=p["llama_cpp_ids"], ref_gaps=p["llama_cpp_gaps"]) for p in _golden(case)["prompts"]]
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(prompts, _greedy(probe, TINY_MOE / f"{case}.gguf", prompts, chunk),
+                                   PEER_GAP_THRESHOLD)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("case", CASES[:1] + [c for c in CASES if c == "qwen2moe"])
+def test_batch_invariance_with_moe_layers(case):
+    """Each of 8 requests (prompts of different lengths, so prefill and
+    decode tokens mix and every expert meets other batches) generates the
+    same ids alone and all 8 submitted at once. How the 8 share steps
+    depends on timing; they must share some (fewer steps than one after
+    another), and whatever the sharing, the ids must not change."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    rng = np.random.default_rng(5)
+    vocab = len(np.load(TINY_MOE / f"{case}_logits.npy")[0])
+    prompts = [[int(t) for t in rng.integers(0, vocab, size=n)] for n in (3, 5, 8, 11, 13, 17, 21, 29)]
+    n_new = 64
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=n_new, ignore_eos=True)
+    with vllm_cpp.Engine.load(str(TINY_MOE / f"{case}.gguf"), max_model_len=128) as engine:
+        alone = [list(engine.complete(p, params).token_ids) for p in prompts]
+        steps_before = engine.stats()["model_steps"]
+        requests = [engine.submit(p, params, lambda *event: None) for p in prompts]
+        together = []
+        for r in requests:
+            assert r.wait() is vllm_cpp.RequestOutcome.COMPLETED
+            together.append(r.token_ids(0, n_new))
+            r.close()
+        steps = engine.stats()["model_steps"] - steps_before
+    print(f"\n{case}: 8 requests of {n_new} ids in {steps} steps")
+    assert steps < len(prompts) * n_new  # they shared steps
+    assert together == alone
+
+
+QUANTIZED = [(case, ftype) for case in SUPPORTED for ftype in ("Q8_0", "Q4_0")]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("case, ftype", QUANTIZED)
+def test_quantized_experts_match_llama_cpp(probe, case, ftype):
+    """Expert tensors in a quantized type are sliced and read as llama.cpp
+    reads them: the GGUF quantized by llama.cpp's own quantizer (every
+    tensor in the type where it fits; the tiny model's 64 columns take the
+    32-element block types) generates llama.cpp's greedy ids on that file
+    under the peer near-tie rule."""
+    llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (llama_cpp) to quantize and run")
+    if case not in CASES:
+        pytest.skip(f"no {case} golden")
+    from llama_quantize import quantized
+    from make_reference_golden import llamacpp_greedy
+
+    path = quantized(TINY_MOE / f"{case}.gguf", ftype, pure=True)
+    prompts = _golden(case)["prompts"]
+    llm = llama_cpp.Llama(str(path), n_ctx=256, n_threads=2, verbose=False)
+    try:
+        theirs = []
+        for p in prompts:
+            ids, gaps = llamacpp_greedy(llm, p["prompt_ids"], len(p["ref_ids"]))
+            theirs.append(dict(p, ref_ids=ids, ref_gaps=gaps))
+    finally:
+        llm.close()
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(theirs, _greedy(probe, path, theirs, chunk), PEER_GAP_THRESHOLD)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
+def _gguf_bad(case, **edits):
+    return case, edits
+
+
+BAD_GGUF = {
+    "used-above-count": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_used_count": 9}),
+                         "qwen3moe.expert_used_count 9 is not between 1 and qwen3moe.expert_count 8"),
+    "count-not-tensors": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_count": 4}),
+                          "tensor 'blk.0.ffn_gate_inp.weight' has shape [64, 8], expected [64, 4]"),
+    "expert-length-not-tensors": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_feed_forward_length": 48}),
+                                  "tensor 'blk.0.ffn_gate_exps.weight' has shape [64, 32, 8], expected [64, 48, 8]"),
+    "expert-tensor-wrong-shape": (_gguf_bad("qwen3moe", drop_tensor="blk.1.ffn_down_exps.weight",
+                                            add_tensors={"blk.1.ffn_down_exps.weight": np.zeros((8, 32, 64))}),
+                                  "tensor 'blk.1.ffn_down_exps.weight' has shape [64, 32, 8], expected [32, 64, 8]"),
+    "router-missing": (_gguf_bad("qwen3moe", drop_tensor="blk.1.ffn_gate_inp.weight"),
+                       "tensor 'blk.1.ffn_gate_inp.weight' (the router of a model with 8 experts) is missing"),
+    "experts-missing": (_gguf_bad("qwen3moe", drop_tensor="blk.0.ffn_up_exps.weight"),
+                        "tensor 'blk.0.ffn_up_exps.weight' is missing (and so are the per-expert tensors)"),
+    "gating-unsupported": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_gating_func": 4}),
+                           "qwen3moe.expert_gating_func 4 is not supported (supported: 1 softmax, 2 sigmoid)"),
+    "grouped-routing": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_group_count": 2}),
+                        "qwen3moe.expert_group_count 2 is not supported"),
+    "used-without-count": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_count": None}),
+                           "qwen3moe.expert_used_count is 2 without an qwen3moe.expert_count"),
+}
+
+
+def _load_refused(path, message):
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
+        vllm_cpp.Engine.load(str(path))
+    assert str(path) in str(refused.value)
+    # The process is alive and loads a good model afterwards.
+    with vllm_cpp.Engine.load(str(TINY_MOE / "qwen3moe.gguf"), max_model_len=64) as engine:
+        assert engine.complete([1, 2, 3], vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True)).completion_tokens == 2
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(BAD_GGUF))
+def test_bad_moe_gguf_refused_at_load(probe, tmp_path, bad):
+    (case, edits), message = BAD_GGUF[bad]
+    if case not in CASES:
+        pytest.skip(f"no {case} golden")
+    path = _rewritten(TINY_MOE / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
+    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
+                       timeout=30)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    _load_refused(path, message)
+
+
+BAD_CONFIG = {
+    "sparse-step": ("qwen3moe", {"decoder_sparse_step": 2},
+                    "config.json 'decoder_sparse_step' is 2, which is not supported (only 1)"),
+    "dense-layers": ("qwen3moe", {"mlp_only_layers": [1]},
+                     "config.json 'mlp_only_layers' is [1], which is not supported (only unset)"),
+    "sliding-window": ("qwen2moe", {"use_sliding_window": True, "sliding_window": 8},
+                       "config.json 'use_sliding_window' is true, which is not supported (only unset)"),
+    "used-above-count": ("qwen3moe", {"num_experts_per_tok": 12},
+                         "qwen3moe.expert_used_count 12 is not between 1 and qwen3moe.expert_count 8"),
+    "norm-not-bool": ("qwen3moe", {"norm_topk_prob": 1}, "config.json 'norm_topk_prob' is not a boolean"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(BAD_CONFIG))
+def test_bad_moe_config_json_refused_at_load(tmp_path, bad):
+    case, changes, message = BAD_CONFIG[bad]
+    if case not in CASES:
+        pytest.skip(f"no {case} golden")
+    target = tmp_path / f"{case}.hf"
+    shutil.copytree(TINY_MOE / f"{case}.hf", target)
+    config = json.loads((target / "config.json").read_text())
+    config.update(changes)
+    (target / "config.json").write_text(json.dumps(config))
+    _load_refused(target, message)
+
+
+@pytest.mark.timeout(60)
+def test_hf_expert_missing_refused(tmp_path):
+    """A checkpoint with one expert's tensor missing names it."""
+    if "qwen3moe" not in CASES:
+        pytest.skip("no qwen3moe golden")
+    gguf = pytest.importorskip("gguf")  # noqa: F841 (the safetensors writer below is numpy-only)
+    target = tmp_path / "qwen3moe.hf"
+    shutil.copytree(TINY_MOE / "qwen3moe.hf", target)
+    _drop_safetensors_tensor(target / "model.safetensors", "model.layers.1.mlp.experts.5.up_proj.weight")
+    _load_refused(target, "tensor 'blk.1.ffn_up.5.weight' is missing")
+
+
+def _drop_safetensors_tensor(path, name):
+    """Rewrites a safetensors file without tensor ``name`` (header and data
+    offsets recomputed; the format is a length, a JSON header, the bytes)."""
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    body = raw[8 + n:]
+    out, kept = bytearray(), {}
+    for key, info in header.items():
+        if key == "__metadata__":
+            kept[key] = info
+            continue
+        if key == name:
+            continue
+        begin, end = info["data_offsets"]
+        kept[key] = dict(info, data_offsets=[len(out), len(out) + end - begin])
+        out += body[begin:end]
+    text = json.dumps(kept).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + bytes(out))
+
+
+def test_gpt_oss_refused_by_name(tmp_path):
+    """gpt-oss (MXFP4 experts, attention sinks) is not implemented here: its
+    GGUF is refused naming the architecture."""
+    path = TINY_MOE / "gpt-oss.gguf"
+    if not path.is_file():
+        pytest.skip("no gpt-oss golden")
+    _load_refused(path, "unsupported architecture 'gpt-oss'")

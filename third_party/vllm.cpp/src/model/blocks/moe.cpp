@@ -1,0 +1,133 @@
+#include "model/blocks/moe.h"
+
+#include "model/blocks/gated_mlp.h"
+#include "model/blocks/norms.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace vllm {
+
+namespace {
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+template <typename T>
+void grow(std::vector<T>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t* picked, float* weights) {
+    const int n = c.n_experts, k = c.n_experts_used;
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        float* score = logits + t * n;
+        if (c.expert_gating == ExpertGating::SOFTMAX) {
+            const float max = *std::max_element(score, score + n);
+            float sum = 0.0f;
+            for (int e = 0; e < n; ++e) sum += score[e] = std::exp(score[e] - max);
+            for (int e = 0; e < n; ++e) score[e] /= sum;
+        } else {
+            for (int e = 0; e < n; ++e) score[e] = sigmoid(score[e]);
+        }
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int32_t a, int32_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+        float sum = 0.0f;
+        for (int r = 0; r < k; ++r) sum += score[order[r]];
+        // llama.cpp clamps the sum at the smallest normal half float.
+        const float divisor = c.expert_weights_norm ? std::max(sum, 6.103515625e-5f) : 1.0f;
+        for (int r = 0; r < k; ++r) {
+            picked[t * k + r] = order[r];
+            weights[t * k + r] = score[order[r]] / divisor * c.expert_weights_scale;
+        }
+    }
+}
+
+void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation, const float* x, int64_t n_tokens,
+                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool) {
+    const int64_t n_experts = static_cast<int64_t>(experts.gate.size()), slots = n_tokens * k;
+    if (slots <= 0) return;
+    const int64_t dim = experts.gate[0].cols, ffn = experts.gate[0].rows;
+    // Bucket the slots by expert (a counting sort: each expert's slots stay
+    // in token order) and gather their rows of x in that order.
+    std::vector<int64_t> first(static_cast<size_t>(n_experts + 1), 0);
+    for (int64_t i = 0; i < slots; ++i) {
+        const int32_t e = picked[i];
+        if (e < 0 || e >= n_experts) throw_runtime("internal error: a token was routed to a nonexistent expert");
+        ++first[e + 1];
+    }
+    for (int64_t e = 0; e < n_experts; ++e) first[e + 1] += first[e];
+    grow(s.slots, slots);
+    grow(s.row_of_slot, slots);
+    {
+        std::vector<int64_t> next(first.begin(), first.end() - 1);
+        for (int64_t i = 0; i < slots; ++i) {
+            s.row_of_slot[i] = next[picked[i]]++;
+            s.slots[s.row_of_slot[i]] = i;
+        }
+    }
+    grow(s.rows_in, slots * dim);
+    grow(s.rows_out, slots * dim);
+    grow(s.gate, slots * ffn);
+    grow(s.up, slots * ffn);
+    for (int64_t i = 0; i < slots; ++i) std::copy_n(x + s.slots[i] / k * dim, dim, s.rows_in.data() + i * dim);
+    // Each routed expert's gate and up, then its down, as one grouped matmul
+    // each; experts no token picked are not in the jobs and not read.
+    std::vector<kernels::GroupedMatmul> gate_up, down;
+    for (int64_t e = 0; e < n_experts; ++e) {
+        const int64_t rows = first[e + 1] - first[e], at = first[e];
+        if (rows == 0) continue;
+        gate_up.push_back({&experts.gate[e], s.rows_in.data() + at * dim, rows, s.gate.data() + at * ffn});
+        gate_up.push_back({&experts.up[e], s.rows_in.data() + at * dim, rows, s.up.data() + at * ffn});
+        down.push_back({&experts.down[e], s.gate.data() + at * ffn, rows, s.rows_out.data() + at * dim});
+    }
+    kernels::matmul_grouped(gate_up, pool);
+    gated_activation(activation, s.gate.data(), s.up.data(), slots * ffn, pool);
+    kernels::matmul_grouped(down, pool);
+}
+
+void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
+             ThreadPool& pool) {
+    const int64_t dim = c.dim, k = c.n_experts_used;
+    grow(s.logits, n_tokens * c.n_experts);
+    grow(s.picked, n_tokens * k);
+    grow(s.weights, n_tokens * k);
+    kernels::matmul(w.router, x, n_tokens, s.logits.data(), pool);
+    route_tokens(c, s.logits.data(), n_tokens, s.picked.data(), s.weights.data());
+    grouped_expert_mlp({w.expert_gate, w.expert_up, w.expert_down}, c.ffn_activation, x, n_tokens, static_cast<int>(k),
+                       s.picked.data(), s, pool);
+    const bool shared = w.w_gate.rows > 0;
+    std::vector<float> shared_weight;
+    if (shared) {
+        grow(s.shared_out, n_tokens * dim);
+        grow(s.gate, n_tokens * w.w_gate.rows);
+        grow(s.up, n_tokens * w.w_gate.rows);
+        gated_mlp(w.w_gate, w.w_up, w.w_down, c.ffn_activation, x, n_tokens, s.gate.data(), s.up.data(),
+                  s.shared_out.data(), pool);
+        shared_weight.assign(static_cast<size_t>(n_tokens), 1.0f);
+        if (!w.shared_expert_gate.empty())  // Qwen2-MoE: sigmoid(w . x) per token
+            for (int64_t t = 0; t < n_tokens; ++t)
+                shared_weight[t] = sigmoid(kernels::dot_f32(w.shared_expert_gate.data(), x + t * dim, dim));
+    }
+    // Per token: the experts in rank order, then the shared expert (x may
+    // alias out: every read of x is done).
+    pool.parallel_for(
+        n_tokens,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t t = begin; t < end; ++t) {
+                float* y = out + t * dim;
+                std::fill_n(y, dim, 0.0f);
+                for (int64_t r = 0; r < k; ++r)
+                    kernels::axpy_f32(s.weights[t * k + r], s.rows_out.data() + s.row_of_slot[t * k + r] * dim, y, dim);
+                if (shared) kernels::axpy_f32(shared_weight[t], s.shared_out.data() + t * dim, y, dim);
+            }
+        },
+        rows_per_chunk(dim * (k + 1)));
+}
+
+}  // namespace vllm
