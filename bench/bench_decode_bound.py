@@ -107,16 +107,26 @@ def read_bandwidth(threads, repeats, buffer_mib=512, passes=4):
 
 def weight_bytes_per_token(model):
     """Bytes of weights one decode step reads: every tensor but the token embedding, which counts
-    whole only when it is also the output matrix (tied), since then the lm_head reads all of it."""
+    whole only when it is also the output matrix (tied), since then the lm_head reads all of it;
+    a mixture-of-experts layer's expert tensors (`*_exps`) count for the share of experts a token
+    is routed to (expert_used_count / expert_count)."""
     try:
         import gguf
     except ImportError as e:
         raise SystemExit("bench_decode_bound.py needs the gguf package (pip install gguf)") from e
-    tensors = {t.name: int(t.n_bytes) for t in gguf.GGUFReader(model).tensors}
-    total = sum(tensors.values())
+    reader = gguf.GGUFReader(model)
+    arch = reader.fields["general.architecture"].contents()
+
+    def count(key):
+        field = reader.fields.get(f"{arch}.{key}")
+        return int(field.contents()) if field is not None else 0
+
+    experts, used = count("expert_count"), count("expert_used_count")
+    tensors = {t.name: int(t.n_bytes) for t in reader.tensors}
+    total = sum(n * used / experts if experts and "_exps." in name else n for name, n in tensors.items())
     if "output.weight" in tensors:
         total -= tensors.get("token_embd.weight", 0)
-    return total
+    return int(total)
 
 
 def decode_rate(engine, model, threads, repeats):
