@@ -10,10 +10,21 @@ What this script does, per case of ``CASES``
    every value rounded to float16.
 2. Saves it as a Hugging Face directory: ``save_pretrained`` of the model cast
    to float16 (exact: the values are float16 already), which writes the
-   experts one tensor per expert as the published checkpoints do (transformers
-   5 fuses them in memory only), with the tiny byte-level BPE vocabulary of
-   tests/support/tiny_models.py as tokenizer.json. That directory is committed
-   as ``tiny_moe/<case>.hf/``.
+   experts as the published checkpoints store them (transformers 5 fuses them
+   in memory only): one tensor per expert for qwen3moe, qwen2moe, olmoe
+   (``mlp.experts.E.{gate,up,down}_proj``) and mixtral
+   (``block_sparse_moe.experts.E.w1/w2/w3``), fused banks for granitemoe
+   (``block_sparse_moe.input_linear`` [E, 2I, H], gate rows first, and
+   ``output_linear`` [E, H, I]) and gpt-oss (``mlp.experts.gate_up_proj``
+   [E, H, 2I] with gate and up interleaved column by column, ``down_proj``
+   [E, I, H], their ``_bias`` [E, 2I] / [E, H]; the published gpt-oss stores
+   the two banks as MXFP4 ``_blocks``/``_scales``, which transformers does not
+   write). The tokenizer is the tiny byte-level BPE vocabulary of
+   tests/support/tiny_models.py (tokenizer.json; tokenizer_config.json names
+   PreTrainedTokenizerFast, else transformers picks GPT-NeoX's class for
+   OLMoE, which adds a 301st token and the converter refuses the vocabulary).
+   That directory is committed as ``tiny_moe/<case>.hf/``; loading it back
+   into transformers gives the recorded logits (``_check_reload``).
 3. Converts that directory to ``tiny_moe/<case>.gguf`` with **llama.cpp's own
    converter** (``convert_hf_to_gguf.py --outtype f16`` from the llama.cpp tree
    in the llama-cpp-python sdist, run with that tree's gguf-py). The converter
@@ -32,13 +43,47 @@ What this script does, per case of ``CASES``
    step: make_arch_goldens._greedy); transformers' float32 logits for every
    position of prompt 0 + its greedy ids; llama.cpp's greedy ids and gaps on
    the GGUF (llama-cpp-python, prompt in one batch then one id at a time,
-   argmax: make_gemma3_golden.greedy), and on the MXFP4 GGUF for gpt-oss.
+   argmax: make_gemma3_golden.greedy), and on the MXFP4 GGUF for gpt-oss;
+   the largest difference between llama.cpp's logits and transformers' on
+   prompt 0 + its ids (``llama_cpp_logits_max_err``: 0.0007-0.0054 on the
+   F16 files; llama.cpp rounds activations to float16 for F16 matrices), and
+   ``min_router_margin``: the smallest gap between the k-th and (k+1)-th
+   router logit over layers and positions of that run (0.0014-0.011: a
+   logit error that size could send a token to another expert).
+6. gpt-oss only: GGUF has no key for YaRN's ``truncate`` and llama.cpp always
+   truncates (rounds the correction range to whole dimensions), while the
+   published config (and this case) says ``truncate: false``. On this model
+   that moves llama.cpp's logits by up to 1.15 from transformers'. So the
+   case also records transformers with ``truncate: true`` on the same weights
+   (``truncated_ref_ids``/``_gaps``, ``gpt-oss_truncated_logits.npy``): it
+   equals llama.cpp (same greedy ids on all prompts, logits within 0.0075),
+   and llama.cpp's own logits on the F16 and MXFP4 files
+   (``gpt-oss_llama_cpp_logits.npy``, ``gpt-oss-mxfp4_llama_cpp_logits.npy``).
+   For the MXFP4 file, a float reference as well: transformers (truncated
+   YaRN) on the weights that file holds (``_dequantized_gpt_oss_state``:
+   every MXFP4 and Q8_0 matrix through ``gguf.quants.dequantize``), per prompt
+   ``mxfp4_ref_ids`` / ``_gaps`` and ``gpt-oss-mxfp4_logits.npy``. llama.cpp
+   on that file stays within 0.05-0.21 of it at all positions but two
+   (1.6 and 1.4 at positions 22-23, where a token probably goes to another
+   expert: llama.cpp rounds activations to 8 bits for MXFP4 and Q8_0
+   matrices); its greedy ids first differ at gaps 0.06-0.17
+   (``llama_cpp_mxfp4_vs_mxfp4_ref``, ``llama_cpp_vs_mxfp4_logits_max_err``).
+7. gpt-oss only: the published chat template goes into the directory as
+   ``chat_template.jinja`` before conversion (so the GGUF carries it as
+   ``tokenizer.chat_template``, as published gpt-oss GGUFs do). Its text is
+   llama.cpp's ``models/templates/openai-gpt-oss-120b.jinja``, the
+   chat_template of Hugging Face openai/gpt-oss-120b (gpt-oss-20b publishes the
+   same text). ``CHATS`` are rendered by transformers' ``apply_chat_template``
+   (text, not ids) with that directory's tokenizer into ``gpt-oss_chat.json``;
+   ``strftime_now`` is pinned to ``CHAT_DATE`` (the template writes the date).
 
 Files per case (``tiny_moe/``): ``<case>.gguf``, ``<case>.config.json`` (the
 config.json transformers saved, as saved), ``<case>.hf/`` (config.json,
 model.safetensors in float16, tokenizer.json, tokenizer_config.json,
 generation_config.json), ``<case>.json`` and ``<case>_logits.npy``; gpt-oss
-also ``gpt-oss-mxfp4.gguf``. tests/golden/README.md lists the JSON keys.
+also ``gpt-oss-mxfp4.gguf``, the three logits files of step 6 and
+``gpt-oss_chat.json`` (step 7).
+tests/golden/README.md lists the JSON keys and what the converter wrote.
 
 What each case exercises (transformers' behaviour is the reference):
 
@@ -49,26 +94,37 @@ What each case exercises (transformers' behaviour is the reference):
 * mixtral: softmax router, top-2 renormalised (Mixtral always does), sliding
   window none, head_dim 32.
 * olmoe: softmax router, no renormalisation, q/k RMS norms over the whole
-  q (64) and k (32) projections, not per head.
+  q and k projections (64 each), not per head; no GQA and rms_norm_eps 1e-5,
+  as llama.cpp reads OLMoE (it sizes attn_k_norm by the embedding and its
+  converter writes eps 1e-5 whatever the config says).
 * granitemoe: softmax over the top-2 router logits, embedding multiplier 4,
   residual multiplier 0.5, attention multiplier 0.3 (in place of
   1/sqrt(head_dim)), logits divided by logits_scaling 2.
 * gpt-oss: attention sinks, layers alternating sliding window 8 / full,
   biases on q/k/v/o, the router and the experts, the router's softmax over
-  its top-2 logits, the clamped SwiGLU (limit 7, alpha 1.702: expert gate/up
-  weights are scaled up so that the clamp bites), YaRN (factor 4 over an
-  original context of 64, truncate false as in the published config).
+  its top-2 logits, the clamped SwiGLU (limit 7, alpha 1.702; llama.cpp fixes
+  both; the expert gate/up weights have std 3 so that the clamp bites: about
+  1% of gate and 2% of up values pass 7, and without the clamp the logits
+  move by up to 2.3), YaRN (factor 4 over an original context of 64, so it
+  matters at these lengths; truncate false as in the published config, see
+  step 6). llama.cpp makes even layers sliding and odd ones full whatever
+  ``layer_types`` says; this case's [sliding, full] is the published pattern.
 
 How to regenerate
 -----------------
 From the repository root, with the reference venv (torch CPU, transformers,
-safetensors, numpy, gguf, llama-cpp-python and its sdist's llama.cpp tree)::
+safetensors, numpy, gguf, llama-cpp-python and its sdist's llama.cpp tree;
+made with Python 3.11.7, torch 2.13.0+cpu, transformers 5.25.0, numpy 2.4.6,
+safetensors 0.8.0, llama-cpp-python 0.3.36 (``llama_cpp.__version__``) and
+the converter ``vendor/llama.cpp/convert_hf_to_gguf.py`` of its sdist, with
+that tree's gguf-py 0.19.0)::
 
     python tests/golden/make_moe_goldens.py [--only CASE ...] [--llama-cpp DIR]
 
 ``--llama-cpp`` (or ``$LLAMA_CPP_DIR``) is the llama.cpp source tree holding
 convert_hf_to_gguf.py; by default the sdist's ``vendor/llama.cpp`` beside the
-Python running this. A few seconds per case.
+Python running this. About 30 s per case on 2 cores; the output is
+deterministic (a rerun leaves every file byte-identical).
 """
 
 from __future__ import annotations
@@ -107,7 +163,9 @@ WINDOW = 8
 #: case -> (transformers config class, its arguments, options); options:
 #: ``expert_in_axis`` (the axis of a fused expert bank that is the input
 #: dimension in transformers' in-memory layout), ``expert_scale`` (extra
-#: factor on the gate/up banks), ``mxfp4`` (also quantize to MXFP4_MOE).
+#: factor on the gate/up banks), ``mxfp4`` (also quantize to MXFP4_MOE),
+#: ``truncated_yarn`` (also the truncate-true reference, step 6),
+#: ``chat_template`` (the template's path in the llama.cpp tree, step 7).
 CASES = {
     "qwen3moe": ("Qwen3MoeConfig", dict(BASE, **EXPERTS, head_dim=32, num_experts=8, moe_intermediate_size=32,
                                         norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]), {}),
@@ -129,7 +187,8 @@ CASES = {
                                      rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=150000.0,
                                                           original_max_position_embeddings=64, beta_fast=32.0,
                                                           beta_slow=1.0, truncate=False)),
-                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True, truncated_yarn=True)),
+                dict(expert_in_axis=1, expert_scale=3.0, mxfp4=True, truncated_yarn=True,
+                     chat_template="models/templates/openai-gpt-oss-120b.jinja")),
 }
 
 
@@ -198,12 +257,12 @@ def _save_hf(model, directory):
              tokenizer_class="PreTrainedTokenizerFast")))
 
 
-def _truncated_yarn_reference(model, prompts, records, forced):
-    """transformers on the same weights with YaRN's ``truncate`` true (the
-    correction range rounded to whole dimensions): what the GGUF says as
-    llama.cpp reads it, since GGUF has no key for truncate. Adds
-    ``truncated_ref_ids`` / ``truncated_ref_gaps`` to each record; returns
-    the logits for every position of ``forced``."""
+def _truncated_yarn_reference(model, records, forced, prefix="truncated_ref", state=None):
+    """transformers with YaRN's ``truncate`` true (the correction range rounded
+    to whole dimensions): what the GGUF says as llama.cpp reads it, since GGUF
+    has no key for truncate. On ``model``'s weights, or on ``state`` (a state
+    dict) when given. Adds ``<prefix>_ids`` / ``<prefix>_gaps`` (greedy) to
+    each record; returns the logits for every position of ``forced``."""
     import copy
 
     import torch
@@ -212,12 +271,122 @@ def _truncated_yarn_reference(model, prompts, records, forced):
     config = copy.deepcopy(model.config)
     config.rope_parameters = dict(config.rope_parameters, truncate=True)
     truncated = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-    truncated.load_state_dict(model.state_dict())
+    truncated.load_state_dict(state if state is not None else model.state_dict())
     for record in records:
         ids, gaps = make_arch_goldens._greedy(truncated, record["prompt_ids"])
-        record.update(truncated_ref_ids=ids, truncated_ref_gaps=gaps)
+        record.update({f"{prefix}_ids": ids, f"{prefix}_gaps": gaps})
     with torch.no_grad():
         return truncated(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
+
+
+#: gpt-oss GGUF matrix -> its transformers parameter (N: the layer).
+_GPT_OSS_MATRICES = {"token_embd": "model.embed_tokens.weight", "output": "lm_head.weight",
+                     "blk.N.attn_q": "model.layers.N.self_attn.q_proj.weight",
+                     "blk.N.attn_k": "model.layers.N.self_attn.k_proj.weight",
+                     "blk.N.attn_v": "model.layers.N.self_attn.v_proj.weight",
+                     "blk.N.attn_output": "model.layers.N.self_attn.o_proj.weight"}
+
+
+def _dequantized_gpt_oss_state(model, gguf_path):
+    """``model``'s state dict with every quantized matrix of the gpt-oss GGUF
+    replaced by its dequantized values (gguf.quants.dequantize): the weights
+    the file holds, in transformers' layout (gate and up interleaved into
+    gate_up_proj [E, H, 2I], down_proj [E, I, H])."""
+    import gguf
+    import torch
+
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    reader = gguf.GGUFReader(gguf_path)
+    for t in reader.tensors:
+        if t.tensor_type in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            continue
+        values = torch.from_numpy(np.ascontiguousarray(gguf.quants.dequantize(t.data, t.tensor_type)))
+        stem = t.name.removesuffix(".weight")
+        layer = stem.split(".")[1] if stem.startswith("blk.") else None
+        generic = stem.replace(f"blk.{layer}.", "blk.N.") if layer is not None else stem
+        experts = f"model.layers.{layer}.mlp.experts."
+        if generic in _GPT_OSS_MATRICES:
+            state[_GPT_OSS_MATRICES[generic].replace(".N.", f".{layer}.")] = values
+        elif generic == "blk.N.ffn_gate_exps":
+            state[experts + "gate_up_proj"][..., ::2] = values.transpose(1, 2)
+        elif generic == "blk.N.ffn_up_exps":
+            state[experts + "gate_up_proj"][..., 1::2] = values.transpose(1, 2)
+        elif generic == "blk.N.ffn_down_exps":
+            state[experts + "down_proj"] = values.transpose(1, 2).contiguous()
+        else:
+            raise KeyError(f"{gguf_path}: no transformers parameter for quantized {t.name}")
+    return state
+
+
+#: The date strftime_now gives while the chat goldens are rendered (the
+#: gpt-oss template writes "Current date: ..." into every system message).
+CHAT_DATE = (2026, 1, 2)
+_WEATHER_TOOL = dict(type="function", function=dict(
+    name="get_weather", description="Current weather in a city.",
+    parameters=dict(type="object", properties=dict(city=dict(type="string", description="City name"),
+                                                   unit=dict(type="string", enum=["celsius", "fahrenheit"])),
+                    required=["city"])))
+#: name -> (messages, apply_chat_template keyword arguments)
+CHATS = {
+    "user": ([dict(role="user", content="Hello!")], dict(add_generation_prompt=True)),
+    "system-multi-turn": ([dict(role="system", content="Answer in one word."),
+                           dict(role="user", content="Capital of France?"),
+                           dict(role="assistant", content="Paris."),
+                           dict(role="user", content="And of Italy?")], dict(add_generation_prompt=True)),
+    "thinking-in-history": ([dict(role="user", content="2+2?"),
+                             dict(role="assistant", thinking="Simple sum.", content="4"),
+                             dict(role="user", content="3+3?")], dict(add_generation_prompt=True)),
+    "last-assistant-thinking": ([dict(role="user", content="2+2?"),
+                                 dict(role="assistant", thinking="Simple sum.", content="4")],
+                                dict(add_generation_prompt=False)),
+    "reasoning-high-identity": ([dict(role="user", content="Hi")],
+                                dict(add_generation_prompt=True, reasoning_effort="high",
+                                     model_identity="You are a tiny test model.")),
+    "builtin-python": ([dict(role="user", content="Compute 7*6.")],
+                       dict(add_generation_prompt=True, builtin_tools=["python"])),
+    "tools": ([dict(role="user", content="Weather in Paris?"),
+               dict(role="assistant", thinking="Need the tool.", tool_calls=[dict(
+                   type="function", function=dict(name="get_weather", arguments=dict(city="Paris")))]),
+               dict(role="tool", content="{\"temp\": 21}"),
+               ], dict(add_generation_prompt=True, tools=[_WEATHER_TOOL])),
+    "channel-tag-in-content": ([dict(role="user", content="Hi"),
+                                dict(role="assistant", content="<|channel|>final<|message|>Hi")],
+                               dict(add_generation_prompt=True)),
+}
+
+
+def _render_chats(case, hf_dir, template_source):
+    """transformers' apply_chat_template (text) of ``CHATS`` with the
+    tokenizer of ``hf_dir`` carrying the published template; a conversation
+    the template refuses records the error message."""
+    import datetime
+
+    import transformers
+    from transformers.utils import chat_template_utils
+
+    class _FixedDate(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(*CHAT_DATE)
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    real, chat_template_utils.datetime = chat_template_utils.datetime, _FixedDate
+    try:
+        renders = []
+        for name, (messages, kwargs) in CHATS.items():
+            entry = dict(name=name, messages=messages, **kwargs)
+            try:
+                entry["text"] = tokenizer.apply_chat_template(messages, tokenize=False, **kwargs)
+            except Exception as e:  # the template's raise_exception
+                entry["error"] = str(e)
+            renders.append(entry)
+    finally:
+        chat_template_utils.datetime = real
+    doc = dict(case=case, template=f"{case}.hf/chat_template.jinja",
+               template_source=f"llama.cpp {template_source} (the chat_template of Hugging Face "
+                               "openai/gpt-oss-120b; gpt-oss-20b publishes the same text)",
+               date="%04d-%02d-%02d" % CHAT_DATE, transformers=transformers.__version__, chats=renders)
+    (OUT / f"{case}_chat.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
 
 
 def _check_reload(hf_dir, ids, logits):
@@ -281,6 +450,8 @@ def make_case(case, llama_cpp, seed=0):
     hf_dir.mkdir(parents=True)
     _save_hf(model, hf_dir)
     shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
+    if options.get("chat_template"):
+        shutil.copy(llama_cpp / options["chat_template"], hf_dir / "chat_template.jinja")
     gguf_path = OUT / f"{case}.gguf"
     convert(hf_dir, gguf_path, llama_cpp)
 
@@ -290,7 +461,14 @@ def make_case(case, llama_cpp, seed=0):
         records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
     with torch.no_grad():
         forced = prompts[0] + records[0]["ref_ids"]
-        logits = model(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
+        run = model(torch.tensor([forced]), output_router_logits=True)
+        logits = run.logits[0].numpy().astype(np.float32)
+    # How close the router comes to a different choice of experts: the
+    # smallest gap between the k-th and (k+1)-th router logit, over layers
+    # and positions (a logit error that size can route a token elsewhere).
+    k = kwargs["num_experts_per_tok"]
+    ranked = [torch.sort(layer.float(), dim=-1, descending=True).values for layer in run.router_logits]
+    router_margin = min(float((r[:, k - 1] - r[:, k]).min()) for r in ranked)
     np.save(OUT / f"{case}_logits.npy", logits)
     _check_reload(hf_dir, forced, logits)
 
@@ -299,7 +477,7 @@ def make_case(case, llama_cpp, seed=0):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
     extra = dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()))
     if options.get("truncated_yarn"):
-        truncated_logits = _truncated_yarn_reference(model, prompts, records, forced)
+        truncated_logits = _truncated_yarn_reference(model, records, forced)
         np.save(OUT / f"{case}_truncated_logits.npy", truncated_logits)
         np.save(OUT / f"{case}_llama_cpp_logits.npy", llama_logits)
         extra["llama_cpp_vs_truncated_logits_max_err"] = float(np.abs(llama_logits - truncated_logits).max())
@@ -313,16 +491,26 @@ def make_case(case, llama_cpp, seed=0):
             r.update(llama_cpp_mxfp4_ids=ids, llama_cpp_mxfp4_gaps=gaps)
         np.save(OUT / f"{case}-mxfp4_llama_cpp_logits.npy", mxfp4_logits)
         extra["mxfp4_gguf"] = f"{case}-mxfp4.gguf"
+        state = _dequantized_gpt_oss_state(model, OUT / f"{case}-mxfp4.gguf")
+        mxfp4_ref_logits = _truncated_yarn_reference(model, records, forced, "mxfp4_ref", state)
+        np.save(OUT / f"{case}-mxfp4_logits.npy", mxfp4_ref_logits)
+        extra["llama_cpp_vs_mxfp4_logits_max_err"] = float(np.abs(mxfp4_logits - mxfp4_ref_logits).max())
 
     out = dict(case=case, config_class=config_class, config=kwargs, architecture=config.architectures[0]
                if config.architectures else type(model).__name__, transformers=transformers.__version__,
-               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16", **extra,
+               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16",
+               min_router_margin=router_margin, **extra,
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
     if options.get("truncated_yarn"):
         out["llama_cpp_vs_truncated_ref"] = _versus(
             [dict(r, ref_ids=r["truncated_ref_ids"]) for r in records], "llama_cpp_ids", "truncated_ref_gaps")
+    if options.get("mxfp4"):
+        out["llama_cpp_mxfp4_vs_mxfp4_ref"] = _versus(
+            [dict(r, ref_ids=r["mxfp4_ref_ids"]) for r in records], "llama_cpp_mxfp4_ids", "mxfp4_ref_gaps")
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
+    if options.get("chat_template"):
+        _render_chats(case, hf_dir, options["chat_template"])
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
           f"{out['llama_cpp_vs_ref']}, logits max err {extra['llama_cpp_logits_max_err']:.4f}")
