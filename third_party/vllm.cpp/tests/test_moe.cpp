@@ -5,9 +5,11 @@
 // (token, rank) pair run alone through the same gated MLP: bit for bit,
 // since a row's matmul result does not depend on the rows beside it. The
 // experts no token picks have no data at all, so reading one would crash.
+// And kernels::matmul_grouped, the grouped matmul under it, against matmul().
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -127,11 +129,54 @@ void test_grouped_matches_per_token(GgmlType type) {
                            ggml_type_name(static_cast<uint32_t>(type)) + ": " + std::to_string(differ) + " differ");
 }
 
+// kernels::matmul_grouped itself: jobs of different types, sizes and token
+// counts, two of them sharing x, one with no tokens, each equal bit for bit
+// to its own matmul().
+void test_matmul_grouped() {
+    std::mt19937 rng(11);
+    ThreadPool pool(2);
+    struct Spec {
+        GgmlType type;
+        int64_t rows, cols, tokens;
+        int x;  // which activations
+    };
+    const Spec specs[] = {{GgmlType::Q8_0, 48, 64, 5, 0}, {GgmlType::F16, 33, 64, 5, 0}, {GgmlType::Q8_0, 96, 128, 3, 1},
+                          {GgmlType::F32, 7, 32, 9, 2},   {GgmlType::Q8_0, 16, 64, 0, 3}, {GgmlType::Q8_0, 40, 64, 5, 0}};
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<std::vector<float>> xs(4);
+    for (auto& x : xs) {
+        x.resize(9 * 128);
+        for (float& v : x) v = normal(rng);
+    }
+    std::vector<std::vector<uint8_t>> storage;
+    std::vector<QuantMatrix> matrices;
+    for (const Spec& s : specs) {
+        storage.push_back(random_weights(s.type, s.rows, s.cols, rng));
+        matrices.push_back({s.type, storage.back().data(), s.rows, s.cols, ggml_row_bytes(s.type, s.cols)});
+    }
+    std::vector<std::vector<float>> grouped(std::size(specs)), alone(std::size(specs));
+    std::vector<kernels::GroupedMatmul> jobs;
+    for (size_t i = 0; i < std::size(specs); ++i) {
+        grouped[i].assign(specs[i].rows * std::max<int64_t>(specs[i].tokens, 1), NAN);
+        alone[i] = grouped[i];
+        jobs.push_back({&matrices[i], xs[specs[i].x].data(), specs[i].tokens, grouped[i].data()});
+    }
+    kernels::matmul_grouped(jobs, pool);
+    int differ = 0;
+    for (size_t i = 0; i < std::size(specs); ++i) {
+        if (specs[i].tokens > 0) kernels::matmul(matrices[i], xs[specs[i].x].data(), specs[i].tokens, alone[i].data(), pool);
+        differ += !std::equal(alone[i].begin(), alone[i].end(), grouped[i].begin(),
+                              [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); });
+    }
+    check(differ == 0, "matmul_grouped equals each job's own matmul: " + std::to_string(differ) + " jobs differ");
+}
+
 }  // namespace
 
 int main() {
     std::printf("kernel build: %s\n", kernels::active_isa());
     test_router();
+    test_matmul_grouped();
     for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0}) test_grouped_matches_per_token(type);
     return report();
 }
