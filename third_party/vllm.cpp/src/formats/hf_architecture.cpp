@@ -136,9 +136,10 @@ const Names kGptOssTensors = {
 // gpt-oss's experts are as wide as its intermediate_size.
 const Keys kGptOssExperts = {{"intermediate_size", "expert_feed_forward_length", Kind::INT}};
 const Names kAttention = kEmbeddingAndHead + Names(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
-// Qwen MoE layers are all sparse unless these say otherwise.
-const std::vector<std::pair<const char*, const char*>> kEverySparse = {{"decoder_sparse_step", "1"},
-                                                                          {"mlp_only_layers", ""}};
+// Qwen MoE layers are all sparse unless these say otherwise, and attend
+// to the whole context unless use_sliding_window.
+const std::vector<std::pair<const char*, const char*>> kEverySparse = {
+    {"decoder_sparse_step", "1"}, {"mlp_only_layers", ""}, {"use_sliding_window", ""}};
 
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {

@@ -4,7 +4,8 @@
 // hyperparameters, and which tensor names become which llama.cpp names.
 // Adding an architecture to the HF loader is adding its row here (the
 // forward itself is model_config's and llama's). tests/support/hf_convert.py holds
-// the same rows for the test-side conversion.
+// the same rows for the test-side conversion (the dense architectures': the
+// mixtures of experts are tested on directories transformers itself saved).
 #pragma once
 #include <string>
 #include <utility>
