@@ -7,8 +7,8 @@
 //
 // A codec presents a super-block as w_e = d(b) * scale16(b, e / 16) * q_e:
 // integer weights q (|q| <= kOffset, or -kOffset <= q for the ternary
-// ones) in groups of 8 (group8_u, offset by kOffset), a small positive integer scale per 16
-// elements, and one float. The formats' own half steps (IQ2's
+// ones) in groups of 8 (group8_u: q + kOffset as bytes), a small positive
+// integer scale per 16 elements, and one float. The formats' own half steps (IQ2's
 // (0.5 + s) / 4, IQ1's delta of 1/8) become odd integer scales and a power
 // of two folded into d, so the integer sums are exact.
 //
@@ -123,8 +123,8 @@ static inline uint32_t load_u32(const void* p) {
     return v;
 }
 
-// Bytes b of value v, all eight lanes.
-constexpr uint64_t bytes_of(uint64_t v) { return v * 0x0101010101010101ull; }
+// Byte value v in all eight lanes.
+static constexpr uint64_t bytes_of(uint64_t v) { return v * 0x0101010101010101ull; }
 
 // kSignBytes[s]: byte j is 0xff where bit j of s is set.
 struct SignBytes {

@@ -63,7 +63,14 @@ void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
 
 // A row of a 32-element block format against Q8x32 activations:
 // sum_b (d_b dx_b isum_b [+ m_b s_b]), isum_b = sum_l quant(block b, l) xq_l,
-// the min term for the formats that have one (Q4_1, Q5_1).
+// the min term for the formats that have one (Q4_1, Q5_1). d_b is the
+// block's fp16 d, or MXFP4's E8M0 scale.
+template <class Block>
+float block_scale(const Block& b) {
+    if constexpr (std::is_same_v<Block, BlockMXFP4>) return e8m0_half_to_fp32(b.e);
+    else return fp16_to_fp32(b.d);
+}
+
 template <class Block, class Quant>
 float dot_blocks32(const uint8_t* w, const uint8_t* xrow, int64_t cols, Quant quant) {
     const auto* b = reinterpret_cast<const Block*>(w);
@@ -72,7 +79,7 @@ float dot_blocks32(const uint8_t* w, const uint8_t* xrow, int64_t cols, Quant qu
     for (int64_t i = 0; i < cols / kQK; ++i) {
         int isum = 0;
         for (int l = 0; l < kQK; ++l) isum += quant(b[i], l) * x.qs[i * kQK + l];
-        float block = fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+        float block = block_scale(b[i]) * x.d[i] * static_cast<float>(isum);
         // sum_l (d q_l + m) x_l = d dx isum + m * (dx sum_l xq_l)
         if constexpr (std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>)
             block += fp16_to_fp32(b[i].m) * x.s[i];
@@ -246,17 +253,9 @@ float dot_codec(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     return acc;
 }
 
-// MXFP4 against Q8x32: sum_b d_b dx_b (values . xq)_b.
 float dot_mxfp4(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
-    const auto* b = reinterpret_cast<const BlockMXFP4*>(w);
-    const Q8x32Row x = q8x32_row(xrow, cols);
-    float acc = 0.0f;
-    for (int64_t i = 0; i < cols / kQK; ++i) {
-        int isum = 0;
-        for (int l = 0; l < kQK; ++l) isum += kMxfp4Values[nibble(b[i].qs, l)] * x.qs[i * kQK + l];
-        acc += e8m0_half_to_fp32(b[i].e) * x.d[i] * static_cast<float>(isum);
-    }
-    return acc;
+    return dot_blocks32<BlockMXFP4>(w, xrow, cols,
+                                    [](const BlockMXFP4& b, int l) { return static_cast<int>(kMxfp4Values[nibble(b.qs, l)]); });
 }
 
 template <float (*Convert)(uint16_t)>

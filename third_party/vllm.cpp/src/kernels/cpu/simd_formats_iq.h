@@ -1,7 +1,6 @@
-// The SIMD formats (simd_formats.h's contract) of the types iq_blocks.h
-// describes: MXFP4 as a flat format of paired 32-element blocks, like
-// IQ4_NL with another value table and a power-of-two scale, and every
-// codec format (IQ1_S .. IQ3_S, TQ1_0, TQ2_0) as a super-block format.
+// The SIMD format (simd_formats.h's contract) of the codec types
+// iq_blocks.h describes (IQ1_S .. IQ3_S, TQ1_0, TQ2_0): a super-block
+// format. (MXFP4 is one of simd_formats.h's signed 32-element formats.)
 //
 // A codec super-block's weights are decoded by the codec (grid lookups,
 // sign bits) 64 at a time into bytes offset by kOffset (group8_u), so they are the
@@ -20,18 +19,6 @@
 
 namespace vllm::kernels {
 namespace {
-
-template <class V>
-struct MXFP4Format : PairedBlocks<V, BlockMXFP4>, SignedDot<V> {
-    using Base = PairedBlocks<V, BlockMXFP4>;
-    using W = typename SignedDot<V>::W;
-    static W load_w(const uint8_t* row, int64_t step, int64_t cols) {
-        const BlockMXFP4* a = Base::first(row, step);
-        const BlockMXFP4* b = Base::second(row, step, cols);
-        const float scales[2] = {e8m0_half_to_fp32(a->e), e8m0_half_to_fp32(b->e)};
-        return {V::s8_weights(V::lookup16(kMxfp4Values, V::nibbles_2x16(a->qs, b->qs))), V::bcast2(scales)};
-    }
-};
 
 template <class V, class Codec>
 struct CodecFormat {
