@@ -257,6 +257,8 @@ BAD_CONFIG = {
     "norm-not-bool": ("qwen3moe", {"norm_topk_prob": 1}, "config.json 'norm_topk_prob' is not a boolean"),
     "gpt-oss-swiglu-limit": ("gpt-oss", {"swiglu_limit": 5.0},
                              "config.json 'swiglu_limit' is 5.0, which is not supported (only 7.0)"),
+    "gpt-oss-mxfp4-checkpoint": ("gpt-oss", {"quantization_config": {"quant_method": "mxfp4"}},
+                                 "config.json 'quantization_config' {\"quant_method\":\"mxfp4\"} is not supported"),
     "gpt-oss-layer-types": ("gpt-oss", {"layer_types": ["full_attention", "sliding_attention"]},
                             "config.json 'layer_types'[0] is \"full_attention\", but gpt-oss's layers alternate"),
 }

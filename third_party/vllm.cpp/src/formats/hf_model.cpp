@@ -382,6 +382,11 @@ bool HfModel::add_interleaved_experts(const SafetensorsTensor& t, const std::str
 }
 
 void HfModel::check_gpt_oss_config(const json::Value& config) const {
+    // The published checkpoints keep their experts as MXFP4 blocks and
+    // scales (gate_up_proj_blocks, ...), which this loader does not read.
+    if (const json::Value* q = config.find("quantization_config"); q != nullptr && !q->is_null())
+        fail("config.json 'quantization_config' " + json::dump(*q) + " is not supported (the MXFP4 expert blocks "
+             "of the published gpt-oss checkpoints are not read here; load a GGUF of the model instead)");
     for (const auto& [key, value] : {std::pair{"swiglu_alpha", 1.702}, std::pair{"swiglu_limit", 7.0}}) {
         const json::Value* v = config.find(key);
         if (v != nullptr && !v->is_null() && !(v->is_number() && std::fabs(v->as_double() - value) < 1e-6))

@@ -55,7 +55,8 @@ private:
     // llama.cpp's tensors; false when `name` is none of them.
     bool add_interleaved_experts(const SafetensorsTensor& t, const std::string& name);
     // gpt-oss's options the forward fixes (the clamped SwiGLU's constants,
-    // sliding layers alternating from the first): refused unless they match.
+    // sliding layers alternating from the first): refused unless they
+    // match; a quantization_config (the published MXFP4 banks) is refused.
     void check_gpt_oss_config(const json::Value& config) const;
     // A float32 tensor whose values this loader computed.
     void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
