@@ -387,3 +387,34 @@ def test_gpt_oss_chat_template_renders_as_transformers():
         assert result["ok"], (c["name"], result)
         text = result["text"].replace(f"Current date: {today}", f"Current date: {chat['date']}")
         assert text == c["text"], c["name"]
+
+
+@pytest.mark.timeout(120)
+def test_gpt_oss_chat_requests_tokenize_as_transformers_renders():
+    """The engine's own chat path on gpt-oss's GGUF (its template as the
+    converter stored it, chat_template_kwargs passed through): a request's
+    prompt ids are the tokens of transformers' rendering (today's date in
+    place of the pinned one), for the conversations that fit the tiny
+    model's 256-token context. (A request with tools is refused until a
+    harmony tool parser exists: issue 42.)"""
+    import datetime
+
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    chat = json.loads((TINY_MOE / "gpt-oss_chat.json").read_text())
+    today = datetime.datetime.now().strftime("%Y-%m-%d")
+    checked = 0
+    with vllm_cpp.Engine.load(str(TINY_MOE / "gpt-oss.gguf"), max_model_len=256) as engine:
+        for c in chat["chats"]:
+            if "error" in c or c.get("tools"):
+                continue
+            want = engine.tokenize(c["text"].replace(f"Current date: {chat['date']}", f"Current date: {today}"),
+                                   add_special_tokens=False)
+            if len(want) >= 256:
+                continue
+            request = {"messages": c["messages"]}
+            kwargs = {k: c[k] for k in ("reasoning_effort", "model_identity", "builtin_tools") if k in c}
+            if kwargs:
+                request["chat_template_kwargs"] = kwargs
+            assert engine.tokenize_chat(request) == want, c["name"]
+            checked += 1
+    assert checked >= 2
