@@ -25,10 +25,19 @@ void softmax_of_picked(float* score, const int32_t* order, int k) {
 
 // rows [first[e], first[e + 1]) of `rows` (each n floats) += bias + e * n,
 // for every expert e: a bias per expert added to the rows routed to it.
-void add_expert_bias(const float* bias, const std::vector<int64_t>& first, float* rows, int64_t n) {
+void add_expert_bias(const float* bias, const std::vector<int64_t>& first, float* rows, int64_t n, ThreadPool& pool) {
     if (bias == nullptr) return;
-    for (size_t e = 0; e + 1 < first.size(); ++e)
-        for (int64_t row = first[e]; row < first[e + 1]; ++row) kernels::axpy_f32(1.0f, bias + e * n, rows + row * n, n);
+    pool.parallel_for(
+        first.back(),
+        [&](int64_t begin, int64_t end) {
+            // The expert of row `begin`: first[e] <= begin < first[e + 1].
+            size_t e = std::upper_bound(first.begin(), first.end(), begin) - first.begin() - 1;
+            for (int64_t row = begin; row < end; ++row) {
+                while (row >= first[e + 1]) ++e;
+                kernels::axpy_f32(1.0f, bias + e * n, rows + row * n, n);
+            }
+        },
+        rows_per_chunk(n));
 }
 
 template <typename T>
@@ -105,11 +114,11 @@ void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation,
         down.push_back({&experts.down[e], s.gate.data() + at * ffn, rows, s.rows_out.data() + at * dim});
     }
     kernels::matmul_grouped(gate_up, pool);
-    add_expert_bias(experts.gate_bias, first, s.gate.data(), ffn);
-    add_expert_bias(experts.up_bias, first, s.up.data(), ffn);
+    add_expert_bias(experts.gate_bias, first, s.gate.data(), ffn, pool);
+    add_expert_bias(experts.up_bias, first, s.up.data(), ffn, pool);
     gated_activation(activation, s.gate.data(), s.up.data(), slots * ffn, pool);
     kernels::matmul_grouped(down, pool);
-    add_expert_bias(experts.down_bias, first, s.rows_out.data(), dim);
+    add_expert_bias(experts.down_bias, first, s.rows_out.data(), dim, pool);
 }
 
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
