@@ -349,6 +349,22 @@ void test_interleaved() {
                 const QuantMatrix packed = interleave(m, storage, isa->q8_0_bytes);
                 check(packed.layout == WeightLayout::kInterleaved16 && reinterpret_cast<uintptr_t>(packed.data) % 64 == 0,
                       "interleave gives an aligned interleaved matrix, " + what);
+                // The model writes its copies band by band (weight_preparation.cpp):
+                // 16-row bands into zeroed memory give interleave()'s bytes.
+                if (isa == &active_kernels()) {
+                    const QuantMatrix form = matmul_layout(m);
+                    check(form.layout == WeightLayout::kInterleaved16 && form.q8_0_bytes == packed.q8_0_bytes,
+                          "matmul_layout picks the interleaved form, " + what);
+                    std::vector<uint8_t> banded(s.rows * m.row_bytes, 0);
+                    for (int64_t row = 0; row < s.rows; row += kInterleaveRows) {
+                        QuantMatrix band = m;
+                        band.data = m.data + row * m.row_bytes;
+                        band.rows = kInterleaveRows;
+                        write_matmul_layout(band, form, banded.data() + row * m.row_bytes);
+                    }
+                    check(std::equal(banded.begin(), banded.end(), packed.data),
+                          "bands written by write_matmul_layout equal interleave(), " + what);
+                }
                 const bool bf16 = activation_kind(*isa, type) == ActKind::BF16;  // as in test_matmul
                 std::vector<float> got(want.size(), NAN);
                 matmul_with(*isa, packed, x.data(), s.tokens, got.data(), pool);

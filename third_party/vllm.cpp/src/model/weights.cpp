@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include "formats/model_source.h"
+#include "model/weight_preparation.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -229,47 +230,18 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     }
     // Every layer matrix and the output matrix get a copy (prepared, that
     // is rearranged, where the kernels read another layout) in
-    // `prepared`'s huge pages. The token embedding is read a few rows a
-    // step (dequantize_row), so it stays in the file; a tied output matrix
-    // gets its own copy.
-    // A matrix is prepared in bands of rows, each band's file pages released
-    // once its copy is written, so the file's pages and the copy are never
-    // both resident whole (the load's peak). The embedding's pages go too: a
-    // step looks up only a few rows, which fault back in one page each
-    // (Gemma 3 270M: 178 MB of embedding would otherwise stay resident
-    // beside its copy).
-    const auto prepare = [&](kernels::QuantMatrix& m) {
-        constexpr int64_t kBandRows = 1024;  // whole interleaved row groups; a few MB
-        if (m.rows <= 0) return;
-        const auto band = [&](int64_t first_row) {
-            kernels::QuantMatrix b = m;
-            b.data = m.data + first_row * m.row_bytes;
-            b.rows = std::min(kBandRows, m.rows - first_row);
-            return b;
-        };
-        // Bands last to first: the last one decides (only it can have a
-        // row count that is not a multiple of the row groups).
-        const int64_t last = (m.rows - 1) / kBandRows * kBandRows;
-        std::vector<uint8_t> band_storage;
-        kernels::QuantMatrix ready = kernels::prepare_for_matmul(band(last), band_storage);
-        // A matrix the kernels read in the file's layout is copied as it is:
-        // on huge pages too, instead of the file's small ones.
-        const bool rearranged = ready.data != band(last).data;
-        uint8_t* copy = w.prepared.allocate(static_cast<size_t>(m.rows) * m.row_bytes);
-        for (int64_t row = last; row >= 0; row -= kBandRows) {
-            const kernels::QuantMatrix source = band(row);
-            if (row != last) ready = rearranged ? kernels::prepare_for_matmul(source, band_storage) : source;
-            // Prepared layouts keep each row group's byte offset (interleave.h).
-            std::memcpy(copy + row * m.row_bytes, ready.data, static_cast<size_t>(source.rows) * m.row_bytes);
-            file.release(source.data, static_cast<size_t>(source.rows) * m.row_bytes);
-        }
-        ready.data = copy;
-        ready.rows = m.rows;
-        m = ready;
-    };
+    // `prepared`'s huge pages (model/weight_preparation.h). The token
+    // embedding is read a few rows a step (dequantize_row), so it stays in
+    // the file; a tied output matrix gets its own copy, and the
+    // embedding's pages are released with it: a step looks up only a few
+    // rows, which fault back in one page each (Gemma 3 270M: 178 MB of
+    // embedding would otherwise stay resident beside its copy).
+    std::vector<kernels::QuantMatrix*> matrices;
     for (LayerWeights& l : w.layers)
-        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router}) prepare(*m);
-    prepare(w.output);
+        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router})
+            matrices.push_back(m);
+    matrices.push_back(&w.output);
+    prepare_matrices(matrices, w.prepared, file);
     return w;
 }
 

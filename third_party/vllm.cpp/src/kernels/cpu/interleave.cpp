@@ -79,13 +79,21 @@ void put_k4_k5(const Block& src, int64_t r, uint8_t* dst) {
         dst[kQ4_KGroupMinsOffset + 16 * (j / 2) + r] |= static_cast<uint8_t>((m & 0xf) << (4 * (j % 2)));
         // Sub-block j's 32 elements as a Q4_0 block's nibbles: the file
         // pairs sub-blocks 2c and 2c + 1 in the low and high nibbles of
-        // qs[32c ..].
+        // qs[32c ..]. Eight bytes at a time in a word (bytes gathered one
+        // by one into a buffer and read back whole stalled the load).
         const uint8_t* qs = src.qs + 32 * (j / 2);
         const int shift = 4 * (j % 2);
-        uint8_t nibbles[16];
-        for (int i = 0; i < 16; ++i)
-            nibbles[i] = static_cast<uint8_t>(((qs[i] >> shift) & 0xf) | ((qs[16 + i] >> shift) & 0xf) << 4);
-        put_nibble_runs(nibbles, r, dst + kQ4_KGroupRunsOffset + 256 * j);
+        constexpr uint64_t kLowNibbles = 0x0f0f0f0f0f0f0f0full;
+        uint8_t* runs = dst + kQ4_KGroupRunsOffset + 256 * j;
+        for (int half = 0; half < 2; ++half) {
+            uint64_t lo, hi;
+            std::memcpy(&lo, qs + 8 * half, 8);
+            std::memcpy(&hi, qs + 16 + 8 * half, 8);
+            const uint64_t nibbles = ((lo >> shift) & kLowNibbles) | ((hi >> shift) & kLowNibbles) << 4;
+            // Bytes 8 * half .. + 7 of the block's 16: runs 2 * half and 2 * half + 1.
+            std::memcpy(runs + 64 * (2 * half) + 4 * r, &nibbles, 4);
+            std::memcpy(runs + 64 * (2 * half + 1) + 4 * r, reinterpret_cast<const uint8_t*>(&nibbles) + 4, 4);
+        }
     }
 }
 
@@ -104,16 +112,24 @@ void put(const BlockQ5_K& src, int64_t r, uint8_t* dst) {
 void put(const BlockQ6_K& src, int64_t r, uint8_t* dst) {
     reinterpret_cast<uint16_t*>(dst)[r] = src.d;
     for (int j = 0; j < 16; ++j) dst[kQ6_KGroupScalesOffset + 16 * j + r] = static_cast<uint8_t>(src.scales[j]);
-    for (int p = 0; p < 32; ++p)
-        for (int i = 0; i < 4; ++i)
-            dst[kQ6_KGroupLowOffset + 64 * p + 4 * r + i] =
-                static_cast<uint8_t>((q6_k_value(src, 4 * p + i) & 0xf) | (q6_k_value(src, 128 + 4 * p + i) & 0xf) << 4);
-    for (int p = 0; p < 16; ++p)
-        for (int i = 0; i < 4; ++i) {
-            uint8_t high = 0;
-            for (int s = 0; s < 4; ++s) high |= static_cast<uint8_t>((q6_k_value(src, 64 * s + 4 * p + i) >> 4) << (2 * s));
-            dst[kQ6_KGroupHighOffset + 64 * p + 4 * r + i] = high;
-        }
+    // Straight from the block's bytes (q6_k_value per element made this the
+    // load's slowest step): ql[l] holds the low 4 bits of element l (low
+    // nibble) and l + 64 (high) of the first 128, ql[64 + l] the same of the
+    // second 128; bits 2k..2k + 1 of qh[l] (qh[32 + l]) are the top 2 of
+    // element 32k + l (128 + 32k + l).
+    uint8_t low[128], high[64];
+    for (int e = 0; e < 64; ++e) {
+        low[e] = static_cast<uint8_t>((src.ql[e] & 0x0f) | (src.ql[64 + e] & 0x0f) << 4);
+        low[64 + e] = static_cast<uint8_t>((src.ql[e] >> 4) | (src.ql[64 + e] & 0xf0));
+    }
+    // high[e], bits 2s..2s + 1: the top 2 of element 64s + e.
+    for (int e = 0; e < 64; ++e) {
+        const int l = e % 32, shift = 2 * (e / 32);
+        high[e] = static_cast<uint8_t>(((src.qh[l] >> shift) & 3) | ((src.qh[l] >> (shift + 4)) & 3) << 2 |
+                                       ((src.qh[32 + l] >> shift) & 3) << 4 | ((src.qh[32 + l] >> (shift + 4)) & 3) << 6);
+    }
+    for (int p = 0; p < 32; ++p) std::memcpy(dst + kQ6_KGroupLowOffset + 64 * p + 4 * r, low + 4 * p, 4);
+    for (int p = 0; p < 16; ++p) std::memcpy(dst + kQ6_KGroupHighOffset + 64 * p + 4 * r, high + 4 * p, 4);
 }
 
 // Q8_0 in the form `bytes` asks for (u8 plus 128, or the file's s8).
@@ -164,13 +180,18 @@ bool can_interleave(const QuantMatrix& w) {
             (float16 && w.cols > 0 && w.cols % 2 == 0));
 }
 
-QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage, Q8_0Bytes q8_0) {
+namespace {
+
+void require_interleavable(const QuantMatrix& w) {
     if (!can_interleave(w))
         throw_invalid_argument("interleave: not a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K or (with an even column count) "
                                "BF16 or F16 matrix with a multiple of 16 rows");
-    storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
-    const auto address = reinterpret_cast<uintptr_t>(storage.data());
-    uint8_t* out = storage.data() + (64 - address % 64) % 64;
+}
+
+}  // namespace
+
+void interleave_into(const QuantMatrix& w, uint8_t* out, Q8_0Bytes q8_0) {
+    require_interleavable(w);
     if (w.type == GgmlType::Q4_0) interleave_blocks<BlockQ4_0, kQK>(w, out);
     else if (w.type == GgmlType::Q4_1) interleave_blocks<BlockQ4_1, kQK>(w, out);
     else if (w.type == GgmlType::Q5_0) interleave_blocks<BlockQ5_0, kQK>(w, out);
@@ -180,6 +201,14 @@ QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage, Q8_0
     else if (w.type == GgmlType::Q5_K) interleave_blocks<BlockQ5_K, kQKK>(w, out);
     else if (w.type == GgmlType::Q6_K) interleave_blocks<BlockQ6_K, kQKK>(w, out);
     else interleave_float(w, out);
+}
+
+QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage, Q8_0Bytes q8_0) {
+    require_interleavable(w);
+    storage.assign(static_cast<size_t>(w.rows) * w.row_bytes + 63, 0);
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    uint8_t* out = storage.data() + (64 - address % 64) % 64;
+    interleave_into(w, out, q8_0);
     QuantMatrix packed = w;
     packed.data = out;
     packed.layout = WeightLayout::kInterleaved16;
@@ -187,11 +216,26 @@ QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage, Q8_0
     return packed;
 }
 
-QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& storage) {
+QuantMatrix matmul_layout(const QuantMatrix& w) {
     const int slot = kernel_slot(w.type);
     const IsaKernels& isa = active_kernels();
     if (!can_interleave(w) || slot < 0 || isa.gemm_interleaved[slot] == nullptr) return w;
-    return interleave(w, storage, isa.q8_0_bytes);
+    QuantMatrix form = w;
+    form.layout = WeightLayout::kInterleaved16;
+    form.q8_0_bytes = isa.q8_0_bytes;
+    return form;
+}
+
+void write_matmul_layout(const QuantMatrix& w, const QuantMatrix& form, uint8_t* out) {
+    if (form.layout == WeightLayout::kInterleaved16)
+        interleave_into(w, out, form.q8_0_bytes);
+    else
+        std::memcpy(out, w.data, static_cast<size_t>(w.rows) * w.row_bytes);
+}
+
+QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& storage) {
+    const QuantMatrix form = matmul_layout(w);
+    return form.layout == WeightLayout::kRows ? w : interleave(w, storage, form.q8_0_bytes);
 }
 
 }  // namespace vllm::kernels

@@ -101,4 +101,9 @@ bool can_interleave(const QuantMatrix& w);
 // `q8_0` says (other types ignore it). Requires can_interleave(w).
 QuantMatrix interleave(const QuantMatrix& w, std::vector<uint8_t>& storage, Q8_0Bytes q8_0);
 
+// interleave() into `out` instead: zeroed, 64-byte aligned, w.rows *
+// w.row_bytes bytes (the model's prepared copies write straight into their
+// huge pages, band by band, with no buffer between).
+void interleave_into(const QuantMatrix& w, uint8_t* out, Q8_0Bytes q8_0);
+
 }  // namespace vllm::kernels

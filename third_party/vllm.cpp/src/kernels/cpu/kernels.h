@@ -45,6 +45,16 @@ struct QuantMatrix {
 // Otherwise `w` itself, and `storage` is left alone.
 QuantMatrix prepare_for_matmul(const QuantMatrix& w, std::vector<uint8_t>& storage);
 
+// prepare_for_matmul's decision without the copy: `w` with the layout (and
+// Q8_0 bytes) the active build reads it in; data still w's rows.
+QuantMatrix matmul_layout(const QuantMatrix& w);
+
+// Writes `w`'s rows (row layout) in `form`'s layout (matmul_layout of the
+// whole matrix) into `out`: zeroed, 64-byte aligned, w.rows * w.row_bytes
+// bytes. Either layout keeps a 16-row group's byte offset, so a matrix can
+// be written as bands of whole groups, each on its own thread.
+void write_matmul_layout(const QuantMatrix& w, const QuantMatrix& form, uint8_t* out);
+
 // y[t * w.rows + r] = sum_c x[t * w.cols + c] * W[r, c] for every token t in
 // [0, n_tokens) and row r, parallelised over `pool`. Quantized weights may
 // quantize the activations to 8 bits per block, and BF16 weights round them
