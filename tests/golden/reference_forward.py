@@ -93,6 +93,16 @@ _ACT_BLOCK = {
     GGMLQuantizationType.Q4_K: 256,
     GGMLQuantizationType.Q5_K: 256,
     GGMLQuantizationType.Q6_K: 256,
+    GGMLQuantizationType.MXFP4: 32,
+    GGMLQuantizationType.TQ1_0: 256,
+    GGMLQuantizationType.TQ2_0: 256,
+    GGMLQuantizationType.IQ1_S: 256,
+    GGMLQuantizationType.IQ1_M: 256,
+    GGMLQuantizationType.IQ2_XXS: 256,
+    GGMLQuantizationType.IQ2_XS: 256,
+    GGMLQuantizationType.IQ2_S: 256,
+    GGMLQuantizationType.IQ3_XXS: 256,
+    GGMLQuantizationType.IQ3_S: 256,
 }
 
 

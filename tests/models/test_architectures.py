@@ -244,7 +244,7 @@ def test_reference_matches_llama_cpp(tmp_path, variant):
 
 # ------------------------------------------------------------ rejections
 UNSUPPORTED_ARCHS = ("gpt2", "falcon")
-UNSUPPORTED_TYPES = ("IQ2_XXS", "TQ2_0")
+UNSUPPORTED_TYPES = ("NVFP4",)
 
 
 @pytest.mark.timeout(60)

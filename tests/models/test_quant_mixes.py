@@ -53,6 +53,16 @@ MIXES = ("Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5
 # Q3_K, the 576-wide matrices fall back to Q4_0), so llama.cpp's Q2_K blocks
 # are also run "pure": every tensor in the mix's type where it fits.
 PURE_MIXES = ("Q2_K",)
+# The mixes of the codebook and ternary types (IQ1_S .. IQ3_S, TQ1_0,
+# TQ2_0). SmolLM2's 576-wide matrices are no multiple of 256, so these
+# types land on its 1536-wide ffn_down (the rest falls back to IQ4_NL,
+# Q4_0, Q5_K ...). The IQ1/IQ2/IQ3 mixes need an importance matrix: a
+# uniform one (llama_quantize's imatrix=True).
+IQ_MIXES = ("IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M")
+TERNARY_MIXES = ("TQ1_0", "TQ2_0")
+# MXFP4_MOE puts MXFP4 on expert tensors only (Q8_0 elsewhere); "pure"
+# puts it on every matrix of this dense model (576 is a multiple of 32).
+PURE_MIXES_MXFP4 = ("MXFP4_MOE",)
 N_PROMPTS = 8
 N_GREEDY = 32
 PROMPTS = json.loads((GOLDEN / "reference_smollm2.json").read_text())["prompts"][:N_PROMPTS]
@@ -90,11 +100,17 @@ def _llama_cpp_greedy(path, prompts):
 
 
 
+_CASES = ([(None, False, False)] + [(m, False, False) for m in MIXES] + [(m, True, False) for m in PURE_MIXES]
+          + [(m, False, True) for m in IQ_MIXES] + [(m, False, False) for m in TERNARY_MIXES]
+          + [(m, True, False) for m in PURE_MIXES_MXFP4])
+
+
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("mix, pure", [(None, False)] + [(m, False) for m in MIXES] + [(m, True) for m in PURE_MIXES],
-                         ids=["source", *MIXES, *(f"{m}-pure" for m in PURE_MIXES)])
-def test_mix_matches_llama_cpp(probe, smollm2_path, mix, pure, record_property):
-    path = pathlib.Path(smollm2_path) if mix is None else quantized(smollm2_path, mix, pure)
+@pytest.mark.parametrize("mix, pure, imatrix", _CASES,
+                         ids=["source", *MIXES, *(f"{m}-pure" for m in PURE_MIXES), *IQ_MIXES, *TERNARY_MIXES,
+                              *(f"{m}-pure" for m in PURE_MIXES_MXFP4)])
+def test_mix_matches_llama_cpp(probe, smollm2_path, mix, pure, imatrix, record_property):
+    path = pathlib.Path(smollm2_path) if mix is None else quantized(smollm2_path, mix, pure, imatrix)
     prompts = [_ids(p["prompt_ids"]) for p in PROMPTS]
     theirs = _llama_cpp_greedy(path, prompts)
     ours = _engine_greedy(probe, path, prompts)

@@ -59,7 +59,7 @@ __all__ = [
 
 #: Tensor types the engine supports, in the order the tests list them.
 WEIGHT_TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "IQ4_XS", "Q2_K", "Q3_K",
-                "Q4_K", "Q5_K", "Q6_K")
+                "Q4_K", "Q5_K", "Q6_K", "TQ1_0", "TQ2_0", "MXFP4")
 
 QK_K = 256
 

@@ -1,7 +1,8 @@
 // Unit test of the paged attention kernel: against a direct float
 // computation, and split-key partials merged (flash-decoding) against the
 // whole tile, for every ISA build the machine runs (VLLM_CPP_ISA selects);
-// a sliding window over blocks freed before it reads none of them; and of
+// a sliding window over blocks freed before it reads none of them;
+// attention sinks in the tile and through the merge; and of
 // silu_mul, from the same per-ISA ops build. Caches of floats, halves and
 // int8 (written and read back through KVCache, whose int8 rows are checked
 // against their bound first).
@@ -45,6 +46,7 @@ struct Fixture {
     KvDtype dtype;
     int window = 0;        // PagedAttention::window
     float softcap = 0.0f;  // PagedAttention::softcap
+    std::vector<float> sinks;  // PagedAttention::sinks (per query head); empty: none
     // The caches as floats (for f16 and int8, the values the cache holds
     // exactly), and for f16 and int8 the KVCache the kernel reads.
     std::vector<float> q, keys, values;
@@ -107,6 +109,7 @@ struct Fixture {
         a.scale = 1.0f / std::sqrt(float(head_dim));
         a.window = window;
         a.softcap = softcap;
+        a.sinks = sinks.empty() ? nullptr : sinks.data();
         return a;
     }
 
@@ -131,7 +134,7 @@ struct Fixture {
 
     // Softmax attention in double, straight from the definition: keys
     // [first, pos] (first = pos - window + 1 with a window), scores
-    // soft-capped when asked.
+    // soft-capped when asked, the head's sink (if any) in the denominator.
     std::vector<float> reference() const {
         std::vector<float> out(q.size());
         const int group = n_heads / n_kv_heads;
@@ -150,6 +153,7 @@ struct Fixture {
                     max_w = std::max(max_w, s);
                 }
                 for (double& x : w) total += (x = std::exp(x - max_w));
+                if (!sinks.empty()) total += std::exp(double(sinks[h]) - max_w);
                 for (int d = 0; d < head_dim; ++d) {
                     double acc = 0;
                     for (int j = first; j <= positions[t]; ++j) acc += w[j - first] * value(j, h / group, d);
@@ -175,11 +179,20 @@ AttentionTile whole(const Fixture& f, int n_tokens, int kv_head) {
     return tile;
 }
 
+// Sinks around the scores' own size (one large enough to take most of the
+// weight), one per query head.
+std::vector<float> some_sinks(int n_heads) {
+    std::vector<float> sinks(n_heads);
+    for (int h = 0; h < n_heads; ++h) sinks[h] = float(h % 4) - 1.0f + (h == 2 ? 4.0f : 0.0f);
+    return sinks;
+}
+
 void test_against_reference(int n_tokens, int first_pos, int block_size = 16, KvDtype dtype = KvDtype::F32,
-                            int window = 0, float softcap = 0.0f) {
+                            int window = 0, float softcap = 0.0f, bool sinks = false) {
     Fixture f(n_tokens, first_pos, block_size, dtype);
     f.window = window;
     f.softcap = softcap;
+    if (sinks) f.sinks = some_sinks(f.n_heads);
     std::vector<float> out(f.q.size());
     PagedAttention a = f.args(out.data());
     for (int h = 0; h < f.n_kv_heads; ++h) attention_tile(a, whole(f, n_tokens, h));
@@ -220,9 +233,11 @@ void split_and_merge(const PagedAttention& a, const AttentionTile& tile, int per
     merge_attention_partials(a, tile, pointers.data(), n);
 }
 
-void test_split_merge(int n_tokens, int first_pos, int n_splits, KvDtype dtype = KvDtype::F32, int window = 0) {
+void test_split_merge(int n_tokens, int first_pos, int n_splits, KvDtype dtype = KvDtype::F32, int window = 0,
+                      bool sinks = false) {
     Fixture f(n_tokens, first_pos, 16, dtype);
     f.window = window;
+    if (sinks) f.sinks = some_sinks(f.n_heads);
     std::vector<float> full(f.q.size()), merged(f.q.size());
     PagedAttention a = f.args(full.data());
     PagedAttention b = f.args(merged.data());
@@ -534,6 +549,10 @@ int main(int argc, char** argv) {
         test_against_reference(5, 17, 16, dtype, 0, 2.0f);    // soft-capped scores
         test_against_reference(5, 70, 16, dtype, 30, 2.0f);   // both
         test_split_merge(3, 500, 4, dtype, 100);  // splits wholly before the window merge as no-ops
+        test_against_reference(5, 17, 16, dtype, 0, 0.0f, true);   // attention sinks (gpt-oss)
+        test_against_reference(21, 100, 16, dtype, 7, 0.0f, true);  // sinks on a sliding layer
+        test_split_merge(3, 500, 4, dtype, 0, true);                // sinks through the split-key merge
+        test_split_merge(3, 500, 4, dtype, 100, true);
         for (const int block_size : {2, 4, 8, 16, 32}) {
             test_window_skips_freed_blocks(1, 301, block_size, dtype, 8);    // decode
             test_window_skips_freed_blocks(5, 101, block_size, dtype, 8);    // a prefill chunk

@@ -42,7 +42,9 @@ namespace {
 
 const GgmlType kTypes[] = {GgmlType::F32,    GgmlType::F16,    GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
                            GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
-                           GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                           GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                           GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S,
+                           GgmlType::IQ1_S,  GgmlType::IQ1_M,  GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4};
 
 std::string name_of(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)); }
 
@@ -113,11 +115,30 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, st
                 case GgmlType::Q4_K:
                 case GgmlType::Q5_K: fields = {{0, -10, -6, false}, {2, -10, -6, false}}; break;
                 case GgmlType::Q6_K: fields = {{208, -12, -8, false}}; break;
+                case GgmlType::IQ2_XXS:
+                case GgmlType::IQ2_XS:
+                case GgmlType::IQ2_S:
+                case GgmlType::IQ3_XXS:
+                case GgmlType::IQ3_S:
+                case GgmlType::IQ1_S: fields = {{0, -12, -8, false}}; break;
+                case GgmlType::TQ1_0: fields = {{52, -6, -2, false}}; break;
+                case GgmlType::TQ2_0: fields = {{64, -6, -2, false}}; break;
                 default: break;
             }
             const size_t block = ggml_type_info(static_cast<uint32_t>(type))->block_bytes;
-            for (size_t off = 0; off < m.size(); off += block)
+            for (size_t off = 0; off < m.size(); off += block) {
                 for (const ScaleField& f : fields) put16(&m[off + f.offset], random_half(rng, f.lo, f.hi, f.sign));
+                if (type == GgmlType::IQ1_M) {
+                    // d's four nibbles in the top bits of the four scale words (bytes 48..55).
+                    const uint16_t d = random_half(rng, -12, -8, false);
+                    for (int i = 0; i < 4; ++i) {
+                        uint16_t word;
+                        std::memcpy(&word, &m[off + 48 + 2 * i], 2);
+                        put16(&m[off + 48 + 2 * i], static_cast<uint16_t>((word & 0x0fff) | (((d >> (4 * i)) & 0xf) << 12)));
+                    }
+                }
+                if (type == GgmlType::MXFP4) m[off] = static_cast<uint8_t>(118 + rng() % 8);  // 2^-10 .. 2^-3
+            }
             break;
         }
     }
@@ -536,7 +557,7 @@ void test_matvec_rows() {
     std::mt19937 rng(3);
     ThreadPool pool(1);
     for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q6_K,
-                          GgmlType::F16}) {
+                          GgmlType::F16, GgmlType::IQ2_XXS, GgmlType::IQ3_S, GgmlType::MXFP4}) {
         const int64_t cols = ggml_type_info(static_cast<uint32_t>(type))->block_elements == 256 ? 512 : 96;
         const int64_t rows = 21;
         const std::vector<uint8_t> w = random_matrix(type, rows, cols, rng);
@@ -589,10 +610,10 @@ void test_errors() {
     check(threw, "matmul rejects a type without kernels");
     // Types without kernels are still known by name and geometry, so the
     // loader can say which one a file holds.
-    const GgmlTypeInfo* iq2 = ggml_type_info(static_cast<uint32_t>(GgmlType::IQ2_XXS));
-    check(iq2 && !iq2->supported && ggml_type_name(16) == "IQ2_XXS" && iq2->block_bytes == 66,
-          "IQ2_XXS is known and unsupported");
-    check(kernel_slot(GgmlType::IQ2_XXS) < 0 && ggml_type_info(99) == nullptr, "no kernels for IQ2_XXS, no type 99");
+    const GgmlTypeInfo* nvfp4 = ggml_type_info(static_cast<uint32_t>(GgmlType::NVFP4));
+    check(nvfp4 && !nvfp4->supported && ggml_type_name(40) == "NVFP4" && nvfp4->block_bytes == 36,
+          "NVFP4 is known and unsupported");
+    check(kernel_slot(GgmlType::NVFP4) < 0 && ggml_type_info(99) == nullptr, "no kernels for NVFP4, no type 99");
 }
 
 // --- benchmark ------------------------------------------------------------------------
@@ -636,7 +657,11 @@ void bench(int threads, const std::string& only_type) {
                           {GgmlType::Q4_K, 1536, 576}, {GgmlType::Q6_K, 1536, 576},  {GgmlType::F16, 576, 576},
                           {GgmlType::BF16, 576, 576},  {GgmlType::BF16, 576, 1536}, {GgmlType::BF16, 1536, 576},
                           {GgmlType::F16, 576, 1536},  {GgmlType::Q5_0, 576, 1536}, {GgmlType::Q5_1, 576, 1536},
-                          {GgmlType::Q4_K, 768, 1536}, {GgmlType::Q5_K, 1536, 576}, {GgmlType::Q6_K, 768, 1536}};
+                          {GgmlType::Q4_K, 768, 1536}, {GgmlType::Q5_K, 1536, 576}, {GgmlType::Q6_K, 768, 1536},
+                          {GgmlType::MXFP4, 1536, 576}, {GgmlType::IQ2_XXS, 1536, 576}, {GgmlType::IQ2_XS, 1536, 576},
+                          {GgmlType::IQ2_S, 1536, 576}, {GgmlType::IQ3_XXS, 1536, 576}, {GgmlType::IQ3_S, 1536, 576},
+                          {GgmlType::IQ1_S, 1536, 576}, {GgmlType::IQ1_M, 1536, 576}, {GgmlType::TQ1_0, 1536, 576},
+                          {GgmlType::TQ2_0, 1536, 576}};
     ThreadPool pool(threads);
     std::mt19937 rng(1);
     const bool cpu_time = threads == 1;
@@ -644,7 +669,8 @@ void bench(int threads, const std::string& only_type) {
     std::printf("%-8s %-6s %14s %12s %12s %12s\n", "build", "type", "cols->rows", "GFLOP/s@1", "GFLOP/s@16",
                 "GFLOP/s@512");  // type "Q4_1i": the interleaved layout
     for (const IsaKernels* isa : available_isas()) {
-        if (std::strcmp(isa->name, "scalar") == 0) continue;  // minutes, and not what is measured here
+        // The scalar build takes minutes over every case: only for one type.
+        if (std::strcmp(isa->name, "scalar") == 0 && only_type.empty()) continue;
         for (const Case& c : cases) {
             if (!only_type.empty() && name_of(c.type) != only_type) continue;
             const std::vector<uint8_t> w = random_matrix(c.type, c.rows, c.cols, rng);

@@ -34,16 +34,18 @@ constexpr TypeEntry kTypes[] = {
     {GgmlType::Q8_K, {"Q8_K", QK_K, 4 + QK_K + QK_K / 16 * 2, false}},
     {GgmlType::IQ4_NL, {"IQ4_NL", QK, 2 + QK / 2, true}},
     {GgmlType::IQ4_XS, {"IQ4_XS", QK_K, 2 + 2 + QK_K / 64 + QK_K / 2, true}},
-    {GgmlType::IQ2_XXS, {"IQ2_XXS", QK_K, 2 + QK_K / 4, false}},
-    {GgmlType::IQ2_XS, {"IQ2_XS", QK_K, 2 + QK_K / 4 + QK_K / 32, false}},
-    {GgmlType::IQ2_S, {"IQ2_S", QK_K, 2 + QK_K / 4 + QK_K / 16, false}},
-    {GgmlType::IQ3_XXS, {"IQ3_XXS", QK_K, 2 + 3 * QK_K / 8, false}},
-    {GgmlType::IQ3_S, {"IQ3_S", QK_K, 2 + QK_K / 4 + QK_K / 8 + QK_K / 32 + 4, false}},
-    {GgmlType::IQ1_S, {"IQ1_S", QK_K, 2 + QK_K / 8 + QK_K / 16, false}},
-    {GgmlType::IQ1_M, {"IQ1_M", QK_K, QK_K / 8 + QK_K / 16 + QK_K / 32, false}},
-    {GgmlType::TQ1_0, {"TQ1_0", QK_K, 2 + 4 * 13, false}},
-    {GgmlType::TQ2_0, {"TQ2_0", QK_K, 2 + QK_K / 4, false}},
-    {GgmlType::MXFP4, {"MXFP4", QK, 1 + QK / 2, false}},
+    {GgmlType::IQ2_XXS, {"IQ2_XXS", QK_K, 2 + QK_K / 4, true}},
+    {GgmlType::IQ2_XS, {"IQ2_XS", QK_K, 2 + QK_K / 4 + QK_K / 32, true}},
+    {GgmlType::IQ2_S, {"IQ2_S", QK_K, 2 + QK_K / 4 + QK_K / 16, true}},
+    {GgmlType::IQ3_XXS, {"IQ3_XXS", QK_K, 2 + 3 * QK_K / 8, true}},
+    {GgmlType::IQ3_S, {"IQ3_S", QK_K, 2 + QK_K / 4 + QK_K / 8 + QK_K / 32 + 4, true}},
+    {GgmlType::IQ1_S, {"IQ1_S", QK_K, 2 + QK_K / 8 + QK_K / 16, true}},
+    {GgmlType::IQ1_M, {"IQ1_M", QK_K, QK_K / 8 + QK_K / 16 + QK_K / 32, true}},
+    {GgmlType::TQ1_0, {"TQ1_0", QK_K, 2 + 4 * 13, true}},
+    {GgmlType::TQ2_0, {"TQ2_0", QK_K, 2 + QK_K / 4, true}},
+    {GgmlType::MXFP4, {"MXFP4", QK, 1 + QK / 2, true}},
+    // 64 elements: four UE4M3 scales, one per 16, and 32 bytes of E2M1 nibbles.
+    {GgmlType::NVFP4, {"NVFP4", 64, 4 + 32, false}},
 };
 
 }  // namespace

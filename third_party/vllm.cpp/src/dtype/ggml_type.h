@@ -35,6 +35,7 @@ enum class GgmlType : uint32_t {
     TQ1_0 = 34,
     TQ2_0 = 35,
     MXFP4 = 39,
+    NVFP4 = 40,
 };
 
 struct GgmlTypeInfo {

@@ -119,6 +119,22 @@ const Names kGraniteExperts = {
     {"model.layers.{N}.block_sparse_moe.input_linear.weight", "blk.{N}.ffn_gate_up_exps.weight"},
     {"model.layers.{N}.block_sparse_moe.output_linear.weight", "blk.{N}.ffn_down_exps.weight"},
 };
+// gpt-oss: biases and sinks on the attention, its pre-MLP norm under
+// llama.cpp's post_attention_norm, a router with a bias, and the expert
+// banks (HfArchitecture::interleaved_experts).
+const Names kGptOssTensors = {
+    {"model.layers.{N}.self_attn.o_proj.bias", "blk.{N}.attn_output.bias"},
+    {"model.layers.{N}.self_attn.sinks", "blk.{N}.attn_sinks.weight"},
+    {"model.layers.{N}.post_attention_layernorm.weight", "blk.{N}.post_attention_norm.weight"},
+    {"model.layers.{N}.mlp.router.weight", "blk.{N}.ffn_gate_inp.weight"},
+    {"model.layers.{N}.mlp.router.bias", "blk.{N}.ffn_gate_inp.bias"},
+    {"model.layers.{N}.mlp.experts.gate_up_proj", "blk.{N}.ffn_gate_up_exps.weight"},
+    {"model.layers.{N}.mlp.experts.gate_up_proj_bias", "blk.{N}.ffn_gate_up_exps.bias"},
+    {"model.layers.{N}.mlp.experts.down_proj", "blk.{N}.ffn_down_exps.weight"},
+    {"model.layers.{N}.mlp.experts.down_proj_bias", "blk.{N}.ffn_down_exps.bias"},
+};
+// gpt-oss's experts are as wide as its intermediate_size.
+const Keys kGptOssExperts = {{"intermediate_size", "expert_feed_forward_length", Kind::INT}};
 const Names kAttention = kEmbeddingAndHead + Names(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
 // Qwen MoE layers are all sparse unless these say otherwise, and attend
 // to the whole context unless use_sliding_window.
@@ -154,6 +170,8 @@ const std::vector<HfArchitecture>& architectures() {
          kAttention + kPreFfnNorm + kQkNorm + kExpertMlps, false, false, false, {}, {}, {{"clip_qkv", ""}}},
         {"GraniteMoeForCausalLM", "granitemoe", kCommonConfig + kExperts + kNumLocalExperts + kGraniteMultipliers,
          kAttention + kPreFfnNorm + kGraniteExperts},
+        {"GptOssForCausalLM", "gpt-oss", kCommonConfig + kSlidingWindow + kExperts + kNumLocalExperts + kGptOssExperts,
+         kAttention + kQkvBias + kGptOssTensors, false, false, false, {}, {}, {}, /*interleaved_experts=*/true},
     };
     return rows;
 }

@@ -50,6 +50,12 @@ struct HfArchitecture {
     // each key with the only value it accepts ("" when any value but null, 0,
     // false or an empty list is refused), checked by the loader.
     std::vector<std::pair<const char*, const char*>> refused_unless;
+    // gpt-oss: the experts are stacked banks of transformers' GptOssExperts,
+    // gate_up_proj [experts, dim, 2 * ffn] with gate and up in alternating
+    // columns (and its bias [experts, 2 * ffn]), down_proj [experts, ffn,
+    // dim]: the loader turns them into llama.cpp's ffn_{gate,up,down}_exps
+    // (float copies; the row names map to ffn_gate_up_exps for it to split).
+    bool interleaved_experts = false;
 };
 
 // The row for `hf_class`, or nullptr.

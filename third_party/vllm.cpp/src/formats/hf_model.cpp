@@ -122,6 +122,7 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
             fail(std::string("config.json '") + key + "' is " + value + ", which is not supported (only " +
                  (*accepted ? accepted : "unset") + ")");
     }
+    if (arch.interleaved_experts) check_gpt_oss_config(config);
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
     read_rope(config, a);
@@ -260,8 +261,10 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
                 fail(std::string("config.json rope_scaling '") + key + "' (DeepSeek's YaRN attention factor) is not supported");
         if (const json::Value* truncate = scaling.find("truncate"); truncate != nullptr && !truncate->is_null()) {
             if (!truncate->is_bool()) fail("config.json rope_scaling 'truncate' is not a boolean");
-            if (!truncate->as_bool())
-                fail("config.json rope_scaling 'truncate': false (YaRN's correction range not rounded) is not supported");
+            // false: the correction range's ends are not rounded (gpt-oss).
+            GgufValue flag = int_value(truncate->as_bool() ? 1 : 0);
+            flag.type = GgufValueType::BOOL;
+            metadata_["vllm.yarn_truncate"] = flag;
         }
         // transformers' attention factor replaces YaRN's 1 + 0.1 ln(factor),
         // which the model multiplies attn_factor by (model/model_config.cpp).
@@ -313,6 +316,7 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
                 fail("tensor '" + t.name + "' in " + base_name(shard->path()) + " is not part of a " + arch.hf_class +
                      " checkpoint");
             if (find_tensor(name) != nullptr) fail("tensor '" + t.name + "' appears in more than one shard");
+            if (arch.interleaved_experts && add_interleaved_experts(t, name)) continue;
             std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // GGUF lists the contiguous dim first
             if (arch.norm_plus_one && ends_with(t.name, "norm.weight")) {
                 int64_t n = 1;
@@ -334,6 +338,72 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
     }
     if (!tied && find_tensor("output.weight") == nullptr)
         fail("tensor 'lm_head.weight' is missing (config.json says tie_word_embeddings is false)");
+}
+
+bool HfModel::add_interleaved_experts(const SafetensorsTensor& t, const std::string& name) {
+    const bool gate_up = name.find(".ffn_gate_up_exps.") != std::string::npos;
+    const bool down = ends_with(name, ".ffn_down_exps.weight");
+    if (!gate_up && !down) return false;
+    const bool bias = ends_with(name, ".bias");
+    if (t.shape.size() != (bias ? 2u : 3u) || (gate_up && t.shape.back() % 2 != 0))
+        fail("tensor '" + t.name + "' is not a bank of " + (bias ? "[experts, rows]" : "[experts, in, out]") +
+             (gate_up ? " with an even gate/up width" : ""));
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;
+    std::vector<float> bank(static_cast<size_t>(n));
+    kernels::dequantize_row(t.type, t.data, bank.data(), n);
+    const int64_t experts = t.shape[0];
+    if (down) {  // [experts, ffn, dim] -> each expert's [dim, ffn]
+        const int64_t ffn = t.shape[1], dim = t.shape[2];
+        std::vector<float> rows(static_cast<size_t>(n));
+        for (int64_t e = 0; e < experts; ++e)
+            for (int64_t j = 0; j < ffn; ++j)
+                for (int64_t i = 0; i < dim; ++i) rows[(e * dim + i) * ffn + j] = bank[(e * ffn + j) * dim + i];
+        add_computed(name, {ffn, dim, experts}, std::move(rows));
+        return true;
+    }
+    // Column 2j of a row is gate j, column 2j + 1 up j.
+    const int64_t in = bias ? 1 : t.shape[1], ffn = t.shape.back() / 2;
+    std::vector<float> gate(static_cast<size_t>(n / 2)), up(static_cast<size_t>(n / 2));
+    for (int64_t e = 0; e < experts; ++e)
+        for (int64_t i = 0; i < in; ++i)
+            for (int64_t j = 0; j < ffn; ++j) {
+                const float* pair = &bank[((e * in + i) * ffn + j) * 2];
+                const size_t at = static_cast<size_t>((e * ffn + j) * in + i);  // expert e's row j, column i
+                gate[at] = pair[0], up[at] = pair[1];
+            }
+    const size_t cut = name.find("gate_up");
+    std::string gate_name = name, up_name = name;
+    gate_name.replace(cut, 7, "gate"), up_name.replace(cut, 7, "up");
+    std::vector<int64_t> dims = bias ? std::vector<int64_t>{ffn, experts} : std::vector<int64_t>{in, ffn, experts};
+    add_computed(gate_name, dims, std::move(gate));
+    add_computed(up_name, dims, std::move(up));
+    return true;
+}
+
+void HfModel::check_gpt_oss_config(const json::Value& config) const {
+    // The published checkpoints keep their experts as MXFP4 blocks and
+    // scales (gate_up_proj_blocks, ...), which this loader does not read.
+    if (const json::Value* q = config.find("quantization_config"); q != nullptr && !q->is_null())
+        fail("config.json 'quantization_config' " + json::dump(*q) + " is not supported (the MXFP4 expert blocks "
+             "of the published gpt-oss checkpoints are not read here; load a GGUF of the model instead)");
+    for (const auto& [key, value] : {std::pair{"swiglu_alpha", 1.702}, std::pair{"swiglu_limit", 7.0}}) {
+        const json::Value* v = config.find(key);
+        if (v != nullptr && !v->is_null() && !(v->is_number() && std::fabs(v->as_double() - value) < 1e-6))
+            fail(std::string("config.json '") + key + "' is " + json::dump(*v) + ", which is not supported (only " +
+                 json::dump(json::Value(value)) + ")");
+    }
+    const json::Value* types = config.find("layer_types");
+    if (types == nullptr || types->is_null()) return;
+    if (!types->is_array()) fail("config.json 'layer_types' is not a list");
+    const std::vector<json::Value>& items = types->items();
+    for (size_t i = 0; i < items.size(); ++i) {
+        const char* expected = i % 2 == 0 ? "sliding_attention" : "full_attention";
+        const json::Value& type = items[i];
+        if (!type.is_string() || type.as_string() != expected)
+            fail("config.json 'layer_types'[" + std::to_string(i) + "] is " + json::dump(type) + ", but gpt-oss's layers "
+                 "alternate sliding_attention (even) and full_attention (odd), which is all this engine runs");
+    }
 }
 
 void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {

@@ -51,6 +51,13 @@ private:
     int64_t head_size(const std::string& arch_prefix) const;
     void open_shards();
     void add_tensors(const HfArchitecture& arch, bool tied);
+    // gpt-oss's expert banks (HfArchitecture::interleaved_experts) as
+    // llama.cpp's tensors; false when `name` is none of them.
+    bool add_interleaved_experts(const SafetensorsTensor& t, const std::string& name);
+    // gpt-oss's options the forward fixes (the clamped SwiGLU's constants,
+    // sliding layers alternating from the first): refused unless they
+    // match; a quantization_config (the published MXFP4 banks) is refused.
+    void check_gpt_oss_config(const json::Value& config) const;
     // A float32 tensor whose values this loader computed.
     void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
 

@@ -35,6 +35,12 @@ struct ArchitectureTraits {
     bool expert_ffn_divided_by_used = false;
     // OLMoE: see ModelConfig::qk_norm_whole.
     bool qk_norm_whole = false;
+    // gpt-oss: see the ModelConfig fields of the same names.
+    bool output_bias = false;
+    bool attn_sinks = false;
+    bool expert_bias = false;
+    ExpertGating expert_gating = ExpertGating::SOFTMAX;  // <arch>.expert_gating_func overrides
+    const char* ffn_norm_tensor = "ffn_norm";
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

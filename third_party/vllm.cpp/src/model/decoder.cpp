@@ -62,8 +62,11 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
     kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
     const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
     finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, T, q_.data(), k_.data(), v_.data(), pool);
-    paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool);
+    paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
+                    w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
+    if (!w.bo.empty())
+        for (int64_t t = 0; t < T; ++t) kernels::axpy_f32(1.0f, w.bo.data(), xn_.data() + t * c.dim, c.dim);
 }
 
 void Decoder::mlp(int l, ThreadPool& pool) {

@@ -36,8 +36,8 @@ protected:
     virtual void layer(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) = 0;
 
     // xn_ -> xn_: layer l's q/k/v projections, their heads finished (bias,
-    // q/k norm, RoPE of the layer's kind), paged attention and the output
-    // projection.
+    // q/k norm, RoPE of the layer's kind), paged attention (with the
+    // layer's sinks, if any) and the output projection (plus its bias, if any).
     void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
     // xn_ -> xn_: layer l's gated MLP with the config's activation, or its
     // mixture of experts (blocks/moe.h) when config.n_experts > 0.

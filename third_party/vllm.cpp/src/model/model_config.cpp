@@ -28,6 +28,7 @@ void read_yarn(const ModelSource& file, const std::string& a, double factor, Mod
     c.yarn_beta_fast = static_cast<float>(file.get_float(k + "yarn_beta_fast", 32.0));
     c.yarn_beta_slow = static_cast<float>(file.get_float(k + "yarn_beta_slow", 1.0));
     c.yarn_ext_factor = static_cast<float>(file.get_float(k + "yarn_ext_factor", 1.0));
+    c.yarn_truncate = file.get_bool("vllm.yarn_truncate", true);
     if (!(c.yarn_beta_fast > 0.0f && c.yarn_beta_slow > 0.0f && c.yarn_ext_factor >= 0.0f && c.yarn_ext_factor <= 1.0f))
         throw_model_load("cannot load '" + file.path() + "': " + k +
                          "yarn_beta_fast/yarn_beta_slow must be positive, yarn_ext_factor in [0, 1]");
@@ -82,12 +83,18 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
     const double scale = file.get_float(a + "expert_weights_scale", 0.0);
     if (!(scale >= 0.0)) fail(a + "expert_weights_scale must not be negative");
     c.expert_weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);  // llama.cpp: 0 means none
-    const int64_t gating = file.get_int(a + "expert_gating_func", 1);
-    if (gating == 2)
+    // llama.cpp's numbering: 0 (absent) is the architecture's own, 3 its
+    // SOFTMAX_WEIGHT (softmax over the picked logits).
+    const int64_t gating = file.get_int(a + "expert_gating_func", 0);
+    if (gating == 1)
+        c.expert_gating = ExpertGating::SOFTMAX;
+    else if (gating == 2)
         c.expert_gating = ExpertGating::SIGMOID;
-    else if (gating != 1 && gating != 0)
+    else if (gating == 3)
+        c.expert_gating = ExpertGating::SOFTMAX_OF_PICKED;
+    else if (gating != 0)
         fail(a + "expert_gating_func " + std::to_string(gating) +
-             " is not supported (supported: 1 softmax, 2 sigmoid)");
+             " is not supported (supported: 1 softmax, 2 sigmoid, 3 softmax of the picked)");
     for (const char* key : {"expert_group_count", "expert_shared_count"})
         if (file.get_int(a + key, 0) > 1)
             fail(a + key + " " + std::to_string(file.get_int(a + key, 0)) + " is not supported (grouped routing and "
@@ -120,6 +127,11 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.sliding_pattern = traits->sliding_pattern;
     c.rope_theta_sliding = traits->rope_theta_sliding;
     c.qk_norm_whole = traits->qk_norm_whole;
+    c.output_bias = traits->output_bias;
+    c.attn_sinks = traits->attn_sinks;
+    c.expert_bias = traits->expert_bias;
+    c.expert_gating = traits->expert_gating;
+    c.ffn_norm_tensor = traits->ffn_norm_tensor;
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));

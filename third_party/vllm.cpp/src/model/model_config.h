@@ -17,12 +17,18 @@ enum class RopeStyle {
 enum class ExpertGating {
     SOFTMAX,  // softmax over all experts (Qwen MoE, Mixtral, OLMoE, Granite MoE)
     SIGMOID,  // each logit's sigmoid on its own
+    // The top k by logit, weighted by the softmax over those k logits only
+    // (gpt-oss; llama.cpp's SOFTMAX_WEIGHT).
+    SOFTMAX_OF_PICKED,
 };
 
 // The FFN's gate activation: out = act(gate) * up.
 enum class FfnActivation {
     SILU,       // SwiGLU: Llama, Qwen
     GELU_TANH,  // GeGLU with the tanh approximation of GELU: Gemma
+    // gpt-oss's clamped SwiGLU: g = min(gate, 7), u = clamp(up, -7, 7),
+    // out = g * sigmoid(1.702 g) * (u + 1).
+    SWIGLU_OAI,
 };
 
 struct ModelConfig {
@@ -48,6 +54,11 @@ struct ModelConfig {
     // multiplied by rope_magnitude (YaRN's mscale). 0: no YaRN.
     int yarn_original_context = 0;
     float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f, yarn_ext_factor = 1.0f;
+    // Whether the ramp's ends are rounded out to whole pairs (floor, ceil):
+    // llama.cpp always does; transformers unless rope_scaling says
+    // `truncate: false` (gpt-oss's published config), which a Hugging Face
+    // source passes on as the metadata key vllm.yarn_truncate.
+    bool yarn_truncate = true;
     // cos and sin are multiplied by this: rope.scaling.attn_factor (llama.cpp
     // applies it to every model; LongRoPE's attention factor), times YaRN's
     // mscale. 1 when the model has neither.
@@ -80,6 +91,16 @@ struct ModelConfig {
     // OLMoE: q_norm/k_norm normalise each token's whole q and k projection
     // (n_heads * head_dim floats) rather than each head.
     bool qk_norm_whole = false;
+
+    // gpt-oss: a bias on the attention output (attn_output.bias), a learned
+    // sink logit per head in every layer's softmax (attn_sinks.weight), a
+    // bias on the router and on each expert's matrices (ffn_gate_inp.bias,
+    // ffn_{gate,up,down}_exps.bias), and the pre-MLP norm stored under the
+    // name post_attention_norm rather than ffn_norm.
+    bool output_bias = false;
+    bool attn_sinks = false;
+    bool expert_bias = false;
+    const char* ffn_norm_tensor = "ffn_norm";
 
     // Mixture of experts (blocks/moe.h): every layer's MLP is n_experts
     // experts of expert_ffn_dim, of which a router picks n_experts_used per

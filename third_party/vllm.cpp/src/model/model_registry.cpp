@@ -12,6 +12,7 @@ const Architecture* const kArchitectures[] = {
     &kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture,  &kQwen3Architecture,
     &kGemmaArchitecture, &kGemma2Architecture,  &kGemma3Architecture, &kPhi3Architecture,
     &kQwen2MoeArchitecture, &kQwen3MoeArchitecture, &kOlmoeArchitecture, &kGraniteMoeArchitecture,
+    &kGptOssArchitecture,
 };
 
 }  // namespace

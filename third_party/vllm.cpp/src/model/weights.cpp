@@ -96,11 +96,16 @@ public:
     std::vector<float> vector(const std::string& name, int64_t n) const {
         const GgufTensor& t = require(name);
         if (t.elements() != n) fail(name, "has " + std::to_string(t.elements()) + " elements, expected " + std::to_string(n));
-        const GgmlTypeInfo* info = ggml_type_info(t.type);
-        if (!info->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t.type));
-        std::vector<float> out(static_cast<size_t>(n));
-        kernels::dequantize_row(static_cast<GgmlType>(t.type), t.data, out.data(), n);
-        return out;
+        return floats(name, t, n);
+    }
+
+    // A bias per expert: [experts][rows] (GGUF dims {rows, experts}), as floats.
+    std::vector<float> expert_bias(const std::string& name, int64_t experts, int64_t rows) const {
+        const GgufTensor& t = require(name);
+        if (t.dims.size() != 2 || t.dims[0] != rows || t.dims[1] != experts)
+            fail(name, "has shape " + shape(t) + ", expected [" + std::to_string(rows) + ", " + std::to_string(experts) +
+                           "] (the metadata's expert feed-forward length or embedding length, and expert count)");
+        return floats(name, t, rows * experts);
     }
 
     // RoPE frequency divisors: n positive floats.
@@ -116,6 +121,14 @@ public:
     }
 
 private:
+    // t's first n elements, expanded to float.
+    std::vector<float> floats(const std::string& name, const GgufTensor& t, int64_t n) const {
+        const GgmlTypeInfo* info = ggml_type_info(t.type);
+        if (!info->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t.type));
+        std::vector<float> out(static_cast<size_t>(n));
+        kernels::dequantize_row(static_cast<GgmlType>(t.type), t.data, out.data(), n);
+        return out;
+    }
     const GgufTensor& require(const std::string& name) const {
         const GgufTensor* t = file_.find_tensor(name);
         if (t == nullptr) fail(name, "is missing");
@@ -145,6 +158,12 @@ void load_experts(const TensorLoader& load, const std::string& p, ModelConfig& c
         l.expert_up = load.experts(p, "ffn_up", n, ffn, dim);
     }
     l.expert_down = load.experts(p, "ffn_down", n, dim, ffn);
+    if (config.expert_bias) {
+        l.router_bias = load.vector(p + "ffn_gate_inp.bias", n);
+        l.expert_gate_bias = load.expert_bias(p + "ffn_gate_exps.bias", n, ffn);
+        l.expert_up_bias = load.expert_bias(p + "ffn_up_exps.bias", n, ffn);
+        l.expert_down_bias = load.expert_bias(p + "ffn_down_exps.bias", n, dim);
+    }
     const GgufTensor* shared = load.find(p + "ffn_up_shexp.weight");
     if (shared == nullptr) {
         if (config.shared_expert_ffn_dim > 0) load.fail(p + "ffn_up_shexp.weight", "(the shared expert) is missing");
@@ -200,6 +219,8 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
         }
         l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
+        if (config.output_bias) l.bo = load.vector(p + "attn_output.bias", dim);
+        if (config.attn_sinks) l.attn_sinks = load.vector(p + "attn_sinks.weight", config.n_heads);
         if (config.qkv_bias) {
             l.bq = load.vector(p + "attn_q.bias", q_dim);
             l.bk = load.vector(p + "attn_k.bias", kv_dim);
@@ -210,7 +231,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : config.head_dim);
             l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : config.head_dim);
         }
-        l.ffn_norm = load.vector(p + "ffn_norm.weight", dim);
+        l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
         if (config.n_experts > 0) {
             load_experts(load, p, config, l);
         } else {

@@ -30,6 +30,11 @@ struct LayerWeights {
     kernels::QuantMatrix router;
     std::vector<kernels::QuantMatrix> expert_gate, expert_up, expert_down;
     std::vector<float> shared_expert_gate;
+    // gpt-oss (config.output_bias, attn_sinks, expert_bias; else empty): the
+    // attention output's bias [dim], the sinks [n_heads], the router's bias
+    // [n_experts] and the experts' biases, expert e's at e * rows.
+    std::vector<float> bo, attn_sinks, router_bias;
+    std::vector<float> expert_gate_bias, expert_up_bias, expert_down_bias;  // [n_experts][ffn], [..][ffn], [..][dim]
     std::vector<float> post_attn_norm, post_ffn_norm;  // empty unless config.post_norms
 };
 

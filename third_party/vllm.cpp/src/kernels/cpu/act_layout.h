@@ -3,13 +3,14 @@
 // 8 bits (symmetric, q = round(x / d) with d = amax / 127, so q is never
 // -128 and sign tricks stay exact):
 //
-//   Q8x32  (for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, IQ4_XS): per 32 elements a float scale d and
+//   Q8x32  (for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, IQ4_XS, MXFP4): per 32 elements a float scale d and
 //          s = d * sum(q), the latter carrying Q4_1's and Q5_1's min term. Laid out
 //          per row as qs[nb2 * 32] | d[nb16] | s[nb16], with the block
 //          count nb rounded up to even (nb2: the SIMD kernels take blocks
 //          in pairs) and to 16 (nb16: they read 16 values at once). Pad
 //          blocks are zeros (q = 0, d = s = 0), so they add nothing.
-//   Q8x256 (for the K-quants Q2_K..Q6_K): per 256 elements a float scale d, the sums
+//   Q8x256 (for the K-quants Q2_K..Q6_K, the IQ1/IQ2/IQ3 codebook formats
+//          and TQ1_0, TQ2_0, as llama.cpp pairs them with Q8_K): per 256 elements a float scale d, the sums
 //          of q over each 16 elements (bsums) for the K-quants' mins and
 //          offsets, and again s = d * sum(q) per 32 elements. Laid out as
 //          qs[n] | d[n / 256] | bsums[n / 16] | s[nb16].
@@ -47,12 +48,22 @@ static inline ActKind act_kind(GgmlType type) {
         case GgmlType::Q5_1:
         case GgmlType::Q8_0:
         case GgmlType::IQ4_NL:
-        case GgmlType::IQ4_XS: return ActKind::Q8x32;
+        case GgmlType::IQ4_XS:
+        case GgmlType::MXFP4: return ActKind::Q8x32;
         case GgmlType::Q2_K:
         case GgmlType::Q3_K:
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
-        case GgmlType::Q6_K: return ActKind::Q8x256;
+        case GgmlType::Q6_K:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
+        case GgmlType::TQ1_0:
+        case GgmlType::TQ2_0: return ActKind::Q8x256;
         default: return ActKind::F32;
     }
 }

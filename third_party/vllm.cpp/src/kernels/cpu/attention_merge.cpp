@@ -32,7 +32,7 @@ void merge_attention_partials(const PagedAttention& a, const AttentionTile& tile
             const float* o = partials[s] + qi * hd;
             for (int d = 0; d < hd; ++d) dst[d] += w * o[d];
         }
-        const float inv = 1.0f / total;
+        const float inv = attention_normaliser(a, tile.kv_head * group + int(qi % group), m, total);
         for (int d = 0; d < hd; ++d) dst[d] *= inv;
     }
 }

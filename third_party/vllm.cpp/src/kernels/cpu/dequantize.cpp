@@ -3,6 +3,7 @@
 // Used for embedding lookups and by the tests; matmuls never expand rows.
 #include <string>
 
+#include "kernels/cpu/iq_blocks.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "util/error.h"
@@ -111,6 +112,28 @@ void dequantize_q6_k(const BlockQ6_K* b, float* y, int64_t nb) {
     }
 }
 
+// The codec formats (iq_blocks.h): w = d * scale16 * q.
+template <class Codec>
+void dequantize_codec(const void* src, float* y, int64_t nb) {
+    const auto* b = static_cast<const typename Codec::Block*>(src);
+    for (int64_t i = 0; i < nb; ++i, y += kQKK) {
+        const float d = Codec::d(b[i]);
+        for (int g = 0; g < kQKK / 8; ++g) {
+            int8_t q[8];
+            codec_group8<Codec>(b[i], g, q);
+            const float dl = d * static_cast<float>(Codec::scale16(b[i], g / 2));
+            for (int j = 0; j < 8; ++j) y[8 * g + j] = dl * static_cast<float>(q[j]);
+        }
+    }
+}
+
+void dequantize_mxfp4(const BlockMXFP4* b, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = e8m0_half_to_fp32(b[i].e);
+        for (int l = 0; l < kQK; ++l) y[l] = d * static_cast<float>(kMxfp4Values[nibble(b[i].qs, l)]);
+    }
+}
+
 }  // namespace
 
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
@@ -149,6 +172,16 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
             }
             return;
         case GgmlType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, n / kQKK); return;
+        case GgmlType::IQ2_XXS: dequantize_codec<IQ2_XXSCodec>(src, dst, n / kQKK); return;
+        case GgmlType::IQ2_XS: dequantize_codec<IQ2_XSCodec>(src, dst, n / kQKK); return;
+        case GgmlType::IQ2_S: dequantize_codec<IQ2_SCodec>(src, dst, n / kQKK); return;
+        case GgmlType::IQ3_XXS: dequantize_codec<IQ3_XXSCodec>(src, dst, n / kQKK); return;
+        case GgmlType::IQ3_S: dequantize_codec<IQ3_SCodec>(src, dst, n / kQKK); return;
+        case GgmlType::IQ1_S: dequantize_codec<IQ1_SCodec>(src, dst, n / kQKK); return;
+        case GgmlType::IQ1_M: dequantize_codec<IQ1_MCodec>(src, dst, n / kQKK); return;
+        case GgmlType::TQ1_0: dequantize_codec<TQ1_0Codec>(src, dst, n / kQKK); return;
+        case GgmlType::TQ2_0: dequantize_codec<TQ2_0Codec>(src, dst, n / kQKK); return;
+        case GgmlType::MXFP4: dequantize_mxfp4(static_cast<const BlockMXFP4*>(src), dst, n / kQK); return;
         default: break;
     }
     throw_invalid_argument("dequantize_row: unsupported type " + ggml_type_name(static_cast<uint32_t>(type)));

@@ -119,6 +119,16 @@ int kernel_slot(GgmlType type) {
         case GgmlType::Q4_K: return kSlotQ4_K;
         case GgmlType::Q5_K: return kSlotQ5_K;
         case GgmlType::Q6_K: return kSlotQ6_K;
+        case GgmlType::IQ2_XXS: return kSlotIQ2_XXS;
+        case GgmlType::IQ2_XS: return kSlotIQ2_XS;
+        case GgmlType::IQ2_S: return kSlotIQ2_S;
+        case GgmlType::IQ3_XXS: return kSlotIQ3_XXS;
+        case GgmlType::IQ3_S: return kSlotIQ3_S;
+        case GgmlType::IQ1_S: return kSlotIQ1_S;
+        case GgmlType::IQ1_M: return kSlotIQ1_M;
+        case GgmlType::TQ1_0: return kSlotTQ1_0;
+        case GgmlType::TQ2_0: return kSlotTQ2_0;
+        case GgmlType::MXFP4: return kSlotMXFP4;
         default: return -1;
     }
 }

@@ -47,6 +47,16 @@ enum KernelSlot {
     kSlotQ4_K,
     kSlotQ5_K,
     kSlotQ6_K,
+    kSlotIQ2_XXS,
+    kSlotIQ2_XS,
+    kSlotIQ2_S,
+    kSlotIQ3_XXS,
+    kSlotIQ3_S,
+    kSlotIQ1_S,
+    kSlotIQ1_M,
+    kSlotTQ1_0,
+    kSlotTQ2_0,
+    kSlotMXFP4,
     kNumSlots
 };
 

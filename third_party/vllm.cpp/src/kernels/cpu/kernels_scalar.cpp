@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/act_layout.h"
+#include "kernels/cpu/iq_blocks.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/quant_blocks.h"
 
@@ -62,7 +63,14 @@ void quantize_q8x256(const float* x, int64_t n, uint8_t* out) {
 
 // A row of a 32-element block format against Q8x32 activations:
 // sum_b (d_b dx_b isum_b [+ m_b s_b]), isum_b = sum_l quant(block b, l) xq_l,
-// the min term for the formats that have one (Q4_1, Q5_1).
+// the min term for the formats that have one (Q4_1, Q5_1). d_b is the
+// block's fp16 d, or MXFP4's E8M0 scale.
+template <class Block>
+float block_scale(const Block& b) {
+    if constexpr (std::is_same_v<Block, BlockMXFP4>) return e8m0_half_to_fp32(b.e);
+    else return fp16_to_fp32(b.d);
+}
+
 template <class Block, class Quant>
 float dot_blocks32(const uint8_t* w, const uint8_t* xrow, int64_t cols, Quant quant) {
     const auto* b = reinterpret_cast<const Block*>(w);
@@ -71,7 +79,7 @@ float dot_blocks32(const uint8_t* w, const uint8_t* xrow, int64_t cols, Quant qu
     for (int64_t i = 0; i < cols / kQK; ++i) {
         int isum = 0;
         for (int l = 0; l < kQK; ++l) isum += quant(b[i], l) * x.qs[i * kQK + l];
-        float block = fp16_to_fp32(b[i].d) * x.d[i] * static_cast<float>(isum);
+        float block = block_scale(b[i]) * x.d[i] * static_cast<float>(isum);
         // sum_l (d q_l + m) x_l = d dx isum + m * (dx sum_l xq_l)
         if constexpr (std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>)
             block += fp16_to_fp32(b[i].m) * x.s[i];
@@ -222,6 +230,34 @@ float dot_q6_k(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     return acc;
 }
 
+// The codec formats (iq_blocks.h) against Q8x256 activations:
+// d dx sum_k scale16_k (q . xq)_k over the 16 groups of 16.
+template <class Codec>
+float dot_codec(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    const auto* b = reinterpret_cast<const typename Codec::Block*>(w);
+    const Q8x256Row x = q8x256_row(xrow, cols);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+        const int8_t* xq = x.qs + i * kQKK;
+        int isum = 0;
+        for (int k = 0; k < 16; ++k) {
+            int8_t q[16];
+            codec_group8<Codec>(b[i], 2 * k, q);
+            codec_group8<Codec>(b[i], 2 * k + 1, q + 8);
+            int s = 0;
+            for (int l = 0; l < 16; ++l) s += q[l] * xq[16 * k + l];
+            isum += Codec::scale16(b[i], k) * s;
+        }
+        acc += Codec::d(b[i]) * x.d[i] * static_cast<float>(isum);
+    }
+    return acc;
+}
+
+float dot_mxfp4(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
+    return dot_blocks32<BlockMXFP4>(w, xrow, cols,
+                                    [](const BlockMXFP4& b, int l) { return static_cast<int>(kMxfp4Values[nibble(b.qs, l)]); });
+}
+
 template <float (*Convert)(uint16_t)>
 float dot_half(const uint8_t* w, const uint8_t* xrow, int64_t cols) {
     const auto* h = reinterpret_cast<const uint16_t*>(w);
@@ -275,6 +311,16 @@ const IsaKernels& scalar_kernels() {
         t.gemm[kSlotQ4_K] = gemm<dot_q4_k>;
         t.gemm[kSlotQ5_K] = gemm<dot_q5_k>;
         t.gemm[kSlotQ6_K] = gemm<dot_q6_k>;
+        t.gemm[kSlotIQ2_XXS] = gemm<dot_codec<IQ2_XXSCodec>>;
+        t.gemm[kSlotIQ2_XS] = gemm<dot_codec<IQ2_XSCodec>>;
+        t.gemm[kSlotIQ2_S] = gemm<dot_codec<IQ2_SCodec>>;
+        t.gemm[kSlotIQ3_XXS] = gemm<dot_codec<IQ3_XXSCodec>>;
+        t.gemm[kSlotIQ3_S] = gemm<dot_codec<IQ3_SCodec>>;
+        t.gemm[kSlotIQ1_S] = gemm<dot_codec<IQ1_SCodec>>;
+        t.gemm[kSlotIQ1_M] = gemm<dot_codec<IQ1_MCodec>>;
+        t.gemm[kSlotTQ1_0] = gemm<dot_codec<TQ1_0Codec>>;
+        t.gemm[kSlotTQ2_0] = gemm<dot_codec<TQ2_0Codec>>;
+        t.gemm[kSlotMXFP4] = gemm<dot_mxfp4>;
         t.dot_f32 = dense_dot;
         t.axpy_f32 = dense_axpy;
         scalar::set_ops(t);

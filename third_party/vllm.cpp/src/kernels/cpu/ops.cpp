@@ -4,6 +4,9 @@
 
 #include "kernels/cpu/isa.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace vllm::kernels {
 
 void attention_tile(const PagedAttention& a, const AttentionTile& tile) { active_kernels().attention_tile(a, tile); }
@@ -11,6 +14,13 @@ void attention_tile(const PagedAttention& a, const AttentionTile& tile) { active
 void silu_mul(float* gate, const float* up, int64_t n) { active_kernels().silu_mul(gate, up, n); }
 
 void gelu_tanh_mul(float* gate, const float* up, int64_t n) { active_kernels().gelu_tanh_mul(gate, up, n); }
+
+void swiglu_oai_mul(float* gate, const float* up, int64_t n, float alpha, float limit) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = std::min(gate[i], limit), u = std::clamp(up[i], -limit, limit);
+        gate[i] = g / (1.0f + std::exp(-alpha * g)) * (u + 1.0f);
+    }
+}
 
 void soft_cap(float* x, int64_t n, float cap) { active_kernels().soft_cap(x, n, cap); }
 

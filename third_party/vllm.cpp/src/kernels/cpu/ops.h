@@ -4,6 +4,7 @@
 // ops_avx512.cpp, ops_neon.cpp), each build's entries in its IsaKernels
 // table (isa.h), so they follow the matmuls' choice of instruction set.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "dtype/kv_dtype.h"
@@ -33,7 +34,17 @@ struct PagedAttention {
     int window = 0;
     // Gemma 2: scores become softcap * tanh(score / softcap). 0: uncapped.
     float softcap = 0.0f;
+    // gpt-oss's attention sinks: one learned logit per query head that
+    // joins every query's softmax denominator (and weights no value), so a
+    // query's weights may sum to less than 1. nullptr: none.
+    const float* sinks = nullptr;
 };
+
+// The normaliser of a query's weighted value sum: 1 / (its weight sum l,
+// relative to its maximum m, plus the head's sink e^(sink - m) if any).
+inline float attention_normaliser(const PagedAttention& a, int head, float m, float l) {
+    return 1.0f / (a.sinks == nullptr ? l : l + std::exp(a.sinks[head] - m));
+}
 
 // Limits of one attention tile (the kernel keeps a tile on the stack).
 constexpr int kAttentionMaxQueries = 64;     // tokens x query heads per KV head
@@ -76,6 +87,11 @@ void silu_mul(float* gate, const float* up, int64_t n);
 
 // gate[i] = gelu_tanh(gate[i]) * up[i], GELU's tanh approximation (GeGLU).
 void gelu_tanh_mul(float* gate, const float* up, int64_t n);
+
+// gpt-oss's clamped SwiGLU (ggml's swiglu_oai): with g = min(gate[i], limit)
+// and u = clamp(up[i], -limit, limit), gate[i] = g * sigmoid(alpha g) * (u + 1).
+// Scalar on every build (only gpt-oss's experts use it).
+void swiglu_oai_mul(float* gate, const float* up, int64_t n, float alpha, float limit);
 
 // x[i] = cap * tanh(x[i] / cap) (Gemma 2's logit soft-capping), cap > 0.
 void soft_cap(float* x, int64_t n, float cap);

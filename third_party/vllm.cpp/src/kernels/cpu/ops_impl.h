@@ -568,7 +568,7 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
         for (int g = 0; g < group; ++g) {
             const int qi = static_cast<int>(t - t_begin) * group + g;
             float* dst = a.out + (t * a.n_heads + kv_head * group + g) * hd;
-            const float inv = 1.0f / l[qi];
+            const float inv = attention_normaliser(a, kv_head * group + g, m[qi], l[qi]);
             for (int d = 0; d < hd; ++d) dst[d] = o[size_t(qi) * hd + d] * inv;
         }
 }

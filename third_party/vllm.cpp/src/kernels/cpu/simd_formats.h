@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/act_layout.h"
+#include "kernels/cpu/iq_blocks.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace vllm::kernels {
@@ -181,7 +182,7 @@ template <class V>
 using Q5_1Format = MinFormat<V, BlockQ5_1>;
 
 // Signed weights times the signed activations, one scale per block: Q8_0,
-// IQ4_NL, IQ4_XS.
+// IQ4_NL, IQ4_XS, MXFP4.
 template <class V>
 struct SignedDot {
     using F = typename V::F;
@@ -201,12 +202,24 @@ struct SignedDot {
     }
 };
 
-// The signed quants of a step's two blocks: Q8_0's bytes, or the IQ4 grid
-// values IQ4_NL's nibbles pick.
+// The signed quants of a step's two blocks: Q8_0's bytes, or the values
+// IQ4_NL's and MXFP4's nibbles pick from their tables.
 template <class V, class Block>
 typename V::I signed_quants(const Block* a, const Block* b) {
     if constexpr (std::is_same_v<Block, BlockQ8_0>) return V::load_2x32(a->qs, b->qs);
+    else if constexpr (std::is_same_v<Block, BlockMXFP4>) return V::lookup16(kMxfp4Values, V::nibbles_2x16(a->qs, b->qs));
     else return V::lookup16(kIq4Values, V::nibbles_2x16(a->qs, b->qs));
+}
+
+// The two blocks' scales: their fp16 d, or MXFP4's E8M0 exponents.
+template <class V, class Block>
+typename V::F block_scales(const Block* a, const Block* b) {
+    if constexpr (std::is_same_v<Block, BlockMXFP4>) {
+        const float scales[2] = {e8m0_half_to_fp32(a->e), e8m0_half_to_fp32(b->e)};
+        return V::bcast2(scales);
+    } else {
+        return V::f16_pair(&a->d, &b->d);
+    }
 }
 
 template <class V, class Block>
@@ -216,7 +229,7 @@ struct SignedFormat : PairedBlocks<V, Block>, SignedDot<V> {
     static W load_w(const uint8_t* row, int64_t step, int64_t cols) {
         const Block* a = Base::first(row, step);
         const Block* b = Base::second(row, step, cols);
-        return {V::s8_weights(signed_quants<V>(a, b)), V::f16_pair(&a->d, &b->d)};
+        return {V::s8_weights(signed_quants<V>(a, b)), block_scales<V>(a, b)};
     }
 };
 
@@ -224,6 +237,8 @@ template <class V>
 using Q8_0Format = SignedFormat<V, BlockQ8_0>;
 template <class V>
 using IQ4_NLFormat = SignedFormat<V, BlockIQ4_NL>;
+template <class V>
+using MXFP4Format = SignedFormat<V, BlockMXFP4>;
 
 // IQ4_XS read as 32-element blocks (the Q8x32 activations): a step is
 // sub-blocks 2j and 2j + 1 of super-block step / 4, each an IQ4_NL block

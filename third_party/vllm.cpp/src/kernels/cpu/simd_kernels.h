@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/simd_formats.h"
+#include "kernels/cpu/simd_formats_iq.h"
 #include "kernels/cpu/simd_gemm.h"
 #include "kernels/cpu/simd_interleaved.h"
 #include "kernels/cpu/simd_quantize.h"
@@ -61,6 +62,16 @@ IsaKernels make_isa_kernels() {
     k.gemm[kSlotQ4_K] = Gemm<V, Q4_KFormat<V>>::run;
     k.gemm[kSlotQ5_K] = Gemm<V, Q5_KFormat<V>>::run;
     k.gemm[kSlotQ6_K] = Gemm<V, Q6_KFormat<V>>::run;
+    k.gemm[kSlotIQ2_XXS] = Gemm<V, CodecFormat<V, IQ2_XXSCodec>>::run;
+    k.gemm[kSlotIQ2_XS] = Gemm<V, CodecFormat<V, IQ2_XSCodec>>::run;
+    k.gemm[kSlotIQ2_S] = Gemm<V, CodecFormat<V, IQ2_SCodec>>::run;
+    k.gemm[kSlotIQ3_XXS] = Gemm<V, CodecFormat<V, IQ3_XXSCodec>>::run;
+    k.gemm[kSlotIQ3_S] = Gemm<V, CodecFormat<V, IQ3_SCodec>>::run;
+    k.gemm[kSlotIQ1_S] = Gemm<V, CodecFormat<V, IQ1_SCodec>>::run;
+    k.gemm[kSlotIQ1_M] = Gemm<V, CodecFormat<V, IQ1_MCodec>>::run;
+    k.gemm[kSlotTQ1_0] = Gemm<V, CodecFormat<V, TQ1_0Codec>>::run;
+    k.gemm[kSlotTQ2_0] = Gemm<V, CodecFormat<V, TQ2_0Codec>>::run;
+    k.gemm[kSlotMXFP4] = Gemm<V, MXFP4Format<V>>::run;
     if constexpr (V::kInterleavedTokens > 0) {
         k.gemm_interleaved[kSlotQ4_0] = gemm_interleaved<V, InterleavedQ4_0<V>>;
         k.gemm_interleaved[kSlotQ4_1] = gemm_interleaved<V, InterleavedQ4_1<V>>;
@@ -81,6 +92,11 @@ IsaKernels make_isa_kernels() {
         k.gemm_interleaved[kSlotF16] = gemm_interleaved_float<V, InterleavedF16<V>>;
         k.gemm_interleaved[kSlotBF16] = gemm_interleaved_float<V, InterleavedBF16<V>>;
     }
+    // A type without a SIMD format in this build runs the scalar build's
+    // dot products: the activation layouts are the same in every build.
+    const IsaKernels& scalar = scalar_kernels();
+    for (int slot = 0; slot < kNumSlots; ++slot)
+        if (k.gemm[slot] == nullptr) k.gemm[slot] = scalar.gemm[slot];
     k.dot_f32 = dense_dot<V>;
     k.axpy_f32 = dense_axpy<V>;
     return k;

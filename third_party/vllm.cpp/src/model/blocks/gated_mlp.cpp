@@ -13,6 +13,8 @@ void gated_activation(FfnActivation activation, float* gate, const float* up, in
         [&](int64_t begin, int64_t end) {
             if (activation == FfnActivation::GELU_TANH)
                 kernels::gelu_tanh_mul(gate + begin, up + begin, end - begin);
+            else if (activation == FfnActivation::SWIGLU_OAI)  // gpt-oss's alpha and limit (fixed, as in llama.cpp)
+                kernels::swiglu_oai_mul(gate + begin, up + begin, end - begin, 1.702f, 7.0f);
             else
                 kernels::silu_mul(gate + begin, up + begin, end - begin);
         },

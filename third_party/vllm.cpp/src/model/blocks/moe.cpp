@@ -14,6 +14,32 @@ namespace {
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// score[order[r]] for r < k become the softmax of those k (order[0] holds
+// the largest).
+void softmax_of_picked(float* score, const int32_t* order, int k) {
+    const float max = score[order[0]];
+    float sum = 0.0f;
+    for (int r = 0; r < k; ++r) sum += score[order[r]] = std::exp(score[order[r]] - max);
+    for (int r = 0; r < k; ++r) score[order[r]] /= sum;
+}
+
+// rows [first[e], first[e + 1]) of `rows` (each n floats) += bias + e * n,
+// for every expert e: a bias per expert added to the rows routed to it.
+void add_expert_bias(const float* bias, const std::vector<int64_t>& first, float* rows, int64_t n, ThreadPool& pool) {
+    if (bias == nullptr) return;
+    pool.parallel_for(
+        first.back(),
+        [&](int64_t begin, int64_t end) {
+            // The expert of row `begin`: first[e] <= begin < first[e + 1].
+            size_t e = std::upper_bound(first.begin(), first.end(), begin) - first.begin() - 1;
+            for (int64_t row = begin; row < end; ++row) {
+                while (row >= first[e + 1]) ++e;
+                kernels::axpy_f32(1.0f, bias + e * n, rows + row * n, n);
+            }
+        },
+        rows_per_chunk(n));
+}
+
 template <typename T>
 void grow(std::vector<T>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
@@ -31,12 +57,13 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
             float sum = 0.0f;
             for (int e = 0; e < n; ++e) sum += score[e] = std::exp(score[e] - max);
             for (int e = 0; e < n; ++e) score[e] /= sum;
-        } else {
+        } else if (c.expert_gating == ExpertGating::SIGMOID) {
             for (int e = 0; e < n; ++e) score[e] = sigmoid(score[e]);
-        }
+        }  // SOFTMAX_OF_PICKED: the logits pick; their softmax below weights
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + k, order.end(),
                           [&](int32_t a, int32_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+        if (c.expert_gating == ExpertGating::SOFTMAX_OF_PICKED) softmax_of_picked(score, order.data(), k);
         float sum = 0.0f;
         for (int r = 0; r < k; ++r) sum += score[order[r]];
         // llama.cpp clamps the sum at the smallest normal half float.
@@ -87,8 +114,11 @@ void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation,
         down.push_back({&experts.down[e], s.gate.data() + at * ffn, rows, s.rows_out.data() + at * dim});
     }
     kernels::matmul_grouped(gate_up, pool);
+    add_expert_bias(experts.gate_bias, first, s.gate.data(), ffn, pool);
+    add_expert_bias(experts.up_bias, first, s.up.data(), ffn, pool);
     gated_activation(activation, s.gate.data(), s.up.data(), slots * ffn, pool);
     kernels::matmul_grouped(down, pool);
+    add_expert_bias(experts.down_bias, first, s.rows_out.data(), dim, pool);
 }
 
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
@@ -98,9 +128,14 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
     grow(s.picked, n_tokens * k);
     grow(s.weights, n_tokens * k);
     kernels::matmul(w.router, x, n_tokens, s.logits.data(), pool);
+    if (!w.router_bias.empty())
+        for (int64_t t = 0; t < n_tokens; ++t)
+            kernels::axpy_f32(1.0f, w.router_bias.data(), s.logits.data() + t * c.n_experts, c.n_experts);
     route_tokens(c, s.logits.data(), n_tokens, s.picked.data(), s.weights.data());
-    grouped_expert_mlp({w.expert_gate, w.expert_up, w.expert_down}, c.ffn_activation, x, n_tokens, static_cast<int>(k),
-                       s.picked.data(), s, pool);
+    const auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+    grouped_expert_mlp({w.expert_gate, w.expert_up, w.expert_down, bias(w.expert_gate_bias), bias(w.expert_up_bias),
+                        bias(w.expert_down_bias)},
+                       c.ffn_activation, x, n_tokens, static_cast<int>(k), s.picked.data(), s, pool);
     const bool shared = w.w_gate.rows > 0;
     std::vector<float> shared_weight;
     if (shared) {

@@ -20,11 +20,16 @@
 
 namespace vllm {
 
-// The experts of one layer: expert e is gate[e], up[e], down[e].
+// The experts of one layer: expert e is gate[e], up[e], down[e], plus,
+// where the model has them (gpt-oss), a bias per expert and matrix:
+// expert e's at e * (its matrix's rows) of gate_bias, up_bias, down_bias.
 struct ExpertMatrices {
     const std::vector<kernels::QuantMatrix>& gate;
     const std::vector<kernels::QuantMatrix>& up;
     const std::vector<kernels::QuantMatrix>& down;
+    const float* gate_bias = nullptr;
+    const float* up_bias = nullptr;
+    const float* down_bias = nullptr;
 };
 
 // The block's buffers, grown to the largest batch seen and kept.
@@ -41,7 +46,8 @@ struct MoeScratch {
 
 // The router: picked[t * k + r] is token t's r-th expert (highest score
 // first; equal scores: the lower id) and weights[t * k + r] its weight.
-// `logits` [n_tokens][n_experts] is turned into the scores in place.
+// `logits` [n_tokens][n_experts] (the router's bias added, where it has
+// one) is turned into the scores in place.
 void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t* picked, float* weights);
 
 // The grouped expert matmuls: s.rows_out[s.row_of_slot[t * k + r] * dim]

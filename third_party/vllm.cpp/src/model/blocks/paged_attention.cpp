@@ -18,7 +18,7 @@ constexpr int kKeysPerSplit = 512;
 
 void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer,
                      const std::vector<int32_t>& positions, const float* q, const float* k, const float* v,
-                     float* out, KVCache& cache, ThreadPool& pool) {
+                     float* out, KVCache& cache, ThreadPool& pool, const float* sinks) {
     const int hd = c.head_dim, group = c.n_heads / c.n_kv_heads;
     const int kv_dim = c.n_kv_heads * hd, bs = cache.block_size();
 
@@ -61,6 +61,7 @@ void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& bat
     a.head_dim = hd;
     a.scale = c.attn_scale;
     a.softcap = c.attn_softcap;
+    a.sinks = sinks;
     const bool sliding = c.is_sliding(layer);
     if (sliding) a.window = c.sliding_window;
 

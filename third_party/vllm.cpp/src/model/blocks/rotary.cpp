@@ -20,8 +20,9 @@ std::vector<float> inv_frequencies(const ModelConfig& c, double base, double fre
     };
     double low = 0.0, high = 0.0;
     if (yarn) {
-        low = std::max(0.0, std::floor(pair_of(c.yarn_beta_fast)));
-        high = std::min(double(c.rope_dim - 1), std::ceil(pair_of(c.yarn_beta_slow)));
+        low = pair_of(c.yarn_beta_fast), high = pair_of(c.yarn_beta_slow);
+        if (c.yarn_truncate) low = std::floor(low), high = std::ceil(high);
+        low = std::max(0.0, low), high = std::min(double(c.rope_dim - 1), high);
     }
     std::vector<float> inv_freq(c.rope_dim / 2);
     for (size_t i = 0; i < inv_freq.size(); ++i) {
