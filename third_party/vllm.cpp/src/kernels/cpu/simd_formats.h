@@ -293,14 +293,20 @@ template <class V, class Block>
     r.corr = V::template pairs16<8>(both);  // m_j for activation sums 2j and 2j + 1
 }
 
-// The min term's factors of a Q4_K / Q5_K super-block: -dmin * m_j.
+// The min term's factors of a Q4_K / Q5_K super-block: -dmin * m_j (the
+// mins unpacked four at a time as k4_k5_row does; inlined by force: the
+// Q4_K GEMV of batch-1 decode calls it once per row and super-block, and
+// as a call it took a quarter of that GEMV's time).
 template <class Block>
-void k4_k5_mins(const Block* b, float* out) {
-    const float dmin = fp16_to_fp32(b->dmin);
-    for (int j = 0; j < 8; ++j) {
-        uint8_t sc, m;
-        k_scale_min(b->scales, j, &sc, &m);
-        out[j] = -dmin * static_cast<float>(m);
+[[gnu::always_inline]] inline void k4_k5_mins(const Block* b, float* out) {
+    const float neg_dmin = -fp16_to_fp32(b->dmin);
+    uint32_t w[3];
+    std::memcpy(w, b->scales, sizeof w);
+    const uint32_t m_lo = w[1] & 0x3f3f3f3fu;
+    const uint32_t m_hi = ((w[2] >> 4) & 0x0f0f0f0fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+    for (int j = 0; j < 4; ++j) {
+        out[j] = neg_dmin * static_cast<float>((m_lo >> (8 * j)) & 0xffu);
+        out[4 + j] = neg_dmin * static_cast<float>((m_hi >> (8 * j)) & 0xffu);
     }
 }
 

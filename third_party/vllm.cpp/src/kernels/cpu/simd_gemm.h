@@ -85,6 +85,34 @@ struct DirectWeights : TileRows {
     }
 };
 
+// Decoding as the tile goes for the super-block formats with mins (Q4_K,
+// Q5_K), with the min term kept apart and added after the dot products, as
+// a panel does: each row's mins go to `mins` as its super-blocks are
+// decoded, so a few tokens (batch-1 decode, an expert's few tokens) skip
+// writing and rereading a panel and still get the panel path's arithmetic
+// (batch invariance).
+template <class V, class Fmt, int R>
+struct DirectMinsWeights : DirectWeights<V, Fmt, R> {
+    static constexpr bool kSeparateMins = true;
+    float* mins;  // [R][blocks32_padded16(cols)], the pads zero
+
+    template <class Row>
+    [[gnu::always_inline]] const Row& row(int r, int64_t sb, Row& storage) const {
+        DirectWeights<V, Fmt, R>::row(r, sb, storage);
+        k4_k5_mins(storage.b, mins + r * blocks32_padded16(this->cols) + sb * 8);
+        return storage;
+    }
+    const float* row_mins(int r) const { return mins + r * blocks32_padded16(this->cols); }
+
+    static size_t bytes(int64_t cols) { return R * blocks32_padded16(cols) * sizeof(float); }
+    // The pads past the row's blocks, zeroed once per buffer.
+    static void zero_pads(float* mins, int64_t cols) {
+        const int64_t n16 = blocks32_padded16(cols);
+        for (int r = 0; r < R; ++r)
+            for (int64_t i = cols / 32; i < n16; ++i) mins[r * n16 + i] = 0.0f;
+    }
+};
+
 // The R rows decoded once into a panel (the calling thread's scratch), for
 // tiles of many tokens: decoding (nibble unpacking, scale conversion) is
 // then paid once per row tile instead of once per token tile. Layout:
@@ -297,9 +325,20 @@ struct Gemm {
         }
     }
 
+    // Super-block formats with mins take DirectMinsWeights for a few tokens.
+    static constexpr bool kDirectMins = Fmt::kMins && Fmt::kSuperBlock;
+
     template <int R>
-    static void row_tile(const GemmArgs& g, int64_t r, uint8_t* panel) {
+    static void row_tile(const GemmArgs& g, int64_t r, uint8_t* panel, float* direct_mins) {
         const DirectWeights<V, Fmt, R> direct{{g.w + r * g.w_stride, g.w_stride, g.cols}};
+        if constexpr (kDirectMins) {
+            if (direct_mins) {
+                DirectMinsWeights<V, Fmt, R> weights{direct};
+                weights.mins = direct_mins;
+                token_tiles<R>(g, r, weights);
+                return;
+            }
+        }
         if (panel) {
             PanelWeights<V, Fmt, R>::fill(panel, direct, g.cols);
             token_tiles<R>(g, r, PanelWeights<V, Fmt, R>{direct, panel});
@@ -315,15 +354,23 @@ struct Gemm {
         // not depend on how many tokens share its batch (batch invariance:
         // a request's output is the same alone or batched). For the others
         // (Q2_K's group mins included) both paths do the same arithmetic.
-        uint8_t* panel = Fmt::kMins || g.tok_end - g.tok_begin > kT
+        // (Q4_K and Q5_K with one token tile: DirectMinsWeights, the same
+        // arithmetic without the panel.)
+        const bool many = g.tok_end - g.tok_begin > kT;
+        float* direct_mins = nullptr;
+        if (kDirectMins && !many) {
+            direct_mins = reinterpret_cast<float*>(panel_buffer(DirectMinsWeights<V, Fmt, kR>::bytes(g.cols)));
+            DirectMinsWeights<V, Fmt, kR>::zero_pads(direct_mins, g.cols);
+        }
+        uint8_t* panel = (Fmt::kMins && !direct_mins) || many
                              ? panel_buffer(PanelWeights<V, Fmt, kR>::bytes(g.cols))
                              : nullptr;
         // The rows past the last whole tile go one at a time, through the
         // panel too for kMins formats: a row's result then does not depend
         // on which tile it falls in (matvec_rows may start anywhere).
         int64_t r = g.row_begin;
-        for (; r + kR <= g.row_end; r += kR) row_tile<kR>(g, r, panel);
-        for (; r < g.row_end; ++r) row_tile<1>(g, r, Fmt::kMins ? panel : nullptr);
+        for (; r + kR <= g.row_end; r += kR) row_tile<kR>(g, r, panel, direct_mins);
+        for (; r < g.row_end; ++r) row_tile<1>(g, r, Fmt::kMins ? panel : nullptr, direct_mins);
     }
 };
 
