@@ -597,6 +597,34 @@ VLLM_API vllm_status vllm_request_token_ids(const vllm_request* request, int32_t
    vllm_request_free. */
 VLLM_API vllm_status vllm_request_prompt_logprobs(vllm_engine* engine, const vllm_request* request, char** out_json);
 
+/* ---- The OpenAI Responses API over the chat road (additive) ----
+   A /v1/responses request runs as a chat request: no engine is needed to
+   translate it, so these take none. vllm_responses_begin reads the request
+   (request_json) with the conversation before it (history_json: a JSON array
+   of items, the "conversation" a previous call's vllm_responses_finish gave;
+   NULL or "" for none) and writes the chat request it runs as into
+   *out_chat_json (caller frees; run it with vllm_chat_submit_pull or any
+   chat entry point, its "stream" set as the request's). INVALID_ARGUMENT
+   names the field ("'input[2].type' 'web_search_call' is not supported
+   (...)"); *out_call and *out_chat_json are then NULL. response_id is the
+   response's "id" (the caller's, "resp_..."), created_at its Unix seconds.
+   vllm_responses_feed reads one output of that chat call (a
+   chat.completion.chunk, or the whole chat.completion) and writes the
+   Responses events it makes as a JSON array (caller frees; "[]" for a
+   chat.completion, and the first chunk's begins with response.created and
+   response.in_progress). vllm_responses_finish writes
+   {"events": [the closing events, last response.completed or
+   response.incomplete], "response": the response object,
+   "conversation": history, input and output items}. A call is used by one
+   thread at a time; vllm_responses_free releases it (NULL is a no-op). */
+typedef struct vllm_responses_call vllm_responses_call;
+VLLM_API vllm_status vllm_responses_begin(const char* request_json, const char* history_json,
+                                          const char* response_id, int64_t created_at,
+                                          vllm_responses_call** out_call, char** out_chat_json);
+VLLM_API vllm_status vllm_responses_feed(vllm_responses_call* call, const char* chat_json, char** out_events_json);
+VLLM_API vllm_status vllm_responses_finish(vllm_responses_call* call, char** out_json);
+VLLM_API void vllm_responses_free(vllm_responses_call* call);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,10 +16,13 @@
 #include "api/handles.h"
 #include "api/output_json.h"
 #include "chat/chat_service.h"
+#include "chat/responses_output.h"
+#include "chat/responses_request.h"
 #include "engine/engine.h"
 #include "sample/sampling_fields.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/json_fields.h"
 #include "util/utf8.h"
 #include "vllm.h"
 
@@ -598,5 +601,68 @@ vllm_status vllm_engine_load_with_options(const vllm_model_params* params, const
         *out = handle.release();
     });
 }
+
+// ---- The Responses API over the chat road (additive) ----
+
+struct vllm_responses_call {
+    vllm::chat::ResponsesWriter writer;
+};
+
+vllm_status vllm_responses_begin(const char* request_json, const char* history_json, const char* response_id,
+                                 int64_t created_at, vllm_responses_call** out_call, char** out_chat_json) {
+    return guarded([&] {
+        require_non_null(out_call, "out_call");
+        require_non_null(out_chat_json, "out_chat_json");
+        *out_call = nullptr;
+        *out_chat_json = nullptr;
+        require_non_null(request_json, "request_json");
+        require_non_null(response_id, "response_id");
+        const vllm::json::Value body = vllm::json::parse_object(request_json, "the request");
+        vllm::json::Value history = nullptr;
+        if (history_json != nullptr && history_json[0] != '\0') history = vllm::json::parse(history_json);
+        vllm::chat::ResponsesRequest request = vllm::chat::read_responses_request(body, history);
+        vllm::json::Value conversation = history.is_array() ? history : vllm::json::Value::array();
+        for (const vllm::json::Value& item : request.input_items.items()) conversation.push_back(item);
+        auto call = std::unique_ptr<vllm_responses_call>(new vllm_responses_call{
+            vllm::chat::ResponsesWriter(std::move(request.echo), std::move(conversation), response_id, created_at)});
+        *out_chat_json = copy_string(vllm::json::dump(request.chat_request));
+        *out_call = call.release();
+    });
+}
+
+vllm_status vllm_responses_feed(vllm_responses_call* call, const char* chat_json, char** out_events_json) {
+    return guarded([&] {
+        require_non_null(out_events_json, "out_events_json");
+        *out_events_json = nullptr;
+        require_non_null(call, "call");
+        require_non_null(chat_json, "chat_json");
+        const vllm::json::Value output = vllm::json::parse_object(chat_json, "the chat output");
+        vllm::json::Value events = vllm::json::Value::array();
+        const vllm::json::Value* object = output.find("object");
+        if (object != nullptr && object->is_string() && object->as_string() == "chat.completion") {
+            call->writer.on_completion(output);
+        } else {
+            for (vllm::json::Value& event : call->writer.on_chunk(output)) events.push_back(std::move(event));
+        }
+        *out_events_json = copy_string(vllm::json::dump(events));
+    });
+}
+
+vllm_status vllm_responses_finish(vllm_responses_call* call, char** out_json) {
+    return guarded([&] {
+        require_non_null(out_json, "out_json");
+        *out_json = nullptr;
+        require_non_null(call, "call");
+        vllm::json::Value events = vllm::json::Value::array();
+        for (vllm::json::Value& event : call->writer.closing()) events.push_back(std::move(event));
+        vllm::json::Value out = vllm::json::Value::object();
+        out.set("events", std::move(events));
+        out.set("response", call->writer.response());
+        out.set("conversation", call->writer.conversation());
+        *out_json = copy_string(vllm::json::dump(out));
+    });
+}
+
+void vllm_responses_free(vllm_responses_call* call) { delete call; }
 
 }  // extern "C"
