@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--uvicorn-log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug", "trace"],
                        help="uvicorn's own log level (requests are logged by vllm-cpp; default warning)")
+    group.add_argument("--responses-store-max-entries", type=int, default=1024, metavar="N",
+                       help="/v1/responses: most responses kept for previous_response_id and GET; the oldest "
+                            "go first (default 1024; 0 keeps none)")
+    group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
+                       help="/v1/responses: seconds a stored response is kept (default 3600)")
     add_engine_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",

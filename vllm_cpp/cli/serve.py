@@ -23,14 +23,16 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
               ("--max-request-bytes", args.max_request_bytes, 1), ("--max-n", args.max_n, 1),
               ("--max-stop-strings", args.max_stop_strings, 0),
               ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0),
-              ("--max-connections-per-client", args.max_connections_per_client, 1)]
+              ("--max-connections-per-client", args.max_connections_per_client, 1),
+              ("--responses-store-max-entries", args.responses_store_max_entries, 0)]
     if args.max_tokens_limit is not None:
         bounds.append(("--max-tokens-limit", args.max_tokens_limit, 1))
     for flag, value, least in bounds:
         if value < least:
             raise UsageError("%s must be >= %d, not %d" % (flag, least, value))
     for flag, seconds in (("--request-header-timeout", args.request_header_timeout),
-                          ("--request-body-timeout", args.request_body_timeout)):
+                          ("--request-body-timeout", args.request_body_timeout),
+                          ("--responses-store-max-age", args.responses_store_max_age)):
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
@@ -50,7 +52,9 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                                                max_tools=args.max_tools),
                           connection_limits=ConnectionLimits(header_timeout=args.request_header_timeout,
                                                              body_timeout=args.request_body_timeout,
-                                                             max_per_client=args.max_connections_per_client))
+                                                             max_per_client=args.max_connections_per_client),
+                          responses_store_max_entries=args.responses_store_max_entries,
+                          responses_store_max_age_s=args.responses_store_max_age)
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).

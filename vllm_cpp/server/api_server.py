@@ -60,6 +60,7 @@ from .protocol import (
     read_field,
 )
 from .serving_openai import OpenAIServing
+from .serving_responses import ResponseStore, ResponsesServing
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -76,6 +77,9 @@ class ServerConfig:
     trust_request_chat_template: bool = False  # a request's own chat_template is used, not refused
     limits: RequestLimits = RequestLimits()
     connection_limits: ConnectionLimits = ConnectionLimits()
+    # /v1/responses: the responses kept for previous_response_id and GET
+    responses_store_max_entries: int = 1024
+    responses_store_max_age_s: float = 3600.0
 
 
 class Admission:
@@ -133,6 +137,10 @@ class OpenAIServer:
                                          IGNORED_COMPLETION_FIELDS, "prompt")
         self.chat = OpenAIServing(engine.asubmit_chat_pull, config.model_name, self.metrics, IGNORED_CHAT_FIELDS,
                                   "messages")
+        self.responses = ResponsesServing(
+            OpenAIServing(engine.asubmit_chat_pull, config.model_name, self.metrics, {}, "input"),
+            config.model_name, ResponseStore(config.responses_store_max_entries, config.responses_store_max_age_s),
+            config.enable_auto_tool_choice, config.trust_request_chat_template)
         self._created = int(time.time())
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)
@@ -181,6 +189,10 @@ class OpenAIServer:
             Route("/metrics", handler(self.show_metrics), methods=["GET"]),
             Route("/openapi.json", handler(self.show_openapi), methods=["GET"]),
             Route("/docs", handler(self.show_docs), methods=["GET"]),
+            # OpenAI's Responses API (serving_responses.py)
+            Route("/v1/responses", handler(self.create_response), methods=["POST"]),
+            Route("/v1/responses/{response_id}", handler(self.retrieve_response), methods=["GET"]),
+            Route("/v1/responses/{response_id}", handler(self.delete_response), methods=["DELETE"]),
         ]
 
     # -- generation --------------------------------------------------------
@@ -214,12 +226,15 @@ class OpenAIServer:
     async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Awaitable[Any]],
                         cancel: Callable[[Any], Any],
                         payloads: Callable[[Any, Dict[str, int]], AsyncIterator[str]],
-                        complete: Callable[[Any], Awaitable[Dict[str, Any]]]) -> Response:
+                        complete: Callable[[Any], Awaitable[Dict[str, Any]]],
+                        frame: Callable[[AsyncIterator[str]], AsyncIterator[str]] = _sse) -> Response:
         """Admit ``slots`` engine requests, ``start()`` them (an engine
         refusal raises here, before any response), then answer with an SSE
         stream of ``payloads`` or the JSON ``complete`` builds. However the
         response ends (finished, failed, client gone, never started) the work
-        is cancelled (a no-op once finished) and the slots released."""
+        is cancelled (a no-op once finished) and the slots released.
+        ``frame`` turns the payloads into the SSE text (default: ``data:``
+        lines; an endpoint whose payloads are framed already passes its own)."""
         release = self.admission.admit(slots)
         work = None
 
@@ -235,7 +250,7 @@ class OpenAIServer:
                 usage: Dict[str, int] = {}
                 request.state.usage = usage  # for the request log
                 streaming = True  # from here the response calls end()
-                return StreamingResponse(_sse(payloads(work, usage)), media_type="text/event-stream",
+                return StreamingResponse(frame(payloads(work, usage)), media_type="text/event-stream",
                                          background=BackgroundTask(end))
             response = await until_disconnected(request.receive, complete(work))
             request.state.usage = response["usage"]
@@ -243,6 +258,26 @@ class OpenAIServer:
         finally:
             if not streaming:
                 end()
+
+    # -- /v1/responses -----------------------------------------------------
+    async def create_response(self, request: Request) -> Response:
+        body = await self.read_json(request)
+        check_model(body, [self.config.model_name])
+        call = self.responses.begin(body)
+        stream = json.loads(call.chat_request).get("stream", False)
+        return await self._generate(
+            request, 1, stream,
+            start=lambda: self.responses.start(call),
+            cancel=lambda run: run.cancel(),
+            payloads=lambda run, usage: self.responses.stream(run, usage),
+            complete=self.responses.complete,
+            frame=lambda framed: framed)
+
+    async def retrieve_response(self, request: Request) -> Response:
+        return JSONResponse(self.responses.retrieve(request.path_params["response_id"]))
+
+    async def delete_response(self, request: Request) -> Response:
+        return JSONResponse(self.responses.delete(request.path_params["response_id"]))
 
     # -- the rest ----------------------------------------------------------
     def _model_card(self) -> Dict[str, Any]:

@@ -66,6 +66,7 @@ json::Value ResponsesWriter::response() const {
         usage.set("input_tokens", input_tokens_);
         json::Value input_details = json::Value::object();
         input_details.set("cached_tokens", 0);
+        input_details.set("cache_write_tokens", 0);
         usage.set("input_tokens_details", std::move(input_details));
         usage.set("output_tokens", output_tokens_);
         json::Value output_details = json::Value::object();

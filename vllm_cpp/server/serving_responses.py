@@ -1,0 +1,171 @@
+"""``POST /v1/responses``, ``GET`` and ``DELETE /v1/responses/{id}``:
+OpenAI's Responses API over the chat road. The engine's protocol room
+translates (``responses_call.ResponsesCall``: the request into the chat
+request it runs as, the chat output into the response object and its
+events); the chat call runs as ``/v1/chat/completions`` runs it, with the
+same HTTP checks (auto tool choice, request templates). This layer adds the
+documented-field check, the SSE framing (``event:`` and ``data:`` lines, as
+OpenAI sends them) and the bounded in-memory store behind ``store`` and
+``previous_response_id``."""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional
+
+from ..errors import VllmError
+from ..responses_call import ResponsesCall
+from .generation import ProtocolRun
+from .protocol import ENGINE_REFUSALS, ApiError, check_fields, parse_chat_request
+from .serving_openai import OpenAIServing
+
+#: The fields OpenAI documents for a Responses request (those the engine
+#: does not use are accepted and ignored, or refused by it naming the field
+#: when their value asks for what is not supported), and vLLM's sampling extras.
+RESPONSES_FIELDS = (
+    "model", "input", "instructions", "tools", "tool_choice", "text", "max_output_tokens", "temperature",
+    "top_p", "stream", "stream_options", "store", "previous_response_id", "metadata", "user",
+    "parallel_tool_calls", "truncation", "include", "reasoning", "service_tier", "background", "conversation",
+    "prompt", "max_tool_calls", "top_logprobs", "prompt_cache_key", "prompt_cache_retention", "safety_identifier",
+    # vLLM's extras
+    "top_k", "min_p", "seed", "stop", "presence_penalty", "frequency_penalty", "repetition_penalty", "min_tokens",
+    "ignore_eos", "priority", "chat_template_kwargs",
+)
+
+
+@dataclass
+class StoredResponse:
+    response: Dict[str, Any]
+    conversation: List[Dict[str, Any]]  # its input and output items, for previous_response_id
+    stored_at: float
+
+
+class ResponseStore:
+    """The responses kept for ``GET`` and ``previous_response_id``: at most
+    ``max_entries`` (the oldest go first), each for ``max_age_s`` seconds.
+    ``max_entries`` 0 keeps none."""
+
+    def __init__(self, max_entries: int, max_age_s: float, clock: Callable[[], float] = time.monotonic):
+        self._max_entries = max_entries
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._entries: "collections.OrderedDict[str, StoredResponse]" = collections.OrderedDict()
+
+    def _expire(self) -> None:
+        oldest_kept = self._clock() - self._max_age_s
+        while self._entries and next(iter(self._entries.values())).stored_at < oldest_kept:
+            self._entries.popitem(last=False)
+
+    def put(self, response: Dict[str, Any], conversation: List[Dict[str, Any]]) -> None:
+        self._expire()
+        if self._max_entries <= 0:
+            return
+        self._entries[response["id"]] = StoredResponse(response, conversation, self._clock())
+        while len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)
+
+    def get(self, response_id: str) -> Optional[StoredResponse]:
+        self._expire()
+        return self._entries.get(response_id)
+
+    def delete(self, response_id: str) -> bool:
+        self._expire()
+        return self._entries.pop(response_id, None) is not None
+
+    def __len__(self) -> int:
+        self._expire()
+        return len(self._entries)
+
+
+def not_found(response_id: str, param: Optional[str] = None) -> ApiError:
+    return ApiError(404, "Response with id '%s' not found." % response_id, param=param, code="response_not_found")
+
+
+class ResponsesRun:
+    """One Responses request: its translation and the chat call it runs as."""
+
+    def __init__(self, call: ResponsesCall, run: ProtocolRun):
+        self.call = call
+        self.run = run
+
+    def cancel(self) -> None:
+        self.run.cancel()
+
+
+class ResponsesServing:
+    """``chat``: an OpenAIServing over the engine's chat entry point (its
+    context-length refusals name "input")."""
+
+    def __init__(self, chat: OpenAIServing, model_name: str, store: ResponseStore, auto_tool_choice: bool,
+                 trust_chat_template: bool):
+        self._chat = chat
+        self._model = model_name
+        self.store = store
+        self._auto_tool_choice = auto_tool_choice
+        self._trust_chat_template = trust_chat_template
+
+    def begin(self, body: Dict[str, Any]) -> ResponsesCall:
+        """The translation (the engine's refusal raises here); 404 for a
+        previous_response_id not stored."""
+        check_fields(body, RESPONSES_FIELDS)
+        history = None
+        previous = body.get("previous_response_id")
+        if isinstance(previous, str):  # other types: the engine refuses them, naming the field
+            stored = self.store.get(previous)
+            if stored is None:
+                raise not_found(previous, param="previous_response_id")
+            history = stored.conversation
+        body = dict(body, model=self._model)
+        return ResponsesCall(json.dumps(body), history, "resp_" + uuid.uuid4().hex, int(time.time()))
+
+    async def start(self, call: ResponsesCall) -> ResponsesRun:
+        chat_body = json.loads(call.chat_request)
+        stream, _ = parse_chat_request(chat_body, self._auto_tool_choice, self._trust_chat_template)
+        run = await self._chat.start(chat_body, stream)
+        return ResponsesRun(call, run)
+
+    def _finish(self, run: ResponsesRun) -> List[Dict[str, Any]]:
+        """The closing events; the response is stored when it asks to be."""
+        events, response, conversation = run.call.finish()
+        if response.get("store", True):
+            self.store.put(response, conversation)
+        return events
+
+    async def complete(self, run: ResponsesRun) -> Dict[str, Any]:
+        completion = await self._chat.complete(run.run)
+        run.call.feed(json.dumps(completion))
+        events = self._finish(run)
+        return events[-1]["response"]
+
+    async def stream(self, run: ResponsesRun, usage_out: Dict[str, int]) -> AsyncIterator[str]:
+        """The SSE events, each with its ``event:`` line."""
+        try:
+            async for text in self._chat.stream(run.run, True, usage_out):
+                if text != "[DONE]":
+                    for event in run.call.feed(text):
+                        yield _frame(event)
+            for event in self._finish(run):
+                yield _frame(event)
+        except VllmError as exc:  # once streaming, a failure is the stream's last event (OpenAI's "error")
+            status = 400 if isinstance(exc, ENGINE_REFUSALS) else 500
+            yield _frame({"type": "error", "code": ApiError.TYPES.get(status), "message": str(exc), "param": None,
+                          "sequence_number": 0})
+
+    def retrieve(self, response_id: str) -> Dict[str, Any]:
+        stored = self.store.get(response_id)
+        if stored is None:
+            raise not_found(response_id)
+        return stored.response
+
+    def delete(self, response_id: str) -> Dict[str, Any]:
+        if not self.store.delete(response_id):
+            raise not_found(response_id)
+        return {"id": response_id, "object": "response", "deleted": True}
+
+
+def _frame(event: Dict[str, Any]) -> str:
+    return "event: %s\ndata: %s\n\n" % (event["type"], json.dumps(event))
