@@ -5,7 +5,8 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /tokenize``,
 ``POST /detokenize``, ``GET /tokenizer_info``, ``GET /health``,
 ``GET|POST /ping``, ``GET /version``, ``GET /metrics``, ``GET /openapi.json``
-and ``GET /docs`` (openapi.py). Errors are OpenAI's
+and ``GET /docs`` (openapi.py); ``POST /v1/responses``, ``GET`` and
+``DELETE /v1/responses/{id}`` (serving_responses.py). Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
 as in vLLM. Each request is held to the per-request bounds of
