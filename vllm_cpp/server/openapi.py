@@ -19,6 +19,7 @@ from .. import __version__
 from . import schema
 from .limits import RequestLimits
 from .protocol import CHAT_FIELDS, COMPLETION_FIELDS, IGNORED_CHAT_FIELDS, IGNORED_COMPLETION_FIELDS
+from .serving_responses import RESPONSES_FIELDS
 
 _JSON = "application/json"
 _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
@@ -87,7 +88,24 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
     ("get", "/metrics"): ("Prometheus metrics", None, "text/plain"),
     ("get", "/openapi.json"): ("This document", None, _JSON),
     ("get", "/docs"): ("This document as a page", None, "text/html"),
+    # OpenAI's Responses API
+    ("post", "/v1/responses"): ("A response (JSON, or server-sent events with stream): OpenAI's Responses API "
+                                "over the chat road", "responses", _JSON),
+    ("get", "/v1/responses/{response_id}"): ("A stored response (OpenAI's 404 when not kept)", None, _JSON),
+    ("delete", "/v1/responses/{response_id}"): ("Forget a stored response", None, _JSON),
 }
+
+
+def _responses_body(model_name: str) -> Dict[str, Any]:
+    """The Responses request's fields (the engine validates their values
+    and names the field it refuses; serving_responses.py lists them)."""
+    properties: Dict[str, Any] = {name: {"description": "OpenAI's Responses field (see docs/serving-reference.md)"}
+                                  for name in RESPONSES_FIELDS}
+    properties["model"] = {"anyOf": [{"enum": [model_name]}, {"type": "null"}],
+                           "description": "the served model's name"}
+    properties["input"] = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}],
+                           "description": "a user message, or a list of items"}
+    return {"type": "object", "properties": properties, "required": ["input"], "additionalProperties": False}
 
 
 def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]) -> Dict[str, Dict[str, Any]]:
@@ -99,6 +117,7 @@ def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]
     }
     for body in bodies.values():  # the one name this server answers to (another is a 404)
         body["properties"]["model"]["anyOf"][0] = {"enum": [model_name]}
+    bodies["responses"] = _responses_body(model_name)
     return bodies
 
 
@@ -114,9 +133,10 @@ def openapi_document(model_name: str, limits: RequestLimits, max_model_len: Opti
                                       "content": {_JSON: {"schema": _ERROR}}}}}
         if body is not None:
             operation["requestBody"] = {"required": True, "content": {_JSON: {"schema": bodies[body]}}}
-        if "{model_id}" in path:
-            operation["parameters"] = [{"name": "model_id", "in": "path", "required": True,
-                                        "schema": {"type": "string"}}]
+        for parameter in ("model_id", "response_id"):
+            if "{%s}" % parameter in path:
+                operation["parameters"] = [{"name": parameter, "in": "path", "required": True,
+                                            "schema": {"type": "string"}}]
         if api_key and path.startswith("/v1"):
             operation["security"] = [{"bearer": []}]
         paths.setdefault(path, {})[method] = operation

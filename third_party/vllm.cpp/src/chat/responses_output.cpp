@@ -108,9 +108,7 @@ void ResponsesWriter::open(ItemKind kind, json::Value item, std::vector<json::Va
     fields.set("item", item_);
     events.push_back(event("response.output_item.added", std::move(fields)));
     if (kind == ItemKind::FunctionCall) return;
-    fields = json::Value::object();
-    fields.set("item_id", item_.find("id")->as_string());
-    fields.set("output_index", static_cast<int64_t>(output_.size()));
+    fields = open_item_fields();
     fields.set("content_index", 0);
     fields.set("part", text_part(kind == ItemKind::Message ? "output_text" : "reasoning_text", ""));
     events.push_back(event("response.content_part.added", std::move(fields)));
@@ -119,10 +117,7 @@ void ResponsesWriter::open(ItemKind kind, json::Value item, std::vector<json::Va
 void ResponsesWriter::close(std::vector<json::Value>& events) {
     if (kind_ == ItemKind::None) return;
     const int64_t index = static_cast<int64_t>(output_.size());
-    const std::string id = item_.find("id")->as_string();
-    json::Value fields = json::Value::object();
-    fields.set("item_id", id);
-    fields.set("output_index", index);
+    json::Value fields = open_item_fields();
     if (kind_ == ItemKind::FunctionCall) {
         item_.set("arguments", text_);
         fields.set("name", item_.find("name")->as_string());
@@ -164,13 +159,7 @@ void ResponsesWriter::add_reasoning(const std::string& text, std::vector<json::V
         item.set("status", "in_progress");
         open(ItemKind::Reasoning, std::move(item), events);
     }
-    text_ += text;
-    json::Value fields = json::Value::object();
-    fields.set("item_id", item_.find("id")->as_string());
-    fields.set("output_index", static_cast<int64_t>(output_.size()));
-    fields.set("content_index", 0);
-    fields.set("delta", text);
-    events.push_back(event("response.reasoning_text.delta", std::move(fields)));
+    add_text_delta(text, events);
 }
 
 void ResponsesWriter::open_message(std::vector<json::Value>& events) {
@@ -186,14 +175,25 @@ void ResponsesWriter::open_message(std::vector<json::Value>& events) {
 void ResponsesWriter::add_content(const std::string& text, std::vector<json::Value>& events) {
     if (text.empty()) return;
     if (kind_ != ItemKind::Message) open_message(events);
+    add_text_delta(text, events);
+}
+
+// The open reasoning or message item's next text.
+void ResponsesWriter::add_text_delta(const std::string& text, std::vector<json::Value>& events) {
+    const bool message = kind_ == ItemKind::Message;
     text_ += text;
+    json::Value fields = open_item_fields();
+    fields.set("content_index", 0);
+    fields.set("delta", text);
+    if (message) fields.set("logprobs", json::Value::array());
+    events.push_back(event(message ? "response.output_text.delta" : "response.reasoning_text.delta", std::move(fields)));
+}
+
+json::Value ResponsesWriter::open_item_fields() const {
     json::Value fields = json::Value::object();
     fields.set("item_id", item_.find("id")->as_string());
     fields.set("output_index", static_cast<int64_t>(output_.size()));
-    fields.set("content_index", 0);
-    fields.set("delta", text);
-    fields.set("logprobs", json::Value::array());
-    events.push_back(event("response.output_text.delta", std::move(fields)));
+    return fields;
 }
 
 // A chat tool-call delta ({index, id?, function: {name?, arguments?}}): the
@@ -218,9 +218,7 @@ void ResponsesWriter::add_tool_call_delta(const json::Value& delta, std::vector<
     }
     if (arguments == nullptr || arguments->empty()) return;
     text_ += *arguments;
-    json::Value fields = json::Value::object();
-    fields.set("item_id", item_.find("id")->as_string());
-    fields.set("output_index", static_cast<int64_t>(output_.size()));
+    json::Value fields = open_item_fields();
     fields.set("delta", *arguments);
     events.push_back(event("response.function_call_arguments.delta", std::move(fields)));
 }

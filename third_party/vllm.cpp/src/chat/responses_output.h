@@ -56,6 +56,8 @@ private:
     void add_reasoning(const std::string& text, std::vector<json::Value>& events);
     void open_message(std::vector<json::Value>& events);
     void add_content(const std::string& text, std::vector<json::Value>& events);
+    void add_text_delta(const std::string& text, std::vector<json::Value>& events);
+    json::Value open_item_fields() const;  // item_id and output_index of the open item
     void add_tool_call_delta(const json::Value& delta, std::vector<json::Value>& events);
     void open(ItemKind kind, json::Value item, std::vector<json::Value>& events);
     void close(std::vector<json::Value>& events);
