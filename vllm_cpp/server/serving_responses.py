@@ -143,17 +143,20 @@ class ResponsesServing:
 
     async def stream(self, run: ResponsesRun, usage_out: Dict[str, int]) -> AsyncIterator[str]:
         """The SSE events, each with its ``event:`` line."""
+        sent = 0  # events, so an error is numbered after them
         try:
             async for text in self._chat.stream(run.run, True, usage_out):
                 if text != "[DONE]":
                     for event in run.call.feed(text):
+                        sent += 1
                         yield _frame(event)
             for event in self._finish(run):
+                sent += 1
                 yield _frame(event)
         except VllmError as exc:  # once streaming, a failure is the stream's last event (OpenAI's "error")
             status = 400 if isinstance(exc, ENGINE_REFUSALS) else 500
             yield _frame({"type": "error", "code": ApiError.TYPES.get(status), "message": str(exc), "param": None,
-                          "sequence_number": 0})
+                          "sequence_number": sent})
 
     def retrieve(self, response_id: str) -> Dict[str, Any]:
         stored = self.store.get(response_id)
