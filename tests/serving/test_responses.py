@@ -263,6 +263,7 @@ BAD_REQUESTS = [
     ({"input": "hi", "conversation": "conv_1"}, 400, "conversation"),
     ({"input": "word " * 5000}, 400, "input"),  # past max_model_len
     ({"input": "hi", "model": "other-model"}, 404, "model"),
+    ({"input": [{"type": "computer_call"}], "stream": True}, 400, "input[0].type"),  # refused before streaming
 ]
 
 
@@ -279,6 +280,64 @@ def test_bad_request_then_a_good_one(http, body, status, field):
 def test_not_found_routes(http):
     assert http.get("/v1/responses/resp_nothing").status_code == 404
     assert http.delete("/v1/responses/resp_nothing").json()["error"]["type"] == "not_found_error"
+
+
+# ------------------------------------------------------------------ the translation itself
+
+
+def chunk(**delta):
+    return json.dumps({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]})
+
+
+def test_reasoning_message_and_calls_translate():
+    """A reasoning model's stream (no such parser on SmolLM2, so the chat
+    chunks are written here): reasoning, text, then two calls become three
+    kinds of items, in order, the events valid and numbered; the blocking
+    answer of the same output has the same items."""
+    from vllm_cpp.responses_call import ResponsesCall
+
+    outputs = [chunk(role="assistant", content=""), chunk(reasoning_content="Think"), chunk(reasoning_content="ing."),
+               chunk(content="Calling."),
+               chunk(tool_calls=[{"index": 0, "id": "call_a", "type": "function",
+                                  "function": {"name": "get_weather", "arguments": '{"city": '}}]),
+               chunk(tool_calls=[{"index": 0, "function": {"arguments": '"Paris"}'}}]),
+               chunk(tool_calls=[{"index": 1, "id": "call_b", "type": "function",
+                                  "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}]),
+               json.dumps({"object": "chat.completion.chunk", "choices": [
+                   {"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+               json.dumps({"object": "chat.completion.chunk", "choices": [],
+                           "usage": {"prompt_tokens": 5, "completion_tokens": 9}})]
+    call = ResponsesCall(json.dumps({"model": MODEL_NAME, "input": "Weather?", "tools": [WEATHER], "stream": True}),
+                         None, "resp_x", 1)
+    events = [event for text in outputs for event in call.feed(text)]
+    closing, response, conversation = call.finish()
+    events = [EVENTS.validate_python(e) for e in events + closing]
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert "response.reasoning_text.delta" in [e.type for e in events]
+    final = Response.model_validate(response)
+    assert [item.type for item in final.output] == ["reasoning", "message", "function_call", "function_call"]
+    assert final.output[0].content[0].text == "Thinking." and final.output_text == "Calling."
+    assert [json.loads(item.arguments)["city"] for item in final.output[2:]] == ["Paris", "Rome"]
+    assert len({item.id for item in final.output}) == 4
+    assert final.usage.total_tokens == 14
+    assert conversation[0]["content"] == "Weather?" and conversation[1:] == response["output"]
+
+    blocking = ResponsesCall(json.dumps({"model": MODEL_NAME, "input": "Weather?", "tools": [WEATHER]}), None,
+                             "resp_x", 1)
+    assert blocking.feed(json.dumps({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "reasoning_content": "Thinking.", "content": "Calling.", "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+            {"id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}]}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 9}})) == []
+    assert blocking.finish()[1]["output"] == response["output"]
+
+    # Replayed, the conversation is the chat messages it was: reasoning on
+    # the assistant turn that made the calls.
+    again = ResponsesCall(json.dumps({"input": conversation + [
+        {"type": "function_call_output", "call_id": "call_a", "output": "sunny"}]}), None, "resp_y", 2)
+    messages = json.loads(again.chat_request)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    assert messages[1]["reasoning_content"] == "Thinking." and len(messages[1]["tool_calls"]) == 2
 
 
 # ------------------------------------------------------------------ the Agents SDK
