@@ -254,6 +254,7 @@ BAD_REQUESTS = [
     ({"input": "hi", "background": True}, 400, "background"),
     ({"input": "hi", "temperature": "hot"}, 400, "temperature"),
     ({"input": "hi", "max_output_tokens": 0}, 400, "max_output_tokens"),
+    ({"input": "hi", "max_output_tokens": 100000}, 400, "max_output_tokens"),  # past --max-model-len
     ({"input": "hi", "stream": "yes"}, 400, "stream"),
     ({"input": "hi", "text": {"format": {"type": "xml"}}}, 400, "text.format.type"),
     ({"input": "hi", "text": {"format": {"type": "json_schema", "name": "x"}}}, 400, "text.format.schema"),

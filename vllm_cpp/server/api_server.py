@@ -141,7 +141,7 @@ class OpenAIServer:
         self.responses = ResponsesServing(
             OpenAIServing(engine.asubmit_chat_pull, config.model_name, self.metrics, {}, "input"),
             config.model_name, ResponseStore(config.responses_store_max_entries, config.responses_store_max_age_s),
-            config.enable_auto_tool_choice, config.trust_request_chat_template)
+            config.enable_auto_tool_choice, config.trust_request_chat_template, config.limits, config.max_model_len)
         self._created = int(time.time())
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)

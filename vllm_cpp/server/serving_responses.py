@@ -19,8 +19,10 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 
 from ..errors import VllmError
 from ..responses_call import ResponsesCall
+from . import schema
 from .generation import ProtocolRun
-from .protocol import ENGINE_REFUSALS, ApiError, check_fields, parse_chat_request
+from .limits import RequestLimits, cap_default_max_tokens, check_limits
+from .protocol import ENGINE_REFUSALS, ApiError, check_fields, invalid, parse_chat_request
 from .serving_openai import OpenAIServing
 
 #: The fields OpenAI documents for a Responses request (those the engine
@@ -98,15 +100,18 @@ class ResponsesRun:
 
 class ResponsesServing:
     """``chat``: an OpenAIServing over the engine's chat entry point (its
-    context-length refusals name "input")."""
+    context-length refusals name "input"); ``limits`` and ``max_model_len``
+    bound the chat request as they bound /v1/chat/completions."""
 
     def __init__(self, chat: OpenAIServing, model_name: str, store: ResponseStore, auto_tool_choice: bool,
-                 trust_chat_template: bool):
+                 trust_chat_template: bool, limits: RequestLimits, max_model_len: Optional[int]):
         self._chat = chat
         self._model = model_name
         self.store = store
         self._auto_tool_choice = auto_tool_choice
         self._trust_chat_template = trust_chat_template
+        self._limits = limits
+        self._max_model_len = max_model_len
 
     def begin(self, body: Dict[str, Any]) -> ResponsesCall:
         """The translation (the engine's refusal raises here); 404 for a
@@ -124,6 +129,14 @@ class ResponsesServing:
 
     async def start(self, call: ResponsesCall) -> ResponsesRun:
         chat_body = json.loads(call.chat_request)
+        try:
+            check_limits(chat_body, self._limits, self._max_model_len)
+        except ApiError as exc:  # the bound on max_output_tokens, read as chat's max_completion_tokens
+            if exc.param != "max_completion_tokens":
+                raise
+            raise invalid(exc.message.replace("'max_completion_tokens'", "'max_output_tokens'"),
+                          param="max_output_tokens") from None
+        cap_default_max_tokens(chat_body, self._limits, schema.CHAT["max_tokens"].default)
         stream, _ = parse_chat_request(chat_body, self._auto_tool_choice, self._trust_chat_template)
         run = await self._chat.start(chat_body, stream)
         return ResponsesRun(call, run)
