@@ -19,7 +19,7 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 
 from ..errors import VllmError
 from ..responses_call import ResponsesCall
-from . import schema
+from . import jsonio, schema
 from .generation import ProtocolRun
 from .limits import RequestLimits, cap_default_max_tokens, check_limits
 from .protocol import ENGINE_REFUSALS, ApiError, check_fields, invalid, parse_chat_request
@@ -125,7 +125,7 @@ class ResponsesServing:
                 raise not_found(previous, param="previous_response_id")
             history = stored.conversation
         body = dict(body, model=self._model)
-        return ResponsesCall(json.dumps(body), history, "resp_" + uuid.uuid4().hex, int(time.time()))
+        return ResponsesCall(jsonio.dumps(body), history, "resp_" + uuid.uuid4().hex, int(time.time()))
 
     async def start(self, call: ResponsesCall) -> ResponsesRun:
         chat_body = json.loads(call.chat_request)
