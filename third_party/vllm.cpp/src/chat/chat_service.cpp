@@ -78,6 +78,11 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     }
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
     p.sampling = p.request.sampling;
+    // These dialects' markers are special tokens: the text must keep them
+    // for the parsers to see them (vLLM's adjust_request does the same).
+    if ((p.request.tool_choice == ToolChoice::Auto && tool_parser_reads_special_tokens(tool_parser_)) ||
+        reasoning_parser_reads_special_tokens(reasoning_parser_))
+        p.sampling.skip_special_tokens = false;
     p.sampling.logprobs = p.request.logprobs ? p.request.top_logprobs : -1;
     p.sampling.truncate_prompt(p.prompt_ids);  // what usage and return_token_ids report too
     if (max_model_len_ > 0) check_prompt_fits(p.prompt_ids.size(), max_model_len_);
@@ -110,7 +115,7 @@ ChatOutputParser ChatService::output_parser(const Prepared& prepared) const {
     std::unique_ptr<ToolParser> tools;
     switch (prepared.request.tool_choice) {
         case ToolChoice::Auto:
-            tools = make_tool_parser(tool_parser_);
+            tools = make_tool_parser(tool_parser_, {}, prepared.request.tools);
             break;
         case ToolChoice::Required:
         case ToolChoice::Named:
