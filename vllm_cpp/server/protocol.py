@@ -132,7 +132,6 @@ IGNORED_CHAT_FIELDS = {
     "modalities": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v)),
     "prediction": ("an object", lambda v: isinstance(v, dict)),
     "verbosity": ("a string", lambda v: isinstance(v, str)),
-    "reasoning_effort": ("a string", lambda v: isinstance(v, str)),
 }
 #: The legacy completions API documents nothing beyond what the server reads.
 IGNORED_COMPLETION_FIELDS: Dict[str, Any] = {}
