@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "chat/chat_output_parser.h"
 #include "chat/chat_request.h"
 #include "chat/reasoning_parsers/reasoning_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
@@ -139,6 +140,58 @@ inline void check_reasoning(const std::string& dialect, const std::string& label
         mismatches += r != reasoning || c != content;
     }
     check(mismatches == 0, dialect + " " + label + ": " + std::to_string(mismatches) + " streamings differ");
+}
+
+// ------------------------------------------------------------ together
+
+// What a client reassembles from a choice's stream: `pieces` fed to `parser`, then finish().
+inline ChoiceParts streamed_choice(ChatOutputParser parser, const std::vector<std::string>& pieces) {
+    ChoiceParts out;
+    std::string reasoning;
+    auto take = [&](const ChoiceDelta& d) {
+        reasoning += d.reasoning;
+        out.content += d.content;
+        for (const ToolCallDelta& c : d.tool_calls) out.tool_calls.push_back(c.call);
+    };
+    for (const std::string& piece : pieces) take(parser.feed(piece));
+    take(parser.finish());
+    if (!reasoning.empty()) out.reasoning = reasoning;
+    return out;
+}
+
+// ------------------------------------------------------------ fuzz
+
+// Whether `output` fed in random pieces of 1 to 6 bytes gives what
+// parse_all gives (content, calls and their ids).
+inline bool tools_stream_as_whole(const ParserFactory& make, const std::string& output, std::mt19937& rng) {
+    const ToolParseResult whole = counting_parser(make)->parse_all(output);
+    auto parser = counting_parser(make);
+    ToolParseResult streamed;
+    size_t pos = 0;
+    while (pos < output.size()) {
+        const size_t len = std::uniform_int_distribution<size_t>(1, 6)(rng);
+        accumulate(streamed, parser->feed(output.substr(pos, len)));
+        pos += len;
+    }
+    accumulate(streamed, parser->finish());
+    Calls calls;
+    std::vector<std::string> ids;
+    for (const ToolCall& c : whole.calls) calls.emplace_back(c.name, c.arguments), ids.push_back(c.id);
+    return same(streamed, whole.content, calls, ids);
+}
+
+// Whether `output` fed a byte at a time gives the reasoning split parse_all gives.
+inline bool reasoning_streams_as_whole(const std::string& dialect, const std::string& output) {
+    const ReasoningDelta whole = make_reasoning_parser(dialect, plain_request(), "")->parse_all(output);
+    auto parser = make_reasoning_parser(dialect, plain_request(), "");
+    ReasoningDelta streamed;
+    auto take = [&](const ReasoningDelta& d) {
+        streamed.reasoning += d.reasoning;
+        streamed.content += d.content;
+    };
+    for (char c : output) take(parser->feed(std::string(1, c)));
+    take(parser->finish());
+    return streamed.reasoning == whole.reasoning && streamed.content == whole.content;
 }
 
 }  // namespace vllm_test

@@ -254,18 +254,9 @@ void test_reasoning_then_tools() {
               show(whole.content));
     int mismatches = 0;
     for (const auto& pieces : streamings(output)) {
-        ChatOutputParser parser = make();
-        std::string reasoning, content;
-        std::vector<ToolCall> calls;
-        auto take = [&](const ChoiceDelta& d) {
-            reasoning += d.reasoning;
-            content += d.content;
-            for (const ToolCallDelta& c : d.tool_calls) calls.push_back(c.call);
-        };
-        for (const std::string& piece : pieces) take(parser.feed(piece));
-        take(parser.finish());
-        mismatches += reasoning != *whole.reasoning || content != whole.content || calls.size() != 1 ||
-                      calls[0].arguments != whole.tool_calls[0].arguments;
+        const ChoiceParts streamed = streamed_choice(make(), pieces);
+        mismatches += streamed.reasoning != whole.reasoning || streamed.content != whole.content ||
+                      streamed.tool_calls.size() != 1 || streamed.tool_calls[0].arguments != whole.tool_calls[0].arguments;
     }
     check(mismatches == 0, "reasoning then tools: " + std::to_string(mismatches) + " streamings differ");
 
@@ -294,34 +285,11 @@ void test_random_outputs() {
         if (round % 3 == 0) output = "<tool_call>{\"name\": \"f\", \"arguments\": {" + output;
         if (round % 3 == 1) output = "[TOOL_CALLS]f{" + output;
         for (const char* dialect : {"hermes", "llama3_json", "mistral", "pythonic"}) {
-            const ToolParseResult whole = counting_parser(dialect_parser(dialect))->parse_all(output);
-            auto parser = counting_parser(dialect_parser(dialect));
-            ToolParseResult streamed;
-            size_t pos = 0;
-            while (pos < output.size()) {
-                const size_t len = std::uniform_int_distribution<size_t>(1, 6)(rng);
-                accumulate(streamed, parser->feed(output.substr(pos, len)));
-                pos += len;
-            }
-            accumulate(streamed, parser->finish());
-            Calls calls;
-            for (const ToolCall& c : whole.calls) calls.emplace_back(c.name, c.arguments);
-            if (!same(streamed, whole.content, calls) && mismatches++ == 0)
+            if (!tools_stream_as_whole(dialect_parser(dialect), output, rng) && mismatches++ == 0)
                 first_bad = std::string(dialect) + " on " + show(output);
         }
         for (const char* dialect : {"deepseek_r1", "qwen3", "mistral"}) {
-            const ReasoningDelta whole = make_reasoning_parser(dialect, plain_request(), "")->parse_all(output);
-            auto parser = make_reasoning_parser(dialect, plain_request(), "");
-            ReasoningDelta streamed;
-            for (char c : output) {
-                const ReasoningDelta d = parser->feed(std::string(1, c));
-                streamed.reasoning += d.reasoning;
-                streamed.content += d.content;
-            }
-            const ReasoningDelta d = parser->finish();
-            streamed.reasoning += d.reasoning;
-            streamed.content += d.content;
-            if ((streamed.reasoning != whole.reasoning || streamed.content != whole.content) && mismatches++ == 0)
+            if (!reasoning_streams_as_whole(dialect, output) && mismatches++ == 0)
                 first_bad = std::string(dialect) + " reasoning on " + show(output);
         }
     }

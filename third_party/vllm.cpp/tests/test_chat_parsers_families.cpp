@@ -255,18 +255,10 @@ void test_harmony_output() {
     };
     int mismatches = 0;
     for (const auto& pieces : streamings(output)) {
-        ChatOutputParser parser = make();
-        std::string reasoning, content;
-        std::vector<ToolCall> calls;
-        auto take = [&](const ChoiceDelta& d) {
-            reasoning += d.reasoning;
-            content += d.content;
-            for (const ToolCallDelta& c : d.tool_calls) calls.push_back(c.call);
-        };
-        for (const std::string& piece : pieces) take(parser.feed(piece));
-        take(parser.finish());
-        mismatches += reasoning != "Need the weather." || !content.empty() || calls.size() != 1 ||
-                      calls[0].name != "get_weather" || calls[0].arguments != R"({"city": "Paris"})";
+        const ChoiceParts streamed = streamed_choice(make(), pieces);
+        mismatches += streamed.reasoning != std::optional<std::string>("Need the weather.") || !streamed.content.empty() ||
+                      streamed.tool_calls.size() != 1 || streamed.tool_calls[0].name != "get_weather" ||
+                      streamed.tool_calls[0].arguments != R"({"city": "Paris"})";
     }
     check(mismatches == 0, "gpt-oss reasoning then call: " + std::to_string(mismatches) + " streamings differ");
     ChoiceParts final_answer;
@@ -305,35 +297,11 @@ void test_random_family_outputs() {
         const int parts = std::uniform_int_distribution<int>(1, 28)(rng);
         for (int i = 0; i < parts; ++i) output += fragments[rng() % fragments.size()];
         for (const std::string& dialect : tool_dialects) {
-            const ToolParseResult whole = counting_parser(with_tools(dialect))->parse_all(output);
-            auto parser = counting_parser(with_tools(dialect));
-            ToolParseResult streamed;
-            size_t pos = 0;
-            while (pos < output.size()) {
-                const size_t len = std::uniform_int_distribution<size_t>(1, 6)(rng);
-                accumulate(streamed, parser->feed(output.substr(pos, len)));
-                pos += len;
-            }
-            accumulate(streamed, parser->finish());
-            Calls calls;
-            std::vector<std::string> ids;
-            for (const ToolCall& c : whole.calls) calls.emplace_back(c.name, c.arguments), ids.push_back(c.id);
-            if (!same(streamed, whole.content, calls, ids) && mismatches++ == 0)
+            if (!tools_stream_as_whole(with_tools(dialect), output, rng) && mismatches++ == 0)
                 first_bad = dialect + " on " + show(output);
         }
         for (const std::string& dialect : reasoning_dialects) {
-            const ReasoningDelta whole = make_reasoning_parser(dialect, plain_request(), "")->parse_all(output);
-            auto parser = make_reasoning_parser(dialect, plain_request(), "");
-            ReasoningDelta streamed;
-            for (char c : output) {
-                const ReasoningDelta d = parser->feed(std::string(1, c));
-                streamed.reasoning += d.reasoning;
-                streamed.content += d.content;
-            }
-            const ReasoningDelta d = parser->finish();
-            streamed.reasoning += d.reasoning;
-            streamed.content += d.content;
-            if ((streamed.reasoning != whole.reasoning || streamed.content != whole.content) && mismatches++ == 0)
+            if (!reasoning_streams_as_whole(dialect, output) && mismatches++ == 0)
                 first_bad = dialect + " reasoning on " + show(output);
         }
     }
