@@ -145,3 +145,17 @@ def test_reasoning_effort_reaches_the_gpt_oss_template(gpt_oss):
     assert both == high
     with pytest.raises(Exception, match="reasoning_effort"):
         gpt_oss.tokenize_chat({"messages": messages, "reasoning_effort": 3})
+
+
+def test_markup_of_special_tokens_is_kept_for_these_parsers(smollm2_path):
+    """Dialects whose markers are special tokens in their tokenizers keep
+    special tokens in a request's text while they parse it (with tools), as
+    vLLM's adjust_request does; other requests, and hermes, skip them as before.
+    SmolLM2's <|im_start|> (id 1, a control token) stands in for them."""
+    request = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "allowed_token_ids": [1],
+               "temperature": 0}
+    for parser, kept in (("qwen3_coder", "<|im_start|><|im_start|>"), ("hermes", "")):
+        with Engine.load(smollm2_path, max_model_len=512, tool_parser=parser) as engine:
+            with_tools = engine.chat(dict(request, tools=[WEATHER]))["choices"][0]["message"]["content"]
+            without = engine.chat(request)["choices"][0]["message"]["content"]
+            assert (with_tools or "", without or "") == (kept, ""), parser
