@@ -111,12 +111,13 @@ def gpt_oss():
     path = TINY_MOE / "gpt-oss.gguf"
     if not path.is_file():
         pytest.skip(f"{path} is not here")
-    with Engine.load(str(path), max_model_len=256) as engine:
+    # "auto": the parsers the template's markers call for (as unset does).
+    with Engine.load(str(path), max_model_len=256, tool_parser="auto", reasoning_parser="auto") as engine:
         yield engine
 
 
 def test_gpt_oss_template_picks_harmony_parsers(gpt_oss):
-    """The parsers are detected from gpt-oss's template (tool_parser unset):
+    """The parsers are detected from gpt-oss's template (tool_parser auto):
     whatever the tiny random model writes is parsed, never refused or
     crashed on, streamed or not; a request with tools gets past the tool
     parser check (refused before a harmony parser existed) and stops only at
@@ -159,3 +160,15 @@ def test_markup_of_special_tokens_is_kept_for_these_parsers(smollm2_path):
             with_tools = engine.chat(dict(request, tools=[WEATHER]))["choices"][0]["message"]["content"]
             without = engine.chat(request)["choices"][0]["message"]["content"]
             assert (with_tools or "", without or "") == (kept, ""), parser
+
+
+def test_auto_without_markers_refuses_tools_clearly(smollm2_path):
+    """SmolLM2's template shows no tool-call format: with "auto" a request
+    with tools is refused naming the missing parser, and the next is served."""
+    from vllm_cpp.errors import InvalidArgumentError
+
+    request = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "temperature": 0}
+    with Engine.load(smollm2_path, max_model_len=512, tool_parser="auto") as engine:
+        with pytest.raises(InvalidArgumentError, match="needs a tool parser"):
+            engine.chat(dict(request, tools=[WEATHER]))
+        assert engine.chat(request)["choices"][0]["message"]["content"]

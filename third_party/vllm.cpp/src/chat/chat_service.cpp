@@ -19,9 +19,12 @@ std::string token_text(const Tokenizer& tokenizer, int32_t id) {
     return id >= 0 && static_cast<size_t>(id) < tokens.size() ? tokens[static_cast<size_t>(id)] : std::string();
 }
 
+// Unset or "auto": the dialect the chat template's markers show.
+bool detects(const std::string& configured) { return configured.empty() || configured == "auto"; }
+
 // "" when the name turns the parser off.
 std::string resolve_reasoning_parser(const std::string& configured, const std::string& template_source) {
-    const std::string name = configured.empty() ? detect_reasoning_parser(template_source) : configured;
+    const std::string name = detects(configured) ? detect_reasoning_parser(template_source) : configured;
     if (name.empty() || name == "none") return "";
     // Unknown names are refused now, at the first chat call (the spec's
     // rule), rather than on every request.
@@ -30,7 +33,7 @@ std::string resolve_reasoning_parser(const std::string& configured, const std::s
 }
 
 std::string resolve_tool_parser(const std::string& configured, const std::string& template_source) {
-    if (configured.empty()) return detect_tool_parser(template_source);
+    if (detects(configured)) return detect_tool_parser(template_source);
     make_tool_parser(configured);  // refuses unknown names
     return configured;
 }
