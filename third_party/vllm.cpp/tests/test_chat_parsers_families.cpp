@@ -349,7 +349,8 @@ void test_family_detection() {
     check(detect_reasoning_parser("{% if thinking is defined %}<think></think><｜tool▁calls▁begin｜>") == "deepseek_v3",
           "detect deepseek_v3 reasoning");
     check(tool_parser_reads_special_tokens("openai") && !tool_parser_reads_special_tokens("hermes") &&
-              reasoning_parser_reads_special_tokens("openai_gptoss") && !reasoning_parser_reads_special_tokens("qwen3"),
+              reasoning_parser_reads_special_tokens("openai_gptoss") && reasoning_parser_reads_special_tokens("glm45") &&
+              !reasoning_parser_reads_special_tokens("qwen3"),
           "the dialects whose markers are special tokens");
 }
 

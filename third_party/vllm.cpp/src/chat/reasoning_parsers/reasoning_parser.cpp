@@ -92,7 +92,10 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
                            std::string(kKnownReasoningParsers) + ")");
 }
 
-bool reasoning_parser_reads_special_tokens(std::string_view name) { return name == "openai_gptoss"; }
+bool reasoning_parser_reads_special_tokens(std::string_view name) {
+    // GLM-4.5's <think> and Seed-OSS's <seed:think> are special tokens of their tokenizers.
+    return name == "openai_gptoss" || name == "glm45" || name == "seed_oss";
+}
 
 std::string detect_reasoning_parser(std::string_view template_source) {
     auto has = [&](std::string_view marker) { return template_source.find(marker) != std::string_view::npos; };

@@ -68,7 +68,7 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
                                                        std::string_view prompt_text);
 
 // Whether the dialect's markers are special tokens that detokenizing would
-// drop (harmony's "<|channel|>"): its requests keep special tokens.
+// drop (harmony's "<|channel|>", GLM's "<think>"): its requests keep special tokens.
 bool reasoning_parser_reads_special_tokens(std::string_view name);
 
 // The dialect a chat template's markers show, or "" when it has none.
