@@ -1,5 +1,6 @@
 #include "chat/harmony_messages.h"
 
+#include <utility>
 #include <vector>
 
 #include "chat/marker_scan.h"
@@ -68,18 +69,23 @@ HarmonyHeader parse_harmony_header(std::string raw) {
     return h;
 }
 
-void HarmonyReader::feed(std::string_view text) {
+void HarmonyReader::emit(HarmonyEvent::Kind kind, std::string_view text) {
+    if (kind == HarmonyEvent::Kind::MessageEnd || !text.empty()) events_.push_back({kind, std::string(text), {}});
+}
+
+std::vector<HarmonyEvent> HarmonyReader::feed(std::string_view text) {
+    using Kind = HarmonyEvent::Kind;
     pending_ += text;
     while (!pending_.empty()) {
         if (state_ == State::Outside) {
             const MarkerMatch start = find_first_marker(pending_, kHeaderStarts);
             if (!start.found()) {
                 const size_t keep = partial_marker_length(pending_, kHeaderStarts);
-                if (pending_.size() > keep) listener_.outside_text(std::string_view(pending_).substr(0, pending_.size() - keep));
+                emit(Kind::OutsideText, std::string_view(pending_).substr(0, pending_.size() - keep));
                 pending_.erase(0, pending_.size() - keep);
-                return;
+                break;
             }
-            if (start.position > 0) listener_.outside_text(std::string_view(pending_).substr(0, start.position));
+            emit(Kind::OutsideText, std::string_view(pending_).substr(0, start.position));
             pending_.erase(0, start.position);
             state_ = State::Header;
         } else if (state_ == State::Header) {
@@ -88,52 +94,53 @@ void HarmonyReader::feed(std::string_view text) {
             const MarkerMatch end = find_first_marker(std::string_view(pending_).substr(1), {kMessage, kStart});
             const size_t at = end.found() ? end.position + 1 : std::string::npos;
             if (at != std::string::npos && at <= kMaxHeader && end.marker == 0) {
-                HarmonyHeader header = parse_harmony_header(pending_.substr(0, at + kMessage.size()));
+                events_.push_back({Kind::MessageStart, "", parse_harmony_header(pending_.substr(0, at + kMessage.size()))});
                 pending_.erase(0, at + kMessage.size());
                 state_ = State::Body;
-                listener_.message_start(header);
             } else if (at != std::string::npos && at <= kMaxHeader) {
-                listener_.outside_text(std::string_view(pending_).substr(0, at));
+                emit(Kind::OutsideText, std::string_view(pending_).substr(0, at));
                 pending_.erase(0, at);
             } else if (pending_.size() >= kMaxHeader + kMessage.size()) {
-                listener_.outside_text(std::string_view(pending_).substr(0, kMaxHeader));
+                emit(Kind::OutsideText, std::string_view(pending_).substr(0, kMaxHeader));
                 pending_.erase(0, kMaxHeader);
                 state_ = State::Outside;
             } else {
-                return;
+                break;
             }
         } else {
             const MarkerMatch end = find_first_marker(pending_, kBodyEnds);
             if (!end.found()) {
                 const size_t keep = partial_marker_length(pending_, kBodyEnds);
-                if (pending_.size() > keep) listener_.body_text(std::string_view(pending_).substr(0, pending_.size() - keep));
+                emit(Kind::BodyText, std::string_view(pending_).substr(0, pending_.size() - keep));
                 pending_.erase(0, pending_.size() - keep);
-                return;
+                break;
             }
-            if (end.position > 0) listener_.body_text(std::string_view(pending_).substr(0, end.position));
+            emit(Kind::BodyText, std::string_view(pending_).substr(0, end.position));
             const std::string_view marker = kBodyEnds[end.marker];
             if (marker == kStart) {
                 pending_.erase(0, end.position);
                 state_ = State::Header;
-                listener_.message_end("", /*at_output_end=*/false);
+                emit(Kind::MessageEnd, "");
             } else {
                 pending_.erase(0, end.position + marker.size());
                 state_ = State::Outside;
-                listener_.message_end(marker, /*at_output_end=*/false);
+                emit(Kind::MessageEnd, marker);
             }
         }
     }
+    return std::exchange(events_, {});
 }
 
-void HarmonyReader::finish() {
+std::vector<HarmonyEvent> HarmonyReader::finish() {
     if (state_ == State::Body) {
-        if (!pending_.empty()) listener_.body_text(pending_);
-        listener_.message_end("", /*at_output_end=*/true);
-    } else if (!pending_.empty()) {
-        listener_.outside_text(pending_);
+        emit(HarmonyEvent::Kind::BodyText, pending_);
+        events_.push_back({HarmonyEvent::Kind::MessageEnd, "", {}, /*at_output_end=*/true});
+    } else {
+        emit(HarmonyEvent::Kind::OutsideText, pending_);
     }
     pending_.clear();
     state_ = State::Outside;
+    return std::exchange(events_, {});
 }
 
 }  // namespace vllm::chat

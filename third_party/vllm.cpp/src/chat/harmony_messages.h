@@ -5,15 +5,17 @@
 //   <|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>
 // (the generation prompt already wrote the first "<|start|>assistant"; the
 // recipient "to=..." may stand before or after the channel). The reader
-// reports text outside any message, each header once it is whole, and each
-// body as it arrives; a marker cut across pieces is held back until it is
-// whole, so every way of cutting the text gives the same reports.
+// reports, as events, text outside any message, each header once it is
+// whole, and each body as it arrives; a marker cut across pieces is held
+// back until it is whole, so every way of cutting the text gives the same
+// reports.
 //
 // A header that never reaches "<|message|>" (cut short, or not harmony at
 // all) is reported back as outside text, as it was written.
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vllm::chat {
 
@@ -24,29 +26,34 @@ struct HarmonyHeader {
     std::string content_type;  // "json" ("<|constrain|>json" or a bare "json"), or ""
 };
 
+// What the reader found, in order.
+struct HarmonyEvent {
+    enum class Kind {
+        OutsideText,   // text: outside any message
+        MessageStart,  // header: a message's whole header
+        BodyText,      // text: the next piece of the open message's body
+        MessageEnd,    // text: "<|end|>", "<|call|>", "<|return|>", or "" when the output
+                       // ended (at_output_end) or a new message began inside the body
+    };
+    Kind kind;
+    std::string text;
+    HarmonyHeader header;
+    bool at_output_end = false;
+};
+
 class HarmonyReader {
 public:
-    class Listener {
-    public:
-        virtual ~Listener() = default;
-        virtual void outside_text(std::string_view text) = 0;
-        virtual void message_start(const HarmonyHeader& header) = 0;
-        virtual void body_text(std::string_view text) = 0;
-        // terminator: "<|end|>", "<|call|>", "<|return|>", or "" when the
-        // output ended (at_output_end) or a new message began inside the body.
-        virtual void message_end(std::string_view terminator, bool at_output_end) = 0;
-    };
-
-    explicit HarmonyReader(Listener& listener) : listener_(listener) {}
-    void feed(std::string_view text);
-    void finish();
+    std::vector<HarmonyEvent> feed(std::string_view text);
+    std::vector<HarmonyEvent> finish();
 
 private:
     enum class State { Outside, Header, Body };
 
-    Listener& listener_;
+    void emit(HarmonyEvent::Kind kind, std::string_view text);
+
     State state_ = State::Outside;
     std::string pending_;  // Outside/Body: a tail that may start a marker; Header: the header so far
+    std::vector<HarmonyEvent> events_;  // what feed()/finish() return
 };
 
 // The header's fields, read from its raw text.

@@ -2,41 +2,33 @@
 
 namespace vllm::chat {
 
-ReasoningDelta HarmonyReasoningParser::feed(std::string_view text) {
+ReasoningDelta HarmonyReasoningParser::route(const std::vector<HarmonyEvent>& events) {
+    using Kind = HarmonyEvent::Kind;
     ReasoningDelta out;
-    out_ = &out;
-    reader_.feed(text);
-    out_ = nullptr;
-    return out;
-}
-
-ReasoningDelta HarmonyReasoningParser::finish() {
-    ReasoningDelta out;
-    out_ = &out;
-    reader_.finish();
-    out_ = nullptr;
-    return out;
-}
-
-void HarmonyReasoningParser::outside_text(std::string_view text) { out_->content += text; }
-
-void HarmonyReasoningParser::message_start(const HarmonyHeader& header) {
-    if (!header.recipient.empty()) {
-        route_ = Route::Markup;
-        out_->content += header.raw;
-    } else {
-        route_ = header.channel == "analysis" ? Route::Reasoning : Route::Content;
+    for (const HarmonyEvent& e : events) {
+        switch (e.kind) {
+            case Kind::OutsideText:
+                out.content += e.text;
+                break;
+            case Kind::MessageStart:
+                if (!e.header.recipient.empty()) {
+                    route_ = Route::Markup;
+                    out.content += e.header.raw;
+                } else {
+                    route_ = e.header.channel == "analysis" ? Route::Reasoning : Route::Content;
+                }
+                break;
+            case Kind::BodyText:
+                (route_ == Route::Reasoning ? out.reasoning : out.content) += e.text;
+                break;
+            case Kind::MessageEnd:
+                // A call's markup stays whole, so what follows cannot run into its body.
+                if (route_ == Route::Markup && !e.at_output_end) out.content += e.text.empty() ? "<|end|>" : e.text;
+                route_ = Route::Content;
+                break;
+        }
     }
-}
-
-void HarmonyReasoningParser::body_text(std::string_view text) {
-    (route_ == Route::Reasoning ? out_->reasoning : out_->content) += text;
-}
-
-void HarmonyReasoningParser::message_end(std::string_view terminator, bool at_output_end) {
-    // A call's markup stays whole, so what follows cannot run into its body.
-    if (route_ == Route::Markup && !at_output_end) out_->content += terminator.empty() ? "<|end|>" : terminator;
-    route_ = Route::Content;
+    return out;
 }
 
 }  // namespace vllm::chat

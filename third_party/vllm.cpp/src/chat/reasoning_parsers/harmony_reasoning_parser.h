@@ -6,29 +6,25 @@
 // text outside any message is content. See harmony_messages.h.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "chat/harmony_messages.h"
 #include "chat/reasoning_parsers/reasoning_parser.h"
 
 namespace vllm::chat {
 
-class HarmonyReasoningParser : public ReasoningParser, private HarmonyReader::Listener {
+class HarmonyReasoningParser : public ReasoningParser {
 public:
-    HarmonyReasoningParser() : reader_(*this) {}
-    ReasoningDelta feed(std::string_view text) override;
-    ReasoningDelta finish() override;
+    ReasoningDelta feed(std::string_view text) override { return route(reader_.feed(text)); }
+    ReasoningDelta finish() override { return route(reader_.finish()); }
 
 private:
     enum class Route { Reasoning, Content, Markup };
 
-    void outside_text(std::string_view text) override;
-    void message_start(const HarmonyHeader& header) override;
-    void body_text(std::string_view text) override;
-    void message_end(std::string_view terminator, bool at_output_end) override;
+    ReasoningDelta route(const std::vector<HarmonyEvent>& events);
 
     HarmonyReader reader_;
-    Route route_ = Route::Content;
-    ReasoningDelta* out_ = nullptr;  // the delta being built by feed()/finish()
+    Route route_ = Route::Content;  // where the open message's body goes
 };
 
 }  // namespace vllm::chat

@@ -13,15 +13,16 @@
 // content, in its markup.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "chat/harmony_messages.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
 
-class HarmonyToolParser : public ToolParser, private HarmonyReader::Listener {
+class HarmonyToolParser : public ToolParser {
 public:
-    explicit HarmonyToolParser(IdGenerator ids) : ToolParser(std::move(ids)), reader_(*this) {}
+    explicit HarmonyToolParser(IdGenerator ids) : ToolParser(std::move(ids)) {}
     ToolDelta feed(std::string_view text) override;
 
 protected:
@@ -30,16 +31,14 @@ protected:
 private:
     enum class Route { Content, Dropped, Call };
 
-    void outside_text(std::string_view text) override;
-    void message_start(const HarmonyHeader& header) override;
-    void body_text(std::string_view text) override;
-    void message_end(std::string_view terminator, bool at_output_end) override;
+    void take(const std::vector<HarmonyEvent>& events, ToolDelta& out);
+    // The end of a call's message: the call, or its markup as content.
+    void end_call(std::string_view terminator, ToolDelta& out);
 
     HarmonyReader reader_;
-    Route route_ = Route::Content;
-    HarmonyHeader header_;  // Route::Call: the call's header
-    std::string body_;      // Route::Call: its arguments so far
-    ToolDelta* out_ = nullptr;
+    Route route_ = Route::Content;  // where the open message's body goes
+    HarmonyHeader header_;          // Route::Call: the call's header
+    std::string body_;              // Route::Call: its arguments so far
 };
 
 }  // namespace vllm::chat
