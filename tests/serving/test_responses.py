@@ -344,7 +344,8 @@ def test_reasoning_message_and_calls_translate():
 # ------------------------------------------------------------------ the Agents SDK
 
 
-def test_agents_sdk_responses_model_with_two_tools(base_url):
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_agents_sdk_responses_model_with_two_tools(base_url, streamed):
     agents = pytest.importorskip(
         "agents", reason="openai-agents is not installed (the test extra installs it on Python 3.10+)")
     agents.set_tracing_disabled(True)
@@ -370,7 +371,13 @@ def test_agents_sdk_responses_model_with_two_tools(base_url):
                 # The first turn must call a tool; the SDK then resets
                 # tool_choice to auto so the agent can answer.
                 model_settings=agents.ModelSettings(tool_choice="weather", temperature=0, max_tokens=24))
-            return await agents.Runner.run(agent, "What is the weather in Paris?", max_turns=4)
+            if not streamed:
+                return await agents.Runner.run(agent, "What is the weather in Paris?", max_turns=4)
+            result = agents.Runner.run_streamed(agent, "What is the weather in Paris?", max_turns=4)
+            async for _ in result.stream_events():
+                pass
+            assert result.is_complete
+            return result
 
     result = asyncio.run(run())
     assert calls and calls[0][0] == "weather"
