@@ -2,8 +2,7 @@
 on SmolLM2, through its chat-completions model class: an agent with a
 function tool runs several turns (the forced tool call, the tool's result
 sent back, the final answer). Tracing is off: nothing leaves this machine.
-(Its Responses model class needs the Responses API, which the server does
-not have.)"""
+(Its Responses model class: tests/serving/test_responses.py.)"""
 
 import asyncio
 

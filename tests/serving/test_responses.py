@@ -262,6 +262,7 @@ BAD_REQUESTS = [
     ({"input": "hi", "tools": [WEATHER], "tool_choice": {"type": "function", "name": "nope"}}, 400, "tool_choice"),
     ({"input": "hi", "no_such_field": 1}, 400, "no_such_field"),
     ({"input": "hi", "conversation": "conv_1"}, 400, "conversation"),
+    ({"input": "hi", "reasoning": {"effort": 3}}, 400, "reasoning.effort"),
     ({"input": "word " * 5000}, 400, "input"),  # past max_model_len
     ({"input": "hi", "model": "other-model"}, 404, "model"),
     ({"input": [{"type": "computer_call"}], "stream": True}, 400, "input[0].type"),  # refused before streaming

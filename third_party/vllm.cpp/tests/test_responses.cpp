@@ -24,7 +24,7 @@ ResponsesRequest read(const std::string& body, const std::string& history = "nul
 void test_request_translation() {
     const ResponsesRequest r = read(R"({
         "model": "smol", "instructions": "Be brief.", "max_output_tokens": 12, "temperature": 0.5, "seed": 3,
-        "stream": true, "store": false, "metadata": {"k": "v"},
+        "stream": true, "store": false, "metadata": {"k": "v"}, "reasoning": {"effort": "low", "summary": null},
         "tools": [{"type": "function", "name": "w", "parameters": {"type": "object"}, "strict": true}],
         "tool_choice": {"type": "function", "name": "w"},
         "text": {"format": {"type": "json_schema", "name": "s", "schema": {"type": "object"}}},
@@ -46,6 +46,7 @@ void test_request_translation() {
     check(chat.find("tool_choice")->find("function")->find("name")->as_string() == "w", "tool_choice nested");
     check(chat.find("response_format")->find("json_schema")->find("name")->as_string() == "s", "text.format");
     check(chat.find("stream_options")->find("include_usage")->as_bool(), "streams ask for usage");
+    check(chat.find("reasoning_effort")->as_string() == "low", "reasoning.effort");
     check(!r.store && r.stream && r.echo.find("metadata")->find("k") != nullptr, "store, stream, echo");
     check(r.input_items.size() == 4, "the input's items kept");
 
@@ -71,6 +72,7 @@ void test_refusals() {
         {R"({"input": "x", "text": {"format": {"type": "yaml"}}})", "'text.format.type' 'yaml' is not supported"},
         {R"({"input": "x", "tool_choice": {"type": "web_search"}})", "'tool_choice.type' 'web_search'"},
         {R"({"input": "x", "previous_response_id": 3})", "'previous_response_id' must be a string"},
+        {R"({"input": "x", "reasoning": {"effort": 1}})", "'reasoning.effort' must be a string"},
     };
     for (const auto& [body, words] : cases) {
         const std::string message = refusal([&] { read(body); });

@@ -310,6 +310,12 @@ ResponsesRequest read_responses_request(const json::Value& body, const json::Val
                  json::read_int32_in(*max, "max_output_tokens", 1, INT32_MAX, "at least 1"));
     for (const char* key : kSamplingFields)
         if (const json::Value* value = field(body, key)) chat.set(key, *value);
+    // reasoning.effort is chat's reasoning_effort (the template's variable, gpt-oss's).
+    if (const json::Value* reasoning = field(body, "reasoning")) {
+        require_object(*reasoning, "reasoning");
+        if (const json::Value* effort = field(*reasoning, "effort"))
+            chat.set("reasoning_effort", read_string(*effort, "reasoning.effort"));
+    }
     chat.set("stream", out.stream);
     if (out.stream) {
         json::Value options = json::Value::object();

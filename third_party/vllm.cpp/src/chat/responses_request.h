@@ -9,14 +9,15 @@
 // function `tools` and `tool_choice`, `text.format` (text, json_object,
 // json_schema) as chat's response_format, `max_output_tokens` as
 // max_completion_tokens, the sampling fields as chat reads them,
-// `stream`, `store`, `previous_response_id` (a string; the caller resolves
+// `reasoning.effort` as chat's reasoning_effort (the chat template's
+// variable), `stream`, `store`, `previous_response_id` (a string; the caller resolves
 // it and passes that response's conversation as `history`).
 // Refused with INVALID_ARGUMENT naming the field: wrong types, unknown item
 // types, a function_call_output whose call_id no function_call before it
 // made, built-in tools (web_search, file_search, ...), `background: true`,
 // `conversation`, `prompt` (stored prompts) and non-text content parts.
 // Documented fields with nothing to do here (metadata, user, truncation,
-// parallel_tool_calls, include, reasoning, service_tier, ...) are accepted
+// parallel_tool_calls, include, reasoning.summary, service_tier, ...) are accepted
 // and echoed where the response object has them; unknown fields are
 // ignored (the C ABI's rule).
 #pragma once
