@@ -1346,9 +1346,48 @@ static void test_with_model(const char* path) {
     vllm_engine_free(engine);
 }
 
+/* The Responses API's translator (no engine): NULLs and a bad request
+   refused, a request's chat form, a chunk's events, the closing. */
+static void test_responses_translation(void) {
+    vllm_responses_call* call = NULL;
+    char* chat = NULL;
+    char* out = NULL;
+    CHECK_STATUS(vllm_responses_begin(NULL, NULL, "resp_1", 0, &call, &chat), VLLM_ERR_INVALID_ARGUMENT,
+                 "responses_begin NULL request");
+    CHECK_STATUS(vllm_responses_begin("{\"input\": \"hi\"}", NULL, NULL, 0, &call, &chat), VLLM_ERR_INVALID_ARGUMENT,
+                 "responses_begin NULL id");
+    CHECK_STATUS(vllm_responses_begin("{\"input\": \"hi\"}", NULL, "resp_1", 0, NULL, &chat),
+                 VLLM_ERR_INVALID_ARGUMENT, "responses_begin NULL out_call");
+    CHECK_STATUS(vllm_responses_begin("{\"input\": 1}", NULL, "resp_1", 0, &call, &chat), VLLM_ERR_INVALID_ARGUMENT,
+                 "responses_begin bad input");
+    CHECK(call == NULL && chat == NULL, "a refused begin leaves its outputs NULL");
+    CHECK(strstr(vllm_last_error(), "'input'") != NULL, "the refusal names the field");
+    CHECK_STATUS(vllm_responses_feed(NULL, "{}", &out), VLLM_ERR_INVALID_ARGUMENT, "responses_feed NULL call");
+    CHECK_STATUS(vllm_responses_finish(NULL, &out), VLLM_ERR_INVALID_ARGUMENT, "responses_finish NULL call");
+    vllm_responses_free(NULL);
+
+    CHECK_STATUS(vllm_responses_begin("{\"input\": \"hi\", \"stream\": true}", "[]", "resp_1", 5, &call, &chat),
+                 VLLM_OK, "responses_begin");
+    CHECK(chat != NULL && strstr(chat, "\"messages\"") != NULL, "the chat request");
+    vllm_string_free(chat);
+    CHECK_STATUS(vllm_responses_feed(call, NULL, &out), VLLM_ERR_INVALID_ARGUMENT, "responses_feed NULL output");
+    CHECK_STATUS(vllm_responses_feed(call, "{\"object\": \"chat.completion.chunk\", \"choices\": [{\"index\": 0, "
+                                           "\"delta\": {\"content\": \"Hey\"}}]}", &out),
+                 VLLM_OK, "responses_feed");
+    CHECK(out != NULL && strstr(out, "response.created") != NULL && strstr(out, "response.output_text.delta") != NULL,
+          "a chunk's events");
+    vllm_string_free(out);
+    CHECK_STATUS(vllm_responses_finish(call, &out), VLLM_OK, "responses_finish");
+    CHECK(out != NULL && strstr(out, "response.completed") != NULL && strstr(out, "\"conversation\"") != NULL,
+          "the closing events, the response and the conversation");
+    vllm_string_free(out);
+    vllm_responses_free(call);
+}
+
 int main(int argc, char** argv) {
     test_without_model();
     test_load_options_refusals();
+    test_responses_translation();
     if (argc > 1) {
         test_with_model(argv[1]);
         test_load_options_with_model(argv[1]);
