@@ -87,6 +87,10 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
     ("get", "/metrics"): ("Prometheus metrics", None, "text/plain"),
     ("get", "/openapi.json"): ("This document", None, _JSON),
     ("get", "/docs"): ("This document as a page", None, "text/html"),
+    # Anthropic's Messages API: its own body and errors (not described here)
+    ("post", "/v1/messages"): ("Anthropic Messages (JSON, or Anthropic's server-sent events with stream)", None,
+                               _JSON),
+    ("post", "/v1/messages/count_tokens"): ("Anthropic's count of a Messages request's input tokens", None, _JSON),
 }
 
 

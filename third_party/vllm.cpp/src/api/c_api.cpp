@@ -560,6 +560,29 @@ vllm_status vllm_completion_submit_pull(vllm_engine* engine, vllm_poller* poller
     });
 }
 
+vllm_status vllm_messages_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                      const char* request_json, vllm_request** out) {
+    return guarded([&] {
+        check_pull_arguments(engine, poller, out);
+        require_non_null(request_json, "request_json");
+        *out = vllm::api::start_pull_messages(
+            engine, poller, tag, vllm::chat::prepare_messages_request(chat_service(engine), request_json));
+    });
+}
+
+vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                                   int32_t* out_n_ids) {
+    if (out_ids != nullptr) *out_ids = nullptr;
+    if (out_n_ids != nullptr) *out_n_ids = 0;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(request_json, "request_json");
+        require_non_null(out_ids, "out_ids");
+        require_non_null(out_n_ids, "out_n_ids");
+        copy_ids(vllm::chat::messages_prompt_ids(chat_service(engine), request_json), out_ids, out_n_ids);
+    });
+}
+
 void vllm_string_free(char* s) { std::free(s); }
 
 void vllm_completion_free(vllm_completion* completion) {
