@@ -243,3 +243,31 @@ def test_sdk_raises_its_error_types(client):
     with pytest.raises(anthropic.NotFoundError):
         client.messages.create(model="claude-3-haiku", max_tokens=4, messages=ASK)
     assert client.messages.create(model=MODEL_NAME, max_tokens=2, messages=ASK).type == "message"
+
+
+def test_thinking_blocks_through_the_reasoning_parser(smollm2_path):
+    """Under the qwen3 reasoning parser, SmolLM2's output (it never closes
+    a think section) is all thinking: a thinking block, streamed as
+    thinking_delta; with thinking disabled it is text."""
+    from vllm_cpp import Engine
+
+    with Engine.load(smollm2_path, max_model_len=256, reasoning_parser="qwen3") as engine:
+        with running_server(engine, max_model_len=256) as url:
+            client = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+            thinking = {"type": "enabled", "budget_tokens": 1024}
+            message = client.messages.create(model=MODEL_NAME, max_tokens=8, messages=ASK, thinking=thinking,
+                                             extra_body=GREEDY)
+            assert [block.type for block in message.content] == ["thinking"]
+            assert isinstance(message.content[0], anthropic.types.ThinkingBlock) and message.content[0].thinking
+            with client.messages.stream(model=MODEL_NAME, max_tokens=8, messages=ASK, thinking=thinking,
+                                        extra_body=GREEDY) as stream:
+                events = list(stream)
+                final = stream.get_final_message()
+            assert {e.delta.type for e in events if e.type == "content_block_delta"} == {"thinking_delta"}
+            assert final.content[0].thinking == message.content[0].thinking
+            # A thinking block sent back in an assistant turn is accepted (read as reasoning_content).
+            followed = client.messages.create(model=MODEL_NAME, max_tokens=4, extra_body=GREEDY,
+                                              thinking={"type": "disabled"}, messages=ASK + [
+                                                  {"role": "assistant", "content": message.content},
+                                                  {"role": "user", "content": "And of Italy?"}])
+            assert [block.type for block in followed.content] == ["text"]

@@ -30,9 +30,10 @@ MESSAGES_PATH = "/v1/messages"
 
 #: The fields Anthropic documents that the server takes (the engine checks
 #: their values; server tools, images and documents are refused by name).
+#: cache_control is accepted and ignored: the prefix cache is automatic.
 MESSAGES_FIELDS = ("model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences",
-                   "temperature", "top_p", "top_k", "stream", "metadata", "thinking")
-COUNT_TOKENS_FIELDS = ("model", "messages", "system", "tools", "tool_choice", "thinking")
+                   "temperature", "top_p", "top_k", "stream", "metadata", "thinking", "cache_control")
+COUNT_TOKENS_FIELDS = ("model", "messages", "system", "tools", "tool_choice", "thinking", "cache_control")
 
 #: Anthropic's error types by status.
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
