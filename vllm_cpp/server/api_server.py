@@ -158,14 +158,16 @@ class OpenAIServer:
         return body
 
     def routes(self):
-        def handler(fn: Callable[[Request], Awaitable[Response]]):
+        def handler(fn: Callable[[Request], Awaitable[Response]],
+                    respond: Callable[[ApiError], Response] = _error_response):
+            """``respond``: the error shape (OpenAI's; Anthropic's for its API)."""
             async def wrapped(request: Request) -> Response:
                 try:
                     return await fn(request)
                 except ApiError as exc:
-                    return _error_response(exc)
+                    return respond(exc)
                 except ENGINE_REFUSALS as exc:
-                    return _error_response(engine_refusal(exc))
+                    return respond(engine_refusal(exc))
                 except (ClientDisconnected, ClientDisconnect):  # left while generating / sending its body
                     return Response(status_code=499)  # nobody reads it; for the log
             return wrapped
@@ -185,8 +187,9 @@ class OpenAIServer:
             Route("/openapi.json", handler(self.show_openapi), methods=["GET"]),
             Route("/docs", handler(self.show_docs), methods=["GET"]),
             # Anthropic's Messages API (serving_messages.py): its errors in Anthropic's shape
-            Route("/v1/messages", serving_messages.anthropic_errors(self.messages.create_message), methods=["POST"]),
-            Route("/v1/messages/count_tokens", serving_messages.anthropic_errors(self.messages.count_tokens),
+            Route("/v1/messages", handler(self.messages.create_message, serving_messages.error_response),
+                  methods=["POST"]),
+            Route("/v1/messages/count_tokens", handler(self.messages.count_tokens, serving_messages.error_response),
                   methods=["POST"]),
         ]
 

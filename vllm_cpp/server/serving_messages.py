@@ -14,14 +14,15 @@ whatever its value."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Dict
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict
 
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..errors import VllmError
-from .generation import ClientDisconnected, ProtocolRun
-from .protocol import ENGINE_REFUSALS, ApiError, check_model, engine_refusal, invalid
+from .generation import ProtocolRun
+from .protocol import ENGINE_REFUSALS, ApiError, check_model, invalid
+from .serving_openai import whole_response
 
 if TYPE_CHECKING:
     from .api_server import OpenAIServer
@@ -54,20 +55,6 @@ def error_body(status: int, message: str) -> Dict[str, Any]:
 
 def error_response(error: ApiError) -> JSONResponse:
     return JSONResponse(error_body(error.status, error.message), status_code=error.status, headers=error.headers)
-
-
-def anthropic_errors(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    """The route handler of ``fn``: every refusal in Anthropic's shape."""
-    async def wrapped(request: Request) -> Response:
-        try:
-            return await fn(request)
-        except ApiError as exc:
-            return error_response(exc)
-        except ENGINE_REFUSALS as exc:
-            return error_response(engine_refusal(exc))
-        except (ClientDisconnected, ClientDisconnect):
-            return Response(status_code=499)
-    return wrapped
 
 
 def _check_fields(body: Dict[str, Any], accepted) -> None:
@@ -134,11 +121,7 @@ class MessagesServing:
             self._server.metrics.finished(_FINISH_REASONS.get(stop_reason, "stop"))
 
     async def _complete(self, run: ProtocolRun) -> Dict[str, Any]:
-        text = "".join([text async for text in run.texts()])
-        if not text:  # cancelled natively: the server is shutting down
-            raise ApiError(503, "the request was aborted: the server is shutting down")
-        message = json.loads(text)
-        run.timer.done()
+        message = await whole_response(run)
         self._finished(message["stop_reason"])
         return message
 
