@@ -14,7 +14,7 @@ import pytest
 anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is not installed (pip install anthropic)")
 httpx = pytest.importorskip("httpx")
 
-from server_harness import MODEL_NAME, running_server  # noqa: E402
+from server_harness import MODEL_NAME, running_server, wait_until_idle  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -32,13 +32,19 @@ GREEDY = {"temperature": 0}
 
 
 @pytest.fixture(scope="module")
-def base_url(smollm2_path):
+def server(smollm2_path):
+    """(engine, base URL)."""
     from vllm_cpp import Engine
 
     with Engine.load(smollm2_path, max_model_len=MAX_MODEL_LEN, tool_parser="hermes") as engine:
         with running_server(engine, max_model_len=MAX_MODEL_LEN, enable_auto_tool_choice=True, api_key=API_KEY,
                             max_request_bytes=64 * 1024) as url:
-            yield url
+            yield engine, url
+
+
+@pytest.fixture(scope="module")
+def base_url(server):
+    return server[1]
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +145,18 @@ def test_streaming_tool_use(client):
     assert use.name == "get_weather" and json.loads("".join(json_deltas)) == use.input
 
 
+def test_leaving_a_stream_cancels_it(server, client):
+    engine, _ = server
+    with client.messages.stream(model=MODEL_NAME, max_tokens=400, messages=ASK,
+                                extra_body={"temperature": 1.0, "top_k": 0}) as stream:
+        for event in stream:
+            if event.type == "content_block_delta":
+                break
+    stats = wait_until_idle(engine)
+    assert stats["running_requests"] == 0 and stats["waiting_requests"] == 0
+    assert client.messages.create(model=MODEL_NAME, max_tokens=2, messages=ASK).type == "message"
+
+
 def test_count_tokens(client):
     counted = client.messages.count_tokens(model=MODEL_NAME, messages=ASK, system="You are terse.")
     assert isinstance(counted, anthropic.types.MessageTokensCount)
@@ -224,6 +242,9 @@ def test_bad_request_is_refused_in_anthropics_shape(http, name, body, status, ne
 
 
 def test_bad_json_and_count_tokens_refusals(http):
+    response = http.get("/v1/messages")
+    assert response.status_code == 405 and response.json()["error"]["type"] == "invalid_request_error"
+
     response = http.post("/v1/messages", content=b"{not json", headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.json()["error"]["type"] == "invalid_request_error"
     response = http.post("/v1/messages/count_tokens", json={"model": MODEL_NAME, "messages": [

@@ -391,7 +391,9 @@ def build_app(engine: Engine, config: ServerConfig) -> Starlette:
             message = "method %s is not allowed on %s" % (request.method, request.url.path)
         else:
             message = str(exc.detail)
-        return _error_response(ApiError(status, message))
+        respond = (serving_messages.error_response if serving_messages.is_messages_path(request.url.path)
+                   else _error_response)
+        return respond(ApiError(status, message))
 
     async def internal(request: Request, exc: Exception) -> Response:
         logger.exception("internal error on %s %s", request.method, request.url.path)

@@ -38,8 +38,8 @@ COUNT_TOKENS_FIELDS = ("model", "messages", "system", "tools", "tool_choice", "t
 
 #: Anthropic's error types by status.
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                404: "not_found_error", 408: "timeout_error", 413: "request_too_large", 429: "rate_limit_error",
-                503: "overloaded_error", 529: "overloaded_error"}
+                404: "not_found_error", 405: "invalid_request_error", 408: "timeout_error",
+                413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error", 529: "overloaded_error"}
 
 #: OpenAI's finish reasons (the metrics' labels) of Anthropic's stop reasons.
 _FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
