@@ -77,6 +77,10 @@ void test_translation() {
     check(!at(at(prefill, "chat_template_kwargs"), "enable_thinking").as_bool(), "thinking disabled");
     const json::Value counted = chat_of(R"({"messages": [{"role": "user", "content": "x"}]})", true);
     check(counted.find("max_tokens") == nullptr, "count_tokens needs no max_tokens");
+    const json::Value counted_tools = chat_of(R"({"messages": [{"role": "user", "content": "x"}],
+        "tools": [{"name": "f", "input_schema": {}}], "tool_choice": {"type": "any"}})", true);
+    check(at(counted_tools, "tool_choice").as_string() == "none" && at(counted_tools, "tools").size() == 1,
+          "count_tokens renders the tools without a forced call's grammar");
 }
 
 void expect_refusal(const std::string& body, const std::string& needle) {

@@ -247,6 +247,10 @@ MessagesRequest translate_messages_request(std::string_view request_json, bool c
         else if (!(translated == json::Value("none")) && !(translated == json::Value("auto")))
             throw_invalid_argument("'tool_choice' names a tool use but the request has no 'tools'");
     }
+    // Counting renders the same prompt (tools reach the template whatever
+    // the choice) without the forced-call grammar or the tool parser that
+    // generating would need.
+    if (count_tokens && chat.contains("tools")) chat.set("tool_choice", "none");
     json::Value kwargs = json::Value::object();
     if (const json::Value* thinking = field(body, "thinking")) kwargs.set("enable_thinking", translate_thinking(*thinking));
     if (kwargs.size() > 0) chat.set("chat_template_kwargs", std::move(kwargs));
