@@ -59,6 +59,22 @@ BYTE_LEVEL_PRE_TOKENIZERS = {
     "qwen2": ({"type": "NFC"}, _split(LLAMA3_REGEX.replace("\\p{N}{1,3}", "\\p{N}")), False),
 }
 
+#: The regexes of the issue-41 families' tokenizer.json files (Split, then
+#: ByteLevel without its regex): Qwen 3.5/3.6 (NFC first; marks join letters)
+#: and o200k (gpt-oss, Phi-4-mini: GPT-4o's cased words).
+QWEN35_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"
+                "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+GPT4O_REGEX = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+#: name: (normalizer, pre_tokenizer, ignore_merges), with the GGUF
+#: tokenizer.ggml.pre names whose split each equals.
+FAMILY_PRE_TOKENIZERS = {
+    "qwen35": ({"type": "NFC"}, _split(QWEN35_REGEX), False),
+    "gpt-4o": (None, _split(GPT4O_REGEX), False),
+}
+
 #: Texts NFC changes: combining sequences, their order, Hangul jamo, singletons.
 NFC_TEXTS = [
     "A\u030a ring, \u212b angstrom, e\u0301t\u00e9",
@@ -72,13 +88,13 @@ NFC_TEXTS = [
 def write_byte_level_json(gguf_path, out_path, pre="bytelevel"):
     """A tokenizer.json with the GGUF's byte-level vocabulary and merges, its
     control tokens as special added tokens (as transformers exports it), and
-    the pre-tokenizer BYTE_LEVEL_PRE_TOKENIZERS names."""
+    the pre-tokenizer BYTE_LEVEL_PRE_TOKENIZERS or FAMILY_PRE_TOKENIZERS names."""
     import gguf
 
     reader = gguf.GGUFReader(gguf_path)
     tokens = reader.fields["tokenizer.ggml.tokens"].contents()
     types = reader.fields["tokenizer.ggml.token_type"].contents()
-    normalizer, pre_tokenizer, ignore_merges = BYTE_LEVEL_PRE_TOKENIZERS[pre]
+    normalizer, pre_tokenizer, ignore_merges = {**BYTE_LEVEL_PRE_TOKENIZERS, **FAMILY_PRE_TOKENIZERS}[pre]
     doc = {
         "version": "1.0",
         "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,

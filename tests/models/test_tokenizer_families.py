@@ -1,0 +1,110 @@
+"""The pre-tokenizers of issue 41's families (Qwen 3.5/3.6, GLM-4/4.5,
+gpt-oss and Phi-4-mini's o200k, Kimi-K2), in both forms: the GGUF's
+tokenizer.ggml.pre name and the tokenizer.json Split regex, against Hugging
+Face `tokenizers` and llama.cpp (golden/make_tokenizer_family_pre_golden.py:
+the suite needs neither). The vocabulary is one trained on the texts with
+merges across every boundary a split may draw, so a wrong split shows in
+the ids; it is written into a vocabulary-only copy of SmolLM2's GGUF.
+
+Where llama.cpp's GPT-4o regex (its classes collapsed: a non-ASCII letter
+is both upper and lower case, marks are not letters) splits otherwise than
+the model's own tokenizer, the engine follows the model's (`tokenizers`),
+in both forms; those texts are left out of the llama.cpp comparison and
+counted.
+"""
+
+import json
+import pathlib
+import sys
+import unicodedata
+
+import pytest
+
+from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
+from tokenizer_probe import FAMILY_PRE_TOKENIZERS, ProbeError, probe_path, tokenize, write_byte_level_json
+
+GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
+sys.path.insert(0, str(GOLDEN_DIR))
+from make_tokenizer_family_pre_golden import family_vocab_gguf  # noqa: E402
+
+GOLDEN = json.loads((GOLDEN_DIR / "tokenizer_family_pre.json").read_text(encoding="utf-8"))
+
+#: Each tokenizer.json form and the GGUF names the engine gives its split.
+GGUF_NAMES = {"qwen35": ["qwen35"], "gpt-4o": ["gpt-4o", "llama4", "minimax-m2"]}
+#: The texts where llama.cpp's GPT-4o split is not the regex's (see above).
+LLAMA_CPP_GPT4O_DIFFERS = 8
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return probe_path()
+
+
+@pytest.fixture(scope="module")
+def vocab_gguf(smollm2_path, tmp_path_factory):
+    return family_vocab_gguf(smollm2_path, str(tmp_path_factory.mktemp("family") / "vocab.gguf"), "qwen35")
+
+
+def mismatches(cases, got):
+    return [(c["text"], ids, c["ids"]) for c, (ids, _) in zip(cases, got) if ids != c["ids"]]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", list(FAMILY_PRE_TOKENIZERS))
+def test_tokenizer_json_split_equals_tokenizers(probe, vocab_gguf, tmp_path, name):
+    cases = GOLDEN["tokenizers"][name]
+    path = write_byte_level_json(vocab_gguf, tmp_path / "tokenizer.json", name)
+    bad = mismatches(cases, tokenize(probe, ["json", path], [c["text"] for c in cases]))
+    assert not bad, f"[{name}] {len(bad)} of {len(cases)} differ, first {bad[0]!r}"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pre", list(GOLDEN["llama_cpp"]))
+def test_gguf_pre_name_equals_llamacpp(probe, vocab_gguf, pre):
+    cases = GOLDEN["llama_cpp"][pre]
+    if pre in GGUF_NAMES["gpt-4o"]:
+        ours = GOLDEN["tokenizers"]["gpt-4o"]
+        cases = [c for c, t in zip(cases, ours) if c["ids"] == t["ids"]]
+        assert len(cases) == len(ours) - LLAMA_CPP_GPT4O_DIFFERS
+    bad = mismatches(cases, tokenize(probe, ["gguf", vocab_gguf, f"pre={pre}"], [c["text"] for c in cases]))
+    assert not bad, f"[{pre}] {len(bad)} of {len(cases)} differ, first {bad[0]!r}"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", list(FAMILY_PRE_TOKENIZERS))
+def test_gguf_and_tokenizer_json_forms_agree(probe, vocab_gguf, tmp_path, name):
+    # A GGUF has no normalizer: where the tokenizer.json's NFC changes the
+    # text, the forms differ by design (as llama.cpp and tokenizers do).
+    nfc = FAMILY_PRE_TOKENIZERS[name][0] is not None
+    texts = [c["text"] for c in GOLDEN["tokenizers"][name]
+             if not nfc or unicodedata.normalize("NFC", c["text"]) == c["text"]]
+    assert len(texts) > 50
+    path = write_byte_level_json(vocab_gguf, tmp_path / "tokenizer.json", name)
+    from_json = [ids for ids, _ in tokenize(probe, ["json", path], texts)]
+    for pre in GGUF_NAMES[name]:
+        from_gguf = [ids for ids, _ in tokenize(probe, ["gguf", vocab_gguf, f"pre={pre}"], texts)]
+        differ = [t for t, a, b in zip(texts, from_json, from_gguf) if a != b]
+        assert not differ, f"[{name} / {pre}] {len(differ)} differ, first {differ[0]!r}"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("regex", [
+    # Near misses of the families' regexes: refused, never taken for the nearest.
+    FAMILY_PRE_TOKENIZERS["qwen35"][1]["pretokenizers"][0]["pattern"]["Regex"].replace("\\p{N}|", "\\p{N}{1,3}|"),
+    FAMILY_PRE_TOKENIZERS["gpt-4o"][1]["pretokenizers"][0]["pattern"]["Regex"].replace("[\\r\\n/]*", "[\\r\\n]*"),
+])
+def test_unknown_split_regex_is_refused_by_name(probe, vocab_gguf, tmp_path, regex):
+    path = write_byte_level_json(vocab_gguf, tmp_path / "tokenizer.json", "qwen35")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = regex
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ProbeError) as info:
+        tokenize(probe, ["json", path], ["x"])
+    assert f"pre-tokenizer Split regex '{regex}' is not supported" in str(info.value)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("pre", ["qwen3", "gpt-4", "glm-4", "kimi"])
+def test_unknown_family_like_pre_name_is_refused(probe, vocab_gguf, pre):
+    with pytest.raises(ProbeError, match=f"unknown pre-tokenizer '{pre}'"):
+        tokenize(probe, ["gguf", vocab_gguf, f"pre={pre}"], ["x"])
