@@ -48,6 +48,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "support"))
 
 from make_tokenizer_golden import CORPUS, default_model, vocab_only_copy  # noqa: E402
+from make_tokenizer_gguf_golden import pre_variant_cases  # noqa: E402
 from tokenizer_probe import FAMILY_PRE_TOKENIZERS, NFC_TEXTS, write_byte_level_json  # noqa: E402
 
 #: tokenizer.ggml.pre names of these families (and the names llama.cpp gives
@@ -93,7 +94,7 @@ def train_vocab(texts):
     return {"tokens": tokens, "merges": [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]}
 
 
-def family_vocab_gguf(smollm2, out_path, pre):
+def family_vocab_gguf(smollm2, pre, out_path):
     """A vocabulary-only GGUF: SmolLM2's metadata with the trained vocabulary
     (every token NORMAL) and tokenizer.ggml.pre `pre`."""
     with open(VOCAB_FILE, encoding="utf-8") as f:
@@ -109,22 +110,10 @@ def tokenizers_cases(smollm2, texts):
 
     variants = {}
     with tempfile.TemporaryDirectory() as tmp:
-        gguf_path = family_vocab_gguf(smollm2, os.path.join(tmp, "vocab.gguf"), "qwen35")
+        gguf_path = family_vocab_gguf(smollm2, "qwen35", os.path.join(tmp, "vocab.gguf"))
         for name in FAMILY_PRE_TOKENIZERS:
             tok = Tokenizer.from_file(write_byte_level_json(gguf_path, os.path.join(tmp, "t.json"), name))
             variants[name] = [{"text": t, "ids": tok.encode(t, add_special_tokens=False).ids} for t in texts]
-    return variants
-
-
-def llama_cpp_cases(llama_cpp, smollm2, texts):
-    variants = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for pre in GGUF_PRES:
-            path = family_vocab_gguf(smollm2, os.path.join(tmp, "vocab.gguf"), pre)
-            llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
-            variants[pre] = [{"text": t, "ids": llm.tokenize(t.encode("utf-8"), add_bos=False, special=True)}
-                             for t in texts]
-            del llm
     return variants
 
 
@@ -146,7 +135,7 @@ def main():
               "encode": "Tokenizer.from_file(tokenizer.json).encode(text, add_special_tokens=False).ids",
               "tokenize": "Llama.tokenize(text.encode(), add_bos=False, special=True)",
               "tokenizers": tokenizers_cases(smollm2, texts),
-              "llama_cpp": llama_cpp_cases(llama_cpp, smollm2, texts)}
+              "llama_cpp": pre_variant_cases(llama_cpp, smollm2, GGUF_PRES, texts, family_vocab_gguf)}
     with open(os.path.join(HERE, "tokenizer_family_pre.json"), "w", encoding="utf-8") as f:
         json.dump(golden, f, ensure_ascii=False, indent=1)
         f.write("\n")

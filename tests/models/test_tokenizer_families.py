@@ -42,7 +42,7 @@ def probe():
 
 @pytest.fixture(scope="module")
 def vocab_gguf(smollm2_path, tmp_path_factory):
-    return family_vocab_gguf(smollm2_path, str(tmp_path_factory.mktemp("family") / "vocab.gguf"), "qwen35")
+    return family_vocab_gguf(smollm2_path, "qwen35", str(tmp_path_factory.mktemp("family") / "vocab.gguf"))
 
 
 def mismatches(cases, got):

@@ -387,6 +387,10 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
     auto matches = [&](auto&& match) {
         pass([&](const Spans& in, Spans& out) { split_by_matches(in, out, match); });
     };
+    // A pass of a regex that matches everywhere.
+    auto scans = [&](auto&& next) {
+        pass([&](const Spans& in, Spans& out) { split_by_scanner(in, out, next); });
+    };
     auto gpt2 = [&](const Spans& in, Spans& out) {
         split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_gpt2(t, p, e); });
     };
@@ -404,9 +408,7 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
         case PreTokenizerKind::LLAMA3:
         case PreTokenizerKind::QWEN2: {
             const uint32_t max_digits = kind == PreTokenizerKind::LLAMA3 ? 3 : 1;
-            pass([&](const Spans& in, Spans& out) {
-                split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, max_digits); });
-            });
+            scans([&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, max_digits); });
             break;
         }
         case PreTokenizerKind::DEFAULT:
@@ -467,17 +469,13 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
             matches([&](uint32_t p, uint32_t e) { return match_case_split(t, p, e, false); });
             break;
         case PreTokenizerKind::QWEN35:
-            pass([&](const Spans& in, Spans& out) {
-                split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, 1, true); });
-            });
+            scans([&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, 1, true); });
             break;
         case PreTokenizerKind::GPT4O:
             matches([&](uint32_t p, uint32_t e) { return match_case_split(t, p, e, true); });
             break;
         case PreTokenizerKind::KIMI_K2:
-            pass([&](const Spans& in, Spans& out) {
-                split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_kimi_k2(t, p, e); });
-            });
+            scans([&](uint32_t p, uint32_t e) { return next_kimi_k2(t, p, e); });
             break;
     }
 }
