@@ -30,8 +30,16 @@ is kept). The texts are make_tokenizer_golden.py's
 corpus, tokenizer_probe.NFC_TEXTS and FAMILY_TEXTS below (letter case,
 combining marks, Han, title-case and modifier letters, digit runs).
 
+Gemma 4's GGUF tokenizer (tokenizer.ggml.model "gemma4": BPE over
+characters with "▁" for spaces, split at newline runs, byte fallback) is
+checked the same way against llama.cpp on a vocabulary trained likewise
+(gemma4_vocab below), with special tokens and byte tokens first.
+
 Outputs, next to this script:
   tokenizer_family_vocab.json  {"tokens": [text by id], "merges": ["a b"]}
+  tokenizer_family_gemma4.json {"tokens", "token_types", "merges", "cases": [{"text",
+                                "add_bos", "special", "ids", "detokenized_hex"}]}:
+                                llama.cpp's tokenize and detokenize(special=True)
   tokenizer_family_pre.json    {"tokenizers": {name: [{"text", "ids"}]},
                                 "llama_cpp": {pre: [{"text", "ids"}]}}
     with Tokenizer.encode(text, add_special_tokens=False) and
@@ -105,6 +113,69 @@ def family_vocab_gguf(smollm2, pre, out_path):
     return out_path
 
 
+GEMMA4_FILE = os.path.join(HERE, "tokenizer_family_gemma4.json")
+GEMMA4_SPECIALS = [("<unk>", 2), ("<bos>", 3), ("<eos>", 3), ("<start_of_turn>", 3), ("<end_of_turn>", 3)]
+BYTE = 6  # GGUF token type
+#: Texts for Gemma 4 beside the corpus: special tokens, newline runs, and
+#: characters the vocabulary lacks (they are not trained on: byte fallback).
+GEMMA4_TEXTS = [
+    "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n",
+    "<bos>text<eos>more",
+    "\n\n\nthree newlines, one\nand two\n\n then\t\ttabs  and   spaces ",
+    "almost <start_of_turn user",
+]
+GEMMA4_UNTRAINED = ["emoji 🦀 and ∮ and ☃ not trained", "ẞ Ꞵ 𝔘𝔫𝔦 unknown letters"]
+
+
+def gemma4_vocab(texts):
+    """Special tokens, the 256 <0xNN> byte tokens, then BPE over characters
+    trained on `texts` with spaces as "▁" (each text one word)."""
+    from tokenizers import Tokenizer, models, normalizers, trainers
+
+    specials = [t for t, _ in GEMMA4_SPECIALS] + [f"<0x{b:02X}>" for b in range(256)]
+    tok = Tokenizer(models.BPE(byte_fallback=True))
+    tok.normalizer = normalizers.Replace(" ", "\u2581")
+    # Tokens of at most 8 characters: llama-cpp-python's detokenize drops a
+    # piece longer than 32 bytes.
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, min_frequency=1, show_progress=False, special_tokens=specials,
+                                  max_token_length=8)
+    tok.train_from_iterator([t for t in texts if "<" not in t], trainer)
+    model = json.loads(tok.to_str())["model"]
+    tokens = sorted(model["vocab"], key=model["vocab"].get)
+    assert tokens[:len(specials)] == specials
+    types = [kind for _, kind in GEMMA4_SPECIALS] + [BYTE] * 256 + [NORMAL] * (len(tokens) - len(specials))
+    return {"tokens": tokens, "token_types": types,
+            "merges": [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]}
+
+
+def gemma4_gguf(smollm2, vocab, out_path):
+    """A vocabulary-only GGUF of tokenizer model gemma4 (SmolLM2's other
+    metadata: BOS 1, EOS 2, unknown 0; add_bos_token false, which llama.cpp
+    overrides for Gemma 4)."""
+    vocab_only_copy(smollm2, "default", out_path, {"tokenizer.ggml.model": "gemma4",
+                                                   "tokenizer.ggml.tokens": vocab["tokens"],
+                                                   "tokenizer.ggml.token_type": vocab["token_types"],
+                                                   "tokenizer.ggml.merges": vocab["merges"]})
+    return out_path
+
+
+def gemma4_cases(llama_cpp, smollm2, texts):
+    vocab = gemma4_vocab(texts)
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        llm = llama_cpp.Llama(model_path=gemma4_gguf(smollm2, vocab, os.path.join(tmp, "g.gguf")), vocab_only=True,
+                              verbose=False)
+        for text in texts + GEMMA4_UNTRAINED:
+            for add_bos, special in [(False, True), (True, True), (False, False)]:
+                if (add_bos or not special) and text not in GEMMA4_TEXTS:
+                    continue
+                ids = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+                cases.append({"text": text, "add_bos": add_bos, "special": special, "ids": ids,
+                              "detokenized_hex": llm.detokenize(ids, special=True).hex()})
+        del llm
+    return {**vocab, "cases": cases}
+
+
 def tokenizers_cases(smollm2, texts):
     from tokenizers import Tokenizer
 
@@ -138,6 +209,11 @@ def main():
               "llama_cpp": pre_variant_cases(llama_cpp, smollm2, GGUF_PRES, texts, family_vocab_gguf)}
     with open(os.path.join(HERE, "tokenizer_family_pre.json"), "w", encoding="utf-8") as f:
         json.dump(golden, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    gemma4 = {"made_by": golden["made_by"], "llama_cpp_python": llama_cpp.__version__,
+              **gemma4_cases(llama_cpp, smollm2, CORPUS + FAMILY_TEXTS + GEMMA4_TEXTS)}
+    with open(GEMMA4_FILE, "w", encoding="utf-8") as f:
+        json.dump(gemma4, f, ensure_ascii=False, indent=0)
         f.write("\n")
     print("written")
 

@@ -11,6 +11,10 @@ is both upper and lower case, marks are not letters) splits otherwise than
 the model's own tokenizer, the engine follows the model's (`tokenizers`),
 in both forms; those texts are left out of the llama.cpp comparison and
 counted.
+
+Gemma 4's GGUF tokenizer model (`gemma4`: BPE over characters, "▁" for
+spaces, newline runs apart, byte fallback) is checked against llama.cpp
+the same way, on a vocabulary trained likewise, ids and detokenized bytes.
 """
 
 import json
@@ -25,9 +29,10 @@ from tokenizer_probe import FAMILY_PRE_TOKENIZERS, ProbeError, probe_path, token
 
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
-from make_tokenizer_family_pre_golden import family_vocab_gguf  # noqa: E402
+from make_tokenizer_family_pre_golden import family_vocab_gguf, gemma4_gguf  # noqa: E402
 
 GOLDEN = json.loads((GOLDEN_DIR / "tokenizer_family_pre.json").read_text(encoding="utf-8"))
+GEMMA4 = json.loads((GOLDEN_DIR / "tokenizer_family_gemma4.json").read_text(encoding="utf-8"))
 
 #: Each tokenizer.json form and the GGUF names the engine gives its split.
 GGUF_NAMES = {"qwen35": ["qwen35"], "gpt-4o": ["gpt-4o", "llama4", "minimax-m2"]}
@@ -108,3 +113,30 @@ def test_unknown_split_regex_is_refused_by_name(probe, vocab_gguf, tmp_path, reg
 def test_unknown_family_like_pre_name_is_refused(probe, vocab_gguf, pre):
     with pytest.raises(ProbeError, match=f"unknown pre-tokenizer '{pre}'"):
         tokenize(probe, ["gguf", vocab_gguf, f"pre={pre}"], ["x"])
+
+
+@pytest.fixture(scope="module")
+def gemma4_vocab_gguf(smollm2_path, tmp_path_factory):
+    return gemma4_gguf(smollm2_path, GEMMA4, str(tmp_path_factory.mktemp("gemma4") / "vocab.gguf"))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("add_bos,special", [(False, True), (True, True), (False, False)])
+def test_gemma4_gguf_tokenizer_equals_llamacpp(probe, gemma4_vocab_gguf, add_bos, special):
+    cases = [c for c in GEMMA4["cases"] if c["add_bos"] == add_bos and c["special"] == special]
+    assert cases
+    got = tokenize(probe, ["gguf", gemma4_vocab_gguf], [c["text"] for c in cases], add_special=add_bos,
+                   parse_special=special)
+    bad = [(c["text"], ids, c["ids"]) for c, (ids, pieces) in zip(cases, got)
+           if ids != c["ids"] or pieces.hex() != c["detokenized_hex"]]
+    assert not bad, f"{len(bad)} of {len(cases)} differ, first {bad[0]!r}"
+
+
+@pytest.mark.timeout(120)
+def test_unknown_tokenizer_model_is_refused_by_name(probe, smollm2_path, tmp_path):
+    from make_tokenizer_golden import vocab_only_copy
+
+    path = str(tmp_path / "plamo.gguf")
+    vocab_only_copy(smollm2_path, "default", path, {"tokenizer.ggml.model": "plamo2"})
+    with pytest.raises(ProbeError, match="unsupported tokenizer model 'plamo2'"):
+        tokenize(probe, ["gguf", path], ["x"])
