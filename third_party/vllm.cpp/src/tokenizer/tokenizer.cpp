@@ -22,6 +22,8 @@ namespace {
 const char* const kEndOfTurnTexts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>",  "<end_of_turn>",   "<|endoftext|>",
     "<|eom_id|>", "<EOT>",      "_<EOT>",   "<|end_of_text|>", "<end_of_utterance>",
+    // Gemma 4, Kimi-K2
+    "<eos>", "<turn|>", "<|tool_response>", "[EOT]", "[EOS]",
 };
 
 bool is_end_of_turn_text(const std::string& text) {
