@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the golden files of the pre-tokenizers of issue 41's families
-(Qwen 3.5/3.6, GLM-4/4.5, gpt-oss and Phi-4-mini's o200k, Kimi-K2): a
+(Qwen 3.5/3.6, GLM-4/4.5, gpt-oss and Phi-4-mini's o200k, Kimi-K2,
+DeepSeek-V3's tokenizer.json): a
 byte-level BPE vocabulary and both references on it, with each family's
 split swapped in (there is no network, and the split is what is under test).
 
@@ -61,7 +62,7 @@ from tokenizer_probe import FAMILY_PRE_TOKENIZERS, NFC_TEXTS, write_byte_level_j
 
 #: tokenizer.ggml.pre names of these families (and the names llama.cpp gives
 #: the same split) that the engine maps.
-GGUF_PRES = ["qwen35", "gpt-4o", "llama4", "minimax-m2", "chatglm-bpe", "glm4", "glm5", "kimi-k2"]
+GGUF_PRES = ["qwen35", "gpt-4o", "llama4", "minimax-m2", "chatglm-bpe", "glm4", "glm5", "kimi-k2", "deepseek-v3"]
 
 FAMILY_TEXTS = [
     "ÜBER école ÉCOLE Ölçü ÇAĞ straße STRASSE",

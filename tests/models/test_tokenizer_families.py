@@ -1,5 +1,5 @@
 """The pre-tokenizers of issue 41's families (Qwen 3.5/3.6, GLM-4/4.5,
-gpt-oss and Phi-4-mini's o200k, Kimi-K2), in both forms: the GGUF's
+gpt-oss and Phi-4-mini's o200k, Kimi-K2, DeepSeek-V3), in both forms: the GGUF's
 tokenizer.ggml.pre name and the tokenizer.json Split regex, against Hugging
 Face `tokenizers` and llama.cpp (golden/make_tokenizer_family_pre_golden.py:
 the suite needs neither). The vocabulary is one trained on the texts with
@@ -35,7 +35,7 @@ GOLDEN = json.loads((GOLDEN_DIR / "tokenizer_family_pre.json").read_text(encodin
 GEMMA4 = json.loads((GOLDEN_DIR / "tokenizer_family_gemma4.json").read_text(encoding="utf-8"))
 
 #: Each tokenizer.json form and the GGUF names the engine gives its split.
-GGUF_NAMES = {"qwen35": ["qwen35"], "gpt-4o": ["gpt-4o", "llama4", "minimax-m2"]}
+GGUF_NAMES = {"qwen35": ["qwen35"], "gpt-4o": ["gpt-4o", "llama4", "minimax-m2"], "deepseek-v3": ["deepseek-v3"]}
 #: The texts where llama.cpp's GPT-4o split is not the regex's (see above).
 LLAMA_CPP_GPT4O_DIFFERS = 8
 
@@ -80,7 +80,7 @@ def test_gguf_pre_name_equals_llamacpp(probe, vocab_gguf, pre):
 def test_gguf_and_tokenizer_json_forms_agree(probe, vocab_gguf, tmp_path, name):
     # A GGUF has no normalizer: where the tokenizer.json's NFC changes the
     # text, the forms differ by design (as llama.cpp and tokenizers do).
-    nfc = FAMILY_PRE_TOKENIZERS[name][0] is not None
+    nfc = (FAMILY_PRE_TOKENIZERS[name][0] or {}).get("type") == "NFC"
     texts = [c["text"] for c in GOLDEN["tokenizers"][name]
              if not nfc or unicodedata.normalize("NFC", c["text"]) == c["text"]]
     assert len(texts) > 50
@@ -140,3 +140,15 @@ def test_unknown_tokenizer_model_is_refused_by_name(probe, smollm2_path, tmp_pat
     vocab_only_copy(smollm2_path, "default", path, {"tokenizer.ggml.model": "plamo2"})
     with pytest.raises(ProbeError, match="unsupported tokenizer model 'plamo2'"):
         tokenize(probe, ["gguf", path], ["x"])
+
+
+@pytest.mark.timeout(120)
+def test_split_sequence_out_of_order_is_refused(probe, vocab_gguf, tmp_path):
+    # DeepSeek-V3's Splits, each known, in another order: another split.
+    path = write_byte_level_json(vocab_gguf, tmp_path / "tokenizer.json", "deepseek-v3")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    splits = doc["pre_tokenizer"]["pretokenizers"]
+    splits[0], splits[1] = splits[1], splits[0]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ProbeError, match="this sequence of 3 Split regexes is not supported"):
+        tokenize(probe, ["json", path], ["x"])
