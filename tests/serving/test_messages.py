@@ -4,7 +4,7 @@ spoken by the ``anthropic`` SDK as its users write it: a message, a tool
 round trip with tool_use / tool_result, streaming with the SDK's event
 types, count_tokens, each answer validated by the SDK's own types; then bad
 requests answered in Anthropic's error shape with the right status, the
-server answering the next good request after each. The same server has an
+server answering the next good request after each (sync and async clients). The same server has an
 API key, sent as ``x-api-key`` by the SDK."""
 
 import json
@@ -292,3 +292,18 @@ def test_thinking_blocks_through_the_reasoning_parser(smollm2_path):
                                                   {"role": "assistant", "content": message.content},
                                                   {"role": "user", "content": "And of Italy?"}])
             assert [block.type for block in followed.content] == ["text"]
+
+
+def test_async_client_plain_and_streamed(base_url):
+    import asyncio
+
+    async def ask():
+        async with anthropic.AsyncAnthropic(base_url=base_url, api_key=API_KEY, max_retries=0) as aclient:
+            request = dict(model=MODEL_NAME, max_tokens=8, messages=ASK, extra_body=GREEDY)
+            blocking = await aclient.messages.create(**request)
+            async with aclient.messages.stream(**request) as stream:
+                streamed = "".join([text async for text in stream.text_stream])
+            return blocking.content[0].text, streamed
+
+    blocking, streamed = asyncio.run(ask())
+    assert blocking and streamed == blocking
