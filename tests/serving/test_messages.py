@@ -1,11 +1,11 @@
 """Anthropic's Messages API (``/v1/messages``, ``/v1/messages/count_tokens``)
 against a tool-calling server on SmolLM2 (hermes parser, auto tool choice),
-spoken by the ``anthropic`` SDK as its users write it: a message, a tool
-round trip with tool_use / tool_result, streaming with the SDK's event
-types, count_tokens, each answer validated by the SDK's own types; then bad
-requests answered in Anthropic's error shape with the right status, the
-server answering the next good request after each (sync and async clients). The same server has an
-API key, sent as ``x-api-key`` by the SDK."""
+spoken by the ``anthropic`` SDK (sync and async) as its users write it: a
+message, a tool round trip with tool_use / tool_result, streaming with the
+SDK's event types, count_tokens, each answer validated by the SDK's own
+types; then bad requests answered in Anthropic's error shape with the right
+status, the server answering the next good request after each. The same
+server has an API key, sent as ``x-api-key`` by the SDK."""
 
 import json
 
