@@ -6,7 +6,8 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``POST /detokenize``, ``GET /tokenizer_info``, ``GET /health``,
 ``GET|POST /ping``, ``GET /version``, ``GET /metrics``, ``GET /openapi.json``
 and ``GET /docs`` (openapi.py); ``POST /v1/responses``, ``GET`` and
-``DELETE /v1/responses/{id}`` (serving_responses.py). Errors are OpenAI's
+``DELETE /v1/responses/{id}`` (serving_responses.py); Anthropic's ``POST /v1/messages`` and
+``POST /v1/messages/count_tokens`` (serving_messages.py, in Anthropic's error shape). Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
 as in vLLM. Each request is held to the per-request bounds of
@@ -62,6 +63,7 @@ from .protocol import (
 )
 from .serving_openai import OpenAIServing
 from .serving_responses import ResponseStore, ResponsesServing
+from . import serving_messages
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -143,6 +145,7 @@ class OpenAIServer:
             config.model_name, ResponseStore(config.responses_store_max_entries, config.responses_store_max_age_s),
             config.enable_auto_tool_choice, config.trust_request_chat_template, config.limits, config.max_model_len)
         self._created = int(time.time())
+        self.messages = serving_messages.MessagesServing(self)
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)
 
@@ -164,14 +167,16 @@ class OpenAIServer:
         return body
 
     def routes(self):
-        def handler(fn: Callable[[Request], Awaitable[Response]]):
+        def handler(fn: Callable[[Request], Awaitable[Response]],
+                    respond: Callable[[ApiError], Response] = _error_response):
+            """``respond``: the error shape (OpenAI's; Anthropic's for its API)."""
             async def wrapped(request: Request) -> Response:
                 try:
                     return await fn(request)
                 except ApiError as exc:
-                    return _error_response(exc)
+                    return respond(exc)
                 except ENGINE_REFUSALS as exc:
-                    return _error_response(engine_refusal(exc))
+                    return respond(engine_refusal(exc))
                 except (ClientDisconnected, ClientDisconnect):  # left while generating / sending its body
                     return Response(status_code=499)  # nobody reads it; for the log
             return wrapped
@@ -194,6 +199,11 @@ class OpenAIServer:
             Route("/v1/responses", handler(self.create_response), methods=["POST"]),
             Route("/v1/responses/{response_id}", handler(self.retrieve_response), methods=["GET"]),
             Route("/v1/responses/{response_id}", handler(self.delete_response), methods=["DELETE"]),
+            # Anthropic's Messages API (serving_messages.py): its errors in Anthropic's shape
+            Route("/v1/messages", handler(self.messages.create_message, serving_messages.error_response),
+                  methods=["POST"]),
+            Route("/v1/messages/count_tokens", handler(self.messages.count_tokens, serving_messages.error_response),
+                  methods=["POST"]),
         ]
 
     # -- generation --------------------------------------------------------
@@ -228,14 +238,12 @@ class OpenAIServer:
                         cancel: Callable[[Any], Any],
                         payloads: Callable[[Any, Dict[str, int]], AsyncIterator[str]],
                         complete: Callable[[Any], Awaitable[Dict[str, Any]]],
-                        frame: Callable[[AsyncIterator[str]], AsyncIterator[str]] = _sse) -> Response:
+                        sse: Callable[[AsyncIterator[str]], AsyncIterator[str]] = _sse) -> Response:
         """Admit ``slots`` engine requests, ``start()`` them (an engine
         refusal raises here, before any response), then answer with an SSE
         stream of ``payloads`` or the JSON ``complete`` builds. However the
         response ends (finished, failed, client gone, never started) the work
-        is cancelled (a no-op once finished) and the slots released.
-        ``frame`` turns the payloads into the SSE text (default: ``data:``
-        lines; an endpoint whose payloads are framed already passes its own)."""
+        is cancelled (a no-op once finished) and the slots released."""
         release = self.admission.admit(slots)
         work = None
 
@@ -251,7 +259,7 @@ class OpenAIServer:
                 usage: Dict[str, int] = {}
                 request.state.usage = usage  # for the request log
                 streaming = True  # from here the response calls end()
-                return StreamingResponse(frame(payloads(work, usage)), media_type="text/event-stream",
+                return StreamingResponse(sse(payloads(work, usage)), media_type="text/event-stream",
                                          background=BackgroundTask(end))
             response = await until_disconnected(request.receive, complete(work))
             request.state.usage = response["usage"]
@@ -272,7 +280,7 @@ class OpenAIServer:
             cancel=lambda run: run.cancel(),
             payloads=lambda run, usage: self.responses.stream(run, usage),
             complete=self.responses.complete,
-            frame=lambda framed: framed)
+            sse=lambda framed: framed)
 
     async def retrieve_response(self, request: Request) -> Response:
         return JSONResponse(self.responses.retrieve(request.path_params["response_id"]))
@@ -362,8 +370,11 @@ class _Middleware:
     def _authorized(self, scope) -> bool:
         if self._expected is None or not scope["path"].startswith("/v1"):
             return True
-        given = dict(scope["headers"]).get(b"authorization", b"")
-        return hmac.compare_digest(given, self._expected)
+        headers = dict(scope["headers"])
+        given = headers.get(b"authorization", b"")
+        # Anthropic's clients send the key as x-api-key.
+        anthropic = b"Bearer " + headers[b"x-api-key"] if b"x-api-key" in headers else b""
+        return hmac.compare_digest(given, self._expected) or hmac.compare_digest(anthropic, self._expected)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -387,7 +398,9 @@ class _Middleware:
             else:
                 error = ApiError(401, "invalid or missing API key (send 'Authorization: Bearer KEY')",
                                  code="invalid_api_key")
-                await _error_response(error)(scope, receive, send_status)
+                respond = (serving_messages.error_response if serving_messages.is_messages_path(scope["path"])
+                           else _error_response)
+                await respond(error)(scope, receive, send_status)
         finally:
             usage = state.get("usage") or {}
             client = scope.get("client") or ("-", 0)
@@ -411,7 +424,9 @@ def build_app(engine: Engine, config: ServerConfig) -> Starlette:
             message = "method %s is not allowed on %s" % (request.method, request.url.path)
         else:
             message = str(exc.detail)
-        return _error_response(ApiError(status, message))
+        respond = (serving_messages.error_response if serving_messages.is_messages_path(request.url.path)
+                   else _error_response)
+        return respond(ApiError(status, message))
 
     async def internal(request: Request, exc: Exception) -> Response:
         logger.exception("internal error on %s %s", request.method, request.url.path)

@@ -26,6 +26,9 @@ _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["message", "type"], "properties": {
         "message": {"type": "string"}, "type": {"type": "string"},
         "param": {"type": ["string", "null"]}, "code": {"type": ["string", "null"]}}}}}
+_ANTHROPIC_ERROR = {"type": "object", "required": ["type", "error"], "properties": {
+    "type": {"const": "error"}, "error": {"type": "object", "required": ["type", "message"], "properties": {
+        "type": {"type": "string"}, "message": {"type": "string"}}}}}
 
 
 def _body(table: Dict[str, schema.FieldSpec], accepted: Sequence[str]) -> Dict[str, Any]:
@@ -93,6 +96,10 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
                                 "over the chat road", "responses", _JSON),
     ("get", "/v1/responses/{response_id}"): ("A stored response (OpenAI's 404 when not kept)", None, _JSON),
     ("delete", "/v1/responses/{response_id}"): ("Forget a stored response", None, _JSON),
+    # Anthropic's Messages API: its own body and errors (not described here)
+    ("post", "/v1/messages"): ("Anthropic Messages (JSON, or Anthropic's server-sent events with stream)", None,
+                               _JSON),
+    ("post", "/v1/messages/count_tokens"): ("Anthropic's count of a Messages request's input tokens", None, _JSON),
 }
 
 
@@ -121,6 +128,12 @@ def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]
     return bodies
 
 
+def _error_response(path: str) -> Dict[str, Any]:
+    if path.startswith("/v1/messages"):
+        return {"description": "an error, in Anthropic's shape", "content": {_JSON: {"schema": _ANTHROPIC_ERROR}}}
+    return {"description": "an error, in OpenAI's shape", "content": {_JSON: {"schema": _ERROR}}}
+
+
 def openapi_document(model_name: str, limits: RequestLimits, max_model_len: Optional[int],
                      api_key: bool) -> Dict[str, Any]:
     bodies = _bodies(model_name, limits, max_model_len)
@@ -129,8 +142,7 @@ def openapi_document(model_name: str, limits: RequestLimits, max_model_len: Opti
         operation: Dict[str, Any] = {
             "summary": summary,
             "responses": {"200": {"description": "OK", "content": {media: {"schema": {}}}},
-                          "default": {"description": "an error, in OpenAI's shape",
-                                      "content": {_JSON: {"schema": _ERROR}}}}}
+                          "default": _error_response(path)}}
         if body is not None:
             operation["requestBody"] = {"required": True, "content": {_JSON: {"schema": bodies[body]}}}
         for parameter in ("model_id", "response_id"):
