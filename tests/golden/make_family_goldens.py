@@ -4,9 +4,10 @@ The dense families of issue 41 (smollm3, olmo2, granite, glm4) and
 Phi-4-mini's configuration on the phi3 path, each as a tiny random model
 made by transformers from a config, saved as a Hugging Face directory and
 converted to GGUF by **llama.cpp's own converter**. The steps are those of
-make_moe_goldens.py (whose helpers this imports: ``_randomize``,
-``_save_hf``, ``convert`` with its ``get_vocab_base_pre`` workaround,
-``_check_reload``, ``_llama_cpp_run``, ``_versus``):
+make_moe_goldens.py (whose steps this imports: ``tiny_model`` with its ``_randomize``,
+``seeded_prompts``, ``fresh_hf_dir`` with its ``_save_hf``, ``convert`` with
+its ``get_vocab_base_pre`` workaround, ``reference_records``,
+``_check_reload``, ``_llama_cpp_run``, ``_versus``, ``main``):
 
 1. transformers builds the model from ``CASES``' config (torch seed 0,
    float32, eager attention; hidden size 64, 2-4 layers); every weight is
@@ -63,15 +64,15 @@ About 20 s per case on 2 cores; deterministic.
 
 from __future__ import annotations
 
-import argparse
 import json
+import pathlib
 import shutil
 import sys
 
 import numpy as np
 
-import make_moe_goldens as moe  # noqa: E402  (puts tests/support and tests/golden on sys.path)
-import make_arch_goldens  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import make_moe_goldens as moe  # noqa: E402  (puts tests/support on sys.path)
 
 OUT = moe.HERE / "tiny_families"
 TOKENIZER = moe.TOKENIZER
@@ -143,19 +144,9 @@ def make_case(case, llama_cpp, seed=0):
     import transformers
 
     config_class, kwargs, options = CASES[case]
-    torch.manual_seed(seed)
-    config = getattr(transformers, config_class)(**kwargs)
-    config._attn_implementation = "eager"
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-    moe._randomize(model, seed)
-
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = OUT / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    moe._save_hf(model, hf_dir)
+    _, model = moe.tiny_model(config_class, kwargs, seed)
+    prompts = moe.seeded_prompts(seed)
+    hf_dir = moe.fresh_hf_dir(model, OUT / f"{case}.hf")
     if options.get("published_config"):
         saved = json.loads((hf_dir / "config.json").read_text())
         (hf_dir / "config.json").write_text(json.dumps(options["published_config"](saved), indent=2) + "\n")
@@ -167,10 +158,7 @@ def make_case(case, llama_cpp, seed=0):
     gguf_path = OUT / f"{case}.gguf"
     _convert(hf_dir, gguf_path, llama_cpp, options.get("generic_vocab"))
 
-    records = []
-    for prompt in prompts:
-        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
-        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    records = moe.reference_records(model, prompts)
     forced = prompts[0] + records[0]["ref_ids"]
     with torch.no_grad():
         logits = model(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
@@ -192,16 +180,5 @@ def make_case(case, llama_cpp, seed=0):
           f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
-    ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
-    args = ap.parse_args()
-    llama_cpp = moe.llama_cpp_dir(args.llama_cpp)
-    OUT.mkdir(exist_ok=True)
-    for case in args.only or CASES:
-        make_case(case, llama_cpp)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    moe.main(CASES, make_case, OUT)

@@ -22,14 +22,12 @@ equal transformers' under the near-tie rule (greedy_rule.py), and the GGUF
 form's greedy ids equal llama.cpp's under the peer rule. Bad input (a missing
 tensor, contradictory metadata, a config.json option these forwards do not
 run) is refused at load naming the file and the problem, and the process
-goes on loading good models.
+goes on loading good models (test_moe_goldens._load_refused).
 """
 
 import json
 import pathlib
-import re
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -40,8 +38,9 @@ from native_build import build_native_tests  # noqa: F401 (conftest builds it be
 from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
-from test_moe_goldens import GREEDY_CHUNKS, _drop_safetensors_tensor, _greedy  # noqa: E402
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close, assert_probe_refuses  # noqa: E402
+from test_moe_goldens import (GREEDY_CHUNKS, _drop_safetensors_tensor, _greedy, _load_refused,  # noqa: E402
+                              edited_hf_copy)
 
 TINY = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_families"
 SUPPORTED = ("smollm3", "olmo2", "granite", "glm4", "phi4-mini")
@@ -128,27 +127,12 @@ def test_smollm3_nope_layer_matters(probe, tmp_path):
     """The 4th layer's lack of RoPE is what makes the output equal: the same
     directory with every layer rotating (no_rope_layers all 1) gives other logits."""
     _need("smollm3")
-    target = tmp_path / "smollm3.hf"
-    shutil.copytree(TINY / "smollm3.hf", target)
-    config = json.loads((target / "config.json").read_text())
-    config["no_rope_layers"] = [1] * config["num_hidden_layers"]
-    (target / "config.json").write_text(json.dumps(config))
+    target = edited_hf_copy(TINY / "smollm3.hf", tmp_path / "smollm3.hf", {"no_rope_layers": [1, 1, 1, 1]})
     first = _golden("smollm3")["prompts"][0]
     ids = first["prompt_ids"] + first["ref_ids"]
     want = np.load(TINY / "smollm3_logits.npy")[LOGITS_CHUNK - 1:]
     got = _logits(probe, target, ids, tmp_path / "logits.bin", []).reshape(want.shape)
     assert np.abs(got - want).max() > 0.05
-
-
-def _load_refused(path, message):
-    vllm_cpp = pytest.importorskip("vllm_cpp")
-    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
-        vllm_cpp.Engine.load(str(path))
-    assert str(path) in str(refused.value)
-    # The process is alive and loads a good model afterwards.
-    with vllm_cpp.Engine.load(str(TINY / f"{CASES[0]}.gguf"), max_model_len=64) as engine:
-        params = vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True)
-        assert engine.complete([1, 2, 3], params).completion_tokens == 2
 
 
 BAD_GGUF = {
@@ -182,9 +166,7 @@ def test_bad_family_gguf_refused_at_load(probe, tmp_path, bad):
     case, edits, message = BAD_GGUF[bad]
     _need(case)
     path = _rewritten(TINY / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
-    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
-                       timeout=30)
-    assert r.returncode != 0 and message in r.stderr, r.stderr
+    assert_probe_refuses(probe, path, message)
     _load_refused(path, message)
 
 
@@ -217,12 +199,7 @@ BAD_CONFIG = {
 def test_bad_family_config_json_refused_at_load(tmp_path, bad):
     case, changes, message = BAD_CONFIG[bad]
     _need(case)
-    target = tmp_path / f"{case}.hf"
-    shutil.copytree(TINY / f"{case}.hf", target)
-    config = json.loads((target / "config.json").read_text())
-    config.update(changes)
-    (target / "config.json").write_text(json.dumps(config))
-    _load_refused(target, message)
+    _load_refused(edited_hf_copy(TINY / f"{case}.hf", tmp_path / f"{case}.hf", changes), message)
 
 
 @pytest.mark.timeout(60)
