@@ -140,6 +140,14 @@ BAD_GGUF = {
                                     "tensor 'blk.1.post_ffw_norm.weight' is missing"),
     "olmo2-kv-heads-not-k-norm": ("olmo2", dict(set_values={"olmo2.attention.head_count_kv": 2}),
                                   "tensor 'blk.0.attn_k.weight' has shape [64, 64], expected [64, 32]"),
+    "olmo2-olmo3-sliding-window": ("olmo2", dict(set_values={"olmo2.attention.sliding_window": 4096}),
+                                   "olmo2.attention.sliding_window is not supported for olmo2 (OLMo 3's "
+                                   "sliding-window layers are not implemented)"),
+    "glm4-nextn-layers": ("glm4", dict(set_values={"glm4.nextn_predict_layers": 1}),
+                          "glm4.nextn_predict_layers is not supported (next-token-prediction layers are not "
+                          "implemented)"),
+    "glm4-rope-sections": ("glm4", dict(set_values={"glm4.rope.dimension_sections": 8}),
+                           "glm4.rope.dimension_sections (multimodal RoPE) is not supported"),
     "glm4-post-attention-norm-missing": ("glm4", dict(drop_tensor="blk.0.post_attention_norm.weight"),
                                          "tensor 'blk.0.post_attention_norm.weight' is missing"),
     "glm4-qkv-bias-missing": ("glm4", dict(drop_tensor="blk.1.attn_k.bias"), "tensor 'blk.1.attn_k.bias' is missing"),

@@ -200,6 +200,19 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
         const float v = positive_or_zero(file, a + key);
         if (v > 0.0f) *field = v;
     }
+    // What llama.cpp's converter writes for variants these forwards do not
+    // run, refused rather than ignored: OLMo 3 (an olmo2 GGUF with sliding
+    // layers), multimodal RoPE sections (GLM-4.1V's text part), GLM's extra
+    // next-token-prediction layers (counted in block_count).
+    if (traits->refuses_sliding_window && file.get_int(a + "attention.sliding_window", 0) > 0)
+        throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window is not supported for " +
+                         c.architecture + " (OLMo 3's sliding-window layers are not implemented)");
+    if (file.find(a + "rope.dimension_sections") != nullptr)
+        throw_model_load("cannot load '" + file.path() + "': " + a +
+                         "rope.dimension_sections (multimodal RoPE) is not supported");
+    if (file.get_int(a + "nextn_predict_layers", 0) > 0)
+        throw_model_load("cannot load '" + file.path() + "': " + a +
+                         "nextn_predict_layers is not supported (next-token-prediction layers are not implemented)");
     if (traits->sliding_window) {
         const int64_t window = file.get_int(a + "attention.sliding_window", 0);
         if (window < 0)

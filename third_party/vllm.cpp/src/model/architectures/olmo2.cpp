@@ -2,8 +2,8 @@
 // RMS-normalised (post_attention_norm, post_ffw_norm) before its residual
 // add, and q and k are RMS-normalised over the whole projection (not per
 // head) before RoPE over halves. Gemma 2's sandwich layer without its
-// pre-norms (build_sandwich_decoder). OLMo 3's sliding-window layers are
-// refused (the loader does not read their pattern).
+// pre-norms (build_sandwich_decoder). OLMo 3's sliding-window layers (an
+// olmo2 GGUF with attention.sliding_window) are refused.
 #include "model/architectures/architectures.h"
 
 namespace vllm {
@@ -15,6 +15,7 @@ constexpr ArchitectureTraits olmo2_traits() {
                          /*post_norms=*/true};
     t.qk_norm_whole = true;
     t.pre_norms = false;
+    t.refuses_sliding_window = true;
     return t;
 }
 
