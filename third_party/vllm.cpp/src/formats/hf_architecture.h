@@ -56,6 +56,8 @@ struct HfArchitecture {
     // dim]: the loader turns them into llama.cpp's ffn_{gate,up,down}_exps
     // (float copies; the row names map to ffn_gate_up_exps for it to split).
     bool interleaved_experts = false;
+    // Gemma 4: its per-layer settings (HfModel::read_gemma4_config).
+    bool gemma4_layers = false;
 };
 
 // The row for `hf_class`, or nullptr.

@@ -41,6 +41,15 @@ struct ArchitectureTraits {
     bool expert_bias = false;
     ExpertGating expert_gating = ExpertGating::SOFTMAX;  // <arch>.expert_gating_func overrides
     const char* ffn_norm_tensor = "ffn_norm";
+    // A fixed attention scale (Gemma 4: 1, its q/k norms scale the scores;
+    // llama.cpp fixes it); 0: ModelConfig::attn_scale's rule.
+    float attn_scale = 0.0f;
+    // Why this architecture's mixture-of-experts layers are refused
+    // (nullptr: <arch>.expert_count is read as for every architecture).
+    const char* experts_refused = nullptr;
+    // Gemma 4: its per-layer keys (ModelConfig's Gemma 4 fields) and a
+    // weightless RMS norm on the values.
+    bool gemma4_layers = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

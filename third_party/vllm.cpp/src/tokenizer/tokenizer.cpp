@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/token_pieces.h"
@@ -133,15 +134,16 @@ std::string_view Tokenizer::token_view(int32_t id, bool skip_special) const {
 bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id); }
 
 std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
-    const bool spm = data.model == "llama";
-    if (data.model != "gpt2" && !spm) {
+    const bool spm = data.model == "llama", gemma4 = data.model == "gemma4";
+    if (data.model != "gpt2" && !spm && !gemma4) {
         throw_model_load("unsupported tokenizer model '" + data.model +
-                         "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2') and SentencePiece "
-                         "('llama') only");
+                         "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2'), SentencePiece "
+                         "('llama') and Gemma 4's BPE ('gemma4') only");
     }
     PreTokenizerSpec spec;
     // SentencePiece has no pre-tokenizer: llama.cpp ignores the key there.
-    if (!spm && !find_pretokenizer(data.pre, spec)) {
+    // Gemma 4's fixes its own (llama.cpp ignores the key there too).
+    if (!spm && !gemma4 && !find_pretokenizer(data.pre, spec)) {
         throw_model_load("unknown pre-tokenizer '" + data.pre + "' (tokenizer.ggml.pre)");
     }
     const size_t n = data.tokens.size();
@@ -163,6 +165,13 @@ std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     if (data.add_bos && data.bos_id < 0) throw_model_load("add_bos_token is true, but there is no bos_token_id");
     if (data.add_eos && data.eos_id < 0) throw_model_load("add_eos_token is true, but there is no eos_token_id");
     if (spm) return std::make_unique<SpmTokenizer>(std::move(data));
+    if (gemma4) {
+        MetaspaceOptions options;
+        options.newline_runs = true;
+        options.fallback.byte_fallback = true;
+        options.fallback.unk_id = data.unk_id;
+        return std::make_unique<MetaspaceBpeTokenizer>(std::move(data), options);
+    }
     return std::make_unique<BpeTokenizer>(std::move(data), spec);
 }
 

@@ -30,7 +30,7 @@ void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& bat
     const int kv_group = cache.group_of(layer);
     for (const SequenceSlice& sl : batch) {
         const int32_t* block_table = sl.block_tables[kv_group];
-        for (int i = 0; i < sl.n_tokens; ++i) {
+        for (int i = 0; i < sl.n_tokens && k != nullptr; ++i) {
             const int pos = sl.start_pos + i;
             const int32_t block = block_table[pos / bs];
             cache.store_key(layer, block, pos % bs, &k[(t0 + i) * kv_dim]);
