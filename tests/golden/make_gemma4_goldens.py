@@ -31,7 +31,8 @@ What this script does, per case of ``CASES``
    its ids (make_moe_goldens._llama_cpp_run).
 5. For the case with ``chat`` set: ``CHATS`` rendered by transformers'
    apply_chat_template (text) with that directory's tokenizer into
-   ``<case>_chat.json``.
+   ``<case>_chat.json``, and transformers' ids for ``TOKENIZE_TEXTS`` (BOS
+   added) as ``tokenized`` in ``<case>.json``.
 
 What each case exercises (transformers' behaviour is the reference):
 
@@ -118,6 +119,12 @@ CASES = {
     "gemma4-dense": (dict(BASE, hidden_size_per_layer_input=0, num_kv_shared_layers=0, attention_k_eq_v=True,
                           num_global_key_value_heads=1, final_logit_softcapping=None), {}),
 }
+
+#: Texts whose transformers tokenization (tokenizer.json, BOS added) the
+#: gemma4-e golden records as ``tokenized`` (the gemma4 GGUF vocabulary
+#: must give the same ids).
+TOKENIZE_TEXTS = ["the cat is on\n\nthe mat", "Hello, w\u00f6rld!  x\n", "<bos>hi<eos> and", "a\n\n\nb",
+                  "  leading spaces", ""]
 
 #: name -> (messages, apply_chat_template keyword arguments)
 _WEATHER_TOOL = make_moe_goldens._WEATHER_TOOL
@@ -222,9 +229,11 @@ def make_case(case, llama_cpp, seed=0):
                kv_sharing_modes=config.kv_sharing_modes,
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     out["llama_cpp_vs_ref"] = make_moe_goldens._versus(records, "llama_cpp_ids")
-    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     if options.get("chat"):
+        tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+        out["tokenized"] = [[t, tokenizer(t)["input_ids"]] for t in TOKENIZE_TEXTS]
         _render_chats(case, hf_dir)
+    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
           f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
