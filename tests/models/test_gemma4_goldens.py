@@ -43,7 +43,7 @@ GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
-from test_moe_goldens import _drop_safetensors_tensor  # noqa: E402
+from test_moe_goldens import _drop_safetensors_tensor, _greedy  # noqa: E402
 
 TINY = GOLDEN_DIR / "tiny_gemma4"
 CASES = [c for c in ("gemma4-e", "gemma4-dense") if (TINY / f"{c}.gguf").is_file()]
@@ -60,19 +60,11 @@ def _golden(case):
     return json.loads((TINY / f"{case}.json").read_text())
 
 
-def _greedy(probe, model, prompts, chunk):
-    stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
-    out = subprocess.run([probe, str(model), "greedy", str(len(prompts[0]["ref_ids"])), str(chunk)], input=stdin,
-                         text=True, check=True, timeout=60, capture_output=True)
-    return [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
-
-
 def test_goldens_present():
     if not CASES:
         pytest.skip("no Gemma 4 goldens under tests/golden/tiny_gemma4 (make_gemma4_goldens.py writes them)")
-    for case in CASES:
-        for name in (f"{case}.json", f"{case}_logits.npy", f"{case}.hf/config.json"):
-            assert (TINY / name).is_file(), name
+    assert all((TINY / f"{case}{suffix}").is_file() for case in CASES
+               for suffix in (".json", "_logits.npy", ".hf/config.json", ".hf/chat_template.jinja"))
 
 
 @pytest.mark.timeout(120)
