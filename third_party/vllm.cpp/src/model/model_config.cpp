@@ -280,6 +280,13 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
         c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
+    // One attention tile holds a whole GQA group's queries of one token.
+    for (int l = 0; l < c.n_layers; ++l) {
+        const int group = c.n_heads / c.kv_heads_of(l), most = kernels::attention_max_queries(c.head_dim_of(l));
+        if (group > most)
+            throw_model_load("cannot load '" + file.path() + "': " + std::to_string(group) + " query heads per KV head of " +
+                             std::to_string(c.head_dim_of(l)) + " dims (unsupported: at most " + std::to_string(most) + ")");
+    }
     // vocab_size comes from the embedding tensor; the metadata key is optional.
     return c;
 }

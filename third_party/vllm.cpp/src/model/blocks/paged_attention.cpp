@@ -25,7 +25,7 @@ void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& bat
     // Store this step's K/V first: a token attends to every earlier token of
     // its sequence, including those in this very batch.
     std::vector<kernels::AttentionTile> tiles;
-    const int64_t tokens_per_tile = std::max(1, kernels::kAttentionMaxQueries / group);
+    const int64_t tokens_per_tile = std::max(1, kernels::attention_max_queries(hd) / group);
     int64_t t0 = 0;
     const int kv_group = cache.group_of(layer);
     for (const SequenceSlice& sl : batch) {
