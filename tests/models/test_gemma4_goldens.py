@@ -129,7 +129,7 @@ def test_kv_cache_holds_only_storing_layers(case):
     groups = stats["kv_cache_groups"]
     assert stats["kv_cache_bytes"] == sum(g["bytes"] for g in groups)
     for g in groups:
-        sliding = g["kind"] != "full"
+        sliding = g["sliding_window"] > 0
         stored = sum(f for f, _, s in layers if s == sliding)
         if_all_stored = sum(f for _, f, s in layers if s == sliding)
         per_block = block_size * 2 * 4  # K and V, float32

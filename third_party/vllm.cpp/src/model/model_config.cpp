@@ -154,6 +154,13 @@ void read_gemma4_layers(const ModelSource& file, const std::string& a, ModelConf
     if (per_layer < 0 || per_layer > (int64_t(1) << 20)) fail(a + "embedding_length_per_layer_input must not be negative");
     c.per_layer_embd_dim = static_cast<int>(per_layer);
     c.value_norm = true;
+    // The KV cache: each storing layer's own heads and head size; nothing
+    // for a layer that reads another's.
+    for (int l = 0; l < c.n_layers; ++l) {
+        const int head_dim = c.head_dim_of(l);
+        c.layer_kv_shapes.push_back(c.kv_source_of(l) == l ? KvLayerShape{c.kv_heads_of(l), head_dim, head_dim}
+                                                            : KvLayerShape{});
+    }
 }
 
 }  // namespace
