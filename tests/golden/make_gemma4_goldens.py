@@ -38,7 +38,8 @@ What each case exercises (transformers' behaviour is the reference):
 
 * gemma4-e: the E2B/E4B shape. Six layers [sliding, sliding, full] x 2,
   window 8; sliding layers have 2 KV heads of 32 and rotate all 32 dims with
-  base 10000, full layers have 2 KV heads of 64 (``global_head_dim``) and
+  base 10000, full layers have 2 KV heads of 512 (``global_head_dim``, as the
+  published models: past the 256 of every other architecture) and
   "proportional" RoPE (base 1e6, a quarter of the pairs rotate, frequencies
   over the whole head); per-layer token embeddings of 16 per layer, their
   projection from the embedding and their gate in every layer; the last
@@ -48,8 +49,9 @@ What each case exercises (transformers' behaviour is the reference):
   attention scale 1, sandwich norms, final logit soft-cap 10.
 * gemma4-dense: the 31B shape without per-layer embeddings or KV sharing:
   ``attention_k_eq_v`` (full layers have no v_proj: V is the k projection
-  before its norm), full layers with 1 KV head (``num_global_key_value_heads``)
-  against 2 on sliding layers, no soft-cap.
+  before its norm), full layers with 1 KV head of 64
+  (``num_global_key_value_heads``) against 2 of 32 on sliding layers, no
+  soft-cap.
 
 How to regenerate
 -----------------
@@ -114,7 +116,7 @@ BASE = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_attenti
 #: case -> (Gemma4TextConfig arguments, options); options: ``chat`` (record
 #: the chat template's renders).
 CASES = {
-    "gemma4-e": (dict(BASE, hidden_size_per_layer_input=16, vocab_size_per_layer_input=VOCAB, num_kv_shared_layers=3,
+    "gemma4-e": (dict(BASE, global_head_dim=512, hidden_size_per_layer_input=16, vocab_size_per_layer_input=VOCAB, num_kv_shared_layers=3,
                       use_double_wide_mlp=True, final_logit_softcapping=10.0), dict(chat=True)),
     "gemma4-dense": (dict(BASE, hidden_size_per_layer_input=0, num_kv_shared_layers=0, attention_k_eq_v=True,
                           num_global_key_value_heads=1, final_logit_softcapping=None), {}),

@@ -174,8 +174,8 @@ def _load_refused(path, message):
 BAD_GGUF = {
     "shared-all-layers": (dict(set_values={"gemma4.attention.shared_kv_layers": 6}),
                           "gemma4.attention.shared_kv_layers 6 is not below the layer count 6"),
-    "sliding-head-wider": (dict(set_values={"gemma4.attention.key_length_swa": 128,
-                                            "gemma4.attention.value_length_swa": 128}),
+    "sliding-head-wider": (dict(set_values={"gemma4.attention.key_length_swa": 1024,
+                                            "gemma4.attention.value_length_swa": 1024}),
                            "unsupported sliding-layer head or RoPE dimension"),
     "swa-value-length": (dict(set_values={"gemma4.attention.value_length_swa": 64}),
                          "gemma4.attention.value_length_swa differs from gemma4.attention.key_length_swa"),
