@@ -313,3 +313,26 @@ def test_tokenizer_matches_transformers(form):
     with vllm_cpp.Engine.load(str(FORMS[form]("gemma4-e")), max_model_len=64) as engine:
         for text, ids in golden["tokenized"]:
             assert engine.tokenize(text, add_special_tokens=True) == ids, text
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_chat_requests_tokenize_as_transformers_renders(form):
+    """The engine's own chat path on both forms (the GGUF carries the
+    template as the converter stored it; chat_template_kwargs passed
+    through): a request's prompt ids are the tokens of transformers'
+    rendering, for the conversations that ask for a generation prompt (the
+    chat path always does) and have no tools."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    chat = json.loads((TINY / "gemma4-e_chat.json").read_text())
+    checked = 0
+    with vllm_cpp.Engine.load(str(FORMS[form]("gemma4-e")), max_model_len=256) as engine:
+        for c in chat["chats"]:
+            if c.get("tools") or not c.get("add_generation_prompt"):
+                continue
+            request = {"messages": c["messages"]}
+            if "enable_thinking" in c:
+                request["chat_template_kwargs"] = {"enable_thinking": c["enable_thinking"]}
+            assert engine.tokenize_chat(request) == engine.tokenize(c["text"], add_special_tokens=False), c["name"]
+            checked += 1
+    assert checked == 3
