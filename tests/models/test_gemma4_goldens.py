@@ -336,3 +336,29 @@ def test_chat_requests_tokenize_as_transformers_renders(form):
             assert engine.tokenize_chat(request) == engine.tokenize(c["text"], add_special_tokens=False), c["name"]
             checked += 1
     assert checked == 3
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("case, ftype", [(case, ftype) for case in CASES for ftype in ("Q8_0", "Q4_K_M")])
+def test_quantized_matches_llama_cpp(probe, case, ftype):
+    """The GGUF quantized by llama.cpp's own quantizer (its mix of types:
+    the per-layer embedding table and the projections quantized where their
+    widths allow) generates llama.cpp's greedy ids on that file under the
+    peer near-tie rule."""
+    llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (llama_cpp) to quantize and run")
+    from llama_quantize import quantized
+    from make_reference_golden import llamacpp_greedy
+
+    path = quantized(TINY / f"{case}.gguf", ftype)
+    prompts = _golden(case)["prompts"]
+    llm = llama_cpp.Llama(str(path), n_ctx=256, n_threads=2, verbose=False)
+    try:
+        theirs = []
+        for p in prompts:
+            ids, gaps = llamacpp_greedy(llm, p["prompt_ids"], len(p["ref_ids"]))
+            theirs.append(dict(p, ref_ids=ids, ref_gaps=gaps))
+    finally:
+        llm.close()
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(theirs, _greedy(probe, path, theirs, chunk), PEER_GAP_THRESHOLD)
+        assert not failures, (f"chunk {chunk}", failures)
