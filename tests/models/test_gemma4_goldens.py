@@ -362,3 +362,26 @@ def test_quantized_matches_llama_cpp(probe, case, ftype):
     for chunk in GREEDY_CHUNKS:
         failures = greedy_failures(theirs, _greedy(probe, path, theirs, chunk), PEER_GAP_THRESHOLD)
         assert not failures, (f"chunk {chunk}", failures)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", CASES)
+def test_prefix_cache_hits_give_the_same_ids(case):
+    """Requests sharing a 40-token prefix: with prefix caching (the default)
+    the later ones reuse the cached blocks, which hold only the storing
+    layers' K/V (the sharing layers read them there), and generate the
+    same ids as with prefix caching off."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    rng = np.random.default_rng(7)
+    vocab = len(np.load(TINY / f"{case}_logits.npy")[0])
+    prefix = [int(t) for t in rng.integers(4, vocab, size=40)]
+    prompts = [prefix + [int(t) for t in rng.integers(4, vocab, size=n)] for n in (3, 9, 1)]
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=24, ignore_eos=True)
+    runs = {}
+    for toggle in (vllm_cpp.Toggle.OFF, vllm_cpp.Toggle.ON):
+        with vllm_cpp.Engine.load(str(TINY / f"{case}.gguf"), max_model_len=128, prefix_caching=toggle) as engine:
+            runs[toggle] = [list(engine.complete(p, params).token_ids) for p in prompts]
+            hits = engine.stats()["prefix_cache_hits"]
+        if toggle is vllm_cpp.Toggle.ON:
+            assert hits > 0
+    assert runs[vllm_cpp.Toggle.ON] == runs[vllm_cpp.Toggle.OFF]
