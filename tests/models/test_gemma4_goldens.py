@@ -43,7 +43,7 @@ GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
-from test_moe_goldens import _drop_safetensors_tensor, _greedy  # noqa: E402
+from test_moe_goldens import _drop_safetensors_tensor, _greedy, assert_greedy_matches_llama_cpp  # noqa: E402
 
 TINY = GOLDEN_DIR / "tiny_gemma4"
 CASES = [c for c in ("gemma4-e", "gemma4-dense") if (TINY / f"{c}.gguf").is_file()]
@@ -347,21 +347,9 @@ def test_quantized_matches_llama_cpp(probe, case, ftype):
     peer near-tie rule."""
     llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (llama_cpp) to quantize and run")
     from llama_quantize import quantized
-    from make_reference_golden import llamacpp_greedy
 
     path = quantized(TINY / f"{case}.gguf", ftype)
-    prompts = _golden(case)["prompts"]
-    llm = llama_cpp.Llama(str(path), n_ctx=256, n_threads=2, verbose=False)
-    try:
-        theirs = []
-        for p in prompts:
-            ids, gaps = llamacpp_greedy(llm, p["prompt_ids"], len(p["ref_ids"]))
-            theirs.append(dict(p, ref_ids=ids, ref_gaps=gaps))
-    finally:
-        llm.close()
-    for chunk in GREEDY_CHUNKS:
-        failures = greedy_failures(theirs, _greedy(probe, path, theirs, chunk), PEER_GAP_THRESHOLD)
-        assert not failures, (f"chunk {chunk}", failures)
+    assert_greedy_matches_llama_cpp(probe, llama_cpp, path, _golden(case)["prompts"])
 
 
 @pytest.mark.timeout(120)
