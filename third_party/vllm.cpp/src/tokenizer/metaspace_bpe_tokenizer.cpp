@@ -33,16 +33,15 @@ void MetaspaceBpeTokenizer::encode_text(const std::string& text, bool at_start, 
     if (options_.newline_runs) {
         for (size_t begin = 0; begin < normalized.size();) {
             const bool newlines = normalized[begin] == '\n';
-            size_t end = normalized.find_first_not_of('\n', begin);
-            if (!newlines) end = normalized.find('\n', begin);
-            if (end == std::string::npos) end = normalized.size();
-            const std::string run = normalized.substr(begin, end - begin);
-            const int32_t whole = newlines ? bpe_.find_token(run) : -1;
-            if (whole >= 0)
+            const size_t end = newlines ? normalized.find_first_not_of('\n', begin) : normalized.find('\n', begin);
+            const std::string word = normalized.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+            const int32_t whole = newlines ? bpe_.find_token(word) : -1;
+            if (whole >= 0) {
                 out.push_back(whole);
-            else
-                encode_word(run, scratch, out);
-            begin = end;
+            } else {
+                encode_word(word, scratch, out);
+            }
+            begin += word.size();
         }
         return;
     }

@@ -6,11 +6,10 @@
 // merged by rank from its characters, a character outside the vocabulary
 // falling back to its <0xNN> byte tokens. Detokenizing maps "▁" back to a
 // space and keeps a leading one, as for the GGUF SentencePiece tokenizer.
-// Gemma 4's GGUF vocabulary (tokenizer.ggml.model "gemma4", llama.cpp's
-// LLAMA_VOCAB_PRE_TYPE_GEMMA4) is this tokenizer too, over its
-// tokenizer.ggml.merges: spaces become "▁", and the text is cut into runs
-// of newlines and runs of other characters (newline_runs), a newline run
-// taken whole where it is a token.
+// Gemma 4's GGUF tokenizer (tokenizer.ggml.model "gemma4") is the same
+// model as llama.cpp runs it: spaces become "▁", words are the runs of
+// newlines and of other characters, and a run of newlines that is a token
+// is taken whole.
 #pragma once
 #include <string>
 #include <vector>
@@ -31,8 +30,8 @@ struct MetaspaceOptions {
     Prepend prepend = Prepend::NEVER;
     bool split = false;          // each "▁" starts a new word (Metaspace split)
     bool ignore_merges = false;  // a word that is a token is taken whole
+    bool newline_runs = false;   // Gemma 4: words are newline runs and the runs between
     BpeCharFallback fallback;
-    bool newline_runs = false;   // Gemma 4's GGUF split (above)
 };
 
 class MetaspaceBpeTokenizer final : public Tokenizer {
@@ -40,7 +39,7 @@ public:
     MetaspaceBpeTokenizer(TokenizerData data, const std::vector<MergePair>& merges,
                           AddedVocabulary added, const MetaspaceOptions& options);
     // From GGUF metadata (Gemma 4): data.merges split as llama.cpp splits
-    // them, special tokens matched as for every GGUF vocabulary.
+    // them, special tokens matched as llama.cpp matches them.
     MetaspaceBpeTokenizer(TokenizerData data, const MetaspaceOptions& options);
 
 private:

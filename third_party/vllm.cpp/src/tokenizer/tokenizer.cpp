@@ -22,6 +22,8 @@ namespace {
 const char* const kEndOfTurnTexts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>",  "<end_of_turn>",   "<|endoftext|>",
     "<|eom_id|>", "<EOT>",      "_<EOT>",   "<|end_of_text|>", "<end_of_utterance>",
+    // Gemma 4, Kimi-K2
+    "<eos>", "<turn|>", "<|tool_response>", "[EOT]", "[EOS]",
 };
 
 bool is_end_of_turn_text(const std::string& text) {
@@ -134,15 +136,16 @@ std::string_view Tokenizer::token_view(int32_t id, bool skip_special) const {
 bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id); }
 
 std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
-    const bool spm = data.model == "llama", gemma4 = data.model == "gemma4";
+    const bool spm = data.model == "llama";
+    const bool gemma4 = data.model == "gemma4";
     if (data.model != "gpt2" && !spm && !gemma4) {
         throw_model_load("unsupported tokenizer model '" + data.model +
                          "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2'), SentencePiece "
                          "('llama') and Gemma 4's BPE ('gemma4') only");
     }
     PreTokenizerSpec spec;
-    // SentencePiece has no pre-tokenizer: llama.cpp ignores the key there.
-    // Gemma 4's fixes its own (llama.cpp ignores the key there too).
+    // SentencePiece has no pre-tokenizer and Gemma 4 one of its own:
+    // llama.cpp ignores the key there.
     if (!spm && !gemma4 && !find_pretokenizer(data.pre, spec)) {
         throw_model_load("unknown pre-tokenizer '" + data.pre + "' (tokenizer.ggml.pre)");
     }
@@ -168,8 +171,7 @@ std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     if (gemma4) {
         MetaspaceOptions options;
         options.newline_runs = true;
-        options.fallback.byte_fallback = true;
-        options.fallback.unk_id = data.unk_id;
+        options.fallback.byte_fallback = true;  // a character outside the vocabulary: its <0xNN> tokens
         return std::make_unique<MetaspaceBpeTokenizer>(std::move(data), options);
     }
     return std::make_unique<BpeTokenizer>(std::move(data), spec);
