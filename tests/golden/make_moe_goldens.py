@@ -437,6 +437,43 @@ def _versus(records, ids_key, gaps_key="ref_gaps"):
     return out
 
 
+def tiny_model(config_class, kwargs, seed, **randomize):
+    """Step 1: (config, model) from transformers' ``config_class`` with
+    ``kwargs``, weights by ``_randomize(model, seed, **randomize)``."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    config = getattr(transformers, config_class)(**kwargs)
+    config._attn_implementation = "eager"
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    _randomize(model, seed, **randomize)
+    return config, model
+
+
+def seeded_prompts(seed):
+    """The seeded prompts of random ids (PROMPT_LENGTHS long, below the end-of-text id)."""
+    rng = np.random.default_rng(seed)
+    return [[int(i) for i in rng.integers(0, TOKENIZER["eos_id"], n)] for n in make_arch_goldens.PROMPT_LENGTHS]
+
+
+def fresh_hf_dir(model, directory):
+    """Step 2: ``directory`` emptied and written by ``_save_hf``."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    _save_hf(model, directory)
+    return directory
+
+
+def reference_records(model, prompts):
+    """Per prompt: its ids and transformers' greedy ids and gaps."""
+    records = []
+    for prompt in prompts:
+        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
+        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    return records
+
+
 def make_case(case, llama_cpp, seed=0):
     import llama_cpp as llama_cpp_module
     import torch
@@ -445,29 +482,17 @@ def make_case(case, llama_cpp, seed=0):
     import llama_quantize
 
     config_class, kwargs, options = CASES[case]
-    torch.manual_seed(seed)
-    config = getattr(transformers, config_class)(**kwargs)
-    config._attn_implementation = "eager"
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-    _randomize(model, seed, options.get("expert_in_axis", -1), options.get("expert_scale", 1.0))
-
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = OUT / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    _save_hf(model, hf_dir)
+    config, model = tiny_model(config_class, kwargs, seed, expert_in_axis=options.get("expert_in_axis", -1),
+                               expert_scale=options.get("expert_scale", 1.0))
+    prompts = seeded_prompts(seed)
+    hf_dir = fresh_hf_dir(model, OUT / f"{case}.hf")
     shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
     if options.get("chat_template"):
         shutil.copy(llama_cpp / options["chat_template"], hf_dir / "chat_template.jinja")
     gguf_path = OUT / f"{case}.gguf"
     convert(hf_dir, gguf_path, llama_cpp)
 
-    records = []
-    for prompt in prompts:
-        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
-        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    records = reference_records(model, prompts)
     with torch.no_grad():
         forced = prompts[0] + records[0]["ref_ids"]
         run = model(torch.tensor([forced]), output_router_logits=True)
@@ -525,15 +550,18 @@ def make_case(case, llama_cpp, seed=0):
           f"{out['llama_cpp_vs_ref']}, logits max err {extra['llama_cpp_logits_max_err']:.4f}")
 
 
-def main():
+def main(cases=None, make=None, out=None):
+    """The command line: ``make(case, llama_cpp)`` for the chosen ``cases``
+    into ``out`` (by default this script's own)."""
+    cases, make, out = cases or CASES, make or make_case, out or OUT
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
+    ap.add_argument("--only", choices=sorted(cases), action="append", help="a case to make (repeatable)")
     ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
     args = ap.parse_args()
     llama_cpp = llama_cpp_dir(args.llama_cpp)
-    OUT.mkdir(exist_ok=True)
-    for case in args.only or CASES:
-        make_case(case, llama_cpp)
+    out.mkdir(exist_ok=True)
+    for case in args.only or cases:
+        make(case, llama_cpp)
 
 
 if __name__ == "__main__":

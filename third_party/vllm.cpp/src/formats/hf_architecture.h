@@ -56,6 +56,16 @@ struct HfArchitecture {
     // dim]: the loader turns them into llama.cpp's ffn_{gate,up,down}_exps
     // (float copies; the row names map to ffn_gate_up_exps for it to split).
     bool interleaved_experts = false;
+    // GLM-4: the checkpoint's q/k rows already are in the GGUF architecture's
+    // RoPE layout (adjacent pairs; llama.cpp's converter keeps them as
+    // trained), so the loader leaves the architecture's RoPE style.
+    bool rope_layout_as_gguf = false;
+    // SmolLM3: config.json's no_rope_layers (1: the layer rotates, 0: not)
+    // becomes vllm.no_rope_layer_step; a list that is not "every n-th layer
+    // without" is refused.
+    bool no_rope_layers = false;
+    // partial_rotary_factor where config.json has none (GLM-4: transformers' 0.5).
+    double partial_rotary_default = 1.0;
     // Gemma 4: its per-layer settings (HfModel::read_gemma4_config).
     bool gemma4_layers = false;
 };

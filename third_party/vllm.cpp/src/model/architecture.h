@@ -41,6 +41,13 @@ struct ArchitectureTraits {
     bool expert_bias = false;
     ExpertGating expert_gating = ExpertGating::SOFTMAX;  // <arch>.expert_gating_func overrides
     const char* ffn_norm_tensor = "ffn_norm";
+    // OLMo 2 and SmolLM3: see the ModelConfig fields of the same names
+    // (SmolLM3's step is llama.cpp's fixed 4; its GGUFs have no key for it).
+    bool pre_norms = true;
+    int no_rope_layer_step = 0;
+    // OLMo 2: <arch>.attention.sliding_window (OLMo 3 converts to olmo2 with
+    // sliding layers) is refused rather than ignored.
+    bool refuses_sliding_window = false;
     // A fixed attention scale (Gemma 4: 1, its q/k norms scale the scores;
     // llama.cpp fixes it); 0: ModelConfig::attn_scale's rule.
     float attn_scale = 0.0f;

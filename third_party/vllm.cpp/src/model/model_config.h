@@ -141,6 +141,13 @@ struct ModelConfig {
     // and rope_freq_scale.
     float rope_theta_sliding = 0.0f;
 
+    // OLMo 2: no norm before attention or the MLP (the sublayers read the
+    // residual stream as is; their outputs are normalised by the post norms).
+    bool pre_norms = true;
+    // SmolLM3: every no_rope_layer_step-th layer (the 4th, 8th, ...) attends
+    // without rotary embeddings. 0: every layer rotates.
+    int no_rope_layer_step = 0;
+
     // Gemma 4 (llama.cpp's keys; every field's default is "as the rest"):
     // which layers slide when the file lists them
     // (attention.sliding_window_pattern, one flag per layer; empty: by
@@ -180,6 +187,8 @@ struct ModelConfig {
     bool long_rope_factors(int max_model_len) const {
         return longrope_original_context > 0 && max_model_len > longrope_original_context;
     }
+
+    bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
 
     bool is_sliding(int layer) const {
         if (!sliding_layers.empty()) return sliding_window > 0 && sliding_layers[layer];

@@ -218,7 +218,8 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         const int64_t head_dim = config.head_dim_of(i), q_dim = int64_t(config.n_heads) * head_dim,
                       kv_dim = int64_t(config.kv_heads_of(i)) * head_dim, ffn = config.ffn_dim_of(i);
         const bool own_kv = config.kv_source_of(i) == i;
-        l.attn_norm = load.vector(p + "attn_norm.weight", dim);
+        // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
+        if (config.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
         if (!own_kv || (config.value_norm && load.find(p + "attn_v.weight") == nullptr)) {
             // Gemma 4: a KV-sharing layer projects queries only; a K=V layer
             // (attention_k_eq_v) reads its values from the k projection.
@@ -246,7 +247,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : head_dim);
             if (own_kv) l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : head_dim);
         }
-        l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
+        if (config.pre_norms) l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
         if (config.n_experts > 0) {
             load_experts(load, p, config, l);
         } else {

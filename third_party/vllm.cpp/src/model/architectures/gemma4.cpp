@@ -92,7 +92,8 @@ private:
         }
         float* k = own_kv ? k_.data() : nullptr;
         float* v = own_kv ? v_.data() : nullptr;
-        finish_attention_heads(c, w, c.is_sliding(l) ? rope_sliding_ : rope_, T, q_.data(), k, v, pool);
+        const RotaryAngles& angles = c.is_sliding(l) ? rope_sliding_ : rope_;
+        finish_attention_heads(c, w, angles, /*rotary=*/true, T, q_.data(), k, v, pool);
         paged_attention(c, batch, source, positions_, q_.data(), k, v, attn_.data(), cache, pool);
         kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
     }

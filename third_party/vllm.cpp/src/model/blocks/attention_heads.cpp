@@ -5,8 +5,8 @@
 
 namespace vllm {
 
-void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, int64_t n_tokens,
-                            float* q, float* k, float* v, ThreadPool& pool) {
+void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, bool rotary,
+                            int64_t n_tokens, float* q, float* k, float* v, ThreadPool& pool) {
     const int hd = c.head_dim, pairs = c.rope_dim / 2;
     // Per token: q heads, k heads, v heads (q heads only without k).
     const int heads = c.n_heads + (k != nullptr ? 2 * c.n_kv_heads : 0);
@@ -44,7 +44,7 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
                     continue;
                 }
                 if (c.qk_norm && !c.qk_norm_whole) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
-                rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
+                if (rotary) rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
             }
         },
         rows_per_chunk(hd));
