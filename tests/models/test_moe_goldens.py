@@ -167,10 +167,16 @@ def test_quantized_experts_match_llama_cpp(probe, case, ftype):
     if case not in CASES:
         pytest.skip(f"no {case} golden")
     from llama_quantize import quantized
+
+    assert_greedy_matches_llama_cpp(probe, llama_cpp, quantized(TINY_MOE / f"{case}.gguf", ftype, pure=True),
+                                    _golden(case)["prompts"])
+
+
+def assert_greedy_matches_llama_cpp(probe, llama_cpp, path, prompts):
+    """The engine's greedy ids on GGUF ``path`` (prefill chunks
+    GREEDY_CHUNKS) equal llama.cpp's on it under the peer near-tie rule."""
     from make_reference_golden import llamacpp_greedy
 
-    path = quantized(TINY_MOE / f"{case}.gguf", ftype, pure=True)
-    prompts = _golden(case)["prompts"]
     llm = llama_cpp.Llama(str(path), n_ctx=256, n_threads=2, verbose=False)
     try:
         theirs = []

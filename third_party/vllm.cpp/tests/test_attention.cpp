@@ -203,7 +203,8 @@ void test_against_reference(int n_tokens, int first_pos, int block_size = 16, Kv
 // (a group of 4: three and one; of 2; MHA: one), and head dimensions that
 // are not a whole number of value passes (16, 48).
 void test_group_shapes(KvDtype dtype) {
-    const int shapes[][3] = {{8, 2, 48}, {4, 2, 16}, {2, 2, 64}};  // n_heads, n_kv_heads, head_dim
+    // ... and Gemma 4's 512-wide heads (fewer queries to a tile).
+    const int shapes[][3] = {{8, 2, 48}, {4, 2, 16}, {2, 2, 64}, {8, 2, 512}};  // n_heads, n_kv_heads, head_dim
     for (const auto& shape : shapes)
         for (const int n_tokens : {1, 5}) {
             Fixture f(n_tokens, 90, 16, dtype, shape[0], shape[1], shape[2]);

@@ -168,6 +168,21 @@ HfArchitecture with(HfArchitecture row, void (*edit)(HfArchitecture&)) {
     return row;
 }
 
+// Gemma 4: per-layer embeddings, each layer's output scale (a buffer
+// transformers saves without ".weight"); its vision and audio towers (the
+// ConditionalGeneration checkpoints) are not read.
+const Names kGemma4Tensors = {
+    {"model.embed_tokens_per_layer.weight", "per_layer_token_embd.weight"},
+    {"model.per_layer_model_projection.weight", "per_layer_model_proj.weight"},
+    {"model.per_layer_projection_norm.weight", "per_layer_proj_norm.weight"},
+    {"model.layers.{N}.per_layer_input_gate.weight", "blk.{N}.inp_gate.weight"},
+    {"model.layers.{N}.per_layer_projection.weight", "blk.{N}.proj.weight"},
+    {"model.layers.{N}.post_per_layer_input_norm.weight", "blk.{N}.post_norm.weight"},
+    {"model.layers.{N}.layer_scalar", "blk.{N}.layer_output_scale.weight"},
+};
+const Names kGemma4 = kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm + kGemma4Tensors;
+const Keys kGemma4Config = kCommonConfig + kSlidingWindow + kSoftcapping;
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -215,6 +230,12 @@ const std::vector<HfArchitecture>& architectures() {
                  a.rope_layout_as_gguf = true;
                  a.partial_rotary_default = 0.5;
              }),
+        with({"Gemma4ForCausalLM", "gemma4", kGemma4Config, kGemma4, false, /*tie_default=*/true},
+             [](HfArchitecture& a) { a.gemma4_layers = true; }),
+        with({"Gemma4ForConditionalGeneration", "gemma4", kGemma4Config, kGemma4, false, true, /*text_config=*/true,
+              {{"model.language_model.", "model."}},
+              {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.", "model.embed_audio."}},
+             [](HfArchitecture& a) { a.gemma4_layers = true; }),
     };
     return rows;
 }

@@ -66,6 +66,8 @@ struct HfArchitecture {
     bool no_rope_layers = false;
     // partial_rotary_factor where config.json has none (GLM-4: transformers' 0.5).
     double partial_rotary_default = 1.0;
+    // Gemma 4: its per-layer settings (HfModel::read_gemma4_config).
+    bool gemma4_layers = false;
 };
 
 // The row for `hf_class`, or nullptr.

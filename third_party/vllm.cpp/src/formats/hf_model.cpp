@@ -1,5 +1,6 @@
 #include "formats/hf_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -23,6 +24,17 @@ GgufValue int_value(int64_t i) {
     GgufValue v;
     v.type = GgufValueType::INT64;
     v.i = i;
+    return v;
+}
+
+// An array of integers (or of bools) as GGUF metadata.
+GgufValue int_array_value(const std::vector<int64_t>& values, GgufValueType element_type) {
+    GgufValue v;
+    v.type = GgufValueType::ARRAY;
+    v.element_type = element_type;
+    const size_t size = gguf_scalar_size(element_type);
+    for (int64_t x : values)
+        for (size_t b = 0; b < size; ++b) v.packed_scalars.push_back(static_cast<uint8_t>(uint64_t(x) >> (8 * b)));
     return v;
 }
 
@@ -125,7 +137,10 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
     if (arch.interleaved_experts) check_gpt_oss_config(config);
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
-    read_rope(config, a, arch.partial_rotary_default);
+    if (arch.gemma4_layers)
+        read_gemma4_config(config, a);
+    else
+        read_rope(config, a, arch.partial_rotary_default);
     if (arch.no_rope_layers) read_no_rope_layers(config, a);
     // Gemma 2/3 scale attention scores by query_pre_attn_scalar^-0.5, which
     // is not always head_dim^-0.5 (Gemma 2 27B: dim / n_heads).
@@ -431,6 +446,119 @@ void HfModel::check_gpt_oss_config(const json::Value& config) const {
             fail("config.json 'layer_types'[" + std::to_string(i) + "] is " + json::dump(type) + ", but gpt-oss's layers "
                  "alternate sliding_attention (even) and full_attention (odd), which is all this engine runs");
     }
+}
+
+void HfModel::read_gemma4_config(const json::Value& config, const std::string& a) {
+    const auto integer = [&](const json::Value& parent, const char* key, int64_t fallback) {
+        const json::Value* v = parent.find(key);
+        if (v == nullptr || v->is_null()) return fallback;
+        if (!v->is_int()) fail(std::string("config.json '") + key + "' is not an integer");
+        return v->as_int();
+    };
+    const auto flag = [&](const char* key) {
+        const json::Value* v = config.find(key);
+        if (v == nullptr || v->is_null()) return false;
+        if (!v->is_bool()) fail(std::string("config.json '") + key + "' is not a boolean");
+        return v->as_bool();
+    };
+    for (const char* key : {"enable_moe_block", "attention_bias"})
+        if (flag(key))
+            fail(std::string("config.json '") + key + "' is true, which is not supported for Gemma 4 (" +
+                 (key[0] == 'e' ? "its mixture-of-experts layers, the 26B-A4B model, are not implemented)"
+                                : "llama.cpp's Gemma 4 has no attention biases either)"));
+    if (const json::Value* v = config.find("use_bidirectional_attention");
+        v != nullptr && !v->is_null() && !(v->is_string() && v->as_string() == "vision"))
+        fail("config.json 'use_bidirectional_attention' is " + json::dump(*v) +
+             ", which is not supported (text tokens attend causally here; only null or \"vision\")");
+    if (const json::Value* v = config.find("hidden_activation");
+        v != nullptr && !v->is_null() && !(v->is_string() && v->as_string() == "gelu_pytorch_tanh"))
+        fail("config.json 'hidden_activation' is " + json::dump(*v) + ", which is not supported (only gelu_pytorch_tanh)");
+
+    const json::Value* types = config.find("layer_types");
+    const int64_t n_layers = get_int(a + "block_count", 0);
+    if (types == nullptr || !types->is_array() || static_cast<int64_t>(types->size()) != n_layers)
+        fail("config.json 'layer_types' is not a list of num_hidden_layers layer types");
+    std::vector<int64_t> sliding;
+    int64_t first_full = -1;
+    for (const json::Value& t : types->items()) {
+        const bool is_sliding = t.is_string() && t.as_string() == "sliding_attention";
+        if (!is_sliding && !(t.is_string() && t.as_string() == "full_attention"))
+            fail("config.json 'layer_types' has " + json::dump(t) + " (only sliding_attention and full_attention)");
+        if (!is_sliding && first_full < 0) first_full = static_cast<int64_t>(sliding.size());
+        sliding.push_back(is_sliding ? 1 : 0);
+    }
+    metadata_[a + "attention.sliding_window_pattern"] = int_array_value(sliding, GgufValueType::BOOL);
+
+    // The full layers' head size and KV heads: global_head_dim /
+    // num_global_key_value_heads (the published configs; KV heads only with
+    // attention_k_eq_v), or a full layer's entry in per_layer_config
+    // (transformers 5 writes that instead), as llama.cpp's converter reads them.
+    const json::Value* per_layer = member_object(config, "per_layer_config", "");
+    const json::Value* full = nullptr;
+    if (per_layer != nullptr && first_full >= 0) full = member_object(*per_layer, std::to_string(first_full), "per_layer_config ");
+    const int64_t head_swa = get_int(a + "attention.key_length", 0);
+    const int64_t kv_swa = get_int(a + "attention.head_count_kv", get_int(a + "attention.head_count", 0));
+    const int64_t head_full = integer(config, "global_head_dim", full ? integer(*full, "head_dim", head_swa) : head_swa);
+    const int64_t kv_full = flag("attention_k_eq_v") ? integer(config, "num_global_key_value_heads",
+                                                               full ? integer(*full, "num_key_value_heads", kv_swa) : kv_swa)
+                                                     : kv_swa;
+    if (head_swa <= 0 || head_full <= 0 || kv_full <= 0) fail("config.json has no positive head_dim / global_head_dim");
+    for (const char* suffix : {"attention.key_length", "attention.value_length"}) metadata_[a + suffix] = int_value(head_full);
+    for (const char* suffix : {"attention.key_length_swa", "attention.value_length_swa"})
+        metadata_[a + suffix] = int_value(head_swa);
+    std::vector<int64_t> kv_heads;
+    for (int64_t s : sliding) kv_heads.push_back(s ? kv_swa : kv_full);
+    metadata_[a + "attention.head_count_kv"] = int_array_value(kv_heads, GgufValueType::INT32);
+
+    const int64_t shared = integer(config, "num_kv_shared_layers", 0);
+    metadata_[a + "attention.shared_kv_layers"] = int_value(shared);
+    const int64_t per_layer_width = integer(config, "hidden_size_per_layer_input", 0);
+    if (per_layer_width > 0 &&
+        integer(config, "vocab_size_per_layer_input", get_int(a + "vocab_size", 0)) != get_int(a + "vocab_size", 0))
+        fail("config.json 'vocab_size_per_layer_input' differs from 'vocab_size' (not supported)");
+    metadata_[a + "embedding_length_per_layer_input"] = int_value(per_layer_width);
+    if (flag("use_double_wide_mlp")) {  // the KV-sharing layers' MLP is twice as wide
+        const int64_t ffn = get_int(a + "feed_forward_length", 0);
+        std::vector<int64_t> widths;
+        for (int64_t l = 0; l < n_layers; ++l) widths.push_back(l < n_layers - shared ? ffn : 2 * ffn);
+        metadata_[a + "feed_forward_length"] = int_array_value(widths, GgufValueType::INT32);
+    }
+
+    // RoPE: the sliding layers' default rotation over their whole head; the
+    // full layers' "proportional" one over the whole head with only the
+    // first partial_rotary_factor of its pairs turning (llama.cpp's
+    // converter: rope_freqs 1 for those, 1e30 for the rest).
+    const json::Value* rope = member_object(config, "rope_parameters", "");
+    const json::Value* rope_full = rope ? member_object(*rope, "full_attention", "rope_parameters ") : nullptr;
+    const json::Value* rope_swa = rope ? member_object(*rope, "sliding_attention", "rope_parameters ") : nullptr;
+    if (rope_full == nullptr || rope_swa == nullptr)
+        fail("config.json 'rope_parameters' has no 'full_attention' and 'sliding_attention' entries");
+    read_sliding_rope(*rope_swa, a);
+    if (const json::Value* partial = rope_swa->find("partial_rotary_factor");
+        partial != nullptr && !partial->is_null() && !(partial->is_number() && partial->as_double() == 1.0))
+        fail("config.json rope_parameters 'sliding_attention' 'partial_rotary_factor' is not 1 (not supported)");
+    metadata_[a + "rope.dimension_count_swa"] = int_value(head_swa);
+    metadata_[a + "rope.dimension_count"] = int_value(head_full);
+    const json::Value* theta = rope_full->find("rope_theta");
+    if (theta == nullptr || !theta->is_number()) fail("config.json rope_parameters 'full_attention' has no 'rope_theta'");
+    metadata_[a + "rope.freq_base"] = float_value(theta->as_double());
+    const json::Value* kind = rope_full->find("rope_type");
+    const std::string type = kind != nullptr && kind->is_string() ? kind->as_string() : "default";
+    const json::Value* factor = rope_full->find("factor");
+    if (factor != nullptr && !factor->is_null() && !(factor->is_number() && factor->as_double() == 1.0))
+        fail("config.json rope_parameters 'full_attention' 'factor' is not 1 (not supported)");
+    if (type == "default") return;
+    if (type != "proportional")
+        fail("config.json rope_parameters 'full_attention' 'rope_type' is '" + type +
+             "' (supported for Gemma 4: default, proportional)");
+    const json::Value* partial = rope_full->find("partial_rotary_factor");
+    const double fraction = partial != nullptr && partial->is_number() ? partial->as_double() : 1.0;
+    if (!(fraction > 0.0 && fraction <= 1.0))
+        fail("config.json rope_parameters 'full_attention' 'partial_rotary_factor' is not in (0, 1]");
+    const int64_t pairs = head_full / 2, rotated = static_cast<int64_t>(fraction * double(head_full) / 2.0);
+    std::vector<float> divisors(static_cast<size_t>(pairs), 1e30f);
+    std::fill(divisors.begin(), divisors.begin() + rotated, 1.0f);
+    add_computed("rope_freqs.weight", {pairs}, std::move(divisors));
 }
 
 void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {

@@ -61,6 +61,13 @@ private:
     // sliding layers alternating from the first): refused unless they
     // match; a quantization_config (the published MXFP4 banks) is refused.
     void check_gpt_oss_config(const json::Value& config) const;
+    // Gemma 4 (HfArchitecture::gemma4_layers): layer_types, the full layers'
+    // head size and KV heads (global_head_dim / num_global_key_value_heads,
+    // or transformers 5's per_layer_config), KV sharing, per-layer
+    // embeddings, the double-wide MLP and both kinds' RoPE as llama.cpp's
+    // converter writes them (proportional RoPE: a rope_freqs tensor);
+    // what the forward does not run is refused by name.
+    void read_gemma4_config(const json::Value& config, const std::string& arch_prefix);
     // A float32 tensor whose values this loader computed.
     void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
 

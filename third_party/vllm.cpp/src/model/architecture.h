@@ -48,6 +48,15 @@ struct ArchitectureTraits {
     // OLMo 2: <arch>.attention.sliding_window (OLMo 3 converts to olmo2 with
     // sliding layers) is refused rather than ignored.
     bool refuses_sliding_window = false;
+    // A fixed attention scale (Gemma 4: 1, its q/k norms scale the scores;
+    // llama.cpp fixes it); 0: ModelConfig::attn_scale's rule.
+    float attn_scale = 0.0f;
+    // Why this architecture's mixture-of-experts layers are refused
+    // (nullptr: <arch>.expert_count is read as for every architecture).
+    const char* experts_refused = nullptr;
+    // Gemma 4: its per-layer keys (ModelConfig's Gemma 4 fields) and a
+    // weightless RMS norm on the values.
+    bool gemma4_layers = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

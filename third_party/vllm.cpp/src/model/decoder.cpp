@@ -17,7 +17,7 @@ Decoder::Decoder(ModelConfig config, ModelWeights weights, int max_model_len)
     : config_(std::move(config)), weights_(std::move(weights)) {
     if (config_.embedding_scale > 0.0f) embedding_multiplier_ = config_.embedding_scale;
     rope_ = RotaryAngles::global(config_, weights_, max_model_len);
-    if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_, weights_);
+    if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_);
 }
 
 void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCache& cache) {

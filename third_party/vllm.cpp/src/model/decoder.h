@@ -62,6 +62,15 @@ protected:
     // Granite: config.embedding_scale).
     float embedding_multiplier_ = 1.0f;
 
+    RotaryAngles rope_;          // every layer's, or the global layers' (Gemma 3/4)
+    RotaryAngles rope_sliding_;  // Gemma 3/4's sliding layers; unused unless config.rope_theta_sliding
+
+    // Per-forward scratch, sized to the batch: the batch's tokens and
+    // positions, the residual stream x_, the normed/sublayer rows xn_, and
+    // the sublayers' own buffers (q_, k_, v_, attn_ for the widest layer).
+    std::vector<int32_t> tokens_, positions_;
+    std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
+
 private:
     // Checks the block tables, gathers the batch's tokens and positions,
     // sizes the scratch and fills the rotary angles.
@@ -69,13 +78,6 @@ private:
     // xn_ = rms_norm(x_) * weight.
     void norm(const std::vector<float>& weight, ThreadPool& pool);
 
-    RotaryAngles rope_;          // every layer's, or the global layers' (Gemma 3)
-    RotaryAngles rope_sliding_;  // Gemma 3's sliding layers; unused unless config.rope_theta_sliding
-
-    // Per-forward scratch, sized to the batch: the residual stream x_, the
-    // normed/sublayer rows xn_, and the sublayers' own buffers.
-    std::vector<int32_t> tokens_, positions_;
-    std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
     MoeScratch moe_;
 };
 

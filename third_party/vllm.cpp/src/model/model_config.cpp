@@ -5,6 +5,7 @@
 #include "model/model_registry.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -101,7 +102,76 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
                  "several shared experts are not implemented)");
 }
 
+// A key llama.cpp reads as one value or as one per layer (its
+// get_key_or_arr): the largest value, with the per-layer values in
+// `per_layer` when the file has an array (else it is left empty).
+int one_or_per_layer(const ModelSource& file, const std::string& key, int n_layers, int64_t fallback,
+                     std::vector<int>& per_layer) {
+    const GgufValue* v = file.find(key);
+    if (v == nullptr || v->type != GgufValueType::ARRAY)
+        return static_cast<int>(fallback < 0 ? file.require_int(key) : file.get_int(key, fallback));
+    const std::vector<int64_t> values = file.get_int_array(key);
+    if (static_cast<int>(values.size()) != n_layers)
+        throw_model_load("cannot load '" + file.path() + "': " + key + " has " + std::to_string(values.size()) +
+                         " values for " + std::to_string(n_layers) + " layers");
+    int largest = 0;
+    for (int64_t x : values) {
+        if (x <= 0 || x > (int64_t(1) << 30)) throw_model_load("cannot load '" + file.path() + "': " + key + " must be positive");
+        per_layer.push_back(static_cast<int>(x));
+        largest = std::max(largest, static_cast<int>(x));
+    }
+    return largest;
+}
+
+// Gemma 4's keys (ModelConfig's Gemma 4 fields), as llama.cpp's converter
+// writes them.
+void read_gemma4_layers(const ModelSource& file, const std::string& a, ModelConfig& c) {
+    const auto fail = [&](const std::string& why) { throw_model_load("cannot load '" + file.path() + "': " + why); };
+    const std::vector<int64_t> pattern = file.get_int_array(a + "attention.sliding_window_pattern");
+    if (!pattern.empty() && static_cast<int>(pattern.size()) != c.n_layers)
+        fail(a + "attention.sliding_window_pattern has " + std::to_string(pattern.size()) + " flags for " +
+             std::to_string(c.n_layers) + " layers");
+    for (int64_t flag : pattern) c.sliding_layers.push_back(flag != 0);
+    c.head_dim_sliding = static_cast<int>(file.get_int(a + "attention.key_length_swa", c.head_dim));
+    if (file.get_int(a + "attention.value_length_swa", c.head_dim_sliding) != c.head_dim_sliding)
+        fail(a + "attention.value_length_swa differs from " + a + "attention.key_length_swa (unsupported)");
+    c.rope_dim_sliding = static_cast<int>(file.get_int(a + "rope.dimension_count_swa", c.head_dim_sliding));
+    if (c.head_dim_sliding <= 0 || c.head_dim_sliding > kernels::kAttentionMaxHeadDim ||
+        c.head_dim_sliding % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim_sliding <= 0 ||
+        c.rope_dim_sliding > c.head_dim_sliding || c.rope_dim_sliding % 2 != 0 || c.head_dim_sliding > c.head_dim)
+        fail("unsupported sliding-layer head or RoPE dimension (" + a + "attention.key_length_swa, " + a +
+             "rope.dimension_count_swa)");
+    const int64_t shared = file.get_int(a + "attention.shared_kv_layers", 0);
+    if (shared < 0 || shared >= c.n_layers)
+        fail(a + "attention.shared_kv_layers " + std::to_string(shared) + " is not below the layer count " +
+             std::to_string(c.n_layers));
+    c.kv_shared_layers = static_cast<int>(shared);
+    for (int l = c.n_layers - c.kv_shared_layers; l < c.n_layers; ++l)
+        if (c.kv_source_of(l) == l)
+            fail("KV-sharing layer " + std::to_string(l) + " (" + a + "attention.shared_kv_layers) has no earlier " +
+                 (c.is_sliding(l) ? "sliding" : "full") + "-attention layer to read");
+    const int64_t per_layer = file.get_int(a + "embedding_length_per_layer_input", 0);
+    if (per_layer < 0 || per_layer > (int64_t(1) << 20)) fail(a + "embedding_length_per_layer_input must not be negative");
+    c.per_layer_embd_dim = static_cast<int>(per_layer);
+    c.value_norm = true;
+    // The KV cache: each storing layer's own heads and head size; nothing
+    // for a layer that reads another's.
+    for (int l = 0; l < c.n_layers; ++l) {
+        const int head_dim = c.head_dim_of(l);
+        c.layer_kv_shapes.push_back(c.kv_source_of(l) == l ? KvLayerShape{c.kv_heads_of(l), head_dim, head_dim}
+                                                            : KvLayerShape{});
+    }
+}
+
 }  // namespace
+
+int ModelConfig::kv_source_of(int layer) const {
+    const int first_shared = n_layers - kv_shared_layers;
+    if (layer < first_shared) return layer;
+    for (int l = first_shared - 1; l >= 0; --l)
+        if (is_sliding(l) == is_sliding(layer)) return l;
+    return layer;  // none: read_gemma4_layers refuses the file
+}
 
 ModelConfig ModelConfig::from_source(const ModelSource& file) {
     ModelConfig c;
@@ -138,9 +208,15 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
     c.dim = static_cast<int>(file.require_int(a + "embedding_length"));
-    c.ffn_dim = static_cast<int>(file.require_int(a + "feed_forward_length"));
     c.n_heads = static_cast<int>(file.require_int(a + "attention.head_count"));
-    c.n_kv_heads = static_cast<int>(file.get_int(a + "attention.head_count_kv", c.n_heads));
+    if (c.n_layers > 0 && c.n_layers <= (1 << 20)) {
+        c.ffn_dim = one_or_per_layer(file, a + "feed_forward_length", c.n_layers, -1, c.layer_ffn_dims);
+        c.n_kv_heads = one_or_per_layer(file, a + "attention.head_count_kv", c.n_layers, c.n_heads, c.layer_kv_heads);
+        for (int heads : c.layer_kv_heads)
+            if (c.n_heads % heads != 0)
+                throw_model_load("cannot load '" + file.path() + "': " + a + "attention.head_count_kv " +
+                                 std::to_string(heads) + " does not divide the head count");
+    }
     c.context_length = static_cast<int>(file.get_int(a + "context_length", 2048));
     c.rope_theta = static_cast<float>(file.get_float(a + "rope.freq_base", 10000.0));
     // The sliding layers' own base: llama.cpp's key (the HF loader writes it
@@ -191,9 +267,12 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     const bool gemma_27b = traits->layers_of_27b > 0 && c.n_layers == traits->layers_of_27b;
     const int query_scalar = gemma_27b ? c.dim / c.n_heads : c.head_dim;
     c.attn_scale = scale > 0.0 ? static_cast<float>(scale) : 1.0f / std::sqrt(static_cast<float>(query_scalar));
+    if (traits->attn_scale > 0.0f) c.attn_scale = traits->attn_scale;
     c.attn_softcap = positive_or_zero(file, a + "attn_logit_softcapping");
     c.final_softcap = positive_or_zero(file, a + "final_logit_softcapping");
     read_experts(file, a, *traits, c);
+    if (c.n_experts > 0 && traits->experts_refused != nullptr)
+        throw_model_load("cannot load '" + file.path() + "': " + traits->experts_refused);
     // Granite's multipliers (llama.cpp's keys; 0 or absent: none).
     for (auto [key, field] : {std::pair{"residual_scale", &c.residual_scale}, std::pair{"logit_scale", &c.logit_scale},
                               std::pair{"embedding_scale", &c.embedding_scale}}) {
@@ -230,9 +309,17 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
             throw_model_load("cannot load '" + file.path() + "': vllm.no_rope_layer_step must not be negative");
         c.no_rope_layer_step = static_cast<int>(step);
     }
+    if (traits->gemma4_layers) read_gemma4_layers(file, a, c);
     if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
         c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
+    // One attention tile holds a whole GQA group's queries of one token.
+    for (int l = 0; l < c.n_layers; ++l) {
+        const int group = c.n_heads / c.kv_heads_of(l), most = kernels::attention_max_queries(c.head_dim_of(l));
+        if (group > most)
+            throw_model_load("cannot load '" + file.path() + "': " + std::to_string(group) + " query heads per KV head of " +
+                             std::to_string(c.head_dim_of(l)) + " dims (unsupported: at most " + std::to_string(most) + ")");
+    }
     // vocab_size comes from the embedding tensor; the metadata key is optional.
     return c;
 }

@@ -148,6 +148,34 @@ struct ModelConfig {
     // without rotary embeddings. 0: every layer rotates.
     int no_rope_layer_step = 0;
 
+    // Gemma 4 (llama.cpp's keys; every field's default is "as the rest"):
+    // which layers slide when the file lists them
+    // (attention.sliding_window_pattern, one flag per layer; empty: by
+    // sliding_pattern); each layer's KV heads and FFN width where
+    // head_count_kv / feed_forward_length are per-layer arrays (n_kv_heads
+    // and ffn_dim are then the largest, what the scratch is sized by); the
+    // sliding layers' head size and rotated dims (attention.key_length_swa,
+    // rope.dimension_count_swa; 0: head_dim, rope_dim); the last
+    // kv_shared_layers layers store no K/V and attend over kv_source_of()'s
+    // (attention.shared_kv_layers); per-layer token embeddings of
+    // per_layer_embd_dim floats per layer (embedding_length_per_layer_input;
+    // 0: none); values RMS-normalised per head without a weight (value_norm).
+    std::vector<bool> sliding_layers;
+    std::vector<int> layer_kv_heads, layer_ffn_dims;
+    int head_dim_sliding = 0, rope_dim_sliding = 0;
+    int kv_shared_layers = 0;
+    int per_layer_embd_dim = 0;
+    bool value_norm = false;
+
+    int kv_heads_of(int layer) const { return layer_kv_heads.empty() ? n_kv_heads : layer_kv_heads[layer]; }
+    int head_dim_of(int layer) const { return head_dim_sliding > 0 && is_sliding(layer) ? head_dim_sliding : head_dim; }
+    int rope_dim_of(int layer) const { return rope_dim_sliding > 0 && is_sliding(layer) ? rope_dim_sliding : rope_dim; }
+    int ffn_dim_of(int layer) const { return layer_ffn_dims.empty() ? ffn_dim : layer_ffn_dims[layer]; }
+    // The layer whose KV cache `layer` reads: itself, or for a KV-sharing
+    // layer the last layer of its kind (sliding or full) before the sharing
+    // ones (transformers' kv_sharing_modes "store").
+    int kv_source_of(int layer) const;
+
     // Whether a LongRoPE model serving sequences of up to max_model_len
     // tokens rotates with the long factors: when max_model_len exceeds the
     // original context, as vLLM and llama.cpp choose. The choice is made once
@@ -163,6 +191,7 @@ struct ModelConfig {
     bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
 
     bool is_sliding(int layer) const {
+        if (!sliding_layers.empty()) return sliding_window > 0 && sliding_layers[layer];
         return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);
     }
 

@@ -14,6 +14,7 @@ const Architecture* const kArchitectures[] = {
     &kQwen2MoeArchitecture, &kQwen3MoeArchitecture, &kOlmoeArchitecture, &kGraniteMoeArchitecture,
     &kGptOssArchitecture,
     &kSmolLm3Architecture, &kOlmo2Architecture, &kGraniteArchitecture, &kGlm4Architecture,
+    &kGemma4Architecture,
 };
 
 }  // namespace

@@ -189,8 +189,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         throw_model_load("cannot load '" + file.path() + "': tensor 'token_embd.weight' is missing or not a matrix");
     config.vocab_size = static_cast<int>(embd->dims[1]);
 
-    const int64_t dim = config.dim, q_dim = int64_t(config.n_heads) * config.head_dim,
-                  kv_dim = int64_t(config.n_kv_heads) * config.head_dim, ffn = config.ffn_dim;
+    const int64_t dim = config.dim;
     ModelWeights w;
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
     w.output_norm = load.vector("output_norm.weight", dim);
@@ -199,19 +198,35 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         if (config.longrope_original_context > 0)
             throw_model_load("cannot load '" + file.path() +
                              "': tensor 'rope_freqs.weight' and LongRoPE factor tensors in one model");
+        // Gemma 4: its full layers' (proportional RoPE over the whole head).
         w.rope_freqs = load.rope_divisors("rope_freqs.weight", config.rope_dim / 2);
     }
     if (config.longrope_original_context > 0) {
         w.rope_factors_long = load.rope_divisors("rope_factors_long.weight", config.rope_dim / 2);
         w.rope_factors_short = load.rope_divisors("rope_factors_short.weight", config.rope_dim / 2);
     }
+    const int64_t per_layer = config.per_layer_embd_dim, all_layers = per_layer * config.n_layers;
+    if (per_layer > 0) {
+        w.per_layer_token_embd = load.matrix("per_layer_token_embd.weight", config.vocab_size, all_layers);
+        w.per_layer_model_proj = load.matrix("per_layer_model_proj.weight", all_layers, dim);
+        w.per_layer_proj_norm = load.vector("per_layer_proj_norm.weight", per_layer);
+    }
     w.layers.resize(config.n_layers);
     for (int i = 0; i < config.n_layers; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers[i];
+        const int64_t head_dim = config.head_dim_of(i), q_dim = int64_t(config.n_heads) * head_dim,
+                      kv_dim = int64_t(config.kv_heads_of(i)) * head_dim, ffn = config.ffn_dim_of(i);
+        const bool own_kv = config.kv_source_of(i) == i;
         // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
         if (config.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
-        if (load.find(p + "attn_qkv.weight")) {
+        if (!own_kv || (config.value_norm && load.find(p + "attn_v.weight") == nullptr)) {
+            // Gemma 4: a KV-sharing layer projects queries only; a K=V layer
+            // (attention_k_eq_v) reads its values from the k projection.
+            l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
+            if (own_kv) l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
+            l.values_are_keys = own_kv;
+        } else if (load.find(p + "attn_qkv.weight")) {
             const auto qkv = load.stacked(p + "attn_qkv.weight", {q_dim, kv_dim, kv_dim}, dim);
             l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
         } else {
@@ -229,8 +244,8 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         }
         if (config.qk_norm) {
             // OLMoE normalises the whole projection, the others each head.
-            l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : config.head_dim);
-            l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : config.head_dim);
+            l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : head_dim);
+            if (own_kv) l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : head_dim);
         }
         if (config.pre_norms) l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
         if (config.n_experts > 0) {
@@ -249,6 +264,12 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.post_attn_norm = load.vector(p + "post_attention_norm.weight", dim);
             l.post_ffn_norm = load.vector(p + "post_ffw_norm.weight", dim);
         }
+        if (load.find(p + "layer_output_scale.weight")) l.output_scale = load.vector(p + "layer_output_scale.weight", 1);
+        if (per_layer > 0) {
+            l.per_layer_gate = load.matrix(p + "inp_gate.weight", per_layer, dim);
+            l.per_layer_proj = load.matrix(p + "proj.weight", dim, per_layer);
+            l.per_layer_post_norm = load.vector(p + "post_norm.weight", dim);
+        }
     }
     // Every layer matrix and the output matrix get a copy (prepared, that
     // is rearranged, where the kernels read another layout) in
@@ -260,9 +281,11 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     // embedding would otherwise stay resident beside its copy).
     std::vector<kernels::QuantMatrix*> matrices;
     for (LayerWeights& l : w.layers)
-        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router})
+        for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router,
+                                        &l.per_layer_gate, &l.per_layer_proj})
             matrices.push_back(m);
     matrices.push_back(&w.output);
+    matrices.push_back(&w.per_layer_model_proj);
     prepare_matrices(matrices, w.prepared, file);
     return w;
 }

@@ -36,6 +36,16 @@ struct LayerWeights {
     std::vector<float> bo, attn_sinks, router_bias;
     std::vector<float> expert_gate_bias, expert_up_bias, expert_down_bias;  // [n_experts][ffn], [..][ffn], [..][dim]
     std::vector<float> post_attn_norm, post_ffn_norm;  // empty unless config.post_norms
+    // Gemma 4: the layer's output scale (layer_output_scale, 1 float; empty:
+    // none); its per-layer embedding's gate [per_layer_embd_dim, dim],
+    // projection [dim, per_layer_embd_dim] and norm [dim] (config.per_layer_embd_dim > 0).
+    // A KV-sharing layer has no wk/wv/k_norm (rows 0, empty); a full layer
+    // of a K=V model (attention_k_eq_v) no attn_v (values_are_keys: its
+    // values are the k projection, before the k norm).
+    bool values_are_keys = false;
+    std::vector<float> output_scale;
+    kernels::QuantMatrix per_layer_gate, per_layer_proj;
+    std::vector<float> per_layer_post_norm;
 };
 
 struct ModelWeights {
@@ -60,6 +70,12 @@ struct ModelWeights {
     // LongRoPE's two sets of such divisors (rope_factors_long/short.weight);
     // empty unless config.longrope_original_context.
     std::vector<float> rope_factors_long, rope_factors_short;
+    // Gemma 4's per-layer token embeddings (config.per_layer_embd_dim > 0):
+    // the table [vocab, n_layers * per_layer_embd_dim] (a view into the
+    // file, like token_embedding), the projection of the token embedding to
+    // the same width and the norm of each layer's part of it.
+    kernels::QuantMatrix per_layer_token_embd, per_layer_model_proj;
+    std::vector<float> per_layer_proj_norm;
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.

@@ -48,7 +48,14 @@ inline float attention_normaliser(const PagedAttention& a, int head, float m, fl
 
 // Limits of one attention tile (the kernel keeps a tile on the stack).
 constexpr int kAttentionMaxQueries = 64;     // tokens x query heads per KV head
-constexpr int kAttentionMaxHeadDim = 256;
+constexpr int kAttentionMaxHeadDim = 512;    // Gemma 4's full layers
+// The floats of a tile's queries (and of its outputs): 64 queries of up to
+// 256 dims, fewer of wider heads (attention_max_queries).
+constexpr int kAttentionTileFloats = 64 * 256;
+constexpr int attention_max_queries(int head_dim) {
+    return kAttentionTileFloats / head_dim < kAttentionMaxQueries ? kAttentionTileFloats / head_dim
+                                                                   : kAttentionMaxQueries;
+}
 constexpr int kAttentionHeadDimMultiple = 16;  // head_dim is walked 16 floats at a time
 
 // One unit of attention work: batch tokens [t_begin, t_end) — consecutive

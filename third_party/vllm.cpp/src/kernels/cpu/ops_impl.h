@@ -311,8 +311,8 @@ void attention_tile_impl(const PagedAttention& a, const AttentionTile& tile) {
     const size_t scales_at = size_t(bs) * a.n_kv_heads * hd;
     // Query vectors of this tile: (token, head-in-group), pre-scaled.
     const int nq = static_cast<int>(t_end - t_begin) * group;
-    float q[kAttentionMaxQueries * kAttentionMaxHeadDim];
-    alignas(64) float o[kAttentionMaxQueries * kAttentionMaxHeadDim];
+    float q[kAttentionTileFloats];
+    alignas(64) float o[kAttentionTileFloats];
     float m[kAttentionMaxQueries], l[kAttentionMaxQueries];
     int32_t pos[kAttentionMaxQueries];
     for (int qi = 0; qi < nq; ++qi) {

@@ -8,10 +8,12 @@ namespace vllm {
 void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, bool rotary,
                             int64_t n_tokens, float* q, float* k, float* v, ThreadPool& pool) {
     const int hd = c.head_dim, pairs = c.rope_dim / 2;
-    const int heads = c.n_heads + 2 * c.n_kv_heads;  // per token: q heads, k heads, v heads
+    // Per token: q heads, k heads, v heads (q heads only without k).
+    const int heads = c.n_heads + (k != nullptr ? 2 * c.n_kv_heads : 0);
     const bool halves = c.rope_style == RopeStyle::HALVES;
+    const std::vector<float> unit(c.value_norm ? hd : 0, 1.0f);  // the value norm's (absent) weight
     // OLMoE normalises each token's whole q and k rows before the heads.
-    if (c.qk_norm_whole) {
+    if (c.qk_norm_whole && k != nullptr) {
         const int64_t q_dim = int64_t(c.n_heads) * hd, kv_dim = int64_t(c.n_kv_heads) * hd;
         pool.parallel_for(
             n_tokens,
@@ -37,7 +39,10 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
                     const float* bias = (is_q ? w.bq : is_k ? w.bk : w.bv).data() + h * hd;
                     for (int j = 0; j < hd; ++j) x[j] += bias[j];
                 }
-                if (!is_q && !is_k) continue;
+                if (!is_q && !is_k) {
+                    if (c.value_norm) kernels::rms_norm(x, unit.data(), x, hd, c.rms_eps);
+                    continue;
+                }
                 if (c.qk_norm && !c.qk_norm_whole) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
                 if (rotary) rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
             }

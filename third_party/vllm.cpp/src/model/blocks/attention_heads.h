@@ -1,6 +1,7 @@
 // Everything between the q/k/v projections and attention, per head vector
 // in one pass: the qkv bias (Qwen2), then for q and k the q/k RMS norm
-// (Qwen3, Gemma 3; OLMoE's over the whole q and k rows first) and the rotation (rotary.h).
+// (Qwen3, Gemma 3; OLMoE's over the whole q and k rows first) and the rotation (rotary.h);
+// Gemma 4's weightless RMS norm of each value head (config.value_norm).
 #pragma once
 #include <cstdint>
 
@@ -13,7 +14,8 @@ namespace vllm {
 
 // q: [n_tokens][n_heads][head_dim], k and v: [n_tokens][n_kv_heads][head_dim],
 // modified in place; `angles` filled for the same n_tokens positions.
-// `rotary` false: the layer attends without RoPE (SmolLM3's every 4th).
+// `rotary` false: the layer attends without RoPE (SmolLM3's every 4th). k
+// and v nullptr: only the queries (a layer that reads another layer's KV).
 void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, bool rotary,
                             int64_t n_tokens, float* q, float* k, float* v, ThreadPool& pool);
 

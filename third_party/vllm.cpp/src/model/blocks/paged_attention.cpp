@@ -30,12 +30,12 @@ void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& bat
     // Store this step's K/V first: a token attends to every earlier token of
     // its sequence, including those in this very batch.
     std::vector<kernels::AttentionTile> tiles;
-    const int64_t tokens_per_tile = std::max(1, kernels::kAttentionMaxQueries / group);
+    const int64_t tokens_per_tile = std::max(1, kernels::attention_max_queries(hd) / group);
     int64_t t0 = 0;
     const int kv_group = cache.group_of(layer);
     for (const SequenceSlice& sl : batch) {
         const int32_t* block_table = sl.block_tables[kv_group];
-        for (int i = 0; i < sl.n_tokens; ++i) {
+        for (int i = 0; i < sl.n_tokens && k != nullptr; ++i) {
             const int pos = sl.start_pos + i;
             const int32_t block = block_table[pos / bs];
             cache.store_key(layer, block, pos % bs, &k[(t0 + i) * kv_dim]);

@@ -19,7 +19,9 @@ namespace vllm {
 // q: [tokens][n_heads][head_dim]; k, v: [tokens][n_kv_heads][head_dim];
 // out: [tokens][n_heads][head_dim]; positions: each batch token's position.
 // sinks: the layer's attention sinks, one logit per query head (gpt-oss;
-// kernels::PagedAttention::sinks), or nullptr.
+// kernels::PagedAttention::sinks), or nullptr. k and v nullptr: nothing is
+// stored (`layer` is the one whose cache another layer reads: Gemma 4's
+// KV sharing; the queries attend over what it stored in this step too).
 void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer,
                      const std::vector<int32_t>& positions, const float* q, const float* k, const float* v,
                      float* out, KVCache& cache, ThreadPool& pool, const float* sinks = nullptr);

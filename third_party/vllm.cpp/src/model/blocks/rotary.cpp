@@ -54,9 +54,14 @@ RotaryAngles RotaryAngles::global(const ModelConfig& c, const ModelWeights& w, i
     return angles;
 }
 
-RotaryAngles RotaryAngles::sliding(const ModelConfig& c, const ModelWeights& w) {
+RotaryAngles RotaryAngles::sliding(const ModelConfig& c) {
+    // Over the sliding layers' own rotated dims (Gemma 4's heads there are
+    // narrower), without the global layers' divisors (llama.cpp rotates
+    // them without freq_factors).
+    ModelConfig sliding = c;
+    if (c.rope_dim_sliding > 0) sliding.rope_dim = c.rope_dim_sliding;
     RotaryAngles angles;
-    angles.inv_freq = inv_frequencies(c, c.rope_theta_sliding, 1.0, false, w.rope_freqs);
+    angles.inv_freq = inv_frequencies(sliding, c.rope_theta_sliding, 1.0, false, {});
     return angles;
 }
 

@@ -24,9 +24,10 @@ struct RotaryAngles {
     // model's context length when <= 0) picks LongRoPE's factor set
     // (ModelConfig::long_rope_factors).
     static RotaryAngles global(const ModelConfig& c, const ModelWeights& w, int max_model_len);
-    // Gemma 3's sliding layers: their own base (rope_theta_sliding), no
-    // linear scaling or YaRN.
-    static RotaryAngles sliding(const ModelConfig& c, const ModelWeights& w);
+    // Gemma 3/4's sliding layers: their own base (rope_theta_sliding) and
+    // rotated dims (rope_dim_sliding, if set), no linear scaling, YaRN or
+    // frequency divisors.
+    static RotaryAngles sliding(const ModelConfig& c);
 
     // cos/sin of each position's angles.
     void fill(const std::vector<int32_t>& positions);
