@@ -56,6 +56,11 @@ struct HfArchitecture {
     // dim]: the loader turns them into llama.cpp's ffn_{gate,up,down}_exps
     // (float copies; the row names map to ffn_gate_up_exps for it to split).
     bool interleaved_experts = false;
+    // DeepSeek-V2's multi-head latent attention: the loader writes the MLA
+    // keys as llama.cpp's converter does (the cached row's key/value lengths,
+    // key_length_mla, one KV head) and splits kv_b_proj into attn_k_b and
+    // attn_v_b (float copies), as that converter does.
+    bool mla = false;
 };
 
 // The row for `hf_class`, or nullptr.

@@ -41,6 +41,11 @@ struct ArchitectureTraits {
     bool expert_bias = false;
     ExpertGating expert_gating = ExpertGating::SOFTMAX;  // <arch>.expert_gating_func overrides
     const char* ffn_norm_tensor = "ffn_norm";
+    // DeepSeek-V2's multi-head latent attention (ModelConfig::kv_lora_rank):
+    // its MLA keys are read, and q/k rotate adjacent pairs from either source
+    // (llama.cpp's converter does not permute them; transformers rotates
+    // them as complex pairs).
+    bool mla = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

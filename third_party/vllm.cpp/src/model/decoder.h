@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/blocks/latent_attention.h"
 #include "model/blocks/moe.h"
 #include "model/blocks/rotary.h"
 #include "model/decoder_model.h"
@@ -39,8 +40,11 @@ protected:
     // q/k norm, RoPE of the layer's kind), paged attention (with the
     // layer's sinks, if any) and the output projection (plus its bias, if any).
     void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
+    // xn_ -> xn_: layer l's multi-head latent attention (blocks/latent_attention.h;
+    // config.is_mla()) and its output projection.
+    void latent_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
     // xn_ -> xn_: layer l's gated MLP with the config's activation, or its
-    // mixture of experts (blocks/moe.h) when config.n_experts > 0.
+    // mixture of experts (blocks/moe.h) when config.is_moe_layer(l).
     void mlp(int l, ThreadPool& pool);
     // x_ += xn_ then xn_ = rms_norm(x_) * weight (the residual add fused
     // with the norm after it); xn_ = rms_norm(xn_) * weight (a sublayer's
@@ -75,6 +79,7 @@ private:
     std::vector<int32_t> tokens_, positions_;
     std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
     MoeScratch moe_;
+    LatentScratch latent_;
 };
 
 }  // namespace vllm

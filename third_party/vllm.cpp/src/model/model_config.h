@@ -150,6 +150,25 @@ struct ModelConfig {
         return longrope_original_context > 0 && max_model_len > longrope_original_context;
     }
 
+    // Multi-head latent attention (DeepSeek-V2, blocks/latent_attention.h):
+    // kv_lora_rank > 0. Each token's K/V are one compressed latent of
+    // kv_lora_rank floats (after its RMS norm) and one rotary key part of
+    // rope_dim floats shared by every head; the KV cache stores that row
+    // alone (one "head" of head_dim = kv_lora_rank + rope_dim, n_kv_heads 1).
+    // Each head's query is qk_nope_dim + rope_dim floats (through a
+    // q_lora_rank bottleneck when q_lora_rank > 0), its value v_head_dim.
+    int kv_lora_rank = 0;
+    int q_lora_rank = 0;
+    int qk_nope_dim = 0;
+    int v_head_dim = 0;
+    // The first n_dense_leading layers of a mixture-of-experts model have a
+    // dense MLP of ffn_dim (DeepSeek's first_k_dense_replace).
+    int n_dense_leading = 0;
+
+    bool is_mla() const { return kv_lora_rank > 0; }
+    // Whether layer l's MLP is a mixture of experts.
+    bool is_moe_layer(int layer) const { return n_experts > 0 && layer >= n_dense_leading; }
+
     bool is_sliding(int layer) const {
         return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);
     }

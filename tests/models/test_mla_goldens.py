@@ -1,0 +1,218 @@
+"""Multi-head latent attention (deepseek2) on tiny random models (no torch here).
+
+The models and goldens are committed under tests/golden/tiny_mla/ by
+tests/golden/make_mla_goldens.py (its docstring has what each case
+exercises): ``deepseek2-lite`` (no q_lora_rank, 26 layers, a leading dense
+layer, shared experts, routed_scaling_factor) and ``deepseek2`` (q_lora_rank,
+YaRN with DeepSeek's mscale), each as ``<case>.hf/`` (transformers' directory)
+and ``<case>.gguf`` (llama.cpp's converter: kv_b split into attn_k_b /
+attn_v_b), with transformers' greedy ids, gaps and float32 logits and
+llama.cpp's greedy ids on the GGUF.
+
+Both forms run through model_probe with the float32 KV cache, as
+test_moe_goldens.py: teacher-forced logits within FLOAT_MAX / FLOAT_MEAN of
+transformers' (test_arch_goldens.py's tolerance), greedy ids (prefill chunks
+7 and 64) equal transformers' under the near-tie rule, and the GGUF form's
+equal llama.cpp's under the peer rule. The KV cache stores per token and
+layer only the latent row (kv_lora_rank + rope dim elements), measured from
+the engine's stats(); a batch of requests gives each the ids it gets alone;
+bad input (a latent rank that does not match the tensors, a missing tensor,
+refused options) is refused at load naming file and problem, and the process
+goes on loading good models.
+"""
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from greedy_rule import PEER_GAP_THRESHOLD, greedy_failures
+from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
+from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
+
+GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
+sys.path.insert(0, str(GOLDEN_DIR))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
+from test_moe_goldens import _drop_safetensors_tensor  # noqa: E402
+
+TINY_MLA = GOLDEN_DIR / "tiny_mla"
+SUPPORTED = ("deepseek2-lite", "deepseek2")
+CASES = [c for c in SUPPORTED if (TINY_MLA / f"{c}.gguf").is_file()]
+GREEDY_CHUNKS = (7, 64)
+FORMS = {"gguf": lambda case: TINY_MLA / f"{case}.gguf", "hf": lambda case: TINY_MLA / f"{case}.hf"}
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return model_probe_path()
+
+
+def _golden(case):
+    return json.loads((TINY_MLA / f"{case}.json").read_text())
+
+
+def _greedy(probe, model, prompts, chunk):
+    stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
+    out = subprocess.run([probe, str(model), "greedy", str(len(prompts[0]["ref_ids"])), str(chunk)], input=stdin,
+                         text=True, check=True, timeout=120, capture_output=True)
+    return [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
+
+
+def test_goldens_present():
+    if not CASES:
+        pytest.skip("no MLA goldens under tests/golden/tiny_mla (make_mla_goldens.py writes them)")
+    for case in CASES:
+        for name in (f"{case}.json", f"{case}_logits.npy", f"{case}.hf/config.json"):
+            assert (TINY_MLA / name).is_file(), name
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("case", CASES)
+def test_tiny_mla_matches_transformers(probe, tmp_path, case, form, record_property):
+    model = FORMS[form](case)
+    golden = _golden(case)
+    want = np.load(TINY_MLA / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
+    first = golden["prompts"][0]  # the logits file is on prompt 0 + its ref_ids
+    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", [])
+    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
+                                   2 * float(err.max()) + 1e-4)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("case", CASES)
+def test_gguf_greedy_matches_llama_cpp(probe, case):
+    """The GGUF form's greedy ids against llama.cpp's on the same file, under
+    the peer rule (llama.cpp rounds activations to float16 for F16 matrices)."""
+    prompts = [dict(p, ref_ids=p["llama_cpp_ids"], ref_gaps=p["llama_cpp_gaps"]) for p in _golden(case)["prompts"]]
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(prompts, _greedy(probe, TINY_MLA / f"{case}.gguf", prompts, chunk),
+                                   PEER_GAP_THRESHOLD)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
+@pytest.mark.timeout(180)
+def test_batch_invariance_with_latent_attention():
+    """Each of 8 requests (prompts of different lengths, prefill and decode
+    mixed) generates the same ids alone and all 8 submitted at once."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    if "deepseek2" not in CASES:
+        pytest.skip("no deepseek2 golden")
+    rng = np.random.default_rng(5)
+    vocab = len(np.load(TINY_MLA / "deepseek2_logits.npy")[0])
+    prompts = [[int(t) for t in rng.integers(0, vocab, size=n)] for n in (3, 5, 8, 11, 13, 17, 21, 29)]
+    n_new = 48
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=n_new, ignore_eos=True)
+    with vllm_cpp.Engine.load(str(TINY_MLA / "deepseek2.gguf"), max_model_len=128) as engine:
+        alone = [list(engine.complete(p, params).token_ids) for p in prompts]
+        steps_before = engine.stats()["model_steps"]
+        requests = [engine.submit(p, params, lambda *event: None) for p in prompts]
+        together = []
+        for r in requests:
+            assert r.wait() is vllm_cpp.RequestOutcome.COMPLETED
+            together.append(r.token_ids(0, n_new))
+            r.close()
+        steps = engine.stats()["model_steps"] - steps_before
+    assert steps < len(prompts) * n_new  # they shared steps
+    assert together == alone
+
+
+def _load_refused(path, message):
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
+        vllm_cpp.Engine.load(str(path))
+    assert str(path) in str(refused.value)
+    # The process is alive and loads a good model afterwards.
+    with vllm_cpp.Engine.load(str(TINY_MLA / "deepseek2.gguf"), max_model_len=64) as engine:
+        done = engine.complete([1, 2, 3], vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True))
+        assert done.completion_tokens == 2
+
+
+BAD_GGUF = {
+    # kv_lora_rank and the cached row's width changed together: the tensors say otherwise.
+    "latent-rank-not-tensors": (dict(set_values={"deepseek2.attention.kv_lora_rank": 16,
+                                                 "deepseek2.attention.key_length": 32,
+                                                 "deepseek2.attention.value_length": 16}),
+                                "tensor 'blk.0.attn_kv_a_mqa.weight' has shape [64, 48], expected [64, 32]"),
+    "latent-rank-not-key-length": (dict(set_values={"deepseek2.attention.kv_lora_rank": 16}),
+                                   "deepseek2.attention.key_length 48 is not deepseek2.attention.kv_lora_rank 16 + "
+                                   "deepseek2.rope.dimension_count 16"),
+    "latent-rank-missing": (dict(set_values={"deepseek2.attention.kv_lora_rank": None}),
+                            "deepseek2.attention.kv_lora_rank is missing or not positive"),
+    "k-b-missing": (dict(drop_tensor="blk.1.attn_k_b.weight"), "tensor 'blk.1.attn_k_b.weight' is missing"),
+    "v-b-wrong-shape": (dict(drop_tensor="blk.0.attn_v_b.weight",
+                             add_tensors={"blk.0.attn_v_b.weight": np.zeros((4, 16, 32))}),
+                        "tensor 'blk.0.attn_v_b.weight' has shape [32, 16, 4], expected [32, 24, 4]"),
+    "kv-a-norm-missing": (dict(drop_tensor="blk.0.attn_kv_a_norm.weight"),
+                          "tensor 'blk.0.attn_kv_a_norm.weight' is missing"),
+    "q-a-missing": (dict(drop_tensor="blk.1.attn_q_a.weight"), "tensor 'blk.1.attn_q_a.weight' is missing"),
+    "grouped-routing": (dict(set_values={"deepseek2.expert_group_count": 2}),
+                        "deepseek2.expert_group_count 2 is not supported (group-limited routing"),
+    "dense-count-too-large": (dict(set_values={"deepseek2.leading_dense_block_count": 3}),
+                              "deepseek2.leading_dense_block_count 3 is not between 0 and the block count 2"),
+    "several-kv-heads": (dict(set_values={"deepseek2.attention.head_count_kv": 2}),
+                         "deepseek2.attention.head_count_kv is 2, but latent attention caches one latent row"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(BAD_GGUF))
+def test_bad_mla_gguf_refused_at_load(probe, tmp_path, bad):
+    if "deepseek2" not in CASES:
+        pytest.skip("no deepseek2 golden")
+    edits, message = BAD_GGUF[bad]
+    path = _rewritten(TINY_MLA / "deepseek2.gguf", tmp_path / f"{bad}.gguf", **edits)
+    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
+                       timeout=30)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    _load_refused(path, message)
+
+
+BAD_CONFIG = {
+    "norm-topk": ({"norm_topk_prob": True}, "config.json 'norm_topk_prob' is true, which is not supported"),
+    "grouped-routing": ({"topk_method": "group_limited_greedy", "n_group": 2, "topk_group": 1},
+                        "deepseek2.expert_group_count 2 is not supported (group-limited routing"),
+    "topk-method": ({"topk_method": "noaux_tc"}, "config.json 'topk_method' is \"noaux_tc\", which is not supported"),
+    "mscale-differs": ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                                            "original_max_position_embeddings": 64, "mscale": 1.0,
+                                            "mscale_all_dim": 0.707}},
+                       "config.json rope_scaling 'mscale' 1.0 and 'mscale_all_dim' 0.707 differ"),
+    "latent-rank-not-tensors": ({"kv_lora_rank": 16},
+                                "tensor 'blk.0.attn_kv_a_mqa.weight' has shape [64, 48], expected [64, 32]"),
+    "attention-bias": ({"attention_bias": True}, "config.json 'attention_bias' is true, which is not supported"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", sorted(BAD_CONFIG))
+def test_bad_mla_config_json_refused_at_load(tmp_path, bad):
+    if "deepseek2" not in CASES:
+        pytest.skip("no deepseek2 golden")
+    changes, message = BAD_CONFIG[bad]
+    target = tmp_path / "deepseek2.hf"
+    shutil.copytree(TINY_MLA / "deepseek2.hf", target)
+    config = json.loads((target / "config.json").read_text())
+    config.update(changes)
+    (target / "config.json").write_text(json.dumps(config))
+    _load_refused(target, message)
+
+
+@pytest.mark.timeout(60)
+def test_hf_kv_b_missing_refused(tmp_path):
+    """A checkpoint without one layer's kv_b_proj names the tensor the loader
+    makes of it."""
+    if "deepseek2" not in CASES:
+        pytest.skip("no deepseek2 golden")
+    target = tmp_path / "deepseek2.hf"
+    shutil.copytree(TINY_MLA / "deepseek2.hf", target)
+    _drop_safetensors_tensor(target / "model.safetensors", "model.layers.1.self_attn.kv_b_proj.weight")
+    _load_refused(target, "tensor 'blk.1.attn_k_b.weight' is missing")

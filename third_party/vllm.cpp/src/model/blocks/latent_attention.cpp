@@ -1,0 +1,126 @@
+#include "model/blocks/latent_attention.h"
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/ops.h"
+#include "model/blocks/norms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace vllm {
+
+namespace {
+
+template <typename T>
+void grow(std::vector<T>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+}
+
+// One matmul per head: out + h * n_tokens * w[h].rows = w[h] of in + h *
+// n_tokens * w[h].cols, for every head h (inputs and outputs head-major).
+void per_head_matmuls(const std::vector<kernels::QuantMatrix>& w, const float* in, int64_t n_tokens, float* out,
+                      ThreadPool& pool) {
+    std::vector<kernels::GroupedMatmul> jobs;
+    for (size_t h = 0; h < w.size(); ++h)
+        jobs.push_back({&w[h], in + int64_t(h) * n_tokens * w[h].cols, n_tokens, out + int64_t(h) * n_tokens * w[h].rows});
+    kernels::matmul_grouped(jobs, pool);
+}
+
+}  // namespace
+
+void latent_attention_query(const float* q_latent, const float* q_rope, const float* keys, int64_t n_keys,
+                            int kv_lora, int rope_dim, float scale, float* scores, float* out_latent) {
+    const int64_t width = kv_lora + rope_dim;
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < n_keys; ++j) {
+        const float* key = keys + j * width;
+        scores[j] = scale * (kernels::dot_f32(q_latent, key, kv_lora) + kernels::dot_f32(q_rope, key + kv_lora, rope_dim));
+        max = std::max(max, scores[j]);
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n_keys; ++j) sum += scores[j] = std::exp(scores[j] - max);
+    std::fill_n(out_latent, kv_lora, 0.0f);
+    for (int64_t j = 0; j < n_keys; ++j) kernels::axpy_f32(scores[j] / sum, keys + j * width, out_latent, kv_lora);
+}
+
+void latent_attention_layer(const ModelConfig& c, const LayerWeights& w, const std::vector<SequenceSlice>& batch,
+                            int layer, const std::vector<int32_t>& positions, const RotaryAngles& angles, float* x,
+                            KVCache& cache, LatentScratch& s, ThreadPool& pool) {
+    const int64_t T = static_cast<int64_t>(positions.size());
+    const int H = c.n_heads, nope = c.qk_nope_dim, rope = c.rope_dim, q_head = nope + rope;
+    const int L = c.kv_lora_rank, width = L + rope, V = c.v_head_dim, pairs = rope / 2;
+    grow(s.q, T * H * q_head);
+    grow(s.rows, T * width);
+    grow(s.q_nope, int64_t(H) * T * nope);
+    grow(s.q_latent, int64_t(H) * T * L);
+    grow(s.o_latent, int64_t(H) * T * L);
+    grow(s.o_heads, int64_t(H) * T * V);
+    grow(s.attn, T * H * V);
+
+    // Projections: the query (through its low-rank bottleneck and norm where
+    // the model has one) and the latent row.
+    if (c.q_lora_rank > 0) {
+        grow(s.q_a, T * c.q_lora_rank);
+        kernels::matmul_shared({{&w.wq_a, s.q_a.data()}, {&w.wkv_a, s.rows.data()}}, x, T, pool);
+        rms_norm_rows(s.q_a.data(), w.q_a_norm.data(), s.q_a.data(), T, c.q_lora_rank, c.rms_eps, pool);
+        kernels::matmul(w.wq_b, s.q_a.data(), T, s.q.data(), pool);
+    } else {
+        kernels::matmul_shared({{&w.wq, s.q.data()}, {&w.wkv_a, s.rows.data()}}, x, T, pool);
+    }
+    // The latent's norm, the rotations (adjacent pairs: DeepSeek's layout in
+    // both sources), and each head's q_nope gathered head-major for W_UK.
+    pool.parallel_for(T, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            float* row = s.rows.data() + t * width;
+            kernels::rms_norm(row, w.kv_a_norm.data(), row, L, c.rms_eps);
+            const float* cs = angles.cos.data() + t * pairs;
+            const float* sn = angles.sin.data() + t * pairs;
+            rotate(row + L, cs, sn, pairs, /*halves=*/false);
+            for (int h = 0; h < H; ++h) {
+                float* q = s.q.data() + (t * H + h) * q_head;
+                rotate(q + nope, cs, sn, pairs, false);
+                std::copy_n(q, nope, s.q_nope.data() + (h * T + t) * nope);
+            }
+        }
+    });
+    per_head_matmuls(w.k_b, s.q_nope.data(), T, s.q_latent.data(), pool);
+
+    const int bs = cache.block_size(), group = cache.group_of(layer);
+    int64_t t0 = 0;
+    for (const SequenceSlice& sl : batch) {
+        const int32_t* table = sl.block_tables[group];
+        for (int i = 0; i < sl.n_tokens; ++i) {
+            const int pos = sl.start_pos + i;
+            cache.store_key(layer, table[pos / bs], pos % bs, s.rows.data() + (t0 + i) * width);
+        }
+        // The sequence's cached rows as the cache holds them (rounded to its
+        // element type), this batch's included, then every (token, head).
+        const int64_t context = sl.start_pos + sl.n_tokens;
+        grow(s.keys, context * width);
+        pool.parallel_for(context, [&](int64_t begin, int64_t end) {
+            for (int64_t p = begin; p < end; ++p)
+                cache.read_key(layer, table[p / bs], static_cast<int>(p % bs), s.keys.data() + p * width);
+        }, rows_per_chunk(width));
+        pool.parallel_for(int64_t(sl.n_tokens) * H, [&](int64_t begin, int64_t end) {
+            std::vector<float> scores(static_cast<size_t>(context));
+            for (int64_t item = begin; item < end; ++item) {
+                const int64_t t = t0 + item / H, h = item % H;
+                latent_attention_query(s.q_latent.data() + (h * T + t) * L, s.q.data() + (t * H + h) * q_head + nope,
+                                       s.keys.data(), positions[t] + 1, L, rope, c.attn_scale, scores.data(),
+                                       s.o_latent.data() + (h * T + t) * L);
+            }
+        });
+        t0 += sl.n_tokens;
+    }
+
+    // Each head's values from its weighted latent (W_UV), back to token-major
+    // rows, and the output projection.
+    per_head_matmuls(w.v_b, s.o_latent.data(), T, s.o_heads.data(), pool);
+    for (int h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t)
+            std::copy_n(s.o_heads.data() + (h * T + t) * V, V, s.attn.data() + (t * H + h) * V);
+    kernels::matmul(w.wo, s.attn.data(), T, x, pool);
+}
+
+}  // namespace vllm
