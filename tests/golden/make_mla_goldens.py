@@ -56,7 +56,6 @@ How to regenerate (the reference venv of make_moe_goldens.py)::
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import shutil
@@ -136,16 +135,5 @@ def make_case(case, llama_cpp, seed=0):
           f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
-    ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
-    args = ap.parse_args()
-    llama_cpp = make_moe_goldens.llama_cpp_dir(args.llama_cpp)
-    OUT.mkdir(exist_ok=True)
-    for case in args.only or CASES:
-        make_case(case, llama_cpp)
-
-
 if __name__ == "__main__":
-    main()
+    make_moe_goldens.main(CASES, make_case, OUT)

@@ -39,7 +39,7 @@ GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
-from test_moe_goldens import _drop_safetensors_tensor  # noqa: E402
+from test_moe_goldens import _drop_safetensors_tensor, _greedy  # noqa: E402
 
 TINY_MLA = GOLDEN_DIR / "tiny_mla"
 SUPPORTED = ("deepseek2-lite", "deepseek2")
@@ -55,13 +55,6 @@ def probe():
 
 def _golden(case):
     return json.loads((TINY_MLA / f"{case}.json").read_text())
-
-
-def _greedy(probe, model, prompts, chunk):
-    stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
-    out = subprocess.run([probe, str(model), "greedy", str(len(prompts[0]["ref_ids"])), str(chunk)], input=stdin,
-                         text=True, check=True, timeout=120, capture_output=True)
-    return [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
 
 
 def test_goldens_present():

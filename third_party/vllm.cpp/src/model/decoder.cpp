@@ -59,6 +59,10 @@ void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, T
 void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) {
     const ModelConfig& c = config_;
     const LayerWeights& w = weights_.layers[l];
+    if (c.is_mla()) {
+        latent_attention_layer(c, w, batch, l, positions_, rope_, xn_.data(), cache, latent_, pool);
+        return;
+    }
     const int64_t T = static_cast<int64_t>(positions_.size());
     kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
     const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
@@ -68,10 +72,6 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
     if (!w.bo.empty())
         for (int64_t t = 0; t < T; ++t) kernels::axpy_f32(1.0f, w.bo.data(), xn_.data() + t * c.dim, c.dim);
-}
-
-void Decoder::latent_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) {
-    latent_attention_layer(config_, weights_.layers[l], batch, l, positions_, rope_, xn_.data(), cache, latent_, pool);
 }
 
 void Decoder::mlp(int l, ThreadPool& pool) {

@@ -38,11 +38,9 @@ protected:
 
     // xn_ -> xn_: layer l's q/k/v projections, their heads finished (bias,
     // q/k norm, RoPE of the layer's kind), paged attention (with the
-    // layer's sinks, if any) and the output projection (plus its bias, if any).
+    // layer's sinks, if any) and the output projection (plus its bias, if any);
+    // for a latent attention model (config.is_mla()), blocks/latent_attention.h.
     void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
-    // xn_ -> xn_: layer l's multi-head latent attention (blocks/latent_attention.h;
-    // config.is_mla()) and its output projection.
-    void latent_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
     // xn_ -> xn_: layer l's gated MLP with the config's activation, or its
     // mixture of experts (blocks/moe.h) when config.is_moe_layer(l).
     void mlp(int l, ThreadPool& pool);
