@@ -23,28 +23,27 @@ goes on loading good models.
 
 import json
 import pathlib
-import re
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from greedy_rule import PEER_GAP_THRESHOLD, greedy_failures
 from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
 from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
 
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
-from test_moe_goldens import _drop_safetensors_tensor, _greedy  # noqa: E402
+from test_arch_goldens import _rewritten  # noqa: E402
+from test_moe_goldens import (_drop_safetensors_tensor, _load_refused, check_batch_invariance,  # noqa: E402
+                              check_config_refused, check_gguf_refused, check_matches_llama_cpp,
+                              check_matches_transformers)
 
 TINY_MLA = GOLDEN_DIR / "tiny_mla"
 SUPPORTED = ("deepseek2-lite", "deepseek2")
 CASES = [c for c in SUPPORTED if (TINY_MLA / f"{c}.gguf").is_file()]
-GREEDY_CHUNKS = (7, 64)
+GOOD = TINY_MLA / "deepseek2.gguf"  # loads after every refusal
 FORMS = {"gguf": lambda case: TINY_MLA / f"{case}.gguf", "hf": lambda case: TINY_MLA / f"{case}.hf"}
 
 
@@ -69,16 +68,9 @@ def test_goldens_present():
 @pytest.mark.parametrize("form", sorted(FORMS))
 @pytest.mark.parametrize("case", CASES)
 def test_tiny_mla_matches_transformers(probe, tmp_path, case, form, record_property):
-    model = FORMS[form](case)
-    golden = _golden(case)
-    want = np.load(TINY_MLA / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
-    first = golden["prompts"][0]  # the logits file is on prompt 0 + its ref_ids
-    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", [])
-    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
-    for chunk in GREEDY_CHUNKS:
-        failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
-                                   2 * float(err.max()) + 1e-4)
-        assert not failures, (f"chunk {chunk}", failures)
+    prompts = _golden(case)["prompts"]  # the logits file is on prompt 0 + its ref_ids
+    check_matches_transformers(probe, FORMS[form](case), np.load(TINY_MLA / f"{case}_logits.npy"), prompts,
+                               prompts[0], tmp_path, f"{case} ({form})", record_property)
 
 
 @pytest.mark.timeout(180)
@@ -86,48 +78,16 @@ def test_tiny_mla_matches_transformers(probe, tmp_path, case, form, record_prope
 def test_gguf_greedy_matches_llama_cpp(probe, case):
     """The GGUF form's greedy ids against llama.cpp's on the same file, under
     the peer rule (llama.cpp rounds activations to float16 for F16 matrices)."""
-    prompts = [dict(p, ref_ids=p["llama_cpp_ids"], ref_gaps=p["llama_cpp_gaps"]) for p in _golden(case)["prompts"]]
-    for chunk in GREEDY_CHUNKS:
-        failures = greedy_failures(prompts, _greedy(probe, TINY_MLA / f"{case}.gguf", prompts, chunk),
-                                   PEER_GAP_THRESHOLD)
-        assert not failures, (f"chunk {chunk}", failures)
+    check_matches_llama_cpp(probe, TINY_MLA / f"{case}.gguf", _golden(case)["prompts"])
 
 
 @pytest.mark.timeout(180)
 def test_batch_invariance_with_latent_attention():
     """Each of 8 requests (prompts of different lengths, prefill and decode
     mixed) generates the same ids alone and all 8 submitted at once."""
-    vllm_cpp = pytest.importorskip("vllm_cpp")
     if "deepseek2" not in CASES:
         pytest.skip("no deepseek2 golden")
-    rng = np.random.default_rng(5)
-    vocab = len(np.load(TINY_MLA / "deepseek2_logits.npy")[0])
-    prompts = [[int(t) for t in rng.integers(0, vocab, size=n)] for n in (3, 5, 8, 11, 13, 17, 21, 29)]
-    n_new = 48
-    params = vllm_cpp.SamplingParams.greedy(max_tokens=n_new, ignore_eos=True)
-    with vllm_cpp.Engine.load(str(TINY_MLA / "deepseek2.gguf"), max_model_len=128) as engine:
-        alone = [list(engine.complete(p, params).token_ids) for p in prompts]
-        steps_before = engine.stats()["model_steps"]
-        requests = [engine.submit(p, params, lambda *event: None) for p in prompts]
-        together = []
-        for r in requests:
-            assert r.wait() is vllm_cpp.RequestOutcome.COMPLETED
-            together.append(r.token_ids(0, n_new))
-            r.close()
-        steps = engine.stats()["model_steps"] - steps_before
-    assert steps < len(prompts) * n_new  # they shared steps
-    assert together == alone
-
-
-def _load_refused(path, message):
-    vllm_cpp = pytest.importorskip("vllm_cpp")
-    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
-        vllm_cpp.Engine.load(str(path))
-    assert str(path) in str(refused.value)
-    # The process is alive and loads a good model afterwards.
-    with vllm_cpp.Engine.load(str(TINY_MLA / "deepseek2.gguf"), max_model_len=64) as engine:
-        done = engine.complete([1, 2, 3], vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True))
-        assert done.completion_tokens == 2
+    check_batch_invariance(GOOD, len(np.load(TINY_MLA / "deepseek2_logits.npy")[0]))
 
 
 BAD_GGUF = {
@@ -163,11 +123,7 @@ def test_bad_mla_gguf_refused_at_load(probe, tmp_path, bad):
     if "deepseek2" not in CASES:
         pytest.skip("no deepseek2 golden")
     edits, message = BAD_GGUF[bad]
-    path = _rewritten(TINY_MLA / "deepseek2.gguf", tmp_path / f"{bad}.gguf", **edits)
-    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
-                       timeout=30)
-    assert r.returncode != 0 and message in r.stderr, r.stderr
-    _load_refused(path, message)
+    check_gguf_refused(probe, _rewritten(GOOD, tmp_path / f"{bad}.gguf", **edits), message, GOOD)
 
 
 BAD_CONFIG = {
@@ -191,12 +147,7 @@ def test_bad_mla_config_json_refused_at_load(tmp_path, bad):
     if "deepseek2" not in CASES:
         pytest.skip("no deepseek2 golden")
     changes, message = BAD_CONFIG[bad]
-    target = tmp_path / "deepseek2.hf"
-    shutil.copytree(TINY_MLA / "deepseek2.hf", target)
-    config = json.loads((target / "config.json").read_text())
-    config.update(changes)
-    (target / "config.json").write_text(json.dumps(config))
-    _load_refused(target, message)
+    check_config_refused(TINY_MLA / "deepseek2.hf", tmp_path, changes, message, GOOD)
 
 
 @pytest.mark.timeout(60)
@@ -208,4 +159,4 @@ def test_hf_kv_b_missing_refused(tmp_path):
     target = tmp_path / "deepseek2.hf"
     shutil.copytree(TINY_MLA / "deepseek2.hf", target)
     _drop_safetensors_tensor(target / "model.safetensors", "model.layers.1.self_attn.kv_b_proj.weight")
-    _load_refused(target, "tensor 'blk.1.attn_k_b.weight' is missing")
+    _load_refused(target, "tensor 'blk.1.attn_k_b.weight' is missing", GOOD)
