@@ -160,3 +160,26 @@ def test_hf_kv_b_missing_refused(tmp_path):
     shutil.copytree(TINY_MLA / "deepseek2.hf", target)
     _drop_safetensors_tensor(target / "model.safetensors", "model.layers.1.self_attn.kv_b_proj.weight")
     _load_refused(target, "tensor 'blk.1.attn_k_b.weight' is missing", GOOD)
+
+
+@pytest.mark.timeout(120)
+def test_prefix_cache_hit_gives_the_same_ids():
+    """A request whose prompt's first blocks are cached (another request had
+    the same prefix) generates the ids it generates in an engine without
+    prefix caching, where every latent row is computed."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    if "deepseek2" not in CASES:
+        pytest.skip("no deepseek2 golden")
+    rng = np.random.default_rng(7)
+    vocab = len(np.load(TINY_MLA / "deepseek2_logits.npy")[0])
+    prefix = [int(t) for t in rng.integers(0, vocab, size=40)]
+    first, second = prefix + [1, 2, 3], prefix + [4, 5, 6, 7]
+    params = vllm_cpp.SamplingParams.greedy(max_tokens=24, ignore_eos=True)
+    with vllm_cpp.Engine.load(str(GOOD), max_model_len=128, prefix_caching=vllm_cpp.Toggle.OFF) as engine:
+        want = list(engine.complete(second, params).token_ids)
+    with vllm_cpp.Engine.load(str(GOOD), max_model_len=128) as engine:
+        engine.complete(first, params)
+        got = list(engine.complete(second, params).token_ids)
+        hits = engine.stats()["prefix_cache_hits"]
+    assert hits >= 32  # the two full blocks of the shared prefix
+    assert got == want
