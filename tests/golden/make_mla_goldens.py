@@ -45,9 +45,15 @@ when it is true (and llama.cpp then renormalises): with it true the two differ
 by 0.8 in the logits of this model. The engine refuses ``norm_topk_prob: true``
 in a DeepseekV2 config.json by name.
 
-Group-limited routing (``topk_method: group_limited_greedy``, n_group > 1) is
-not in these cases: the converter writes no key for it (llama.cpp would route
-greedily), and the engine refuses it by name.
+* ``deepseek2-groups``: the full form with DeepSeek-V2's group-limited
+  routing (``topk_method: group_limited_greedy``): 8 experts in 4 groups of
+  2, each group scored by its best expert, the experts of the best 2 groups
+  eligible, top 3 (with 3 picks the greedy choice can span 3 groups, so
+  the groups matter). llama.cpp's converter writes n_group / topk_group as
+  expert_group_count / expert_group_used_count, which llama.cpp runs with
+  DeepSeek-V3's rule (a group scored by its best two experts): its greedy
+  ids part from transformers' (logits up to 1.3 apart), so this case's HF
+  form is compared with transformers and its GGUF with llama.cpp.
 
 How to regenerate (the reference venv of make_moe_goldens.py)::
 
@@ -85,6 +91,9 @@ CASES = {
                       rope_parameters=dict(rope_type="yarn", factor=4.0, rope_theta=10000.0,
                                            original_max_position_embeddings=64, beta_fast=32.0, beta_slow=1.0,
                                            mscale=0.707, mscale_all_dim=0.707)),
+    "deepseek2-groups": dict(MLA, num_hidden_layers=2, q_lora_rank=48, routed_scaling_factor=2.0,
+                             norm_topk_prob=False, n_routed_experts=8, num_experts_per_tok=3,
+                             topk_method="group_limited_greedy", n_group=4, topk_group=2),
 }
 
 

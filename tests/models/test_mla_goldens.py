@@ -3,8 +3,10 @@
 The models and goldens are committed under tests/golden/tiny_mla/ by
 tests/golden/make_mla_goldens.py (its docstring has what each case
 exercises): ``deepseek2-lite`` (no q_lora_rank, 26 layers, a leading dense
-layer, shared experts, routed_scaling_factor) and ``deepseek2`` (q_lora_rank,
-YaRN with DeepSeek's mscale), each as ``<case>.hf/`` (transformers' directory)
+layer, shared experts, routed_scaling_factor), ``deepseek2`` (q_lora_rank,
+YaRN with DeepSeek's mscale) and ``deepseek2-groups`` (group-limited
+routing; llama.cpp and transformers score groups differently, so its HF form
+is compared with transformers and its GGUF with llama.cpp), each as ``<case>.hf/`` (transformers' directory)
 and ``<case>.gguf`` (llama.cpp's converter: kv_b split into attn_k_b /
 attn_v_b), with transformers' greedy ids, gaps and float32 logits and
 llama.cpp's greedy ids on the GGUF.
@@ -41,7 +43,7 @@ from test_moe_goldens import (_drop_safetensors_tensor, _load_refused, check_bat
                               check_matches_transformers)
 
 TINY_MLA = GOLDEN_DIR / "tiny_mla"
-SUPPORTED = ("deepseek2-lite", "deepseek2")
+SUPPORTED = ("deepseek2-lite", "deepseek2", "deepseek2-groups")
 CASES = [c for c in SUPPORTED if (TINY_MLA / f"{c}.gguf").is_file()]
 GOOD = TINY_MLA / "deepseek2.gguf"  # loads after every refusal
 FORMS = {"gguf": lambda case: TINY_MLA / f"{case}.gguf", "hf": lambda case: TINY_MLA / f"{case}.hf"}
@@ -64,9 +66,14 @@ def test_goldens_present():
             assert (TINY_MLA / name).is_file(), name
 
 
+# deepseek2-groups' GGUF routes by groups as llama.cpp reads its keys (a group
+# scored by its best two experts, DeepSeek-V3's rule), transformers' DeepseekV2
+# by its best one: its HF form equals transformers, its GGUF llama.cpp.
+FORM_CASES = [(case, form) for case in CASES for form in sorted(FORMS) if case != "deepseek2-groups" or form == "hf"]
+
+
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("form", sorted(FORMS))
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case, form", FORM_CASES)
 def test_tiny_mla_matches_transformers(probe, tmp_path, case, form, record_property):
     prompts = _golden(case)["prompts"]  # the logits file is on prompt 0 + its ref_ids
     check_matches_transformers(probe, FORMS[form](case), np.load(TINY_MLA / f"{case}_logits.npy"), prompts,
@@ -108,8 +115,8 @@ BAD_GGUF = {
     "kv-a-norm-missing": (dict(drop_tensor="blk.0.attn_kv_a_norm.weight"),
                           "tensor 'blk.0.attn_kv_a_norm.weight' is missing"),
     "q-a-missing": (dict(drop_tensor="blk.1.attn_q_a.weight"), "tensor 'blk.1.attn_q_a.weight' is missing"),
-    "grouped-routing": (dict(set_values={"deepseek2.expert_group_count": 2}),
-                        "deepseek2.expert_group_count 2 is not supported (group-limited routing"),
+    "groups-uneven": (dict(set_values={"deepseek2.expert_group_count": 3, "deepseek2.expert_group_used_count": 1}),
+                      "deepseek2.expert_group_count 3 and expert_group_used_count 1 do not split 4 experts"),
     "dense-count-too-large": (dict(set_values={"deepseek2.leading_dense_block_count": 3}),
                               "deepseek2.leading_dense_block_count 3 is not between 0 and the block count 2"),
     "several-kv-heads": (dict(set_values={"deepseek2.attention.head_count_kv": 2}),
@@ -128,8 +135,8 @@ def test_bad_mla_gguf_refused_at_load(probe, tmp_path, bad):
 
 BAD_CONFIG = {
     "norm-topk": ({"norm_topk_prob": True}, "config.json 'norm_topk_prob' is true, which is not supported"),
-    "grouped-routing": ({"topk_method": "group_limited_greedy", "n_group": 2, "topk_group": 1},
-                        "deepseek2.expert_group_count 2 is not supported (group-limited routing"),
+    "groups-uneven": ({"topk_method": "group_limited_greedy", "n_group": 3, "topk_group": 1},
+                      "deepseek2.expert_group_count 3 and expert_group_used_count 1 do not split 4 experts"),
     "topk-method": ({"topk_method": "noaux_tc"}, "config.json 'topk_method' is \"noaux_tc\", which is not supported"),
     "mscale-differs": ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
                                             "original_max_position_embeddings": 64, "mscale": 1.0,

@@ -412,11 +412,19 @@ void HfModel::read_mla_config(const json::Value& config, const std::string& a) {
     metadata_[a + "attention.key_length"] = int_value(kv_lora + rope);
     metadata_[a + "attention.value_length"] = int_value(kv_lora);
     metadata_[a + "attention.key_length_mla"] = int_value(nope + rope);
-    if (const json::Value* method = config.find("topk_method"); method != nullptr && !method->is_null()) {
-        const std::string m = method->is_string() ? method->as_string() : json::dump(*method);
-        if (m != "greedy" && m != "group_limited_greedy")
-            fail("config.json 'topk_method' is " + json::dump(*method) + ", which is not supported (only \"greedy\", "
-                 "or \"group_limited_greedy\" with n_group 1)");
+    // transformers routes by groups only for group_limited_greedy (each
+    // group scored by its best expert: model_config's vllm.expert_group_score).
+    std::string method = "greedy";
+    if (const json::Value* v = config.find("topk_method"); v != nullptr && !v->is_null())
+        method = v->is_string() ? v->as_string() : json::dump(*v);
+    if (method == "group_limited_greedy") {
+        metadata_["vllm.expert_group_score"] = string_value("max");
+    } else if (method == "greedy") {
+        metadata_.erase(a + "expert_group_count");
+        metadata_.erase(a + "expert_group_used_count");
+    } else {
+        fail("config.json 'topk_method' is " + json::dump(*config.find("topk_method")) +
+             ", which is not supported (only \"greedy\" and \"group_limited_greedy\")");
     }
 }
 

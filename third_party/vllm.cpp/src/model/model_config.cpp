@@ -95,10 +95,25 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
     else if (gating != 0)
         fail(a + "expert_gating_func " + std::to_string(gating) +
              " is not supported (supported: 1 softmax, 2 sigmoid, 3 softmax of the picked)");
+    // Group-limited routing: a GGUF's groups as llama.cpp runs them (a group
+    // scored by its best two experts); a Hugging Face DeepSeek-V2's
+    // group_limited_greedy (by its best one), which its loader marks with
+    // vllm.expert_group_score "max".
     const int64_t groups = file.get_int(a + "expert_group_count", 0);
-    if (groups > 1)
-        fail(a + "expert_group_count " + std::to_string(groups) + " is not supported (group-limited routing, "
-             "DeepSeek's n_group/topk_group, is not implemented)");
+    if (groups > 1 && !traits.mla)
+        fail(a + "expert_group_count " + std::to_string(groups) + " is not supported (group-limited routing is "
+             "implemented for deepseek2 only)");
+    if (groups > 1) {
+        const int64_t used = file.get_int(a + "expert_group_used_count", 0);
+        c.expert_group_score_top = file.get_string("vllm.expert_group_score", "") == "max" ? 1 : 2;
+        if (experts % groups != 0 || experts / groups < c.expert_group_score_top || used < 1 || used > groups ||
+            used * (experts / groups) < c.n_experts_used)
+            fail(a + "expert_group_count " + std::to_string(groups) + " and expert_group_used_count " +
+                 std::to_string(used) + " do not split " + std::to_string(experts) + " experts into equal groups "
+                 "holding the " + std::to_string(c.n_experts_used) + " used per token");
+        c.n_expert_groups = static_cast<int>(groups);
+        c.n_expert_groups_used = static_cast<int>(used);
+    }
     // Several shared experts run as one MLP of their summed width (llama.cpp:
     // expert_feed_forward_length * expert_shared_count) where the metadata
     // has no shared length of its own.

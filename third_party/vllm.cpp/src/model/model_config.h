@@ -116,6 +116,15 @@ struct ModelConfig {
     ExpertGating expert_gating = ExpertGating::SOFTMAX;
     bool expert_weights_norm = false;
     float expert_weights_scale = 1.0f;
+    // Group-limited routing: the experts are n_expert_groups equal groups,
+    // each scored by the sum of its expert_group_score_top best scores (1:
+    // DeepSeek-V2's group_limited_greedy as transformers runs it; 2: what
+    // llama.cpp runs for a GGUF's expert_group_count, DeepSeek-V3's rule);
+    // only the n_expert_groups_used best groups' experts can be picked.
+    // 0: no groups.
+    int n_expert_groups = 0;
+    int n_expert_groups_used = 0;
+    int expert_group_score_top = 0;
 
     // Granite's multipliers: each sublayer's output is multiplied by
     // residual_scale before its residual add, and the logits are divided by

@@ -7,7 +7,7 @@
 // softmax router, top-k weights scaled by routed_scaling_factor, not
 // renormalised unless the GGUF says so, the shared experts as one MLP).
 // RoPE rotates adjacent pairs of the rope part only. Group-limited routing
-// (n_group > 1) is refused at load.
+// (n_group > 1) as the source's reference runs it (ModelConfig::n_expert_groups).
 #include "model/architectures/architectures.h"
 
 namespace vllm {
