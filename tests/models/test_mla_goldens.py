@@ -169,6 +169,30 @@ def test_hf_kv_b_missing_refused(tmp_path):
     _load_refused(target, "tensor 'blk.1.attn_k_b.weight' is missing", GOOD)
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kv_dtype, element_bytes", [("f32", 4), ("f16", 2)])
+def test_cache_bytes_per_token_are_the_latent_row(monkeypatch, kv_dtype, element_bytes):
+    """The KV cache holds per token and layer only the latent and the rotary
+    key part: its bytes (stats(), every group) over its token slots and
+    layers are (kv_lora_rank + rope dim) elements, not the heads' K and V."""
+    vllm_cpp = pytest.importorskip("vllm_cpp")
+    if "deepseek2" not in CASES:
+        pytest.skip("no deepseek2 golden")
+    config = _golden("deepseek2")["config"]
+    latent_row = config["kv_lora_rank"] + config["qk_rope_head_dim"]
+    monkeypatch.setenv("VLLM_CPP_KV_CACHE_DTYPE", kv_dtype)
+    with vllm_cpp.Engine.load(str(GOOD), max_model_len=64) as engine:
+        stats = engine.stats()
+    per_token_and_layer = [g["bytes"] / (g["blocks_total"] * stats["block_size"] * g["num_layers"])
+                           for g in stats["kv_cache_groups"]]
+    assert per_token_and_layer == [latent_row * element_bytes] * len(stats["kv_cache_groups"])
+    assert sum(g["bytes"] for g in stats["kv_cache_groups"]) == stats["kv_cache_bytes"]
+    # The expanded form would hold heads x (qk_nope + rope + v_head_dim) elements.
+    expanded = config["num_attention_heads"] * (config["qk_nope_head_dim"] + config["qk_rope_head_dim"] +
+                                                config["v_head_dim"])
+    assert latent_row * 4 < expanded
+
+
 @pytest.mark.timeout(120)
 def test_prefix_cache_hit_gives_the_same_ids():
     """A request whose prompt's first blocks are cached (another request had

@@ -95,8 +95,7 @@ int main(int argc, char** argv) {
         // layer then reads only its window of them).
         vllm::KVCacheGroupSpec all_layers;
         for (int l = 0; l < config.n_layers; ++l) all_layers.layers.push_back(l);
-        vllm::KVCache cache({all_layers}, {num_blocks}, config.n_kv_heads, config.head_dim, block_size,
-                            vllm::kv_dtype_from_env());
+        vllm::KVCache cache({all_layers}, {num_blocks}, config.kv_shapes(), block_size, vllm::kv_dtype_from_env());
         vllm::ThreadPool pool;
         Probe probe{*model, cache, pool, {}};
         for (int b = 0; b < num_blocks; ++b) probe.table.push_back(num_blocks - 1 - b);  // non-trivial block order

@@ -156,6 +156,8 @@ void read_mla(const ModelSource& file, const std::string& a, double attn_factor,
         fail(a + "attention.key_length_mla / value_length_mla are missing or too small (a head's query/key width "
              "must exceed the rope dimension " + std::to_string(c.rope_dim) + ")");
     c.qk_nope_dim = static_cast<int>(key_mla - c.rope_dim);
+    // The cache keeps one latent row per token as K and no V.
+    c.layer_kv_shapes.assign(static_cast<size_t>(c.n_layers), KvLayerShape{1, c.head_dim, 0});
     c.n_dense_leading = static_cast<int>(file.get_int(a + "leading_dense_block_count", 0));
     if (c.n_dense_leading < 0 || c.n_dense_leading > c.n_layers)
         fail(a + "leading_dense_block_count " + std::to_string(c.n_dense_leading) + " is not between 0 and the " +

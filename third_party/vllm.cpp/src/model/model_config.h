@@ -3,6 +3,9 @@
 // The flags below are what the shared blocks (blocks/) vary by.
 #pragma once
 #include <string>
+#include <vector>
+
+#include "kv_cache/kv_layer_shape.h"
 
 namespace vllm {
 
@@ -163,7 +166,8 @@ struct ModelConfig {
     // kv_lora_rank > 0. Each token's K/V are one compressed latent of
     // kv_lora_rank floats (after its RMS norm) and one rotary key part of
     // rope_dim floats shared by every head; the KV cache stores that row
-    // alone (one "head" of head_dim = kv_lora_rank + rope_dim, n_kv_heads 1).
+    // alone as K, no V (kv_shape(): one "head" of head_dim = kv_lora_rank +
+    // rope_dim, n_kv_heads 1).
     // Each head's query is qk_nope_dim + rope_dim floats (through a
     // q_lora_rank bottleneck when q_lora_rank > 0), its value v_head_dim.
     int kv_lora_rank = 0;
@@ -180,6 +184,19 @@ struct ModelConfig {
 
     bool is_sliding(int layer) const {
         return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);
+    }
+
+    // What each layer keeps in the KV cache (kv_layer_shape.h), for models
+    // whose layers differ; empty: every layer {n_kv_heads, head_dim,
+    // head_dim}. Read through kv_shape().
+    std::vector<KvLayerShape> layer_kv_shapes;
+    KvLayerShape kv_shape(int layer) const {
+        return layer_kv_shapes.empty() ? KvLayerShape{n_kv_heads, head_dim, head_dim} : layer_kv_shapes[layer];
+    }
+    std::vector<KvLayerShape> kv_shapes() const {
+        std::vector<KvLayerShape> shapes;
+        for (int l = 0; l < n_layers; ++l) shapes.push_back(kv_shape(l));
+        return shapes;
     }
 
     // MODEL_LOAD error for an architecture this engine does not run, or for

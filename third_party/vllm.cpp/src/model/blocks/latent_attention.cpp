@@ -3,10 +3,12 @@
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ops.h"
 #include "model/blocks/norms.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace vllm {
 
@@ -86,6 +88,9 @@ void latent_attention_layer(const ModelConfig& c, const LayerWeights& w, const s
     });
     per_head_matmuls(w.k_b, s.q_nope.data(), T, s.q_latent.data(), pool);
 
+    if (cache.shape(layer) != KvLayerShape{1, width, 0})
+        throw_runtime("internal error: layer " + std::to_string(layer) + "'s KV cache does not hold latent rows of " +
+                      std::to_string(width) + " (K only)");
     const int bs = cache.block_size(), group = cache.group_of(layer);
     int64_t t0 = 0;
     for (const SequenceSlice& sl : batch) {
