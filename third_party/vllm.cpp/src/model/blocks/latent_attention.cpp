@@ -1,5 +1,6 @@
 #include "model/blocks/latent_attention.h"
 
+#include "dtype/half.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ops.h"
 #include "model/blocks/norms.h"
@@ -27,6 +28,36 @@ void per_head_matmuls(const std::vector<kernels::QuantMatrix>& w, const float* i
     for (size_t h = 0; h < w.size(); ++h)
         jobs.push_back({&w[h], in + int64_t(h) * n_tokens * w[h].cols, n_tokens, out + int64_t(h) * n_tokens * w[h].rows});
     kernels::matmul_grouped(jobs, pool);
+}
+
+// out[p] = the cached row of position p (width floats), for p < context:
+// the rows as stored, rounded to the cache's element type. A block's K is
+// [width][block_size] (kv_cache.h, one KV head): F32 and F16 blocks are
+// transposed block by block (the slot-minor layout read a row at a time
+// would stride through every block once per position); I8 rows go
+// through the cache's reference decoding.
+void gather_cached_rows(const KVCache& cache, int layer, const int32_t* table, int64_t context, int width, float* out,
+                        ThreadPool& pool) {
+    const int bs = cache.block_size();
+    const int64_t blocks = (context + bs - 1) / bs;
+    pool.parallel_for(blocks, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+            const int slots = static_cast<int>(std::min<int64_t>(bs, context - b * bs));
+            float* rows = out + b * bs * width;
+            const unsigned char* block = cache.key_block(layer, table[b]);
+            if (cache.dtype() == KvDtype::F32) {
+                const float* k = reinterpret_cast<const float*>(block);
+                for (int d = 0; d < width; ++d)
+                    for (int s = 0; s < slots; ++s) rows[s * width + d] = k[d * bs + s];
+            } else if (cache.dtype() == KvDtype::F16) {
+                const uint16_t* k = reinterpret_cast<const uint16_t*>(block);
+                for (int d = 0; d < width; ++d)
+                    for (int s = 0; s < slots; ++s) rows[s * width + d] = half_to_float(k[d * bs + s]);
+            } else {
+                for (int s = 0; s < slots; ++s) cache.read_key(layer, table[b], s, rows + s * width);
+            }
+        }
+    }, std::max<int64_t>(1, kMinParallelFloats / (int64_t(bs) * width)));
 }
 
 }  // namespace
@@ -103,10 +134,7 @@ void latent_attention_layer(const ModelConfig& c, const LayerWeights& w, const s
         // element type), this batch's included, then every (token, head).
         const int64_t context = sl.start_pos + sl.n_tokens;
         grow(s.keys, context * width);
-        pool.parallel_for(context, [&](int64_t begin, int64_t end) {
-            for (int64_t p = begin; p < end; ++p)
-                cache.read_key(layer, table[p / bs], static_cast<int>(p % bs), s.keys.data() + p * width);
-        }, rows_per_chunk(width));
+        gather_cached_rows(cache, layer, table, context, width, s.keys.data(), pool);
         pool.parallel_for(int64_t(sl.n_tokens) * H, [&](int64_t begin, int64_t end) {
             std::vector<float> scores(static_cast<size_t>(context));
             for (int64_t item = begin; item < end; ++item) {
