@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import shutil
 import sys
 
 import numpy as np
@@ -109,13 +108,7 @@ def make_case(case, llama_cpp, seed=0):
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
     make_moe_goldens._randomize(model, seed)
 
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = OUT / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    make_moe_goldens._save_hf(model, hf_dir)
+    prompts, hf_dir = make_moe_goldens.seeded_prompts_and_hf_dir(model, case, seed, OUT)
     gguf_path = OUT / f"{case}.gguf"
     make_moe_goldens.convert(hf_dir, gguf_path, llama_cpp)
 

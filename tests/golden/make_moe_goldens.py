@@ -428,6 +428,19 @@ def _versus(records, ids_key, gaps_key="ref_gaps"):
     return out
 
 
+def seeded_prompts_and_hf_dir(model, case, seed, out=OUT):
+    """The case's seeded prompts (ids below the end-of-text id) and its
+    Hugging Face directory ``out/<case>.hf`` (_save_hf), made afresh."""
+    rng = np.random.default_rng(seed)
+    eot = TOKENIZER["eos_id"]
+    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
+    hf_dir = out / f"{case}.hf"
+    shutil.rmtree(hf_dir, ignore_errors=True)
+    hf_dir.mkdir(parents=True)
+    _save_hf(model, hf_dir)
+    return prompts, hf_dir
+
+
 def make_case(case, llama_cpp, seed=0):
     import llama_cpp as llama_cpp_module
     import torch
@@ -442,13 +455,7 @@ def make_case(case, llama_cpp, seed=0):
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
     _randomize(model, seed, options.get("expert_in_axis", -1), options.get("expert_scale", 1.0))
 
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = OUT / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    _save_hf(model, hf_dir)
+    prompts, hf_dir = seeded_prompts_and_hf_dir(model, case, seed)
     shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
     if options.get("chat_template"):
         shutil.copy(llama_cpp / options["chat_template"], hf_dir / "chat_template.jinja")
