@@ -62,6 +62,13 @@ def test_moe(build, isa):
         pytest.skip(f"this CPU has no {isa} build (ran {result.stdout.splitlines()[0]})")
 
 
+@pytest.mark.timeout(120)
+def test_latent_attention_kernel(build):
+    """test_latent_attention: multi-head latent attention's absorbed kernel
+    equals attention over the expanded K/V."""
+    run_program(build, "test_latent_attention")
+
+
 @pytest.mark.timeout(300)
 def test_thread_pool(build):
     run_program(build, "test_thread_pool")
