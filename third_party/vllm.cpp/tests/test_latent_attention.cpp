@@ -3,6 +3,7 @@
 // into latent space through W_UK and the weighted latent through W_UV,
 // equals attention over the expanded K = [W_UK c ; k_rope] and V = W_UV c of
 // every cached latent row c, computed directly in double.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -17,6 +18,8 @@ using vllm_test::report;
 
 namespace {
 
+// One head through latent_attention_heads, as head 1 of 3 (the others'
+// inputs are noise it must not read).
 void test_absorbed_equals_expanded(int n_keys) {
     const int nope = 16, rope = 8, lora = 32, v_dim = 24, width = lora + rope;
     const float scale = 0.2f;
@@ -55,11 +58,16 @@ void test_absorbed_equals_expanded(int n_keys) {
         }
 
     // Absorbed: q_latent = W_UK^T q_nope, the kernel, then W_UV.
-    std::vector<float> q_latent(lora, 0.0f), out_latent(lora), scratch(n_keys);
+    std::vector<float> q_latents = randoms(size_t(3) * lora), q_ropes = randoms(size_t(3) * rope);
+    float* q_latent = &q_latents[lora];
+    std::fill_n(q_latent, lora, 0.0f);
     for (int r = 0; r < lora; ++r)
         for (int i = 0; i < nope; ++i) q_latent[r] += w_uk[size_t(i) * lora + r] * q_nope[i];
-    latent_attention_query(q_latent.data(), q_rope.data(), keys.data(), n_keys, lora, rope, scale, scratch.data(),
-                           out_latent.data());
+    std::copy(q_rope.begin(), q_rope.end(), q_ropes.begin() + rope);
+    std::vector<float> out_latents(size_t(3) * lora), scratch(size_t(3) * n_keys);
+    latent_attention_heads(q_latents.data(), lora, q_ropes.data(), rope, 3, keys.data(), n_keys, lora, rope, scale,
+                           scratch.data(), out_latents.data(), lora);
+    const float* out_latent = &out_latents[lora];
     double worst = 0.0;
     for (int d = 0; d < v_dim; ++d) {
         double v = 0.0;

@@ -30,6 +30,10 @@ void per_head_matmuls(const std::vector<kernels::QuantMatrix>& w, const float* i
     kernels::matmul_grouped(jobs, pool);
 }
 
+// Query heads per work item of the attention: a group reads each cached row
+// once (16 heads: DeepSeek-V2-Lite's, so 4 items for a decode step's token).
+constexpr int kHeadsPerItem = 4;
+
 // out[p] = the cached row of position p (width floats), for p < context:
 // the rows as stored, rounded to the cache's element type. A block's K is
 // [width][block_size] (kv_cache.h, one KV head): F32 and F16 blocks are
@@ -62,19 +66,27 @@ void gather_cached_rows(const KVCache& cache, int layer, const int32_t* table, i
 
 }  // namespace
 
-void latent_attention_query(const float* q_latent, const float* q_rope, const float* keys, int64_t n_keys,
-                            int kv_lora, int rope_dim, float scale, float* scores, float* out_latent) {
+void latent_attention_heads(const float* q_latent, int64_t q_latent_stride, const float* q_rope, int64_t q_rope_stride,
+                            int n_heads, const float* keys, int64_t n_keys, int kv_lora, int rope_dim, float scale,
+                            float* scores, float* out_latent, int64_t out_stride) {
     const int64_t width = kv_lora + rope_dim;
-    float max = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < n_keys; ++j) {
         const float* key = keys + j * width;
-        scores[j] = scale * (kernels::dot_f32(q_latent, key, kv_lora) + kernels::dot_f32(q_rope, key + kv_lora, rope_dim));
-        max = std::max(max, scores[j]);
+        for (int h = 0; h < n_heads; ++h)
+            scores[h * n_keys + j] = scale * (kernels::dot_f32(q_latent + h * q_latent_stride, key, kv_lora) +
+                                              kernels::dot_f32(q_rope + h * q_rope_stride, key + kv_lora, rope_dim));
     }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n_keys; ++j) sum += scores[j] = std::exp(scores[j] - max);
-    std::fill_n(out_latent, kv_lora, 0.0f);
-    for (int64_t j = 0; j < n_keys; ++j) kernels::axpy_f32(scores[j] / sum, keys + j * width, out_latent, kv_lora);
+    for (int h = 0; h < n_heads; ++h) {
+        float* score = scores + h * n_keys;
+        const float max = *std::max_element(score, score + n_keys);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < n_keys; ++j) sum += score[j] = std::exp(score[j] - max);
+        for (int64_t j = 0; j < n_keys; ++j) score[j] /= sum;
+        std::fill_n(out_latent + h * out_stride, kv_lora, 0.0f);
+    }
+    for (int64_t j = 0; j < n_keys; ++j)
+        for (int h = 0; h < n_heads; ++h)
+            kernels::axpy_f32(scores[h * n_keys + j], keys + j * width, out_latent + h * out_stride, kv_lora);
 }
 
 void latent_attention_layer(const ModelConfig& c, const LayerWeights& w, const std::vector<SequenceSlice>& batch,
@@ -135,13 +147,19 @@ void latent_attention_layer(const ModelConfig& c, const LayerWeights& w, const s
         const int64_t context = sl.start_pos + sl.n_tokens;
         grow(s.keys, context * width);
         gather_cached_rows(cache, layer, table, context, width, s.keys.data(), pool);
-        pool.parallel_for(int64_t(sl.n_tokens) * H, [&](int64_t begin, int64_t end) {
-            std::vector<float> scores(static_cast<size_t>(context));
+        // Work items: a token's heads in groups of up to kHeadsPerItem (a
+        // decode step's one token still spreads over the threads); a
+        // group reads each key row once for all its heads.
+        const int per_item = std::min(H, kHeadsPerItem), groups = (H + per_item - 1) / per_item;
+        pool.parallel_for(int64_t(sl.n_tokens) * groups, [&](int64_t begin, int64_t end) {
+            std::vector<float> scores(static_cast<size_t>(per_item * context));
             for (int64_t item = begin; item < end; ++item) {
-                const int64_t t = t0 + item / H, h = item % H;
-                latent_attention_query(s.q_latent.data() + (h * T + t) * L, s.q.data() + (t * H + h) * q_head + nope,
-                                       s.keys.data(), positions[t] + 1, L, rope, c.attn_scale, scores.data(),
-                                       s.o_latent.data() + (h * T + t) * L);
+                const int64_t t = t0 + item / groups, h = item % groups * per_item;
+                latent_attention_heads(s.q_latent.data() + (h * T + t) * L, T * L,
+                                       s.q.data() + (t * H + h) * q_head + nope, q_head,
+                                       static_cast<int>(std::min<int64_t>(per_item, H - h)), s.keys.data(),
+                                       positions[t] + 1, L, rope, c.attn_scale, scores.data(),
+                                       s.o_latent.data() + (h * T + t) * L, T * L);
             }
         });
         t0 += sl.n_tokens;

@@ -36,13 +36,17 @@ struct LatentScratch {
     std::vector<float> keys;      // one sequence's cached rows [context][kv_lora + rope], as floats
 };
 
-// The kernel, on plain pointers: one query head against n_keys cached rows
-// `keys` ([n_keys][kv_lora + rope_dim]: latent, then rotary part). scores:
-// n_keys floats of scratch; out_latent = the softmax-weighted sum of the
-// keys' latents (kv_lora floats). Keys are summed in order, so the result
-// does not depend on what else is computed.
-void latent_attention_query(const float* q_latent, const float* q_rope, const float* keys, int64_t n_keys,
-                            int kv_lora, int rope_dim, float scale, float* scores, float* out_latent);
+// The kernel, on plain pointers: n_heads query heads of one token against
+// n_keys cached rows `keys` ([n_keys][kv_lora + rope_dim]: latent, then
+// rotary part), head h's q_latent at q_latent + h * q_latent_stride, its
+// q_rope at q_rope + h * q_rope_stride. scores: n_heads * n_keys floats of
+// scratch; out_latent + h * out_stride = head h's softmax-weighted sum of
+// the keys' latents (kv_lora floats). Each key row is read once for all
+// the heads; each head sums its keys in order, so its result does not
+// depend on the other heads or on anything else computed.
+void latent_attention_heads(const float* q_latent, int64_t q_latent_stride, const float* q_rope, int64_t q_rope_stride,
+                            int n_heads, const float* keys, int64_t n_keys, int kv_lora, int rope_dim, float scale,
+                            float* scores, float* out_latent, int64_t out_stride);
 
 // x: the layer's normed input [tokens][dim] in, its attention output (after
 // the output projection) out. positions: each batch token's; angles filled
