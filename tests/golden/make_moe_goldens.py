@@ -211,9 +211,13 @@ convert_hf_to_gguf.main()
 """
 
 
-def convert(hf_dir, out, llama_cpp, outtype="f16"):
+def convert(hf_dir, out, llama_cpp, outtype="f16", extra_args=(), patch=""):
+    """Runs _CONVERT; `patch`: Python run in the converter's process before its main()
+    (bench/make_sized_hf_ggufs.py's one extra key)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(llama_cpp / "gguf-py"), str(llama_cpp)]))
-    done = subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype],
+    script = _CONVERT.replace("convert_hf_to_gguf.main()", patch + "convert_hf_to_gguf.main()")
+    done = subprocess.run([sys.executable, "-c", script, str(hf_dir), "--outfile", str(out), "--outtype", outtype,
+                           *extra_args],
                           env=env, cwd=llama_cpp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"convert_hf_to_gguf.py failed on {hf_dir}:\n{done.stderr[-3000:]}")
@@ -250,6 +254,11 @@ def _save_hf(model, directory):
     import torch
 
     copy.deepcopy(model).to(torch.float16).save_pretrained(directory, safe_serialization=True)
+    save_tokenizer(directory)
+
+
+def save_tokenizer(directory):
+    """The tiny tokenizer's tokenizer.json and tokenizer_config.json into `directory`."""
     doc = hf_convert.tokenizer_json(TOKENIZER["tokens"], TOKENIZER["types"], TOKENIZER["merges"], "default")
     (directory / "tokenizer.json").write_text(json.dumps(doc))
     (directory / "tokenizer_config.json").write_text(json.dumps(

@@ -55,7 +55,7 @@
 namespace vllm::chat {
 
 // The model's parser options (vllm_model_params tool_parser and
-// reasoning_parser): "" = detect from the chat template.
+// reasoning_parser): "" or "auto" = detect from the chat template.
 struct ChatParserNames {
     std::string tool_parser;
     std::string reasoning_parser;
