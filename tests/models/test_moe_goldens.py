@@ -220,6 +220,9 @@ BAD_GGUF = {
                            "of the picked)"),
     "grouped-routing": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_group_count": 2}),
                         "qwen3moe.expert_group_count 2 is not supported"),
+    "several-shared-experts": (_gguf_bad("qwen2moe", set_values={"qwen2moe.expert_shared_count": 2}),
+                               "qwen2moe.expert_shared_count 2 is not supported (several shared experts are "
+                               "implemented for deepseek2 only)"),
     "used-without-count": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_count": None}),
                            "qwen3moe.expert_used_count is 2 without an qwen3moe.expert_count"),
     "gpt-oss-sinks-missing": (_gguf_bad("gpt-oss", drop_tensor="blk.0.attn_sinks.weight"),

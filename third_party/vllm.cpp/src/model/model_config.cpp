@@ -114,12 +114,16 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
         c.n_expert_groups = static_cast<int>(groups);
         c.n_expert_groups_used = static_cast<int>(used);
     }
-    // Several shared experts run as one MLP of their summed width (llama.cpp:
-    // expert_feed_forward_length * expert_shared_count) where the metadata
-    // has no shared length of its own.
+    // deepseek2's shared experts run as one MLP of their summed width
+    // (llama.cpp: expert_feed_forward_length * expert_shared_count) where the
+    // metadata has no shared length of its own; the other architectures read
+    // one shared expert's width from the metadata or its tensor.
     const int64_t shared = file.get_int(a + "expert_shared_count", 0);
     if (shared < 0) fail(a + "expert_shared_count must not be negative");
-    if (shared > 0 && file.find(a + "expert_shared_feed_forward_length") == nullptr)
+    if (shared > 1 && !traits.mla)
+        fail(a + "expert_shared_count " + std::to_string(shared) + " is not supported (several shared experts are "
+             "implemented for deepseek2 only)");
+    if (traits.mla && shared > 0 && file.find(a + "expert_shared_feed_forward_length") == nullptr)
         c.shared_expert_ffn_dim = static_cast<int>(c.expert_ffn_dim * shared);
 }
 
