@@ -113,6 +113,7 @@ public:
 
 private:
     friend class ChatCall;
+    friend class MessagesCall;  // the Messages API on the chat road (messages_call.h)
 
     // Runs `prepared` on the calling thread, its events into `sink`; throws
     // a failed call's status once the engine has let go of every choice.
