@@ -474,6 +474,12 @@ def reference_records(model, prompts):
     return records
 
 
+def seeded_prompts_and_hf_dir(model, case, seed, out=OUT):
+    """The case's seeded prompts and its Hugging Face directory ``out/<case>.hf``
+    made afresh (make_mla_goldens.py's steps 1-2)."""
+    return seeded_prompts(seed), fresh_hf_dir(model, out / f"{case}.hf")
+
+
 def make_case(case, llama_cpp, seed=0):
     import llama_cpp as llama_cpp_module
     import torch

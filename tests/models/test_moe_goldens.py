@@ -99,13 +99,18 @@ def test_goldens_present():
 @pytest.mark.parametrize("form", sorted(FORMS))
 @pytest.mark.parametrize("case", CASES)
 def test_tiny_moe_matches_transformers(probe, tmp_path, case, form, record_property):
-    model = FORMS[form](case)
     logits, prompts = _reference(case, form)
-    want = logits[LOGITS_CHUNK - 1:]
     first = _golden(case)["prompts"][0]  # every logits file is on prompt 0 + its ref_ids
-    ids = first["prompt_ids"] + first["ref_ids"]
-    got = _logits(probe, model, ids, tmp_path / "logits.bin", [])
-    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
+    check_matches_transformers(probe, FORMS[form](case), logits, prompts, first, tmp_path, f"{case} ({form})",
+                               record_property)
+
+
+def check_matches_transformers(probe, model, logits, prompts, first, tmp_path, label, record_property):
+    """Teacher-forced logits of ``first``'s prompt + ids within the float
+    tolerance of ``logits``, and greedy ids (each of GREEDY_CHUNKS) equal the
+    prompts' ref_ids under the near-tie rule at twice the logits' error."""
+    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", [])
+    err = assert_logits_close(got, logits[LOGITS_CHUNK - 1:], label, record_property)
     for chunk in GREEDY_CHUNKS:
         failures = greedy_failures(prompts, _greedy(probe, model, prompts, chunk), 2 * float(err.max()) + 1e-4)
         assert not failures, (f"chunk {chunk}", failures)
@@ -116,10 +121,14 @@ def test_tiny_moe_matches_transformers(probe, tmp_path, case, form, record_prope
 def test_gguf_greedy_matches_llama_cpp(probe, case):
     """The GGUF form's greedy ids against llama.cpp's on the same file (its
     converter's reading of the format against ours), under the peer rule."""
-    prompts = [dict(p, ref_ids=p["llama_cpp_ids"], ref_gaps=p["llama_cpp_gaps"]) for p in _golden(case)["prompts"]]
+    check_matches_llama_cpp(probe, TINY_MOE / f"{case}.gguf", _golden(case)["prompts"])
+
+
+def check_matches_llama_cpp(probe, gguf_path, prompts):
+    """Greedy ids on ``gguf_path`` equal the prompts' llama_cpp_ids under the peer rule."""
+    prompts = [dict(p, ref_ids=p["llama_cpp_ids"], ref_gaps=p["llama_cpp_gaps"]) for p in prompts]
     for chunk in GREEDY_CHUNKS:
-        failures = greedy_failures(prompts, _greedy(probe, TINY_MOE / f"{case}.gguf", prompts, chunk),
-                                   PEER_GAP_THRESHOLD)
+        failures = greedy_failures(prompts, _greedy(probe, gguf_path, prompts, chunk), PEER_GAP_THRESHOLD)
         assert not failures, (f"chunk {chunk}", failures)
 
 
@@ -131,13 +140,17 @@ def test_batch_invariance_with_moe_layers(case):
     same ids alone and all 8 submitted at once. How the 8 share steps
     depends on timing; they must share some (fewer steps than one after
     another), and whatever the sharing, the ids must not change."""
+    check_batch_invariance(TINY_MOE / f"{case}.gguf", len(np.load(TINY_MOE / f"{case}_logits.npy")[0]))
+
+
+def check_batch_invariance(path, vocab):
+    """The body of test_batch_invariance_with_moe_layers on model ``path``."""
     vllm_cpp = pytest.importorskip("vllm_cpp")
     rng = np.random.default_rng(5)
-    vocab = len(np.load(TINY_MOE / f"{case}_logits.npy")[0])
     prompts = [[int(t) for t in rng.integers(0, vocab, size=n)] for n in (3, 5, 8, 11, 13, 17, 21, 29)]
     n_new = 64
     params = vllm_cpp.SamplingParams.greedy(max_tokens=n_new, ignore_eos=True)
-    with vllm_cpp.Engine.load(str(TINY_MOE / f"{case}.gguf"), max_model_len=128) as engine:
+    with vllm_cpp.Engine.load(str(path), max_model_len=128) as engine:
         alone = [list(engine.complete(p, params).token_ids) for p in prompts]
         steps_before = engine.stats()["model_steps"]
         requests = [engine.submit(p, params, lambda *event: None) for p in prompts]
@@ -147,7 +160,7 @@ def test_batch_invariance_with_moe_layers(case):
             together.append(r.token_ids(0, n_new))
             r.close()
         steps = engine.stats()["model_steps"] - steps_before
-    print(f"\n{case}: 8 requests of {n_new} ids in {steps} steps")
+    print(f"\n{path.name}: 8 requests of {n_new} ids in {steps} steps")
     assert steps < len(prompts) * n_new  # they shared steps
     assert together == alone
 
@@ -213,6 +226,9 @@ BAD_GGUF = {
                            "of the picked)"),
     "grouped-routing": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_group_count": 2}),
                         "qwen3moe.expert_group_count 2 is not supported"),
+    "several-shared-experts": (_gguf_bad("qwen2moe", set_values={"qwen2moe.expert_shared_count": 2}),
+                               "qwen2moe.expert_shared_count 2 is not supported (several shared experts are "
+                               "implemented for deepseek2 only)"),
     "used-without-count": (_gguf_bad("qwen3moe", set_values={"qwen3moe.expert_count": None}),
                            "qwen3moe.expert_used_count is 2 without an qwen3moe.expert_count"),
     "gpt-oss-sinks-missing": (_gguf_bad("gpt-oss", drop_tensor="blk.0.attn_sinks.weight"),
@@ -228,13 +244,13 @@ BAD_GGUF = {
 }
 
 
-def _load_refused(path, message):
+def _load_refused(path, message, good=TINY_MOE / "qwen3moe.gguf"):
     vllm_cpp = pytest.importorskip("vllm_cpp")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
         vllm_cpp.Engine.load(str(path))
     assert str(path) in str(refused.value)
     # The process is alive and loads a good model afterwards.
-    with vllm_cpp.Engine.load(str(TINY_MOE / "qwen3moe.gguf"), max_model_len=64) as engine:
+    with vllm_cpp.Engine.load(str(good), max_model_len=64) as engine:
         assert engine.complete([1, 2, 3], vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True)).completion_tokens == 2
 
 
@@ -247,6 +263,13 @@ def test_bad_moe_gguf_refused_at_load(probe, tmp_path, bad):
     path = _rewritten(TINY_MOE / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
     assert_probe_refuses(probe, path, message)
     _load_refused(path, message)
+
+
+def check_gguf_refused(probe, path, message, good=TINY_MOE / "qwen3moe.gguf"):
+    """model_probe and the engine both refuse ``path`` with ``message``; a
+    good model loads afterwards (test_mla_goldens.py's refusals too)."""
+    assert_probe_refuses(probe, path, message)
+    _load_refused(path, message, good)
 
 
 BAD_CONFIG = {
@@ -285,6 +308,11 @@ def edited_hf_copy(source, target, changes):
     config.update(changes)
     (target / "config.json").write_text(json.dumps(config))
     return target
+
+
+def check_config_refused(hf_dir, tmp_path, changes, message, good=TINY_MOE / "qwen3moe.gguf"):
+    """A copy of ``hf_dir`` whose config.json has ``changes`` is refused with ``message``."""
+    _load_refused(edited_hf_copy(hf_dir, tmp_path / hf_dir.name, changes), message, good)
 
 
 @pytest.mark.timeout(60)

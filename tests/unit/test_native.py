@@ -3,7 +3,8 @@
 test_c_abi is a plain C client of libvllm (NULL pointers into every entry
 point, bad parameters, refusals, a real completion), stress_c_abi a
 concurrency stress of it; test_kernels, test_moe (the mixture-of-experts
-block's router and grouped expert MLP), test_attention, test_thread_pool,
+block's router and grouped expert MLP), test_attention, test_latent_attention
+(multi-head latent attention's absorbed kernel against the expanded form), test_thread_pool,
 test_huge_pages (the weights' memory), test_sampler, test_sampling_fields
 (the one parser of the sampling fields), test_engine_fields (that of the
 engine options), the serving core's
@@ -60,6 +61,13 @@ def test_moe(build, isa):
     result = run_program(build, "test_moe", env={**os.environ, "VLLM_CPP_ISA": isa})
     if f"kernel build: {isa}" not in result.stdout:
         pytest.skip(f"this CPU has no {isa} build (ran {result.stdout.splitlines()[0]})")
+
+
+@pytest.mark.timeout(120)
+def test_latent_attention_kernel(build):
+    """test_latent_attention: multi-head latent attention's absorbed kernel
+    equals attention over the expanded K/V."""
+    run_program(build, "test_latent_attention")
 
 
 @pytest.mark.timeout(300)

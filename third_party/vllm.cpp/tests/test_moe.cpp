@@ -84,6 +84,36 @@ void test_router() {
         }
 }
 
+// Group-limited routing (ModelConfig::n_expert_groups): 8 experts in 4
+// groups of 2, the best 2 groups kept, top 3. Softmax scores rank as the
+// logits do, so the groups and picks are read off the logits.
+void test_group_limited_router() {
+    ModelConfig c;
+    c.n_experts = 8;
+    c.n_experts_used = 3;
+    c.n_expert_groups = 4;
+    c.n_expert_groups_used = 2;
+    // Groups {0,1} {2,3} {4,5} {6,7}: best members 3.0, 2.9, 2.8, 1.0;
+    // best two summed 3.0, 5.6, 5.5, 2.0.
+    const float logits[8] = {3.0f, -2.0f, 2.9f, 2.7f, 2.8f, 2.7f, 1.0f, 1.0f};
+    for (int top : {1, 2}) {
+        c.expert_group_score_top = top;
+        std::vector<float> scores(logits, logits + 8);
+        int32_t picked[3];
+        float weights[3];
+        route_tokens(c, scores.data(), 1, picked, weights);
+        // By best member: groups 0 and 1 (experts 0-3) -> 0, 2, 3. By best
+        // two: groups 1 and 2 (experts 2-5) -> 2, 4, 3 (the tie 3/5: lower id).
+        const bool ok = top == 1 ? picked[0] == 0 && picked[1] == 2 && picked[2] == 3
+                                 : picked[0] == 2 && picked[1] == 4 && picked[2] == 3;
+        check(ok, "group-limited routing scored by the best " + std::to_string(top) + " of each group");
+        double sum = 0.0;
+        for (float l : logits) sum += std::exp(double(l));
+        check(std::fabs(weights[0] - std::exp(double(logits[picked[0]])) / sum) < 1e-6,
+              "group-limited routing keeps the picked experts' softmax scores over all experts");
+    }
+}
+
 void test_grouped_matches_per_token(GgmlType type) {
     std::mt19937 rng(7);
     ThreadPool pool(2);
@@ -176,6 +206,7 @@ void test_matmul_grouped() {
 int main() {
     std::printf("kernel build: %s\n", kernels::active_isa());
     test_router();
+    test_group_limited_router();
     test_matmul_grouped();
     for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0}) test_grouped_matches_per_token(type);
     return report();

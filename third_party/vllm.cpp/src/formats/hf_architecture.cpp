@@ -142,6 +142,52 @@ const Names kGptOssTensors = {
 const Keys kGptOssExperts = {{"intermediate_size", "expert_feed_forward_length", Kind::INT}};
 const Names kAttentionProjections(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
 const Names kAttention = kEmbeddingAndHead + kAttentionProjections;
+// DeepSeek-V2 (HfArchitecture::mla): head_dim in its config.json is the
+// rope part's (transformers sets it so), so the common keys are not used;
+// qk_nope_head_dim and v_head_dim are read by the loader.
+const Keys kDeepseek2Config = {
+    {"hidden_size", "embedding_length", Kind::INT},
+    {"num_hidden_layers", "block_count", Kind::INT},
+    {"intermediate_size", "feed_forward_length", Kind::INT},
+    {"num_attention_heads", "attention.head_count", Kind::INT},
+    {"max_position_embeddings", "context_length", Kind::INT},
+    {"rms_norm_eps", "attention.layer_norm_rms_epsilon", Kind::FLOAT},
+    {"rope_theta", "rope.freq_base", Kind::FLOAT},
+    {"vocab_size", "vocab_size", Kind::INT},
+    {"kv_lora_rank", "attention.kv_lora_rank", Kind::INT},
+    {"q_lora_rank", "attention.q_lora_rank", Kind::INT},
+    {"qk_rope_head_dim", "rope.dimension_count", Kind::INT},
+    {"v_head_dim", "attention.value_length_mla", Kind::INT},
+    {"first_k_dense_replace", "leading_dense_block_count", Kind::INT},
+    {"n_routed_experts", "expert_count", Kind::INT},
+    {"num_experts_per_tok", "expert_used_count", Kind::INT},
+    {"moe_intermediate_size", "expert_feed_forward_length", Kind::INT},
+    {"n_shared_experts", "expert_shared_count", Kind::INT},
+    {"routed_scaling_factor", "expert_weights_scale", Kind::FLOAT},
+    {"n_group", "expert_group_count", Kind::INT},
+    {"topk_group", "expert_group_used_count", Kind::INT},
+};
+const Names kDeepseek2Tensors = {
+    {"model.layers.{N}.self_attn.q_proj.weight", "blk.{N}.attn_q.weight"},
+    {"model.layers.{N}.self_attn.q_a_proj.weight", "blk.{N}.attn_q_a.weight"},
+    {"model.layers.{N}.self_attn.q_a_layernorm.weight", "blk.{N}.attn_q_a_norm.weight"},
+    {"model.layers.{N}.self_attn.q_b_proj.weight", "blk.{N}.attn_q_b.weight"},
+    {"model.layers.{N}.self_attn.kv_a_proj_with_mqa.weight", "blk.{N}.attn_kv_a_mqa.weight"},
+    {"model.layers.{N}.self_attn.kv_a_layernorm.weight", "blk.{N}.attn_kv_a_norm.weight"},
+    {"model.layers.{N}.self_attn.kv_b_proj.weight", "blk.{N}.attn_kv_b.weight"},
+    {"model.layers.{N}.mlp.gate_proj.weight", "blk.{N}.ffn_gate.weight"},
+    {"model.layers.{N}.mlp.up_proj.weight", "blk.{N}.ffn_up.weight"},
+    {"model.layers.{N}.mlp.shared_experts.gate_proj.weight", "blk.{N}.ffn_gate_shexp.weight"},
+    {"model.layers.{N}.mlp.shared_experts.up_proj.weight", "blk.{N}.ffn_up_shexp.weight"},
+    {"model.layers.{N}.mlp.shared_experts.down_proj.weight", "blk.{N}.ffn_down_shexp.weight"},
+};
+// transformers' DeepseekV2 never renormalises the picked experts' weights
+// whatever norm_topk_prob says, while llama.cpp's converter passes it on
+// (and llama.cpp renormalises): one checkpoint would give two models, so a
+// true value is refused. Biases are not read.
+const std::vector<std::pair<const char*, const char*>> kDeepseek2Refused = {
+    {"norm_topk_prob", ""}, {"attention_bias", ""}, {"mlp_bias", ""}};
+
 // Qwen MoE layers are all sparse unless these say otherwise, and attend
 // to the whole context unless use_sliding_window.
 const std::vector<std::pair<const char*, const char*>> kEverySparse = {
@@ -236,6 +282,12 @@ const std::vector<HfArchitecture>& architectures() {
               {{"model.language_model.", "model."}},
               {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.", "model.embed_audio."}},
              [](HfArchitecture& a) { a.gemma4_layers = true; }),
+        with({"DeepseekV2ForCausalLM", "deepseek2", kDeepseek2Config,
+              kEmbeddingAndHead + kPreFfnNorm + kExpertMlps + kDeepseek2Tensors},
+             [](HfArchitecture& a) {
+                 a.refused_unless = kDeepseek2Refused;
+                 a.mla = true;
+             }),
     };
     return rows;
 }

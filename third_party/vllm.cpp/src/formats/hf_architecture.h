@@ -68,6 +68,11 @@ struct HfArchitecture {
     double partial_rotary_default = 1.0;
     // Gemma 4: its per-layer settings (HfModel::read_gemma4_config).
     bool gemma4_layers = false;
+    // DeepSeek-V2's multi-head latent attention: the loader writes the MLA
+    // keys as llama.cpp's converter does (the cached row's key/value lengths,
+    // key_length_mla, one KV head) and splits kv_b_proj into attn_k_b and
+    // attn_v_b (float copies), as that converter does.
+    bool mla = false;
 };
 
 // The row for `hf_class`, or nullptr.

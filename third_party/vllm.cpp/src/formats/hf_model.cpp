@@ -137,6 +137,7 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
     if (arch.interleaved_experts) check_gpt_oss_config(config);
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
+    if (arch.mla) read_mla_config(config, a);
     if (arch.gemma4_layers)
         read_gemma4_config(config, a);
     else
@@ -298,9 +299,20 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
     if (type == "yarn") {
         metadata_[a + "rope.scaling.yarn_beta_fast"] = float_value(number("beta_fast", 32.0));
         metadata_[a + "rope.scaling.yarn_beta_slow"] = float_value(number("beta_slow", 1.0));
-        for (const char* key : {"mscale", "mscale_all_dim"})
-            if (number(key, 0.0) != 0.0)
-                fail(std::string("config.json rope_scaling '") + key + "' (DeepSeek's YaRN attention factor) is not supported");
+        const double mscale = number("mscale", 0.0), mscale_all_dim = number("mscale_all_dim", 0.0);
+        if (a == "deepseek2." && mscale == mscale_all_dim && mscale > 0.0) {
+            // As llama.cpp's converter writes DeepSeek's (model_config.cpp's read_mla).
+            metadata_[a + "rope.scaling.yarn_log_multiplier"] = float_value(0.1 * mscale_all_dim);
+        } else if (a == "deepseek2." && (mscale != 0.0 || mscale_all_dim != 0.0)) {
+            fail("config.json rope_scaling 'mscale' " + json::dump(json::Value(mscale)) + " and 'mscale_all_dim' " +
+                 json::dump(json::Value(mscale_all_dim)) + " differ, which is not supported (only equal values, as "
+                 "DeepSeek-V2's configs have; GGUF stores only mscale_all_dim)");
+        } else {
+            for (const char* key : {"mscale", "mscale_all_dim"})
+                if (number(key, 0.0) != 0.0)
+                    fail(std::string("config.json rope_scaling '") + key +
+                         "' (DeepSeek's YaRN attention factor) is not supported");
+        }
         if (const json::Value* truncate = scaling.find("truncate"); truncate != nullptr && !truncate->is_null()) {
             if (!truncate->is_bool()) fail("config.json rope_scaling 'truncate' is not a boolean");
             // false: the correction range's ends are not rounded (gpt-oss).
@@ -359,6 +371,10 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
                      " checkpoint");
             if (find_tensor(name) != nullptr) fail("tensor '" + t.name + "' appears in more than one shard");
             if (arch.interleaved_experts && add_interleaved_experts(t, name)) continue;
+            if (arch.mla && ends_with(name, ".attn_kv_b.weight")) {
+                split_kv_b(t, name);
+                continue;
+            }
             std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // GGUF lists the contiguous dim first
             if (arch.norm_plus_one && ends_with(t.name, "norm.weight")) {
                 int64_t n = 1;
@@ -421,6 +437,60 @@ bool HfModel::add_interleaved_experts(const SafetensorsTensor& t, const std::str
     add_computed(gate_name, dims, std::move(gate));
     add_computed(up_name, dims, std::move(up));
     return true;
+}
+
+void HfModel::read_mla_config(const json::Value& config, const std::string& a) {
+    const auto positive = [&](const char* key) {
+        const json::Value* v = config.find(key);
+        if (v == nullptr || !v->is_int() || v->as_int() <= 0)
+            fail(std::string("config.json '") + key + "' is missing or not a positive integer");
+        return v->as_int();
+    };
+    const int64_t kv_lora = positive("kv_lora_rank"), nope = positive("qk_nope_head_dim");
+    const int64_t rope = positive("qk_rope_head_dim");
+    positive("v_head_dim");
+    metadata_[a + "attention.head_count_kv"] = int_value(1);
+    metadata_[a + "attention.key_length"] = int_value(kv_lora + rope);
+    metadata_[a + "attention.value_length"] = int_value(kv_lora);
+    metadata_[a + "attention.key_length_mla"] = int_value(nope + rope);
+    // transformers routes by groups only for group_limited_greedy (each
+    // group scored by its best expert: model_config's vllm.expert_group_score).
+    std::string method = "greedy";
+    if (const json::Value* v = config.find("topk_method"); v != nullptr && !v->is_null())
+        method = v->is_string() ? v->as_string() : json::dump(*v);
+    if (method == "group_limited_greedy") {
+        metadata_["vllm.expert_group_score"] = string_value("max");
+    } else if (method == "greedy") {
+        metadata_.erase(a + "expert_group_count");
+        metadata_.erase(a + "expert_group_used_count");
+    } else {
+        fail("config.json 'topk_method' is " + json::dump(*config.find("topk_method")) +
+             ", which is not supported (only \"greedy\" and \"group_limited_greedy\")");
+    }
+}
+
+void HfModel::split_kv_b(const SafetensorsTensor& t, const std::string& name) {
+    const int64_t heads = get_int(std::string("deepseek2.attention.head_count"), 0);
+    const int64_t v = get_int("deepseek2.attention.value_length_mla", 0);
+    const int64_t nope = get_int("deepseek2.attention.key_length_mla", 0) - get_int("deepseek2.rope.dimension_count", 0);
+    if (t.shape.size() != 2 || heads <= 0 || t.shape[0] != heads * (nope + v))
+        fail("tensor '" + t.name + "' is not [num_attention_heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank] = [" +
+             std::to_string(heads * (nope + v)) + ", kv_lora_rank]");
+    const int64_t lora = t.shape[1];
+    std::vector<float> kv(static_cast<size_t>(t.shape[0] * lora));
+    kernels::dequantize_row(t.type, t.data, kv.data(), static_cast<int64_t>(kv.size()));
+    // Per head: rows [nope keys, then v values] of kv_lora columns. k_b is
+    // each head's key rows transposed ([kv_lora][nope]), v_b its value rows.
+    std::vector<float> k_b(static_cast<size_t>(heads * lora * nope)), v_b(static_cast<size_t>(heads * v * lora));
+    for (int64_t h = 0; h < heads; ++h) {
+        const float* head = kv.data() + h * (nope + v) * lora;
+        for (int64_t i = 0; i < nope; ++i)
+            for (int64_t j = 0; j < lora; ++j) k_b[(h * lora + j) * nope + i] = head[i * lora + j];
+        std::copy_n(head + nope * lora, v * lora, v_b.data() + h * v * lora);
+    }
+    const std::string stem = name.substr(0, name.size() - std::string("kv_b.weight").size());
+    add_computed(stem + "k_b.weight", {nope, lora, heads}, std::move(k_b));
+    add_computed(stem + "v_b.weight", {lora, v, heads}, std::move(v_b));
 }
 
 void HfModel::check_gpt_oss_config(const json::Value& config) const {

@@ -57,6 +57,10 @@ private:
     // gpt-oss's expert banks (HfArchitecture::interleaved_experts) as
     // llama.cpp's tensors; false when `name` is none of them.
     bool add_interleaved_experts(const SafetensorsTensor& t, const std::string& name);
+    // DeepSeek-V2 (HfArchitecture::mla): the MLA keys, and kv_b_proj split
+    // into attn_k_b / attn_v_b as llama.cpp's converter splits it.
+    void read_mla_config(const json::Value& config, const std::string& a);
+    void split_kv_b(const SafetensorsTensor& t, const std::string& name);
     // gpt-oss's options the forward fixes (the clamped SwiGLU's constants,
     // sliding layers alternating from the first): refused unless they
     // match; a quantization_config (the published MXFP4 banks) is refused.

@@ -57,6 +57,11 @@ struct ArchitectureTraits {
     // Gemma 4: its per-layer keys (ModelConfig's Gemma 4 fields) and a
     // weightless RMS norm on the values.
     bool gemma4_layers = false;
+    // DeepSeek-V2's multi-head latent attention (ModelConfig::kv_lora_rank):
+    // its MLA keys are read, and q/k rotate adjacent pairs from either source
+    // (llama.cpp's converter does not permute them; transformers rotates
+    // them as complex pairs).
+    bool mla = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

@@ -5,6 +5,7 @@
 #include "model/blocks/attention_heads.h"
 #include "model/blocks/embedding.h"
 #include "model/blocks/gated_mlp.h"
+#include "model/blocks/latent_attention.h"
 #include "model/blocks/norms.h"
 #include "model/blocks/paged_attention.h"
 #include "util/error.h"
@@ -38,7 +39,7 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
     k_.resize(T * kv_dim);
     v_.resize(T * kv_dim);
     attn_.resize(T * q_dim);
-    if (c.n_experts == 0) {  // the MoE block keeps its own buffers
+    if (c.n_experts == 0 || c.n_dense_leading > 0) {  // the MoE block keeps its own buffers
         gate_.resize(T * c.ffn_dim);
         up_.resize(T * c.ffn_dim);
     }
@@ -58,6 +59,10 @@ void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, T
 void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) {
     const ModelConfig& c = config_;
     const LayerWeights& w = weights_.layers[l];
+    if (c.is_mla()) {
+        latent_attention_layer(c, w, batch, l, positions_, rope_, xn_.data(), cache, latent_, pool);
+        return;
+    }
     const int64_t T = static_cast<int64_t>(positions_.size());
     kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
     const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
@@ -73,7 +78,7 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
 void Decoder::mlp(int l, ThreadPool& pool) {
     const int64_t T = static_cast<int64_t>(positions_.size());
     const LayerWeights& w = weights_.layers[l];
-    if (config_.n_experts > 0)
+    if (config_.is_moe_layer(l))
         moe_mlp(config_, w, xn_.data(), T, xn_.data(), moe_, pool);
     else
         gated_mlp(w.w_gate, w.w_up, w.w_down, config_.ffn_activation, xn_.data(), T, gate_.data(), up_.data(),

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/blocks/latent_attention.h"
 #include "model/blocks/moe.h"
 #include "model/blocks/rotary.h"
 #include "model/decoder_model.h"
@@ -37,10 +38,11 @@ protected:
 
     // xn_ -> xn_: layer l's q/k/v projections, their heads finished (bias,
     // q/k norm, RoPE of the layer's kind), paged attention (with the
-    // layer's sinks, if any) and the output projection (plus its bias, if any).
+    // layer's sinks, if any) and the output projection (plus its bias, if any);
+    // for a latent attention model (config.is_mla()), blocks/latent_attention.h.
     void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
     // xn_ -> xn_: layer l's gated MLP with the config's activation, or its
-    // mixture of experts (blocks/moe.h) when config.n_experts > 0.
+    // mixture of experts (blocks/moe.h) when config.is_moe_layer(l).
     void mlp(int l, ThreadPool& pool);
     // x_ += xn_ then xn_ = rms_norm(x_) * weight (the residual add fused
     // with the norm after it); xn_ = rms_norm(xn_) * weight (a sublayer's
@@ -79,6 +81,7 @@ private:
     void norm(const std::vector<float>& weight, ThreadPool& pool);
 
     MoeScratch moe_;
+    LatentScratch latent_;
 };
 
 }  // namespace vllm

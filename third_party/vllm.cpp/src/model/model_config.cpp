@@ -96,10 +96,90 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
     else if (gating != 0)
         fail(a + "expert_gating_func " + std::to_string(gating) +
              " is not supported (supported: 1 softmax, 2 sigmoid, 3 softmax of the picked)");
-    for (const char* key : {"expert_group_count", "expert_shared_count"})
-        if (file.get_int(a + key, 0) > 1)
-            fail(a + key + " " + std::to_string(file.get_int(a + key, 0)) + " is not supported (grouped routing and "
-                 "several shared experts are not implemented)");
+    // Group-limited routing: a GGUF's groups as llama.cpp runs them (a group
+    // scored by its best two experts); a Hugging Face DeepSeek-V2's
+    // group_limited_greedy (by its best one), which its loader marks with
+    // vllm.expert_group_score "max".
+    const int64_t groups = file.get_int(a + "expert_group_count", 0);
+    if (groups > 1 && !traits.mla)
+        fail(a + "expert_group_count " + std::to_string(groups) + " is not supported (group-limited routing is "
+             "implemented for deepseek2 only)");
+    if (groups > 1) {
+        const int64_t used = file.get_int(a + "expert_group_used_count", 0);
+        c.expert_group_score_top = file.get_string("vllm.expert_group_score", "") == "max" ? 1 : 2;
+        if (experts % groups != 0 || experts / groups < c.expert_group_score_top || used < 1 || used > groups ||
+            used * (experts / groups) < c.n_experts_used)
+            fail(a + "expert_group_count " + std::to_string(groups) + " and expert_group_used_count " +
+                 std::to_string(used) + " do not split " + std::to_string(experts) + " experts into equal groups "
+                 "holding the " + std::to_string(c.n_experts_used) + " used per token");
+        c.n_expert_groups = static_cast<int>(groups);
+        c.n_expert_groups_used = static_cast<int>(used);
+    }
+    // deepseek2's shared experts run as one MLP of their summed width
+    // (llama.cpp: expert_feed_forward_length * expert_shared_count) where the
+    // metadata has no shared length of its own; the other architectures read
+    // one shared expert's width from the metadata or its tensor.
+    const int64_t shared = file.get_int(a + "expert_shared_count", 0);
+    if (shared < 0) fail(a + "expert_shared_count must not be negative");
+    if (shared > 1 && !traits.mla)
+        fail(a + "expert_shared_count " + std::to_string(shared) + " is not supported (several shared experts are "
+             "implemented for deepseek2 only)");
+    if (traits.mla && shared > 0 && file.find(a + "expert_shared_feed_forward_length") == nullptr)
+        c.shared_expert_ffn_dim = static_cast<int>(c.expert_ffn_dim * shared);
+}
+
+// DeepSeek-V2's multi-head latent attention (ModelConfig::kv_lora_rank), as
+// llama.cpp's converter writes it: key_length / value_length are the cached
+// latent row (kv_lora_rank + rope dim) and the latent (kv_lora_rank),
+// key_length_mla / value_length_mla a head's query/key and value widths.
+// The softmax scale and YaRN's magnitude follow llama.cpp's deepseek2 (and
+// transformers' DeepseekV2 where mscale equals mscale_all_dim, as in every
+// published config): cos/sin keep rope.scaling.attn_factor alone, and the
+// scale is (attn_factor * (1 + 0.1 * mscale_all_dim * ln factor))^2 /
+// sqrt(key_length_mla), mscale_all_dim being yarn_log_multiplier / 0.1.
+void read_mla(const ModelSource& file, const std::string& a, double attn_factor, ModelConfig& c) {
+    const auto fail = [&](const std::string& why) { throw_model_load("cannot load '" + file.path() + "': " + why); };
+    const int64_t kv_lora = file.get_int(a + "attention.kv_lora_rank", 0);
+    if (kv_lora <= 0) fail(a + "attention.kv_lora_rank is missing or not positive (multi-head latent attention needs it)");
+    c.kv_lora_rank = static_cast<int>(kv_lora);
+    c.q_lora_rank = static_cast<int>(file.get_int(a + "attention.q_lora_rank", 0));
+    if (c.q_lora_rank < 0) fail(a + "attention.q_lora_rank must not be negative");
+    if (c.n_kv_heads != 1)
+        fail(a + "attention.head_count_kv is " + std::to_string(c.n_kv_heads) + ", but latent attention caches one "
+             "latent row per token (llama.cpp's converter writes 1)");
+    if (c.head_dim != c.kv_lora_rank + c.rope_dim)
+        fail(a + "attention.key_length " + std::to_string(c.head_dim) + " is not " + a + "attention.kv_lora_rank " +
+             std::to_string(c.kv_lora_rank) + " + " + a + "rope.dimension_count " + std::to_string(c.rope_dim) +
+             " (the cached latent row)");
+    const int64_t value_length = file.get_int(a + "attention.value_length", c.kv_lora_rank);
+    if (value_length != c.kv_lora_rank)
+        fail(a + "attention.value_length " + std::to_string(value_length) + " is not " + a +
+             "attention.kv_lora_rank " + std::to_string(c.kv_lora_rank));
+    const int64_t key_mla = file.get_int(a + "attention.key_length_mla", 0);
+    c.v_head_dim = static_cast<int>(file.get_int(a + "attention.value_length_mla", 0));
+    if (key_mla <= c.rope_dim || c.v_head_dim <= 0)
+        fail(a + "attention.key_length_mla / value_length_mla are missing or too small (a head's query/key width "
+             "must exceed the rope dimension " + std::to_string(c.rope_dim) + ")");
+    c.qk_nope_dim = static_cast<int>(key_mla - c.rope_dim);
+    // The cache keeps one latent row per token as K and no V.
+    c.layer_kv_shapes.assign(static_cast<size_t>(c.n_layers), KvLayerShape{1, c.head_dim, 0});
+    c.n_dense_leading = static_cast<int>(file.get_int(a + "leading_dense_block_count", 0));
+    if (c.n_dense_leading < 0 || c.n_dense_leading > c.n_layers)
+        fail(a + "leading_dense_block_count " + std::to_string(c.n_dense_leading) + " is not between 0 and the " +
+             "block count " + std::to_string(c.n_layers));
+    double mscale_all_dim = 0.0;
+    if (file.find(a + "rope.scaling.yarn_log_multiplier") != nullptr) {
+        mscale_all_dim = file.get_float(a + "rope.scaling.yarn_log_multiplier", 0.0) / 0.1;
+        if (!(mscale_all_dim >= 0.0)) fail(a + "rope.scaling.yarn_log_multiplier must not be negative");
+    }
+    double log_factor = 0.0;
+    if (c.yarn_original_context > 0) {
+        log_factor = std::log(1.0 / c.rope_freq_scale);
+        c.rope_magnitude = static_cast<float>(attn_factor);  // read_yarn's (1 + 0.1 ln factor) cancelled
+        if (mscale_all_dim == 0.0) c.rope_magnitude *= static_cast<float>(1.0 + 0.1 * log_factor);
+    }
+    const double mscale = c.rope_magnitude * (1.0 + 0.1 * mscale_all_dim * log_factor);
+    c.attn_scale = static_cast<float>(mscale * mscale / std::sqrt(static_cast<double>(key_mla)));
 }
 
 // A key llama.cpp reads as one value or as one per layer (its
@@ -185,7 +265,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     // A source whose q/k rows are as trained (Hugging Face, hf_model.h) says
     // so: RoPE then rotates halves whatever llama.cpp's layout for the
     // architecture is.
-    const std::string rope_style = file.get_string("vllm.rope_style", "");
+    const std::string rope_style = traits->mla ? "" : file.get_string("vllm.rope_style", "");
     if (rope_style == "halves")
         c.rope_style = RopeStyle::HALVES;
     else if (!rope_style.empty())
@@ -238,7 +318,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.rope_dim = static_cast<int>(file.get_int(a + "rope.dimension_count", c.head_dim));
     // The KV cache and attention use head_dim for values too.
     const int64_t value_length = file.get_int(a + "attention.value_length", c.head_dim);
-    if (value_length != c.head_dim)
+    if (value_length != c.head_dim && !traits->mla)
         throw_model_load("cannot load '" + file.path() + "': attention.value_length " + std::to_string(value_length) +
                          " differs from the key length " + std::to_string(c.head_dim) + " (unsupported)");
     const double attn_factor = file.get_float(a + "rope.scaling.attn_factor", 1.0);
@@ -273,6 +353,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     read_experts(file, a, *traits, c);
     if (c.n_experts > 0 && traits->experts_refused != nullptr)
         throw_model_load("cannot load '" + file.path() + "': " + traits->experts_refused);
+    if (traits->mla) read_mla(file, a, attn_factor, c);
     // Granite's multipliers (llama.cpp's keys; 0 or absent: none).
     for (auto [key, field] : {std::pair{"residual_scale", &c.residual_scale}, std::pair{"logit_scale", &c.logit_scale},
                               std::pair{"embedding_scale", &c.embedding_scale}}) {
@@ -310,8 +391,10 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
         c.no_rope_layer_step = static_cast<int>(step);
     }
     if (traits->gemma4_layers) read_gemma4_layers(file, a, c);
-    if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
-        c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+    // The paged attention kernel's head sizes; latent attention has its own kernel.
+    const bool paged_head = c.is_mla() || (c.head_dim <= kernels::kAttentionMaxHeadDim &&
+                                           c.head_dim % kernels::kAttentionHeadDimMultiple == 0);
+    if (c.head_dim <= 0 || !paged_head || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
     // One attention tile holds a whole GQA group's queries of one token.
     for (int l = 0; l < c.n_layers; ++l) {

@@ -119,6 +119,15 @@ struct ModelConfig {
     ExpertGating expert_gating = ExpertGating::SOFTMAX;
     bool expert_weights_norm = false;
     float expert_weights_scale = 1.0f;
+    // Group-limited routing: the experts are n_expert_groups equal groups,
+    // each scored by the sum of its expert_group_score_top best scores (1:
+    // DeepSeek-V2's group_limited_greedy as transformers runs it; 2: what
+    // llama.cpp runs for a GGUF's expert_group_count, DeepSeek-V3's rule);
+    // only the n_expert_groups_used best groups' experts can be picked.
+    // 0: no groups.
+    int n_expert_groups = 0;
+    int n_expert_groups_used = 0;
+    int expert_group_score_top = 0;
 
     // Granite's multipliers: each sublayer's output is multiplied by
     // residual_scale before its residual add, and the logits are divided by
@@ -189,6 +198,25 @@ struct ModelConfig {
     }
 
     bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
+    // Multi-head latent attention (DeepSeek-V2, blocks/latent_attention.h):
+    // kv_lora_rank > 0. Each token's K/V are one compressed latent of
+    // kv_lora_rank floats (after its RMS norm) and one rotary key part of
+    // rope_dim floats shared by every head; the KV cache stores that row
+    // alone as K, no V (kv_shape(): one "head" of head_dim = kv_lora_rank +
+    // rope_dim, n_kv_heads 1).
+    // Each head's query is qk_nope_dim + rope_dim floats (through a
+    // q_lora_rank bottleneck when q_lora_rank > 0), its value v_head_dim.
+    int kv_lora_rank = 0;
+    int q_lora_rank = 0;
+    int qk_nope_dim = 0;
+    int v_head_dim = 0;
+    // The first n_dense_leading layers of a mixture-of-experts model have a
+    // dense MLP of ffn_dim (DeepSeek's first_k_dense_replace).
+    int n_dense_leading = 0;
+
+    bool is_mla() const { return kv_lora_rank > 0; }
+    // Whether layer l's MLP is a mixture of experts.
+    bool is_moe_layer(int layer) const { return n_experts > 0 && layer >= n_dense_leading; }
 
     bool is_sliding(int layer) const {
         if (!sliding_layers.empty()) return sliding_window > 0 && sliding_layers[layer];

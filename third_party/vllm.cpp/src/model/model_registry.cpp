@@ -15,6 +15,7 @@ const Architecture* const kArchitectures[] = {
     &kGptOssArchitecture,
     &kSmolLm3Architecture, &kOlmo2Architecture, &kGraniteArchitecture, &kGlm4Architecture,
     &kGemma4Architecture,
+    &kDeepseek2Architecture,
 };
 
 }  // namespace

@@ -62,33 +62,41 @@ public:
     std::vector<kernels::QuantMatrix> experts(const std::string& p, const std::string& kind, int64_t experts,
                                               int64_t rows, int64_t cols, int64_t stacked_rows = 0,
                                               int64_t first_row = 0) const {
-        std::vector<kernels::QuantMatrix> out;
         const std::string stacked = p + kind + "_exps.weight";
-        if (const GgufTensor* t = find(stacked)) {
-            if (stacked_rows == 0) stacked_rows = rows;
-            if (t->dims.size() != 3 || t->dims[0] != cols || t->dims[1] != stacked_rows || t->dims[2] != experts)
-                fail(stacked, "has shape " + shape(*t) + ", expected [" + std::to_string(cols) + ", " +
-                                  std::to_string(stacked_rows) + ", " + std::to_string(experts) +
-                                  "] (the metadata's expert count and expert feed-forward length)");
-            const GgmlTypeInfo* info = ggml_type_info(t->type);
-            if (!info->supported) fail(stacked, "has unsupported tensor type " + ggml_type_name(t->type));
-            kernels::QuantMatrix m;
-            m.type = static_cast<GgmlType>(t->type);
-            m.rows = rows;
-            m.cols = cols;
-            m.row_bytes = ggml_row_bytes(m.type, cols);
-            if (t->nbytes != m.row_bytes * size_t(stacked_rows * experts)) fail(stacked, "has the wrong byte size");
-            for (int64_t e = 0; e < experts; ++e) {
-                m.data = t->data + size_t(e * stacked_rows + first_row) * m.row_bytes;
-                out.push_back(m);
-            }
-            return out;
-        }
+        if (find(stacked) != nullptr)
+            return slices(stacked, experts, rows, cols, stacked_rows == 0 ? rows : stacked_rows, first_row,
+                          "the metadata's expert count and expert feed-forward length");
+        std::vector<kernels::QuantMatrix> out;
         if (find(p + kind + ".0.weight") == nullptr) fail(stacked, "is missing (and so are the per-expert tensors)");
         for (int64_t e = 0; e < experts; ++e) out.push_back(matrix(p + kind + "." + std::to_string(e) + ".weight", rows, cols));
         if (find(p + kind + "." + std::to_string(experts) + ".weight") != nullptr)
             fail(p + kind + "." + std::to_string(experts) + ".weight",
                  "exists, but the metadata's expert count is " + std::to_string(experts));
+        return out;
+    }
+
+    // The `n` [rows, cols] matrices of 3-D tensor `name` (GGUF dims {cols,
+    // stacked_rows, n}), as views: matrix i is rows first_row.. of slice i.
+    // `meaning` says which metadata gave the expected shape.
+    std::vector<kernels::QuantMatrix> slices(const std::string& name, int64_t n, int64_t rows, int64_t cols,
+                                             int64_t stacked_rows, int64_t first_row, const std::string& meaning) const {
+        const GgufTensor& t = require(name);
+        if (t.dims.size() != 3 || t.dims[0] != cols || t.dims[1] != stacked_rows || t.dims[2] != n)
+            fail(name, "has shape " + shape(t) + ", expected [" + std::to_string(cols) + ", " +
+                           std::to_string(stacked_rows) + ", " + std::to_string(n) + "] (" + meaning + ")");
+        const GgmlTypeInfo* info = ggml_type_info(t.type);
+        if (!info->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t.type));
+        kernels::QuantMatrix m;
+        m.type = static_cast<GgmlType>(t.type);
+        m.rows = rows;
+        m.cols = cols;
+        m.row_bytes = ggml_row_bytes(m.type, cols);
+        if (t.nbytes != m.row_bytes * size_t(stacked_rows * n)) fail(name, "has the wrong byte size");
+        std::vector<kernels::QuantMatrix> out;
+        for (int64_t i = 0; i < n; ++i) {
+            m.data = t.data + size_t(i * stacked_rows + first_row) * m.row_bytes;
+            out.push_back(m);
+        }
         return out;
     }
 
@@ -180,6 +188,28 @@ void load_experts(const TensorLoader& load, const std::string& p, ModelConfig& c
     if (load.find(p + "ffn_gate_inp_shexp.weight")) l.shared_expert_gate = load.vector(p + "ffn_gate_inp_shexp.weight", dim);
 }
 
+// A latent attention layer's tensors (config.is_mla(); LayerWeights).
+void load_latent_attention(const TensorLoader& load, const std::string& p, const ModelConfig& c, LayerWeights& l) {
+    const int64_t dim = c.dim, heads = c.n_heads, q_head = c.qk_nope_dim + c.rope_dim, kv_lora = c.kv_lora_rank;
+    if (c.q_lora_rank > 0) {
+        l.wq_a = load.matrix(p + "attn_q_a.weight", c.q_lora_rank, dim);
+        l.q_a_norm = load.vector(p + "attn_q_a_norm.weight", c.q_lora_rank);
+        l.wq_b = load.matrix(p + "attn_q_b.weight", heads * q_head, c.q_lora_rank);
+    } else {
+        l.wq = load.matrix(p + "attn_q.weight", heads * q_head, dim);
+    }
+    l.wkv_a = load.matrix(p + "attn_kv_a_mqa.weight", kv_lora + c.rope_dim, dim);
+    l.kv_a_norm = load.vector(p + "attn_kv_a_norm.weight", kv_lora);
+    if (load.find(p + "attn_k_b.weight") == nullptr && load.find(p + "attn_kv_b.weight") != nullptr)
+        load.fail(p + "attn_kv_b.weight", "(an older converter's unsplit form) is not supported: convert the model "
+                                          "again with a llama.cpp converter that writes attn_k_b and attn_v_b");
+    const std::string meaning = "the metadata's kv_lora_rank, key_length_mla - rope dimension, value_length_mla "
+                                "and head count";
+    l.k_b = load.slices(p + "attn_k_b.weight", heads, kv_lora, c.qk_nope_dim, kv_lora, 0, meaning);
+    l.v_b = load.slices(p + "attn_v_b.weight", heads, c.v_head_dim, kv_lora, c.v_head_dim, 0, meaning);
+    l.wo = load.matrix(p + "attn_output.weight", dim, heads * c.v_head_dim);
+}
+
 }  // namespace
 
 ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config) {
@@ -220,7 +250,9 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         const bool own_kv = config.kv_source_of(i) == i;
         // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
         if (config.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
-        if (!own_kv || (config.value_norm && load.find(p + "attn_v.weight") == nullptr)) {
+        if (config.is_mla()) {
+            load_latent_attention(load, p, config, l);
+        } else if (!own_kv || (config.value_norm && load.find(p + "attn_v.weight") == nullptr)) {
             // Gemma 4: a KV-sharing layer projects queries only; a K=V layer
             // (attention_k_eq_v) reads its values from the k projection.
             l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
@@ -234,7 +266,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
             l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
         }
-        l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
+        if (!config.is_mla()) l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
         if (config.output_bias) l.bo = load.vector(p + "attn_output.bias", dim);
         if (config.attn_sinks) l.attn_sinks = load.vector(p + "attn_sinks.weight", config.n_heads);
         if (config.qkv_bias) {
@@ -248,7 +280,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             if (own_kv) l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : head_dim);
         }
         if (config.pre_norms) l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
-        if (config.n_experts > 0) {
+        if (config.is_moe_layer(i)) {
             load_experts(load, p, config, l);
         } else {
             if (load.find(p + "ffn_gate.weight")) {
@@ -282,7 +314,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     std::vector<kernels::QuantMatrix*> matrices;
     for (LayerWeights& l : w.layers)
         for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router,
-                                        &l.per_layer_gate, &l.per_layer_proj})
+                                        &l.per_layer_gate, &l.per_layer_proj, &l.wq_a, &l.wq_b, &l.wkv_a})
             matrices.push_back(m);
     matrices.push_back(&w.output);
     matrices.push_back(&w.per_layer_model_proj);

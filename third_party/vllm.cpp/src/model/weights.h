@@ -46,6 +46,16 @@ struct LayerWeights {
     std::vector<float> output_scale;
     kernels::QuantMatrix per_layer_gate, per_layer_proj;
     std::vector<float> per_layer_post_norm;
+    // Multi-head latent attention (config.is_mla()): wq is the query [heads *
+    // (qk_nope + rope), dim], or rows 0 with the q_lora_rank bottleneck wq_a
+    // [q_lora, dim], its norm, wq_b [heads * (qk_nope + rope), q_lora];
+    // wkv_a [kv_lora + rope, dim] makes the latent and the rotary key part;
+    // per head h, k_b[h] [kv_lora, qk_nope] takes a head's q_nope into latent
+    // space and v_b[h] [v_head_dim, kv_lora] a latent to its values (views
+    // of the file's 3-D attn_k_b / attn_v_b, not copied). wo is [dim, heads * v].
+    kernels::QuantMatrix wq_a, wq_b, wkv_a;
+    std::vector<float> q_a_norm, kv_a_norm;
+    std::vector<kernels::QuantMatrix> k_b, v_b;
 };
 
 struct ModelWeights {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace vllm {
@@ -40,6 +41,25 @@ void add_expert_bias(const float* bias, const std::vector<int64_t>& first, float
         rows_per_chunk(n));
 }
 
+// Group-limited routing (ModelConfig::n_expert_groups): the scores of the
+// experts outside the n_expert_groups_used best groups become 0 (every
+// score is positive, so they are not picked while the kept groups hold k).
+void keep_best_groups(const ModelConfig& c, float* score, std::vector<int32_t>& order) {
+    const int per_group = c.n_experts / c.n_expert_groups, top = c.expert_group_score_top;
+    std::vector<float> best(order.size()), members(static_cast<size_t>(per_group));
+    for (size_t g = 0; g < order.size(); ++g) {
+        std::copy_n(score + g * per_group, per_group, members.begin());
+        std::partial_sort(members.begin(), members.begin() + top, members.end(), std::greater<float>());
+        best[g] = 0.0f;
+        for (int i = 0; i < top; ++i) best[g] += members[i];
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + c.n_expert_groups_used, order.end(),
+                      [&](int32_t a, int32_t b) { return best[a] > best[b] || (best[a] == best[b] && a < b); });
+    for (size_t r = c.n_expert_groups_used; r < order.size(); ++r)
+        std::fill_n(score + order[r] * per_group, per_group, 0.0f);
+}
+
 template <typename T>
 void grow(std::vector<T>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
@@ -49,7 +69,7 @@ void grow(std::vector<T>& v, int64_t n) {
 
 void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t* picked, float* weights) {
     const int n = c.n_experts, k = c.n_experts_used;
-    std::vector<int32_t> order(static_cast<size_t>(n));
+    std::vector<int32_t> order(static_cast<size_t>(n)), groups(static_cast<size_t>(c.n_expert_groups));
     for (int64_t t = 0; t < n_tokens; ++t) {
         float* score = logits + t * n;
         if (c.expert_gating == ExpertGating::SOFTMAX) {
@@ -60,6 +80,7 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
         } else if (c.expert_gating == ExpertGating::SIGMOID) {
             for (int e = 0; e < n; ++e) score[e] = sigmoid(score[e]);
         }  // SOFTMAX_OF_PICKED: the logits pick; their softmax below weights
+        if (c.n_expert_groups > 1) keep_best_groups(c, score, groups);
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + k, order.end(),
                           [&](int32_t a, int32_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
