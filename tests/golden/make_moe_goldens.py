@@ -211,9 +211,9 @@ convert_hf_to_gguf.main()
 """
 
 
-def convert(hf_dir, out, llama_cpp, outtype="f16"):
+def convert(hf_dir, out, llama_cpp, outtype="f16", extra_args=()):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(llama_cpp / "gguf-py"), str(llama_cpp)]))
-    done = subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype],
+    done = subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype, *extra_args],
                           env=env, cwd=llama_cpp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"convert_hf_to_gguf.py failed on {hf_dir}:\n{done.stderr[-3000:]}")

@@ -41,6 +41,10 @@ struct ArchitectureTraits {
     bool expert_bias = false;
     ExpertGating expert_gating = ExpertGating::SOFTMAX;  // <arch>.expert_gating_func overrides
     const char* ffn_norm_tensor = "ffn_norm";
+    // Qwen3.5: Gated DeltaNet layers among gated full-attention layers (see
+    // ModelConfig::recurrent_layers), read from <arch>.ssm.* and
+    // <arch>.attention.recurrent_layers.
+    bool hybrid_linear_attention = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

@@ -5,6 +5,7 @@
 #include "model/model_registry.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -101,6 +102,54 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
                  "several shared experts are not implemented)");
 }
 
+// Qwen3.5's hybrid layout as llama.cpp's converter writes it: the linear
+// layers' sizes (ssm.*), which layers are linear (attention.recurrent_layers,
+// else every layer but each full_attention_interval-th), and the
+// multi-token-prediction layers counted in block_count (nextn_predict_layers),
+// which the forward does not run.
+void read_hybrid(const ModelSource& file, const std::string& a, ModelConfig& c) {
+    const auto fail = [&](const std::string& why) { throw_model_load("cannot load '" + file.path() + "': " + why); };
+    const int64_t blocks = c.n_layers;
+    const int64_t nextn = file.get_int(a + "nextn_predict_layers", 0);
+    if (nextn < 0 || nextn >= blocks) fail(a + "nextn_predict_layers " + std::to_string(nextn) + " leaves no layers");
+    c.n_layers = static_cast<int>(blocks - nextn);
+    for (auto [key, field] : {std::pair{"ssm.conv_kernel", &c.conv_kernel}, std::pair{"ssm.state_size", &c.linear_head_dim},
+                              std::pair{"ssm.group_count", &c.linear_k_heads},
+                              std::pair{"ssm.time_step_rank", &c.linear_v_heads}}) {
+        if (file.find(a + key) == nullptr) fail(a + key + " is missing (the linear-attention layers' shape)");
+        const int64_t v = file.get_int(a + key, 0);
+        if (v <= 0 || v > (1 << 16)) fail(a + key + " " + std::to_string(v) + " is not a positive size");
+        *field = static_cast<int>(v);
+    }
+    if (c.conv_kernel < 2) fail(a + "ssm.conv_kernel must be at least 2");
+    if (c.linear_v_heads % c.linear_k_heads != 0)
+        fail(a + "ssm.time_step_rank " + std::to_string(c.linear_v_heads) + " (value heads) is not a multiple of " + a +
+             "ssm.group_count " + std::to_string(c.linear_k_heads) + " (key heads)");
+    const int64_t inner = file.get_int(a + "ssm.inner_size", int64_t(c.linear_v_heads) * c.linear_head_dim);
+    if (inner != int64_t(c.linear_v_heads) * c.linear_head_dim)
+        fail(a + "ssm.inner_size " + std::to_string(inner) + " is not ssm.time_step_rank x ssm.state_size (value heads "
+             "as wide as key heads are all this engine runs)");
+    c.recurrent_layers.assign(c.n_layers, false);
+    if (file.find(a + "attention.recurrent_layers") != nullptr) {
+        const std::vector<int64_t> flags = file.get_int_array(a + "attention.recurrent_layers");
+        if (static_cast<int64_t>(flags.size()) != blocks)
+            fail(a + "attention.recurrent_layers has " + std::to_string(flags.size()) + " entries, but " + a +
+                 "block_count is " + std::to_string(blocks));
+        for (int l = 0; l < c.n_layers; ++l) c.recurrent_layers[l] = flags[l] != 0;
+    } else {
+        const int64_t interval = file.get_int(a + "full_attention_interval", 4);
+        if (interval <= 0) fail(a + "full_attention_interval must be positive");
+        for (int l = 0; l < c.n_layers; ++l) c.recurrent_layers[l] = (l + 1) % interval != 0;
+    }
+    if (!c.has_recurrent_layers() || std::all_of(c.recurrent_layers.begin(), c.recurrent_layers.end(), [](bool r) { return r; }))
+        fail("the layer pattern has " + std::string(c.has_recurrent_layers() ? "no full-attention" : "no linear-attention") +
+             " layer (a " + c.architecture + " model interleaves both)");
+    c.attn_output_gate = true;
+    const std::string order = file.get_string("vllm.linear_v_heads", "tiled");
+    if (order != "tiled" && order != "grouped") fail("unknown vllm.linear_v_heads '" + order + "'");
+    c.linear_v_heads_grouped = order == "grouped";
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_source(const ModelSource& file) {
@@ -135,6 +184,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
+    if (traits->hybrid_linear_attention && c.n_layers > 0) read_hybrid(file, a, c);
     c.dim = static_cast<int>(file.require_int(a + "embedding_length"));
     c.ffn_dim = static_cast<int>(file.require_int(a + "feed_forward_length"));
     c.n_heads = static_cast<int>(file.require_int(a + "attention.head_count"));

@@ -20,6 +20,8 @@ extern const Architecture kQwen3MoeArchitecture;   // qwen_moe.cpp
 extern const Architecture kOlmoeArchitecture;      // olmoe.cpp
 extern const Architecture kGraniteMoeArchitecture; // granite_moe.cpp
 extern const Architecture kGptOssArchitecture;     // gpt_oss.cpp
+extern const Architecture kQwen35Architecture;     // qwen35.cpp
+extern const Architecture kQwen35MoeArchitecture;  // qwen35.cpp
 
 // Llama's pre-norm decoder (llama.cpp), which the families that differ
 // from Llama only inside its blocks (a qkv bias, q/k norms, fused
