@@ -236,6 +236,9 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             const auto qkv = load.stacked(p + "attn_qkv.weight", {q_dim, kv_dim, kv_dim}, dim);
             l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
         } else {
+            if (config.has_recurrent_layers() && load.find(p + "attn_q.weight") == nullptr)
+                load.fail(p + "attn_q.weight",
+                          "(a full-attention layer by the metadata's layer pattern, attention.recurrent_layers) is missing");
             l.wq = load.matrix(p + "attn_q.weight", config.attn_output_gate ? 2 * q_dim : q_dim, dim);
             l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
             l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
