@@ -32,7 +32,6 @@ Run from the repository root with the reference venv::
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import shutil
@@ -115,16 +114,5 @@ def make_case(case, llama_cpp, seed=0):
           f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
-    ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
-    args = ap.parse_args()
-    llama_cpp = moe.llama_cpp_dir(args.llama_cpp)
-    OUT.mkdir(exist_ok=True)
-    for case in args.only or CASES:
-        make_case(case, llama_cpp)
-
-
 if __name__ == "__main__":
-    main()
+    moe.main(CASES, make_case, OUT)

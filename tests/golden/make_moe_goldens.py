@@ -516,15 +516,19 @@ def make_case(case, llama_cpp, seed=0):
           f"{out['llama_cpp_vs_ref']}, logits max err {extra['llama_cpp_logits_max_err']:.4f}")
 
 
-def main():
+def main(cases=None, make=None, out=None):
+    """The command line (``--only``, ``--llama-cpp``) over ``cases`` made by
+    ``make(case, llama_cpp)`` into ``out``: this script's, or another golden
+    script's (make_hybrid_goldens.py)."""
+    cases, make, out = cases or CASES, make or make_case, out or OUT
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
+    ap.add_argument("--only", choices=sorted(cases), action="append", help="a case to make (repeatable)")
     ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
     args = ap.parse_args()
     llama_cpp = llama_cpp_dir(args.llama_cpp)
-    OUT.mkdir(exist_ok=True)
-    for case in args.only or CASES:
-        make_case(case, llama_cpp)
+    out.mkdir(exist_ok=True)
+    for case in args.only or cases:
+        make(case, llama_cpp)
 
 
 if __name__ == "__main__":

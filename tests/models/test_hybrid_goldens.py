@@ -51,7 +51,9 @@ from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (flo
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import test_moe_goldens  # noqa: E402
 from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
+from test_moe_goldens import _greedy  # noqa: E402
 
 TINY = GOLDEN_DIR / "tiny_hybrid"
 SUPPORTED = ("qwen35", "qwen35moe")
@@ -68,13 +70,6 @@ def probe():
 
 def _golden(case):
     return json.loads((TINY / f"{case}.json").read_text())
-
-
-def _greedy(probe, model, prompts, chunk):
-    stdin = "".join(" ".join(map(str, p["prompt_ids"])) + "\n" for p in prompts)
-    out = subprocess.run([probe, str(model), "greedy", str(len(prompts[0]["ref_ids"])), str(chunk)], input=stdin,
-                         text=True, check=True, timeout=60, capture_output=True)
-    return [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
 
 
 def test_goldens_present():
@@ -264,12 +259,7 @@ BAD_GGUF = {
 
 
 def _load_refused(path, message):
-    vllm_cpp = pytest.importorskip("vllm_cpp")
-    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
-        vllm_cpp.Engine.load(str(path))
-    assert str(path) in str(refused.value)
-    with vllm_cpp.Engine.load(str(TINY / "qwen35.gguf"), max_model_len=64) as engine:
-        assert engine.complete([1, 2, 3], vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True)).completion_tokens == 2
+    test_moe_goldens._load_refused(path, message, good=TINY / "qwen35.gguf")
 
 
 @pytest.mark.timeout(60)

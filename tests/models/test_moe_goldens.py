@@ -222,13 +222,13 @@ BAD_GGUF = {
 }
 
 
-def _load_refused(path, message):
+def _load_refused(path, message, good=TINY_MOE / "qwen3moe.gguf"):
     vllm_cpp = pytest.importorskip("vllm_cpp")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)) as refused:
         vllm_cpp.Engine.load(str(path))
     assert str(path) in str(refused.value)
     # The process is alive and loads a good model afterwards.
-    with vllm_cpp.Engine.load(str(TINY_MOE / "qwen3moe.gguf"), max_model_len=64) as engine:
+    with vllm_cpp.Engine.load(str(good), max_model_len=64) as engine:
         assert engine.complete([1, 2, 3], vllm_cpp.SamplingParams.greedy(max_tokens=2, ignore_eos=True)).completion_tokens == 2
 
 

@@ -78,13 +78,15 @@ void delta_rule_chunked(const DeltaRuleRun& r, float* state, int chunk, std::vec
                 for (int j = 0; j < dv; ++j) u[j] -= a * U[m * dv + j];
                 for (int j = 0; j < dk; ++j) w[j] -= a * W[m * dk + j];
             }
-            // The new values net of what the state before the chunk
-            // predicts: v_new_i = U_i - S^T W_i.
+        }
+        // The new values net of what the state before the chunk predicts:
+        // v_new_i = U_i - S^T W_i (after the solve, which reads U as solved).
+        for (int64_t i = 0; i < L; ++i)
             for (int d = 0; d < dk; ++d) {
                 const float* row = state + int64_t(d) * dv;
-                for (int j = 0; j < dv; ++j) u[j] -= w[d] * row[j];
+                const float wd = W[i * dk + d];
+                for (int j = 0; j < dv; ++j) U[i * dv + j] -= wd * row[j];
             }
-        }
         // o_i = exp(G_i) S^T q_i + sum_{j <= i} (q_i . k_j) exp(G_i - G_j) v_new_j.
         for (int64_t i = 0; i < L; ++i) {
             float* out = r.out + (t0 + i) * r.out_stride;
