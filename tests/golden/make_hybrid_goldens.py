@@ -24,6 +24,13 @@ reload check and the llama.cpp run):
    transformers' float32 logits for every position of prompt 0 + its ids
    (``<case>_logits.npy``), llama.cpp's greedy ids/gaps on the GGUF and the
    largest difference of its logits from transformers' on that sequence.
+4. The GGUF's own reference: llama.cpp's converter computes ssm_a =
+   -exp(A_log) and the RMS norm weights' 1 + w in float16, so the file's
+   decay factors and norm weights differ from the checkpoint's by float16
+   rounding (logits up to about 0.015 apart on this model). transformers
+   with A_log = log(float16 exp(A_log)) and w = float16(1 + w) - 1 is that model:
+   ``gguf_ref_ids`` / ``gguf_ref_gaps`` per prompt and
+   ``<case>_gguf_logits.npy``, against which the GGUF form is checked.
 
 Run from the repository root with the reference venv::
 
@@ -32,6 +39,7 @@ Run from the repository root with the reference venv::
 
 from __future__ import annotations
 
+import copy
 import json
 import pathlib
 import shutil
@@ -99,6 +107,25 @@ def make_case(case, llama_cpp, seed=0):
     np.save(OUT / f"{case}_logits.npy", logits)
     moe._check_reload(hf_dir, forced, logits)
 
+    # The GGUF's own model: llama.cpp's converter computes ssm_a = -exp(A_log)
+    # and the RMS norms' 1 + w in float16 (the checkpoint's type), so the
+    # file's decay factors and norm weights are rounded to float16
+    # (-7.4921875 for -7.490772); transformers with A_log and those norm
+    # weights set to the file's values is the reference for the GGUF form.
+    gguf_model = copy.deepcopy(model)
+    with torch.no_grad():
+        for name, p in gguf_model.named_parameters():
+            if name.endswith("A_log"):
+                p.copy_(torch.log(torch.exp(p.half()).float()))
+            elif name.endswith("norm.weight") and not name.endswith("linear_attn.norm.weight"):
+                p.copy_((p.half() + 1).float() - 1)
+    for r in records:
+        ids, gaps = make_arch_goldens._greedy(gguf_model, r["prompt_ids"])
+        r.update(gguf_ref_ids=ids, gguf_ref_gaps=gaps)
+    with torch.no_grad():
+        gguf_logits = gguf_model(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
+    np.save(OUT / f"{case}_gguf_logits.npy", gguf_logits)
+
     greedy, llama_logits = moe._llama_cpp_run(gguf_path, prompts, forced)
     for r, (ids, gaps) in zip(records, greedy):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
@@ -106,12 +133,17 @@ def make_case(case, llama_cpp, seed=0):
                transformers=transformers.__version__, llama_cpp=llama_cpp_module.__version__,
                converter="convert_hf_to_gguf.py --outtype f16 --no-mtp",
                llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()),
+               llama_cpp_vs_gguf_ref_logits_max_err=float(np.abs(llama_logits - gguf_logits).max()),
+               gguf_ref_vs_ref_logits_max_err=float(np.abs(gguf_logits - logits).max()),
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     out["llama_cpp_vs_ref"] = moe._versus(records, "llama_cpp_ids")
+    out["llama_cpp_vs_gguf_ref"] = moe._versus([dict(r, ref_ids=r["gguf_ref_ids"]) for r in records], "llama_cpp_ids",
+                                               "gguf_ref_gaps")
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
-          f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
+          f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}, "
+          f"vs the GGUF's reference {out['llama_cpp_vs_gguf_ref_logits_max_err']:.4f}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@ reordered by llama.cpp's converter): per case ``<case>.hf/`` (transformers'
 directory), ``<case>.gguf`` (llama.cpp's convert_hf_to_gguf.py of it),
 ``<case>.json`` (3 prompts, transformers' and llama.cpp's 32 greedy ids and
 gaps) and ``<case>_logits.npy`` (transformers' float32 logits for every
-position of prompt 0 + its greedy ids).
+position of prompt 0 + its greedy ids); the GGUF form is checked against
+``gguf_ref_*`` / ``<case>_gguf_logits.npy``, transformers on the values the
+file holds (llama.cpp's converter rounds -exp(A_log) and the norms' 1 + w to
+float16).
 
 Shown here, on both forms through model_probe with the float32 KV cache
 (test_arch_goldens.py's rules):
@@ -72,6 +75,17 @@ def _golden(case):
     return json.loads((TINY / f"{case}.json").read_text())
 
 
+def _reference(case, form):
+    """(transformers' logits, prompts whose ref_ids/ref_gaps are the
+    reference) for ``form``: the GGUF's is transformers on the file's
+    float16-rounded decay factors and norm weights (make_hybrid_goldens.py, step 4)."""
+    golden = _golden(case)["prompts"]
+    if form == "hf":
+        return np.load(TINY / f"{case}_logits.npy"), golden
+    prompts = [dict(p, ref_ids=p["gguf_ref_ids"], ref_gaps=p["gguf_ref_gaps"]) for p in golden]
+    return np.load(TINY / f"{case}_gguf_logits.npy"), prompts
+
+
 def test_goldens_present():
     assert CASES == list(SUPPORTED)
     for case in CASES:
@@ -84,8 +98,7 @@ def test_goldens_present():
 @pytest.mark.parametrize("case", CASES)
 def test_tiny_hybrid_matches_transformers(probe, tmp_path, case, form, record_property):
     model = FORMS[form](case)
-    logits = np.load(TINY / f"{case}_logits.npy")
-    prompts = _golden(case)["prompts"]
+    logits, prompts = _reference(case, form)
     first = prompts[0]
     got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", [])
     err = assert_logits_close(got, logits[LOGITS_CHUNK - 1:], f"{case} ({form})", record_property)

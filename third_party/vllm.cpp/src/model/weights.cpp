@@ -232,7 +232,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         l.attn_norm = load.vector(p + "attn_norm.weight", dim);
         if (config.is_recurrent(i)) {
             load_linear_attention(load, p, config, l);
-        } else if (load.find(p + "attn_qkv.weight")) {
+        } else if (!config.has_recurrent_layers() && load.find(p + "attn_qkv.weight")) {  // Phi-3's fused q/k/v
             const auto qkv = load.stacked(p + "attn_qkv.weight", {q_dim, kv_dim, kv_dim}, dim);
             l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
         } else {
