@@ -301,6 +301,70 @@ void test_window_skips_freed_blocks(int n_tokens, int first_pos, int block_size,
           diff);
 }
 
+// Layers of different KV shapes in one cache (kv_layer_shape.h): a layer
+// with K and V, one with K only (a latent), one with nothing, one of other
+// head sizes, across two groups. Every layer's every block is written with
+// its own values and all read back as stored (no layer or block overlaps
+// another), a layer's block bytes are its own shape's, and the cache's and
+// each group's bytes are the sum of their layers'.
+void test_layer_shapes(KvDtype dtype) {
+    using vllm::KvLayerShape;
+    const int block_size = 4;
+    const std::vector<KvLayerShape> shapes = {{2, 8, 8}, {1, 12, 0}, {0, 0, 0}, {4, 16, 16}, {1, 6, 10}};
+    const std::vector<vllm::KVCacheGroupSpec> groups = vllm::group_layers_by_window({0, 0, 0, 16, 16});
+    const std::vector<int> group_blocks = {3, 2};
+    vllm::KVCache cache(groups, group_blocks, shapes, block_size, dtype);
+    const std::string name = std::string(" (dtype ") + std::to_string(int(dtype)) + ")";
+    size_t total = 0, group_total[2] = {0, 0};
+    for (size_t l = 0; l < shapes.size(); ++l) {
+        const size_t k = block_size * shapes[l].key_token_bytes(dtype), v = block_size * shapes[l].value_token_bytes(dtype);
+        vllm_test::check(cache.key_block_bytes(int(l)) == k && cache.value_block_bytes(int(l)) == v,
+                         "layer " + std::to_string(l) + "'s block bytes are its shape's" + name);
+        const int g = cache.group_of(int(l));
+        total += group_blocks[g] * (k + v);
+        group_total[g] += group_blocks[g] * (k + v);
+    }
+    vllm_test::check(cache.total_bytes() == total && cache.group_bytes(0) == group_total[0] &&
+                         cache.group_bytes(1) == group_total[1],
+                     "the cache's and the groups' bytes are their layers' sums" + name);
+    // A value exactly representable in every dtype's rounding: small
+    // integers over 64 (int8 rows get max 127 * scale of a power of two).
+    auto value = [](size_t l, int block, int slot, int side, size_t i) {
+        return float(int((l * 131 + block * 31 + slot * 7 + side * 3 + i) % 127) - 63) / 64.0f;
+    };
+    auto fill = [&](size_t l, int block, int slot, int side, int n) {
+        std::vector<float> row(n);
+        for (int i = 0; i < n; ++i) row[i] = value(l, block, slot, side, i);
+        return row;
+    };
+    for (size_t l = 0; l < shapes.size(); ++l)
+        for (int b = 0; b < group_blocks[cache.group_of(int(l))]; ++b)
+            for (int slot = 0; slot < block_size; ++slot) {
+                if (shapes[l].k_head_dim > 0)
+                    cache.store_key(int(l), b, slot,
+                                    fill(l, b, slot, 0, shapes[l].n_kv_heads * shapes[l].k_head_dim).data());
+                if (shapes[l].v_head_dim > 0)
+                    cache.store_value(int(l), b, slot,
+                                      fill(l, b, slot, 1, shapes[l].n_kv_heads * shapes[l].v_head_dim).data());
+            }
+    double worst = 0.0;
+    for (size_t l = 0; l < shapes.size(); ++l)
+        for (int b = 0; b < group_blocks[cache.group_of(int(l))]; ++b)
+            for (int slot = 0; slot < block_size; ++slot)
+                for (int side = 0; side < 2; ++side) {
+                    const int dim = side == 0 ? shapes[l].k_head_dim : shapes[l].v_head_dim;
+                    const int n = shapes[l].n_kv_heads * dim;
+                    if (n == 0) continue;
+                    std::vector<float> got(n), want = fill(l, b, slot, side, n);
+                    if (side == 0) cache.read_key(int(l), b, slot, got.data());
+                    else cache.read_value(int(l), b, slot, got.data());
+                    for (int i = 0; i < n; ++i) worst = std::max(worst, double(std::fabs(got[i] - want[i])));
+                }
+    // int8 rounds each row to 1/127 of its largest magnitude (< 1).
+    check(worst <= (dtype == KvDtype::I8 ? 1.0 / 127 : 0.0), ("every layer's blocks read back as stored" + name).c_str(),
+          worst);
+}
+
 // The int8 cache's rows (dtype/kv_dtype.h): each value read back within
 // half its row's scale (plus the half-rounded scale's share at the row's
 // largest value), rows of zeros and of tiny values exact or within their
@@ -540,6 +604,7 @@ int main(int argc, char** argv) {
         test_against_reference(3, 150, 8, dtype);    // small blocks: keys gathered
         test_against_reference(3, 150, 32, dtype);   // larger blocks: two chunks a block
         test_group_shapes(dtype);
+        test_layer_shapes(dtype);
         test_split_merge(1, 300, 2, dtype);
         test_split_merge(1, 500, 4, dtype);
         test_split_merge(3, 200, 3, dtype);  // queries whose causal limits differ; a split can hold no key for some

@@ -16,6 +16,7 @@
 #include "core/kv_cache_manager.h"
 #include "core/scheduler.h"
 #include "core/scheduler_request.h"
+#include "engine/kv_cache_plan.h"
 #include "util/error.h"
 #include "check.h"
 #include "fake_requests.h"
@@ -208,6 +209,30 @@ void test_full_only_model_unchanged() {
     check(kv.find_cached_prefix(*fake_request(token_ids(30))).num_tokens == 28, "the hit stops before the last token");
 }
 
+// The budget pays for each layer's own KV shape (kv_layer_shape.h): a
+// model whose layers keep less (K only, or nothing) gets as many more
+// blocks from the same memory.
+void test_plan_counts_layer_shapes() {
+    ModelConfig model;
+    model.n_layers = 4;
+    model.n_heads = 4;
+    model.n_kv_heads = 2;
+    model.head_dim = 8;
+    EngineConfig config;
+    config.block_size = kBlockSize;
+    config.kv_dtype = KvDtype::F32;
+    config.max_num_seqs = 1000;
+    config.kv_cache_memory_bytes = int64_t(1) << 20;
+    const int max_model_len = 64;
+    const int uniform = plan_kv_cache(model, config, max_model_len).group_blocks[0];
+    // 4 layers x K and V x 2 heads x 8 floats x 4 tokens.
+    check(uniform == (1 << 20) / (4 * 2 * 2 * 8 * 4 * 4), "uniform layers: the budget over K and V of every layer");
+    model.layer_kv_shapes = {{2, 8, 8}, {1, 12, 0}, {0, 0, 0}, {2, 8, 8}};
+    const int shaped = plan_kv_cache(model, config, max_model_len).group_blocks[0];
+    check(shaped == (1 << 20) / ((2 * 2 * 8 + 12 + 0 + 2 * 2 * 8) * 4 * 4),
+          "per-layer shapes: the budget over what each layer keeps");
+}
+
 }  // namespace
 
 int main() {
@@ -217,5 +242,6 @@ int main() {
     test_hybrid_prefix_hits();
     test_preemption_frees_both_groups();
     test_full_only_model_unchanged();
+    test_plan_counts_layer_shapes();
     return report();
 }

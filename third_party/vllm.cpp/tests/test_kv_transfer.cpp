@@ -192,6 +192,13 @@ void test_record() {
     heads.n_kv_heads = 4;
     check(check_block_record(record, fingerprint_a(), heads, b.name, &payload) == RecordCheck::Foreign,
           "record: another geometry is foreign");
+    // Layers of their own shapes (kv_layer_shape.h): the payload holds
+    // what each keeps, so a record of the uniform shape is foreign to it.
+    KvGeometry shaped = g;
+    shaped.layer_shapes = {{2, 8, 8}, {1, 12, 0}, {0, 0, 0}};
+    check(shaped.payload_bytes() == size_t(g.block_size) * (2 * 2 * 8 + 12 + 0) * 2 &&
+              check_block_record(record, fingerprint_a(), shaped, b.name, &payload) == RecordCheck::Foreign,
+          "record: per-layer shapes size the payload; another shape is foreign");
     BlockName other = b.name;
     other.tokens[2] += 1;
     check(check_block_record(record, fingerprint_a(), g, other, &payload) == RecordCheck::Foreign,

@@ -85,6 +85,7 @@ void Engine::attach_kv_connector(const KvCachePlan& kv_plan) {
     geometry.head_dim = mc.head_dim;
     geometry.block_size = config_.block_size;
     geometry.dtype = config_.kv_dtype;
+    if (!mc.layer_kv_shapes.empty()) geometry.layer_shapes = mc.layer_kv_shapes;
     geometry.layer_windows.assign(mc.n_layers, 0);
     for (const KVCacheGroupSpec& group : kv_plan.groups)
         for (int layer : group.layers) geometry.layer_windows[layer] = group.sliding_window;

@@ -37,23 +37,26 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
         if (!g.is_sliding()) return blocks_for_one_seq;
         return std::min(blocks_for_one_seq, KVCacheGroup::blocks_per_sequence(g.sliding_window, max_chunk, bs));
     };
-    // K and V of one block of one layer.
-    const int64_t layer_block_bytes =
-        2 * static_cast<int64_t>(KVCache::layer_block_bytes(model.n_kv_heads, model.head_dim, bs, config.kv_dtype));
-    const int64_t draft_block_bytes =
-        draft ? 2 * static_cast<int64_t>(KVCache::layer_block_bytes(draft->n_kv_heads, draft->head_dim, bs, config.kv_dtype)) *
-                    draft->n_layers
-              : 0;
+    // K and V of one block in each of the given layers (all of the
+    // draft's), in each layer's own shape.
+    auto block_bytes = [&](const ModelConfig& m, const std::vector<int>& layers) {
+        int64_t bytes = 0;
+        for (int l : layers) bytes += static_cast<int64_t>(m.kv_shape(l).block_bytes(bs, config.kv_dtype));
+        return bytes;
+    };
+    std::vector<int> draft_layers;
+    for (int l = 0; draft && l < draft->n_layers; ++l) draft_layers.push_back(l);
+    const int64_t draft_block_bytes = draft ? block_bytes(*draft, draft_layers) : 0;
 
     // The other (sliding) groups first: their need is small and fixed.
     int64_t sliding_bytes = 0;
     std::vector<int64_t> blocks(plan.groups.size());
     for (size_t g = 1; g < plan.groups.size(); ++g) {
         const KVCacheGroupSpec& group = plan.groups[g];
-        // A recurrent-state group: one state per running sequence.
+        // A recurrent-state group: one state per running sequence (its
+        // layers keep no K/V: ModelConfig::kv_shape).
         blocks[g] = int64_t(group.recurrent ? 1 : per_sequence(group)) * config.max_num_seqs;
-        sliding_bytes += group.recurrent ? blocks[g] * group.state_bytes
-                                         : blocks[g] * layer_block_bytes * static_cast<int64_t>(group.layers.size());
+        sliding_bytes += group.recurrent ? blocks[g] * group.state_bytes : blocks[g] * block_bytes(model, group.layers);
     }
     const int64_t budget = kv_budget_bytes(config) - sliding_bytes;
 
@@ -70,7 +73,7 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
         blocks[0] = config.num_blocks;
     } else {
         const int64_t primary_block_bytes =
-            layer_block_bytes * static_cast<int64_t>(plan.groups[0].layers.size()) + draft_block_bytes;
+            std::max<int64_t>(1, block_bytes(model, plan.groups[0].layers) + draft_block_bytes);
         const int64_t budget_blocks = std::max<int64_t>(0, budget) / primary_block_bytes;
         // An explicit budget too small for one sequence is a mistake to
         // report; the default budget only ever grows to one sequence.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "dtype/half.h"
 #include "util/error.h"
@@ -43,83 +44,106 @@ KvDtype kv_dtype_from_env() {
     return kDefaultKvDtype;
 }
 
+KVCache::KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks,
+                 std::vector<KvLayerShape> layer_shapes, int block_size, KvDtype dtype)
+    : block_size_(block_size), dtype_(dtype) {
+    layers_.resize(layer_shapes.size());
+    group_bytes_.assign(groups.size(), 0);
+    for (size_t g = 0; g < groups.size(); ++g)
+        for (int layer : groups[g].layers) {
+            if (layer < 0 || layer >= static_cast<int>(layer_shapes.size()))
+                throw_invalid_argument("KV cache group " + std::to_string(g) + " names layer " +
+                                       std::to_string(layer) + " of " + std::to_string(layer_shapes.size()));
+            layers_[layer].group = static_cast<int>(g);
+        }
+    for (size_t l = 0; l < layers_.size(); ++l) {
+        Layer& layer = layers_[l];
+        layer.shape = layer_shapes[l];
+        layer.key_block_bytes = size_t(block_size) * layer.shape.key_token_bytes(dtype);
+        layer.value_block_bytes = size_t(block_size) * layer.shape.value_token_bytes(dtype);
+        const size_t blocks = size_t(group_blocks[layer.group]);
+        layer.key_offset = key_bytes_total_;
+        layer.value_offset = value_bytes_total_;
+        key_bytes_total_ += blocks * layer.key_block_bytes;
+        value_bytes_total_ += blocks * layer.value_block_bytes;
+        group_bytes_[layer.group] += blocks * (layer.key_block_bytes + layer.value_block_bytes);
+    }
+    // operator new of 0 bytes still gives a unique pointer to free.
+    keys_.reset(static_cast<unsigned char*>(::operator new[](key_bytes_total_, kAlignment)));
+    values_.reset(static_cast<unsigned char*>(::operator new[](value_bytes_total_, kAlignment)));
+}
+
 KVCache::KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks, int n_kv_heads,
                  int head_dim, int block_size, KvDtype dtype)
-    : block_size_(block_size),
-      dtype_(dtype),
-      n_kv_heads_(n_kv_heads),
-      head_dim_(head_dim),
-      token_stride_(size_t(n_kv_heads) * head_dim) {
+    : KVCache(groups, group_blocks, uniform_layer_shapes(groups, n_kv_heads, head_dim), block_size, dtype) {}
+
+std::vector<KvLayerShape> KVCache::uniform_layer_shapes(const std::vector<KVCacheGroupSpec>& groups, int n_kv_heads,
+                                                        int head_dim) {
     size_t n_layers = 0;
     for (const KVCacheGroupSpec& g : groups) n_layers += g.layers.size();
-    layers_.resize(n_layers);
-    std::vector<size_t> layer_bytes;  // of one layer's K, per group
-    for (size_t g = 0; g < groups.size(); ++g) {
-        layer_bytes.push_back(size_t(group_blocks[g]) * layer_block_bytes());
-        for (int layer : groups[g].layers) layers_[layer].group = static_cast<int>(g);
-        group_bytes_.push_back(2 * layer_bytes[g] * groups[g].layers.size());
-    }
-    for (Layer& layer : layers_) {
-        layer.offset = layer_bytes_total_;
-        layer_bytes_total_ += layer_bytes[layer.group];
-    }
-    keys_.reset(static_cast<unsigned char*>(::operator new[](layer_bytes_total_, kAlignment)));
-    values_.reset(static_cast<unsigned char*>(::operator new[](layer_bytes_total_, kAlignment)));
+    return std::vector<KvLayerShape>(n_layers, KvLayerShape{n_kv_heads, head_dim, head_dim});
 }
 
 // K: (head, dim) rows of block_size slots, then the I8 scales [head][slot].
 unsigned char* KVCache::key_slot(int layer, int32_t block, int slot) const {
-    return block_of(keys_.get(), layer, block) + size_t(slot) * kv_element_bytes(dtype_);
+    return const_cast<KVCache*>(this)->key_block(layer, block) + size_t(slot) * kv_element_bytes(dtype_);
 }
 uint16_t* KVCache::key_scales(int layer, int32_t block, int slot) const {
-    return scales_of(keys_.get(), layer, block, slot);
+    const KvLayerShape& s = layers_[layer].shape;
+    return scales_of(const_cast<KVCache*>(this)->key_block(layer, block),
+                     size_t(block_size_) * s.n_kv_heads * s.k_head_dim, slot);
 }
 // V: (head, slot) rows of head_dim, then the I8 scales [head][slot].
 unsigned char* KVCache::value_slot(int layer, int32_t block, int slot) const {
-    return block_of(values_.get(), layer, block) + size_t(slot) * head_dim_ * kv_element_bytes(dtype_);
+    return const_cast<KVCache*>(this)->value_block(layer, block) +
+           size_t(slot) * layers_[layer].shape.v_head_dim * kv_element_bytes(dtype_);
 }
 uint16_t* KVCache::value_scales(int layer, int32_t block, int slot) const {
-    return scales_of(values_.get(), layer, block, slot);
+    const KvLayerShape& s = layers_[layer].shape;
+    return scales_of(const_cast<KVCache*>(this)->value_block(layer, block),
+                     size_t(block_size_) * s.n_kv_heads * s.v_head_dim, slot);
 }
 
 void KVCache::store_key(int layer, int32_t block, int slot, const float* key) {
+    const int heads = layers_[layer].shape.n_kv_heads, head_dim = layers_[layer].shape.k_head_dim;
+    const size_t n = size_t(heads) * head_dim;
     unsigned char* dst = key_slot(layer, block, slot);
     switch (dtype_) {
         case KvDtype::F32:
-            for (size_t i = 0; i < token_stride_; ++i) reinterpret_cast<float*>(dst)[i * block_size_] = key[i];
+            for (size_t i = 0; i < n; ++i) reinterpret_cast<float*>(dst)[i * block_size_] = key[i];
             break;
         case KvDtype::F16:
-            for (size_t i = 0; i < token_stride_; ++i)
-                reinterpret_cast<uint16_t*>(dst)[i * block_size_] = float_to_half(key[i]);
+            for (size_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(dst)[i * block_size_] = float_to_half(key[i]);
             break;
         case KvDtype::I8: {
             uint16_t* scales = key_scales(layer, block, slot);
-            for (int h = 0; h < n_kv_heads_; ++h)
+            for (int h = 0; h < heads; ++h)
                 scales[size_t(h) * block_size_] =
-                    quantize_row_i8(key + size_t(h) * head_dim_, head_dim_,
-                                    reinterpret_cast<int8_t*>(dst) + size_t(h) * head_dim_ * block_size_, block_size_);
+                    quantize_row_i8(key + size_t(h) * head_dim, head_dim,
+                                    reinterpret_cast<int8_t*>(dst) + size_t(h) * head_dim * block_size_, block_size_);
             break;
         }
     }
 }
 
 void KVCache::store_value(int layer, int32_t block, int slot, const float* value) {
+    const int heads = layers_[layer].shape.n_kv_heads, head_dim = layers_[layer].shape.v_head_dim;
     unsigned char* dst = value_slot(layer, block, slot);
-    const size_t head_stride = size_t(block_size_) * head_dim_;  // elements from one head's row to the next's
-    for (int h = 0; h < n_kv_heads_; ++h) {
-        const float* src = value + size_t(h) * head_dim_;
+    const size_t head_stride = size_t(block_size_) * head_dim;  // elements from one head's row to the next's
+    for (int h = 0; h < heads; ++h) {
+        const float* src = value + size_t(h) * head_dim;
         switch (dtype_) {
             case KvDtype::F32:
-                std::memcpy(reinterpret_cast<float*>(dst) + h * head_stride, src, head_dim_ * sizeof(float));
+                std::memcpy(reinterpret_cast<float*>(dst) + h * head_stride, src, head_dim * sizeof(float));
                 break;
             case KvDtype::F16: {
                 uint16_t* row = reinterpret_cast<uint16_t*>(dst) + h * head_stride;
-                for (int i = 0; i < head_dim_; ++i) row[i] = float_to_half(src[i]);
+                for (int i = 0; i < head_dim; ++i) row[i] = float_to_half(src[i]);
                 break;
             }
             case KvDtype::I8:
                 value_scales(layer, block, slot)[size_t(h) * block_size_] =
-                    quantize_row_i8(src, head_dim_, reinterpret_cast<int8_t*>(dst) + h * head_stride, 1);
+                    quantize_row_i8(src, head_dim, reinterpret_cast<int8_t*>(dst) + h * head_stride, 1);
                 break;
         }
     }
@@ -138,21 +162,25 @@ float decode(KvDtype dtype, const unsigned char* row, size_t i, float i8_scale) 
 }  // namespace
 
 void KVCache::read_key(int layer, int32_t block, int slot, float* key) const {
+    const int head_dim = layers_[layer].shape.k_head_dim;
+    const size_t n = size_t(layers_[layer].shape.n_kv_heads) * head_dim;
     const unsigned char* src = key_slot(layer, block, slot);
-    for (size_t i = 0; i < token_stride_; ++i) {
+    for (size_t i = 0; i < n; ++i) {
         const float scale =
-            dtype_ == KvDtype::I8 ? half_to_float(key_scales(layer, block, slot)[(i / head_dim_) * block_size_]) : 0.0f;
+            dtype_ == KvDtype::I8 ? half_to_float(key_scales(layer, block, slot)[(i / head_dim) * block_size_]) : 0.0f;
         key[i] = decode(dtype_, src, i * block_size_, scale);
     }
 }
 
 void KVCache::read_value(int layer, int32_t block, int slot, float* value) const {
+    const int head_dim = layers_[layer].shape.v_head_dim;
+    const size_t n = size_t(layers_[layer].shape.n_kv_heads) * head_dim;
     const unsigned char* src = value_slot(layer, block, slot);
-    for (size_t i = 0; i < token_stride_; ++i) {
-        const size_t h = i / head_dim_;
+    for (size_t i = 0; i < n; ++i) {
+        const size_t h = i / head_dim;
         const float scale =
             dtype_ == KvDtype::I8 ? half_to_float(value_scales(layer, block, slot)[h * block_size_]) : 0.0f;
-        value[i] = decode(dtype_, src, h * block_size_ * head_dim_ + i % head_dim_, scale);
+        value[i] = decode(dtype_, src, h * block_size_ * head_dim + i % head_dim, scale);
     }
 }
 

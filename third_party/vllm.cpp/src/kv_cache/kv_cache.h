@@ -1,5 +1,7 @@
 // Paged KV storage: every layer keeps K and V in blocks of `block_size`
-// token slots, as many as its KV cache group's pool has (kv_cache_group.h:
+// token slots, in its own shape (kv_layer_shape.h: KV heads, K and V head
+// sizes; a layer may keep K only, or nothing), as many as its KV cache
+// group's pool has (kv_cache_group.h:
 // a sliding-window group needs far fewer than a full-attention one). A
 // sequence owns a block table per group (block ids in position order);
 // token position p of a layer lives in block table[p / block_size] of the
@@ -18,7 +20,8 @@
 // code, so a stored token's values are the same whatever batch or kernel
 // build computed them.
 //
-// Layouts of one block of one layer (elements of the cache's type):
+// Layouts of one block of one layer (elements of the cache's type;
+// head_dim is the layer's K or V head size):
 //   K  [n_kv_heads][head_dim][block_size]   slot-minor: the attention
 //      kernel scores 16 keys at once with one vector per dimension, which
 //      this layout gives it as plain loads (no transpose per visit).
@@ -28,8 +31,8 @@
 //      with a slot's heads side by side (BENCHMARKS.md, 2026-12-05).
 // So either side of a block is one run per KV head. For int8 each block's
 // K and V data are followed by their scales as halves [n_kv_heads]
-// [block_size]; a layer's blocks follow each other, layer_block_bytes()
-// apart. Stored KV blocks (kv_transfer) carry these bytes, so a change to
+// [block_size]; a layer's K blocks follow each other, key_block_bytes()
+// apart, and its V blocks value_block_bytes() apart. Stored KV blocks (kv_transfer) carry these bytes, so a change to
 // them bumps kKvLayoutVersion, which the model fingerprint includes.
 #pragma once
 #include <cstddef>
@@ -40,6 +43,7 @@
 
 #include "core/kv_cache_group.h"
 #include "dtype/kv_dtype.h"
+#include "kv_cache/kv_layer_shape.h"
 
 namespace vllm {
 
@@ -53,16 +57,25 @@ KvDtype kv_dtype_from_env();
 
 class KVCache {
 public:
-    // group_blocks[g]: blocks per layer of group g.
+    // group_blocks[g]: blocks per layer of group g; layer_shapes: one per
+    // layer of the groups.
+    KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks,
+            std::vector<KvLayerShape> layer_shapes, int block_size, KvDtype dtype = kDefaultKvDtype);
+    // Every layer {n_kv_heads, head_dim, head_dim} (uniform_layer_shapes).
     KVCache(const std::vector<KVCacheGroupSpec>& groups, const std::vector<int>& group_blocks, int n_kv_heads,
             int head_dim, int block_size, KvDtype dtype = kDefaultKvDtype);
+
+    static std::vector<KvLayerShape> uniform_layer_shapes(const std::vector<KVCacheGroupSpec>& groups, int n_kv_heads,
+                                                          int head_dim);
 
     int block_size() const { return block_size_; }
     KvDtype dtype() const { return dtype_; }
     // The KV cache group whose block table a layer reads.
     int group_of(int layer) const { return layers_[layer].group; }
+    const KvLayerShape& shape(int layer) const { return layers_[layer].shape; }
 
-    // Store a token's K or V (n_kv_heads * head_dim floats, head-major) at
+    // Store a token's K or V (n_kv_heads * the layer's K or V head size
+    // floats, head-major) at
     // (layer, block, slot), rounded to half for KvDtype::F16, quantized per
     // head for KvDtype::I8.
     void store_key(int layer, int32_t block, int slot, const float* key);
@@ -74,18 +87,23 @@ public:
 
     // Base of a layer's K (or V) blocks, in the layouts above.
     // Elements are floats, halves (uint16_t) or int8 with scales, per dtype().
-    const void* layer_keys(int layer) const { return keys_.get() + layers_[layer].offset; }
-    const void* layer_values(int layer) const { return values_.get() + layers_[layer].offset; }
+    const void* layer_keys(int layer) const { return keys_.get() + layers_[layer].key_offset; }
+    const void* layer_values(int layer) const { return values_.get() + layers_[layer].value_offset; }
 
     // One block of a layer: its K (or V) as one contiguous run of
-    // layer_block_bytes() bytes in the layouts above (what KV transfer
-    // copies out and back in).
-    size_t layer_block_bytes() const { return layer_block_bytes(n_kv_heads_, head_dim_, block_size_, dtype_); }
+    // key_block_bytes() (value_block_bytes()) bytes in the layouts above
+    // (what KV transfer copies out and back in); 0 where it keeps none.
+    size_t key_block_bytes(int layer) const { return layers_[layer].key_block_bytes; }
+    size_t value_block_bytes(int layer) const { return layers_[layer].value_block_bytes; }
     static size_t layer_block_bytes(int n_kv_heads, int head_dim, int block_size, KvDtype dtype) {
         return size_t(block_size) * kv_token_bytes(n_kv_heads, head_dim, dtype);
     }
-    unsigned char* key_block(int layer, int32_t block) { return block_of(keys_.get(), layer, block); }
-    unsigned char* value_block(int layer, int32_t block) { return block_of(values_.get(), layer, block); }
+    unsigned char* key_block(int layer, int32_t block) {
+        return keys_.get() + layers_[layer].key_offset + size_t(block) * layers_[layer].key_block_bytes;
+    }
+    unsigned char* value_block(int layer, int32_t block) {
+        return values_.get() + layers_[layer].value_offset + size_t(block) * layers_[layer].value_block_bytes;
+    }
     const unsigned char* key_block(int layer, int32_t block) const {
         return const_cast<KVCache*>(this)->key_block(layer, block);
     }
@@ -96,22 +114,21 @@ public:
 
     // Bytes of K and V storage for all blocks (reserved, touched as used),
     // and for one group's layers.
-    size_t total_bytes() const { return 2 * layer_bytes_total_; }
+    size_t total_bytes() const { return key_bytes_total_ + value_bytes_total_; }
     size_t group_bytes(int group) const { return group_bytes_[group]; }
 
 
 private:
     struct Layer {
         int group = 0;
-        size_t offset = 0;  // bytes from the start of keys_ (and of values_)
+        KvLayerShape shape;
+        size_t key_offset = 0, value_offset = 0;  // bytes from the start of keys_ (values_)
+        size_t key_block_bytes = 0, value_block_bytes = 0;
     };
-    // A layer's block on one side (keys_ or values_), and for I8 the scale
-    // of a slot's head 0 there (head h's is h * block_size_ further).
-    unsigned char* block_of(unsigned char* side, int layer, int32_t block) const {
-        return side + layers_[layer].offset + size_t(block) * layer_block_bytes();
-    }
-    uint16_t* scales_of(unsigned char* side, int layer, int32_t block, int slot) const {
-        return reinterpret_cast<uint16_t*>(block_of(side, layer, block) + size_t(block_size_) * token_stride_) + slot;
+    // The I8 scale of a slot's head 0 in a block of `data_bytes` of data
+    // (head h's is h * block_size_ further).
+    uint16_t* scales_of(unsigned char* block, size_t data_bytes, int slot) const {
+        return reinterpret_cast<uint16_t*>(block + data_bytes) + slot;
     }
     // The start of a slot's K data (head 0, dimension 0) and its scales.
     unsigned char* key_slot(int layer, int32_t block, int slot) const;
@@ -121,11 +138,9 @@ private:
 
     int block_size_;
     KvDtype dtype_;
-    int n_kv_heads_, head_dim_;
-    size_t token_stride_;  // elements
     std::vector<Layer> layers_;
     std::vector<size_t> group_bytes_;
-    size_t layer_bytes_total_ = 0;  // of K (V is as large)
+    size_t key_bytes_total_ = 0, value_bytes_total_ = 0;
     // Left uninitialised: pages are only touched (and committed) as blocks
     // are written, so an auto-sized cache costs what is used. Aligned to a
     // cache line: with f16 and f32 elements every block then starts on one,

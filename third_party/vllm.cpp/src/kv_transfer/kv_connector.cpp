@@ -62,18 +62,20 @@ bool KvConnector::ready_to_admit(const SchedulerRequest& request, int local_hit_
 }
 
 void KvConnector::install_loaded(KVCache& cache, KVCacheManager& manager) {
-    const size_t layer_bytes = cache.layer_block_bytes();
     for (LoadedBlocks& loaded : worker_.take_loaded()) {
         for (size_t i = 0; i < loaded.blocks.size(); ++i) {
             const unsigned char* payload =
                 reinterpret_cast<const unsigned char*>(loaded.records[i].data()) + loaded.payload_offset;
             const BlockName& name = loaded.blocks[i].name;
             manager.insert_cached_block(BlockKey{name.hash, name.parent_hash, name.tokens.data()}, [&](int group, int32_t block) {
+                const unsigned char* k = payload;
                 for (int layer = 0; layer < cache.num_layers(); ++layer) {
-                    if (cache.group_of(layer) != group) continue;
-                    const unsigned char* k = payload + 2 * size_t(layer) * layer_bytes;
-                    std::memcpy(cache.key_block(layer, block), k, layer_bytes);
-                    std::memcpy(cache.value_block(layer, block), k + layer_bytes, layer_bytes);
+                    const size_t key_bytes = cache.key_block_bytes(layer), value_bytes = cache.value_block_bytes(layer);
+                    if (cache.group_of(layer) == group) {
+                        std::memcpy(cache.key_block(layer, block), k, key_bytes);
+                        std::memcpy(cache.value_block(layer, block), k + key_bytes, value_bytes);
+                    }
+                    k += key_bytes + value_bytes;
                 }
             });
         }
@@ -108,7 +110,6 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
         found = saves_.emplace(id, start).first;
     }
     SaveProgress& progress = found->second;
-    const size_t layer_bytes = cache.layer_block_bytes();
     for (int i = progress.saved_blocks; i < full; ++i) {
         BlockToSave block;
         block.ticket = id;
@@ -117,6 +118,7 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
         progress.saved_blocks = i + 1;
         block.payload.resize(geometry_.payload_bytes());
         bool complete = true;
+        unsigned char* k = block.payload.data();
         for (int layer = 0; layer < cache.num_layers() && complete; ++layer) {
             const std::vector<int32_t>& table = *tables[cache.group_of(layer)];
             // A sliding group may already have given the block back.
@@ -124,9 +126,10 @@ void KvConnector::save_completed_blocks(const SchedulerRequest& request, int aft
                 complete = false;
                 break;
             }
-            unsigned char* k = block.payload.data() + 2 * size_t(layer) * layer_bytes;
-            std::memcpy(k, cache.key_block(layer, table[i]), layer_bytes);
-            std::memcpy(k + layer_bytes, cache.value_block(layer, table[i]), layer_bytes);
+            const size_t key_bytes = cache.key_block_bytes(layer), value_bytes = cache.value_block_bytes(layer);
+            std::memcpy(k, cache.key_block(layer, table[i]), key_bytes);
+            std::memcpy(k + key_bytes, cache.value_block(layer, table[i]), value_bytes);
+            k += key_bytes + value_bytes;
         }
         if (complete) worker_.submit_save(std::move(block));
     }

@@ -98,6 +98,13 @@ ModelFingerprint fingerprint_model(const ModelSource& source, const KvGeometry& 
     d.u64(static_cast<uint64_t>(geometry.n_kv_heads));
     d.u64(static_cast<uint64_t>(geometry.head_dim));
     for (int w : geometry.layer_windows) d.u64(static_cast<uint64_t>(w));
+    // Only models whose layers differ add their shapes, so every earlier
+    // model's fingerprint (and its stored blocks) stays valid.
+    for (const KvLayerShape& shape : geometry.layer_shapes) {
+        d.u64(static_cast<uint64_t>(shape.n_kv_heads));
+        d.u64(static_cast<uint64_t>(shape.k_head_dim));
+        d.u64(static_cast<uint64_t>(shape.v_head_dim));
+    }
     return d.result();
 }
 

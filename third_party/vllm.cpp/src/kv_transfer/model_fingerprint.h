@@ -27,7 +27,9 @@
 
 namespace vllm::kv_transfer {
 
-// The shape of one KV block as stored: every layer's K then V block.
+// The shape of one KV block as stored: every layer's K then V block, each
+// layer in its own shape (layer_shapes; empty: every layer {n_kv_heads,
+// head_dim, head_dim}, what the record header's two fields describe).
 struct KvGeometry {
     int n_layers = 0;
     int n_kv_heads = 0;
@@ -35,13 +37,24 @@ struct KvGeometry {
     int block_size = 0;
     KvDtype dtype = kDefaultKvDtype;
     std::vector<int> layer_windows;  // per layer, 0: full attention
+    std::vector<KvLayerShape> layer_shapes;
 
-    // Bytes of one layer's K block (V's is as large).
-    size_t layer_block_bytes() const {
-        return KVCache::layer_block_bytes(n_kv_heads, head_dim, block_size, dtype);
+    KvLayerShape layer_shape(int layer) const {
+        return layer_shapes.empty() ? KvLayerShape{n_kv_heads, head_dim, head_dim} : layer_shapes[layer];
+    }
+    // Bytes of one layer's K (V) block.
+    size_t key_block_bytes(int layer) const {
+        return size_t(block_size) * layer_shape(layer).key_token_bytes(dtype);
+    }
+    size_t value_block_bytes(int layer) const {
+        return size_t(block_size) * layer_shape(layer).value_token_bytes(dtype);
     }
     // Bytes of a block's K and V in every layer.
-    size_t payload_bytes() const { return 2 * layer_block_bytes() * n_layers; }
+    size_t payload_bytes() const {
+        size_t bytes = 0;
+        for (int l = 0; l < n_layers; ++l) bytes += layer_shape(l).block_bytes(block_size, dtype);
+        return bytes;
+    }
 };
 
 struct ModelFingerprint {

@@ -257,6 +257,11 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
         c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
         throw_model_load("cannot load '" + file.path() + "': unsupported head or RoPE dimension");
+    // A linear-attention layer keeps no per-token K/V (its state is per
+    // request, in the recurrent-state group).
+    if (c.has_recurrent_layers())
+        for (int l = 0; l < c.n_layers; ++l)
+            c.layer_kv_shapes.push_back(c.is_recurrent(l) ? KvLayerShape{} : KvLayerShape{c.n_kv_heads, c.head_dim, c.head_dim});
     // vocab_size comes from the embedding tensor; the metadata key is optional.
     return c;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kv_cache/kv_layer_shape.h"
+
 namespace vllm {
 
 class ModelSource;
@@ -199,6 +201,19 @@ struct ModelConfig {
 
     bool is_sliding(int layer) const {
         return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);
+    }
+
+    // What each layer keeps in the KV cache (kv_layer_shape.h), for models
+    // whose layers differ; empty: every layer {n_kv_heads, head_dim,
+    // head_dim}. Read through kv_shape().
+    std::vector<KvLayerShape> layer_kv_shapes;
+    KvLayerShape kv_shape(int layer) const {
+        return layer_kv_shapes.empty() ? KvLayerShape{n_kv_heads, head_dim, head_dim} : layer_kv_shapes[layer];
+    }
+    std::vector<KvLayerShape> kv_shapes() const {
+        std::vector<KvLayerShape> shapes;
+        for (int l = 0; l < n_layers; ++l) shapes.push_back(kv_shape(l));
+        return shapes;
     }
 
     // MODEL_LOAD error for an architecture this engine does not run, or for

@@ -35,8 +35,8 @@ void check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft, con
 DraftModelProposer::DraftModelProposer(DraftModel draft, int num_blocks, int block_size, KvDtype kv_dtype,
                                        double confidence_threshold, ThreadPool& pool)
     : draft_(std::move(draft)),
-      cache_(single_group(draft_.model->config().n_layers), {num_blocks}, draft_.model->config().n_kv_heads,
-             draft_.model->config().head_dim, block_size, kv_dtype),
+      cache_(single_group(draft_.model->config().n_layers), {num_blocks}, draft_.model->config().kv_shapes(),
+             block_size, kv_dtype),
       blocks_(num_blocks, block_size),
       block_size_(block_size),
       confidence_threshold_(confidence_threshold),

@@ -19,8 +19,13 @@ constexpr int kKeysPerSplit = 512;
 void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer,
                      const std::vector<int32_t>& positions, const float* q, const float* k, const float* v,
                      float* out, KVCache& cache, ThreadPool& pool, const float* sinks) {
-    const int hd = c.head_dim, group = c.n_heads / c.n_kv_heads;
-    const int kv_dim = c.n_kv_heads * hd, bs = cache.block_size();
+    // The layer's own K/V shape (kv_layer_shape.h): query heads are as
+    // wide as its keys, and its values as wide again.
+    const KvLayerShape& shape = cache.shape(layer);
+    if (!shape.holds_kv() || shape.v_head_dim != shape.k_head_dim || c.n_heads % shape.n_kv_heads != 0)
+        throw_runtime("paged_attention: layer " + std::to_string(layer) + " keeps no K and V of one head size");
+    const int n_kv_heads = shape.n_kv_heads, hd = shape.k_head_dim, group = c.n_heads / n_kv_heads;
+    const int kv_dim = n_kv_heads * hd, bs = cache.block_size();
 
     // Store this step's K/V first: a token attends to every earlier token of
     // its sequence, including those in this very batch.
@@ -37,7 +42,7 @@ void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& bat
             cache.store_value(layer, block, pos % bs, &v[(t0 + i) * kv_dim]);
         }
         for (int64_t t = t0; t < t0 + sl.n_tokens; t += tokens_per_tile)
-            for (int h = 0; h < c.n_kv_heads; ++h) {
+            for (int h = 0; h < n_kv_heads; ++h) {
                 kernels::AttentionTile tile;
                 tile.block_table = block_table;
                 tile.t_begin = t;
@@ -57,7 +62,7 @@ void paged_attention(const ModelConfig& c, const std::vector<SequenceSlice>& bat
     a.kv_dtype = cache.dtype();
     a.block_size = bs;
     a.n_heads = c.n_heads;
-    a.n_kv_heads = c.n_kv_heads;
+    a.n_kv_heads = n_kv_heads;
     a.head_dim = hd;
     a.scale = c.attn_scale;
     a.softcap = c.attn_softcap;
