@@ -87,12 +87,15 @@ void gated_delta_net(const ModelConfig& c, const LayerWeights& w, int layer, con
     // Per sequence: the conv over its tokens from its state, then q and k
     // normalised per head; g and beta per token and value head.
     const float q_scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // Each sequence's state, looked up here (a slot's first use allocates
+    // it) so the parallel region below only reads the store.
     std::vector<int64_t> first(batch.size());
+    std::vector<float*> state_of(batch.size());
     int64_t t0 = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
         const SequenceSlice& sl = batch[i];
         first[i] = t0;
-        float* state = states.layer_state(sl.block_tables[group][0], layer);
+        float* state = state_of[i] = states.layer_state(sl.block_tables[group][0], layer);
         if (sl.start_pos == 0) std::memset(state, 0, sizeof(float) * c.recurrent_state_floats());
         causal_conv(s.mixed.data() + t0 * channels, sl.n_tokens, channels, c.conv_kernel, w.conv1d.data(), state,
                     s.conv.data() + t0 * channels);
@@ -131,8 +134,7 @@ void gated_delta_net(const ModelConfig& c, const LayerWeights& w, int layer, con
             run.gb_stride = nv;
             run.out = s.core.data() + first[i] * value_dim + h * hd;
             run.out_stride = value_dim;
-            float* state = states.layer_state(sl.block_tables[group][0], layer) +
-                           int64_t(c.conv_kernel - 1) * channels + int64_t(h) * hd * hd;
+            float* state = state_of[i] + int64_t(c.conv_kernel - 1) * channels + int64_t(h) * hd * hd;
             if (sl.n_tokens == 1)
                 delta_rule_recurrent(run, state);
             else
