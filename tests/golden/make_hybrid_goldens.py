@@ -42,7 +42,6 @@ from __future__ import annotations
 import copy
 import json
 import pathlib
-import shutil
 import sys
 
 import numpy as np
@@ -86,13 +85,7 @@ def make_case(case, llama_cpp, seed=0):
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
     moe._randomize(model, seed, expert_in_axis=-1)
 
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = OUT / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    moe._save_hf(model, hf_dir)
+    prompts, hf_dir = moe.prompts_and_hf_dir(model, case, seed, OUT)
     gguf_path = OUT / f"{case}.gguf"
     # --no-mtp: the tiny model has no multi-token-prediction head.
     moe.convert(hf_dir, gguf_path, llama_cpp, extra_args=["--no-mtp"])

@@ -257,6 +257,19 @@ def _save_hf(model, directory):
              tokenizer_class="PreTrainedTokenizerFast")))
 
 
+def prompts_and_hf_dir(model, case, seed, out):
+    """The case's seeded prompts (make_arch_goldens.PROMPT_LENGTHS random ids
+    below the end-of-text id) and ``model`` saved as ``out/<case>.hf``."""
+    rng = np.random.default_rng(seed)
+    eot = TOKENIZER["eos_id"]
+    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
+    hf_dir = out / f"{case}.hf"
+    shutil.rmtree(hf_dir, ignore_errors=True)
+    hf_dir.mkdir(parents=True)
+    _save_hf(model, hf_dir)
+    return prompts, hf_dir
+
+
 def _truncated_yarn_reference(model, records, forced, prefix="truncated_ref", state=None):
     """transformers with YaRN's ``truncate`` true (the correction range rounded
     to whole dimensions): what the GGUF says as llama.cpp reads it, since GGUF
@@ -442,13 +455,7 @@ def make_case(case, llama_cpp, seed=0):
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
     _randomize(model, seed, options.get("expert_in_axis", -1), options.get("expert_scale", 1.0))
 
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = OUT / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    _save_hf(model, hf_dir)
+    prompts, hf_dir = prompts_and_hf_dir(model, case, seed, OUT)
     shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
     if options.get("chat_template"):
         shutil.copy(llama_cpp / options["chat_template"], hf_dir / "chat_template.jinja")
