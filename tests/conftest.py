@@ -101,6 +101,7 @@ SLOW_MODULES = frozenset({
     # need the native test programs (a second build of the engine, minutes)
     "test_chat_parsers_native", "test_chat_templates", "test_hf_architectures", "test_structured_native",
     "test_tokenizer_json",
+    "test_tokenizer_families",
 })
 
 

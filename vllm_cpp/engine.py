@@ -570,6 +570,26 @@ class Engine:
         return (lambda h, tag, out: lib.vllm_completion_submit_pull(h, poller.ptr, tag, text_b, out),
                 None, None, (poller, consumer))
 
+    # -- Anthropic's Messages API ---------------------------------------------
+    async def asubmit_messages_pull(self, request: Union[str, Dict[str, Any]], consumer: RequestEvents,
+                                    constrained: Optional[bool] = None) -> Request:
+        """An Anthropic ``/v1/messages`` request (its body) on the chat road
+        (``vllm_messages_submit_pull``), its ``message`` JSON or stream
+        event JSON texts going to ``consumer``; submitted as
+        :meth:`asubmit_chat_pull` submits a chat request."""
+        text_b = encode_str(_request_json(request), "request_json")
+        poller = self._poller(consumer)
+        return await self._start_protocol_call(
+            (lambda h, tag, out: lib.vllm_messages_submit_pull(h, poller.ptr, tag, text_b, out),
+             None, None, (poller, consumer)), request, constrained)
+
+    def tokenize_messages(self, request: Union[str, Dict[str, Any]]) -> List[int]:
+        """The prompt ids of an Anthropic Messages body
+        (``vllm_messages_tokenize``): what ``/v1/messages/count_tokens``
+        counts."""
+        request_b = encode_str(_request_json(request), "request_json")
+        return self._token_ids_of(lambda h, ids, n: lib.vllm_messages_tokenize(h, request_b, ids, n))
+
     def _poller(self, consumer: RequestEvents) -> EventPoller:
         """The poller of the consumer's event loop, made at its first
         request, on the loop's thread (where it starts watching). Pollers of

@@ -151,11 +151,13 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
     EngineOption("max_num_seqs", _INT32, "max_num_seqs",
                  "Most sequences scheduled at once (unset: engine default, 8).", cli=True, metavar="N"),
     EngineOption("tool_parser", _TEXT, "tool_parser",
-                 "Tool-call parser for chat: hermes, llama3_json, mistral, pythonic "
-                 "(unset: detected from the chat template).", vllm_name="tool_call_parser", cli=True,
+                 "Tool-call parser for chat: hermes, llama3_json, mistral, pythonic, llama4_pythonic, "
+                 "qwen3_coder, glm45, deepseek_v3, deepseek_v31, kimi_k2, granite, phi4_mini_json, openai "
+                 "(unset or auto: detected from the chat template).", vllm_name="tool_call_parser", cli=True,
                  metavar="NAME"),
     EngineOption("reasoning_parser", _TEXT, "reasoning_parser",
-                 "Reasoning parser: deepseek_r1, qwen3, mistral or none (unset: detected from the template).",
+                 "Reasoning parser: deepseek_r1, qwen3, mistral, openai_gptoss, glm45, granite, deepseek_v3, "
+                 "seed_oss or none (unset or auto: detected from the template).",
                  cli=True, metavar="NAME"),
     EngineOption("speculative_config", _JSON, "speculative_config",
                  "Speculative decoding config as vLLM's --speculative-config (str or dict).",

@@ -79,21 +79,14 @@ def make_case(case, llama_cpp, seed=0):
     import transformers
 
     config_class, kwargs = CASES[case]
-    torch.manual_seed(seed)
-    config = getattr(transformers, config_class)(**kwargs)
-    config._attn_implementation = "eager"
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-    moe._randomize(model, seed, expert_in_axis=-1)
-
-    prompts, hf_dir = moe.prompts_and_hf_dir(model, case, seed, OUT)
+    config, model = moe.tiny_model(config_class, kwargs, seed, expert_in_axis=-1)
+    prompts = moe.seeded_prompts(seed)
+    hf_dir = moe.fresh_hf_dir(model, OUT / f"{case}.hf")
     gguf_path = OUT / f"{case}.gguf"
     # --no-mtp: the tiny model has no multi-token-prediction head.
     moe.convert(hf_dir, gguf_path, llama_cpp, extra_args=["--no-mtp"])
 
-    records = []
-    for prompt in prompts:
-        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
-        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    records = moe.reference_records(model, prompts)
     forced = prompts[0] + records[0]["ref_ids"]
     with torch.no_grad():
         logits = model(torch.tensor([forced])).logits[0].numpy().astype(np.float32)

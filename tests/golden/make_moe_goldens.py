@@ -211,9 +211,13 @@ convert_hf_to_gguf.main()
 """
 
 
-def convert(hf_dir, out, llama_cpp, outtype="f16", extra_args=()):
+def convert(hf_dir, out, llama_cpp, outtype="f16", extra_args=(), patch=""):
+    """Runs _CONVERT; `patch`: Python run in the converter's process before its main()
+    (bench/make_sized_hf_ggufs.py's one extra key)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(llama_cpp / "gguf-py"), str(llama_cpp)]))
-    done = subprocess.run([sys.executable, "-c", _CONVERT, str(hf_dir), "--outfile", str(out), "--outtype", outtype, *extra_args],
+    script = _CONVERT.replace("convert_hf_to_gguf.main()", patch + "convert_hf_to_gguf.main()")
+    done = subprocess.run([sys.executable, "-c", script, str(hf_dir), "--outfile", str(out), "--outtype", outtype,
+                           *extra_args],
                           env=env, cwd=llama_cpp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"convert_hf_to_gguf.py failed on {hf_dir}:\n{done.stderr[-3000:]}")
@@ -250,24 +254,16 @@ def _save_hf(model, directory):
     import torch
 
     copy.deepcopy(model).to(torch.float16).save_pretrained(directory, safe_serialization=True)
+    save_tokenizer(directory)
+
+
+def save_tokenizer(directory):
+    """The tiny tokenizer's tokenizer.json and tokenizer_config.json into `directory`."""
     doc = hf_convert.tokenizer_json(TOKENIZER["tokens"], TOKENIZER["types"], TOKENIZER["merges"], "default")
     (directory / "tokenizer.json").write_text(json.dumps(doc))
     (directory / "tokenizer_config.json").write_text(json.dumps(
         dict(bos_token="<|endoftext|>", eos_token="<|endoftext|>", add_bos_token=False,
              tokenizer_class="PreTrainedTokenizerFast")))
-
-
-def prompts_and_hf_dir(model, case, seed, out):
-    """The case's seeded prompts (make_arch_goldens.PROMPT_LENGTHS random ids
-    below the end-of-text id) and ``model`` saved as ``out/<case>.hf``."""
-    rng = np.random.default_rng(seed)
-    eot = TOKENIZER["eos_id"]
-    prompts = [[int(i) for i in rng.integers(0, eot, n)] for n in make_arch_goldens.PROMPT_LENGTHS]
-    hf_dir = out / f"{case}.hf"
-    shutil.rmtree(hf_dir, ignore_errors=True)
-    hf_dir.mkdir(parents=True)
-    _save_hf(model, hf_dir)
-    return prompts, hf_dir
 
 
 def _truncated_yarn_reference(model, records, forced, prefix="truncated_ref", state=None):
@@ -441,6 +437,43 @@ def _versus(records, ids_key, gaps_key="ref_gaps"):
     return out
 
 
+def tiny_model(config_class, kwargs, seed, **randomize):
+    """Step 1: (config, model) from transformers' ``config_class`` with
+    ``kwargs``, weights by ``_randomize(model, seed, **randomize)``."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    config = getattr(transformers, config_class)(**kwargs)
+    config._attn_implementation = "eager"
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    _randomize(model, seed, **randomize)
+    return config, model
+
+
+def seeded_prompts(seed):
+    """The seeded prompts of random ids (PROMPT_LENGTHS long, below the end-of-text id)."""
+    rng = np.random.default_rng(seed)
+    return [[int(i) for i in rng.integers(0, TOKENIZER["eos_id"], n)] for n in make_arch_goldens.PROMPT_LENGTHS]
+
+
+def fresh_hf_dir(model, directory):
+    """Step 2: ``directory`` emptied and written by ``_save_hf``."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    _save_hf(model, directory)
+    return directory
+
+
+def reference_records(model, prompts):
+    """Per prompt: its ids and transformers' greedy ids and gaps."""
+    records = []
+    for prompt in prompts:
+        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
+        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    return records
+
+
 def make_case(case, llama_cpp, seed=0):
     import llama_cpp as llama_cpp_module
     import torch
@@ -449,23 +482,17 @@ def make_case(case, llama_cpp, seed=0):
     import llama_quantize
 
     config_class, kwargs, options = CASES[case]
-    torch.manual_seed(seed)
-    config = getattr(transformers, config_class)(**kwargs)
-    config._attn_implementation = "eager"
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
-    _randomize(model, seed, options.get("expert_in_axis", -1), options.get("expert_scale", 1.0))
-
-    prompts, hf_dir = prompts_and_hf_dir(model, case, seed, OUT)
+    config, model = tiny_model(config_class, kwargs, seed, expert_in_axis=options.get("expert_in_axis", -1),
+                               expert_scale=options.get("expert_scale", 1.0))
+    prompts = seeded_prompts(seed)
+    hf_dir = fresh_hf_dir(model, OUT / f"{case}.hf")
     shutil.copy(hf_dir / "config.json", OUT / f"{case}.config.json")
     if options.get("chat_template"):
         shutil.copy(llama_cpp / options["chat_template"], hf_dir / "chat_template.jinja")
     gguf_path = OUT / f"{case}.gguf"
     convert(hf_dir, gguf_path, llama_cpp)
 
-    records = []
-    for prompt in prompts:
-        ref_ids, gaps = make_arch_goldens._greedy(model, prompt)
-        records.append(dict(prompt_ids=prompt, ref_ids=ref_ids, ref_gaps=gaps))
+    records = reference_records(model, prompts)
     with torch.no_grad():
         forced = prompts[0] + records[0]["ref_ids"]
         run = model(torch.tensor([forced]), output_router_logits=True)
@@ -524,9 +551,8 @@ def make_case(case, llama_cpp, seed=0):
 
 
 def main(cases=None, make=None, out=None):
-    """The command line (``--only``, ``--llama-cpp``) over ``cases`` made by
-    ``make(case, llama_cpp)`` into ``out``: this script's, or another golden
-    script's (make_hybrid_goldens.py)."""
+    """The command line: ``make(case, llama_cpp)`` for the chosen ``cases``
+    into ``out`` (by default this script's own)."""
     cases, make, out = cases or CASES, make or make_case, out or OUT
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=sorted(cases), action="append", help="a case to make (repeatable)")

@@ -83,15 +83,17 @@ def gemma_cases(llama_cpp, path):
     return cases
 
 
-def pre_variant_cases(llama_cpp, smollm2):
+def pre_variant_cases(llama_cpp, smollm2, pres=PRE_VARIANTS, texts=CORPUS, write_gguf=vocab_only_copy):
+    """{pre: [{"text", "ids"}]}: `texts` by llama.cpp on the GGUF that
+    write_gguf(smollm2, pre, path) writes for each name in `pres`."""
     variants = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for pre in PRE_VARIANTS:
+        for pre in pres:
             path = os.path.join(tmp, "vocab.gguf")
-            vocab_only_copy(smollm2, pre, path)
+            write_gguf(smollm2, pre, path)
             llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
             variants[pre] = [{"text": t, "ids": llm.tokenize(t.encode("utf-8"), add_bos=False, special=True)}
-                             for t in CORPUS]
+                             for t in texts]
             del llm
     return variants
 

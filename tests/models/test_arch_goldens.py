@@ -246,6 +246,13 @@ def _rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), 
     return target
 
 
+def assert_probe_refuses(probe, path, message):
+    """model_probe fails to load ``path`` with ``message`` on stderr."""
+    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
+                       timeout=30)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+
+
 BAD_MODELS = {
     "gemma2-negative-softcap": ("gemma2", dict(set_values={"gemma2.attn_logit_softcapping": -1.0}),
                                 "gemma2.attn_logit_softcapping must not be negative"),
@@ -288,9 +295,7 @@ BAD_MODELS = {
 def test_bad_model_refused_at_load(probe, tmp_path, bad):
     case, edits, message = BAD_MODELS[bad]
     path = _rewritten(TINY / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
-    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
-                       timeout=30)
-    assert r.returncode != 0 and message in r.stderr, r.stderr
+    assert_probe_refuses(probe, path, message)
     vllm_cpp = pytest.importorskip("vllm_cpp")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
         vllm_cpp.Engine.load(str(path))

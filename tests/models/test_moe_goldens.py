@@ -52,7 +52,7 @@ from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (flo
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close, assert_probe_refuses  # noqa: E402
 
 TINY_MOE = GOLDEN_DIR / "tiny_moe"
 SUPPORTED = ("qwen3moe", "qwen2moe", "mixtral", "olmoe", "granitemoe", "gpt-oss")
@@ -239,9 +239,7 @@ def test_bad_moe_gguf_refused_at_load(probe, tmp_path, bad):
     if case not in CASES:
         pytest.skip(f"no {case} golden")
     path = _rewritten(TINY_MOE / f"{case}.gguf", tmp_path / f"{bad}.gguf", **edits)
-    r = subprocess.run([probe, str(path), "greedy", "1", "8"], input="1 2 3\n", text=True, capture_output=True,
-                       timeout=30)
-    assert r.returncode != 0 and message in r.stderr, r.stderr
+    assert_probe_refuses(probe, path, message)
     _load_refused(path, message)
 
 
@@ -270,12 +268,17 @@ def test_bad_moe_config_json_refused_at_load(tmp_path, bad):
     case, changes, message = BAD_CONFIG[bad]
     if case not in CASES:
         pytest.skip(f"no {case} golden")
-    target = tmp_path / f"{case}.hf"
-    shutil.copytree(TINY_MOE / f"{case}.hf", target)
+    _load_refused(edited_hf_copy(TINY_MOE / f"{case}.hf", tmp_path / f"{case}.hf", changes), message)
+
+
+def edited_hf_copy(source, target, changes):
+    """A copy of Hugging Face directory ``source`` at ``target`` whose
+    config.json has ``changes`` applied."""
+    shutil.copytree(source, target)
     config = json.loads((target / "config.json").read_text())
     config.update(changes)
     (target / "config.json").write_text(json.dumps(config))
-    _load_refused(target, message)
+    return target
 
 
 @pytest.mark.timeout(60)

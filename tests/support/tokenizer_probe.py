@@ -42,9 +42,10 @@ def _byte_level(use_regex):
     return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": use_regex}
 
 
-def _split(regex):
+def _split(*regexes):
     return {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}, _byte_level(False)]}
+        *({"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": False} for r in regexes),
+        _byte_level(False)]}
 
 
 #: Pre-tokenization of byte-level tokenizer.json files: transformers' GGUF
@@ -57,6 +58,27 @@ BYTE_LEVEL_PRE_TOKENIZERS = {
                                                             _byte_level(True)]}, False),
     "llama3": (None, _split(LLAMA3_REGEX), True),
     "qwen2": ({"type": "NFC"}, _split(LLAMA3_REGEX.replace("\\p{N}{1,3}", "\\p{N}")), False),
+}
+
+#: The regexes of the issue-41 families' tokenizer.json files (Split, then
+#: ByteLevel without its regex): Qwen 3.5/3.6 (NFC first; marks join letters),
+#: o200k (gpt-oss, Phi-4-mini: GPT-4o's cased words) and DeepSeek-V3's three
+#: Splits (an empty normalizer Sequence first, as its file has).
+QWEN35_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"
+                "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+GPT4O_REGEX = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+DEEPSEEK3_REGEXES = ("\\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+                     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+                     " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+")
+
+#: name: (normalizer, pre_tokenizer, ignore_merges); the tokenizer.ggml.pre
+#: names of the same split are test_tokenizer_families.GGUF_NAMES.
+FAMILY_PRE_TOKENIZERS = {
+    "qwen35": ({"type": "NFC"}, _split(QWEN35_REGEX), False),
+    "gpt-4o": (None, _split(GPT4O_REGEX), False),
+    "deepseek-v3": ({"type": "Sequence", "normalizers": []}, _split(*DEEPSEEK3_REGEXES), False),
 }
 
 #: Texts NFC changes: combining sequences, their order, Hangul jamo, singletons.
@@ -72,13 +94,13 @@ NFC_TEXTS = [
 def write_byte_level_json(gguf_path, out_path, pre="bytelevel"):
     """A tokenizer.json with the GGUF's byte-level vocabulary and merges, its
     control tokens as special added tokens (as transformers exports it), and
-    the pre-tokenizer BYTE_LEVEL_PRE_TOKENIZERS names."""
+    the pre-tokenizer BYTE_LEVEL_PRE_TOKENIZERS or FAMILY_PRE_TOKENIZERS names."""
     import gguf
 
     reader = gguf.GGUFReader(gguf_path)
     tokens = reader.fields["tokenizer.ggml.tokens"].contents()
     types = reader.fields["tokenizer.ggml.token_type"].contents()
-    normalizer, pre_tokenizer, ignore_merges = BYTE_LEVEL_PRE_TOKENIZERS[pre]
+    normalizer, pre_tokenizer, ignore_merges = {**BYTE_LEVEL_PRE_TOKENIZERS, **FAMILY_PRE_TOKENIZERS}[pre]
     doc = {
         "version": "1.0",
         "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,

@@ -39,6 +39,15 @@ def test_chat_parsers(build):
     run_program(build, "test_chat_parsers", *args)
 
 
+@pytest.mark.timeout(300)
+def test_chat_parsers_of_model_families(build):
+    """qwen3_coder, glm45, deepseek_v3/v31, kimi_k2, granite, phi4_mini_json,
+    llama4_pythonic and openai (harmony) tool calls; openai_gptoss, glm45,
+    granite, deepseek_v3 and seed_oss reasoning: the families' own markup,
+    whole and streamed at every byte boundary, malformed markup as text."""
+    run_program(build, "test_chat_parsers_families")
+
+
 def validate_samples(directory):
     """Checks every sample the protocol test wrote with the openai types."""
     from openai.types.chat import ChatCompletion, ChatCompletionChunk

@@ -117,3 +117,10 @@ def test_tokenizer_against_llamacpp_golden(build, smollm2_path):
 @pytest.mark.timeout(300)
 def test_x86_features_agree_with_the_compiler(build):
     run_program(build, "test_x86_features")
+
+
+def test_messages_protocol(build):
+    """test_messages_protocol: Anthropic Messages requests translated into
+    chat requests (every block kind, tool pairing, refusals by name), and
+    the message and stream-event builders."""
+    run_program(build, "test_messages_protocol")

@@ -597,6 +597,32 @@ VLLM_API vllm_status vllm_request_token_ids(const vllm_request* request, int32_t
    vllm_request_free. */
 VLLM_API vllm_status vllm_request_prompt_logprobs(vllm_engine* engine, const vllm_request* request, char** out_json);
 
+/* ---- Anthropic's Messages API (additive) ----
+   An Anthropic /v1/messages request (its JSON body: model, max_tokens,
+   system, messages with text / tool_use / tool_result / thinking blocks,
+   tools with input_schema, tool_choice, stop_sequences, temperature, top_p,
+   top_k, thinking, metadata, stream; fields it does not know are ignored),
+   translated into the chat request it means and run on the chat road (the
+   model's template, tool and reasoning parsers, constraints), reported by
+   `poller` under `tag` as vllm_chat_submit_pull reports a chat call:
+   streaming, one Anthropic stream event JSON per event (message_start,
+   content_block_start / _delta / _stop, message_delta, message_stop; each
+   names itself in "type"); not streaming, the one `message`; then the
+   terminal event (finished, ""). Validated before it returns:
+   VLLM_ERR_INVALID_ARGUMENT naming the field (images, documents, server
+   tools and a tool_result answering no earlier tool_use are refused so); a
+   prompt past the context refused as for chat. The request is the
+   caller's (vllm_request_free). */
+VLLM_API vllm_status vllm_messages_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                               const char* request_json, vllm_request** out);
+
+/* The token ids of the prompt an Anthropic /v1/messages (or
+   /v1/messages/count_tokens) body renders to: what
+   vllm_messages_submit_pull would run with (max_tokens and the sampling
+   fields are not needed). Errors and freeing as vllm_chat_tokenize. */
+VLLM_API vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                                            int32_t* out_n_ids);
+
 #ifdef __cplusplus
 }
 #endif

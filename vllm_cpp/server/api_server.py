@@ -5,7 +5,8 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /tokenize``,
 ``POST /detokenize``, ``GET /tokenizer_info``, ``GET /health``,
 ``GET|POST /ping``, ``GET /version``, ``GET /metrics``, ``GET /openapi.json``
-and ``GET /docs`` (openapi.py). Errors are OpenAI's
+and ``GET /docs`` (openapi.py); Anthropic's ``POST /v1/messages`` and
+``POST /v1/messages/count_tokens`` (serving_messages.py, in Anthropic's error shape). Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
 as in vLLM. Each request is held to the per-request bounds of
@@ -60,6 +61,7 @@ from .protocol import (
     read_field,
 )
 from .serving_openai import OpenAIServing
+from . import serving_messages
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -134,6 +136,7 @@ class OpenAIServer:
         self.chat = OpenAIServing(engine.asubmit_chat_pull, config.model_name, self.metrics, IGNORED_CHAT_FIELDS,
                                   "messages")
         self._created = int(time.time())
+        self.messages = serving_messages.MessagesServing(self)
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)
 
@@ -155,14 +158,16 @@ class OpenAIServer:
         return body
 
     def routes(self):
-        def handler(fn: Callable[[Request], Awaitable[Response]]):
+        def handler(fn: Callable[[Request], Awaitable[Response]],
+                    respond: Callable[[ApiError], Response] = _error_response):
+            """``respond``: the error shape (OpenAI's; Anthropic's for its API)."""
             async def wrapped(request: Request) -> Response:
                 try:
                     return await fn(request)
                 except ApiError as exc:
-                    return _error_response(exc)
+                    return respond(exc)
                 except ENGINE_REFUSALS as exc:
-                    return _error_response(engine_refusal(exc))
+                    return respond(engine_refusal(exc))
                 except (ClientDisconnected, ClientDisconnect):  # left while generating / sending its body
                     return Response(status_code=499)  # nobody reads it; for the log
             return wrapped
@@ -181,6 +186,11 @@ class OpenAIServer:
             Route("/metrics", handler(self.show_metrics), methods=["GET"]),
             Route("/openapi.json", handler(self.show_openapi), methods=["GET"]),
             Route("/docs", handler(self.show_docs), methods=["GET"]),
+            # Anthropic's Messages API (serving_messages.py): its errors in Anthropic's shape
+            Route("/v1/messages", handler(self.messages.create_message, serving_messages.error_response),
+                  methods=["POST"]),
+            Route("/v1/messages/count_tokens", handler(self.messages.count_tokens, serving_messages.error_response),
+                  methods=["POST"]),
         ]
 
     # -- generation --------------------------------------------------------
@@ -214,7 +224,8 @@ class OpenAIServer:
     async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Awaitable[Any]],
                         cancel: Callable[[Any], Any],
                         payloads: Callable[[Any, Dict[str, int]], AsyncIterator[str]],
-                        complete: Callable[[Any], Awaitable[Dict[str, Any]]]) -> Response:
+                        complete: Callable[[Any], Awaitable[Dict[str, Any]]],
+                        sse: Callable[[AsyncIterator[str]], AsyncIterator[str]] = _sse) -> Response:
         """Admit ``slots`` engine requests, ``start()`` them (an engine
         refusal raises here, before any response), then answer with an SSE
         stream of ``payloads`` or the JSON ``complete`` builds. However the
@@ -235,7 +246,7 @@ class OpenAIServer:
                 usage: Dict[str, int] = {}
                 request.state.usage = usage  # for the request log
                 streaming = True  # from here the response calls end()
-                return StreamingResponse(_sse(payloads(work, usage)), media_type="text/event-stream",
+                return StreamingResponse(sse(payloads(work, usage)), media_type="text/event-stream",
                                          background=BackgroundTask(end))
             response = await until_disconnected(request.receive, complete(work))
             request.state.usage = response["usage"]
@@ -326,8 +337,11 @@ class _Middleware:
     def _authorized(self, scope) -> bool:
         if self._expected is None or not scope["path"].startswith("/v1"):
             return True
-        given = dict(scope["headers"]).get(b"authorization", b"")
-        return hmac.compare_digest(given, self._expected)
+        headers = dict(scope["headers"])
+        given = headers.get(b"authorization", b"")
+        # Anthropic's clients send the key as x-api-key.
+        anthropic = b"Bearer " + headers[b"x-api-key"] if b"x-api-key" in headers else b""
+        return hmac.compare_digest(given, self._expected) or hmac.compare_digest(anthropic, self._expected)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -351,7 +365,9 @@ class _Middleware:
             else:
                 error = ApiError(401, "invalid or missing API key (send 'Authorization: Bearer KEY')",
                                  code="invalid_api_key")
-                await _error_response(error)(scope, receive, send_status)
+                respond = (serving_messages.error_response if serving_messages.is_messages_path(scope["path"])
+                           else _error_response)
+                await respond(error)(scope, receive, send_status)
         finally:
             usage = state.get("usage") or {}
             client = scope.get("client") or ("-", 0)
@@ -375,7 +391,9 @@ def build_app(engine: Engine, config: ServerConfig) -> Starlette:
             message = "method %s is not allowed on %s" % (request.method, request.url.path)
         else:
             message = str(exc.detail)
-        return _error_response(ApiError(status, message))
+        respond = (serving_messages.error_response if serving_messages.is_messages_path(request.url.path)
+                   else _error_response)
+        return respond(ApiError(status, message))
 
     async def internal(request: Request, exc: Exception) -> Response:
         logger.exception("internal error on %s %s", request.method, request.url.path)

@@ -25,6 +25,9 @@ _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
     "type": "object", "required": ["message", "type"], "properties": {
         "message": {"type": "string"}, "type": {"type": "string"},
         "param": {"type": ["string", "null"]}, "code": {"type": ["string", "null"]}}}}}
+_ANTHROPIC_ERROR = {"type": "object", "required": ["type", "error"], "properties": {
+    "type": {"const": "error"}, "error": {"type": "object", "required": ["type", "message"], "properties": {
+        "type": {"type": "string"}, "message": {"type": "string"}}}}}
 
 
 def _body(table: Dict[str, schema.FieldSpec], accepted: Sequence[str]) -> Dict[str, Any]:
@@ -87,6 +90,10 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
     ("get", "/metrics"): ("Prometheus metrics", None, "text/plain"),
     ("get", "/openapi.json"): ("This document", None, _JSON),
     ("get", "/docs"): ("This document as a page", None, "text/html"),
+    # Anthropic's Messages API: its own body and errors (not described here)
+    ("post", "/v1/messages"): ("Anthropic Messages (JSON, or Anthropic's server-sent events with stream)", None,
+                               _JSON),
+    ("post", "/v1/messages/count_tokens"): ("Anthropic's count of a Messages request's input tokens", None, _JSON),
 }
 
 
@@ -102,6 +109,12 @@ def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]
     return bodies
 
 
+def _error_response(path: str) -> Dict[str, Any]:
+    if path.startswith("/v1/messages"):
+        return {"description": "an error, in Anthropic's shape", "content": {_JSON: {"schema": _ANTHROPIC_ERROR}}}
+    return {"description": "an error, in OpenAI's shape", "content": {_JSON: {"schema": _ERROR}}}
+
+
 def openapi_document(model_name: str, limits: RequestLimits, max_model_len: Optional[int],
                      api_key: bool) -> Dict[str, Any]:
     bodies = _bodies(model_name, limits, max_model_len)
@@ -110,8 +123,7 @@ def openapi_document(model_name: str, limits: RequestLimits, max_model_len: Opti
         operation: Dict[str, Any] = {
             "summary": summary,
             "responses": {"200": {"description": "OK", "content": {media: {"schema": {}}}},
-                          "default": {"description": "an error, in OpenAI's shape",
-                                      "content": {_JSON: {"schema": _ERROR}}}}}
+                          "default": _error_response(path)}}
         if body is not None:
             operation["requestBody"] = {"required": True, "content": {_JSON: {"schema": bodies[body]}}}
         if "{model_id}" in path:

@@ -132,7 +132,6 @@ IGNORED_CHAT_FIELDS = {
     "modalities": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v)),
     "prediction": ("an object", lambda v: isinstance(v, dict)),
     "verbosity": ("a string", lambda v: isinstance(v, str)),
-    "reasoning_effort": ("a string", lambda v: isinstance(v, str)),
 }
 #: The legacy completions API documents nothing beyond what the server reads.
 IGNORED_COMPLETION_FIELDS: Dict[str, Any] = {}
@@ -307,6 +306,8 @@ CHAT_FIELDS = (
     "return_token_ids", "logit_bias", "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
     "skip_special_tokens", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
     "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids",
+    # the chat template's reasoning_effort variable (gpt-oss)
+    "reasoning_effort",
 )
 
 

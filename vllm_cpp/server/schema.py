@@ -124,7 +124,9 @@ _COMMON: Dict[str, FieldSpec] = {
     "modalities": other({"type": "array", "items": {"const": "text"}}, _ACCEPTED + "; only text"),
     "prediction": other(_OBJECT, _ACCEPTED),
     **{name: other(_STRING, _ACCEPTED) for name in (
-        "service_tier", "prompt_cache_key", "safety_identifier", "verbosity", "reasoning_effort")},
+        "service_tier", "prompt_cache_key", "safety_identifier", "verbosity")},
+    "reasoning_effort": other(_STRING, "the chat template's reasoning_effort variable (gpt-oss: low, medium, "
+                                       "high), unless chat_template_kwargs sets it"),
 }
 
 _PROMPT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _STRING},

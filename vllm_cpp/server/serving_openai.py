@@ -22,6 +22,16 @@ from .protocol import ApiError, context_length_exceeded, engine_body
 Submit = Callable[..., Awaitable[Any]]
 
 
+async def whole_response(run: ProtocolRun) -> Dict[str, Any]:
+    """A blocking call's one delivery, the whole response JSON, parsed."""
+    text = "".join([text async for text in run.texts()])
+    if not text:  # cancelled natively: the server is shutting down
+        raise ApiError(503, "the request was aborted: the server is shutting down")
+    response = json.loads(text)
+    run.timer.done()
+    return response
+
+
 class OpenAIServing:
     """One endpoint: ``submit`` is its engine entry point, ``ignored`` the
     documented fields it accepts and drops, ``prompt_param`` the field a
@@ -53,11 +63,7 @@ class OpenAIServing:
 
     async def complete(self, run: ProtocolRun) -> Dict[str, Any]:
         """The whole response (``chat.completion`` or ``text_completion``)."""
-        text = "".join([text async for text in run.texts()])
-        if not text:  # cancelled natively: the server is shutting down
-            raise ApiError(503, "the request was aborted: the server is shutting down")
-        response = json.loads(text)
-        run.timer.done()
+        response = await whole_response(run)
         self._count_finishes(response["choices"])
         return response
 

@@ -22,99 +22,13 @@
 #include "chat/tool_parsers/forced_tool_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
 #include "util/error.h"
+#include "chat_parser_checks.h"
 #include "check.h"
 
 using namespace vllm;
 using namespace vllm::chat;
 
 namespace {
-
-std::string show(const std::string& s) {
-    std::string out;
-    for (char c : s) out += c == '\n' ? std::string("\\n") : std::string(1, c);
-    return "'" + out + "'";
-}
-
-// Every way of cutting `text` into pieces that the tests stream.
-std::vector<std::vector<std::string>> streamings(const std::string& text) {
-    std::vector<std::vector<std::string>> out;
-    for (size_t cut = 0; cut <= text.size(); ++cut) out.push_back({text.substr(0, cut), text.substr(cut)});
-    std::vector<std::string> bytes;
-    for (char c : text) bytes.emplace_back(1, c);
-    out.push_back(bytes);
-    std::mt19937 rng(1234);
-    for (int round = 0; round < 20; ++round) {
-        std::vector<std::string> pieces;
-        size_t pos = 0;
-        while (pos < text.size()) {
-            const size_t len = std::uniform_int_distribution<size_t>(0, 7)(rng);
-            pieces.push_back(text.substr(pos, len));
-            pos += len;
-        }
-        out.push_back(pieces);
-    }
-    return out;
-}
-
-// ---------------------------------------------------------------- tools
-
-using Calls = std::vector<std::pair<std::string, std::string>>;  // name, arguments
-
-// Makes a parser that names its calls id0, id1, ...
-using ParserFactory = std::function<std::unique_ptr<ToolParser>(ToolParser::IdGenerator)>;
-
-std::unique_ptr<ToolParser> counting_parser(const ParserFactory& make) {
-    auto counter = std::make_shared<int>(0);
-    return make([counter] { return "id" + std::to_string((*counter)++); });
-}
-
-std::string describe(const ToolParseResult& r) {
-    std::string s = "content=" + show(r.content) + " calls=[";
-    for (const ToolCall& c : r.calls) s += c.id + ":" + c.name + " " + c.arguments + "; ";
-    return s + "]";
-}
-
-bool same(const ToolParseResult& r, const std::string& content, const Calls& calls) {
-    if (r.content != content || r.calls.size() != calls.size()) return false;
-    for (size_t i = 0; i < calls.size(); ++i) {
-        if (r.calls[i].name != calls[i].first || r.calls[i].arguments != calls[i].second) return false;
-        if (r.calls[i].id != "id" + std::to_string(i)) return false;
-    }
-    return true;
-}
-
-void check_tools(const std::string& dialect, const ParserFactory& make, const std::string& label,
-                 const std::string& output, const std::string& content, const Calls& calls) {
-    const ToolParseResult whole = counting_parser(make)->parse_all(output);
-    check(same(whole, content, calls), dialect + " " + label + ": whole output gave " + describe(whole));
-    int mismatches = 0;
-    std::string first_bad;
-    for (const auto& pieces : streamings(output)) {
-        auto parser = counting_parser(make);
-        ToolParseResult streamed;
-        int next_index = 0;
-        bool indices_ok = true;
-        auto take = [&](const ToolDelta& d) {
-            for (const ToolCallDelta& c : d.calls) indices_ok = indices_ok && c.index == next_index++;
-            accumulate(streamed, d);
-        };
-        for (const std::string& piece : pieces) take(parser->feed(piece));
-        take(parser->finish());
-        if (!same(streamed, content, calls) || !indices_ok) {
-            if (mismatches++ == 0) first_bad = describe(streamed) + " from " + std::to_string(pieces.size()) + " pieces";
-        }
-    }
-    check(mismatches == 0, dialect + " " + label + ": " + std::to_string(mismatches) + " streamings differ, e.g. " + first_bad);
-}
-
-ParserFactory dialect_parser(const std::string& dialect) {
-    return [dialect](ToolParser::IdGenerator ids) { return make_tool_parser(dialect, std::move(ids)); };
-}
-
-void check_tools(const std::string& dialect, const std::string& label, const std::string& output,
-                 const std::string& content, const Calls& calls) {
-    check_tools(dialect, dialect_parser(dialect), label, output, content, calls);
-}
 
 void test_hermes() {
     const std::string call = R"(<tool_call>
@@ -262,7 +176,9 @@ void test_tool_parser_factory() {
         check(false, "unknown tool_parser is refused");
     } catch (const Error& e) {
         check(e.status() == VLLM_ERR_INVALID_ARGUMENT &&
-                  std::string(e.what()) == "unknown tool_parser 'qwen' (known: hermes, llama3_json, mistral, pythonic)",
+                  std::string(e.what()) ==
+                      "unknown tool_parser 'qwen' (known: hermes, llama3_json, mistral, pythonic, llama4_pythonic, "
+                      "qwen3_coder, glm45, deepseek_v3, deepseek_v31, kimi_k2, granite, phi4_mini_json, openai)",
               std::string("unknown tool_parser message: ") + e.what());
     }
     auto is_alnum = [](const std::string& s) {
@@ -281,36 +197,6 @@ void test_tool_parser_factory() {
 }
 
 // ------------------------------------------------------------ reasoning
-
-ChatRequest request_with(const std::string& json) { return parse_chat_request(json); }
-
-const ChatRequest& plain_request() {
-    static const ChatRequest r = request_with(R"({"messages": [{"role": "user", "content": "hi"}]})");
-    return r;
-}
-
-void check_reasoning(const std::string& dialect, const std::string& label, const ChatRequest& request,
-                     const std::string& prompt, const std::string& output, const std::string& reasoning,
-                     const std::string& content) {
-    const ReasoningDelta whole = make_reasoning_parser(dialect, request, prompt)->parse_all(output);
-    check(whole.reasoning == reasoning && whole.content == content,
-          dialect + " " + label + ": whole output gave reasoning=" + show(whole.reasoning) + " content=" + show(whole.content));
-    int mismatches = 0;
-    for (const auto& pieces : streamings(output)) {
-        auto parser = make_reasoning_parser(dialect, request, prompt);
-        std::string r, c;
-        for (const std::string& piece : pieces) {
-            const ReasoningDelta d = parser->feed(piece);
-            r += d.reasoning;
-            c += d.content;
-        }
-        const ReasoningDelta d = parser->finish();
-        r += d.reasoning;
-        c += d.content;
-        mismatches += r != reasoning || c != content;
-    }
-    check(mismatches == 0, dialect + " " + label + ": " + std::to_string(mismatches) + " streamings differ");
-}
 
 void test_reasoning() {
     const ChatRequest& req = plain_request();
@@ -343,7 +229,8 @@ void test_reasoning() {
         make_reasoning_parser("o1", req, "");
         check(false, "unknown reasoning_parser is refused");
     } catch (const Error& e) {
-        check(std::string(e.what()) == "unknown reasoning_parser 'o1' (known: deepseek_r1, qwen3, mistral, none)",
+        check(std::string(e.what()) == "unknown reasoning_parser 'o1' (known: deepseek_r1, qwen3, mistral, none, "
+                                       "openai_gptoss, glm45, granite, deepseek_v3, seed_oss)",
               std::string("unknown reasoning_parser message: ") + e.what());
     }
 }
@@ -367,18 +254,9 @@ void test_reasoning_then_tools() {
               show(whole.content));
     int mismatches = 0;
     for (const auto& pieces : streamings(output)) {
-        ChatOutputParser parser = make();
-        std::string reasoning, content;
-        std::vector<ToolCall> calls;
-        auto take = [&](const ChoiceDelta& d) {
-            reasoning += d.reasoning;
-            content += d.content;
-            for (const ToolCallDelta& c : d.tool_calls) calls.push_back(c.call);
-        };
-        for (const std::string& piece : pieces) take(parser.feed(piece));
-        take(parser.finish());
-        mismatches += reasoning != *whole.reasoning || content != whole.content || calls.size() != 1 ||
-                      calls[0].arguments != whole.tool_calls[0].arguments;
+        const ChoiceParts streamed = streamed_choice(make(), pieces);
+        mismatches += streamed.reasoning != whole.reasoning || streamed.content != whole.content ||
+                      streamed.tool_calls.size() != 1 || streamed.tool_calls[0].arguments != whole.tool_calls[0].arguments;
     }
     check(mismatches == 0, "reasoning then tools: " + std::to_string(mismatches) + " streamings differ");
 
@@ -407,34 +285,11 @@ void test_random_outputs() {
         if (round % 3 == 0) output = "<tool_call>{\"name\": \"f\", \"arguments\": {" + output;
         if (round % 3 == 1) output = "[TOOL_CALLS]f{" + output;
         for (const char* dialect : {"hermes", "llama3_json", "mistral", "pythonic"}) {
-            const ToolParseResult whole = counting_parser(dialect_parser(dialect))->parse_all(output);
-            auto parser = counting_parser(dialect_parser(dialect));
-            ToolParseResult streamed;
-            size_t pos = 0;
-            while (pos < output.size()) {
-                const size_t len = std::uniform_int_distribution<size_t>(1, 6)(rng);
-                accumulate(streamed, parser->feed(output.substr(pos, len)));
-                pos += len;
-            }
-            accumulate(streamed, parser->finish());
-            Calls calls;
-            for (const ToolCall& c : whole.calls) calls.emplace_back(c.name, c.arguments);
-            if (!same(streamed, whole.content, calls) && mismatches++ == 0)
+            if (!tools_stream_as_whole(dialect_parser(dialect), output, rng) && mismatches++ == 0)
                 first_bad = std::string(dialect) + " on " + show(output);
         }
         for (const char* dialect : {"deepseek_r1", "qwen3", "mistral"}) {
-            const ReasoningDelta whole = make_reasoning_parser(dialect, plain_request(), "")->parse_all(output);
-            auto parser = make_reasoning_parser(dialect, plain_request(), "");
-            ReasoningDelta streamed;
-            for (char c : output) {
-                const ReasoningDelta d = parser->feed(std::string(1, c));
-                streamed.reasoning += d.reasoning;
-                streamed.content += d.content;
-            }
-            const ReasoningDelta d = parser->finish();
-            streamed.reasoning += d.reasoning;
-            streamed.content += d.content;
-            if ((streamed.reasoning != whole.reasoning || streamed.content != whole.content) && mismatches++ == 0)
+            if (!reasoning_streams_as_whole(dialect, output) && mismatches++ == 0)
                 first_bad = std::string(dialect) + " reasoning on " + show(output);
         }
     }
@@ -456,7 +311,8 @@ void test_detection(const char* templates_dir) {
     check(detect_reasoning_parser("{{ messages }}").empty(), "no reasoning dialect");
     if (templates_dir == nullptr) return;
     const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
-        {"deepseek-r1-distill-qwen.jinja", "", "deepseek_r1"},
+        // Its template writes DeepSeek-V3's tool-call format.
+        {"deepseek-r1-distill-qwen.jinja", "deepseek_v3", "deepseek_r1"},
         {"gemma-2-it.jinja", "", ""},
         {"gemma-3-it.jinja", "", ""},
         {"hermes-3-llama-3.1-tool-use.jinja", "hermes", ""},

@@ -237,6 +237,12 @@ void test_special(const TokenizerData& base) {
     check(tok->encode("", false, true).empty(), "empty text gives no tokens");
 
     check(tok->is_eog(2) && tok->is_eog(0) && !tok->is_eog(1) && !tok->is_eog(100), "is_eog: <|im_end|>, <|endoftext|>");
+    TokenizerData turns = base;
+    turns.tokens[100] = "<turn|>";  // Gemma 4
+    turns.tokens[101] = "[EOT]";    // Kimi-K2
+    const auto tok_turns = Tokenizer::create(turns);
+    check(tok_turns->is_eog(100) && tok_turns->is_eog(101) && tok_turns->token_bytes(100, true).empty(),
+          "is_eog: Gemma 4's and Kimi-K2's end-of-turn texts, made control tokens");
     check(tok->token_bytes(1, true).empty() && tok->token_bytes(1, false) == "<|im_start|>", "token_bytes of control");
     check(tok->token_bytes(198, true) == "\n", "token_bytes maps byte-level symbols back");
 

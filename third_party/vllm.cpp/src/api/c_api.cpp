@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -401,8 +402,14 @@ vllm_status vllm_tokenize(vllm_engine* engine, const char* text, bool add_specia
     });
 }
 
-vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
-                               int32_t* out_n_ids) {
+namespace {
+
+// The prompt ids a protocol body renders to (`prompt_ids` of the engine's
+// chat service and the body), handed over as vllm_tokenize hands them.
+using PromptIds = std::function<std::vector<int32_t>(const vllm::chat::ChatService&, std::string_view)>;
+
+vllm_status tokenize_request(vllm_engine* engine, const char* request_json, int32_t** out_ids, int32_t* out_n_ids,
+                             const PromptIds& prompt_ids) {
     if (out_ids != nullptr) *out_ids = nullptr;
     if (out_n_ids != nullptr) *out_n_ids = 0;
     return guarded([&] {
@@ -410,9 +417,18 @@ vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, in
         require_non_null(request_json, "request_json");
         require_non_null(out_ids, "out_ids");
         require_non_null(out_n_ids, "out_n_ids");
-        const vllm::chat::ChatService& service = chat_service(engine);
-        copy_ids(vllm::chat::ChatService::prompt_ids(*service.prepare_request(request_json)), out_ids, out_n_ids);
+        copy_ids(prompt_ids(chat_service(engine), request_json), out_ids, out_n_ids);
     });
+}
+
+}  // namespace
+
+vllm_status vllm_chat_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                               int32_t* out_n_ids) {
+    return tokenize_request(engine, request_json, out_ids, out_n_ids,
+                            [](const vllm::chat::ChatService& service, std::string_view body) {
+                                return vllm::chat::ChatService::prompt_ids(*service.prepare_request(body));
+                            });
 }
 
 void vllm_tokens_free(int32_t* ids) { std::free(ids); }
@@ -558,6 +574,21 @@ vllm_status vllm_completion_submit_pull(vllm_engine* engine, vllm_poller* poller
         *out = vllm::api::start_pull_openai_completion(engine, poller, tag,
                                                        completion_service(engine).prepare_request(request_json));
     });
+}
+
+vllm_status vllm_messages_submit_pull(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                      const char* request_json, vllm_request** out) {
+    return guarded([&] {
+        check_pull_arguments(engine, poller, out);
+        require_non_null(request_json, "request_json");
+        *out = vllm::api::start_pull_messages(
+            engine, poller, tag, vllm::chat::prepare_messages_request(chat_service(engine), request_json));
+    });
+}
+
+vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
+                                   int32_t* out_n_ids) {
+    return tokenize_request(engine, request_json, out_ids, out_n_ids, vllm::chat::messages_prompt_ids);
 }
 
 void vllm_string_free(char* s) { std::free(s); }

@@ -177,6 +177,12 @@ vllm_request* start_pull_openai_completion(vllm_engine* engine, vllm_poller* pol
     return start_pull_call(engine, completion_service(engine).start(std::move(prepared), poller->queue, tag));
 }
 
+vllm_request* start_pull_messages(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                  std::shared_ptr<const chat::MessagesPrepared> prepared) {
+    return start_pull_call(
+        engine, chat::MessagesCall::start(chat_service(engine), std::move(prepared), poller->queue, tag));
+}
+
 int32_t poll_events(vllm_poller* poller, int32_t timeout_ms, vllm_event* events, int32_t max_events) {
     const std::vector<std::shared_ptr<PullSource>> ready =
         poller->queue->wait(timeout_ms, static_cast<size_t>(max_events));

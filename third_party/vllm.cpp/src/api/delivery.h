@@ -24,6 +24,7 @@
 #include "api/handles.h"
 #include "chat/chat_call.h"
 #include "chat/completion_call.h"
+#include "chat/messages_call.h"
 #include "engine/request_stream.h"
 #include "vllm.h"
 
@@ -81,6 +82,9 @@ vllm_request* start_pull_chat(vllm_engine* engine, vllm_poller* poller, uint64_t
                               std::shared_ptr<const chat::ChatService::Prepared> prepared);
 vllm_request* start_pull_openai_completion(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
                                            std::shared_ptr<const chat::CompletionService::Prepared> prepared);
+// An Anthropic Messages call (vllm_messages_submit_pull).
+vllm_request* start_pull_messages(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                  std::shared_ptr<const chat::MessagesPrepared> prepared);
 
 // Up to max_events events of the poller's ready requests, waiting up to
 // timeout_ms (< 0: without limit); their strings live in the poller until

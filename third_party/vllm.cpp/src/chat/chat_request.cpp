@@ -266,6 +266,12 @@ void parse_template_options(const json::Value& body, ChatRequest& r) {
                                    "request's 'chat_template'");
         r.chat_template_kwargs = *v;
     }
+    // OpenAI's reasoning_effort reaches the template as the variable of that
+    // name (gpt-oss's "Reasoning: high"), unless chat_template_kwargs sets it.
+    if (const json::Value* v = field(body, "reasoning_effort"); v != nullptr && !v->is_null()) {
+        const std::string effort = read_string(*v, "reasoning_effort");
+        if (!r.chat_template_kwargs.contains("reasoning_effort")) r.chat_template_kwargs.set("reasoning_effort", effort);
+    }
     if (const json::Value* v = field(body, "add_generation_prompt"))
         r.add_generation_prompt = read_bool(*v, "add_generation_prompt");
     if (const json::Value* v = field(body, "continue_final_message"))

@@ -19,9 +19,12 @@ std::string token_text(const Tokenizer& tokenizer, int32_t id) {
     return id >= 0 && static_cast<size_t>(id) < tokens.size() ? tokens[static_cast<size_t>(id)] : std::string();
 }
 
+// Unset or "auto": the dialect the chat template's markers show.
+bool detects(const std::string& configured) { return configured.empty() || configured == "auto"; }
+
 // "" when the name turns the parser off.
 std::string resolve_reasoning_parser(const std::string& configured, const std::string& template_source) {
-    const std::string name = configured.empty() ? detect_reasoning_parser(template_source) : configured;
+    const std::string name = detects(configured) ? detect_reasoning_parser(template_source) : configured;
     if (name.empty() || name == "none") return "";
     // Unknown names are refused now, at the first chat call (the spec's
     // rule), rather than on every request.
@@ -30,7 +33,7 @@ std::string resolve_reasoning_parser(const std::string& configured, const std::s
 }
 
 std::string resolve_tool_parser(const std::string& configured, const std::string& template_source) {
-    if (configured.empty()) return detect_tool_parser(template_source);
+    if (detects(configured)) return detect_tool_parser(template_source);
     make_tool_parser(configured);  // refuses unknown names
     return configured;
 }
@@ -78,6 +81,11 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     }
     p.prompt_ids = tokenizer_.encode(p.prompt_text, /*add_special=*/false, /*parse_special=*/true);
     p.sampling = p.request.sampling;
+    // These dialects' markers are special tokens: the text must keep them
+    // for the parsers to see them (vLLM's adjust_request does the same).
+    if ((p.request.tool_choice == ToolChoice::Auto && tool_parser_reads_special_tokens(tool_parser_)) ||
+        reasoning_parser_reads_special_tokens(reasoning_parser_))
+        p.sampling.skip_special_tokens = false;
     p.sampling.logprobs = p.request.logprobs ? p.request.top_logprobs : -1;
     p.sampling.truncate_prompt(p.prompt_ids);  // what usage and return_token_ids report too
     if (max_model_len_ > 0) check_prompt_fits(p.prompt_ids.size(), max_model_len_);
@@ -110,7 +118,7 @@ ChatOutputParser ChatService::output_parser(const Prepared& prepared) const {
     std::unique_ptr<ToolParser> tools;
     switch (prepared.request.tool_choice) {
         case ToolChoice::Auto:
-            tools = make_tool_parser(tool_parser_);
+            tools = make_tool_parser(tool_parser_, {}, prepared.request.tools);
             break;
         case ToolChoice::Required:
         case ToolChoice::Named:

@@ -55,7 +55,7 @@
 namespace vllm::chat {
 
 // The model's parser options (vllm_model_params tool_parser and
-// reasoning_parser): "" = detect from the chat template.
+// reasoning_parser): "" or "auto" = detect from the chat template.
 struct ChatParserNames {
     std::string tool_parser;
     std::string reasoning_parser;
@@ -113,6 +113,7 @@ public:
 
 private:
     friend class ChatCall;
+    friend class MessagesCall;  // the Messages API on the chat road (messages_call.h)
 
     // Runs `prepared` on the calling thread, its events into `sink`; throws
     // a failed call's status once the engine has let go of every choice.

@@ -18,6 +18,11 @@ Names operator+(Names a, const Names& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }
+using Refusals = std::vector<std::pair<const char*, const char*>>;
+Refusals operator+(Refusals a, const Refusals& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
 
 // Every architecture's hyperparameters. head_dim also gives
 // attention.value_length (the loader adds it: one HF key, two GGUF keys).
@@ -135,7 +140,8 @@ const Names kGptOssTensors = {
 };
 // gpt-oss's experts are as wide as its intermediate_size.
 const Keys kGptOssExperts = {{"intermediate_size", "expert_feed_forward_length", Kind::INT}};
-const Names kAttention = kEmbeddingAndHead + Names(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
+const Names kAttentionProjections(kSeparateProjections.begin(), kSeparateProjections.begin() + 3);
+const Names kAttention = kEmbeddingAndHead + kAttentionProjections;
 // Qwen MoE layers are all sparse unless these say otherwise, and attend
 // to the whole context unless use_sliding_window.
 const std::vector<std::pair<const char*, const char*>> kEverySparse = {
@@ -178,6 +184,27 @@ HfArchitecture qwen35_row(const char* hf_class, const char* gguf_name, bool expe
     return row;
 }
 
+// SmolLM3, OLMo 2, Granite 3, GLM-4.
+const Names kLlamaTensors = kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm;
+// OLMo 2 has no input_layernorm or pre-MLP norm: its norms follow attention and the MLP.
+const Names kPostNorms = {
+    {"model.layers.{N}.post_attention_layernorm.weight", "blk.{N}.post_attention_norm.weight"},
+    {"model.layers.{N}.post_feedforward_layernorm.weight", "blk.{N}.post_ffw_norm.weight"},
+};
+// GLM-4: Phi-3's fused gate_up (ffn_up), and a norm after each sublayer.
+const Names kGlm4Tensors = {
+    {"model.layers.{N}.mlp.gate_up_proj.weight", "blk.{N}.ffn_up.weight"},
+    {"model.layers.{N}.post_self_attn_layernorm.weight", "blk.{N}.post_attention_norm.weight"},
+    {"model.layers.{N}.post_mlp_layernorm.weight", "blk.{N}.post_ffw_norm.weight"},
+};
+// Biases these forwards do not have (attention_bias, mlp_bias) are refused by name.
+const Refusals kNoBiases = {{"attention_bias", ""}, {"mlp_bias", ""}};
+
+HfArchitecture with(HfArchitecture row, void (*edit)(HfArchitecture&)) {
+    edit(row);
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -209,6 +236,22 @@ const std::vector<HfArchitecture>& architectures() {
          kAttention + kPreFfnNorm + kGraniteExperts},
         {"GptOssForCausalLM", "gpt-oss", kCommonConfig + kSlidingWindow + kExperts + kNumLocalExperts + kGptOssExperts,
          kAttention + kQkvBias + kGptOssTensors, false, false, false, {}, {}, {}, /*interleaved_experts=*/true},
+        with({"SmolLM3ForCausalLM", "smollm3", kCommonConfig, kLlamaTensors, false, /*tie_default=*/true},
+             [](HfArchitecture& a) {
+                 a.refused_unless = kNoBiases + Refusals{{"use_sliding_window", ""}};
+                 a.no_rope_layers = true;
+             }),
+        with({"Olmo2ForCausalLM", "olmo2", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kQkNorm + kPostNorms},
+             [](HfArchitecture& a) { a.refused_unless = kNoBiases + Refusals{{"sliding_window", ""}, {"clip_qkv", ""}}; }),
+        with({"GraniteForCausalLM", "granite", kCommonConfig + kGraniteMultipliers, kLlamaTensors},
+             [](HfArchitecture& a) { a.refused_unless = kNoBiases; }),
+        with({"Glm4ForCausalLM", "glm4", kCommonConfig,
+              kEmbeddingAndHead + kAttentionProjections + kQkvBias + kPreFfnNorm + kGlm4Tensors},
+             [](HfArchitecture& a) {
+                 a.refused_unless = {{"attention_bias", "true"}};
+                 a.rope_layout_as_gguf = true;
+                 a.partial_rotary_default = 0.5;
+             }),
         qwen35_row("Qwen3_5ForCausalLM", "qwen35", false, false),
         qwen35_row("Qwen3_5ForConditionalGeneration", "qwen35", false, true),
         qwen35_row("Qwen3_5MoeForCausalLM", "qwen35moe", true, false),

@@ -63,6 +63,16 @@ struct HfArchitecture {
     // other norms are 1 + w), and the value heads stay in the checkpoint's
     // grouped order (vllm.linear_v_heads).
     bool gated_delta_net = false;
+    // GLM-4: the checkpoint's q/k rows already are in the GGUF architecture's
+    // RoPE layout (adjacent pairs; llama.cpp's converter keeps them as
+    // trained), so the loader leaves the architecture's RoPE style.
+    bool rope_layout_as_gguf = false;
+    // SmolLM3: config.json's no_rope_layers (1: the layer rotates, 0: not)
+    // becomes vllm.no_rope_layer_step; a list that is not "every n-th layer
+    // without" is refused.
+    bool no_rope_layers = false;
+    // partial_rotary_factor where config.json has none (GLM-4: transformers' 0.5).
+    double partial_rotary_default = 1.0;
 };
 
 // The row for `hf_class`, or nullptr.

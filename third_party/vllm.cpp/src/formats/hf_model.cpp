@@ -96,7 +96,7 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
     const std::string a = std::string(arch.gguf_name) + ".";
     metadata_["general.architecture"] = string_value(arch.gguf_name);
     metadata_["general.name"] = string_value(base_name(path()));
-    metadata_["vllm.rope_style"] = string_value("halves");
+    if (!arch.rope_layout_as_gguf) metadata_["vllm.rope_style"] = string_value("halves");
     for (const HfConfigKey& key : arch.config) {
         const json::Value* v = config.find(key.hf_key);
         if (v == nullptr || v->is_null()) continue;
@@ -126,7 +126,8 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
     if (arch.gated_delta_net) read_gated_delta_net_config(config, a);
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
-    read_rope(config, a);
+    read_rope(config, a, arch.partial_rotary_default);
+    if (arch.no_rope_layers) read_no_rope_layers(config, a);
     // Gemma 2/3 scale attention scores by query_pre_attn_scalar^-0.5, which
     // is not always head_dim^-0.5 (Gemma 2 27B: dim / n_heads).
     if (const json::Value* scalar = config.find("query_pre_attn_scalar"); scalar != nullptr && !scalar->is_null()) {
@@ -144,7 +145,31 @@ const json::Value* HfModel::member_object(const json::Value& parent, const std::
     return v;
 }
 
-void HfModel::read_rope(const json::Value& config, const std::string& a) {
+void HfModel::read_no_rope_layers(const json::Value& config, const std::string& a) {
+    const json::Value* layers = config.find("no_rope_layers");
+    if (layers == nullptr || layers->is_null()) return;  // the architecture's step (SmolLM3: every 4th)
+    const int64_t n_layers = get_int(a + "block_count", 0);
+    if (!layers->is_array() || static_cast<int64_t>(layers->size()) != n_layers)
+        fail("config.json 'no_rope_layers' is not a list of " + std::to_string(n_layers) + " flags (num_hidden_layers)");
+    std::vector<bool> rotates;
+    for (const json::Value& flag : layers->items()) {
+        if (!flag.is_int() || (flag.as_int() != 0 && flag.as_int() != 1))
+            fail("config.json 'no_rope_layers' has an entry that is not 0 or 1");
+        rotates.push_back(flag.as_int() == 1);
+    }
+    // The step is the first layer without RoPE; every step-th layer, and
+    // only those, must be without (what llama.cpp and this engine run).
+    int64_t step = 0;
+    while (step < n_layers && rotates[step]) ++step;
+    ++step;
+    for (int64_t l = 0; l < n_layers; ++l)
+        if (rotates[l] != ((l + 1) % step != 0))
+            fail("config.json 'no_rope_layers' " + json::dump(*layers) + " is not supported (only every n-th layer "
+                 "without RoPE: layer " + std::to_string(l) + " breaks the pattern)");
+    metadata_["vllm.no_rope_layer_step"] = int_value(step > n_layers ? 0 : step);
+}
+
+void HfModel::read_rope(const json::Value& config, const std::string& a, double partial_rotary_default) {
     const json::Value* scaling = member_object(config, "rope_scaling", "");
     const json::Value* parameters = member_object(config, "rope_parameters", "");
     const json::Value* global = parameters;
@@ -169,6 +194,8 @@ void HfModel::read_rope(const json::Value& config, const std::string& a) {
         if (!partial->is_number() || !(partial->as_double() > 0.0 && partial->as_double() <= 1.0))
             fail("config.json 'partial_rotary_factor' is not a number in (0, 1]");
         metadata_[a + "rope.dimension_count"] = int_value(static_cast<int64_t>(head_size(a) * partial->as_double()));
+    } else if (partial_rotary_default != 1.0) {
+        metadata_[a + "rope.dimension_count"] = int_value(static_cast<int64_t>(head_size(a) * partial_rotary_default));
     }
     // Phi-3 keeps its pre-extension context next to rope_scaling; transformers
     // takes it over rope_scaling's own.

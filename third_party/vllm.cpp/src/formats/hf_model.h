@@ -41,7 +41,10 @@ private:
     // rope_scaling at the top level; transformers 5 writes rope_parameters,
     // one dict or one per layer type (Gemma 3: full_attention and
     // sliding_attention, whose base becomes rope.freq_base_swa).
-    void read_rope(const json::Value& config, const std::string& arch_prefix);
+    // partial_rotary_default: the factor where config.json gives none.
+    void read_rope(const json::Value& config, const std::string& arch_prefix, double partial_rotary_default);
+    // SmolLM3's no_rope_layers -> vllm.no_rope_layer_step (0: every layer rotates).
+    void read_no_rope_layers(const json::Value& config, const std::string& arch_prefix);
     void read_sliding_rope(const json::Value& sliding, const std::string& arch_prefix);
     void read_rope_scaling(const json::Value& scaling, const std::string& arch_prefix);
     // parent[key] when it is an object; nullptr when absent or null; fails

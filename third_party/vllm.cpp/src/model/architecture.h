@@ -45,6 +45,13 @@ struct ArchitectureTraits {
     // ModelConfig::recurrent_layers), read from <arch>.ssm.* and
     // <arch>.attention.recurrent_layers.
     bool hybrid_linear_attention = false;
+    // OLMo 2 and SmolLM3: see the ModelConfig fields of the same names
+    // (SmolLM3's step is llama.cpp's fixed 4; its GGUFs have no key for it).
+    bool pre_norms = true;
+    int no_rope_layer_step = 0;
+    // OLMo 2: <arch>.attention.sliding_window (OLMo 3 converts to olmo2 with
+    // sliding layers) is refused rather than ignored.
+    bool refuses_sliding_window = false;
 };
 
 // Builds the architecture's forward for a loaded model (see Decoder's

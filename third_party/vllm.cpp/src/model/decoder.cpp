@@ -75,7 +75,8 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
             std::copy_n(q_gated_.data() + (2 * i + 1) * hd, hd, attn_gate_.data() + i * hd);
         }
     const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
-    finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, T, q_.data(), k_.data(), v_.data(), pool);
+    finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, c.rotates(l), T, q_.data(), k_.data(),
+                           v_.data(), pool);
     paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
                     w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
     if (c.attn_output_gate)
@@ -100,11 +101,20 @@ void Decoder::mlp(int l, ThreadPool& pool) {
 }
 
 void Decoder::norm(const std::vector<float>& weight, ThreadPool& pool) {
+    if (weight.empty()) {  // no pre-norm (OLMo 2)
+        std::copy(x_.begin(), x_.end(), xn_.begin());
+        return;
+    }
     rms_norm_rows(x_.data(), weight.data(), xn_.data(), static_cast<int64_t>(positions_.size()), config_.dim,
                   config_.rms_eps, pool);
 }
 
 void Decoder::add_norm(const std::vector<float>& weight, ThreadPool& pool) {
+    if (weight.empty()) {  // no pre-norm (OLMo 2)
+        add_in_place(x_.data(), xn_.data(), static_cast<int64_t>(x_.size()), pool);
+        norm(weight, pool);
+        return;
+    }
     add_rms_norm_rows(x_.data(), xn_.data(), weight.data(), xn_.data(), static_cast<int64_t>(positions_.size()),
                       config_.dim, config_.rms_eps, pool);
 }

@@ -53,7 +53,9 @@ protected:
     void mlp(int l, ThreadPool& pool);
     // x_ += xn_ then xn_ = rms_norm(x_) * weight (the residual add fused
     // with the norm after it); xn_ = rms_norm(xn_) * weight (a sublayer's
-    // output normalised before its residual add: Gemma 2/3).
+    // output normalised before its residual add: Gemma 2/3). An empty
+    // weight in add_norm (and the frame's first norm) is a layer without
+    // that pre-norm (OLMo 2): xn_ = x_.
     void add_norm(const std::vector<float>& weight, ThreadPool& pool);
     void norm_output(const std::vector<float>& weight, ThreadPool& pool);
     // xn_ *= factor: a sublayer's output scaled before its residual add

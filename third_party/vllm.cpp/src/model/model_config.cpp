@@ -181,6 +181,8 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     c.expert_bias = traits->expert_bias;
     c.expert_gating = traits->expert_gating;
     c.ffn_norm_tensor = traits->ffn_norm_tensor;
+    c.pre_norms = traits->pre_norms;
+    c.no_rope_layer_step = traits->no_rope_layer_step;
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
@@ -248,11 +250,35 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
         const float v = positive_or_zero(file, a + key);
         if (v > 0.0f) *field = v;
     }
+    // What llama.cpp's converter writes for variants these forwards do not
+    // run, refused rather than ignored: OLMo 3 (an olmo2 GGUF with sliding
+    // layers), multimodal RoPE sections (GLM-4.1V's text part), GLM's extra
+    // next-token-prediction layers (counted in block_count).
+    if (traits->refuses_sliding_window && file.get_int(a + "attention.sliding_window", 0) > 0)
+        throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window is not supported for " +
+                         c.architecture + " (OLMo 3's sliding-window layers are not implemented)");
+    if (file.find(a + "rope.dimension_sections") != nullptr)
+        throw_model_load("cannot load '" + file.path() + "': " + a +
+                         "rope.dimension_sections (multimodal RoPE) is not supported");
+    if (file.get_int(a + "nextn_predict_layers", 0) > 0)
+        throw_model_load("cannot load '" + file.path() + "': " + a +
+                         "nextn_predict_layers is not supported (next-token-prediction layers are not implemented)");
     if (traits->sliding_window) {
         const int64_t window = file.get_int(a + "attention.sliding_window", 0);
         if (window < 0)
             throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window must not be negative");
         c.sliding_window = static_cast<int>(window);
+    }
+    // SmolLM3's layers without RoPE: a Hugging Face source gives the step of
+    // its no_rope_layers list (hf_model.cpp; 0: none), a GGUF llama.cpp's fixed one.
+    if (file.find("vllm.no_rope_layer_step") != nullptr) {
+        if (traits->no_rope_layer_step == 0)
+            throw_model_load("cannot load '" + file.path() + "': vllm.no_rope_layer_step is set, but " + c.architecture +
+                             " rotates every layer");
+        const int64_t step = file.get_int("vllm.no_rope_layer_step", 0);
+        if (step < 0)
+            throw_model_load("cannot load '" + file.path() + "': vllm.no_rope_layer_step must not be negative");
+        c.no_rope_layer_step = static_cast<int>(step);
     }
     if (c.head_dim <= 0 || c.head_dim > kernels::kAttentionMaxHeadDim ||
         c.head_dim % kernels::kAttentionHeadDimMultiple != 0 || c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)

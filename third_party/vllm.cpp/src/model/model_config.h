@@ -142,6 +142,13 @@ struct ModelConfig {
     // and rope_freq_scale.
     float rope_theta_sliding = 0.0f;
 
+    // OLMo 2: no norm before attention or the MLP (the sublayers read the
+    // residual stream as is; their outputs are normalised by the post norms).
+    bool pre_norms = true;
+    // SmolLM3: every no_rope_layer_step-th layer (the 4th, 8th, ...) attends
+    // without rotary embeddings. 0: every layer rotates.
+    int no_rope_layer_step = 0;
+
     // Whether a LongRoPE model serving sequences of up to max_model_len
     // tokens rotates with the long factors: when max_model_len exceeds the
     // original context, as vLLM and llama.cpp choose. The choice is made once
@@ -198,6 +205,7 @@ struct ModelConfig {
         for (bool r : recurrent_layers) layers += r ? 1 : 0;
         return layers * recurrent_state_floats() * 4;
     }
+    bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
 
     bool is_sliding(int layer) const {
         return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);

@@ -13,6 +13,7 @@ const Architecture* const kArchitectures[] = {
     &kGemmaArchitecture, &kGemma2Architecture,  &kGemma3Architecture, &kPhi3Architecture,
     &kQwen2MoeArchitecture, &kQwen3MoeArchitecture, &kOlmoeArchitecture, &kGraniteMoeArchitecture,
     &kGptOssArchitecture,
+    &kSmolLm3Architecture, &kOlmo2Architecture, &kGraniteArchitecture, &kGlm4Architecture,
     &kQwen35Architecture, &kQwen35MoeArchitecture,
 };
 

@@ -229,7 +229,8 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     for (int i = 0; i < config.n_layers; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers[i];
-        l.attn_norm = load.vector(p + "attn_norm.weight", dim);
+        // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
+        if (config.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
         if (config.is_recurrent(i)) {
             load_linear_attention(load, p, config, l);
         } else if (!config.has_recurrent_layers() && load.find(p + "attn_qkv.weight")) {  // Phi-3's fused q/k/v
@@ -256,7 +257,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : config.head_dim);
             l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : config.head_dim);
         }
-        l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
+        if (config.pre_norms) l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
         if (config.n_experts > 0) {
             load_experts(load, p, config, l);
         } else {

@@ -2,7 +2,9 @@
 """Generates unicode_tables.cpp: the code point classes the pre-tokenizer
 regexes ask about (\\p{L}, \\p{N}, \\p{P}, \\p{S}, \\p{M}, \\s) and the word
 characters of tokenizer.json's single_word added tokens (Rust regex's
-Unicode \\w), as sorted ranges.
+Unicode \\w), as sorted ranges; and, apart, the case of the cased letters
+(\\p{Lu} and \\p{Lt} upper, \\p{Ll} lower) for the regexes that split words
+at case changes (GPT-4o's).
 
 The classes follow llama.cpp's unicode data, which the engine must match
 token for token: letters are the L* general categories, numbers N*,
@@ -44,6 +46,10 @@ OTHER_ALPHABETIC_SYMBOLS = (
 )
 JOIN_CONTROL = [0x200C, 0x200D]
 
+# Must match kCaseUpper and kCaseLower in unicode_tables.h.
+CASE_UPPER = 1
+CASE_LOWER = 2
+
 
 def is_word(cpt):
     category = unicodedata.category(chr(cpt))
@@ -66,6 +72,22 @@ def class_of(cpt, whitespace):
     if category.startswith("M"):
         return MARK
     return 0
+
+
+def case_of(cpt):
+    category = unicodedata.category(chr(cpt))
+    if category in ("Lu", "Lt"):
+        return CASE_UPPER
+    return CASE_LOWER if category == "Ll" else 0
+
+
+def print_table(name, table):
+    print(f"const CodepointRange {name}[] = {{")
+    for first, last, value in table:
+        print(f"    {{0x{first:06X}, 0x{last:06X}, {value}}},")
+    print("};")
+    print()
+    print(f"const size_t {name[:-len('Ranges')]}RangeCount = {len(table)};")
 
 
 def ranges(value_of):
@@ -91,12 +113,9 @@ def main():
     print()
     print("namespace vllm {")
     print()
-    print("const CodepointRange kCodepointRanges[] = {")
-    for first, last, cls in table:
-        print(f"    {{0x{first:06X}, 0x{last:06X}, {cls}}},")
-    print("};")
+    print_table("kCodepointRanges", table)
     print()
-    print(f"const size_t kCodepointRangeCount = {len(table)};")
+    print_table("kLetterCaseRanges", ranges(case_of))
     print()
     print("}  // namespace vllm")
 

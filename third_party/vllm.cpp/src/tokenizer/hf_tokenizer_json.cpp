@@ -1,5 +1,6 @@
 #include "tokenizer/hf_tokenizer_json.h"
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +31,60 @@ const KnownSplit kKnownSplits[] = {
     {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
      PreTokenizerKind::QWEN2},
     {R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)", PreTokenizerKind::GPT2},
+    // Qwen 3.5/3.6
+    {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+     PreTokenizerKind::QWEN35},
+    // o200k: gpt-oss, Phi-4-mini, GPT-4o
+    {R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|)"
+     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|)"
+     R"(\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+     PreTokenizerKind::GPT4O},
 };
+
+// Sequences of Split regexes (each Isolated, in this order) that a GGUF
+// pre-tokenizer's passes reproduce.
+struct KnownSplitSequence {
+    std::vector<std::string> regexes;
+    PreTokenizerKind kind;
+};
+const KnownSplitSequence kKnownSplitSequences[] = {
+    // DeepSeek-V3 (its regexes hold a literal CR and LF)
+    {{R"(\p{N}{1,3})", "[\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]+",
+      "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|"
+      "\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
+     PreTokenizerKind::DEEPSEEK3},
+};
+
+// Whether `regex` is one of the Split regexes above, alone or in a sequence.
+bool known_split_regex(const std::string& regex) {
+    for (const KnownSplit& k : kKnownSplits) {
+        if (regex == k.regex) return true;
+    }
+    for (const KnownSplitSequence& k : kKnownSplitSequences) {
+        if (std::find(k.regexes.begin(), k.regexes.end(), regex) != k.regexes.end()) return true;
+    }
+    return false;
+}
+
+// The kind of a file's Split regexes, in order; false for a sequence none
+// reproduces.
+bool split_sequence_kind(const std::vector<std::string>& regexes, PreTokenizerKind& kind) {
+    if (regexes.size() == 1) {
+        for (const KnownSplit& k : kKnownSplits) {
+            if (regexes[0] == k.regex) {
+                kind = k.kind;
+                return true;
+            }
+        }
+    }
+    for (const KnownSplitSequence& k : kKnownSplitSequences) {
+        if (regexes == k.regexes) {
+            kind = k.kind;
+            return true;
+        }
+    }
+    return false;
+}
 
 // Reads one tokenizer.json; every refusal names the file and the component.
 class Loader {
@@ -207,7 +261,7 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
     const json::Value* pre = root.find("pre_tokenizer");
     if (pre == nullptr) return;
     bool digits = false;
-    const KnownSplit* split = nullptr;
+    std::vector<std::string> split_regexes;  // in order
     bool byte_level_regex = false;
     for (const json::Value* p : flatten(*pre, "pretokenizers", "the pre-tokenizer")) {
         const std::string type = type_of(*p, "the pre-tokenizer");
@@ -226,10 +280,10 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
                 continue;  // no spaces are left once the normalizer replaced them
             }
             if (regex == nullptr || !regex->is_string()) refuse("pre-tokenizer Split on a string is not supported");
-            for (const KnownSplit& k : kKnownSplits) {
-                if (regex->as_string() == k.regex) split = &k;
+            if (!known_split_regex(regex->as_string())) {
+                refuse("pre-tokenizer Split regex '" + regex->as_string() + "' is not supported");
             }
-            if (split == nullptr) refuse("pre-tokenizer Split regex '" + regex->as_string() + "' is not supported");
+            split_regexes.push_back(regex->as_string());
             const json::Value* behavior = p->find("behavior");
             if (behavior == nullptr || !behavior->is_string() || behavior->as_string() != "Isolated" ||
                 flag(*p, "invert", false)) {
@@ -259,16 +313,21 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
             refuse("pre-tokenizer " + type + " is not supported");
         }
     }
+    PreTokenizerKind split_kind = PreTokenizerKind::DEFAULT;
+    const bool split = !split_regexes.empty();
+    if (split && !split_sequence_kind(split_regexes, split_kind)) {
+        refuse("this sequence of " + std::to_string(split_regexes.size()) + " Split regexes is not supported");
+    }
     if (!byte_level_) {
-        if (digits || split != nullptr) refuse("a Digits or Split pre-tokenizer without ByteLevel is not supported");
+        if (digits || split) refuse("a Digits or Split pre-tokenizer without ByteLevel is not supported");
         if (normalizer_.has(HfNormalizer::Step::NFC)) refuse("normalizer NFC is supported with ByteLevel pre-tokenization only");
         return;
     }
     if (replaces_spaces_) refuse("ByteLevel together with a space replacement is not supported");
     // ByteLevel's own regex is GPT-2's; with a Split before it, it has none.
-    if (split != nullptr && !byte_level_regex && !digits) {
-        spec_.kind = split->kind;
-    } else if (split == nullptr && byte_level_regex) {
+    if (split && !byte_level_regex && !digits) {
+        spec_.kind = split_kind;
+    } else if (!split && byte_level_regex) {
         spec_.kind = digits ? PreTokenizerKind::GPT2_SINGLE_DIGITS : PreTokenizerKind::GPT2;
     } else {
         refuse("this combination of Split, Digits and ByteLevel pre-tokenizers is not supported");

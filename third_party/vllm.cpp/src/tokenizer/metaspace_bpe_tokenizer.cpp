@@ -16,6 +16,11 @@ MetaspaceBpeTokenizer::MetaspaceBpeTokenizer(TokenizerData data, const std::vect
     set_pieces(metaspace_to_spaces);
 }
 
+MetaspaceBpeTokenizer::MetaspaceBpeTokenizer(TokenizerData data, const MetaspaceOptions& options)
+    : Tokenizer(std::move(data)), bpe_(data_.tokens, split_gguf_merges(data_.merges)), options_(options) {
+    set_pieces(metaspace_to_spaces);
+}
+
 void MetaspaceBpeTokenizer::encode_text(const std::string& text, bool at_start, std::vector<int32_t>& out) const {
     if (text.empty()) return;
     std::string normalized = spaces_to_metaspace(text);
@@ -25,6 +30,21 @@ void MetaspaceBpeTokenizer::encode_text(const std::string& text, bool at_start, 
     if (wanted && !escaped) normalized = kMetaspace + normalized;
 
     BpeScratch scratch;
+    if (options_.newline_runs) {
+        for (size_t begin = 0; begin < normalized.size();) {
+            const bool newlines = normalized[begin] == '\n';
+            const size_t end = newlines ? normalized.find_first_not_of('\n', begin) : normalized.find('\n', begin);
+            const std::string word = normalized.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+            const int32_t whole = newlines ? bpe_.find_token(word) : -1;
+            if (whole >= 0) {
+                out.push_back(whole);
+            } else {
+                encode_word(word, scratch, out);
+            }
+            begin += word.size();
+        }
+        return;
+    }
     if (!options_.split) {
         encode_word(normalized, scratch, out);
         return;

@@ -47,6 +47,14 @@ const NamedSpec kNamedSpecs[] = {
     {"deepseek-coder", {PreTokenizerKind::DEEPSEEK_CODER, false, false}},
     {"deepseek-v3", {PreTokenizerKind::DEEPSEEK3, false, false}},
     {"tekken", {PreTokenizerKind::TEKKEN, true, true}},
+    {"qwen35", {PreTokenizerKind::QWEN35, false, false}},
+    {"chatglm-bpe", {PreTokenizerKind::LLAMA3, false, false}},
+    {"glm4", {PreTokenizerKind::LLAMA3, true, false}},
+    {"glm5", {PreTokenizerKind::LLAMA3, true, false}},
+    {"gpt-4o", {PreTokenizerKind::GPT4O, false, false}},
+    {"llama4", {PreTokenizerKind::GPT4O, false, false}},
+    {"minimax-m2", {PreTokenizerKind::GPT4O, false, false}},
+    {"kimi-k2", {PreTokenizerKind::KIMI_K2, false, false}},
 };
 
 // Code point index ranges [begin, end): the pieces between passes.
@@ -102,11 +110,19 @@ void split_by_scanner(const Spans& in, Spans& out, Next next) {
     out.clear();
     for (const Span& s : in) {
         for (uint32_t p = s.begin; p < s.end;) {
-            const uint32_t e = next(p, s.end);
+            // At least one code point, should a matcher miss a class.
+            const uint32_t e = std::max(next(p, s.end), p + 1);
             out.push_back({p, e});
             p = e;
         }
     }
+}
+
+// The end of the run of code points in_run from pos.
+template <typename Pred>
+uint32_t match_run(uint32_t pos, uint32_t end, Pred in_run) {
+    while (pos < end && in_run(pos)) ++pos;
+    return pos;
 }
 
 // 's|'t|'re|'ve|'m|'ll|'d, case-insensitive for LLAMA3.
@@ -165,30 +181,32 @@ uint32_t next_gpt2(const Codepoints& t, uint32_t pos, uint32_t end) {
     return p;
 }
 
-uint32_t next_llama3(const Codepoints& t, uint32_t pos, uint32_t end, uint32_t max_digits) {
+// ' ?<other>+<trailing>*', then \s*[\r\n]+|\s+(?!\S)|\s+: the alternatives
+// the Llama-3-like regexes end with (`other` is [^\s\p{L}\p{N}] or narrower).
+template <typename Other, typename Trailing>
+uint32_t match_symbols_or_whitespace(const Codepoints& t, uint32_t pos, uint32_t end, Other other,
+                                     Trailing trailing) {
+    const uint32_t head = (t.cpt[pos] == ' ' && pos + 1 < end) ? pos + 1 : pos;
+    if (other(head)) return match_run(match_run(head + 1, end, other), end, trailing);
+    return t.space(pos) ? match_trailing_whitespace(t, pos, end) : pos;
+}
+
+// LLAMA3, QWEN2 (max_digits 1) and QWEN35 (marks_join_letters).
+uint32_t next_llama3(const Codepoints& t, uint32_t pos, uint32_t end, uint32_t max_digits,
+                     bool marks_join_letters = false) {
     const uint32_t c = match_contraction(t, pos, end, true);
     if (c != pos) return c;
-    // [^\r\n\p{L}\p{N}]?\p{L}+
-    if (!t.newline(pos) && !t.number(pos) && (t.letter(pos) || (pos + 1 < end && t.letter(pos + 1)))) {
-        uint32_t p = pos + 1;
-        while (p < end && t.letter(p)) ++p;
-        return p;
+    auto word = [&](uint32_t i) { return t.letter(i) || (marks_join_letters && t.mark(i)); };
+    // [^\r\n\p{L}\p{N}]?\p{L}+ ([\p{L}\p{M}]+ for QWEN35)
+    if (!t.newline(pos) && !t.number(pos) && (word(pos) || (pos + 1 < end && word(pos + 1)))) {
+        return match_run(pos + 1, end, word);
     }
     // \p{N}{1,max_digits}
-    if (t.number(pos)) {
-        uint32_t p = pos + 1;
-        while (p < end && p - pos < max_digits && t.number(p)) ++p;
-        return p;
-    }
-    //  ?[^\s\p{L}\p{N}]+[\r\n]*
-    const uint32_t head = (t.cpt[pos] == ' ' && pos + 1 < end) ? pos + 1 : pos;
-    if (t.other(head)) {
-        uint32_t p = head + 1;
-        while (p < end && t.other(p)) ++p;
-        while (p < end && t.newline(p)) ++p;
-        return p;
-    }
-    return match_trailing_whitespace(t, pos, end);
+    if (t.number(pos)) return match_run(pos, std::min(end, pos + max_digits), [&](uint32_t i) { return t.number(i); });
+    //  ?[^\s\p{L}\p{N}]+[\r\n]* ([^\s\p{L}\p{M}\p{N}] for QWEN35)
+    return match_symbols_or_whitespace(
+        t, pos, end, [&](uint32_t i) { return t.other(i) && !(marks_join_letters && t.mark(i)); },
+        [&](uint32_t i) { return t.newline(i); });
 }
 
 // [\p{P}\$\+<=>\^~\|]: as llama.cpp's collapsed regex sees it, every ASCII
@@ -262,12 +280,6 @@ bool in_literal_class(const Codepoints& t, uint32_t i, const CodepointSpan (&spa
 }
 
 // Matchers for split_by_matches: the end of the match at pos, or pos.
-template <typename Pred>
-uint32_t match_run(uint32_t pos, uint32_t end, Pred in_run) {
-    while (pos < end && in_run(pos)) ++pos;
-    return pos;
-}
-
 // \s?X+: one leading whitespace only when X follows it.
 template <typename Pred>
 uint32_t match_space_then_run(const Codepoints& t, uint32_t pos, uint32_t end, Pred in_run) {
@@ -297,32 +309,72 @@ uint32_t match_deepseek3(const Codepoints& t, uint32_t pos, uint32_t end) {
     return t.space(pos) ? match_trailing_whitespace(t, pos, end) : pos;
 }
 
-uint32_t match_tekken(const Codepoints& t, uint32_t pos, uint32_t end) {
-    // Upper: a letter but a-z; lower: a letter but A-Z.
-    auto upper = [&](uint32_t i) { return t.letter(i) && !ascii_lower(t.cpt[i]); };
-    auto lower = [&](uint32_t i) { return t.letter(i) && !ascii_upper(t.cpt[i]); };
-    const bool prefix = !t.newline(pos) && !t.letter(pos) && !t.number(pos);
-    const uint32_t q = prefix && pos + 1 < end ? pos + 1 : pos;
-    if (t.letter(q)) {
-        // <upper>*<lower>+: the upper run, then a lower run; when none
-        // follows, backtracking ends the match after the run's last letter
-        // that is also lower case (a non-ASCII one).
-        const uint32_t e = match_run(q, end, upper);
-        if (e < end && lower(e)) return match_run(e, end, lower);
-        for (uint32_t j = e; j > q; --j) {
-            if (lower(j - 1)) return j;
+// [^\r\n\p{L}\p{N}]?<upper>*<lower>+<contraction>?|[^\r\n\p{L}\p{N}]?<upper>+<lower>*<contraction>?
+// at pos, backtracking as a regex engine does (each alternative with the
+// optional prefix, then without it: a mark may be both prefix and letter);
+// pos for none.
+template <typename Upper, typename Lower>
+uint32_t match_cased_word(const Codepoints& t, uint32_t pos, uint32_t end, Upper upper, Lower lower,
+                          bool contractions) {
+    const bool prefix = pos + 1 < end && !t.newline(pos) && !t.letter(pos) && !t.number(pos);
+    auto suffix = [&](uint32_t e) { return contractions && e < end ? match_contraction(t, e, end, true) : e; };
+    for (int alternative = 0; alternative < 2; ++alternative) {
+        for (uint32_t q = prefix ? pos + 1 : pos;; q = pos) {
+            const uint32_t e = match_run(q, end, upper);
+            if (alternative == 0) {
+                // <upper>* gives back letters until <lower>+ can match: after
+                // the run, or ending right after its last lower-case letter.
+                if (e < end && lower(e)) return suffix(match_run(e, end, lower));
+                for (uint32_t j = e; j > q; --j) {
+                    if (lower(j - 1)) return suffix(j);
+                }
+            } else if (e > q) {
+                return suffix(match_run(e, end, lower));
+            }
+            if (q == pos) break;
         }
-        // <upper>+<lower>*: the lower run is empty here.
-        if (e > q) return e;
     }
-    if (t.number(pos)) return pos + 1;
+    return pos;
+}
+
+// Mistral's Tekken (no contractions, single digits, llama.cpp's case: a
+// non-ASCII letter is both upper and lower case) and GPT-4o's (contractions,
+// \p{N}{1,3}, Unicode case with marks in both classes).
+uint32_t match_case_split(const Codepoints& t, uint32_t pos, uint32_t end, bool gpt4o) {
+    auto cased = [&](uint32_t i, uint8_t other_case, bool (*ascii_other)(uint32_t)) {
+        if (gpt4o) return t.mark(i) || (t.letter(i) && letter_case(t.cpt[i]) != other_case);
+        return t.letter(i) && !ascii_other(t.cpt[i]);
+    };
+    const uint32_t w = match_cased_word(
+        t, pos, end, [&](uint32_t i) { return cased(i, kCaseLower, ascii_lower); },
+        [&](uint32_t i) { return cased(i, kCaseUpper, ascii_upper); }, gpt4o);
+    if (w != pos) return w;
+    if (t.number(pos)) return match_run(pos, std::min(end, pos + (gpt4o ? 3 : 1)), [&](uint32_t i) { return t.number(i); });
     //  ?[^\s\p{L}\p{N}]+[\r\n/]*
-    const uint32_t head = t.cpt[pos] == ' ' && pos + 1 < end ? pos + 1 : pos;
-    if (t.other(head)) {
-        const uint32_t p = match_run(head, end, [&](uint32_t i) { return t.other(i); });
-        return match_run(p, end, [&](uint32_t i) { return t.newline(i) || t.cpt[i] == '/'; });
+    return match_symbols_or_whitespace(
+        t, pos, end, [&](uint32_t i) { return t.other(i); },
+        [&](uint32_t i) { return t.newline(i) || t.cpt[i] == '/'; });
+}
+
+// The Han code points of llama.cpp's unicode_cpt_is_han: CJK Unified
+// Ideographs and their extensions A to F, and the compatibility ideographs.
+const CodepointSpan kHan[] = {{0x4E00, 0x9FFF},   {0x3400, 0x4DBF},   {0x20000, 0x2A6DF}, {0x2A700, 0x2B73F},
+                              {0x2B740, 0x2B81F}, {0x2B820, 0x2CEAF}, {0x2CEB0, 0x2EBEF}, {0xF900, 0xFAFF},
+                              {0x2F800, 0x2FA1F}};
+
+uint32_t next_kimi_k2(const Codepoints& t, uint32_t pos, uint32_t end) {
+    auto han = [&](uint32_t i) { return in_spans(kHan, t.cpt[i]); };
+    if (han(pos)) return match_run(pos, end, han);
+    // [^\r\n\p{L}\p{N}]?<letters but Han>+<contraction>?
+    auto word = [&](uint32_t i) { return t.letter(i) && !han(i); };
+    const bool prefix = !t.newline(pos) && !t.letter(pos) && !t.number(pos);
+    if (word(pos) || (prefix && pos + 1 < end && word(pos + 1))) {
+        const uint32_t p = match_run(pos + 1, end, word);
+        return p < end ? match_contraction(t, p, end, true) : p;
     }
-    return t.space(pos) ? match_trailing_whitespace(t, pos, end) : pos;
+    if (t.number(pos)) return match_run(pos, std::min(end, pos + 3), [&](uint32_t i) { return t.number(i); });
+    return match_symbols_or_whitespace(
+        t, pos, end, [&](uint32_t i) { return t.other(i); }, [&](uint32_t i) { return t.newline(i); });
 }
 
 void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) {
@@ -334,6 +386,10 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
     // A pass of a regex that need not match everywhere.
     auto matches = [&](auto&& match) {
         pass([&](const Spans& in, Spans& out) { split_by_matches(in, out, match); });
+    };
+    // A pass of a regex that matches everywhere.
+    auto scans = [&](auto&& next) {
+        pass([&](const Spans& in, Spans& out) { split_by_scanner(in, out, next); });
     };
     auto gpt2 = [&](const Spans& in, Spans& out) {
         split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_gpt2(t, p, e); });
@@ -352,9 +408,7 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
         case PreTokenizerKind::LLAMA3:
         case PreTokenizerKind::QWEN2: {
             const uint32_t max_digits = kind == PreTokenizerKind::LLAMA3 ? 3 : 1;
-            pass([&](const Spans& in, Spans& out) {
-                split_by_scanner(in, out, [&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, max_digits); });
-            });
+            scans([&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, max_digits); });
             break;
         }
         case PreTokenizerKind::DEFAULT:
@@ -412,7 +466,16 @@ void split_codepoints(PreTokenizerKind kind, const Codepoints& t, Spans& spans) 
             matches([&](uint32_t p, uint32_t e) { return match_deepseek3(t, p, e); });
             break;
         case PreTokenizerKind::TEKKEN:
-            matches([&](uint32_t p, uint32_t e) { return match_tekken(t, p, e); });
+            matches([&](uint32_t p, uint32_t e) { return match_case_split(t, p, e, false); });
+            break;
+        case PreTokenizerKind::QWEN35:
+            scans([&](uint32_t p, uint32_t e) { return next_llama3(t, p, e, 1, true); });
+            break;
+        case PreTokenizerKind::GPT4O:
+            matches([&](uint32_t p, uint32_t e) { return match_case_split(t, p, e, true); });
+            break;
+        case PreTokenizerKind::KIMI_K2:
+            scans([&](uint32_t p, uint32_t e) { return next_kimi_k2(t, p, e); });
             break;
     }
 }

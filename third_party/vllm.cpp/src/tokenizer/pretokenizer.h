@@ -38,6 +38,19 @@ enum class PreTokenizerKind {
     // \p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
     // where a non-ASCII letter is both upper and lower case.
     TEKKEN,
+    // QWEN2 with marks joining letters (qwen35):
+    // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}|
+    //  ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    QWEN35,
+    // GPT-4o's (o200k: gpt-oss, Phi-4-mini, Llama 4), with Unicode case:
+    // [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+<contraction>?|
+    // [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*<contraction>?|
+    // \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    GPT4O,
+    // Kimi-K2's, as llama.cpp's hand-written splitter has it: \p{Han}+, then
+    // LLAMA3 with letters that are not Han (no case split, no marks) and an
+    // optional contraction after each word.
+    KIMI_K2,
 };
 
 struct PreTokenizerSpec {

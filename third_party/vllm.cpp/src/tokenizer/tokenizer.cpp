@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/token_pieces.h"
@@ -21,6 +22,8 @@ namespace {
 const char* const kEndOfTurnTexts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>",  "<end_of_turn>",   "<|endoftext|>",
     "<|eom_id|>", "<EOT>",      "_<EOT>",   "<|end_of_text|>", "<end_of_utterance>",
+    // Gemma 4, Kimi-K2
+    "<eos>", "<turn|>", "<|tool_response>", "[EOT]", "[EOS]",
 };
 
 bool is_end_of_turn_text(const std::string& text) {
@@ -134,14 +137,16 @@ bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(eog_ids_.be
 
 std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     const bool spm = data.model == "llama";
-    if (data.model != "gpt2" && !spm) {
+    const bool gemma4 = data.model == "gemma4";
+    if (data.model != "gpt2" && !spm && !gemma4) {
         throw_model_load("unsupported tokenizer model '" + data.model +
-                         "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2') and SentencePiece "
-                         "('llama') only");
+                         "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2'), SentencePiece "
+                         "('llama') and Gemma 4's BPE ('gemma4') only");
     }
     PreTokenizerSpec spec;
-    // SentencePiece has no pre-tokenizer: llama.cpp ignores the key there.
-    if (!spm && !find_pretokenizer(data.pre, spec)) {
+    // SentencePiece has no pre-tokenizer and Gemma 4 one of its own:
+    // llama.cpp ignores the key there.
+    if (!spm && !gemma4 && !find_pretokenizer(data.pre, spec)) {
         throw_model_load("unknown pre-tokenizer '" + data.pre + "' (tokenizer.ggml.pre)");
     }
     const size_t n = data.tokens.size();
@@ -163,6 +168,12 @@ std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     if (data.add_bos && data.bos_id < 0) throw_model_load("add_bos_token is true, but there is no bos_token_id");
     if (data.add_eos && data.eos_id < 0) throw_model_load("add_eos_token is true, but there is no eos_token_id");
     if (spm) return std::make_unique<SpmTokenizer>(std::move(data));
+    if (gemma4) {
+        MetaspaceOptions options;
+        options.newline_runs = true;
+        options.fallback.byte_fallback = true;  // a character outside the vocabulary: its <0xNN> tokens
+        return std::make_unique<MetaspaceBpeTokenizer>(std::move(data), options);
+    }
     return std::make_unique<BpeTokenizer>(std::move(data), spec);
 }
 

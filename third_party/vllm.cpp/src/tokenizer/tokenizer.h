@@ -2,8 +2,9 @@
 // hf_tokenizer_json.h), it turns text into token ids (special tokens in the
 // text are single tokens) and ids back into bytes. Byte-level BPE
 // (`tokenizer.ggml.model == "gpt2"`) with the pre-tokenizer that
-// `tokenizer.ggml.pre` names, and SentencePiece (`"llama"`: score-ordered
-// bigram merges with byte fallback).
+// `tokenizer.ggml.pre` names, SentencePiece (`"llama"`: score-ordered
+// bigram merges with byte fallback), and Gemma 4's BPE over characters
+// (`"gemma4"`, metaspace_bpe_tokenizer.h).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -54,6 +54,8 @@ TokenizerData TokenizerData::from_gguf(const GgufFile& file) {
     PreTokenizerSpec spec;
     const bool known_pre = find_pretokenizer(d.pre, spec);
     d.add_bos = file.get_bool("tokenizer.ggml.add_bos_token", spm || (known_pre && spec.add_bos_default));
+    // Gemma 4 always starts with BOS: llama.cpp overrides a false key.
+    if (d.model == "gemma4") d.add_bos = true;
     d.add_eos = file.get_bool("tokenizer.ggml.add_eos_token", false);
     d.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix", spm);
     return d;

@@ -24,6 +24,16 @@ const std::vector<uint8_t>& bmp_classes() {
     return table;
 }
 
+// The value of the range of sorted, disjoint `ranges` holding cpt, or 0.
+uint8_t range_value(const CodepointRange* ranges, size_t count, uint32_t cpt) {
+    const CodepointRange* end = ranges + count;
+    const CodepointRange* it =
+        std::upper_bound(ranges, end, cpt, [](uint32_t c, const CodepointRange& r) { return c < r.first; });
+    if (it == ranges) return 0;
+    --it;
+    return cpt <= it->last ? it->cls : 0;
+}
+
 struct ByteAlphabet {
     std::array<uint32_t, 256> to_cpt{};
     std::array<int16_t, 512> to_byte{};  // every symbol is below U+0200
@@ -56,13 +66,10 @@ bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 uint8_t codepoint_class(uint32_t cpt) {
     if (cpt < kBmpSize) return bmp_classes()[cpt];
-    const CodepointRange* end = kCodepointRanges + kCodepointRangeCount;
-    const CodepointRange* it = std::upper_bound(
-        kCodepointRanges, end, cpt, [](uint32_t c, const CodepointRange& r) { return c < r.first; });
-    if (it == kCodepointRanges) return 0;
-    --it;
-    return cpt <= it->last ? it->cls : 0;
+    return range_value(kCodepointRanges, kCodepointRangeCount, cpt);
 }
+
+uint8_t letter_case(uint32_t cpt) { return range_value(kLetterCaseRanges, kLetterCaseRangeCount, cpt); }
 
 void decode_utf8_lenient(const std::string& text, std::vector<uint32_t>& cpts) {
     cpts.clear();

@@ -17,6 +17,8 @@ constexpr uint32_t kReplacementChar = 0xFFFD;
 // The kClass* bits of a code point (0: none of letter, number,
 // punctuation, whitespace).
 uint8_t codepoint_class(uint32_t cpt);
+// kCaseUpper (\p{Lu}, \p{Lt}), kCaseLower (\p{Ll}) or 0.
+uint8_t letter_case(uint32_t cpt);
 
 // Decodes like llama.cpp's unicode_cpts_from_utf8: a lead byte with the
 // right number of continuation bytes is accepted even when overlong or a

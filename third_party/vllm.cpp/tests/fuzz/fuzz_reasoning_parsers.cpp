@@ -8,10 +8,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 2) return 0;
-    static const char* const kDialects[] = {"deepseek_r1", "qwen3", "mistral", "none"};
+    static const char* const kDialects[] = {"deepseek_r1", "qwen3",   "mistral",     "none",    "openai_gptoss",
+                                            "glm45",       "granite", "deepseek_v3", "seed_oss"};
     static const char* const kPrompts[] = {"user: hi\nassistant:", "<think>\n", "[THINK]"};
-    const char* dialect = kDialects[data[0] % 4];
-    const char* prompt = kPrompts[(data[0] / 4) % 3];
+    constexpr size_t kCount = sizeof(kDialects) / sizeof(kDialects[0]);
+    const char* dialect = kDialects[data[0] % kCount];
+    const char* prompt = kPrompts[(data[0] / kCount) % 3];
     const size_t piece = 1 + data[1] % 16;
     const std::string_view output = fuzz::text(data + 2, size - 2);
     const vllm::chat::ChatRequest request;

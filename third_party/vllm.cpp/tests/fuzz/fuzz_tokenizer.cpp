@@ -1,6 +1,6 @@
 // Tokenizer encode and decode of arbitrary bytes: the first byte picks a
 // tokenizer (byte-level BPE under each GGUF pre-tokenizer, SentencePiece,
-// and the committed tokenizer.json seeds) and the flags; the rest is
+// Gemma 4's character BPE, and the committed tokenizer.json seeds) and the flags; the rest is
 // encoded, and also read as token ids to decode.
 #include <cstring>
 #include <memory>
@@ -17,7 +17,7 @@ namespace {
 
 const char* const kPreTokenizers[] = {
     "default", "gpt-2", "smollm", "llama3", "qwen2", "falcon", "deepseek-llm", "deepseek-coder", "deepseek-v3",
-    "tekken", "command-r", "exaone",
+    "tekken", "command-r", "exaone", "qwen35", "glm4", "gpt-4o", "kimi-k2",
 };
 
 std::string symbols(const std::string& bytes) {
@@ -76,10 +76,28 @@ std::unique_ptr<vllm::Tokenizer> sentencepiece() {
     return vllm::Tokenizer::create(data);
 }
 
+// Gemma 4's BPE over characters: "▁" for spaces, newline runs apart.
+std::unique_ptr<vllm::Tokenizer> gemma4() {
+    vllm::TokenizerData data;
+    data.model = "gemma4";
+    add_token(data, "<bos>", vllm::TokenType::CONTROL);
+    add_token(data, "<eos>", vllm::TokenType::CONTROL);
+    for (int b = 0; b < 256; ++b) add_token(data, vllm::byte_fallback_text(static_cast<uint8_t>(b)), vllm::TokenType::BYTE);
+    for (const char* piece : {"\xE2\x96\x81", "h", "e", "l", "o", "\n", "\n\n", "he", "ll", "hell", "\xE2\x96\x81h"}) {
+        add_token(data, piece, vllm::TokenType::NORMAL);
+    }
+    data.merges = {"h e", "l l", "he ll", "\xE2\x96\x81 h", "\n \n"};
+    data.bos_id = 0;
+    data.eos_id = 1;
+    data.add_bos = true;
+    return vllm::Tokenizer::create(data);
+}
+
 std::vector<std::unique_ptr<vllm::Tokenizer>> make_tokenizers() {
     std::vector<std::unique_ptr<vllm::Tokenizer>> out;
     for (const char* pre : kPreTokenizers) out.push_back(byte_level(pre));
     out.push_back(sentencepiece());
+    out.push_back(gemma4());
     for (const char* name : {"byte_level_nfc.json", "metaspace_normalizer.json"}) {
         out.push_back(vllm::load_hf_tokenizer_json(std::string(VLLM_FUZZ_DIR "/corpus/fuzz_tokenizer_json/") + name));
     }

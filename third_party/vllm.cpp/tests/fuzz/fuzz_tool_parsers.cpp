@@ -5,17 +5,25 @@
 
 #include "chat/tool_parsers/forced_tool_parser.h"
 #include "chat/tool_parsers/tool_parser.h"
+#include "util/json.h"
 #include "fuzz_common.h"
 
 namespace {
 
 std::unique_ptr<vllm::chat::ToolParser> make_parser(uint8_t choice) {
-    static const char* const kDialects[] = {"hermes", "llama3_json", "mistral", "pythonic"};
+    // The first four keep their seeds' bytes; the forced parsers follow them, then the families of issue 42.
+    static const char* const kDialects[] = {"hermes", "llama3_json", "mistral", "pythonic", "", "",
+                                            "qwen3_coder", "glm45", "deepseek_v3", "deepseek_v31", "kimi_k2",
+                                            "granite", "phi4_mini_json", "llama4_pythonic", "openai"};
+    static const vllm::json::Value tools = vllm::json::parse(
+        R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {)"
+        R"("n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": "object"}}}}}])");
     const auto ids = [] { return std::string("call_0"); };
-    switch (choice % 6) {
+    const size_t dialect = choice % (sizeof(kDialects) / sizeof(kDialects[0]));
+    switch (dialect) {
         case 4: return std::make_unique<vllm::chat::ForcedToolParser>("", ids);
         case 5: return std::make_unique<vllm::chat::ForcedToolParser>("get_weather", ids);
-        default: return vllm::chat::make_tool_parser(kDialects[choice % 6], ids);
+        default: return vllm::chat::make_tool_parser(kDialects[dialect], ids, tools);
     }
 }
 

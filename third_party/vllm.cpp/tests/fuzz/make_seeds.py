@@ -176,15 +176,38 @@ def parser_seeds():
                2: '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
                3: '[get_weather(city="Paris", days=[1, 2], x=None, y={"a": True}), f()]',
                4: '[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
-               5: '{"city": "Paris"}'}
+               5: '{"city": "Paris"}',
+               # issue 42's families (fuzz_tool_parsers.cpp's kDialects order)
+               6: '<tool_call>\n<function=f>\n<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>',
+               7: '<tool_call>f\n<arg_key>n</arg_key>\n<arg_value>3</arg_value>\n</tool_call>',
+               8: '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"n": 3}\n```'
+                  '<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+               9: '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"n": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+               10: '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>'
+                   '{"n": 3}<|tool_call_end|><|tool_calls_section_end|>',
+               11: '<|tool_call|>[{"name": "f", "arguments": {"n": 3}}]',
+               12: 'functools[{"name": "f", "arguments": {"n": 3}}]',
+               13: '<|python_start|>[f(n=3)]<|python_end|>',
+               14: '<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=functions.f '
+                   '<|constrain|>json<|message|>{"n": 3}'}
     for d, text in outputs.items():
         put("fuzz_tool_parsers", f"dialect{d}", bytes([d, 3]) + ("Sure. " + text).encode())
     write_dict("fuzz_tool_parsers", ["<tool_call>", "</tool_call>", "[TOOL_CALLS]", '{"name": ', '"arguments": ',
                                      '"parameters": ', "<|python_tag|>", "[", "]", "(", ")", "=", "None", "True", "{",
-                                     "}", ";", ",", '"', "\\n"])
-    for d, text in enumerate(["<think>plan</think>answer", "reasoning only</think>after", "[THINK]x[/THINK]y", "plain"]):
+                                     "}", ";", ",", '"', "\\n", "<function=", "</function>", "<parameter=",
+                                     "</parameter>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+                                     "<|tool_call|>", "functools[", "<|start|>", "<|channel|>", "<|message|>",
+                                     "<|end|>", "<|call|>", " to=functions.f", "<|constrain|>",
+                                     "<|tool_calls_section_begin|>", "<|tool_call_begin|>",
+                                     "<|tool_call_argument_begin|>", "<|tool_call_end|>"])
+    for d, text in enumerate(["<think>plan</think>answer", "reasoning only</think>after", "[THINK]x[/THINK]y", "plain",
+                              "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>final<|message|>y",
+                              "<think>x</think>y", "Here is my thought process: x Here is my response: y",
+                              "x</think>y", "<seed:think>x</seed:think>y"]):
         put("fuzz_reasoning_parsers", f"dialect{d}", bytes([d, 2]) + text.encode())
-    write_dict("fuzz_reasoning_parsers", ["<think>", "</think>", "[THINK]", "[/THINK]", "\\n"])
+    write_dict("fuzz_reasoning_parsers", ["<think>", "</think>", "[THINK]", "[/THINK]", "\\n", "<|channel|>",
+                                          "<|message|>", "<|end|>", "<|start|>", "<seed:think>", "</seed:think>",
+                                          "Here is my thought process:", "Here is my response:"])
 
 
 def safetensors_seeds():

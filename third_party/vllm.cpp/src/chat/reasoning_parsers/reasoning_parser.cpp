@@ -1,5 +1,6 @@
 #include "chat/reasoning_parsers/reasoning_parser.h"
 
+#include "chat/reasoning_parsers/harmony_reasoning_parser.h"
 #include "chat/reasoning_parsers/think_tag_parser.h"
 #include "util/error.h"
 
@@ -8,6 +9,9 @@ namespace vllm::chat {
 namespace {
 
 using Phase = ThinkTagParser::Phase;
+
+constexpr std::string_view kKnownReasoningParsers =
+    "deepseek_r1, qwen3, mistral, none, openai_gptoss, glm45, granite, deepseek_v3, seed_oss";
 
 std::string_view trim_right(std::string_view s) {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
@@ -24,6 +28,23 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 bool qwen3_thinking_off(const ChatRequest& request, std::string_view prompt_text) {
     if (request.enable_thinking() == false) return true;
     return ends_with(trim_right(prompt_text), "</think>");
+}
+
+// DeepSeek-V3.1's template thinks when asked to (chat_template_kwargs
+// "thinking", vLLM's switch; "enable_thinking" as the other templates spell it).
+bool deepseek_v3_thinking(const ChatRequest& request) {
+    for (const char* key : {"thinking", "enable_thinking"}) {
+        const json::Value* v = request.chat_template_kwargs.find(key);
+        if (v != nullptr && v->is_bool() && v->as_bool()) return true;
+    }
+    return false;
+}
+
+// Where a template that may open (or close) the thinking block in the
+// generation prompt leaves the output: GLM-4.5 closes an empty block when
+// thinking is off, later GLM templates open one.
+Phase start_after_prompt(std::string_view prompt_text, std::string_view open_tag) {
+    return ends_with(trim_right(prompt_text), open_tag) ? Phase::Reasoning : Phase::BeforeReasoning;
 }
 
 }  // namespace
@@ -48,13 +69,45 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
         return std::make_unique<ThinkTagParser>("[THINK]", "[/THINK]", start);
     }
     if (name == "none") return std::make_unique<ThinkTagParser>("", "", Phase::AfterReasoning);
-    throw_invalid_argument("unknown reasoning_parser '" + std::string(name) +
-                           "' (known: deepseek_r1, qwen3, mistral, none)");
+    if (name == "openai_gptoss") return std::make_unique<HarmonyReasoningParser>();
+    if (name == "glm45") {
+        // Content until the model opens "<think>"; a "</think>" alone is prose.
+        return std::make_unique<ThinkTagParser>(std::vector<std::string>{"<think>"}, std::vector<std::string>{"</think>"},
+                                                start_after_prompt(prompt_text, "<think>"),
+                                                /*stray_close_is_content=*/true);
+    }
+    if (name == "granite") {
+        // Granite 3.2/3.3 with chat_template_kwargs.thinking: plain-text markers.
+        return std::make_unique<ThinkTagParser>(
+            std::vector<std::string>{"Here is my thought process:", "Here's my thought process:"},
+            std::vector<std::string>{"Here is my response:", "Here's my response:"}, Phase::BeforeReasoning,
+            /*stray_close_is_content=*/true);
+    }
+    if (name == "deepseek_v3") {
+        const Phase start = deepseek_v3_thinking(request) ? Phase::Reasoning : Phase::AfterReasoning;
+        return std::make_unique<ThinkTagParser>("<think>", "</think>", start);
+    }
+    if (name == "seed_oss") return std::make_unique<ThinkTagParser>("<seed:think>", "</seed:think>", Phase::Reasoning);
+    throw_invalid_argument("unknown reasoning_parser '" + std::string(name) + "' (known: " +
+                           std::string(kKnownReasoningParsers) + ")");
+}
+
+bool reasoning_parser_reads_special_tokens(std::string_view name) {
+    // GLM-4.5's <think> and Seed-OSS's <seed:think> are special tokens of their tokenizers.
+    return name == "openai_gptoss" || name == "glm45" || name == "seed_oss";
 }
 
 std::string detect_reasoning_parser(std::string_view template_source) {
     auto has = [&](std::string_view marker) { return template_source.find(marker) != std::string_view::npos; };
+    if (has("<|channel|>")) return "openai_gptoss";
     if (has("[THINK]")) return "mistral";
+    if (has("<seed:think>")) return "seed_oss";
+    if (has("Here is my thought process:")) return "granite";
+    // GLM-4.5's template writes "<|assistant|>" and its own empty "<think></think>".
+    if (has("<|assistant|>") && has("</think>")) return "glm45";
+    // DeepSeek-V3.1's template thinks only when its "thinking" variable is set.
+    if (has("</think>") && has("<｜tool▁calls▁begin｜>") && has("thinking is defined") && !has("enable_thinking"))
+        return "deepseek_v3";
     if (has("</think>")) return has("enable_thinking") ? "qwen3" : "deepseek_r1";
     return "";
 }

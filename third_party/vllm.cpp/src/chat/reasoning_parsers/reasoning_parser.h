@@ -21,6 +21,17 @@
 //                reasoning (a prompt ending in "[THINK]" starts inside);
 //                text before and after is content; a stray "[/THINK]" with
 //                no opening is dropped.
+//   openai_gptoss gpt-oss's harmony channels: analysis is reasoning
+//                (harmony_reasoning_parser.h).
+//   glm45        "<think>" ... "</think>", content until "<think>" (a
+//                prompt ending in "<think>" starts inside); a stray
+//                "</think>" is content.
+//   granite      Granite 3.2/3.3's "Here is my thought process:" ...
+//                "Here is my response:" (or "Here's"), content until the first.
+//   deepseek_v3  as deepseek_r1 when chat_template_kwargs.thinking (or
+//                enable_thinking) is true, else everything is content
+//                (DeepSeek-V3.1 thinks only when asked).
+//   seed_oss     as deepseek_r1 with "<seed:think>" ... "</seed:think>".
 //   none         everything is content.
 //
 // The field is called `reasoning_content` in messages and deltas, as vLLM
@@ -49,15 +60,18 @@ public:
     ReasoningDelta parse_all(std::string_view text);
 };
 
-// name: "deepseek_r1", "qwen3", "mistral" or "none"; anything else is
+// name: one of the dialects above; anything else is
 // INVALID_ARGUMENT "unknown reasoning_parser 'x' (known: ...)". prompt_text is
 // the rendered prompt the output continues (whether it opened or closed a
 // thinking block decides the starting state).
 std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, const ChatRequest& request,
                                                        std::string_view prompt_text);
 
-// The dialect a chat template's markers show ("mistral", "qwen3",
-// "deepseek_r1"), or "" when it has none.
+// Whether the dialect's markers are special tokens that detokenizing would
+// drop (harmony's "<|channel|>", GLM's "<think>"): its requests keep special tokens.
+bool reasoning_parser_reads_special_tokens(std::string_view name);
+
+// The dialect a chat template's markers show, or "" when it has none.
 std::string detect_reasoning_parser(std::string_view template_source);
 
 }  // namespace vllm::chat

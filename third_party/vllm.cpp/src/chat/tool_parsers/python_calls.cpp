@@ -32,6 +32,13 @@ public:
         return calls;
     }
 
+    json::Value read_whole_literal() {
+        json::Value value = read_value();
+        skip_space();
+        if (pos_ != text_.size()) throw NotACallList{};
+        return value;
+    }
+
 private:
     PythonCall read_call() {
         PythonCall call{read_identifier(), json::Value::object()};
@@ -235,6 +242,14 @@ private:
 std::optional<std::vector<PythonCall>> parse_python_call_list(std::string_view text) {
     try {
         return PythonCallReader(text).read_list();
+    } catch (const NotACallList&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<json::Value> parse_python_literal(std::string_view text) {
+    try {
+        return PythonCallReader(text).read_whole_literal();
     } catch (const NotACallList&) {
         return std::nullopt;
     }

@@ -22,4 +22,7 @@ struct PythonCall {
 // nullopt when `text` is anything but such a list (surrounding whitespace allowed).
 std::optional<std::vector<PythonCall>> parse_python_call_list(std::string_view text);
 
+// One literal of that subset (Python's ast.literal_eval on it), or nullopt.
+std::optional<json::Value> parse_python_literal(std::string_view text);
+
 }  // namespace vllm::chat

@@ -1,10 +1,14 @@
 #include "chat/tool_parsers/tool_parser.h"
 
 #include "chat/openai_protocol.h"
+#include "chat/tool_parsers/harmony_tool_parser.h"
 #include "chat/tool_parsers/hermes_tool_parser.h"
+#include "chat/tool_parsers/json_list_tool_parser.h"
 #include "chat/tool_parsers/llama3_json_tool_parser.h"
 #include "chat/tool_parsers/mistral_tool_parser.h"
 #include "chat/tool_parsers/pythonic_tool_parser.h"
+#include "chat/tool_parsers/section_tool_parsers.h"
+#include "chat/tool_parsers/xml_tool_parsers.h"
 #include "util/error.h"
 
 namespace vllm::chat {
@@ -28,11 +32,11 @@ ToolDelta ToolParser::finish() {
     return out;
 }
 
-void ToolParser::emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out) {
+void ToolParser::emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out, std::string id) {
     // Whitespace after real content stays with it ("Let me check.\n"); alone it goes.
     if (content_started_) out.content += held_space_;
     held_space_.clear();
-    out.calls.push_back({calls_made_++, {ids_(), name, json::dump(arguments, kArgumentsFormat)}});
+    out.calls.push_back({calls_made_++, {id.empty() ? ids_() : std::move(id), name, json::dump(arguments, kArgumentsFormat)}});
 }
 
 bool ToolParser::emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out) {
@@ -75,22 +79,48 @@ std::optional<json::Value> try_parse_json(std::string_view text) {
     }
 }
 
-std::unique_ptr<ToolParser> make_tool_parser(std::string_view name, ToolParser::IdGenerator ids) {
+std::unique_ptr<ToolParser> make_tool_parser(std::string_view name, ToolParser::IdGenerator ids,
+                                             const json::Value& tools) {
     if (name == "mistral") return std::make_unique<MistralToolParser>(ids ? ids : make_mistral_tool_call_id);
     if (!ids) ids = make_tool_call_id;
     if (name == "hermes") return std::make_unique<HermesToolParser>(ids);
     if (name == "llama3_json") return std::make_unique<Llama3JsonToolParser>(ids);
-    if (name == "pythonic") return std::make_unique<PythonicToolParser>(ids);
+    // vLLM's llama4_pythonic is pythonic that also reads Llama 4's <|python_start|> tags, as ours does.
+    if (name == "pythonic" || name == "llama4_pythonic") return std::make_unique<PythonicToolParser>(ids);
+    if (name == "qwen3_coder") return make_qwen3_coder_tool_parser(ids, tools);
+    if (name == "glm45") return make_glm45_tool_parser(ids, tools);
+    if (name == "deepseek_v3") return make_deepseek_v3_tool_parser(ids);
+    if (name == "deepseek_v31") return make_deepseek_v31_tool_parser(ids);
+    if (name == "kimi_k2") return make_kimi_k2_tool_parser(ids);
+    if (name == "granite") return std::make_unique<JsonListToolParser>(ids, JsonListToolParser::Form::Granite);
+    if (name == "phi4_mini_json") return std::make_unique<JsonListToolParser>(ids, JsonListToolParser::Form::Phi4Mini);
+    if (name == "openai") return std::make_unique<HarmonyToolParser>(ids);
     throw_invalid_argument("unknown tool_parser '" + std::string(name) +
-                           "' (known: hermes, llama3_json, mistral, pythonic)");
+                           "' (known: hermes, llama3_json, mistral, pythonic, llama4_pythonic, qwen3_coder, glm45, "
+                           "deepseek_v3, deepseek_v31, kimi_k2, granite, phi4_mini_json, openai)");
+}
+
+bool tool_parser_reads_special_tokens(std::string_view name) {
+    for (std::string_view n : {"qwen3_coder", "glm45", "deepseek_v3", "deepseek_v31", "kimi_k2", "granite", "openai"})
+        if (name == n) return true;
+    return false;
 }
 
 std::string detect_tool_parser(std::string_view template_source) {
     auto has = [&](std::string_view marker) { return template_source.find(marker) != std::string_view::npos; };
+    if (has("<|channel|>")) return "openai";  // gpt-oss's harmony
     if (has("[TOOL_CALLS]")) return "mistral";
+    if (has("<|tool_calls_section_begin|>") || has("<|tool_call_section_begin|>")) return "kimi_k2";
+    // DeepSeek-V3 (and R1) fence the arguments in ```json; V3.1 writes them bare.
+    if (has("<｜tool▁calls▁begin｜>")) return has("```json") ? "deepseek_v3" : "deepseek_v31";
+    if (has("<function=")) return "qwen3_coder";  // Qwen3-Coder, Qwen3.5/3.6
+    if (has("<arg_key>")) return "glm45";
+    if (has("<|tool_call|>")) return "granite";
+    // Phi-4-mini lists tools between <|tool|> and <|/tool|>; it answers functools[...].
+    if (has("<|tool|>") && has("<|/tool|>")) return "phi4_mini_json";
     if (has("<tool_call>")) return "hermes";
     // vLLM's pythonic Llama templates describe calls as "[func_name1(params_name1=...".
-    if (has("[func_name1(")) return "pythonic";
+    if (has("[func_name1(")) return has("<|header_start|>") ? "llama4_pythonic" : "pythonic";
     // Llama 3.1/3.2 ask for {"name": function name, "parameters": ...}.
     if (has("<|python_tag|>") || has("\"name\": function name")) return "llama3_json";
     return "";

@@ -20,7 +20,10 @@
 //   - arguments are re-serialized as Python's json.dumps(ensure_ascii=False)
 //     prints them ({"city": "Paris"}), as vLLM sends them.
 //
-// Dialects (see each header): hermes, llama3_json, mistral, pythonic.
+// Dialects (see each header): hermes, llama3_json, mistral, pythonic
+// (llama4_pythonic), qwen3_coder, glm45 (xml_tool_parsers.h), deepseek_v3,
+// deepseek_v31, kimi_k2 (section_tool_parsers.h), granite, phi4_mini_json
+// (json_list_tool_parser.h), openai (gpt-oss harmony, harmony_tool_parser.h).
 #pragma once
 #include <functional>
 #include <memory>
@@ -73,8 +76,9 @@ protected:
     // The dialect's end of output: releases what it still holds.
     virtual void finish_markup(ToolDelta& out) = 0;
 
-    // Appends a finished call to `out` under the next index and a fresh id.
-    void emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out);
+    // Appends a finished call to `out` under the next index and a fresh id
+    // (or `id`, when the model's markup names the call: Kimi-K2).
+    void emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out, std::string id = "");
     // {"name": "...", "arguments": {...}} (also "parameters" when allowed)
     // as a call; false, emitting nothing, when the object has another shape.
     bool emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out);
@@ -96,10 +100,18 @@ void accumulate(ToolParseResult& result, const ToolDelta& delta);
 // JSON text, or nullopt when it does not parse.
 std::optional<json::Value> try_parse_json(std::string_view text);
 
-// name: "hermes", "llama3_json", "mistral" or "pythonic"; anything else is
-// INVALID_ARGUMENT "unknown tool_parser 'x' (known: ...)". `ids` makes tool
-// call ids; empty: the dialect's random ids (openai_protocol.h).
-std::unique_ptr<ToolParser> make_tool_parser(std::string_view name, ToolParser::IdGenerator ids = {});
+// name: one of the dialects above; anything else is INVALID_ARGUMENT
+// "unknown tool_parser 'x' (known: ...)". `ids` makes tool call ids; empty:
+// the dialect's random ids (openai_protocol.h). `tools`: the request's tools
+// (null: none), whose parameter types the dialects that write bare-text
+// values (qwen3_coder, glm45) convert by.
+std::unique_ptr<ToolParser> make_tool_parser(std::string_view name, ToolParser::IdGenerator ids = {},
+                                             const json::Value& tools = json::Value());
+
+// Whether the dialect's markers are special tokens that detokenizing
+// would drop (harmony's "<|channel|>", DeepSeek's and Kimi's call tokens):
+// its requests then keep special tokens in the text (vLLM's adjust_request).
+bool tool_parser_reads_special_tokens(std::string_view name);
 
 // The dialect a chat template's markers show, or "" when it has none.
 std::string detect_tool_parser(std::string_view template_source);

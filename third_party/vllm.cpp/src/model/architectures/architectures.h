@@ -20,6 +20,10 @@ extern const Architecture kQwen3MoeArchitecture;   // qwen_moe.cpp
 extern const Architecture kOlmoeArchitecture;      // olmoe.cpp
 extern const Architecture kGraniteMoeArchitecture; // granite_moe.cpp
 extern const Architecture kGptOssArchitecture;     // gpt_oss.cpp
+extern const Architecture kSmolLm3Architecture;    // smollm3.cpp
+extern const Architecture kOlmo2Architecture;      // olmo2.cpp
+extern const Architecture kGraniteArchitecture;    // granite.cpp
+extern const Architecture kGlm4Architecture;       // glm4.cpp
 extern const Architecture kQwen35Architecture;     // qwen35.cpp
 extern const Architecture kQwen35MoeArchitecture;  // qwen35.cpp
 
@@ -27,5 +31,11 @@ extern const Architecture kQwen35MoeArchitecture;  // qwen35.cpp
 // from Llama only inside its blocks (a qkv bias, q/k norms, fused
 // matrices, RoPE variants) run too.
 std::unique_ptr<DecoderModel> build_llama_decoder(ModelConfig config, ModelWeights weights, int max_model_len);
+
+// Granite's decoder (granite_moe.cpp): Llama's with its residual multiplier.
+std::unique_ptr<DecoderModel> build_granite_decoder(ModelConfig config, ModelWeights weights, int max_model_len);
+// Gemma 2's layer without its embedding scale (gemma.cpp): each sublayer's
+// output normalised before its residual add (GLM-4; OLMo 2 without pre-norms).
+std::unique_ptr<DecoderModel> build_sandwich_decoder(ModelConfig config, ModelWeights weights, int max_model_len);
 
 }  // namespace vllm

@@ -15,11 +15,13 @@ namespace vllm {
 
 namespace {
 
+// Also GLM-4 and OLMo 2 (build_sandwich_decoder): the same layer without
+// Gemma's embedding scale; OLMo 2 has no pre-norms (decoder.h).
 class GemmaDecoder final : public Decoder {
 public:
-    GemmaDecoder(ModelConfig config, ModelWeights weights, int max_model_len)
+    GemmaDecoder(ModelConfig config, ModelWeights weights, int max_model_len, bool scale_embedding)
         : Decoder(std::move(config), std::move(weights), max_model_len) {
-        embedding_multiplier_ = embedding_scale(config_.dim);
+        if (scale_embedding) embedding_multiplier_ = embedding_scale(config_.dim);
     }
 
 protected:
@@ -36,7 +38,7 @@ protected:
 };
 
 std::unique_ptr<DecoderModel> build_gemma_decoder(ModelConfig config, ModelWeights weights, int max_model_len) {
-    return std::make_unique<GemmaDecoder>(std::move(config), std::move(weights), max_model_len);
+    return std::make_unique<GemmaDecoder>(std::move(config), std::move(weights), max_model_len, true);
 }
 
 // Gemma 2 alternates sliding and global layers (pattern 2), Gemma 3 has a
@@ -52,6 +54,10 @@ constexpr ArchitectureTraits kGemma3Traits{RopeStyle::HALVES, /*qkv_bias=*/false
                                            /*layers_of_27b=*/62};
 
 }  // namespace
+
+std::unique_ptr<DecoderModel> build_sandwich_decoder(ModelConfig config, ModelWeights weights, int max_model_len) {
+    return std::make_unique<GemmaDecoder>(std::move(config), std::move(weights), max_model_len, false);
+}
 
 extern const Architecture kGemmaArchitecture = {"gemma", kGemmaTraits, build_gemma_decoder};
 extern const Architecture kGemma2Architecture = {"gemma2", kGemma2Traits, build_gemma_decoder};

@@ -5,7 +5,7 @@
 // blocks read them from the config) and a mixture of experts whose top-k
 // softmax scores are renormalised (blocks/moe.h), plus a shared expert in
 // the "shared" variant. RoPE over adjacent pairs as llama.cpp's converter
-// permutes q/k.
+// permutes q/k. The dense Granite 3 (granite.cpp) runs the same decoder.
 #include "model/architectures/architectures.h"
 #include "model/decoder.h"
 
@@ -33,9 +33,13 @@ private:
     const bool residual_scaled_;
 };
 
+}  // namespace
+
 std::unique_ptr<DecoderModel> build_granite_decoder(ModelConfig config, ModelWeights weights, int max_model_len) {
     return std::make_unique<GraniteDecoder>(std::move(config), std::move(weights), max_model_len);
 }
+
+namespace {
 
 constexpr ArchitectureTraits granite_moe_traits() {
     ArchitectureTraits t{RopeStyle::ADJACENT_PAIRS, /*qkv_bias=*/false, /*qk_norm=*/false, FfnActivation::SILU};

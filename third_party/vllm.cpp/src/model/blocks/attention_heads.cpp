@@ -5,8 +5,8 @@
 
 namespace vllm {
 
-void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, int64_t n_tokens,
-                            float* q, float* k, float* v, ThreadPool& pool) {
+void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, bool rotary,
+                            int64_t n_tokens, float* q, float* k, float* v, ThreadPool& pool) {
     const int hd = c.head_dim, pairs = c.rope_dim / 2;
     const int heads = c.n_heads + 2 * c.n_kv_heads;  // per token: q heads, k heads, v heads
     const bool halves = c.rope_style == RopeStyle::HALVES;
@@ -39,7 +39,7 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
                 }
                 if (!is_q && !is_k) continue;
                 if (c.qk_norm && !c.qk_norm_whole) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
-                rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
+                if (rotary) rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
             }
         },
         rows_per_chunk(hd));

@@ -13,7 +13,8 @@ namespace vllm {
 
 // q: [n_tokens][n_heads][head_dim], k and v: [n_tokens][n_kv_heads][head_dim],
 // modified in place; `angles` filled for the same n_tokens positions.
-void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, int64_t n_tokens,
-                            float* q, float* k, float* v, ThreadPool& pool);
+// `rotary` false: the layer attends without RoPE (SmolLM3's every 4th).
+void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const RotaryAngles& angles, bool rotary,
+                            int64_t n_tokens, float* q, float* k, float* v, ThreadPool& pool);
 
 }  // namespace vllm
