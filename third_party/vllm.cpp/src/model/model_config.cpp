@@ -257,10 +257,13 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (traits->refuses_sliding_window && file.get_int(a + "attention.sliding_window", 0) > 0)
         throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window is not supported for " +
                          c.architecture + " (OLMo 3's sliding-window layers are not implemented)");
-    if (file.find(a + "rope.dimension_sections") != nullptr)
+    // Qwen3.5's GGUFs always carry both: for text its multimodal RoPE is
+    // plain RoPE (the three position ids are equal), and read_hybrid leaves
+    // its multi-token-prediction layers out.
+    if (!traits->hybrid_linear_attention && file.find(a + "rope.dimension_sections") != nullptr)
         throw_model_load("cannot load '" + file.path() + "': " + a +
                          "rope.dimension_sections (multimodal RoPE) is not supported");
-    if (file.get_int(a + "nextn_predict_layers", 0) > 0)
+    if (!traits->hybrid_linear_attention && file.get_int(a + "nextn_predict_layers", 0) > 0)
         throw_model_load("cannot load '" + file.path() + "': " + a +
                          "nextn_predict_layers is not supported (next-token-prediction layers are not implemented)");
     if (traits->sliding_window) {
