@@ -96,11 +96,18 @@ def test_sampling(build, program):
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("program", ["test_kv_cache_groups", "test_scheduler", "test_block_pool",
-                                     "test_output_processor"])
+                                     "test_output_processor", "test_recurrent_state_group"])
 def test_serving_core(build, program):
     # Fake requests, no model: the scheduler, the block pool and KV cache
     # manager, the output processor.
     run_program(build, program)
+
+
+@pytest.mark.timeout(300)
+def test_delta_rule(build):
+    # Qwen3.5's gated delta rule: the chunked (prefill) and recurrent
+    # (decode) forms equal each other and the definition, state carried.
+    run_program(build, "test_delta_rule")
 
 
 @pytest.mark.timeout(300)

@@ -10,6 +10,10 @@
 //   model_probe MODEL logits OUT CHUNK stdin: one line of ids; writes the
 //                                      logits row after every position as
 //                                      raw float32 [n_ids, vocab] to OUT
+//   model_probe MODEL prefill_logits OUT CHUNK
+//                                      stdin: one line of ids, prefilled in
+//                                      chunks of CHUNK with every position's
+//                                      logits written as in `logits`
 // CHUNK is the prefill chunk size, so chunked prefill is exercised too. An
 // optional last argument MAX_MODEL_LEN is the engine's max_model_len the
 // model is built for (default: its context length), which picks LongRoPE's
@@ -49,8 +53,8 @@ struct Probe {
 
     // Runs `tokens` at positions [start, start + n) in chunks, returning the
     // logits of the last token.
-    std::vector<float> run(const std::vector<int32_t>& tokens, int start, int chunk) {
-        std::vector<float> logits;
+    std::vector<float> run(const std::vector<int32_t>& tokens, int start, int chunk, bool every_row = false) {
+        std::vector<float> logits, rows;
         for (size_t done = 0; done < tokens.size();) {
             const int n = static_cast<int>(std::min<size_t>(chunk, tokens.size() - done));
             vllm::SequenceSlice s;
@@ -58,11 +62,12 @@ struct Probe {
             s.n_tokens = n;
             s.start_pos = start + static_cast<int>(done);
             s.block_tables[0] = table.data();
-            s.num_logits = done + n == tokens.size() ? 1 : 0;
+            s.num_logits = every_row ? n : done + n == tokens.size() ? 1 : 0;
             model.forward({s}, cache, pool, logits);
+            if (every_row) rows.insert(rows.end(), logits.begin(), logits.end());
             done += n;
         }
-        return logits;
+        return every_row ? rows : logits;
     }
 };
 
@@ -134,6 +139,13 @@ int main(int argc, char** argv) {
                     logits = probe.run({ids[i]}, static_cast<int>(i), 1);
                 std::fwrite(logits.data(), sizeof(float), logits.size(), out);
             }
+            std::fclose(out);
+        } else if (mode == "prefill_logits") {
+            std::getline(std::cin, line);
+            const std::vector<float> rows = probe.run(parse_ids(line), 0, chunk, /*every_row=*/true);
+            std::FILE* out = std::fopen(argv[3], "wb");
+            if (out == nullptr) throw std::runtime_error("cannot write " + std::string(argv[3]));
+            std::fwrite(rows.data(), sizeof(float), rows.size(), out);
             std::fclose(out);
         } else {
             std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

@@ -7,17 +7,26 @@
 
 namespace vllm {
 
-std::vector<KVCacheGroupSpec> group_layers_by_window(const std::vector<int>& layer_windows) {
+std::vector<KVCacheGroupSpec> group_layers_by_window(const std::vector<int>& layer_windows,
+                                                     const std::vector<bool>& recurrent, int64_t state_bytes) {
     std::map<int, std::vector<int>> by_window;  // ordered: 0 (full attention) first
+    KVCacheGroupSpec states;
+    states.recurrent = true;
+    states.state_bytes = state_bytes;
     for (int layer = 0; layer < static_cast<int>(layer_windows.size()); ++layer) {
         if (layer_windows[layer] < 0) throw_invalid_argument("a layer's sliding window must not be negative");
-        by_window[layer_windows[layer]].push_back(layer);
+        if (layer < static_cast<int>(recurrent.size()) && recurrent[layer])
+            states.layers.push_back(layer);
+        else
+            by_window[layer_windows[layer]].push_back(layer);
     }
-    if (by_window.size() > kMaxKvCacheGroups)
-        throw_model_load("the model's layers use " + std::to_string(by_window.size()) +
-                         " different attention windows; at most one sliding window width is supported");
+    const size_t n = by_window.size() + (states.layers.empty() ? 0 : 1);
+    if (n > kMaxKvCacheGroups)
+        throw_model_load("the model's layers need " + std::to_string(n) + " KV cache groups (attention windows and "
+                         "recurrent state); at most " + std::to_string(kMaxKvCacheGroups) + " are supported");
     std::vector<KVCacheGroupSpec> groups;
     for (auto& [window, layers] : by_window) groups.push_back({window, std::move(layers)});
+    if (!states.layers.empty()) groups.push_back(std::move(states));
     return groups;
 }
 
@@ -25,7 +34,7 @@ KVCacheGroup::KVCacheGroup(KVCacheGroupSpec spec, int num_blocks, int block_size
     : spec_(std::move(spec)), block_size_(block_size), pool_(num_blocks, block_size) {}
 
 int KVCacheGroup::num_skipped_blocks(int num_computed) const {
-    if (!spec_.is_sliding()) return 0;
+    if (!spec_.is_sliding() || spec_.recurrent) return 0;
     // The next query sits at num_computed and sees keys from here on.
     const int first_visible = num_computed - spec_.sliding_window + 1;
     return first_visible > 0 ? first_visible / block_size_ : 0;
@@ -46,6 +55,7 @@ void KVCacheGroup::remove_skipped_blocks(std::vector<int32_t>& table, int num_co
 
 int KVCacheGroup::find_longest_hit(const BlockHashChain& chain, int max_blocks, std::vector<int32_t>& blocks) const {
     blocks.clear();
+    if (spec_.recurrent) return 0;  // no state per position to resume from
     auto cached = [&](int i) { return pool_.find_cached(chain.key(i)); };
     if (!spec_.is_sliding()) {
         for (int i = 0; i < max_blocks; ++i) {

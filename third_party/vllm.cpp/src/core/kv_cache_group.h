@@ -12,6 +12,14 @@
 // - Which prefix-cache hits it can supply. A full group needs every block
 //   of [0, L); a sliding group only the blocks covering the window before L,
 //   so it searches from the right for the longest such run.
+//
+// A third kind (vLLM's MambaManager) holds the recurrent state of linear-
+// attention layers (Qwen3.5's Gated DeltaNet): a request holds exactly one
+// block of it, its state slot (the layers' conv and delta-rule states,
+// whatever its length), from its first scheduled step until it is freed
+// (finished, aborted, preempted). It keeps no per-position state, so it can
+// supply no prefix-cache hit (the engine turns prefix caching off for such
+// models) and its block is never recorded in the prefix cache.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,16 +33,25 @@ namespace vllm {
 struct KVCacheGroupSpec {
     int sliding_window = 0;   // 0: full attention
     std::vector<int> layers;  // ascending
+    // The recurrent-state kind; state_bytes: one request's state (its block).
+    bool recurrent = false;
+    int64_t state_bytes = 0;
 
     bool is_sliding() const { return sliding_window > 0; }
-    // "full_attention" or "sliding_window" (the stats' name for the kind).
-    const char* kind_name() const { return is_sliding() ? "sliding_window" : "full_attention"; }
+    // "full_attention", "sliding_window" or "recurrent_state" (the stats' name for the kind).
+    const char* kind_name() const {
+        return recurrent ? "recurrent_state" : is_sliding() ? "sliding_window" : "full_attention";
+    }
 };
 
 // A model's groups from each layer's window (0: full attention): one group
 // per distinct window, full attention first, then by width. A model with no
-// sliding layers has exactly one group, as before groups existed.
-std::vector<KVCacheGroupSpec> group_layers_by_window(const std::vector<int>& layer_windows);
+// sliding layers has exactly one group, as before groups existed. The layers
+// where `recurrent` is set (if given) form one recurrent-state group after
+// the others, holding `state_bytes` per request.
+std::vector<KVCacheGroupSpec> group_layers_by_window(const std::vector<int>& layer_windows,
+                                                     const std::vector<bool>& recurrent = {},
+                                                     int64_t state_bytes = 0);
 
 // At most this many groups (a full group and one window: every supported
 // architecture has a single window width).
@@ -47,6 +64,13 @@ public:
     const KVCacheGroupSpec& spec() const { return spec_; }
     const BlockPool& pool() const { return pool_; }
     BlockPool& pool() { return pool_; }
+
+    // Blocks a request holding `have` needs more to cover `blocks_after`
+    // blocks of positions (the recurrent kind: its one slot).
+    int blocks_needed(int have, int blocks_after) const {
+        if (spec_.recurrent) return have == 0 ? 1 : 0;
+        return blocks_after > have ? blocks_after - have : 0;
+    }
 
     // Leading blocks that no query at a position >= num_computed reads
     // (always 0 for full attention).

@@ -58,7 +58,7 @@ bool KVCacheManager::allocate(SchedulerRequest& request, int num_new_tokens, con
             have += static_cast<int>(cached_prefix.blocks[g].size());
             for (int32_t b : cached_prefix.blocks[g]) adopt_from_free += b != kNullBlock && pool.is_free(b) ? 1 : 0;
         }
-        need[g] = std::max(0, blocks_after - have);
+        need[g] = groups_[g].blocks_needed(have, blocks_after);
         if (need[g] + adopt_from_free > pool.num_free()) {
             if (entry.tables[0].empty()) entries_.erase(&request);
             return false;
@@ -96,6 +96,7 @@ void KVCacheManager::commit_computed(SchedulerRequest& request) {
         for (int i = entry.num_cached_blocks; i < full; ++i) {
             const BlockKey key = chain.key(i);
             for (int g = 0; g < num_groups(); ++g) {
+                if (groups_[g].spec().recurrent) continue;  // a state slot is no block of positions
                 const int32_t block = entry.tables[g][i];
                 if (block != kNullBlock) groups_[g].pool().cache(block, key);
             }
@@ -124,6 +125,7 @@ int KVCacheManager::insert_cached_block(const BlockKey& key,
                                         const std::function<void(int group, int32_t block)>& fill) {
     int held = 0;
     for (int g = 0; g < num_groups(); ++g) {
+        if (groups_[g].spec().recurrent) continue;  // holds no K/V (the engine refuses KV transfer for it)
         BlockPool& pool = groups_[g].pool();
         if (pool.find_cached(key) >= 0) {
             ++held;

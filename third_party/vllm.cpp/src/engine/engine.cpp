@@ -39,6 +39,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         throw_invalid_argument("max_model_len " + std::to_string(max_model_len_) + " exceeds the model's context length " +
                                std::to_string(model_config.context_length));
 
+    refuse_for_recurrent_state(model_config);
     std::optional<DraftModel> draft;
     if (config.speculative && config.speculative->method == SpeculativeMethod::DRAFT_MODEL) draft = load_draft_model();
     KvCachePlan kv_plan =
@@ -54,6 +55,26 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     if (config_.kv_transfer) attach_kv_connector(kv_plan);
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::refuse_for_recurrent_state(const ModelConfig& model) {
+    if (!model.has_recurrent_layers()) return;
+    // A linear-attention layer's state after position p cannot be rebuilt
+    // from the KV blocks of [0, p): it is one running state per request,
+    // with no snapshots kept at block boundaries. So nothing may resume a
+    // request from a cached prefix or roll it back past rejected drafts.
+    const std::string why = "'s linear-attention (Gated DeltaNet) layers carry one recurrent state per request, "
+                            "without per-block snapshots";
+    if (config_.prefix_caching_requested)
+        throw_invalid_argument("enable_prefix_caching: not supported for " + model.architecture + " models (" +
+                               model.architecture + why + " to resume a cached prefix from); leave it unset");
+    config_.prefix_caching = false;
+    if (config_.speculative)
+        throw_invalid_argument("speculative_config: not supported for " + model.architecture + " models (" +
+                               model.architecture + why + " or per-position rollback of rejected drafts)");
+    if (config_.kv_transfer)
+        throw_invalid_argument("kv_transfer_config: not supported for " + model.architecture + " models (" +
+                               model.architecture + why + "; transferred KV blocks cannot restore it)");
 }
 
 void Engine::attach_kv_connector(const KvCachePlan& kv_plan) {

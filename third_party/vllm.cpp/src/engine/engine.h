@@ -61,6 +61,9 @@ private:
     DraftModel load_draft_model() const;
     // The kv_transfer_config's connector, keyed by this model's fingerprint.
     void attach_kv_connector(const KvCachePlan& kv_plan);
+    // qwen35/qwen35moe: prefix caching, speculative decoding and KV transfer
+    // refused by name (prefix caching left off when not asked for).
+    void refuse_for_recurrent_state(const ModelConfig& model);
     void loop();
 
     EngineConfig config_;

@@ -26,6 +26,7 @@ struct EngineConfig {
     int max_num_seqs = kDefaultMaxNumSeqs;
     int max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
     bool prefix_caching = true;      // enable_prefix_caching 0 (default, on for these dense models) or 1
+    bool prefix_caching_requested = false;  // enable_prefix_caching 1: asked for by name (refused where unsupported)
     std::string scheduling_policy = "fcfs";
     bool jump_forward = false;       // enable_jump_forward, overridden by VLLM_CPP_ENABLE_JUMP_FORWARD (alias VT_ENABLE_JUMP_FORWARD)
     // Chat output parsers by name ("" = detect from the chat template). Not

@@ -472,6 +472,7 @@ EngineStats EngineCore::stats() const {
     EngineStats s = counters_;
     s.running_requests = scheduler_.num_running();
     s.waiting_requests = scheduler_.num_waiting();
+    int64_t recurrent_bytes = 0;  // a recurrent group's states less its (unused) K/V storage
     for (int g = 0; g < kv_manager_.num_groups(); ++g) {
         const KVCacheGroup& group = kv_manager_.group(g);
         const BlockPool& pool = group.pool();
@@ -484,6 +485,12 @@ EngineStats EngineCore::stats() const {
         gs.blocks_used = pool.num_blocks() - pool.num_free();
         gs.blocks_cached = pool.num_cached();
         gs.bytes = static_cast<int64_t>(kv_cache_.group_bytes(g));
+        // A recurrent-state group's memory is its states (RecurrentStates),
+        // not K/V: count those instead.
+        if (group.spec().recurrent) {
+            recurrent_bytes += pool.num_blocks() * group.spec().state_bytes - gs.bytes;
+            gs.bytes = pool.num_blocks() * group.spec().state_bytes;
+        }
         s.kv_cache_groups.push_back(gs);
     }
     // The top-level block counts are the primary (first) group's: full
@@ -494,7 +501,7 @@ EngineStats EngineCore::stats() const {
     s.kv_blocks_used = primary.blocks_used;
     s.kv_blocks_cached = primary.blocks_cached;
     s.block_size = kv_cache_.block_size();
-    s.kv_cache_bytes = kv_cache_.total_bytes();
+    s.kv_cache_bytes = static_cast<int64_t>(kv_cache_.total_bytes()) + recurrent_bytes;
     s.prefix_caching = kv_manager_.prefix_caching();
     s.isa = kernels::active_isa();
     s.prefix_cache_queries = scheduler_.prefix_cache_queries();

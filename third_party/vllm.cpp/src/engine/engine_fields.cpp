@@ -123,7 +123,9 @@ void read_model_fields(const json::Value& o, EngineConfig& c) {
     if (c.max_num_batched_tokens < c.max_num_seqs)
         throw_invalid_argument("'max_num_batched_tokens' (" + std::to_string(c.max_num_batched_tokens) +
                                ") must not be below max_num_seqs (" + std::to_string(c.max_num_seqs) + ")");
-    c.prefix_caching = read_switch(o, "enable_prefix_caching") != 2;
+    const int prefix_switch = read_switch(o, "enable_prefix_caching");
+    c.prefix_caching = prefix_switch != 2;
+    c.prefix_caching_requested = prefix_switch == 1;
     c.jump_forward = jump_forward_on(read_switch(o, "enable_jump_forward"));
     if (const std::string* s = read_string(o, "tool_parser")) c.tool_parser = *s;
     if (const std::string* s = read_string(o, "reasoning_parser")) c.reasoning_parser = *s;

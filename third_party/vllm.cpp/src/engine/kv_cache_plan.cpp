@@ -28,7 +28,7 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
     KvCachePlan plan;
     std::vector<int> windows(model.n_layers);
     for (int l = 0; l < model.n_layers; ++l) windows[l] = model.is_sliding(l) ? model.sliding_window : 0;
-    plan.groups = group_layers_by_window(windows);
+    plan.groups = group_layers_by_window(windows, model.recurrent_layers, model.recurrent_state_bytes());
 
     const int bs = config.block_size;
     const int blocks_for_one_seq = (max_model_len + bs - 1) / bs;
@@ -52,8 +52,11 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
     int64_t sliding_bytes = 0;
     std::vector<int64_t> blocks(plan.groups.size());
     for (size_t g = 1; g < plan.groups.size(); ++g) {
-        blocks[g] = int64_t(per_sequence(plan.groups[g])) * config.max_num_seqs;
-        sliding_bytes += blocks[g] * block_bytes(model, plan.groups[g].layers);
+        const KVCacheGroupSpec& group = plan.groups[g];
+        // A recurrent-state group: one state per running sequence (its
+        // layers keep no K/V: ModelConfig::kv_shape).
+        blocks[g] = int64_t(group.recurrent ? 1 : per_sequence(group)) * config.max_num_seqs;
+        sliding_bytes += group.recurrent ? blocks[g] * group.state_bytes : blocks[g] * block_bytes(model, group.layers);
     }
     const int64_t budget = kv_budget_bytes(config) - sliding_bytes;
 
@@ -83,7 +86,8 @@ KvCachePlan plan_kv_cache(const ModelConfig& model, const EngineConfig& config, 
         blocks[0] = std::max<int64_t>(primary_one_seq,
                                       std::min<int64_t>(budget_blocks, int64_t(primary_one_seq) * config.max_num_seqs));
     }
-    for (size_t g = 1; g < plan.groups.size(); ++g) blocks[g] = std::min(blocks[g], blocks[0]);
+    for (size_t g = 1; g < plan.groups.size(); ++g)
+        if (!plan.groups[g].recurrent) blocks[g] = std::min(blocks[g], blocks[0]);
     for (int64_t b : blocks) plan.group_blocks.push_back(static_cast<int>(b));
     if (draft) {
         const int draft_slack = (config.speculative->num_speculative_tokens + bs - 1) / bs;

@@ -13,6 +13,11 @@
 // sliding blocks than full ones). For Gemma 3 (five sliding layers in six,
 // window 512) most of the memory thus goes to the global layers.
 //
+// A recurrent-state group (Qwen3.5's linear-attention layers) gets one
+// block, a request's state, per max_num_seqs sequence; its bytes
+// (ModelConfig::recurrent_state_bytes each) come out of the budget first,
+// as a sliding group's do.
+//
 // With a draft model (speculative method draft_model) the budget also pays
 // for the draft's cache, which holds as many tokens as the primary group
 // plus each sequence's num_speculative_tokens drafts: a primary block's

@@ -193,6 +193,43 @@ const std::vector<std::pair<const char*, const char*>> kDeepseek2Refused = {
 const std::vector<std::pair<const char*, const char*>> kEverySparse = {
     {"decoder_sparse_step", "1"}, {"mlp_only_layers", ""}, {"use_sliding_window", ""}};
 
+// Qwen3.5 (hf_model.cpp adds ssm.inner_size and the layer pattern).
+const Keys kGatedDeltaNetConfig = {
+    {"linear_conv_kernel_dim", "ssm.conv_kernel", Kind::INT},
+    {"linear_key_head_dim", "ssm.state_size", Kind::INT},
+    {"linear_num_key_heads", "ssm.group_count", Kind::INT},
+    {"linear_num_value_heads", "ssm.time_step_rank", Kind::INT},
+};
+const Names kGatedDeltaNet = {
+    {"model.layers.{N}.post_attention_layernorm.weight", "blk.{N}.post_attention_norm.weight"},
+    {"model.layers.{N}.linear_attn.in_proj_qkv.weight", "blk.{N}.attn_qkv.weight"},
+    {"model.layers.{N}.linear_attn.in_proj_z.weight", "blk.{N}.attn_gate.weight"},
+    {"model.layers.{N}.linear_attn.in_proj_b.weight", "blk.{N}.ssm_beta.weight"},
+    {"model.layers.{N}.linear_attn.in_proj_a.weight", "blk.{N}.ssm_alpha.weight"},
+    {"model.layers.{N}.linear_attn.conv1d.weight", "blk.{N}.ssm_conv1d.weight"},
+    {"model.layers.{N}.linear_attn.dt_bias", "blk.{N}.ssm_dt.bias"},
+    {"model.layers.{N}.linear_attn.A_log", "blk.{N}.ssm_a"},
+    {"model.layers.{N}.linear_attn.norm.weight", "blk.{N}.ssm_norm.weight"},
+    {"model.layers.{N}.linear_attn.out_proj.weight", "blk.{N}.ssm_out.weight"},
+};
+const Names kQwen35Tensors = kEmbeddingAndHead + kSeparateProjections + kQkNorm + kGatedDeltaNet;
+const Names kQwen35MoeTensors = kAttention + kQkNorm + kGatedDeltaNet + kExpertMlps + kSharedExpert;
+// The published checkpoints are multimodal: the text model under
+// model.language_model., the vision tower and the multi-token-prediction
+// head (mtp.) not read.
+const std::vector<std::pair<const char*, const char*>> kQwen35TextPrefix = {{"model.language_model.", "model."}};
+const std::vector<const char*> kQwen35Ignored = {"model.visual.", "mtp."};
+
+HfArchitecture qwen35_row(const char* hf_class, const char* gguf_name, bool experts, bool multimodal) {
+    HfArchitecture row{hf_class, gguf_name, kCommonConfig + kGatedDeltaNetConfig + (experts ? kExperts + kNumExperts : Keys{}),
+                       experts ? kQwen35MoeTensors : kQwen35Tensors, /*norm_plus_one=*/true};
+    row.text_config = multimodal;
+    if (multimodal) row.prefix_rewrites = kQwen35TextPrefix;
+    row.ignored_prefixes = kQwen35Ignored;
+    row.gated_delta_net = true;
+    return row;
+}
+
 // SmolLM3, OLMo 2, Granite 3, GLM-4.
 const Names kLlamaTensors = kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm;
 // OLMo 2 has no input_layernorm or pre-MLP norm: its norms follow attention and the MLP.
@@ -288,6 +325,10 @@ const std::vector<HfArchitecture>& architectures() {
                  a.refused_unless = kDeepseek2Refused;
                  a.mla = true;
              }),
+        qwen35_row("Qwen3_5ForCausalLM", "qwen35", false, false),
+        qwen35_row("Qwen3_5ForConditionalGeneration", "qwen35", false, true),
+        qwen35_row("Qwen3_5MoeForCausalLM", "qwen35moe", true, false),
+        qwen35_row("Qwen3_5MoeForConditionalGeneration", "qwen35moe", true, true),
     };
     return rows;
 }

@@ -56,6 +56,13 @@ struct HfArchitecture {
     // dim]: the loader turns them into llama.cpp's ffn_{gate,up,down}_exps
     // (float copies; the row names map to ffn_gate_up_exps for it to split).
     bool interleaved_experts = false;
+    // Qwen3.5's Gated DeltaNet layers: config.json's linear_* sizes and
+    // layer_types become llama.cpp's ssm.* and attention.recurrent_layers
+    // keys, A_log becomes ssm_a = -exp(A_log) as llama.cpp's converter
+    // writes it, the gated norm (linear_attn.norm) keeps its weight (the
+    // other norms are 1 + w), and the value heads stay in the checkpoint's
+    // grouped order (vllm.linear_v_heads).
+    bool gated_delta_net = false;
     // GLM-4: the checkpoint's q/k rows already are in the GGUF architecture's
     // RoPE layout (adjacent pairs; llama.cpp's converter keeps them as
     // trained), so the loader leaves the architecture's RoPE style.

@@ -135,6 +135,7 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
                  (*accepted ? accepted : "unset") + ")");
     }
     if (arch.interleaved_experts) check_gpt_oss_config(config);
+    if (arch.gated_delta_net) read_gated_delta_net_config(config, a);
     // One head size for keys and values, as HF's head_dim means.
     if (const GgufValue* head_dim = find(a + "attention.key_length")) metadata_[a + "attention.value_length"] = *head_dim;
     if (arch.mla) read_mla_config(config, a);
@@ -376,7 +377,18 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
                 continue;
             }
             std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // GGUF lists the contiguous dim first
-            if (arch.norm_plus_one && ends_with(t.name, "norm.weight")) {
+            // Qwen3.5: ssm_a = -exp(A_log), as llama.cpp's converter stores it.
+            if (arch.gated_delta_net && ends_with(t.name, ".A_log")) {
+                int64_t n = 1;
+                for (int64_t d : dims) n *= d;
+                std::vector<float> values(static_cast<size_t>(n));
+                kernels::dequantize_row(t.type, t.data, values.data(), n);
+                for (float& v : values) v = -std::exp(v);
+                add_computed(name, std::move(dims), std::move(values));
+                continue;
+            }
+            const bool gated_norm = arch.gated_delta_net && ends_with(t.name, "linear_attn.norm.weight");
+            if (arch.norm_plus_one && ends_with(t.name, "norm.weight") && !gated_norm) {
                 int64_t n = 1;
                 for (int64_t d : dims) n *= d;
                 std::vector<float> values(static_cast<size_t>(n));
@@ -629,6 +641,40 @@ void HfModel::read_gemma4_config(const json::Value& config, const std::string& a
     std::vector<float> divisors(static_cast<size_t>(pairs), 1e30f);
     std::fill(divisors.begin(), divisors.begin() + rotated, 1.0f);
     add_computed("rope_freqs.weight", {pairs}, std::move(divisors));
+}
+
+void HfModel::read_gated_delta_net_config(const json::Value& config, const std::string& a) {
+    const auto positive = [&](const char* key) {
+        const json::Value* v = config.find(key);
+        if (v == nullptr || !v->is_int() || v->as_int() <= 0) fail(std::string("config.json '") + key + "' is not a positive integer");
+        return v->as_int();
+    };
+    const int64_t v_heads = positive("linear_num_value_heads");
+    metadata_[a + "ssm.inner_size"] = int_value(positive("linear_value_head_dim") * v_heads);
+    metadata_["vllm.linear_v_heads"] = string_value("grouped");
+    if (find(a + "feed_forward_length") == nullptr && find(a + "expert_feed_forward_length") != nullptr)
+        metadata_[a + "feed_forward_length"] = *find(a + "expert_feed_forward_length");
+    const json::Value* types = config.find("layer_types");
+    if (types == nullptr || types->is_null()) {
+        if (const json::Value* interval = config.find("full_attention_interval"); interval != nullptr && !interval->is_null()) {
+            if (!interval->is_int()) fail("config.json 'full_attention_interval' is not an integer");
+            metadata_[a + "full_attention_interval"] = int_value(interval->as_int());
+        }
+        return;
+    }
+    if (!types->is_array()) fail("config.json 'layer_types' is not a list");
+    GgufValue flags;
+    flags.type = GgufValueType::ARRAY;
+    flags.element_type = GgufValueType::BOOL;
+    for (size_t i = 0; i < types->items().size(); ++i) {
+        const json::Value& type = types->items()[i];
+        const bool linear = type.is_string() && type.as_string() == "linear_attention";
+        if (!linear && !(type.is_string() && type.as_string() == "full_attention"))
+            fail("config.json 'layer_types'[" + std::to_string(i) + "] is " + json::dump(type) +
+                 " (expected \"linear_attention\" or \"full_attention\")");
+        flags.packed_scalars.push_back(linear ? 1 : 0);
+    }
+    metadata_[a + "attention.recurrent_layers"] = std::move(flags);
 }
 
 void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {

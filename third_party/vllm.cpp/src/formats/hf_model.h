@@ -72,6 +72,10 @@ private:
     // converter writes them (proportional RoPE: a rope_freqs tensor);
     // what the forward does not run is refused by name.
     void read_gemma4_config(const json::Value& config, const std::string& arch_prefix);
+    // Qwen3.5 (HfArchitecture::gated_delta_net): ssm.inner_size, the layer
+    // pattern from layer_types (else full_attention_interval), the value
+    // heads' order; a MoE config without intermediate_size gets the experts'.
+    void read_gated_delta_net_config(const json::Value& config, const std::string& arch_prefix);
     // A float32 tensor whose values this loader computed.
     void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
 

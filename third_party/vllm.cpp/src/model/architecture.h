@@ -41,6 +41,10 @@ struct ArchitectureTraits {
     bool expert_bias = false;
     ExpertGating expert_gating = ExpertGating::SOFTMAX;  // <arch>.expert_gating_func overrides
     const char* ffn_norm_tensor = "ffn_norm";
+    // Qwen3.5: Gated DeltaNet layers among gated full-attention layers (see
+    // ModelConfig::recurrent_layers), read from <arch>.ssm.* and
+    // <arch>.attention.recurrent_layers.
+    bool hybrid_linear_attention = false;
     // OLMo 2 and SmolLM3: see the ModelConfig fields of the same names
     // (SmolLM3's step is llama.cpp's fixed 4; its GGUFs have no key for it).
     bool pre_norms = true;

@@ -11,6 +11,7 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vllm {
 
@@ -19,6 +20,7 @@ Decoder::Decoder(ModelConfig config, ModelWeights weights, int max_model_len)
     if (config_.embedding_scale > 0.0f) embedding_multiplier_ = config_.embedding_scale;
     rope_ = RotaryAngles::global(config_, weights_, max_model_len);
     if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_);
+    if (config_.has_recurrent_layers()) recurrent_ = std::make_unique<RecurrentStates>(config_);
 }
 
 void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCache& cache) {
@@ -39,6 +41,10 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
     k_.resize(T * kv_dim);
     v_.resize(T * kv_dim);
     attn_.resize(T * q_dim);
+    if (c.attn_output_gate) {
+        q_gated_.resize(T * 2 * q_dim);
+        attn_gate_.resize(T * q_dim);
+    }
     if (c.n_experts == 0 || c.n_dense_leading > 0) {  // the MoE block keeps its own buffers
         gate_.resize(T * c.ffn_dim);
         up_.resize(T * c.ffn_dim);
@@ -64,15 +70,29 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
         return;
     }
     const int64_t T = static_cast<int64_t>(positions_.size());
-    kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, xn_.data(), T, pool);
+    kernels::matmul_shared({{&w.wq, c.attn_output_gate ? q_gated_.data() : q_.data()}, {&w.wk, k_.data()},
+                            {&w.wv, v_.data()}},
+                           xn_.data(), T, pool);
+    const int hd = c.head_dim;
+    if (c.attn_output_gate)  // each head's rows: head_dim of q, then head_dim of gate
+        for (int64_t i = 0; i < T * c.n_heads; ++i) {
+            std::copy_n(q_gated_.data() + 2 * i * hd, hd, q_.data() + i * hd);
+            std::copy_n(q_gated_.data() + (2 * i + 1) * hd, hd, attn_gate_.data() + i * hd);
+        }
     const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
     finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, c.rotates(l), T, q_.data(), k_.data(),
                            v_.data(), pool);
     paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
                     w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
+    if (c.attn_output_gate)
+        for (int64_t i = 0; i < T * c.n_heads * hd; ++i) attn_[i] *= 1.0f / (1.0f + std::exp(-attn_gate_[i]));
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
     if (!w.bo.empty())
         for (int64_t t = 0; t < T; ++t) kernels::axpy_f32(1.0f, w.bo.data(), xn_.data() + t * c.dim, c.dim);
+}
+
+void Decoder::linear_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) {
+    gated_delta_net(config_, weights_.layers[l], l, batch, cache.group_of(l), xn_.data(), *recurrent_, linear_, pool);
 }
 
 void Decoder::mlp(int l, ThreadPool& pool) {

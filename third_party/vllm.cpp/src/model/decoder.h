@@ -7,9 +7,11 @@
 // layer is one virtual call per layer and forward, never per token.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/blocks/latent_attention.h"
+#include "model/blocks/gated_delta_net.h"
 #include "model/blocks/moe.h"
 #include "model/blocks/rotary.h"
 #include "model/decoder_model.h"
@@ -40,7 +42,14 @@ protected:
     // q/k norm, RoPE of the layer's kind), paged attention (with the
     // layer's sinks, if any) and the output projection (plus its bias, if any);
     // for a latent attention model (config.is_mla()), blocks/latent_attention.h.
+    // With config.attn_output_gate (Qwen3.5), the q projection's per-head
+    // gate rows multiply the attention output by their sigmoid before the
+    // output projection.
     void self_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
+    // xn_ -> xn_: layer l's Gated DeltaNet (blocks/gated_delta_net.h), for
+    // config.is_recurrent(l), on each sequence's state in the recurrent
+    // KV cache group's slot.
+    void linear_attention(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool);
     // xn_ -> xn_: layer l's gated MLP with the config's activation, or its
     // mixture of experts (blocks/moe.h) when config.is_moe_layer(l).
     void mlp(int l, ThreadPool& pool);
@@ -82,6 +91,11 @@ private:
 
     MoeScratch moe_;
     LatentScratch latent_;
+    // attn_output_gate: the q projection's rows (q and gate per head), the gates.
+    std::vector<float> q_gated_, attn_gate_;
+    // Linear-attention layers: every request's states and the layer's scratch.
+    std::unique_ptr<RecurrentStates> recurrent_;
+    GatedDeltaNetScratch linear_;
 };
 
 }  // namespace vllm

@@ -243,6 +243,54 @@ void read_gemma4_layers(const ModelSource& file, const std::string& a, ModelConf
     }
 }
 
+// Qwen3.5's hybrid layout as llama.cpp's converter writes it: the linear
+// layers' sizes (ssm.*), which layers are linear (attention.recurrent_layers,
+// else every layer but each full_attention_interval-th), and the
+// multi-token-prediction layers counted in block_count (nextn_predict_layers),
+// which the forward does not run.
+void read_hybrid(const ModelSource& file, const std::string& a, ModelConfig& c) {
+    const auto fail = [&](const std::string& why) { throw_model_load("cannot load '" + file.path() + "': " + why); };
+    const int64_t blocks = c.n_layers;
+    const int64_t nextn = file.get_int(a + "nextn_predict_layers", 0);
+    if (nextn < 0 || nextn >= blocks) fail(a + "nextn_predict_layers " + std::to_string(nextn) + " leaves no layers");
+    c.n_layers = static_cast<int>(blocks - nextn);
+    for (auto [key, field] : {std::pair{"ssm.conv_kernel", &c.conv_kernel}, std::pair{"ssm.state_size", &c.linear_head_dim},
+                              std::pair{"ssm.group_count", &c.linear_k_heads},
+                              std::pair{"ssm.time_step_rank", &c.linear_v_heads}}) {
+        if (file.find(a + key) == nullptr) fail(a + key + " is missing (the linear-attention layers' shape)");
+        const int64_t v = file.get_int(a + key, 0);
+        if (v <= 0 || v > (1 << 16)) fail(a + key + " " + std::to_string(v) + " is not a positive size");
+        *field = static_cast<int>(v);
+    }
+    if (c.conv_kernel < 2) fail(a + "ssm.conv_kernel must be at least 2");
+    if (c.linear_v_heads % c.linear_k_heads != 0)
+        fail(a + "ssm.time_step_rank " + std::to_string(c.linear_v_heads) + " (value heads) is not a multiple of " + a +
+             "ssm.group_count " + std::to_string(c.linear_k_heads) + " (key heads)");
+    const int64_t inner = file.get_int(a + "ssm.inner_size", int64_t(c.linear_v_heads) * c.linear_head_dim);
+    if (inner != int64_t(c.linear_v_heads) * c.linear_head_dim)
+        fail(a + "ssm.inner_size " + std::to_string(inner) + " is not ssm.time_step_rank x ssm.state_size (value heads "
+             "as wide as key heads are all this engine runs)");
+    c.recurrent_layers.assign(c.n_layers, false);
+    if (file.find(a + "attention.recurrent_layers") != nullptr) {
+        const std::vector<int64_t> flags = file.get_int_array(a + "attention.recurrent_layers");
+        if (static_cast<int64_t>(flags.size()) != blocks)
+            fail(a + "attention.recurrent_layers has " + std::to_string(flags.size()) + " entries, but " + a +
+                 "block_count is " + std::to_string(blocks));
+        for (int l = 0; l < c.n_layers; ++l) c.recurrent_layers[l] = flags[l] != 0;
+    } else {
+        const int64_t interval = file.get_int(a + "full_attention_interval", 4);
+        if (interval <= 0) fail(a + "full_attention_interval must be positive");
+        for (int l = 0; l < c.n_layers; ++l) c.recurrent_layers[l] = (l + 1) % interval != 0;
+    }
+    if (!c.has_recurrent_layers() || std::all_of(c.recurrent_layers.begin(), c.recurrent_layers.end(), [](bool r) { return r; }))
+        fail("the layer pattern has " + std::string(c.has_recurrent_layers() ? "no full-attention" : "no linear-attention") +
+             " layer (a " + c.architecture + " model interleaves both)");
+    c.attn_output_gate = true;
+    const std::string order = file.get_string("vllm.linear_v_heads", "tiled");
+    if (order != "tiled" && order != "grouped") fail("unknown vllm.linear_v_heads '" + order + "'");
+    c.linear_v_heads_grouped = order == "grouped";
+}
+
 }  // namespace
 
 int ModelConfig::kv_source_of(int layer) const {
@@ -287,6 +335,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
+    if (traits->hybrid_linear_attention && c.n_layers > 0) read_hybrid(file, a, c);
     c.dim = static_cast<int>(file.require_int(a + "embedding_length"));
     c.n_heads = static_cast<int>(file.require_int(a + "attention.head_count"));
     if (c.n_layers > 0 && c.n_layers <= (1 << 20)) {
@@ -367,10 +416,13 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (traits->refuses_sliding_window && file.get_int(a + "attention.sliding_window", 0) > 0)
         throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window is not supported for " +
                          c.architecture + " (OLMo 3's sliding-window layers are not implemented)");
-    if (file.find(a + "rope.dimension_sections") != nullptr)
+    // Qwen3.5's GGUFs always carry both: for text its multimodal RoPE is
+    // plain RoPE (the three position ids are equal), and read_hybrid leaves
+    // its multi-token-prediction layers out.
+    if (!traits->hybrid_linear_attention && file.find(a + "rope.dimension_sections") != nullptr)
         throw_model_load("cannot load '" + file.path() + "': " + a +
                          "rope.dimension_sections (multimodal RoPE) is not supported");
-    if (file.get_int(a + "nextn_predict_layers", 0) > 0)
+    if (!traits->hybrid_linear_attention && file.get_int(a + "nextn_predict_layers", 0) > 0)
         throw_model_load("cannot load '" + file.path() + "': " + a +
                          "nextn_predict_layers is not supported (next-token-prediction layers are not implemented)");
     if (traits->sliding_window) {
@@ -403,6 +455,11 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
             throw_model_load("cannot load '" + file.path() + "': " + std::to_string(group) + " query heads per KV head of " +
                              std::to_string(c.head_dim_of(l)) + " dims (unsupported: at most " + std::to_string(most) + ")");
     }
+    // A linear-attention layer keeps no per-token K/V (its state is per
+    // request, in the recurrent-state group).
+    if (c.has_recurrent_layers())
+        for (int l = 0; l < c.n_layers; ++l)
+            c.layer_kv_shapes.push_back(c.is_recurrent(l) ? KvLayerShape{} : KvLayerShape{c.n_kv_heads, c.head_dim, c.head_dim});
     // vocab_size comes from the embedding tensor; the metadata key is optional.
     return c;
 }

@@ -2,6 +2,7 @@
 // with what the architecture's registry entry fixes (model_registry.h).
 // The flags below are what the shared blocks (blocks/) vary by.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -197,6 +198,50 @@ struct ModelConfig {
         return longrope_original_context > 0 && max_model_len > longrope_original_context;
     }
 
+    // Qwen3.5's hybrid (qwen35, qwen35moe): the layers where
+    // recurrent_layers[l] is set are Gated DeltaNet linear attention
+    // (blocks/gated_delta_net.h), whose per-request state (a causal conv's
+    // last conv_kernel - 1 inputs and a delta-rule matrix per value head)
+    // lives in the recurrent KV cache group (kv_cache_group.h); the others
+    // are full attention whose q projection also yields an output gate
+    // (attn_output_gate: per head head_dim query rows then head_dim gate
+    // rows; the attention output is multiplied by sigmoid(gate)). The
+    // linear layers: linear_k_heads query/key heads and linear_v_heads
+    // value heads of linear_head_dim each (llama.cpp's ssm.group_count,
+    // ssm.time_step_rank, ssm.state_size); value head h reads key head
+    // h % linear_k_heads (llama.cpp's converter reorders them so) or, with
+    // linear_v_heads_grouped (a Hugging Face checkpoint as trained),
+    // h / (linear_v_heads / linear_k_heads).
+    std::vector<bool> recurrent_layers;  // empty: no linear-attention layer
+    bool attn_output_gate = false;
+    int conv_kernel = 0;
+    int linear_k_heads = 0, linear_v_heads = 0, linear_head_dim = 0;
+    bool linear_v_heads_grouped = false;
+
+    bool is_recurrent(int layer) const {
+        return layer < static_cast<int>(recurrent_layers.size()) && recurrent_layers[layer];
+    }
+    bool has_recurrent_layers() const {
+        for (bool r : recurrent_layers)
+            if (r) return true;
+        return false;
+    }
+    // The linear layers' channels through the conv: q, k (linear_k_heads
+    // heads each) and v (linear_v_heads heads).
+    int linear_conv_channels() const { return (2 * linear_k_heads + linear_v_heads) * linear_head_dim; }
+    // Floats of one request's state in one linear layer: the conv's
+    // (conv_kernel - 1) x channels inputs and the delta-rule matrices.
+    int64_t recurrent_state_floats() const {
+        return int64_t(conv_kernel - 1) * linear_conv_channels() +
+               int64_t(linear_v_heads) * linear_head_dim * linear_head_dim;
+    }
+
+    // Bytes of one request's state over every linear layer (floats).
+    int64_t recurrent_state_bytes() const {
+        int64_t layers = 0;
+        for (bool r : recurrent_layers) layers += r ? 1 : 0;
+        return layers * recurrent_state_floats() * 4;
+    }
     bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
     // Multi-head latent attention (DeepSeek-V2, blocks/latent_attention.h):
     // kv_lora_rank > 0. Each token's K/V are one compressed latent of

@@ -16,6 +16,7 @@ const Architecture* const kArchitectures[] = {
     &kSmolLm3Architecture, &kOlmo2Architecture, &kGraniteArchitecture, &kGlm4Architecture,
     &kGemma4Architecture,
     &kDeepseek2Architecture,
+    &kQwen35Architecture, &kQwen35MoeArchitecture,
 };
 
 }  // namespace

@@ -210,6 +210,26 @@ void load_latent_attention(const TensorLoader& load, const std::string& p, const
     l.wo = load.matrix(p + "attn_output.weight", dim, heads * c.v_head_dim);
 }
 
+// A Qwen3.5 linear-attention layer's tensors (llama.cpp's names; a layer the
+// pattern calls linear but which holds full attention's tensors instead, or
+// lacks one of these, is refused naming the tensor and the pattern).
+void load_linear_attention(const TensorLoader& load, const std::string& p, const ModelConfig& c, LayerWeights& l) {
+    const int64_t dim = c.dim, channels = c.linear_conv_channels(), value_dim = int64_t(c.linear_v_heads) * c.linear_head_dim;
+    const std::string why = "(a linear-attention layer by the metadata's layer pattern, attention.recurrent_layers) is missing";
+    for (const char* name : {"attn_qkv.weight", "attn_gate.weight", "ssm_conv1d.weight", "ssm_a", "ssm_dt.bias",
+                             "ssm_beta.weight", "ssm_alpha.weight", "ssm_norm.weight", "ssm_out.weight"})
+        if (load.find(p + name) == nullptr) load.fail(p + name, why);
+    l.w_linear_qkv = load.matrix(p + "attn_qkv.weight", channels, dim);
+    l.w_linear_z = load.matrix(p + "attn_gate.weight", value_dim, dim);
+    l.w_beta = load.matrix(p + "ssm_beta.weight", c.linear_v_heads, dim);
+    l.w_alpha = load.matrix(p + "ssm_alpha.weight", c.linear_v_heads, dim);
+    l.w_linear_out = load.matrix(p + "ssm_out.weight", dim, value_dim);
+    l.conv1d = load.vector(p + "ssm_conv1d.weight", channels * c.conv_kernel);
+    l.ssm_a = load.vector(p + "ssm_a", c.linear_v_heads);
+    l.ssm_dt = load.vector(p + "ssm_dt.bias", c.linear_v_heads);
+    l.ssm_norm = load.vector(p + "ssm_norm.weight", c.linear_head_dim);
+}
+
 }  // namespace
 
 ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config) {
@@ -250,7 +270,9 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         const bool own_kv = config.kv_source_of(i) == i;
         // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
         if (config.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
-        if (config.is_mla()) {
+        if (config.is_recurrent(i)) {
+            load_linear_attention(load, p, config, l);
+        } else if (config.is_mla()) {
             load_latent_attention(load, p, config, l);
         } else if (!own_kv || (config.value_norm && load.find(p + "attn_v.weight") == nullptr)) {
             // Gemma 4: a KV-sharing layer projects queries only; a K=V layer
@@ -258,15 +280,18 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
             if (own_kv) l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
             l.values_are_keys = own_kv;
-        } else if (load.find(p + "attn_qkv.weight")) {
+        } else if (!config.has_recurrent_layers() && load.find(p + "attn_qkv.weight")) {  // Phi-3's fused q/k/v
             const auto qkv = load.stacked(p + "attn_qkv.weight", {q_dim, kv_dim, kv_dim}, dim);
             l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
         } else {
-            l.wq = load.matrix(p + "attn_q.weight", q_dim, dim);
+            if (config.has_recurrent_layers() && load.find(p + "attn_q.weight") == nullptr)
+                load.fail(p + "attn_q.weight",
+                          "(a full-attention layer by the metadata's layer pattern, attention.recurrent_layers) is missing");
+            l.wq = load.matrix(p + "attn_q.weight", config.attn_output_gate ? 2 * q_dim : q_dim, dim);
             l.wk = load.matrix(p + "attn_k.weight", kv_dim, dim);
             l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
         }
-        if (!config.is_mla()) l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
+        if (!config.is_mla() && !config.is_recurrent(i)) l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
         if (config.output_bias) l.bo = load.vector(p + "attn_output.bias", dim);
         if (config.attn_sinks) l.attn_sinks = load.vector(p + "attn_sinks.weight", config.n_heads);
         if (config.qkv_bias) {
@@ -274,7 +299,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.bk = load.vector(p + "attn_k.bias", kv_dim);
             l.bv = load.vector(p + "attn_v.bias", kv_dim);
         }
-        if (config.qk_norm) {
+        if (config.qk_norm && !config.is_recurrent(i)) {
             // OLMoE normalises the whole projection, the others each head.
             l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : head_dim);
             if (own_kv) l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : head_dim);
@@ -314,7 +339,8 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     std::vector<kernels::QuantMatrix*> matrices;
     for (LayerWeights& l : w.layers)
         for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router,
-                                        &l.per_layer_gate, &l.per_layer_proj, &l.wq_a, &l.wq_b, &l.wkv_a})
+                                        &l.per_layer_gate, &l.per_layer_proj, &l.wq_a, &l.wq_b, &l.wkv_a,
+                                        &l.w_linear_qkv, &l.w_linear_z, &l.w_beta, &l.w_alpha, &l.w_linear_out})
             matrices.push_back(m);
     matrices.push_back(&w.output);
     matrices.push_back(&w.per_layer_model_proj);

@@ -56,6 +56,14 @@ struct LayerWeights {
     kernels::QuantMatrix wq_a, wq_b, wkv_a;
     std::vector<float> q_a_norm, kv_a_norm;
     std::vector<kernels::QuantMatrix> k_b, v_b;
+    // Qwen3.5's linear-attention layers (config.is_recurrent(l); such a
+    // layer has no wq/wk/wv/wo): the q/k/v projection into the conv
+    // (attn_qkv), the output gate z (attn_gate), beta and alpha per value
+    // head (ssm_beta, ssm_alpha), the output projection (ssm_out); the conv
+    // weights [channels][conv_kernel], the decay's bias (ssm_dt.bias) and
+    // factor -exp(A_log) (ssm_a) per value head, the gated norm [head_dim].
+    kernels::QuantMatrix w_linear_qkv, w_linear_z, w_beta, w_alpha, w_linear_out;
+    std::vector<float> conv1d, ssm_dt, ssm_a, ssm_norm;
 };
 
 struct ModelWeights {

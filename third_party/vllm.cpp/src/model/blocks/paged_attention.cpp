@@ -130,7 +130,8 @@ void check_block_tables(const ModelConfig& c, const std::vector<SequenceSlice>& 
     std::array<bool, kMaxKvCacheGroups> full{};
     for (int l = 0; l < c.n_layers; ++l) {
         const int g = cache.group_of(l);
-        if (c.is_sliding(l)) window[g] = c.sliding_window;
+        if (c.is_recurrent(l)) full[g] = true;  // one state slot per request, never freed early
+        else if (c.is_sliding(l)) window[g] = c.sliding_window;
         else full[g] = true;
     }
     const int bs = cache.block_size();
