@@ -38,8 +38,8 @@ from native_build import build_native_tests  # noqa: F401 (conftest builds it be
 from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close, assert_probe_refuses  # noqa: E402
-from test_moe_goldens import (GREEDY_CHUNKS, _drop_safetensors_tensor, _greedy, _load_refused,  # noqa: E402
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_probe_refuses  # noqa: E402
+from test_moe_goldens import (assert_matches_transformers, GREEDY_CHUNKS, _drop_safetensors_tensor, _greedy, _load_refused,  # noqa: E402
                               edited_hf_copy)
 
 TINY = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_families"
@@ -101,15 +101,9 @@ def test_golden_files_agree_with_themselves(case):
 @pytest.mark.parametrize("case", CASES)
 def test_tiny_family_matches_transformers(probe, tmp_path, case, form, record_property):
     model = FORMS[form](case)
-    golden = _golden(case)
     want = np.load(TINY / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
-    first = golden["prompts"][0]
-    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", [])
-    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
-    for chunk in GREEDY_CHUNKS:
-        failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
-                                   2 * float(err.max()) + 1e-4)
-        assert not failures, (f"chunk {chunk}", failures)
+    assert_matches_transformers(probe, model, _golden(case), want, tmp_path / "logits.bin", f"{case} ({form})",
+                                record_property)
 
 
 @pytest.mark.timeout(120)

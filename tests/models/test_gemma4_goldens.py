@@ -42,8 +42,8 @@ from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (flo
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten, assert_logits_close  # noqa: E402
-from test_moe_goldens import _drop_safetensors_tensor, _greedy, assert_greedy_matches_llama_cpp  # noqa: E402
+from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten  # noqa: E402
+from test_moe_goldens import assert_matches_transformers, _drop_safetensors_tensor, _greedy, assert_greedy_matches_llama_cpp  # noqa: E402
 
 TINY = GOLDEN_DIR / "tiny_gemma4"
 CASES = [c for c in ("gemma4-e", "gemma4-dense") if (TINY / f"{c}.gguf").is_file()]
@@ -72,15 +72,9 @@ def test_goldens_present():
 @pytest.mark.parametrize("case", CASES)
 def test_tiny_gemma4_matches_transformers(probe, tmp_path, case, form, record_property):
     model = FORMS[form](case)
-    golden = _golden(case)
     want = np.load(TINY / f"{case}_logits.npy")[LOGITS_CHUNK - 1:]
-    first = golden["prompts"][0]
-    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], tmp_path / "logits.bin", [])
-    err = assert_logits_close(got, want, f"{case} ({form})", record_property)
-    for chunk in GREEDY_CHUNKS:
-        failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
-                                   2 * float(err.max()) + 1e-4)
-        assert not failures, (f"chunk {chunk}", failures)
+    assert_matches_transformers(probe, model, _golden(case), want, tmp_path / "logits.bin", f"{case} ({form})",
+                                record_property)
 
 
 @pytest.mark.timeout(120)

@@ -87,6 +87,20 @@ def _greedy(probe, model, prompts, chunk):
     return [[int(t) for t in line.split()] for line in out.stdout.strip().split("\n")]
 
 
+def assert_matches_transformers(probe, model, golden, want, scratch, name, record_property):
+    """``model``'s teacher-forced logits over prompt 0 and its reference ids
+    against transformers' (``want``), then every prompt's greedy ids at each
+    of GREEDY_CHUNKS under the near-tie rule (the golden tests of the other
+    families call it too)."""
+    first = golden["prompts"][0]
+    got = _logits(probe, model, first["prompt_ids"] + first["ref_ids"], scratch, [])
+    err = assert_logits_close(got, want, name, record_property)
+    for chunk in GREEDY_CHUNKS:
+        failures = greedy_failures(golden["prompts"], _greedy(probe, model, golden["prompts"], chunk),
+                                   2 * float(err.max()) + 1e-4)
+        assert not failures, (f"chunk {chunk}", failures)
+
+
 def test_goldens_present():
     if not CASES:
         pytest.skip("no MoE goldens under tests/golden/tiny_moe (make_moe_goldens.py writes them)")
