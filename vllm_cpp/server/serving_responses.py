@@ -35,7 +35,7 @@ RESPONSES_FIELDS = (
     "prompt", "max_tool_calls", "top_logprobs", "prompt_cache_key", "prompt_cache_retention", "safety_identifier",
     # vLLM's extras
     "top_k", "min_p", "seed", "stop", "presence_penalty", "frequency_penalty", "repetition_penalty", "min_tokens",
-    "ignore_eos", "priority", "chat_template_kwargs",
+    "ignore_eos", "priority", "chat_template_kwargs", "thinking_token_budget",
 )
 
 
