@@ -65,11 +65,6 @@ def base_url(smollm2_path):
             yield url
 
 
-@pytest.fixture(scope="module")
-def client(base_url):
-    return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
-
-
 def ask(client, **extra):
     body = dict(GREEDY)
     body.update(extra.pop("extra_body", {}))

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "go first (default 1024; 0 keeps none)")
     group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
                        help="/v1/responses: seconds a stored response is kept (default 3600)")
+    group.add_argument("--responses-store-max-bytes", type=int, default=256 << 20, metavar="BYTES",
+                       help="/v1/responses: most bytes of stored responses (as JSON, with their conversations); "
+                            "the oldest go first (default 268435456)")
     add_engine_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",

@@ -24,7 +24,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
               ("--max-stop-strings", args.max_stop_strings, 0),
               ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0),
               ("--max-connections-per-client", args.max_connections_per_client, 1),
-              ("--responses-store-max-entries", args.responses_store_max_entries, 0)]
+              ("--responses-store-max-entries", args.responses_store_max_entries, 0),
+              ("--responses-store-max-bytes", args.responses_store_max_bytes, 1)]
     if args.max_tokens_limit is not None:
         bounds.append(("--max-tokens-limit", args.max_tokens_limit, 1))
     for flag, value, least in bounds:
@@ -54,7 +55,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                                                              body_timeout=args.request_body_timeout,
                                                              max_per_client=args.max_connections_per_client),
                           responses_store_max_entries=args.responses_store_max_entries,
-                          responses_store_max_age_s=args.responses_store_max_age)
+                          responses_store_max_age_s=args.responses_store_max_age,
+                          responses_store_max_bytes=args.responses_store_max_bytes)
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).
