@@ -123,9 +123,9 @@ std::string detect_reasoning_parser(std::string_view template_source) {
     if (has("Here is my thought process:")) return "granite";
     // GLM-4.5's template writes "<|assistant|>" and its own empty "<think></think>".
     if (has("<|assistant|>") && has("</think>")) return "glm45";
-    // DeepSeek-V3.1's template thinks only when its "thinking" variable is set.
-    if (has("</think>") && has("<｜tool▁calls▁begin｜>") && has("thinking is defined") && !has("enable_thinking"))
-        return "deepseek_v3";
+    // DeepSeek-V3.1's template thinks only when its "thinking" variable is set
+    // (llama.cpp's copy also reads enable_thinking into it).
+    if (has("</think>") && has("<｜tool▁calls▁begin｜>") && has("thinking is defined")) return "deepseek_v3";
     if (has("</think>")) return has("enable_thinking") ? "qwen3" : "deepseek_r1";
     return "";
 }
