@@ -1,0 +1,76 @@
+"""Our tokenizers against llama.cpp's own tokenizer tests: each vocabulary
+under llama.cpp's models/ (ggml-vocab-NAME.gguf) tokenizes its .inp texts
+into exactly the .out ids (add_special and parse_special off, as
+test-tokenizer-0 runs them).
+
+Two forms: the files themselves from llama.cpp's source tree (about 50 MB,
+not in the repository: found by tests/support/llama_cpp_vocabs.llama_cpp_tree,
+skipped with the reason when absent), and in CI the committed
+golden/tokenizer_llamacpp_vocabs.json (made by
+golden/make_llamacpp_vocab_golden.py): the same tests with the part of each
+vocabulary their ids are built from, written back into a vocabulary-only
+GGUF with every id in place.
+"""
+
+import json
+import pathlib
+
+import pytest
+
+from llama_cpp_vocabs import llama_cpp_tree, read_tests, write_compact_gguf
+from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
+from tokenizer_probe import ProbeError, probe_path, tokenize
+
+GOLDEN = json.loads((pathlib.Path(__file__).resolve().parents[1] / "golden" / "tokenizer_llamacpp_vocabs.json")
+                    .read_text(encoding="utf-8"))["vocabs"]
+#: Vocabularies with tests whose tokenizer model another tokenizer serves:
+#: skipped while the engine refuses them, checked once it reads them.
+PENDING = {"bert-bge": "WordPiece (tokenizer.ggml.model 'bert')"}
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return probe_path()
+
+
+@pytest.fixture(scope="module")
+def models():
+    tree = llama_cpp_tree()
+    if tree is None:
+        pytest.skip("llama.cpp's source tree (models/ggml-vocab-*.gguf) is absent: set LLAMA_CPP_DIR to it "
+                    "(the llama-cpp-python sdist's vendor/llama.cpp)")
+    return tree / "models"
+
+
+def assert_ids_equal(name, cases, got):
+    wrong = [(text, ids, g) for (text, ids), (g, _) in zip(cases, got) if ids != g]
+    assert not wrong, f"{name}: {len(wrong)} of {len(cases)} differ from llama.cpp, first: {wrong[0]!r}"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(set(GOLDEN) | set(PENDING)))
+def test_vocab_file_equals_llamacpp(probe, models, name):
+    cases = read_tests(models, name)
+    try:
+        got = tokenize(probe, ["gguf", models / f"ggml-vocab-{name}.gguf"], [t for t, _ in cases],
+                       parse_special=False)
+    except ProbeError as e:
+        if name in PENDING:
+            pytest.skip(f"{name}: {PENDING[name]} is not read by this engine yet ({e})")
+        raise
+    assert_ids_equal(name, cases, got)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_compact_vocab_equals_llamacpp(probe, tmp_path, name):
+    entry = GOLDEN[name]
+    path = write_compact_gguf(entry["vocabulary"], tmp_path / f"{name}.gguf")
+    got = tokenize(probe, ["gguf", path], [t for t, _ in entry["cases"]], parse_special=False)
+    assert_ids_equal(name, entry["cases"], got)
+
+
+def test_golden_is_the_sdist_tests(models):
+    # The committed cases are llama.cpp's current files (remake the golden when they change).
+    for name, entry in GOLDEN.items():
+        assert [list(c) for c in read_tests(models, name)] == entry["cases"], name
