@@ -14,7 +14,10 @@ How the committed file was made (the llama-cpp-python 0.3.36 sdist's tree)::
 
 Every vocabulary with tests whose tokenizer model the engine reads is
 included; bert-bge (WordPiece) is left to the WordPiece tokenizer's own
-goldens. The output is byte-reproducible.
+goldens. With transformers importable (it was 5.25 for the committed file),
+Gemma 4's entry also records whether transformers' GemmaTokenizer on that
+vocabulary gives llama.cpp's ids ("tokenizer_json"), the form the test then
+writes as a tokenizer.json. The output is byte-reproducible.
 """
 import argparse
 import json
@@ -31,6 +34,25 @@ OUT = HERE / "tokenizer_llamacpp_vocabs.json"
 LEFT_OUT = {"bert-bge"}
 
 
+def gemma4_tokenizer_json_check(entry):
+    """Whether transformers' GemmaTokenizer (the class Gemma 4's published
+    tokenizer.json comes from) built on the compact Gemma 4 vocabulary and
+    its merges tokenizes every test as llama.cpp does; None without
+    transformers."""
+    try:
+        from transformers.models.gemma.tokenization_gemma import GemmaTokenizer
+        import transformers
+    except ImportError:
+        return None
+    from llama_cpp_vocabs import compact_tokens
+
+    tokens = compact_tokens(entry["vocabulary"])
+    tokenizer = GemmaTokenizer(vocab={t: i for i, t in enumerate(tokens)},
+                               merges=[tuple(m.split(" ", 1)) for m in entry["vocabulary"]["merges"]])
+    agree = all(tokenizer(text, add_special_tokens=False)["input_ids"] == ids for text, ids in entry["cases"])
+    return {"transformers": transformers.__version__, "class": "GemmaTokenizer", "equals_llama_cpp": agree}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--llama-cpp", help="llama.cpp's source tree (default: $LLAMA_CPP_DIR or the sdist's)")
@@ -45,6 +67,8 @@ def main():
             continue
         cases = read_tests(models, name)
         vocabs[name] = {"cases": cases, "vocabulary": compact_vocabulary(models / f"ggml-vocab-{name}.gguf", cases)}
+        if name == "gemma-4":
+            vocabs[name]["tokenizer_json"] = gemma4_tokenizer_json_check(vocabs[name])
         print(f"{name}: {len(cases)} tests, {len(vocabs[name]['vocabulary']['tokens'])} tokens kept", flush=True)
     doc = {"made_by": "tests/golden/make_llamacpp_vocab_golden.py",
            "source": "llama.cpp models/ggml-vocab-*.gguf(.inp/.out), llama-cpp-python 0.3.36 sdist",

@@ -9,7 +9,10 @@ skipped with the reason when absent), and in CI the committed
 golden/tokenizer_llamacpp_vocabs.json (made by
 golden/make_llamacpp_vocab_golden.py): the same tests with the part of each
 vocabulary their ids are built from, written back into a vocabulary-only
-GGUF with every id in place.
+GGUF with every id in place. Gemma 4's vocabulary is also written as the
+tokenizer.json Gemma 4 publishes (transformers' GemmaTokenizer: BPE with its
+merges, spaces as "▁", byte fallback), which the golden script found to
+tokenize these tests as llama.cpp does, and read by the tokenizer.json loader.
 """
 
 import json
@@ -17,7 +20,8 @@ import pathlib
 
 import pytest
 
-from llama_cpp_vocabs import llama_cpp_tree, read_tests, write_compact_gguf
+from hf_convert import gemma_tokenizer_json
+from llama_cpp_vocabs import compact_token_types, compact_tokens, llama_cpp_tree, read_tests, write_compact_gguf
 from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
 from tokenizer_probe import ProbeError, probe_path, tokenize
 
@@ -74,3 +78,16 @@ def test_golden_is_the_sdist_tests(models):
     # The committed cases are llama.cpp's current files (remake the golden when they change).
     for name, entry in GOLDEN.items():
         assert [list(c) for c in read_tests(models, name)] == entry["cases"], name
+
+
+@pytest.mark.timeout(300)
+def test_gemma4_tokenizer_json_equals_llamacpp(probe, tmp_path):
+    entry = GOLDEN["gemma-4"]
+    assert entry["tokenizer_json"]["equals_llama_cpp"], entry["tokenizer_json"]
+    vocabulary = entry["vocabulary"]
+    doc = gemma_tokenizer_json(compact_tokens(vocabulary), compact_token_types(vocabulary),
+                               vocabulary["scalars"]["tokenizer.ggml.bos_token_id"], merges=vocabulary["merges"])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    got = tokenize(probe, ["json", path], [t for t, _ in entry["cases"]], parse_special=False)
+    assert_ids_equal("gemma-4 tokenizer.json", entry["cases"], got)

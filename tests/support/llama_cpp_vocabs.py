@@ -118,10 +118,22 @@ def compact_vocabulary(gguf_path, cases) -> dict:
 
 
 
+def compact_tokens(compact: dict) -> List[str]:
+    """Every id's text: the kept tokens, and elsewhere a filler no text
+    reaches (an ASCII space inside, which byte-level and SentencePiece
+    vocabularies never hold)."""
+    kept = compact["tokens"]
+    return [kept[str(i)][0] if str(i) in kept else f"[filler {i}]" for i in range(compact["n_tokens"])]
+
+
+def compact_token_types(compact: dict) -> List[int]:
+    kept = compact["tokens"]
+    return [kept[str(i)][1] if str(i) in kept else NORMAL for i in range(compact["n_tokens"])]
+
+
 def write_compact_gguf(compact: dict, path) -> pathlib.Path:
     """A vocabulary-only GGUF of ``compact``: its tokens at their ids, every
-    other id a NORMAL filler that no text reaches (an ASCII space inside,
-    which byte-level and SentencePiece vocabularies never hold)."""
+    other id a NORMAL filler (compact_tokens)."""
     import gguf
 
     scalars = compact["scalars"]
@@ -132,8 +144,8 @@ def write_compact_gguf(compact: dict, path) -> pathlib.Path:
     writer.add_tokenizer_model(scalars["tokenizer.ggml.model"])
     if "tokenizer.ggml.pre" in scalars:
         writer.add_tokenizer_pre(scalars["tokenizer.ggml.pre"])
-    writer.add_token_list([kept[i][0] if i in kept else f"[filler {i}]" for i in range(n)])
-    writer.add_token_types([kept[i][1] if i in kept else NORMAL for i in range(n)])
+    writer.add_token_list(compact_tokens(compact))
+    writer.add_token_types(compact_token_types(compact))
     if with_scores:
         writer.add_token_scores([kept[i][2] if i in kept else -1e9 for i in range(n)])
     if compact["merges"]:
