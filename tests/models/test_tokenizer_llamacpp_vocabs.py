@@ -23,13 +23,13 @@ import pytest
 from hf_convert import gemma_tokenizer_json
 from llama_cpp_vocabs import compact_token_types, compact_tokens, llama_cpp_tree, read_tests, write_compact_gguf
 from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
-from tokenizer_probe import ProbeError, probe_path, tokenize
+from tokenizer_probe import probe_path, tokenize
 
 GOLDEN = json.loads((pathlib.Path(__file__).resolve().parents[1] / "golden" / "tokenizer_llamacpp_vocabs.json")
                     .read_text(encoding="utf-8"))["vocabs"]
-#: Vocabularies with tests whose tokenizer model another tokenizer serves:
-#: skipped while the engine refuses them, checked once it reads them.
-PENDING = {"bert-bge": "WordPiece (tokenizer.ggml.model 'bert')"}
+#: Vocabularies checked here from llama.cpp's tree only: bert-bge (WordPiece)
+#: has its committed vocabulary in test_tokenizer_encoders.py.
+TREE_ONLY = ("bert-bge",)
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +52,10 @@ def assert_ids_equal(name, cases, got):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", sorted(set(GOLDEN) | set(PENDING)))
+@pytest.mark.parametrize("name", sorted(set(GOLDEN) | set(TREE_ONLY)))
 def test_vocab_file_equals_llamacpp(probe, models, name):
     cases = read_tests(models, name)
-    try:
-        got = tokenize(probe, ["gguf", models / f"ggml-vocab-{name}.gguf"], [t for t, _ in cases],
-                       parse_special=False)
-    except ProbeError as e:
-        if name in PENDING:
-            pytest.skip(f"{name}: {PENDING[name]} is not read by this engine yet ({e})")
-        raise
+    got = tokenize(probe, ["gguf", models / f"ggml-vocab-{name}.gguf"], [t for t, _ in cases], parse_special=False)
     assert_ids_equal(name, cases, got)
 
 
