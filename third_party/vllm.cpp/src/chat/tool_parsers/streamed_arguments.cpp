@@ -58,6 +58,17 @@ void ArgumentsReader::after_value() {
     want_ = Want::CommaOrClose;
 }
 
+bool ArgumentsReader::take_token(std::string_view text, size_t end) {
+    const std::optional<std::string> token = canonical_token(text.substr(at_, end - at_));
+    if (!token) {
+        broken_ = true;
+        return false;
+    }
+    canonical_ += *token;
+    at_ = end;
+    return true;
+}
+
 void ArgumentsReader::read(std::string_view text, bool at_end) {
     while (!complete_ && !broken_) {
         at_ = skip_space(text, at_);
@@ -70,14 +81,7 @@ void ArgumentsReader::read(std::string_view text, bool at_end) {
             broken_ = true;  // arguments that are not an object
         } else if (c == '"' && (wants_value || wants_key)) {
             const size_t end = string_end(text, at_, string_scan_, escaped_);
-            if (end == std::string_view::npos) return;
-            const std::optional<std::string> token = canonical_token(text.substr(at_, end - at_));
-            if (!token) {
-                broken_ = true;
-                return;
-            }
-            canonical_ += *token;
-            at_ = end;
+            if (end == std::string_view::npos || !take_token(text, end)) return;
             if (wants_key) {
                 want_ = Want::Colon;
             } else {
@@ -107,14 +111,7 @@ void ArgumentsReader::read(std::string_view text, bool at_end) {
         } else if (is_scalar_char(c) && wants_value && !open_.empty()) {
             size_t end = at_;
             while (end < text.size() && is_scalar_char(text[end])) ++end;
-            if (end == text.size() && !at_end) return;  // the number may go on
-            const std::optional<std::string> token = canonical_token(text.substr(at_, end - at_));
-            if (!token) {
-                broken_ = true;
-                return;
-            }
-            canonical_ += *token;
-            at_ = end;
+            if ((end == text.size() && !at_end) || !take_token(text, end)) return;  // a number may go on
             after_value();
         } else {
             broken_ = true;

@@ -31,6 +31,9 @@ private:
     // key, ',' or the container's close after a value.
     enum class Want { Value, KeyOrClose, Key, Colon, CommaOrClose, ValueOrClose };
     void after_value();
+    // The scalar or string token text[at_, end) re-serialized onto canonical_,
+    // at_ past it; false (broken) when it is not JSON.
+    bool take_token(std::string_view text, size_t end);
 
     std::string canonical_;
     bool complete_ = false;
