@@ -16,6 +16,7 @@ from ..errors import InvalidArgumentError, InvalidConfigurationError, VllmError
 from ..models import resolve_model
 from .bench import client_counts, run_bench
 from .engine_args import UsageError, add_engine_args, add_sampling_args, engine_options
+from .kv_events_args import add_kv_events_args
 from .models import run_models
 
 MODEL_HELP = ("a bundled model's short name (smollm2, gemma3-270m: see 'vllm-cpp models'), "
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
                        help="/v1/responses: seconds a stored response is kept (default 3600)")
     add_engine_args(serve)
+    add_kv_events_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",
                                    usage="vllm-cpp generate MODEL PROMPT [options]")
