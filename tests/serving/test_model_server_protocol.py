@@ -6,7 +6,7 @@ readiness and liveness.
 
 The names are those the protocol lists for vLLM
 (kubernetes-sigs/gateway-api-inference-extension,
-docs/proposals/003-model-server-protocol/README.md, and llm-d's model-server
+docs/proposals/003-model-server-protocol, and llm-d's model-server
 page that continues it): TotalQueuedRequests = vllm:num_requests_waiting,
 TotalRunningRequests = vllm:num_requests_running, KVCacheUtilization =
 vllm:kv_cache_usage_perc (vllm:gpu_cache_usage_perc in the proposal's first

@@ -3,7 +3,7 @@ routers that index every server's cached prefix blocks (llm-d's precise
 prefix-cache scorer, the Gateway API Inference Extension's endpoint picker).
 
 Needs the ``kv-events`` extra (pyzmq, msgpack): ``pip install
-"vllm-cpp[kv-events]"``. See docs/scale-out.md."""
+"vllm-cpp[kv-events]"``. See docs/kubernetes.md."""
 
 from .block_hashes import SUPPORTED_HASH_ALGOS, VllmBlockHasher, cbor_canonical
 from .config import KVEventsConfig, KVEventsConfigError, parse_kv_events_config

@@ -57,7 +57,7 @@ class _EngineStatsCollector:
         yield self._gauge("vllm:num_requests_waiting", "Requests waiting to be processed.",
                           s["waiting_requests"])
         yield self._gauge("vllm:kv_cache_usage_perc", "KV-cache usage (1 means 100 percent).", kv_usage)
-        # The Gateway API Inference Extension's model-server protocol (docs/scale-out.md): older
+        # The Gateway API Inference Extension's model-server protocol (docs/kubernetes.md): older
         # endpoint pickers read KV utilisation under vLLM's former name, and the prefix-cache
         # scorer reads block_size and num_gpu_blocks from cache_config_info's labels.
         yield self._gauge("vllm:gpu_cache_usage_perc", "KV-cache usage (1 means 100 percent; "
