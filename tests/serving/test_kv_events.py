@@ -215,6 +215,33 @@ def test_bytes_hashes_when_ints_are_off():
     assert hasher.external(block) == block and len(block) == 32
 
 
+def test_translation_of_two_groups_and_orphans():
+    """The engine's events for a model with a full and a sliding group,
+    interleaved block by block: one BlockStored per group and chain, a
+    removal closing its group's run, a block of an unknown parent skipped."""
+    from vllm_cpp.kv_events import EventTranslator
+
+    hasher = VllmBlockHasher("sha256_cbor", SEED)
+    groups = [{"kind": "full_attention", "sliding_window": 0}, {"kind": "sliding_window", "sliding_window": 32}]
+    translator = EventTranslator(hasher, 2, groups)
+    a, b, c = [1, 2], [3, 4], [5, 6]
+    stored = lambda g, h, parent, tokens: {"type": "stored", "group": g, "hash": h, "parent": parent, "tokens": tokens}
+    events = translator.translate([stored(0, 11, None, a), stored(1, 11, None, a), stored(0, 12, 11, b),
+                                   stored(1, 12, 11, b), {"type": "removed", "group": 1, "hash": 11},
+                                   stored(1, 13, 12, c), stored(0, 13, 12, c), stored(0, 99, 98, a)])
+    chain = vllm_block_hashes(vllm_sha256_cbor, SEED, a + b + c, 2)
+    assert [(e["type"], e.get("group_idx"), e["block_hashes"]) for e in events] == [
+        ("BlockStored", 0, chain), ("BlockStored", 1, chain[:2]), ("BlockRemoved", 1, chain[:1]),
+        ("BlockStored", 1, chain[2:])]
+    assert events[0]["token_ids"] == a + b + c and events[0]["extra_keys"] == [None] * 3
+    assert events[1]["kv_cache_spec_kind"] == "sliding_window" and events[1]["kv_cache_spec_sliding_window"] == 32
+    assert events[3]["parent_block_hash"] == chain[1]
+    assert translator.orphans == 1 and translator.known_blocks == 3
+    # Every group gives a block back: it is forgotten.
+    translator.translate([{"type": "removed", "group": 0, "hash": 11}])
+    assert translator.known_blocks == 2
+
+
 # ---- events from a real engine ---------------------------------------------------
 def test_stored_events_carry_vllms_hashes_for_the_prompt(small_engine, pump, subscriber):
     ids = prompt_ids(small_engine, "Kubernetes routes requests by prefix affinity. " * 6)

@@ -123,9 +123,13 @@ class KvEventsPump:
         self._engine = engine
         hasher = hasher or VllmBlockHasher.from_environment(hash_algo)
         stats = engine.stats()
-        engine.kv_events_enable()  # InvalidArgumentError when prefix caching is off
         self.translator = EventTranslator(hasher, stats["block_size"], stats["kv_cache_groups"])
         self.publisher = ZmqEventPublisher(config)
+        try:
+            engine.kv_events_enable()  # InvalidArgumentError when prefix caching is off
+        except BaseException:
+            self.publisher.close()
+            raise
         self.dropped = 0
         self._stop = threading.Event()
         # A fresh cache: whatever an indexer remembers from this endpoint's

@@ -15,7 +15,7 @@ vLLM's scheduler reports a request's new blocks."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from .block_hashes import VllmBlockHasher
 
@@ -40,16 +40,19 @@ class EventTranslator:
     def translate(self, engine_events: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         """vLLM's events (dicts in msgspec's field order) for a batch of the engine's."""
         out: List[Dict[str, Any]] = []
-        last_stored: Optional[int] = None  # engine hash ending out[-1] when it is a BlockStored
+        # Per group, the BlockStored a next block of the same chain extends, and the
+        # engine hash it ends with; a BlockRemoved of that group closes it (order kept).
+        open_stored: Dict[int, Tuple[Dict[str, Any], int]] = {}
         for event in engine_events:
             if event["type"] == "stored":
-                last_stored = self._stored(event, out, last_stored)
+                self._stored(event, out, open_stored)
             else:
+                open_stored.pop(event["group"], None)
                 self._removed(event, out)
-                last_stored = None
         return out
 
-    def _stored(self, event: Dict[str, Any], out: List[Dict[str, Any]], last_stored: Optional[int]) -> Optional[int]:
+    def _stored(self, event: Dict[str, Any], out: List[Dict[str, Any]],
+                open_stored: Dict[int, Tuple[Dict[str, Any], int]]) -> None:
         engine_hash, parent, group = event["hash"], event["parent"], event["group"]
         entry = self._known.get(engine_hash)
         if entry is not None:
@@ -61,18 +64,19 @@ class EventTranslator:
                 parent_entry = self._known.get(parent)
                 if parent_entry is None:
                     self.orphans += 1
-                    return None
+                    return
                 parent_hash = parent_entry[0]
             block_hash = self._hasher.block_hash(parent_hash, event["tokens"])
             self._known[engine_hash] = [block_hash, 1]
         external = self._hasher.external(block_hash)
-        previous = out[-1] if out else None
-        if (previous is not None and last_stored is not None and last_stored == parent
-                and previous["group_idx"] == group):
-            previous["block_hashes"].append(external)
-            previous["token_ids"].extend(event["tokens"])
-            previous["extra_keys"].append(None)
-            return engine_hash
+        extended = open_stored.get(group)
+        if extended is not None and parent is not None and extended[1] == parent:
+            stored = extended[0]
+            stored["block_hashes"].append(external)
+            stored["token_ids"].extend(event["tokens"])
+            stored["extra_keys"].append(None)
+            open_stored[group] = (stored, engine_hash)
+            return
         parent_external = None
         if parent is not None:
             parent_external = self._hasher.external(self._known[parent][0])
@@ -81,7 +85,7 @@ class EventTranslator:
                   "medium": self._medium, "lora_name": None, "extra_keys": [None], "group_idx": group}
         stored.update(self._group_spec(group))
         out.append(stored)
-        return engine_hash
+        open_stored[group] = (stored, engine_hash)
 
     def _removed(self, event: Dict[str, Any], out: List[Dict[str, Any]]) -> None:
         entry = self._known.get(event["hash"])
