@@ -57,11 +57,17 @@ void test_free_order_is_the_lru() {
     check(order == std::vector<int32_t>({2, 0, 3, 1}), "the least recently freed block is taken first");
 }
 
-void test_cached_blocks_and_eviction() {
-    const std::vector<int32_t> tokens = token_ids(12);
+// A sequence of n tokens with its blocks' hashes and their chain.
+struct HashedTokens {
+    explicit HashedTokens(int n) : tokens(token_ids(n)) { extend_block_hashes(hashes, tokens, kBlockSize); }
+    std::vector<int32_t> tokens;
     std::vector<uint64_t> hashes;
-    extend_block_hashes(hashes, tokens, kBlockSize);
-    const BlockHashChain chain(tokens, hashes, kBlockSize);
+    BlockHashChain chain() const { return BlockHashChain(tokens, hashes, kBlockSize); }
+};
+
+void test_cached_blocks_and_eviction() {
+    const HashedTokens sequence(12);
+    const BlockHashChain chain = sequence.chain();
     BlockPool pool(3, kBlockSize);
     std::vector<int32_t> held;
     for (int i = 0; i < 3; ++i) {
@@ -88,10 +94,10 @@ void test_cached_blocks_and_eviction() {
 // one, each newly cached block is Stored (its key's hashes and tokens) and
 // each cached block allocation evicts is Removed, in order.
 void test_events_record_stores_and_evictions() {
-    const std::vector<int32_t> tokens = token_ids(8);
-    std::vector<uint64_t> hashes;
-    extend_block_hashes(hashes, tokens, kBlockSize);
-    const BlockHashChain chain(tokens, hashes, kBlockSize);
+    const HashedTokens sequence(8);
+    const std::vector<int32_t>& tokens = sequence.tokens;
+    const std::vector<uint64_t>& hashes = sequence.hashes;
+    const BlockHashChain chain = sequence.chain();
     BlockPool pool(2, kBlockSize);
     const int32_t quiet = pool.allocate();
     pool.cache(quiet, chain.key(0));
