@@ -40,6 +40,8 @@ pytestmark = pytest.mark.timeout(300)
 
 BLOCK_SIZE = 16
 SEED = "0"
+#: A prompt of more than one block, new to the cache for each number.
+WARM_UP = "Warming up the subscription, attempt number %d, with enough words to fill a block."
 
 
 # ---- vLLM's schema (vllm/distributed/kv_events.py), rebuilt ------------------
@@ -142,6 +144,17 @@ class Subscriber:
                 self.history.extend(got[1].events)
         return events
 
+    def wait_until_subscribed(self, run_unique_prompt, attempts: int = 100):
+        """A PUB socket drops what it sends before a subscription reaches it:
+        run prompts the cache has not seen until their events arrive."""
+        for attempt in range(attempts):
+            run_unique_prompt(attempt)
+            got = self.receive(0.5)
+            if got is not None:
+                self.history.extend(got[1].events)
+                return
+        raise AssertionError("no events reached the subscriber")
+
     def close(self):
         self.sub.close(linger=0)
 
@@ -171,9 +184,9 @@ def pump(small_engine):
 
 
 @pytest.fixture(scope="module")
-def subscriber(pump):
+def subscriber(pump, small_engine):
     sub = Subscriber(pump.publisher.endpoint, "kv-events")
-    time.sleep(0.3)  # a PUB socket drops what it sends before the subscription arrives
+    sub.wait_until_subscribed(lambda i: run_prompt(small_engine, prompt_ids(small_engine, WARM_UP % i)))
     yield sub
     sub.close()
 
@@ -412,17 +425,21 @@ def test_serve_publishes_kv_events(smollm2_path, tmp_path):
         line = server.stdout.readline()
         assert "serving" in line, line + server.stderr.read()
         url = "http://127.0.0.1:%s" % line.rsplit(":", 1)[1].strip()
-        time.sleep(0.3)
+
+        def complete(prompt):
+            body = json.dumps({"model": "smol", "prompt": prompt, "max_tokens": 2, "temperature": 0}).encode()
+            request = urllib.request.Request(url + "/v1/completions", data=body,
+                                             headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=120) as response:
+                assert json.loads(response.read())["usage"]["completion_tokens"] == 2
+
+        sub.wait_until_subscribed(lambda i: complete(WARM_UP % i))
         prompt = "Routers read these events to find cached prefixes. " * 4
-        body = json.dumps({"model": "smol", "prompt": prompt, "max_tokens": 2, "temperature": 0}).encode()
         request = urllib.request.Request(url + "/tokenize", data=json.dumps({"prompt": prompt}).encode(),
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=60) as response:
             ids = json.loads(response.read())["tokens"]
-        request = urllib.request.Request(url + "/v1/completions", data=body,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=120) as response:
-            assert json.loads(response.read())["usage"]["completion_tokens"] == 2
+        complete(prompt)
         expected = vllm_block_hashes(vllm_sha256_cbor, SEED, ids, BLOCK_SIZE)[:len(ids) // BLOCK_SIZE]
         sub.events_until(lambda evs: set(expected) <= set(stored_hashes(evs)))
         server.send_signal(signal.SIGTERM)
