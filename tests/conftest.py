@@ -26,10 +26,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sup
 from vllm_cpp import Engine  # noqa: E402
 from vllm_cpp.models import smollm2_path as _find_smollm2  # noqa: E402
 
-from fixture_dirs import CHAT_TEMPLATES_DIR  # noqa: E402 (modules import it from here)
-
-#: Small enough to keep the KV cache light, large enough for every test prompt.
-ENGINE_MAX_MODEL_LEN = 512
+from fixture_dirs import CHAT_TEMPLATES_DIR  # noqa: E402
+from suite_settings import ENGINE_MAX_MODEL_LEN, TIMEOUT_FACTOR  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -71,11 +69,6 @@ def engine(smollm2_path):
         yield eng
 
 
-#: How much longer than usual a test may take: tests/support/sanitize.py sets
-#: $VLLM_CPP_TIMEOUT_FACTOR, since an instrumented engine runs several times
-#: slower and a timeout there says nothing about a hang. Stretches every
-#: test's timeout, and the waits on subprocesses that tests scale by it.
-TIMEOUT_FACTOR = float(os.environ.get("VLLM_CPP_TIMEOUT_FACTOR", "1"))
 
 
 #: The modules that `pytest -m "not slow"` leaves out: each takes a minute

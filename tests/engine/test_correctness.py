@@ -24,7 +24,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import TIMEOUT_FACTOR
+from suite_settings import TIMEOUT_FACTOR
 from greedy_rule import greedy_failures
 from native_build import build_native_tests
 

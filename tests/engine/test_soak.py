@@ -9,7 +9,7 @@ run is `python tests/support/soak.py` (RELIABILITY.md), in process and with --ht
 import pytest
 
 import native_build
-from conftest import TIMEOUT_FACTOR
+from suite_settings import TIMEOUT_FACTOR
 from soak import run_soak
 
 REQUESTS, WARMUP = 600, 300

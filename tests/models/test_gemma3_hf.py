@@ -27,7 +27,7 @@ import pathlib
 import pytest
 
 import chat_reference
-from conftest import CHAT_TEMPLATES_DIR
+from fixture_dirs import CHAT_TEMPLATES_DIR
 from vllm_cpp import Engine, SamplingParams
 
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"

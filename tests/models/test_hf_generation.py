@@ -15,7 +15,7 @@ import pytest
 
 import hf_convert
 import native_build
-from conftest import ENGINE_MAX_MODEL_LEN
+from suite_settings import ENGINE_MAX_MODEL_LEN
 from vllm_cpp import Engine, ModelLoadError, SamplingParams
 
 PROMPTS = ["The capital of France is", "def fibonacci(n):", "Once upon a time, in 1984,", "Résumé: ünïcödé 😀"]

@@ -17,7 +17,7 @@ import pytest
 
 from native_build import build_native_tests
 
-from conftest import CHAT_TEMPLATES_DIR as TEMPLATES
+from fixture_dirs import CHAT_TEMPLATES_DIR as TEMPLATES
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import pytest
 import chat_reference as ref
 from native_build import build_native_tests
 
-from conftest import CHAT_TEMPLATES_DIR as FIXTURES
+from fixture_dirs import CHAT_TEMPLATES_DIR as FIXTURES
 TEMPLATES = sorted(glob.glob(str(FIXTURES / "*.jinja")))
 
 
