@@ -79,6 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
                             "go first (default 1024; 0 keeps none)")
     group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
                        help="/v1/responses: seconds a stored response is kept (default 3600)")
+    ray = serve.add_argument_group("Ray Serve options (the [ray] extra; docs/scale-out.md)")
+    ray.add_argument("--replicas", type=int, default=None, metavar="N",
+                     help="serve with N engine replicas on Ray Serve, each of --num-threads threads (default 1) "
+                          "and as many Serve CPUs")
+    ray.add_argument("--max-replicas", type=int, default=None, metavar="N",
+                     help="autoscale between --replicas and N replicas on ongoing requests")
+    ray.add_argument("--ray-address", default=None, metavar="ADDR",
+                     help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray started for the server)")
+    ray.add_argument("--ray-router", default="prefix", choices=["prefix", "pow2"],
+                     help="replica routing: prefix-cache affinity (default) or Serve's power of two choices")
     add_engine_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",

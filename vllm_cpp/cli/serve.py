@@ -36,9 +36,6 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
-    engine = load(args)
-    if uses_plain_fallback(engine):
-        logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
     name = args.served_model_name or args.short_name
     config = ServerConfig(model_name=name, api_key=args.api_key or os.environ.get("VLLM_API_KEY"),
                           max_request_bytes=args.max_request_bytes,
@@ -55,6 +52,12 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                                                              max_per_client=args.max_connections_per_client),
                           responses_store_max_entries=args.responses_store_max_entries,
                           responses_store_max_age_s=args.responses_store_max_age)
+    if args.replicas is not None:  # engine replicas on Ray Serve (serve_ray.py)
+        from .serve_ray import run_serve_replicas
+        return run_serve_replicas(args, config)
+    engine = load(args)
+    if uses_plain_fallback(engine):
+        logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).

@@ -1,0 +1,172 @@
+"""``vllm-cpp serve MODEL --replicas 2 --ray-address ADDR`` on a local Ray
+cluster of two nodes (Ray's own ``cluster_utils.Cluster``, one CPU each, so
+Serve places one replica per node): the OpenAI routes through the ``openai``
+client, streaming and blocking; a replica killed mid-stream ends its own
+request with a clear error while the other replica's stream finishes, and
+Serve brings a replica back. Also: the ``serve run`` example config builds,
+the ingress's prompt extraction and the router's prefix hashes.
+
+Skips, saying so, without the ``[ray]`` extra (``pip install ".[ray]"``)."""
+
+import os
+import pathlib
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("ray.serve", reason="Ray Serve is not installed (pip install \"vllm-cpp[ray]\")")
+openai = pytest.importorskip("openai")
+
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from vllm_cpp.ray.forwarding import routing_text  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+REPLICA_HEADER = "x-vllm-cpp-replica"  # "<replica id>:<pid>"
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _first_line_matching(stream, prefix, timeout_s):
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=1)
+        except queue.Empty:
+            continue
+        if line.startswith(prefix):
+            return line
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1,
+                                                             "include_dashboard": False})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    yield cluster
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def served(cluster, smollm2_path, tmp_path_factory):
+    """(base URL, the CLI process) with 2 replicas of one thread each."""
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("ray") / "serve.log", "w+")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    process = subprocess.Popen([sys.executable, "-m", "vllm_cpp", "serve", smollm2_path, "--replicas", "2",
+                                "--ray-address", cluster.address, "--port", str(port), "--max-model-len", "512",
+                                "--served-model-name", "smol"],
+                               stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=str(ROOT.parent))
+    ready = _first_line_matching(process.stdout, "vllm-cpp: serving", 300)
+    if ready is None:
+        process.kill()
+        log.seek(0)
+        pytest.fail("the Ray server did not start:\n" + log.read()[-4000:], pytrace=False)
+    yield "http://127.0.0.1:%d" % port, process
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def client(served):
+    return openai.OpenAI(base_url=served[0] + "/v1", api_key="unused", max_retries=0, timeout=120)
+
+
+def test_blocking_and_streaming_calls_through_replicas(client):
+    reply = client.chat.completions.create(model="smol", messages=[{"role": "user", "content": "Say hi"}],
+                                           max_tokens=8, temperature=0)
+    assert reply.choices[0].message.content and reply.usage.completion_tokens > 0
+    chunks = list(client.completions.create(model="smol", prompt="The capital of France is", max_tokens=8,
+                                            temperature=0, stream=True))
+    assert "".join(chunk.choices[0].text for chunk in chunks if chunk.choices)
+    assert [model.id for model in client.models.list()] == ["smol"]
+    with pytest.raises(openai.NotFoundError):  # the server's own errors come through unchanged
+        client.chat.completions.create(model="other", messages=[{"role": "user", "content": "hi"}])
+
+
+def _long_stream(client, n):
+    raw = client.chat.completions.with_raw_response.create(
+        model="smol", messages=[{"role": "user", "content": "Story %d: tell a long story." % n}],
+        max_tokens=400, stream=True, extra_body={"ignore_eos": True})
+    return raw.headers[REPLICA_HEADER], raw.parse()
+
+
+def test_killed_replica_fails_its_requests_only_and_is_replaced(client):
+    streams = {}
+    for n in range(12):  # until one stream runs on each replica
+        replica, stream = _long_stream(client, n)
+        if replica in streams:
+            stream.close()
+        else:
+            streams[replica] = stream
+        if len(streams) == 2:
+            break
+    assert len(streams) == 2, "every stream went to one replica: %s" % list(streams)
+    (victim, doomed), (survivor, kept) = streams.items()
+    doomed_chunks = iter(doomed)
+    next(doomed_chunks)  # it is generating
+    os.kill(int(victim.rsplit(":", 1)[1]), signal.SIGKILL)
+    with pytest.raises(openai.APIError, match="engine replica serving this request failed"):
+        for _ in doomed_chunks:
+            pass
+    finished = [chunk.choices[0].finish_reason for chunk in kept if chunk.choices]
+    assert finished[-1] == "length" and len(finished) >= 400
+    seen = set()
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (seen - set(streams)):
+        raw = client.chat.completions.with_raw_response.create(
+            model="smol", messages=[{"role": "user", "content": "hi"}], max_tokens=2)
+        seen.add(raw.headers[REPLICA_HEADER])
+        time.sleep(0.5)
+    assert seen - set(streams), "Serve brought no replica back (answered by %s)" % seen
+
+
+def test_routing_text_reads_the_prompt_in_order():
+    assert routing_text(b'{"messages": [{"role": "system", "content": "S"}, '
+                        b'{"role": "user", "content": [{"type": "text", "text": "U"}]}]}') == "system:S\nuser:U\n"
+    assert routing_text(b'{"prompt": ["first", "second"]}') == "first"
+    assert routing_text(b'{"system": "A", "messages": []}') == "A"
+    assert routing_text(b"not json") == "" and routing_text(b"[1]") == "" and routing_text(b"") == ""
+
+
+def test_prefix_hashes_name_prefixes():
+    from vllm_cpp.ray.prefix_router import chain_hashes
+
+    shared = "x" * 256
+    first, second = chain_hashes(shared + "a" * 128, 128), chain_hashes(shared + "b" * 128, 128)
+    assert len(first) == 3 and first[:2] == second[:2] and first[2] != second[2]
+    assert chain_hashes("short", 128) == []
+
+
+def test_example_config_builds_the_application():
+    yaml = pytest.importorskip("yaml")
+    from ray.serve.schema import ServeDeploySchema
+
+    from vllm_cpp.ray.deployment import app_builder
+
+    config = yaml.safe_load((ROOT / "examples" / "ray_serve_config.yaml").read_text())
+    ServeDeploySchema.model_validate(config) if hasattr(ServeDeploySchema, "model_validate") \
+        else ServeDeploySchema.parse_obj(config)
+    (application,) = config["applications"]
+    assert application["import_path"] == "vllm_cpp.ray.deployment:app_builder"
+    assert app_builder(application["args"]) is not None
+    with pytest.raises(ValueError, match="unknown args: replica"):
+        app_builder(dict(application["args"], replica=2))
