@@ -8,6 +8,7 @@ the ingress's prompt extraction and the router's prefix hashes.
 
 Skips, saying so, without the ``[ray]`` extra (``pip install ".[ray]"``)."""
 
+import json
 import os
 import pathlib
 import queue
@@ -67,9 +68,12 @@ def served(cluster, smollm2_path, tmp_path_factory):
     port = _free_port()
     log = open(tmp_path_factory.mktemp("ray") / "serve.log", "w+")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    store = tmp_path_factory.mktemp("kv_store")  # every replica shares computed prefixes through it
+    kv_transfer = json.dumps({"kv_connector": "SharedStorageConnector", "kv_role": "kv_both",
+                              "kv_connector_extra_config": {"shared_storage_path": str(store)}})
     process = subprocess.Popen([sys.executable, "-m", "vllm_cpp", "serve", smollm2_path, "--replicas", "2",
                                 "--ray-address", cluster.address, "--port", str(port), "--max-model-len", "512",
-                                "--served-model-name", "smol"],
+                                "--served-model-name", "smol", "--kv-transfer-config", kv_transfer],
                                stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=str(ROOT.parent))
     ready = _first_line_matching(process.stdout, "vllm-cpp: serving", 300)
     if ready is None:
@@ -100,6 +104,50 @@ def test_blocking_and_streaming_calls_through_replicas(client):
     assert [model.id for model in client.models.list()] == ["smol"]
     with pytest.raises(openai.NotFoundError):  # the server's own errors come through unchanged
         client.chat.completions.create(model="other", messages=[{"role": "user", "content": "hi"}])
+
+
+@pytest.fixture(scope="module")
+def replica_stats(cluster, served):
+    """``replica_stats()``: {replica id: Engine.stats()} of both replicas,
+    through the engine deployment's handle (each call reaches one replica)."""
+    import ray
+    from ray import serve
+
+    ray.init(address=cluster.address, log_to_driver=False)
+    handle = serve.get_deployment_handle("VllmCppEngine", app_name="vllm-cpp")
+
+    def replica_stats(replicas=2):
+        found = {}
+        for _ in range(60):
+            answer = handle.engine_stats.remote().result(timeout_s=60)
+            found[answer["replica"]] = answer["stats"]
+            if len(found) >= replicas:
+                break
+        return found
+
+    yield replica_stats
+    ray.shutdown()
+
+
+def test_a_prefix_computed_on_one_replica_is_loaded_on_the_other(client, replica_stats):
+    # Under the router's 256 characters of affinity: the least-loaded replica takes each copy.
+    prompt = "Shared notes: the tide rises twice a day, and the moon pulls the sea. " * 3
+    answered = {}
+    for _ in range(16):
+        raw = client.completions.with_raw_response.create(model="smol", prompt=prompt, max_tokens=1, temperature=0)
+        answered.setdefault(raw.headers[REPLICA_HEADER], raw.parse().choices[0].text)
+        if len(answered) == 2:
+            break
+        # the first replica's blocks reach the store before a second copy runs
+        deadline = time.monotonic() + 30
+        while any(s["kv_transfer"]["saves_pending"] for s in replica_stats().values()) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert len(answered) == 2, "one replica answered every copy"
+    assert len(set(answered.values())) == 1  # greedy, the same tokens either way
+    transfer = [s["kv_transfer"] for s in replica_stats().values()]
+    assert sum(t["tokens_loaded"] for t in transfer) > 0, transfer
+    assert all(t["blocks_rejected"] == 0 for t in transfer), transfer
 
 
 def _long_stream(client, n):

@@ -46,12 +46,18 @@ class EngineReplica:
         # A bundled short name resolves on the replica's own node.
         self.engine = Engine.load(resolve_model(model)[0], **engine_options)
         self.app = build_app(self.engine, server_config)
-        replica = serve.get_replica_context().replica_id.unique_id
-        self.header = ((REPLICA_HEADER, ("%s:%d" % (replica, os.getpid())).encode()),)
+        self.replica = "%s:%d" % (serve.get_replica_context().replica_id.unique_id, os.getpid())
+        self.header = ((REPLICA_HEADER, self.replica.encode()),)
 
     async def handle_http(self, request: ForwardedRequest):
         async for message in run_app(self.app, request, self.header):
             yield message
+
+    def engine_stats(self) -> Dict[str, Any]:
+        """This replica's id (as in its responses' header) and
+        ``Engine.stats()``: prefix-cache hits, KV transfer counters (for
+        benchmarks and operators; a handle call reaches one replica)."""
+        return {"replica": self.replica, "stats": self.engine.stats()}
 
     def check_health(self) -> None:  # Serve's periodic health check
         if self.engine.closed:
