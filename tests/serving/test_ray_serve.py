@@ -66,15 +66,16 @@ def cluster():
 def served(cluster, smollm2_path, tmp_path_factory):
     """(base URL, the CLI process) with 2 replicas of one thread each."""
     port = _free_port()
-    log = open(tmp_path_factory.mktemp("ray") / "serve.log", "w+")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    log_dir = tmp_path_factory.mktemp("ray")
+    log = open(log_dir / "serve.log", "w+")
     store = tmp_path_factory.mktemp("kv_store")  # every replica shares computed prefixes through it
     kv_transfer = json.dumps({"kv_connector": "SharedStorageConnector", "kv_role": "kv_both",
                               "kv_connector_extra_config": {"shared_storage_path": str(store)}})
     process = subprocess.Popen([sys.executable, "-m", "vllm_cpp", "serve", smollm2_path, "--replicas", "2",
                                 "--ray-address", cluster.address, "--port", str(port), "--max-model-len", "512",
                                 "--served-model-name", "smol", "--kv-transfer-config", kv_transfer],
-                               stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=str(ROOT.parent))
+                               # a neutral folder: from the checkout, -m would find its uncompiled vllm_cpp/
+                               stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(log_dir))
     ready = _first_line_matching(process.stdout, "vllm-cpp: serving", 300)
     if ready is None:
         process.kill()

@@ -20,7 +20,7 @@ def run_serve_replicas(args: argparse.Namespace, config: ServerConfig) -> int:
         raise UsageError("--max-replicas must be >= --replicas (%d), not %d" % (args.replicas, args.max_replicas))
     if args.port == 0:
         raise UsageError("--port 0 is not supported with --replicas: Ray Serve's proxy needs a fixed port")
-    threads = args.num_threads or 1
+    threads = 1 if args.num_threads is None else args.num_threads
     if threads < 1:
         raise UsageError("--num-threads must be >= 1, not %d" % threads)
     try:
