@@ -3,7 +3,7 @@ time to first token for 1 vs 2 engine replicas (one thread each), and for
 the prefix-affinity router vs Serve's default (power of two choices) on a
 shared-prefix workload, with each configuration's prefix-cache hit rate.
 
-    python bench/bench_replicas.py [--prefixes 8 --requests-per-prefix 64 --concurrency 8 --json PATH]
+    python bench/bench_replicas.py [--prefixes 8 --requests-per-prefix 64 --concurrency 8 --rounds 1 --json PATH]
 
 Needs the [ray] extra. A local Ray of 2 CPUs is started; each configuration
 is deployed fresh (cold prefix caches), warmed by one short request per
@@ -15,7 +15,9 @@ unique question, shuffled (the same order for every configuration),
 half the prefixes) so that which replica a prefix goes to matters, as it
 does on a real machine whose cache is smaller than its working set. The hit
 rate is the replicas' prefix-cache hits over queries (tokens), read through
-the engine deployment's handle before and after the workload."""
+the engine deployment's handle before and after the workload. With
+``--rounds N`` the three configurations run N times, interleaved, and the
+table has each configuration's median."""
 
 import argparse
 import asyncio
@@ -136,6 +138,7 @@ def main():
     parser.add_argument("--num-blocks", type=int, default=None,
                         help="KV blocks per replica (default: about half the prefixes' blocks plus the batch's)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=1, help="runs of the three configurations, interleaved")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the results file here")
     parser.add_argument("--machine", default=None, help="the machine's description for the results file")
     args = parser.parse_args()
@@ -156,25 +159,30 @@ def main():
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     rows = []
     try:
-        for replicas, router in ((1, "pow2"), (2, "pow2"), (2, "prefix")):
-            row = measure(serve, model_path, args, port, replicas, router, requests)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+        for round_index in range(args.rounds):
+            for replicas, router in ((1, "pow2"), (2, "pow2"), (2, "prefix")):
+                row = measure(serve, model_path, args, port, replicas, router, requests)
+                row["round"] = round_index
+                print(json.dumps(row), flush=True)
+                rows.append(row)
     finally:
         serve.shutdown()
         ray.shutdown()
 
-    print("\n%-9s %-7s %10s %9s %9s %9s" % ("replicas", "router", "out tok/s", "TTFT mean", "TTFT p90", "hit rate"))
-    for row in rows:
-        print("%-9d %-7s %10.1f %9.3f %9.3f %9.3f" % (row["replicas"], row["router"], row["output_tokens_per_s"],
-                                                     row["ttft_mean_s"], row["ttft_p90_s"],
-                                                     row["prefix_cache_hit_rate"]))
+    print("\nmedian of %d round(s)" % args.rounds)
+    print("%-9s %-7s %10s %9s %9s %9s" % ("replicas", "router", "out tok/s", "TTFT mean", "TTFT p90", "hit rate"))
+    for replicas, router in ((1, "pow2"), (2, "pow2"), (2, "prefix")):
+        mine = [row for row in rows if row["replicas"] == replicas and row["router"] == router]
+        print("%-9d %-7s %10.1f %9.3f %9.3f %9.3f" % tuple(
+            [replicas, router] + [statistics.median(row[key] for row in mine) for key in
+                                  ("output_tokens_per_s", "ttft_mean_s", "ttft_p90_s", "prefix_cache_hit_rate")]))
     if args.json:
         doc = {"comparison": "bench/bench_replicas.py: vllm-cpp on Ray Serve, 1 vs 2 engine replicas (one thread "
                              "each) and the prefix-affinity router vs Serve's default (power of two choices), "
                              "%d prefixes x %d requests, %d streams at a time, %d greedy tokens, %d KV blocks a "
-                             "replica" % (args.prefixes, args.requests_per_prefix, args.concurrency,
-                                          args.max_tokens, args.num_blocks),
+                             "replica, %d round(s) interleaved" % (args.prefixes, args.requests_per_prefix,
+                                                                  args.concurrency, args.max_tokens, args.num_blocks,
+                                                                  args.rounds),
                "machine": args.machine or "%s, %d CPUs, load average %.1f at the end"
                           % (platform.processor() or platform.machine(), os.cpu_count(), os.getloadavg()[0]),
                "date": time.strftime("%Y-%m-%d"),

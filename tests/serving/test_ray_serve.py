@@ -151,6 +151,15 @@ def test_a_prefix_computed_on_one_replica_is_loaded_on_the_other(client, replica
     assert all(t["blocks_rejected"] == 0 for t in transfer), transfer
 
 
+def test_a_shared_system_prompt_stays_on_one_replica(client):
+    system = "You are a careful assistant for a lighthouse keeper; answer in one line. " * 8
+    answered = [client.chat.completions.with_raw_response.create(
+        model="smol", max_tokens=1, messages=[{"role": "system", "content": system},
+                                              {"role": "user", "content": "Question %d" % n}]).headers[REPLICA_HEADER]
+                for n in range(4)]
+    assert len(set(answered)) == 1, answered
+
+
 def _long_stream(client, n):
     raw = client.chat.completions.with_raw_response.create(
         model="smol", messages=[{"role": "user", "content": "Story %d: tell a long story." % n}],

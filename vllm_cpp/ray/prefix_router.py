@@ -69,6 +69,8 @@ class PrefixAffinityRouter(RequestRouter):
             return []
         request_id = pending_request.metadata.internal_request_id
         if request_id not in self._hashes_of:
+            if len(self._hashes_of) >= 4096:  # requests cancelled before they were routed
+                self._hashes_of.pop(next(iter(self._hashes_of)))
             self._hashes_of[request_id] = chain_hashes(routing_text_of(pending_request), self._chunk_chars)
         return self._hashes_of[request_id]
 
