@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "go first (default 1024; 0 keeps none)")
     group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
                        help="/v1/responses: seconds a stored response is kept (default 3600)")
-    ray = serve.add_argument_group("Ray Serve options (the [ray] extra; docs/scale-out.md)")
+    ray = serve.add_argument_group("Ray Serve options (the [ray] extra; docs/ray-serve.md)")
     ray.add_argument("--replicas", type=int, default=None, metavar="N",
                      help="serve with N engine replicas on Ray Serve, each of --num-threads threads (default 1) "
                           "and as many Serve CPUs")

@@ -1,7 +1,7 @@
 """Ray Serve integration (the ``[ray]`` extra): engine replicas behind the
 server's own Starlette app, a prefix-affinity request router, and the
 application builders ``vllm-cpp serve --replicas`` and ``serve run`` use
-(docs/scale-out.md).
+(docs/ray-serve.md).
 
 Nothing here imports Ray at package import time: ``forwarding`` is plain
 ASGI, and ``deployment`` / ``prefix_router`` import Ray when they are
