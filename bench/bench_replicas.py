@@ -11,9 +11,9 @@ replica, then sent the workload: ``--prefixes`` system prompts (about
 ``--prefix-words`` words each) x ``--requests-per-prefix`` chats with a
 unique question, shuffled (the same order for every configuration),
 ``--concurrency`` streams at a time, ``--max-tokens`` greedy tokens each.
-``--num-blocks`` bounds each replica's KV cache (default: room for about
-half the prefixes) so that which replica a prefix goes to matters, as it
-does on a real machine whose cache is smaller than its working set. The hit
+``--num-blocks`` bounds each replica's KV cache (default: room for half
+the prefixes and one more) so that which replica a prefix goes to matters,
+as it does on a machine whose cache is smaller than its working set. The hit
 rate is the replicas' prefix-cache hits over queries (tokens), read through
 the engine deployment's handle before and after the workload. With
 ``--rounds N`` the three configurations run N times, interleaved, and the
@@ -148,9 +148,10 @@ def main():
 
     requests = workload(args.prefixes, args.requests_per_prefix, args.prefix_words, args.seed)
     if args.num_blocks is None:
-        # ~1.4 tokens a word, 16-token blocks: half the prefixes, plus one prompt per running request
-        prefix_blocks = int(args.prefix_words * 1.4 / 16) + 2
-        args.num_blocks = prefix_blocks * (args.prefixes // 2 + args.concurrency) + 16
+        # SmolLM2's tokenizer: about 4.5 characters a token here; 16-token blocks. Room for
+        # half the prefixes and one more, plus each running request's own blocks.
+        prompt_blocks = -(-len(system_prompt(0, args.prefix_words)) // (4.5 * 16)) + 2
+        args.num_blocks = int(prompt_blocks * (args.prefixes // 2 + 1) + 2 * args.concurrency)
     model_path = smollm2_path()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -160,21 +160,25 @@ def test_a_shared_system_prompt_stays_on_one_replica(client):
     assert len(set(answered)) == 1, answered
 
 
+def _story(n):
+    return [{"role": "user", "content": "Story %d: tell a long story, please, about the sea." % n}]
+
+
 def _long_stream(client, n):
     raw = client.chat.completions.with_raw_response.create(
-        model="smol", messages=[{"role": "user", "content": "Story %d: tell a long story." % n}],
+        model="smol", messages=_story(n),
         max_tokens=400, stream=True, extra_body={"ignore_eos": True})
     return raw.headers[REPLICA_HEADER], raw.parse()
 
 
-def test_killed_replica_fails_its_requests_only_and_is_replaced(client):
-    streams = {}
+def test_killed_replica_fails_its_requests_only_and_is_replaced(client, replica_stats):
+    streams, story_of = {}, {}
     for n in range(12):  # until one stream runs on each replica
         replica, stream = _long_stream(client, n)
         if replica in streams:
             stream.close()
         else:
-            streams[replica] = stream
+            streams[replica], story_of[replica] = stream, n
         if len(streams) == 2:
             break
     assert len(streams) == 2, "every stream went to one replica: %s" % list(streams)
@@ -195,6 +199,17 @@ def test_killed_replica_fails_its_requests_only_and_is_replaced(client):
         seen.add(raw.headers[REPLICA_HEADER])
         time.sleep(0.5)
     assert seen - set(streams), "Serve brought no replica back (answered by %s)" % seen
+    # What the killed replica had written to the KV store is whole: the new
+    # replica loads its story's prompt blocks, and no replica rejects a record.
+    (new_replica,) = seen - set(streams)
+    for _ in range(16):
+        raw = client.chat.completions.with_raw_response.create(model="smol", messages=_story(story_of[victim]),
+                                                               max_tokens=1)
+        if raw.headers[REPLICA_HEADER] == new_replica:
+            break
+    stats = replica_stats()
+    assert stats[new_replica]["kv_transfer"]["tokens_loaded"] > 0, stats
+    assert all(s["kv_transfer"]["blocks_rejected"] == 0 for s in stats.values()), stats
 
 
 def test_routing_text_reads_the_prompt_in_order():
