@@ -114,7 +114,10 @@ class Ingress:
         body = await self._read_body(receive)
         if body is None:
             return
-        request = ForwardedRequest(scope["method"], scope["path"], scope.get("query_string", b""),
+        path, prefix = scope["path"], scope.get("root_path", "")
+        if prefix and path.startswith(prefix):  # an application under a route_prefix other than "/"
+            path = path[len(prefix):] or "/"
+        request = ForwardedRequest(scope["method"], path, scope.get("query_string", b""),
                                    list(scope.get("headers", [])), body, scope.get("client"), routing_text(body))
         started, event_stream = False, False
         try:
@@ -133,7 +136,7 @@ class Ingress:
                 await send({"type": "http.response.body", "body": error})
             elif event_stream:
                 await send({"type": "http.response.body", "body": b"data: " + error + b"\n\ndata: [DONE]\n\n"})
-            else:
+            else:  # a JSON body cut short: nothing valid can follow, end it
                 await send({"type": "http.response.body", "body": b""})
 
 
