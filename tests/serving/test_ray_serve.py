@@ -243,3 +243,5 @@ def test_example_config_builds_the_application():
     assert app_builder(application["args"]) is not None
     with pytest.raises(ValueError, match="unknown args: replica"):
         app_builder(dict(application["args"], replica=2))
+    with pytest.raises(TypeError, match="unknown engine option.*max_len"):  # before any replica starts
+        app_builder(dict(application["args"], engine={"max_len": 2}))

@@ -24,6 +24,7 @@ from typing import Any, Dict, Optional
 from ray import serve
 from ray.serve.config import RequestRouterConfig
 
+from ..engine_options import engine_options_from_vllm_names, normalize_options
 from ..models import resolve_model
 from ..server.api_server import ServerConfig, build_app
 from ..server.protocol import ApiError
@@ -187,7 +188,9 @@ def app_builder(args: Dict[str, Any]):
     if bad:
         raise ValueError("vllm-cpp app_builder: unknown server fields: %s" % ", ".join(sorted(bad)))
     server.setdefault("model_name", short_name)
-    return build_application(str(args["model"]), dict(args.get("engine") or {}), ServerConfig(**server),
+    engine = engine_options_from_vllm_names(dict(args.get("engine") or {}))
+    normalize_options(engine)  # an unknown or ill-typed option is refused here, not by every replica in turn
+    return build_application(str(args["model"]), engine, ServerConfig(**server),
                              replicas=int(args.get("replicas", 1)),
                              threads_per_replica=int(args.get("threads_per_replica", 1)),
                              router=args.get("router", "prefix"), router_kwargs=args.get("router_kwargs"),
