@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..chat_template import FALLBACK_WARNING, uses_plain_fallback
 from .engine_args import UsageError
+from .kv_events_args import kv_events_config, start_kv_events_for
 
 
 def run_serve(args: argparse.Namespace, load: Callable) -> int:
@@ -36,6 +37,7 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
+    events_config = kv_events_config(args)
     name = args.served_model_name or args.short_name
     config = ServerConfig(model_name=name, api_key=args.api_key or os.environ.get("VLLM_API_KEY"),
                           max_request_bytes=args.max_request_bytes,
@@ -53,9 +55,17 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           responses_store_max_entries=args.responses_store_max_entries,
                           responses_store_max_age_s=args.responses_store_max_age)
     if args.replicas is not None:  # engine replicas on Ray Serve (serve_ray.py)
+        if events_config is not None:
+            raise UsageError("--kv-events-config is not supported with --replicas (one publisher per replica "
+                             "is not built yet)")
         from .serve_ray import run_serve_replicas
         return run_serve_replicas(args, config)
     engine = load(args)
+    try:
+        kv_events = start_kv_events_for(engine, args, events_config)
+    except BaseException:
+        engine.close()
+        raise
     if uses_plain_fallback(engine):
         logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
 
@@ -64,6 +74,10 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         print("vllm-cpp: serving %s as %r on http://%s:%d" % (args.model, name, args.host, port),
               flush=True)
 
-    serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    try:
+        serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    finally:
+        if kv_events is not None:
+            kv_events.stop()  # after serve closed the engine: tells subscribers the cache is gone
     sys.stdout.flush()
     return 0
