@@ -95,7 +95,10 @@ async def run_app(app, request: ForwardedRequest,
 
     async def send(message: Dict[str, Any]) -> None:
         if gone.is_set():
-            raise OSError("the client disconnected")  # what a server's send raises (ASGI spec 2.4)
+            # Dropped, as uvicorn drops sends after a disconnect under ASGI spec 2.3: the app
+            # learns of it from receive() and ends through its own clean-up (which cancels the
+            # engine request), where an exception here would skip that clean-up.
+            return
         if message["type"] == "http.response.start" and extra_headers:
             message = dict(message, headers=list(message.get("headers", [])) + list(extra_headers))
         await messages.put(message)
