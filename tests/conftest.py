@@ -89,6 +89,8 @@ SLOW_MODULES = frozenset({
     "test_chat_parsers_native", "test_chat_templates", "test_hf_architectures", "test_structured_native",
     "test_tokenizer_json",
     "test_tokenizer_families",
+    # a two-node Ray cluster and Serve (about a minute; skipped without the [ray] extra)
+    "test_ray_serve",
 })
 
 

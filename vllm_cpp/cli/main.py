@@ -83,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--responses-store-max-bytes", type=int, default=256 << 20, metavar="BYTES",
                        help="/v1/responses: most bytes of stored responses (as JSON, with their conversations); "
                             "the oldest go first (default 268435456)")
+    ray = serve.add_argument_group("Ray Serve options (the [ray] extra; docs/ray-serve.md)")
+    ray.add_argument("--replicas", type=int, default=None, metavar="N",
+                     help="serve with N engine replicas on Ray Serve, each of --num-threads threads (default 1) "
+                          "and as many Serve CPUs")
+    ray.add_argument("--max-replicas", type=int, default=None, metavar="N",
+                     help="autoscale between --replicas and N replicas on ongoing requests")
+    ray.add_argument("--ray-address", default=None, metavar="ADDR",
+                     help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray started for the server)")
+    ray.add_argument("--ray-router", default="prefix", choices=["prefix", "pow2"],
+                     help="replica routing: prefix-cache affinity (default) or Serve's power of two choices")
     add_engine_args(serve)
     add_kv_events_args(serve)
 

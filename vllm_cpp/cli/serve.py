@@ -39,14 +39,6 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
     events_config = kv_events_config(args)
-    engine = load(args)
-    try:
-        kv_events = start_kv_events_for(engine, args, events_config)
-    except BaseException:
-        engine.close()
-        raise
-    if uses_plain_fallback(engine):
-        logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
     name = args.served_model_name or args.short_name
     config = ServerConfig(model_name=name, api_key=args.api_key or os.environ.get("VLLM_API_KEY"),
                           max_request_bytes=args.max_request_bytes,
@@ -64,6 +56,20 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           responses_store_max_entries=args.responses_store_max_entries,
                           responses_store_max_age_s=args.responses_store_max_age,
                           responses_store_max_bytes=args.responses_store_max_bytes)
+    if args.replicas is not None:  # engine replicas on Ray Serve (serve_ray.py)
+        if events_config is not None:
+            raise UsageError("--kv-events-config is not supported with --replicas (one publisher per replica "
+                             "is not built yet)")
+        from .serve_ray import run_serve_replicas
+        return run_serve_replicas(args, config)
+    engine = load(args)
+    try:
+        kv_events = start_kv_events_for(engine, args, events_config)
+    except BaseException:
+        engine.close()
+        raise
+    if uses_plain_fallback(engine):
+        logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).
