@@ -3,6 +3,7 @@ against vllm_cpp.get_include() and linked to vllm_cpp.get_library_path()
 runs and talks to the same libvllm the Python module uses."""
 
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -103,3 +104,15 @@ def test_the_engine_configures_alone_inside_the_repository(tmp_path):
     run = subprocess.run([cmake, "-S", str(copy), "-B", str(tmp_path / "copy-build"), "-DVLLM_BUILD_TESTS=OFF"],
                          capture_output=True, text=True, timeout=110)
     assert run.returncode != 0 and "VLLM_INCLUDE_DIR must name the directory holding vllm.h" in run.stdout + run.stderr
+
+
+def test_the_installed_package_holds_every_subpackage():
+    """Every folder of vllm_cpp/ with an __init__.py is installed: setuptools
+    installs only the packages pyproject.toml lists, and an editable install
+    (which serves the source tree) would not notice one left out."""
+    source = pathlib.Path(__file__).resolve().parents[2] / "vllm_cpp"
+    installed = pathlib.Path(vllm_cpp.__file__).parent
+    subpackages = sorted(p.parent.name for p in source.glob("*/__init__.py"))
+    assert subpackages, "no subpackages found under %s" % source
+    missing = [name for name in subpackages if not (installed / name / "__init__.py").is_file()]
+    assert not missing, "not installed (add them to pyproject.toml's packages): %s" % missing
