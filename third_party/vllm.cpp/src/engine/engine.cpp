@@ -91,9 +91,15 @@ void Engine::resolve_runner(const ModelConfig& model) {
     // LAST (a decoder converted with --convert embed); normalised.
     pooler_.type = own.value_or(PoolingType::LAST);
     if (config_.pooling_type) pooler_.type = parse_pooling_type(*config_.pooling_type, "pooler_config.pooling_type");
+    // A sentence-transformers directory says whether it normalises
+    // (formats/sentence_transformers.h); elsewhere vLLM's default, true.
+    pooler_.normalize = source_->get_bool("vllm.pooling_normalize", true);
     if (config_.pooling_normalize) pooler_.normalize = *config_.pooling_normalize;
+    pooler_.matryoshka = source_->get_bool("vllm.is_matryoshka", false);
+    for (int64_t d : source_->get_int_array("vllm.matryoshka_dimensions"))
+        pooler_.matryoshka_dimensions.push_back(static_cast<int32_t>(d));
     if (config_.is_matryoshka) pooler_.matryoshka = *config_.is_matryoshka;
-    pooler_.matryoshka_dimensions = config_.matryoshka_dimensions;
+    if (!config_.matryoshka_dimensions.empty()) pooler_.matryoshka_dimensions = config_.matryoshka_dimensions;
     if (!pooler_.matryoshka_dimensions.empty()) pooler_.matryoshka = true;
 }
 
