@@ -227,10 +227,13 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "pooling, normalised, as vLLM's --convert embed).", cli=True, metavar="NAME"),
     EngineOption("pooler_config", _JSON_OBJECT, None,
                  "Pooling over the model's own, as vLLM's --pooler-config: pooling_type (CLS, MEAN, LAST) and "
-                 "normalize (str or dict).", cli=True, metavar="JSON"),
+                 "normalize (str or dict).", cli=True, metavar="JSON",
+                 cli_doc="Pooling over the model's own, as vLLM's JSON, e.g. '{\"pooling_type\": \"MEAN\", "
+                         "\"normalize\": false}' (CLS, MEAN or LAST)."),
     EngineOption("hf_overrides", _JSON_OBJECT, None,
                  "The model config keys this engine lets you override, as vLLM's --hf-overrides: is_matryoshka "
-                 "and matryoshka_dimensions (which `dimensions` requests may ask for).", cli=True, metavar="JSON"),
+                 "and matryoshka_dimensions (which `dimensions` requests may ask for).", cli=True, metavar="JSON",
+                 cli_doc="Model config overrides as vLLM's JSON: is_matryoshka and matryoshka_dimensions only."),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

@@ -183,3 +183,18 @@ def test_bad_inputs_leave_the_engine_usable(both):
     with pytest.raises(InvalidArgumentError, match="'input' has no tokens"):
         both.embed("", add_special_tokens=False)
     assert len(both.embed("fine")[0]) == 576
+
+
+def test_llm_embed_returns_vllm_shaped_outputs(smollm2_path):
+    from vllm_cpp import LLM, EmbeddingRequestOutput, PoolingParams
+
+    with LLM(smollm2_path, runner="pooling", max_model_len=128) as llm:
+        outputs = llm.embed(TEXTS[:2])
+        assert all(isinstance(o, EmbeddingRequestOutput) and o.finished for o in outputs)
+        assert outputs[0].prompt_token_ids == llm.engine.tokenize(TEXTS[0])
+        assert close(outputs[1].outputs.embedding, llm.engine.embed(TEXTS[1])[0])
+        raw = llm.embed({"prompt_token_ids": outputs[0].prompt_token_ids}, pooling_params=PoolingParams(normalize=False))
+        assert abs(norm(raw[0].outputs.embedding) - 1.0) > 0.1
+        cut = llm.embed(TEXTS[3], truncate_prompt_tokens=4)[0]
+        assert cut.prompt_token_ids == llm.engine.tokenize(TEXTS[3])[-4:]
+        assert close(cut.outputs.embedding, llm.engine.embed([cut.prompt_token_ids])[0])

@@ -66,6 +66,7 @@ EmbeddingRequest parse_embedding_request(std::string_view request_json) {
 Embeddings embed_inputs(Engine& engine, const std::vector<CompletionPrompt>& inputs, const PoolingParams& pooling,
                         int32_t truncate_prompt_tokens, bool add_special_tokens, int32_t priority) {
     if (inputs.empty()) throw_invalid_argument("'input' must not be empty");
+    engine.check_pooling_request(pooling);
     if (truncate_prompt_tokens > engine.max_model_len())
         throw_invalid_argument("'truncate_prompt_tokens' " + std::to_string(truncate_prompt_tokens) +
                                " is greater than max_model_len " + std::to_string(engine.max_model_len()));

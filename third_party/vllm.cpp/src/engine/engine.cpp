@@ -105,13 +105,17 @@ void Engine::resolve_runner(const ModelConfig& model) {
 
 int Engine::embedding_size() const { return model_->config().dim; }
 
-std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
-                                                      int32_t truncate_prompt_tokens, int32_t priority) {
+void Engine::check_pooling_request(const PoolingParams& params) const {
     if (!serves_pooling_)
         throw_invalid_argument("this engine serves text generation only: model \"" + model_name_ +
                                "\" was loaded with runner generate; load it with runner 'pooling' (vLLM's --runner "
                                "pooling, or --convert embed) to embed");
     check_pooling_dimensions(pooler_, embedding_size(), params.dimensions, model_name_);
+}
+
+std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                      int32_t truncate_prompt_tokens, int32_t priority) {
+    check_pooling_request(params);
     if (truncate_prompt_tokens > 0 && prompt_ids.size() > static_cast<size_t>(truncate_prompt_tokens))
         prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - truncate_prompt_tokens);
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);

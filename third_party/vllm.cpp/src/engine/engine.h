@@ -49,6 +49,9 @@ public:
     // naming runner pooling when this engine serves generation only.
     std::shared_ptr<RequestStream> submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
                                                   int32_t truncate_prompt_tokens, int32_t priority);
+    // submit_pooling's checks of what is the same for every input: that
+    // this engine pools, and `params`' dimensions.
+    void check_pooling_request(const PoolingParams& params) const;
     // Which request kinds this engine serves (its runner, resolved at load).
     bool serves_generation() const { return serves_generation_; }
     bool serves_pooling() const { return serves_pooling_; }
