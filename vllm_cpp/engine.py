@@ -453,12 +453,8 @@ class Engine:
             inputs = list(inputs)
         request: Dict[str, Any] = {"input": inputs, "encoding_format": "base64",
                                    "add_special_tokens": bool(add_special_tokens), "priority": priority}
-        if dimensions is not None:
-            request["dimensions"] = dimensions
-        if normalize is not None:
-            request["normalize"] = normalize
-        if truncate_prompt_tokens is not None:
-            request["truncate_prompt_tokens"] = truncate_prompt_tokens
+        optional = {"dimensions": dimensions, "normalize": normalize, "truncate_prompt_tokens": truncate_prompt_tokens}
+        request.update({name: value for name, value in optional.items() if value is not None})
         response = json.loads(self.embeddings_json(json.dumps(request)))
         return [decode_embedding(item["embedding"]) for item in response["data"]]
 

@@ -198,3 +198,29 @@ def test_llm_embed_returns_vllm_shaped_outputs(smollm2_path):
         cut = llm.embed(TEXTS[3], truncate_prompt_tokens=4)[0]
         assert cut.prompt_token_ids == llm.engine.tokenize(TEXTS[3])[-4:]
         assert close(cut.outputs.embedding, llm.engine.embed([cut.prompt_token_ids])[0])
+
+
+def test_c_abi_vllm_embed_upstream_shape(both):
+    """vllm_embed / vllm_embedding_result_free as the upstream v15 ABI
+    names them: texts in, a library-owned row-major matrix out, zeroed on
+    failure."""
+    from vllm_cpp._ffi import ffi, lib
+
+    texts = [ffi.new("char[]", t.encode()) for t in TEXTS[:2]]
+    array = ffi.new("const char*[]", texts)
+    out = ffi.new("vllm_embedding_result*")
+    with both._use() as handle:
+        assert lib.vllm_embed(handle, array, 2, out) == 0
+        try:
+            assert out.n_embeddings == 2 and out.dim == 576
+            assert out.prompt_tokens == sum(len(both.tokenize(t)) for t in TEXTS[:2])
+            rows = [list(ffi.unpack(out.values + i * out.dim, out.dim)) for i in range(2)]
+        finally:
+            lib.vllm_embedding_result_free(out)
+        assert out.values == ffi.NULL and out.n_embeddings == 0
+        for row, expected in zip(rows, both.embed(TEXTS[:2])):
+            assert close(row, expected)
+        assert lib.vllm_embed(handle, array, 0, out) != 0
+        assert out.values == ffi.NULL and out.dim == 0
+        assert "n_texts must be positive" in ffi.string(lib.vllm_last_error()).decode()
+        lib.vllm_embedding_result_free(ffi.NULL)  # a no-op

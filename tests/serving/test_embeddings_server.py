@@ -103,6 +103,8 @@ def test_models_name_the_tasks_and_metrics_count_pooling(base_url):
     ({"input": []}, "input", "'input' must be a string"),
     ({"input": [[]]}, "input", "'input' must be a string"),
     ({}, "input", "'input' is required"),
+    ({"input": ""}, "input", "'input' has no tokens"),
+    ({"input": ["fine", ""]}, "input", "'input[1]' has no tokens"),
     ({"input": "x", "encoding_format": "hex"}, "encoding_format", "must be float or base64"),
     ({"input": "x", "dimensions": 0}, "dimensions", "'dimensions'"),
     ({"input": "x", "dimensions": 100000}, "dimensions", "'dimensions' must be between 1 and the model's hidden size"),
@@ -149,3 +151,15 @@ def test_cli_embed_prints_one_vector_per_text(smollm2_path):
                               "--max-model-len", "128", "--dimensions", "8"], capture_output=True, text=True,
                              timeout=240)
     assert refused.returncode == 2 and "does not support matryoshka" in refused.stderr
+
+
+def test_pooling_only_server_refuses_generation(smollm2_path):
+    with Engine.load(smollm2_path, runner="pooling", max_model_len=128) as pooling_only, \
+            running_server(pooling_only) as url:
+        for path, body in (("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+                           ("/v1/completions", {"prompt": "hi"})):
+            response = httpx.post(url + path, json=body)
+            assert response.status_code == 400, response.text
+            assert "serves embeddings only" in response.json()["error"]["message"]
+        assert httpx.post(url + "/v1/embeddings", json={"input": "x"}).status_code == 200
+        assert httpx.get(url + "/v1/models").json()["data"][0]["supported_tasks"] == ["embed"]
