@@ -33,6 +33,7 @@ from .errors import (
 )
 from .llm import LLM, CompletionOutput, Logprob, RequestOutput
 from .outputs import Completion, FinishReason, TokenLogprob
+from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams
 from .request import Request, RequestOutcome
 from .sampling_params import SamplingParams, StructuredOutput
 from .stream_events import StreamControl, StreamEvent, StreamOutcome
@@ -114,4 +115,8 @@ __all__ = [
     "get_library_path",
     "library_version",
     "__version__",
+    # Embeddings (issue 43)
+    "EmbeddingOutput",
+    "EmbeddingRequestOutput",
+    "PoolingParams",
 ]

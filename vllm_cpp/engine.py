@@ -48,7 +48,7 @@ from .marshalling import (
     native_model_params,
     native_options_json,
 )
-from .outputs import Completion, TokenLogprob
+from .outputs import Completion, TokenLogprob, decode_embedding
 from .pull_requests import (
     EventPoller,
     PulledBatch,
@@ -422,6 +422,41 @@ class Engine:
     def chat_stream(self, request: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
         """Generator of ``chat.completion.chunk`` dicts; closing it cancels."""
         return self._protocol_chunks(self._chat_pull_call, request)
+
+    # -- embeddings (issue 43) ----------------------------------------------
+    def embeddings_json(self, request: str) -> str:
+        """OpenAI ``/v1/embeddings`` request JSON in, its response JSON out
+        (``vllm_embeddings``: the engine's protocol room, as the server runs
+        it); blocks this thread until every vector is ready."""
+        body = encode_str(request, "request_json")
+        out = ffi.new("char**")
+        with self._use() as h:
+            status = lib.vllm_embeddings(h, body, out)
+        try:
+            _ffi.check(status)
+            return decode_cstr(out[0], "embeddings") or ""
+        finally:
+            lib.vllm_string_free(out[0])
+
+    def embed(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
+              dimensions: Optional[int] = None, normalize: Optional[bool] = None,
+              truncate_prompt_tokens: Optional[int] = None, add_special_tokens: bool = True,
+              priority: int = 0) -> List[List[float]]:
+        """One vector per input (a text, a list of texts, a list of token ids
+        or a list of token id lists), as the engine's pooler makes them:
+        its pooling type and normalisation (``normalize`` overrides the
+        latter), cut to ``dimensions`` (a Matryoshka model only), each prompt
+        cut to its last ``truncate_prompt_tokens`` tokens first (-1:
+        max_model_len). The engine must serve embeddings (``runner`` pooling
+        or both, or an embedding model)."""
+        if isinstance(inputs, (list, tuple)):
+            inputs = list(inputs)
+        request: Dict[str, Any] = {"input": inputs, "encoding_format": "base64",
+                                   "add_special_tokens": bool(add_special_tokens), "priority": priority}
+        optional = {"dimensions": dimensions, "normalize": normalize, "truncate_prompt_tokens": truncate_prompt_tokens}
+        request.update({name: value for name, value in optional.items() if value is not None})
+        response = json.loads(self.embeddings_json(json.dumps(request)))
+        return [decode_embedding(item["embedding"]) for item in response["data"]]
 
     # -- statistics --------------------------------------------------------
     def stats(self) -> Dict[str, Any]:

@@ -6,6 +6,7 @@ command line's flags, so adding an option is one row here."""
 from __future__ import annotations
 
 import enum
+import json
 import numbers
 import os
 from dataclasses import dataclass
@@ -108,6 +109,17 @@ _TOGGLE = OptionKind(Toggle, _toggle, int, None)
 _POLICY = OptionKind(Union[SchedulerPolicy, str], _policy, str)
 
 
+def _json_object(text: str) -> Any:
+    """An options-JSON key whose value is an object (pooler_config): the text parsed."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidConfigurationError("not valid JSON: %s (%r)" % (exc, text)) from None
+
+
+_JSON_OBJECT = OptionKind(Union[str, Dict[str, Any]], opt_json, _json_object)
+
+
 @dataclass(frozen=True)
 class EngineOption:
     """One engine option: an ``Engine.load`` keyword and the
@@ -205,6 +217,23 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "Size budget of a compiled structured-output constraint, in grammar positions "
                  "(default 8000000); past it the request is refused naming the budget.",
                  cli=True, metavar="N"),
+    # Pooling (embeddings; issue 43).
+    EngineOption("runner", _TEXT, None,
+                 "What the engine serves: auto (the model's kind: pooling for an embedding model), generate, "
+                 "pooling, or both (a decoder embedder serving generation and embeddings in one engine).",
+                 cli=True, metavar="NAME"),
+    EngineOption("convert", _TEXT, None,
+                 "auto, none or embed: run a generation model as an embedding model (runner pooling, last-token "
+                 "pooling, normalised, as vLLM's --convert embed).", cli=True, metavar="NAME"),
+    EngineOption("pooler_config", _JSON_OBJECT, None,
+                 "Pooling over the model's own, as vLLM's --pooler-config: pooling_type (CLS, MEAN, LAST) and "
+                 "normalize (str or dict).", cli=True, metavar="JSON",
+                 cli_doc="Pooling over the model's own, as vLLM's JSON, e.g. '{\"pooling_type\": \"MEAN\", "
+                         "\"normalize\": false}' (CLS, MEAN or LAST)."),
+    EngineOption("hf_overrides", _JSON_OBJECT, None,
+                 "The model config keys this engine lets you override, as vLLM's --hf-overrides: is_matryoshka "
+                 "and matryoshka_dimensions (which `dimensions` requests may ask for).", cli=True, metavar="JSON",
+                 cli_doc="Model config overrides as vLLM's JSON: is_matryoshka and matryoshka_dimensions only."),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

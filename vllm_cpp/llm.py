@@ -34,6 +34,7 @@ from .chat_template import FALLBACK_WARNING, load_chat_template, uses_plain_fall
 from .engine import Engine
 from .engine_options import engine_options_from_vllm_names
 from .outputs import Completion, TokenLogprob
+from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams
 from .sampling_params import SamplingParams, StructuredOutput
 from .errors import InvalidConfigurationError
 
@@ -209,6 +210,28 @@ class LLM:
             outputs.append(RequestOutput(str(next(self._ids)), text, self.engine.prompt_token_ids(prompt, p),
                                          [_completion_output(i, c) for i, c in enumerate(done)],
                                          prompt_logprobs=_vllm_sequence(done[0].prompt_logprobs)))
+        return outputs
+
+    def embed(self, prompts: Union[PromptInput, Sequence[PromptInput]], *,
+              truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = False,
+              pooling_params: Optional[PoolingParams] = None) -> List[EmbeddingRequestOutput]:
+        """vLLM's ``LLM.embed``: one :class:`EmbeddingRequestOutput` per prompt
+        (text, token ids, or a prompt dict), all submitted at once; the engine
+        must serve embeddings (``runner="pooling"``, ``convert="embed"`` or an
+        embedding model)."""
+        if isinstance(prompts, (str, dict)) or (
+                isinstance(prompts, Sequence) and prompts and isinstance(prompts[0], int)):
+            prompts = [prompts]
+        inputs = [_prompt(p)[0] for p in prompts]
+        params = pooling_params or PoolingParams()
+        vectors = self.engine.embed(inputs, dimensions=params.dimensions, normalize=params.normalize,
+                                    truncate_prompt_tokens=truncate_prompt_tokens)
+        outputs = []
+        for prompt, vector in zip(inputs, vectors):
+            ids = self.engine.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
+            if truncate_prompt_tokens is not None and truncate_prompt_tokens > 0:
+                ids = ids[-truncate_prompt_tokens:]  # (-1 cuts only past max_model_len)
+            outputs.append(EmbeddingRequestOutput(str(next(self._ids)), EmbeddingOutput(vector), ids))
         return outputs
 
     def chat(self, messages: Union[Conversation, Sequence[Conversation]],

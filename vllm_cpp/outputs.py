@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple, Union
 
-__all__ = ["FinishReason", "TokenLogprob", "Completion"]
+__all__ = ["FinishReason", "TokenLogprob", "Completion", "decode_embedding"]
 
 
 class FinishReason(str, enum.Enum):
@@ -77,3 +77,15 @@ class Completion:
     token_ids: Optional[Tuple[int, ...]] = field(default=None, compare=False)
     logprobs: Optional[Tuple[TokenLogprob, ...]] = field(default=None, compare=False)
     prompt_logprobs: Optional[Tuple[Optional[TokenLogprob], ...]] = field(default=None, compare=False)
+
+
+def decode_embedding(value: Union[str, list]) -> list:
+    """An OpenAI embedding object's ``embedding``: a list of floats, or the
+    base64 of its float32 bytes (little endian: ``encoding_format="base64"``)."""
+    if isinstance(value, list):
+        return [float(x) for x in value]
+    import base64
+    import struct
+
+    raw = base64.b64decode(value)
+    return list(struct.unpack("<%df" % (len(raw) // 4), raw))

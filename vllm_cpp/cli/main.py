@@ -15,6 +15,7 @@ from .. import __version__
 from ..errors import InvalidArgumentError, InvalidConfigurationError, VllmError
 from ..models import resolve_model
 from .bench import client_counts, run_bench
+from .embed import add_embed_args, run_embed
 from .engine_args import UsageError, add_engine_args, add_sampling_args, engine_options
 from .kv_events_args import add_kv_events_args
 from .models import run_models
@@ -122,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "(what bench/plot_results.py reads)")
     add_engine_args(bench)
 
+    embed = commands.add_parser("embed", help="Print one embedding per text (a JSON list of floats per line).",
+                                usage="vllm-cpp embed MODEL TEXT... [options]")
+    embed.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    add_embed_args(embed)
+    add_engine_args(embed)
+
     commands.add_parser("models", help="List the bundled models (short names) and whether they are installed.",
                         usage="vllm-cpp models")
     return parser
@@ -130,7 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _load(args: argparse.Namespace):
     from ..engine import Engine
 
-    return Engine.load(args.model, **engine_options(args))
+    options = engine_options(args)
+    if args.command == "embed":
+        if options.get("runner") is None:  # the command's job; --runner both also serves it
+            options["runner"] = "pooling"
+    return Engine.load(args.model, **options)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -153,6 +164,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if args.command == "generate":
                 from .generate import run_generate
                 return run_generate(engine, args)
+            if args.command == "embed":
+                return run_embed(engine, args)
             if args.command == "chat":
                 from .chat import run_chat
                 return run_chat(engine, args)

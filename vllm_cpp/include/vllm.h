@@ -676,6 +676,46 @@ VLLM_API vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* req
    waiting when the engine is freed is the caller's error, as for any call. */
 VLLM_API vllm_status vllm_engine_kv_events_enable(vllm_engine* engine);
 VLLM_API vllm_status vllm_engine_kv_events_take(vllm_engine* engine, int32_t timeout_ms, char** out_json);
+/* --- Embeddings (issue 43; additive). An engine serves them when loaded
+   as a pooling model: runner "pooling" (or "auto" on a model whose file
+   names a pooling, e.g. llama.cpp's `<arch>.pooling_type` from
+   sentence-transformers' Pooling module), convert "embed", or runner
+   "both" (generation and pooling in one engine); see the options JSON's
+   runner / convert / pooler_config / hf_overrides. A generation request
+   to a pooling-only engine, and an embedding request to a generation-only
+   one, fail with VLLM_ERR_INVALID_ARGUMENT naming what to use instead.
+   Pooling requests run through the same scheduler as generation ones
+   (prefill only, batched together, sharing the token budget) and keep no
+   KV blocks once done. */
+
+/* One embedding batch (the upstream vllm.cpp v15 shape). OWNERSHIP:
+   `values` is library-allocated; free with vllm_embedding_result_free.
+   Row-major: embedding i is values[i * dim .. (i + 1) * dim). */
+typedef struct vllm_embedding_result {
+    float* values;          /* n_embeddings * dim floats */
+    int32_t n_embeddings;   /* the number of input texts */
+    int32_t dim;            /* the vector's length (the hidden size) */
+    int32_t prompt_tokens;  /* all inputs' tokens (OpenAI's usage) */
+} vllm_embedding_result;
+
+/* Embeds n_texts NUL-terminated UTF-8 strings (tokenized with the model's
+   special tokens), blocking until every vector is ready; the engine's
+   pooling and normalisation. On any non-OK status *out is zeroed and
+   vllm_last_error() says why (INVALID_ARGUMENT: a NULL argument,
+   n_texts <= 0, a text with no tokens or past max_model_len, a
+   generation-only engine). */
+VLLM_API vllm_status vllm_embed(vllm_engine* engine, const char* const* texts, int32_t n_texts,
+                                vllm_embedding_result* out);
+/* Frees out->values and zeroes *out; NULL is a no-op. */
+VLLM_API void vllm_embedding_result_free(vllm_embedding_result* out);
+
+/* An OpenAI /v1/embeddings body (input: a string, a list of strings, token
+   ids or token id lists; encoding_format float or base64; dimensions, only
+   for a Matryoshka model; vLLM's truncate_prompt_tokens, normalize,
+   add_special_tokens, priority) -> the response JSON in *out_json (caller
+   frees with vllm_string_free), blocking. INVALID_ARGUMENT naming the
+   field for a bad body. */
+VLLM_API vllm_status vllm_embeddings(vllm_engine* engine, const char* request_json, char** out_json);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,8 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET|POST /ping``, ``GET /version``, ``GET /metrics``, ``GET /openapi.json``
 and ``GET /docs`` (openapi.py); ``POST /v1/responses``, ``GET`` and
 ``DELETE /v1/responses/{id}`` (serving_responses.py); Anthropic's ``POST /v1/messages`` and
-``POST /v1/messages/count_tokens`` (serving_messages.py, in Anthropic's error shape). Errors are OpenAI's
+``POST /v1/messages/count_tokens`` (serving_messages.py, in Anthropic's error shape); ``POST /v1/embeddings``
+(serving_embeddings.py). Errors are OpenAI's
 JSON shape with their status (protocol.ApiError). With an API key set,
 ``/v1/*`` needs ``Authorization: Bearer KEY`` (compared in constant time),
 as in vLLM. Each request is held to the per-request bounds of
@@ -64,6 +65,7 @@ from .protocol import (
 from .serving_openai import OpenAIServing
 from .serving_responses import ResponseStore, ResponsesServing
 from . import serving_messages
+from . import serving_embeddings
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -206,6 +208,9 @@ class OpenAIServer:
                   methods=["POST"]),
             Route("/v1/messages/count_tokens", handler(self.messages.count_tokens, serving_messages.error_response),
                   methods=["POST"]),
+            # Embeddings (serving_embeddings.py)
+            Route("/v1/embeddings", handler(lambda request: serving_embeddings.create_embedding(self, request)),
+                  methods=["POST"]),
         ]
 
     # -- generation --------------------------------------------------------
@@ -294,7 +299,9 @@ class OpenAIServer:
     def _model_card(self) -> Dict[str, Any]:
         return {"id": self.config.model_name, "object": "model", "created": self._created,
                 "owned_by": "vllm-cpp", "root": self.engine.model_path, "parent": None,
-                "max_model_len": self.config.max_model_len}
+                "max_model_len": self.config.max_model_len,
+                # What the model serves, in vLLM's task names ("generate", "embed").
+                "supported_tasks": self.engine.stats()["supported_tasks"]}
 
     async def show_models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [self._model_card()]})

@@ -74,6 +74,8 @@ class _EngineStatsCollector:
         yield self._counter("vllm:generation_tokens", "Generation tokens processed.",
                             s["generation_tokens"])
         yield self._counter("vllm:num_preemptions", "Cumulative preemptions.", s["preemptions"])
+        yield self._counter("vllm_cpp:pooling_requests", "Pooling (embedding) requests finished.",
+                            s["pooling_requests"])
         spec = s.get("spec_decode")
         if spec is not None:
             yield self._counter("vllm:spec_decode_num_drafts", "Speculative drafts verified.", spec["num_drafts"])

@@ -100,7 +100,30 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
     ("post", "/v1/messages"): ("Anthropic Messages (JSON, or Anthropic's server-sent events with stream)", None,
                                _JSON),
     ("post", "/v1/messages/count_tokens"): ("Anthropic's count of a Messages request's input tokens", None, _JSON),
+    # Embeddings (serving_embeddings.py)
+    ("post", "/v1/embeddings"): ("Embeddings of texts or token ids (a pooling model: --runner pooling)",
+                                 "embeddings", _JSON),
 }
+
+
+def _embeddings_body(model_name: str) -> Dict[str, Any]:
+    """The /v1/embeddings request's fields (the engine validates their values)."""
+    ids = {"type": "array", "items": {"type": "integer"}, "minItems": 1}
+    properties: Dict[str, Any] = {
+        "model": {"anyOf": [{"enum": [model_name]}, {"type": "null"}], "description": "the served model's name"},
+        "input": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}, ids,
+                            {"type": "array", "items": ids, "minItems": 1}],
+                  "description": "a text, texts, token ids or lists of token ids"},
+        "encoding_format": {"enum": ["float", "base64"], "description": "float (default) or base64 float32 bytes"},
+        "dimensions": {"type": "integer", "minimum": 1, "description": "keep the first N values (Matryoshka models)"},
+        "user": {"type": "string", "description": "accepted, unused"},
+        "truncate_prompt_tokens": {"type": "integer", "minimum": -1,
+                                   "description": "vLLM's: embed each input's last K tokens (-1: max_model_len)"},
+        "normalize": {"type": "boolean", "description": "vLLM's: L2-normalise (default: the model's choice)"},
+        "add_special_tokens": {"type": "boolean", "description": "vLLM's: the tokenizer's special tokens (default true)"},
+        "priority": {"type": "integer", "description": "vLLM's: the priority scheduling policy's"},
+    }
+    return {"type": "object", "properties": properties, "required": ["input"], "additionalProperties": False}
 
 
 def _responses_body(model_name: str) -> Dict[str, Any]:
@@ -125,6 +148,7 @@ def _bodies(model_name: str, limits: RequestLimits, max_model_len: Optional[int]
     for body in bodies.values():  # the one name this server answers to (another is a 404)
         body["properties"]["model"]["anyOf"][0] = {"enum": [model_name]}
     bodies["responses"] = _responses_body(model_name)
+    bodies["embeddings"] = _embeddings_body(model_name)
     return bodies
 
 

@@ -17,6 +17,7 @@
 #include "api/handles.h"
 #include "api/output_json.h"
 #include "chat/chat_service.h"
+#include "chat/embedding_service.h"
 #include "chat/responses_output.h"
 #include "chat/responses_request.h"
 #include "engine/engine.h"
@@ -609,6 +610,49 @@ vllm_status vllm_messages_submit_pull(vllm_engine* engine, vllm_poller* poller, 
 vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
                                    int32_t* out_n_ids) {
     return tokenize_request(engine, request_json, out_ids, out_n_ids, vllm::chat::messages_prompt_ids);
+}
+
+vllm_status vllm_embed(vllm_engine* engine, const char* const* texts, int32_t n_texts, vllm_embedding_result* out) {
+    if (out != nullptr) std::memset(out, 0, sizeof *out);
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(texts, "texts");
+        require_non_null(out, "out");
+        if (n_texts <= 0) vllm::throw_invalid_argument("n_texts must be positive (got " + std::to_string(n_texts) + ")");
+        std::vector<vllm::chat::CompletionPrompt> inputs(n_texts);
+        for (int32_t i = 0; i < n_texts; ++i) {
+            if (texts[i] == nullptr) vllm::throw_invalid_argument("texts[" + std::to_string(i) + "] is NULL");
+            inputs[i].is_text = true;
+            inputs[i].text = texts[i];
+        }
+        const vllm::chat::Embeddings result =
+            vllm::chat::embed_inputs(*engine->engine, inputs, {}, 0, /*add_special_tokens=*/true, 0);
+        const size_t dim = result.vectors.front().size();
+        auto* values = static_cast<float*>(std::malloc(size_t(n_texts) * dim * sizeof(float)));
+        if (values == nullptr) throw std::bad_alloc();
+        for (size_t i = 0; i < result.vectors.size(); ++i)
+            std::memcpy(values + i * dim, result.vectors[i].data(), dim * sizeof(float));
+        out->values = values;
+        out->n_embeddings = n_texts;
+        out->dim = static_cast<int32_t>(dim);
+        out->prompt_tokens = static_cast<int32_t>(result.prompt_tokens);
+    });
+}
+
+void vllm_embedding_result_free(vllm_embedding_result* out) {
+    if (out == nullptr) return;
+    std::free(out->values);
+    std::memset(out, 0, sizeof *out);
+}
+
+vllm_status vllm_embeddings(vllm_engine* engine, const char* request_json, char** out_json) {
+    if (out_json != nullptr) *out_json = nullptr;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(request_json, "request_json");
+        require_non_null(out_json, "out_json");
+        *out_json = copy_string(vllm::chat::run_embeddings_request(*engine->engine, request_json));
+    });
 }
 
 void vllm_string_free(char* s) { std::free(s); }

@@ -18,8 +18,9 @@ using json::wrong_type;
 
 constexpr int32_t kDefaultMaxTokens = 16;  // OpenAI's and vLLM's for completions
 
-[[noreturn]] void refuse_prompt_shape() {
-    throw_invalid_argument("'prompt' must be a string, a list of strings, a list of token ids or a list of token "
+[[noreturn]] void refuse_prompt_shape(const char* key) {
+    throw_invalid_argument(std::string("'") + key +
+                           "' must be a string, a list of strings, a list of token ids or a list of token "
                            "id lists (non-empty)");
 }
 
@@ -50,19 +51,23 @@ CompletionPrompt read_one_prompt(const json::Value& v, const std::string& name) 
     return prompt;
 }
 
-std::vector<CompletionPrompt> read_prompts(const json::Value& body) {
-    const json::Value* prompt = field(body, "prompt");
-    if (prompt == nullptr) throw_invalid_argument("'prompt' is required");
-    if (prompt->is_string() || is_token_list(*prompt)) return {read_one_prompt(*prompt, "prompt")};
-    if (!prompt->is_array() || prompt->items().empty()) refuse_prompt_shape();
+}  // namespace
+
+std::vector<CompletionPrompt> read_prompt_inputs(const json::Value& body, const char* key) {
+    const json::Value* prompt = field(body, key);
+    if (prompt == nullptr) throw_invalid_argument(std::string("'") + key + "' is required");
+    if (prompt->is_string() || is_token_list(*prompt)) return {read_one_prompt(*prompt, key)};
+    if (!prompt->is_array() || prompt->items().empty()) refuse_prompt_shape(key);
     std::vector<CompletionPrompt> prompts;
     for (size_t i = 0; i < prompt->items().size(); ++i) {
         const json::Value& item = prompt->items()[i];
-        if (!item.is_string() && !is_token_list(item)) refuse_prompt_shape();
-        prompts.push_back(read_one_prompt(item, "prompt[" + std::to_string(i) + "]"));
+        if (!item.is_string() && !is_token_list(item)) refuse_prompt_shape(key);
+        prompts.push_back(read_one_prompt(item, std::string(key) + "[" + std::to_string(i) + "]"));
     }
     return prompts;
 }
+
+namespace {
 
 // max_tokens 0 asks for echo without generation: one token runs (for the
 // prompt's logprobs), so the sampling parser, which wants at least 1, reads 1.
@@ -79,7 +84,7 @@ CompletionRequest parse_completion_request(std::string_view request_json) {
     const json::Value body = json::parse(request_json);
     if (!body.is_object()) wrong_type("request", "a JSON object", body);
     CompletionRequest r;
-    r.prompts = read_prompts(body);
+    r.prompts = read_prompt_inputs(body, "prompt");
     if (const json::Value* v = field(body, "echo")) r.echo = read_bool(*v, "echo");
     r.echo_only = read_echo_only(body, r.echo);
     r.sampling.max_tokens = kDefaultMaxTokens;

@@ -47,4 +47,8 @@ struct CompletionRequest : OpenAIRequest {
 
 CompletionRequest parse_completion_request(std::string_view request_json);
 
+// `body[key]` as prompts: a string, a list of strings, a list of token ids or
+// a list of token id lists (non-empty); also /v1/embeddings' `input`.
+std::vector<CompletionPrompt> read_prompt_inputs(const json::Value& body, const char* key);
+
 }  // namespace vllm::chat

@@ -40,6 +40,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
                                std::to_string(model_config.context_length));
 
     refuse_for_recurrent_state(model_config);
+    resolve_runner(model_config);
     std::optional<DraftModel> draft;
     if (config.speculative && config.speculative->method == SpeculativeMethod::DRAFT_MODEL) draft = load_draft_model();
     KvCachePlan kv_plan =
@@ -75,6 +76,68 @@ void Engine::refuse_for_recurrent_state(const ModelConfig& model) {
     if (config_.kv_transfer)
         throw_invalid_argument("kv_transfer_config: not supported for " + model.architecture + " models (" +
                                model.architecture + why + "; transferred KV blocks cannot restore it)");
+}
+
+void Engine::resolve_runner(const ModelConfig& model) {
+    // The model's own pooling: what llama.cpp's converter writes from
+    // sentence-transformers' Pooling module (an embedding model).
+    const std::optional<PoolingType> own =
+        pooling_type_from_gguf(source_->get_int(model.architecture + ".pooling_type", 0));
+    std::string runner = config_.runner;
+    if (runner == "auto") runner = (own || config_.convert == "embed") ? "pooling" : "generate";
+    serves_generation_ = runner == "generate" || runner == "both";
+    serves_pooling_ = runner == "pooling" || runner == "both";
+    // vLLM's defaults for an embedding model: the model's pooling, else
+    // LAST (a decoder converted with --convert embed); normalised.
+    pooler_.type = own.value_or(PoolingType::LAST);
+    if (config_.pooling_type) pooler_.type = parse_pooling_type(*config_.pooling_type, "pooler_config.pooling_type");
+    // A sentence-transformers directory says whether it normalises
+    // (formats/sentence_transformers.h); elsewhere vLLM's default, true.
+    pooler_.normalize = source_->get_bool("vllm.pooling_normalize", true);
+    if (config_.pooling_normalize) pooler_.normalize = *config_.pooling_normalize;
+    pooler_.matryoshka = source_->get_bool("vllm.is_matryoshka", false);
+    for (int64_t d : source_->get_int_array("vllm.matryoshka_dimensions"))
+        pooler_.matryoshka_dimensions.push_back(static_cast<int32_t>(d));
+    if (config_.is_matryoshka) pooler_.matryoshka = *config_.is_matryoshka;
+    if (!config_.matryoshka_dimensions.empty()) pooler_.matryoshka_dimensions = config_.matryoshka_dimensions;
+    if (!pooler_.matryoshka_dimensions.empty()) pooler_.matryoshka = true;
+}
+
+int Engine::embedding_size() const { return model_->config().dim; }
+
+void Engine::check_pooling_request(const PoolingParams& params) const {
+    if (!serves_pooling_)
+        throw_invalid_argument("this engine serves text generation only: model \"" + model_name_ +
+                               "\" was loaded with runner generate; load it with runner 'pooling' (vLLM's --runner "
+                               "pooling, or --convert embed) to embed");
+    check_pooling_dimensions(pooler_, embedding_size(), params.dimensions, model_name_);
+}
+
+std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                      int32_t truncate_prompt_tokens, int32_t priority) {
+    check_pooling_request(params);
+    if (truncate_prompt_tokens > 0 && prompt_ids.size() > static_cast<size_t>(truncate_prompt_tokens))
+        prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - truncate_prompt_tokens);
+    check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
+    auto stream = std::make_shared<RequestStream>();
+    SamplingConfig sampling;
+    sampling.max_tokens = 1;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stopping_) throw_runtime("the engine is shutting down");
+        auto request = std::make_unique<Request>(next_arrival_++, priority, std::move(prompt_ids), std::move(sampling),
+                                                 *tokenizer_, stream);
+        Request::Pooling& pooling = request->pooling.emplace();
+        pooling.type = pooler_.type;
+        pooling.normalize = params.normalize.value_or(pooler_.normalize);
+        pooling.dimensions = params.dimensions;
+        // Every row counts for CLS and MEAN: no prefix-cache hit may skip
+        // one (LAST reads the last row, which a hit always recomputes).
+        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST;
+        incoming_.push_back(std::move(request));
+    }
+    wake_.notify_one();
+    return stream;
 }
 
 void Engine::attach_kv_connector(const KvCachePlan& kv_plan) {
@@ -136,6 +199,10 @@ std::shared_ptr<RequestStream> Engine::submit(const std::string& prompt, Samplin
 
 std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                      int32_t priority) {
+    if (!serves_generation_)
+        throw_invalid_argument("this engine serves embeddings only: model \"" + model_name_ +
+                               "\" was loaded with runner pooling; use the embeddings API (/v1/embeddings, "
+                               "vllm_embed, Engine.embed), or load it with runner 'generate' to generate text");
     sampling.truncate_prompt(prompt_ids);
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     sampling.check_vocabulary(tokenizer_->vocab_size());
@@ -165,6 +232,8 @@ EngineStats Engine::stats() const {
     EngineStats s = published_stats_;
     s.waiting_requests += static_cast<int64_t>(incoming_.size());
     s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
+    if (serves_generation_) s.supported_tasks.push_back("generate");
+    if (serves_pooling_) s.supported_tasks.push_back("embed");
     return s;
 }
 

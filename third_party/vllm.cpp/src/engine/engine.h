@@ -15,6 +15,7 @@
 #include "engine/engine_core.h"
 #include "engine/kv_cache_plan.h"
 #include "engine/kv_event_queue.h"
+#include "engine/pooler.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
 #include "formats/model_source.h"
@@ -42,6 +43,23 @@ public:
     // The same for a prompt already tokenized (chat renders and encodes its own).
     std::shared_ptr<RequestStream> submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                  int32_t priority);
+
+    // A pooling request (vLLM's embed task): the prompt's final hidden rows
+    // pooled as the engine's pooler config says, with `params`' normalisation
+    // and dimensions; the prompt cut to its last truncate_prompt_tokens
+    // tokens first (0: not cut). INVALID_ARGUMENT naming the field, or
+    // naming runner pooling when this engine serves generation only.
+    std::shared_ptr<RequestStream> submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                  int32_t truncate_prompt_tokens, int32_t priority);
+    // submit_pooling's checks of what is the same for every input: that
+    // this engine pools, and `params`' dimensions.
+    void check_pooling_request(const PoolingParams& params) const;
+    // Which request kinds this engine serves (its runner, resolved at load).
+    bool serves_generation() const { return serves_generation_; }
+    bool serves_pooling() const { return serves_pooling_; }
+    const PoolerConfig& pooler_config() const { return pooler_; }
+    // The length of a pooled vector before `dimensions` (the hidden size).
+    int embedding_size() const;
 
     // Compiles structured-output constraints within the engine's budget
     // (SamplingConfig::from_c and chat take it); thread-safe.
@@ -73,6 +91,9 @@ private:
     // qwen35/qwen35moe: prefix caching, speculative decoding and KV transfer
     // refused by name (prefix caching left off when not asked for).
     void refuse_for_recurrent_state(const ModelConfig& model);
+    // The runner and pooler config from the options over the model's own
+    // choice (GGUF `<arch>.pooling_type`).
+    void resolve_runner(const ModelConfig& model);
     void loop();
 
     EngineConfig config_;
@@ -86,6 +107,9 @@ private:
     int max_model_len_ = 0;
     std::string chat_template_;
     std::string model_name_;
+    bool serves_generation_ = true;
+    bool serves_pooling_ = false;
+    PoolerConfig pooler_;
 
     // Hand-over between submitting threads and the loop.
     mutable std::mutex mutex_;

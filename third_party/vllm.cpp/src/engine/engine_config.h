@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kv_cache/kv_cache.h"
 #include "kv_transfer/kv_transfer_config.h"
@@ -51,6 +52,18 @@ struct EngineConfig {
     structured::CompileBudget compile_budget;
     // speculative_config, parsed; unset: no speculation.
     std::optional<SpeculativeConfig> speculative;
+
+    // Pooling (issue 43; engine/pooler.h). runner: "auto" (the model's
+    // kind), "generate", "pooling" or "both" (a decoder embedder serving
+    // both kinds in one engine); convert: "auto", "none" or "embed" (a
+    // generation model run as an embedder: runner pooling). pooler_config
+    // and hf_overrides' Matryoshka keys set over the model's own choice.
+    std::string runner = "auto";
+    std::string convert = "auto";
+    std::optional<std::string> pooling_type;  // vLLM's name, checked
+    std::optional<bool> pooling_normalize;
+    std::optional<bool> is_matryoshka;
+    std::vector<int32_t> matryoshka_dimensions;
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

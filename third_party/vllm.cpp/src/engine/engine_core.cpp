@@ -220,7 +220,9 @@ void EngineCore::idle() {
 
 ModelRunnerOutput EngineCore::execute(const SchedulerOutput& scheduled, std::vector<StepOutput>& outputs) {
     const std::vector<SequenceSlice>& slices =
-        runner_.execute(scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); });
+        runner_.execute(
+            scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); },
+            [this](const SchedulerRequest& sched) { return request_of(sched).pooling.has_value(); });
     ++counters_.model_steps;
     if (speculation_policy_) {
         int positions = 0;
@@ -247,6 +249,10 @@ ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std
     for (size_t i = 0; i < scheduled.size(); ++i) {
         const SchedulerRequest& sched = *scheduled[i].request;
         if (connector_) save_completed_blocks(sched, scheduled[i].num_new_tokens);
+        if (slices[i].hidden_rows != nullptr) {
+            pool_rows(request_of(sched), runner_.hidden_rows(i), slices[i], outputs[i]);
+            continue;
+        }
         if (slices[i].num_logits == 0) continue;
         Request& r = request_of(sched);
         StepOutput& out = outputs[i];
@@ -271,6 +277,17 @@ ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std
         result.requests[i].new_token_ids = out.tokens;
     }
     return result;
+}
+
+void EngineCore::pool_rows(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out) {
+    Request::Pooling& p = *r.pooling;
+    const int n_prompt = r.num_prompt_tokens();
+    p.rows.add(p.type, rows, slice.start_pos, slice.n_tokens, n_prompt, model_.config().dim);
+    if (slice.start_pos + slice.n_tokens < n_prompt) return;
+    r.stream->set_embedding(p.rows.finish(p.type, n_prompt, p.normalize, p.dimensions));
+    ++counters_.pooling_requests;
+    out.produced = true;
+    out.reason = finish_reason::kStop;
 }
 
 bool EngineCore::record_prompt_logprobs(Request& r, const float* rows, const SequenceSlice& slice) {

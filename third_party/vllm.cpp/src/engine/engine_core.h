@@ -126,6 +126,9 @@ private:
     // delivered or finished yet: the update comes first.
     ModelRunnerOutput sample(const SchedulerOutput& scheduled, const std::vector<SequenceSlice>& slices,
                              std::vector<StepOutput>& outputs);
+    // A pooling request's chunk: its hidden rows pooled; at the prompt's
+    // end the vector goes to its stream and `out` finishes it.
+    void pool_rows(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out);
     // Samples the next token of `r` from its logits row into `out`.
     void sample_token(Request& r, float* logits, StepOutput& out);
     // prompt_logprobs: the entries of the prompt positions a chunk's rows

@@ -174,6 +174,47 @@ void read_option_fields(const json::Value& o, EngineConfig& c) {
         c.compile_budget.max_grammar_size = read_int64_in(*v, "structured_max_grammar_size", 1, kInt32Max);
 }
 
+// runner .. hf_overrides: the pooling options (issue 43).
+void read_pooling_fields(const json::Value& o, EngineConfig& c) {
+    if (const std::string* name = read_string(o, "runner")) {
+        if (!one_of(*name, {"auto", "generate", "pooling", "both"}))
+            throw_invalid_argument("'runner' must be auto, generate, pooling or both (got '" + *name + "')");
+        c.runner = *name;
+    }
+    if (const std::string* name = read_string(o, "convert")) {
+        if (!one_of(*name, {"auto", "none", "embed"}))
+            throw_invalid_argument("'convert' must be auto, none or embed (got '" + *name +
+                                   "'; classify, reward and score heads are not supported)");
+        c.convert = *name;
+        if (c.convert == "embed" && c.runner == "generate")
+            throw_invalid_argument("'convert' embed makes a pooling model: it needs runner pooling (or auto), not generate");
+    }
+    if (const json::Value* v = field(o, "pooler_config")) {
+        json::require_object(*v, "pooler_config");
+        for (const auto& [key, value] : v->members()) {
+            if (key == "pooling_type") c.pooling_type = json::read_string(value, "pooler_config.pooling_type");
+            else if (key == "normalize") c.pooling_normalize = json::read_bool(value, "pooler_config.normalize");
+            else throw_invalid_argument("'pooler_config' key '" + key + "' is not supported (pooling_type, normalize)");
+        }
+    }
+    if (const json::Value* v = field(o, "hf_overrides")) {
+        json::require_object(*v, "hf_overrides");
+        for (const auto& [key, value] : v->members()) {
+            if (key == "is_matryoshka") {
+                c.is_matryoshka = json::read_bool(value, "hf_overrides.is_matryoshka");
+            } else if (key == "matryoshka_dimensions") {
+                json::require_array(value, "hf_overrides.matryoshka_dimensions");
+                for (const json::Value& d : value.items())
+                    c.matryoshka_dimensions.push_back(
+                        read_int32_in(d, "hf_overrides.matryoshka_dimensions", 1, kInt32Max, "a positive integer"));
+            } else {
+                throw_invalid_argument("'hf_overrides' key '" + key +
+                                       "' is not supported (is_matryoshka, matryoshka_dimensions)");
+            }
+        }
+    }
+}
+
 }  // namespace
 
 EngineConfig read_engine_fields(const json::Value& fields) {
@@ -185,6 +226,7 @@ EngineConfig read_engine_fields(const json::Value& fields) {
     EngineConfig c;
     read_model_fields(fields, c);
     read_option_fields(fields, c);
+    read_pooling_fields(fields, c);
     return c;
 }
 

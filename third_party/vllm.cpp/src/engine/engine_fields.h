@@ -24,6 +24,10 @@
 //                          VLLM_CPP_ENABLE_JUMP_FORWARD (alias VT_ENABLE_JUMP_FORWARD)
 //   scheduling_policy      "fcfs" (default), "priority" or "lpm"
 // The options JSON's keys (kEngineOptionKeys):
+//   runner                 "auto", "generate", "pooling" or "both" (vLLM's --runner; both: this engine's own)
+//   convert                "auto", "none" or "embed" (vLLM's --convert; embed: runner pooling)
+//   pooler_config          object: pooling_type ("CLS", "MEAN", "LAST"), normalize (bool)
+//   hf_overrides           object: is_matryoshka (bool), matryoshka_dimensions (integers); nothing else
 //   chat_template          string, not empty: template text over the model's own
 //   kv_cache_dtype         vLLM's spellings: "auto" (f16), "float16"/"fp16"/"half"/"f16",
 //                          "float32"/"fp32"/"float"/"f32", and "int8" (dtype/kv_dtype.h);
@@ -51,7 +55,8 @@ namespace vllm {
 // options JSON as refused).
 constexpr const char* kEngineOptionKeys[] = {
     "chat_template", "kv_cache_dtype", "kv_cache_memory_bytes", "num_threads", "isa",
-    "structured_compile_timeout_ms", "structured_max_grammar_size"};
+    "structured_compile_timeout_ms", "structured_max_grammar_size",
+    "runner", "convert", "pooler_config", "hf_overrides"};
 
 // The EngineConfig of the fields above that `fields` has (absent or null:
 // the default), environment overrides applied and the relations between

@@ -8,13 +8,16 @@ ModelRunner::ModelRunner(DecoderModel& model, KVCache& kv_cache, const KVCacheMa
     : model_(model), kv_cache_(kv_cache), kv_manager_(kv_manager), pool_(pool) {}
 
 const std::vector<SequenceSlice>& ModelRunner::execute(
-    const SchedulerOutput& scheduled, const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows) {
+    const SchedulerOutput& scheduled, const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
+    const std::function<bool(const SchedulerRequest&)>& pools) {
     slices_.clear();
     slices_.reserve(scheduled.size());
     first_rows_.clear();
     spec_inputs_.clear();
     spec_inputs_.reserve(scheduled.size());  // slices point into it
-    size_t rows = 0;
+    size_t rows = 0, hidden = 0;
+    first_hidden_.clear();
+    std::vector<bool> pooling(scheduled.size(), false);
     for (const ScheduledRequest& s : scheduled) {
         const SchedulerRequest& r = *s.request;
         SequenceSlice slice;
@@ -35,9 +38,20 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
             slice.num_logits = slice.n_tokens;
             prompt_rows_ = true;
         }
+        first_hidden_.push_back(hidden);
+        if (pools && pools(r)) {
+            pooling[slices_.size()] = true;
+            slice.num_logits = 0;  // its output is its hidden rows, set below
+            hidden += slice.n_tokens;
+        }
         first_rows_.push_back(rows);
         rows += slice.num_logits;
         slices_.push_back(slice);
+    }
+    if (hidden > 0) {
+        hidden_.resize(hidden * size_t(model_.config().dim));
+        for (size_t i = 0; i < slices_.size(); ++i)
+            if (pooling[i]) slices_[i].hidden_rows = hidden_.data() + first_hidden_[i] * size_t(model_.config().dim);
     }
     const auto start = std::chrono::steady_clock::now();
     model_.forward(slices_, kv_cache_, pool_, logits_);

@@ -27,8 +27,13 @@ public:
     // Runs `scheduled`'s forward; `wants_prompt_rows` names the requests
     // that take every row of their chunk (prompt_logprobs). Returns the
     // slices it ran, in `scheduled`'s order (valid until the next call).
+    // `pools` names the pooling requests: their slices take no logits but
+    // every token's final hidden row (hidden_rows).
     const std::vector<SequenceSlice>& execute(const SchedulerOutput& scheduled,
-                                              const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows);
+                                              const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
+                                              const std::function<bool(const SchedulerRequest&)>& pools = {});
+    // The first of slice i's hidden rows of the last forward (a pooling request's).
+    const float* hidden_rows(size_t i) const { return hidden_.data() + first_hidden_[i] * size_t(model_.config().dim); }
     // The first of slice i's num_logits rows of the last forward.
     float* logits_rows(size_t i);
     // The last forward's wall time (the speculation policy's cost model).
@@ -46,6 +51,8 @@ private:
     std::vector<size_t> first_rows_;                 // per slice: its first logits row
     std::vector<std::vector<int32_t>> spec_inputs_;  // per step: a verifying slice's tokens then drafts
     std::vector<float> logits_;
+    std::vector<size_t> first_hidden_;  // per slice: its first hidden row (pooling requests)
+    std::vector<float> hidden_;
     bool prompt_rows_ = false;  // some request took its prompt chunk's rows this step
     double forward_seconds_ = 0;
 };

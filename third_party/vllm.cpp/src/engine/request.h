@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include "core/scheduler_request.h"
 #include "engine/output_processor.h"
 #include "engine/reasoning_gate.h"
+#include "engine/pooler.h"
 #include "engine/request_stream.h"
 #include "sample/sampling_config.h"
 #include "structured/structured_output.h"
@@ -62,6 +64,17 @@ struct Request {
     // and after a space); a sequence's last token is masked wherever the
     // output ends with the rest of it.
     std::vector<std::vector<int32_t>> bad_word_ids;
+
+    // A pooling request (vLLM's pooling task, engine/pooler.h): its
+    // prompt's final hidden rows are pooled, nothing is sampled, and it
+    // ends (its KV blocks freed) once the prompt is computed.
+    struct Pooling {
+        PoolingType type = PoolingType::LAST;
+        bool normalize = true;
+        int32_t dimensions = 0;
+        PooledRows rows;
+    };
+    std::optional<Pooling> pooling;
 
     // Masks the last token of every bad word the output is one token short
     // of; whether it masked any.

@@ -22,6 +22,11 @@ void RequestStream::push_step(const std::string& delta, const std::vector<int32_
     notify_locked();
 }
 
+void RequestStream::set_embedding(std::vector<float> embedding) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_.embedding = std::move(embedding);
+}
+
 void RequestStream::finish(const char* finish_reason, vllm_status status, const std::string& error) {
     std::lock_guard<std::mutex> lock(mutex_);
     result_.finish_reason = finish_reason;

@@ -52,6 +52,8 @@ public:
         // prompt_logprobs: the entries of prompt tokens 1, 2, ... (token 0
         // has none), set once the prompt is computed; nullopt: not asked.
         std::optional<std::vector<TokenLogprob>> prompt_logprobs;
+        // A pooling request's vector (engine/pooler.h), set before its end.
+        std::vector<float> embedding;
         vllm_status status = VLLM_OK;  // non-OK when the engine failed the request
         std::string error;
     };
@@ -66,6 +68,7 @@ public:
     void mark_aborted();
     void set_prompt_tokens(int32_t n);
     void set_prompt_logprobs(std::vector<TokenLogprob> entries);
+    void set_embedding(std::vector<float> embedding);
     // Set by the consumer; the engine loop polls it each step.
     bool cancel_requested() const;
 

@@ -39,6 +39,10 @@ std::string EngineStats::to_json() const {
     num("jump_forward_tokens", jump_forward_tokens);
     num("requests_finished", requests_finished);
     num("requests_aborted", requests_aborted);
+    num("pooling_requests", pooling_requests);
+    std::string tasks = "[";
+    for (const char* task : supported_tasks) tasks += (tasks.size() > 1 ? ",\"" : "\"") + std::string(task) + "\"";
+    field("supported_tasks", tasks + "]");
     std::string groups = "[";
     for (const KvCacheGroupStats& g : kv_cache_groups) {
         if (groups.size() > 1) groups += ",";

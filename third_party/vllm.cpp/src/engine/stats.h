@@ -68,6 +68,9 @@ struct EngineStats {
     int64_t jump_forward_tokens = 0;   // tokens appended by jump-forward, not sampled
     int64_t requests_finished = 0;
     int64_t requests_aborted = 0;
+    int64_t pooling_requests = 0;      // pooling (embedding) requests finished with their vector
+    // vLLM's names of what the engine serves ("generate", "embed"): its runner.
+    std::vector<const char*> supported_tasks;
     std::vector<KvCacheGroupStats> kv_cache_groups;
     // With a kv_transfer_config: the connector's counters (else null in JSON).
     std::optional<kv_transfer::KvTransferStats> kv_transfer;

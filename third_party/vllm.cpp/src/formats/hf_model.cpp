@@ -6,6 +6,7 @@
 
 #include "formats/hf_architecture.h"
 #include "formats/hf_json.h"
+#include "formats/sentence_transformers.h"
 #include "kernels/cpu/kernels.h"
 #include "util/json.h"
 
@@ -94,6 +95,7 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     if (arch->text_config && (text == nullptr || !text->is_object()))
         fail("config.json has no 'text_config' object (" + hf_class + " keeps the text model's settings there)");
     read_config(text != nullptr ? *text : config, *arch);
+    read_pooling(config, std::string(arch->gguf_name) + ".");
 
     bool tied = arch->tie_default;
     if (const json::Value* tie = config.find("tie_word_embeddings"); tie != nullptr && !tie->is_null()) {
@@ -102,6 +104,31 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     }
     open_shards();
     add_tensors(*arch, tied);
+}
+
+void HfModel::read_pooling(const json::Value& config, const std::string& a) {
+    // sentence-transformers' pooling under the key llama.cpp's converter
+    // writes, its Normalize module and config.json's Matryoshka keys under
+    // this engine's own (engine/pooler.h reads them).
+    if (const std::optional<SentenceTransformersPooling> st = read_sentence_transformers(path())) {
+        metadata_[a + "pooling_type"] = int_value(st->pooling_type);
+        GgufValue normalize = int_value(st->normalize ? 1 : 0);
+        normalize.type = GgufValueType::BOOL;
+        metadata_["vllm.pooling_normalize"] = normalize;
+    }
+    if (const json::Value* m = config.find("is_matryoshka"); m != nullptr && m->is_bool() && m->as_bool()) {
+        GgufValue yes = int_value(1);
+        yes.type = GgufValueType::BOOL;
+        metadata_["vllm.is_matryoshka"] = yes;
+    }
+    if (const json::Value* dims = config.find("matryoshka_dimensions"); dims != nullptr && dims->is_array()) {
+        std::vector<int64_t> values;
+        for (const json::Value& d : dims->items()) {
+            if (!d.is_int() || d.as_int() < 1) fail("config.json 'matryoshka_dimensions' is not a list of positive integers");
+            values.push_back(d.as_int());
+        }
+        metadata_["vllm.matryoshka_dimensions"] = int_array_value(values, GgufValueType::INT32);
+    }
 }
 
 void HfModel::read_config(const json::Value& config, const HfArchitecture& arch) {

@@ -37,6 +37,8 @@ public:
 
 private:
     void read_config(const json::Value& config, const HfArchitecture& arch);
+    // sentence-transformers' pooling (modules.json) and config.json's Matryoshka keys.
+    void read_pooling(const json::Value& config, const std::string& arch_prefix);
     // RoPE: transformers before 5 writes rope_theta, partial_rotary_factor and
     // rope_scaling at the top level; transformers 5 writes rope_parameters,
     // one dict or one per layer type (Gemma 3: full_attention and

@@ -59,6 +59,7 @@ void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, T
     embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), embedding_multiplier_);
     norm(weights_.layers[0].attn_norm, pool);
     for (int l = 0; l < config_.n_layers; ++l) layer(batch, l, cache, pool);
+    output_hidden_rows(config_, weights_, batch, x_.data());
     output_logits(config_, weights_, batch, x_.data(), pool, logits);
 }
 

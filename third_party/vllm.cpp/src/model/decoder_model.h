@@ -27,6 +27,9 @@ struct SequenceSlice {
     // Logits of the slice's last num_logits tokens (0: none; 1: the next
     // token's; k + 1: a speculative step verifying k draft tokens).
     int num_logits = 0;
+    // A pooling request's chunk: when set, receives the final-normed hidden
+    // state of each of the slice's n_tokens tokens (config().dim floats per row).
+    float* hidden_rows = nullptr;
 };
 
 class DecoderModel {

@@ -21,6 +21,18 @@ void embed_tokens(const kernels::QuantMatrix& embedding, const std::vector<int32
 
 float embedding_scale(int dim) { return std::sqrt(static_cast<float>(dim)); }
 
+void output_hidden_rows(const ModelConfig& c, const ModelWeights& w, const std::vector<SequenceSlice>& batch,
+                        const float* x) {
+    int64_t row = 0;
+    for (const SequenceSlice& s : batch) {
+        if (s.hidden_rows != nullptr)
+            for (int t = 0; t < s.n_tokens; ++t)
+                kernels::rms_norm(&x[(row + t) * c.dim], w.output_norm.data(), s.hidden_rows + size_t(t) * c.dim, c.dim,
+                                  c.rms_eps);
+        row += s.n_tokens;
+    }
+}
+
 void output_logits(const ModelConfig& c, const ModelWeights& w, const std::vector<SequenceSlice>& batch,
                    const float* x, ThreadPool& pool, std::vector<float>& logits) {
     // Final norm and output projection only for the rows whose logits are wanted.

@@ -22,6 +22,12 @@ void embed_tokens(const kernels::QuantMatrix& embedding, const std::vector<int32
 // to float as llama.cpp does.
 float embedding_scale(int dim);
 
+// x: the batch's final hidden rows [tokens][dim]. Each slice with
+// hidden_rows set gets its rows through the final norm there (a pooling
+// request's hidden states, what the output head would read).
+void output_hidden_rows(const ModelConfig& c, const ModelWeights& w, const std::vector<SequenceSlice>& batch,
+                        const float* x);
+
 // x: the batch's final hidden rows [tokens][dim]. `logits` receives
 // num_logits rows of w.output.rows floats per slice (see SequenceSlice).
 void output_logits(const ModelConfig& c, const ModelWeights& w, const std::vector<SequenceSlice>& batch,

@@ -1,0 +1,64 @@
+// The pooling request kind's arithmetic (vLLM's pooler for the embed task):
+// a prompt's final hidden rows, taken chunk by chunk as the scheduler runs
+// its prefill, pooled into one vector (CLS: the first row, MEAN: the average,
+// LAST: the last row), cut to the Matryoshka `dimensions` a request asks for
+// and L2-normalised when it asks for that. The engine's pooler config (the
+// model's own choice, the pooler_config option over it) says which pooling
+// runs; a request picks normalisation and dimensions.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vllm {
+
+enum class PoolingType { CLS, MEAN, LAST };
+
+// vLLM's names: "CLS", "MEAN", "LAST" (upper case, as pooler_config takes
+// them); INVALID_ARGUMENT naming `field` for another (ALL and STEP are
+// refused by name: they return per-token vectors, not one embedding).
+PoolingType parse_pooling_type(const std::string& name, const char* field);
+const char* pooling_type_name(PoolingType type);
+// llama.cpp's `<arch>.pooling_type` numbers (LLAMA_POOLING_TYPE_*): 1 MEAN,
+// 2 CLS, 3 LAST; nullopt for NONE (0) and the kinds that are not embeddings.
+std::optional<PoolingType> pooling_type_from_gguf(int64_t value);
+
+// The engine's pooling setup: what every pooling request of it runs.
+struct PoolerConfig {
+    PoolingType type = PoolingType::LAST;
+    bool normalize = true;  // the default of a request that does not say
+    // Matryoshka: the model was trained so a prefix of its vector is an
+    // embedding too (config.json's is_matryoshka / matryoshka_dimensions);
+    // only then may a request ask for `dimensions`.
+    bool matryoshka = false;
+    std::vector<int32_t> matryoshka_dimensions;  // empty: any size up to the hidden size
+};
+
+// One request's pooling options (vLLM's PoolingParams for embed).
+struct PoolingParams {
+    std::optional<bool> normalize;  // unset: the engine's default
+    int32_t dimensions = 0;         // 0: the whole vector
+};
+
+// A prompt's rows pooled as its chunks arrive; a chunk starting at position
+// 0 starts over (a preempted request recomputes its prompt).
+class PooledRows {
+public:
+    void add(PoolingType type, const float* rows, int start_pos, int n_rows, int prompt_len, int dim);
+    // The pooled vector: dimensions (0: all) then normalisation, as vLLM
+    // applies them.
+    std::vector<float> finish(PoolingType type, int prompt_len, bool normalize, int dimensions) const;
+
+private:
+    std::vector<double> sum_;    // MEAN: the rows' sum so far
+    std::vector<float> picked_;  // CLS / LAST: the row
+};
+
+// The checks vLLM makes of a request's `dimensions` against the engine
+// (INVALID_ARGUMENT naming the field): allowed only for a Matryoshka model,
+// within its hidden size and (when it lists them) one of its sizes.
+void check_pooling_dimensions(const PoolerConfig& config, int hidden_size, int32_t dimensions,
+                              const std::string& model_name);
+
+}  // namespace vllm

@@ -1,0 +1,42 @@
+"""vLLM's pooling shapes for ``LLM.embed`` (issue 43): :class:`PoolingParams`
+(a request's ``dimensions`` and ``normalize``), :class:`EmbeddingOutput`
+(``.embedding``) and :class:`EmbeddingRequestOutput` (``.outputs.embedding``,
+``.prompt_token_ids``), as ``vllm.outputs`` and ``vllm.pooling_params`` name them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput"]
+
+
+@dataclass(frozen=True)
+class PoolingParams:
+    """One request's pooling options: ``dimensions`` (Matryoshka models only:
+    the first N values, then normalisation) and ``normalize`` (None: the
+    engine's, which is the model's choice or its pooler_config's)."""
+
+    dimensions: Optional[int] = None
+    normalize: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class EmbeddingOutput:
+    """vLLM's ``EmbeddingOutput``: the pooled vector."""
+
+    embedding: List[float]
+
+    @property
+    def hidden_size(self) -> int:
+        return len(self.embedding)
+
+
+@dataclass(frozen=True)
+class EmbeddingRequestOutput:
+    """vLLM's ``EmbeddingRequestOutput`` of one prompt."""
+
+    request_id: str
+    outputs: EmbeddingOutput
+    prompt_token_ids: List[int]
+    finished: bool = True
