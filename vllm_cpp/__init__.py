@@ -32,6 +32,7 @@ from .errors import (
     VllmError,
 )
 from .llm import LLM, CompletionOutput, Logprob, RequestOutput
+from .lora import LoRARequest
 from .outputs import Completion, FinishReason, TokenLogprob
 from .request import Request, RequestOutcome
 from .sampling_params import SamplingParams, StructuredOutput
@@ -109,6 +110,7 @@ __all__ = [
     "Toggle",
     "UnknownNativeError",
     "VllmError",
+    "LoRARequest",
     "abi_version",
     "get_include",
     "get_library_path",

@@ -108,6 +108,15 @@ _TOGGLE = OptionKind(Toggle, _toggle, int, None)
 _POLICY = OptionKind(Union[SchedulerPolicy, str], _policy, str)
 
 
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidConfigurationError("%s must be a bool, not %s" % (name, type(value).__name__))
+    return value
+
+
+_BOOL = OptionKind(bool, _flag, bool, None)
+
+
 @dataclass(frozen=True)
 class EngineOption:
     """One engine option: an ``Engine.load`` keyword and the
@@ -205,6 +214,14 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "Size budget of a compiled structured-output constraint, in grammar positions "
                  "(default 8000000); past it the request is refused naming the budget.",
                  cli=True, metavar="N"),
+    EngineOption("enable_lora", _BOOL, None,
+                 "Serve LoRA adapters (Hugging Face PEFT directories) beside the base model (vLLM's "
+                 "--enable-lora); requests name one with a LoRARequest.", cli=True),
+    EngineOption("max_loras", _INT32, None,
+                 "LoRA adapters resident at once and in one batch (default 1); others are loaded again "
+                 "when needed, the least recently used evicted.", cli=True, metavar="N"),
+    EngineOption("max_lora_rank", _INT32, None,
+                 "Largest LoRA rank accepted (default 16).", cli=True, metavar="N"),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

@@ -13,6 +13,7 @@
 #include "engine/engine_config.h"
 #include "engine/engine_core.h"
 #include "engine/kv_cache_plan.h"
+#include "engine/lora_registry.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
 #include "formats/model_source.h"
@@ -54,6 +55,11 @@ public:
     // The model's name for responses: the file or directory name, without its parents.
     const std::string& model_name() const { return model_name_; }
     int max_model_len() const { return max_model_len_; }
+    // LoRA adapters (enable_lora; else INVALID_ARGUMENT saying so): register
+    // one (loaded and checked now, LoraRegistry::add), remove one, list them.
+    void add_lora(int32_t id, const std::string& name, const std::string& path);
+    void remove_lora(int32_t id);
+    std::vector<LoraSpec> list_loras() const;
 
 private:
     // speculative_config's draft model, checked against the target (its
@@ -65,11 +71,13 @@ private:
     // refused by name (prefix caching left off when not asked for).
     void refuse_for_recurrent_state(const ModelConfig& model);
     void loop();
+    LoraRegistry& lora_registry() const;  // INVALID_ARGUMENT without enable_lora
 
     EngineConfig config_;
     std::unique_ptr<ModelSource> source_;  // the weights point into it
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<DecoderModel> model_;
+    std::unique_ptr<LoraRegistry> lora_;  // enable_lora
     std::shared_ptr<const structured::Vocabulary> vocabulary_;  // for structured-output masks
     // Its workers call back into the loop (a mask is ready): stopped before core_ goes.
     std::unique_ptr<structured::GrammarCompiler> grammar_compiler_;

@@ -8,7 +8,8 @@ ModelRunner::ModelRunner(DecoderModel& model, KVCache& kv_cache, const KVCacheMa
     : model_(model), kv_cache_(kv_cache), kv_manager_(kv_manager), pool_(pool) {}
 
 const std::vector<SequenceSlice>& ModelRunner::execute(
-    const SchedulerOutput& scheduled, const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows) {
+    const SchedulerOutput& scheduled, const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
+    const std::vector<const LoraAdapter*>* adapters) {
     slices_.clear();
     slices_.reserve(scheduled.size());
     first_rows_.clear();
@@ -35,6 +36,7 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
             slice.num_logits = slice.n_tokens;
             prompt_rows_ = true;
         }
+        if (adapters != nullptr) slice.lora = (*adapters)[slices_.size()];
         first_rows_.push_back(rows);
         rows += slice.num_logits;
         slices_.push_back(slice);

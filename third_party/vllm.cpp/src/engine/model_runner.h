@@ -27,8 +27,11 @@ public:
     // Runs `scheduled`'s forward; `wants_prompt_rows` names the requests
     // that take every row of their chunk (prompt_logprobs). Returns the
     // slices it ran, in `scheduled`'s order (valid until the next call).
+    // `adapters`: per scheduled request, the LoRA adapter its slice runs
+    // (nullptr: the base model; no vector: none runs one).
     const std::vector<SequenceSlice>& execute(const SchedulerOutput& scheduled,
-                                              const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows);
+                                              const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
+                                              const std::vector<const LoraAdapter*>* adapters = nullptr);
     // The first of slice i's num_logits rows of the last forward.
     float* logits_rows(size_t i);
     // The last forward's wall time (the speculation policy's cost model).

@@ -56,6 +56,9 @@ struct Request {
     // and after a space); a sequence's last token is masked wherever the
     // output ends with the rest of it.
     std::vector<std::vector<int32_t>> bad_word_ids;
+    // The LoRA adapter it runs (sampling.lora_int_id's registration, held for
+    // the request's life; engine/lora_registry.h); nullptr: the base model.
+    std::shared_ptr<const struct LoraSpec> lora;
 
     // Masks the last token of every bad word the output is one token short
     // of; whether it masked any.

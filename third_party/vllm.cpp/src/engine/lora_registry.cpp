@@ -1,0 +1,105 @@
+// The engine's registered LoRA adapters and their resident set (lora_registry.h).
+#include "engine/lora_registry.h"
+
+#include "util/error.h"
+
+namespace vllm {
+
+LoraRegistry::LoraRegistry(const DecoderModel& model, int max_loras, int max_lora_rank)
+    : model_(model), max_loras_(max_loras), max_lora_rank_(max_lora_rank) {
+    if (model.weights() == nullptr) throw_invalid_argument("enable_lora: this model cannot run LoRA adapters");
+}
+
+std::shared_ptr<const LoraAdapter> LoraRegistry::load(const LoraSpec& spec) const {
+    return load_peft_adapter(spec.name, spec.id, spec.path, model_.config(), *model_.weights(), max_lora_rank_);
+}
+
+void LoraRegistry::add(int32_t id, const std::string& name, const std::string& path) {
+    if (id < 1) throw_invalid_argument("LoRA adapter id must be >= 1 (got " + std::to_string(id) + ")");
+    if (name.empty()) throw_invalid_argument("LoRA adapter name must not be empty");
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto& [other_id, spec] : specs_)
+            if (other_id == id || spec->name == name)
+                throw_invalid_argument("LoRA adapter '" + name + "' (id " + std::to_string(id) + "): " +
+                                       (other_id == id ? "id" : "name") + " already registered (as '" + spec->name +
+                                       "', id " + std::to_string(other_id) + ")");
+    }
+    auto spec = std::make_shared<LoraSpec>();
+    spec->id = id;
+    spec->name = name;
+    spec->path = path;
+    std::shared_ptr<const LoraAdapter> weights = load(*spec);  // outside the lock: it reads files
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (specs_.count(id)) throw_invalid_argument("LoRA adapter id " + std::to_string(id) + " already registered");
+    spec->key = next_key_++;
+    specs_[id] = spec;
+    ++loads_;
+    resident_.emplace_front(spec->key, std::move(weights));
+    evict_past_limit({spec->key});
+}
+
+void LoraRegistry::remove(int32_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = specs_.find(id);
+    if (it == specs_.end()) throw_invalid_argument("no LoRA adapter has id " + std::to_string(id));
+    const uint64_t key = it->second->key;
+    specs_.erase(it);
+    resident_.remove_if([key](const auto& entry) { return entry.first == key; });
+}
+
+std::shared_ptr<const LoraSpec> LoraRegistry::find(int32_t id) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = specs_.find(id);
+    if (it == specs_.end())
+        throw_invalid_argument("LoRA adapter id " + std::to_string(id) + " is not registered on this engine");
+    return it->second;
+}
+
+std::vector<LoraSpec> LoraRegistry::list() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<LoraSpec> out;
+    for (const auto& [id, spec] : specs_) out.push_back(*spec);
+    return out;
+}
+
+std::shared_ptr<const LoraAdapter> LoraRegistry::acquire(const std::shared_ptr<const LoraSpec>& spec,
+                                                         const std::set<uint64_t>& in_use) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto it = resident_.begin(); it != resident_.end(); ++it)
+            if (it->first == spec->key) {
+                resident_.splice(resident_.begin(), resident_, it);  // most recently used
+                return it->second;
+            }
+    }
+    std::shared_ptr<const LoraAdapter> weights = load(*spec);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++loads_;
+    resident_.emplace_front(spec->key, weights);
+    evict_past_limit(in_use);
+    return weights;
+}
+
+void LoraRegistry::evict_past_limit(const std::set<uint64_t>& in_use) {
+    for (auto it = resident_.end(); static_cast<int>(resident_.size()) > max_loras_ && it != resident_.begin();) {
+        --it;
+        if (in_use.count(it->first)) continue;
+        it = resident_.erase(it);
+        ++evictions_;
+    }
+}
+
+LoraStats LoraRegistry::stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    LoraStats s;
+    s.registered = static_cast<int64_t>(specs_.size());
+    s.resident = static_cast<int64_t>(resident_.size());
+    s.loads = loads_;
+    s.evictions = evictions_;
+    s.max_loras = max_loras_;
+    s.max_lora_rank = max_lora_rank_;
+    return s;
+}
+
+}  // namespace vllm
