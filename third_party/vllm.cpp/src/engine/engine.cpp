@@ -186,6 +186,7 @@ EngineStats Engine::stats() const {
     EngineStats s = published_stats_;
     s.waiting_requests += static_cast<int64_t>(incoming_.size());
     s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
+    if (lora_ && s.lora) lora_->fill_stats(*s.lora);  // registrations since the last step count now
     return s;
 }
 

@@ -550,14 +550,8 @@ EngineStats EngineCore::stats() const {
         s.spec_decode->draft_kv_blocks_free = draft_proposer_->num_free_blocks();
     }
     if (lora_) {
-        const LoraStats ls = lora_->stats();
         EngineStats::Lora& l = s.lora.emplace();
-        l.registered = ls.registered;
-        l.resident = ls.resident;
-        l.loads = ls.loads;
-        l.evictions = ls.evictions;
-        l.max_loras = ls.max_loras;
-        l.max_lora_rank = ls.max_lora_rank;
+        lora_->fill_stats(l);
         std::set<std::string> running, waiting;
         for (const auto& [arrival, r] : requests_)
             if (r->lora) (r->sched.status == RequestStatus::RUNNING ? running : waiting).insert(r->lora->name);

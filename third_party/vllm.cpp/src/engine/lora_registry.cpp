@@ -5,6 +5,23 @@
 
 namespace vllm {
 
+namespace {
+
+// The registration's key: splitmix64's finalizer of its serial number (a
+// bijection, so keys stay unique, and never 0 for a serial >= 1). The
+// prefix cache's hash chain starts from it: a small number would not do,
+// block_hash xors its parent into the FNV offset and then mixes the parent's
+// low byte back out, so parents 0 and 1 would hash a first block alike.
+uint64_t registration_key(uint64_t serial) {
+    uint64_t z = serial + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return z != 0 ? z : 1;
+}
+
+}  // namespace
+
 LoraRegistry::LoraRegistry(const DecoderModel& model, int max_loras, int max_lora_rank)
     : model_(model), max_loras_(max_loras), max_lora_rank_(max_lora_rank) {
     if (model.weights() == nullptr) throw_invalid_argument("enable_lora: this model cannot run LoRA adapters");
@@ -32,7 +49,7 @@ void LoraRegistry::add(int32_t id, const std::string& name, const std::string& p
     std::shared_ptr<const LoraAdapter> weights = load(*spec);  // outside the lock: it reads files
     std::lock_guard<std::mutex> lock(mutex_);
     if (specs_.count(id)) throw_invalid_argument("LoRA adapter id " + std::to_string(id) + " already registered");
-    spec->key = next_key_++;
+    spec->key = registration_key(next_serial_++);
     specs_[id] = spec;
     ++loads_;
     resident_.emplace_front(spec->key, std::move(weights));
@@ -90,16 +107,14 @@ void LoraRegistry::evict_past_limit(const std::set<uint64_t>& in_use) {
     }
 }
 
-LoraStats LoraRegistry::stats() const {
+void LoraRegistry::fill_stats(EngineStats::Lora& s) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    LoraStats s;
     s.registered = static_cast<int64_t>(specs_.size());
     s.resident = static_cast<int64_t>(resident_.size());
     s.loads = loads_;
     s.evictions = evictions_;
     s.max_loras = max_loras_;
     s.max_lora_rank = max_lora_rank_;
-    return s;
 }
 
 }  // namespace vllm

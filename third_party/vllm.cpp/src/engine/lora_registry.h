@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/stats.h"
 #include "model/decoder_model.h"
 #include "model/lora_adapter.h"
 
@@ -28,15 +29,6 @@ struct LoraSpec {
     std::string name;
     std::string path;
     uint64_t key = 0;  // unique per registration: SchedulerRequest::adapter_key
-};
-
-struct LoraStats {
-    int64_t registered = 0;
-    int64_t resident = 0;
-    int64_t loads = 0;       // from disk, registration's included
-    int64_t evictions = 0;
-    int max_loras = 0;
-    int max_lora_rank = 0;
 };
 
 class LoraRegistry {
@@ -59,7 +51,8 @@ public:
     // evicted, least recently used first, to keep max_loras resident.
     std::shared_ptr<const LoraAdapter> acquire(const std::shared_ptr<const LoraSpec>& spec,
                                                const std::set<uint64_t>& in_use);
-    LoraStats stats() const;
+    // The counters of EngineStats::Lora (loads from disk, registration's included).
+    void fill_stats(EngineStats::Lora& out) const;
     int max_loras() const { return max_loras_; }
 
 private:
@@ -73,7 +66,7 @@ private:
     std::map<int32_t, std::shared_ptr<const LoraSpec>> specs_;
     // Most recently used first: (registration key, weights).
     std::list<std::pair<uint64_t, std::shared_ptr<const LoraAdapter>>> resident_;
-    uint64_t next_key_ = 1;
+    uint64_t next_serial_ = 1;
     int64_t loads_ = 0, evictions_ = 0;
 };
 

@@ -101,7 +101,11 @@ public:
         refuse_unless_empty(c, "layer_replication");
         refuse_unless_empty(c, "trainable_token_indices");
         refuse_unless_empty(c, "target_parameters");
+        refuse_unless_empty(c, "alora_invocation_tokens");  // activated LoRA: applied from a token on
+        refuse_unless_empty(c, "arrow_config");             // routing among adapters
         refuse_if_true(c, "use_dora");
+        refuse_if_true(c, "use_qalora");
+        refuse_if_true(c, "use_bdlora");
         refuse_if_true(c, "fan_in_fan_out");
         refuse_if_true(c, "lora_bias");
         if (const json::Value* bias = c.find("bias"); bias && bias->is_string() && bias->as_string() != "none")
