@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "go first (default 1024; 0 keeps none)")
     group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
                        help="/v1/responses: seconds a stored response is kept (default 3600)")
+    group.add_argument("--lora-modules", nargs="+", default=None, metavar="NAME=PATH",
+                       help="LoRA adapters served by name (with --enable-lora), vLLM's syntax: name=path, or "
+                            "'{\"name\": ..., \"path\": ..., \"base_model_name\": ...}'; a request's model field "
+                            "picks one")
     add_engine_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",
