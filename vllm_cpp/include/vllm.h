@@ -662,9 +662,9 @@ VLLM_API vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* req
    loaded again from their directory when a request needs them (the least
    recently used resident one evicted). vllm_engine_stats' JSON then has
    "lora": {registered, resident, loads, evictions, max_loras, max_lora_rank,
-   running_adapters, waiting_adapters (their names)}.
+   running_adapters, waiting_adapters (their names)}. */
 
-   vllm_lora_adapter_add loads and checks the adapter now (it blocks while
+/* vllm_lora_adapter_add loads and checks the adapter now (it blocks while
    the files are read; any thread): `id` >= 1 and `name` unique on the
    engine; `path` the PEFT directory; all three borrowed for the call.
    Errors: INVALID_ARGUMENT for an engine without enable_lora, an id < 1, an
