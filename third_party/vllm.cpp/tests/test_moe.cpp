@@ -54,7 +54,7 @@ void test_router() {
     const float logits[2][6] = {{0.5f, 2.0f, -1.0f, 2.0f, 0.1f, 1.5f}, {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}};
     for (ExpertGating gating : {ExpertGating::SOFTMAX, ExpertGating::SIGMOID})
         for (bool norm : {false, true}) {
-            c.expert_gating = gating;
+            c.traits.expert_gating = gating;
             c.expert_weights_norm = norm;
             c.expert_weights_scale = norm ? 1.0f : 2.5f;
             std::vector<float> scores(&logits[0][0], &logits[0][0] + 12);

@@ -216,7 +216,7 @@ void test_directory(const TempDir& root) {
         check(f[0] == 1.0f && f[15] == 32.0f, "llama3 factors: high frequencies kept, low ones divided by factor");
     }
     ModelConfig config = ModelConfig::from_source(model);
-    check(config.rope_style == RopeStyle::HALVES, "HF q/k rows: RoPE rotates halves");
+    check(config.traits.rope_style == RopeStyle::HALVES, "HF q/k rows: RoPE rotates halves");
     check(config.head_dim == 32 && config.n_kv_heads == 1, "model config from the HF source");
 
     // Untied without lm_head: refused rather than silently tied.

@@ -20,7 +20,7 @@ Decoder::Decoder(ModelConfig config, ModelWeights weights, int max_model_len)
     : config_(std::move(config)), weights_(std::move(weights)) {
     if (config_.embedding_scale > 0.0f) embedding_multiplier_ = config_.embedding_scale;
     rope_ = RotaryAngles::global(config_, weights_, max_model_len);
-    if (config_.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_);
+    if (config_.traits.rope_theta_sliding > 0.0f) rope_sliding_ = RotaryAngles::sliding(config_);
     if (config_.has_recurrent_layers()) recurrent_ = std::make_unique<RecurrentStates>(config_);
 }
 
@@ -51,7 +51,7 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
         up_.resize(T * c.ffn_dim);
     }
     rope_.fill(positions_);
-    if (c.rope_theta_sliding > 0.0f) rope_sliding_.fill(positions_);
+    if (c.traits.rope_theta_sliding > 0.0f) rope_sliding_.fill(positions_);
 }
 
 void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
@@ -84,7 +84,7 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
             std::copy_n(q_gated_.data() + 2 * i * hd, hd, q_.data() + i * hd);
             std::copy_n(q_gated_.data() + (2 * i + 1) * hd, hd, attn_gate_.data() + i * hd);
         }
-    const bool sliding_rope = c.rope_theta_sliding > 0.0f && c.is_sliding(l);
+    const bool sliding_rope = c.traits.rope_theta_sliding > 0.0f && c.is_sliding(l);
     finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, c.rotates(l), T, q_.data(), k_.data(),
                            v_.data(), pool);
     paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
@@ -108,7 +108,7 @@ void Decoder::mlp(int l, ThreadPool& pool) {
     if (config_.is_moe_layer(l))
         moe_mlp(config_, w, xn_.data(), T, xn_.data(), moe_, pool);
     else
-        gated_mlp(w.w_gate, w.w_up, w.w_down, config_.ffn_activation, xn_.data(), T, gate_.data(), up_.data(),
+        gated_mlp(w.w_gate, w.w_up, w.w_down, config_.traits.ffn_activation, xn_.data(), T, gate_.data(), up_.data(),
                   xn_.data(), pool, &lora);
 }
 

@@ -75,7 +75,7 @@ protected:
     float embedding_multiplier_ = 1.0f;
 
     RotaryAngles rope_;          // every layer's, or the global layers' (Gemma 3/4)
-    RotaryAngles rope_sliding_;  // Gemma 3/4's sliding layers; unused unless config.rope_theta_sliding
+    RotaryAngles rope_sliding_;  // Gemma 3/4's sliding layers; unused unless config.traits.rope_theta_sliding
 
     // Per-forward scratch, sized to the batch: the batch's tokens and
     // positions, the residual stream x_, the normed/sublayer rows xn_, and

@@ -196,7 +196,7 @@ private:
     // permutation of the checkpoint's (a GGUF of a Llama-style model; an HF
     // directory reads its rows as trained and says so with rope_style halves).
     bool qk_rows_permuted() const {
-        return config_.rope_style == RopeStyle::ADJACENT_PAIRS && config_.architecture != "glm4";
+        return config_.traits.rope_style == RopeStyle::ADJACENT_PAIRS && config_.architecture != "glm4";
     }
 
     void add_pair(const SafetensorsTensor& a_t, const SafetensorsTensor& b_t, int layer,

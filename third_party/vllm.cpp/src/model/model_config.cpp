@@ -62,7 +62,8 @@ void read_longrope(const ModelSource& file, const std::string& a, const std::str
 
 // Mixture-of-experts keys as llama.cpp's converter writes them; what the
 // forward does not implement is refused by name.
-void read_experts(const ModelSource& file, const std::string& a, const ArchitectureTraits& traits, ModelConfig& c) {
+void read_experts(const ModelSource& file, const std::string& a, ModelConfig& c) {
+    const ArchitectureTraits& traits = c.traits;
     const auto fail = [&](const std::string& why) { throw_model_load("cannot load '" + file.path() + "': " + why); };
     const int64_t experts = file.get_int(a + "expert_count", 0);
     const int64_t used = file.get_int(a + "expert_used_count", 0);
@@ -88,11 +89,11 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
     // SOFTMAX_WEIGHT (softmax over the picked logits).
     const int64_t gating = file.get_int(a + "expert_gating_func", 0);
     if (gating == 1)
-        c.expert_gating = ExpertGating::SOFTMAX;
+        c.traits.expert_gating = ExpertGating::SOFTMAX;
     else if (gating == 2)
-        c.expert_gating = ExpertGating::SIGMOID;
+        c.traits.expert_gating = ExpertGating::SIGMOID;
     else if (gating == 3)
-        c.expert_gating = ExpertGating::SOFTMAX_OF_PICKED;
+        c.traits.expert_gating = ExpertGating::SOFTMAX_OF_PICKED;
     else if (gating != 0)
         fail(a + "expert_gating_func " + std::to_string(gating) +
              " is not supported (supported: 1 softmax, 2 sigmoid, 3 softmax of the picked)");
@@ -105,15 +106,15 @@ void read_experts(const ModelSource& file, const std::string& a, const Architect
         fail(a + "expert_group_count " + std::to_string(groups) + " is not supported (group-limited routing is "
              "implemented for deepseek2 only)");
     if (groups > 1) {
-        const int64_t used = file.get_int(a + "expert_group_used_count", 0);
+        const int64_t groups_used = file.get_int(a + "expert_group_used_count", 0);
         c.expert_group_score_top = file.get_string("vllm.expert_group_score", "") == "max" ? 1 : 2;
-        if (experts % groups != 0 || experts / groups < c.expert_group_score_top || used < 1 || used > groups ||
-            used * (experts / groups) < c.n_experts_used)
+        if (experts % groups != 0 || experts / groups < c.expert_group_score_top || groups_used < 1 ||
+            groups_used > groups || groups_used * (experts / groups) < c.n_experts_used)
             fail(a + "expert_group_count " + std::to_string(groups) + " and expert_group_used_count " +
-                 std::to_string(used) + " do not split " + std::to_string(experts) + " experts into equal groups "
-                 "holding the " + std::to_string(c.n_experts_used) + " used per token");
+                 std::to_string(groups_used) + " do not split " + std::to_string(experts) + " experts into equal "
+                 "groups holding the " + std::to_string(c.n_experts_used) + " used per token");
         c.n_expert_groups = static_cast<int>(groups);
-        c.n_expert_groups_used = static_cast<int>(used);
+        c.n_expert_groups_used = static_cast<int>(groups_used);
     }
     // deepseek2's shared experts run as one MLP of their summed width
     // (llama.cpp: expert_feed_forward_length * expert_shared_count) where the
@@ -308,30 +309,16 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (architecture == nullptr)
         throw_model_load("cannot load '" + file.path() + "': unsupported architecture '" + c.architecture +
                          "' (supported: " + supported_architectures() + ")");
-    const ArchitectureTraits* traits = &architecture->traits;
-    c.rope_style = traits->rope_style;
+    c.traits = architecture->traits;
+    const ArchitectureTraits* traits = &c.traits;
     // A source whose q/k rows are as trained (Hugging Face, hf_model.h) says
     // so: RoPE then rotates halves whatever llama.cpp's layout for the
     // architecture is.
     const std::string rope_style = traits->mla ? "" : file.get_string("vllm.rope_style", "");
     if (rope_style == "halves")
-        c.rope_style = RopeStyle::HALVES;
+        c.traits.rope_style = RopeStyle::HALVES;
     else if (!rope_style.empty())
         throw_model_load("cannot load '" + file.path() + "': unknown vllm.rope_style '" + rope_style + "'");
-    c.qkv_bias = traits->qkv_bias;
-    c.qk_norm = traits->qk_norm;
-    c.ffn_activation = traits->ffn_activation;
-    c.post_norms = traits->post_norms;
-    c.sliding_pattern = traits->sliding_pattern;
-    c.rope_theta_sliding = traits->rope_theta_sliding;
-    c.qk_norm_whole = traits->qk_norm_whole;
-    c.output_bias = traits->output_bias;
-    c.attn_sinks = traits->attn_sinks;
-    c.expert_bias = traits->expert_bias;
-    c.expert_gating = traits->expert_gating;
-    c.ffn_norm_tensor = traits->ffn_norm_tensor;
-    c.pre_norms = traits->pre_norms;
-    c.no_rope_layer_step = traits->no_rope_layer_step;
 
     const std::string a = c.architecture + ".";
     c.n_layers = static_cast<int>(file.require_int(a + "block_count"));
@@ -353,8 +340,8 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (file.find(a + "rope.freq_base_swa") != nullptr) {
         const double swa = file.get_float(a + "rope.freq_base_swa", 0.0);
         if (!(swa > 0.0)) throw_model_load("cannot load '" + file.path() + "': " + a + "rope.freq_base_swa must be positive");
-        if (c.rope_theta_sliding > 0.0f)
-            c.rope_theta_sliding = static_cast<float>(swa);
+        if (c.traits.rope_theta_sliding > 0.0f)
+            c.traits.rope_theta_sliding = static_cast<float>(swa);
         else if (static_cast<float>(swa) != c.rope_theta)
             throw_model_load("cannot load '" + file.path() + "': " + a + "rope.freq_base_swa differs from " + a +
                              "rope.freq_base, but " + c.architecture + "'s sliding layers rotate with the global base");
@@ -399,7 +386,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     if (traits->attn_scale > 0.0f) c.attn_scale = traits->attn_scale;
     c.attn_softcap = positive_or_zero(file, a + "attn_logit_softcapping");
     c.final_softcap = positive_or_zero(file, a + "final_logit_softcapping");
-    read_experts(file, a, *traits, c);
+    read_experts(file, a, c);
     if (c.n_experts > 0 && traits->experts_refused != nullptr)
         throw_model_load("cannot load '" + file.path() + "': " + traits->experts_refused);
     if (traits->mla) read_mla(file, a, attn_factor, c);
@@ -440,7 +427,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
         const int64_t step = file.get_int("vllm.no_rope_layer_step", 0);
         if (step < 0)
             throw_model_load("cannot load '" + file.path() + "': vllm.no_rope_layer_step must not be negative");
-        c.no_rope_layer_step = static_cast<int>(step);
+        c.traits.no_rope_layer_step = static_cast<int>(step);
     }
     if (traits->gemma4_layers) read_gemma4_layers(file, a, c);
     // The paged attention kernel's head sizes; latent attention has its own kernel.

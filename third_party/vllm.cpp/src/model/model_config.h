@@ -7,36 +7,18 @@
 #include <vector>
 
 #include "kv_cache/kv_layer_shape.h"
+#include "model/architecture_traits.h"
 
 namespace vllm {
 
 class ModelSource;
 
-enum class RopeStyle {
-    ADJACENT_PAIRS,  // rotate (x[2i], x[2i+1]): Llama/Mistral GGUFs (q/k permuted by the converter)
-    HALVES,          // rotate (x[i], x[i + d/2]): Qwen2/Qwen3/Gemma ("neox")
-};
-
-// How a mixture-of-experts router turns its logits into expert scores.
-enum class ExpertGating {
-    SOFTMAX,  // softmax over all experts (Qwen MoE, Mixtral, OLMoE, Granite MoE)
-    SIGMOID,  // each logit's sigmoid on its own
-    // The top k by logit, weighted by the softmax over those k logits only
-    // (gpt-oss; llama.cpp's SOFTMAX_WEIGHT).
-    SOFTMAX_OF_PICKED,
-};
-
-// The FFN's gate activation: out = act(gate) * up.
-enum class FfnActivation {
-    SILU,       // SwiGLU: Llama, Qwen
-    GELU_TANH,  // GeGLU with the tanh approximation of GELU: Gemma
-    // gpt-oss's clamped SwiGLU: g = min(gate, 7), u = clamp(up, -7, 7),
-    // out = g * sigmoid(1.702 g) * (u + 1).
-    SWIGLU_OAI,
-};
-
 struct ModelConfig {
     std::string architecture;
+    // What the architecture fixes (architecture_traits.h), with the fields a
+    // source may override as this file resolved them. Read it here; a new
+    // trait is written there alone.
+    ArchitectureTraits traits;
     int n_layers = 0;
     int dim = 0;            // embedding length
     int n_heads = 0;
@@ -74,13 +56,6 @@ struct ModelConfig {
     // chosen once, by the engine's max_model_len: long_rope_factors().
     int longrope_original_context = 0;
     float rms_eps = 1e-5f;
-    RopeStyle rope_style = RopeStyle::ADJACENT_PAIRS;
-    bool qkv_bias = false;  // Qwen2
-    bool qk_norm = false;   // Qwen3, Gemma 3
-    FfnActivation ffn_activation = FfnActivation::SILU;
-    // Gemma 2/3 "sandwich" norms: the attention and FFN outputs are
-    // RMS-normalised (post_attention_norm, post_ffw_norm) before the residual add.
-    bool post_norms = false;
     // Scores are q.k * attn_scale: `<arch>.attention.scale` when the source
     // has it (the Hugging Face loader writes Gemma's query_pre_attn_scalar^-0.5
     // there), else llama.cpp's rule: 1/sqrt(dim / n_heads) for the Gemma 2/3
@@ -92,23 +67,9 @@ struct ModelConfig {
     float attn_softcap = 0.0f;
     float final_softcap = 0.0f;
 
-    // OLMoE: q_norm/k_norm normalise each token's whole q and k projection
-    // (n_heads * head_dim floats) rather than each head.
-    bool qk_norm_whole = false;
-
-    // gpt-oss: a bias on the attention output (attn_output.bias), a learned
-    // sink logit per head in every layer's softmax (attn_sinks.weight), a
-    // bias on the router and on each expert's matrices (ffn_gate_inp.bias,
-    // ffn_{gate,up,down}_exps.bias), and the pre-MLP norm stored under the
-    // name post_attention_norm rather than ffn_norm.
-    bool output_bias = false;
-    bool attn_sinks = false;
-    bool expert_bias = false;
-    const char* ffn_norm_tensor = "ffn_norm";
-
     // Mixture of experts (blocks/moe.h): every layer's MLP is n_experts
     // experts of expert_ffn_dim, of which a router picks n_experts_used per
-    // token; 0: dense. Scores: expert_gating; the picked scores are divided
+    // token; 0: dense. Scores: traits.expert_gating; the picked scores are divided
     // by their sum when expert_weights_norm (norm_topk_prob), then multiplied
     // by expert_weights_scale. A shared expert of shared_expert_ffn_dim (0:
     // none) runs on every token, gated by sigmoid(w . x) when the layer has
@@ -117,7 +78,6 @@ struct ModelConfig {
     int n_experts_used = 0;
     int expert_ffn_dim = 0;
     int shared_expert_ffn_dim = 0;
-    ExpertGating expert_gating = ExpertGating::SOFTMAX;
     bool expert_weights_norm = false;
     float expert_weights_scale = 1.0f;
     // Group-limited routing: the experts are n_expert_groups equal groups,
@@ -141,27 +101,13 @@ struct ModelConfig {
 
     // Sliding-window attention: a query at position p of a sliding layer
     // sees the keys at (p - sliding_window, p]. 0: every layer is global.
+    // Which layers slide: traits.sliding_pattern (is_sliding()).
     int sliding_window = 0;
-    // With sliding_pattern n > 0 every n-th layer is global (llama.cpp's
-    // "swa pattern": Gemma 2 alternates with 2, Gemma 3 has a global layer
-    // every 6th); 0: every layer slides (Mistral).
-    int sliding_pattern = 0;
-    // Gemma 3's sliding layers rotate with their own base (rope.freq_base_swa,
-    // default 10000) and no linear scaling; 0: they use the global rope_theta
-    // and rope_freq_scale.
-    float rope_theta_sliding = 0.0f;
-
-    // OLMo 2: no norm before attention or the MLP (the sublayers read the
-    // residual stream as is; their outputs are normalised by the post norms).
-    bool pre_norms = true;
-    // SmolLM3: every no_rope_layer_step-th layer (the 4th, 8th, ...) attends
-    // without rotary embeddings. 0: every layer rotates.
-    int no_rope_layer_step = 0;
 
     // Gemma 4 (llama.cpp's keys; every field's default is "as the rest"):
     // which layers slide when the file lists them
     // (attention.sliding_window_pattern, one flag per layer; empty: by
-    // sliding_pattern); each layer's KV heads and FFN width where
+    // traits.sliding_pattern); each layer's KV heads and FFN width where
     // head_count_kv / feed_forward_length are per-layer arrays (n_kv_heads
     // and ffn_dim are then the largest, what the scratch is sized by); the
     // sliding layers' head size and rotated dims (attention.key_length_swa,
@@ -242,7 +188,10 @@ struct ModelConfig {
         for (bool r : recurrent_layers) layers += r ? 1 : 0;
         return layers * recurrent_state_floats() * 4;
     }
-    bool rotates(int layer) const { return no_rope_layer_step == 0 || (layer + 1) % no_rope_layer_step != 0; }
+    bool rotates(int layer) const {
+        const int step = traits.no_rope_layer_step;
+        return step == 0 || (layer + 1) % step != 0;
+    }
     // Multi-head latent attention (DeepSeek-V2, blocks/latent_attention.h):
     // kv_lora_rank > 0. Each token's K/V are one compressed latent of
     // kv_lora_rank floats (after its RMS norm) and one rotary key part of
@@ -265,7 +214,8 @@ struct ModelConfig {
 
     bool is_sliding(int layer) const {
         if (!sliding_layers.empty()) return sliding_window > 0 && sliding_layers[layer];
-        return sliding_window > 0 && (sliding_pattern == 0 || (layer + 1) % sliding_pattern != 0);
+        const int pattern = traits.sliding_pattern;
+        return sliding_window > 0 && (pattern == 0 || (layer + 1) % pattern != 0);
     }
 
     // What each layer keeps in the KV cache (kv_layer_shape.h), for models

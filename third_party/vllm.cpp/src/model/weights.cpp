@@ -166,7 +166,7 @@ void load_experts(const TensorLoader& load, const std::string& p, ModelConfig& c
         l.expert_up = load.experts(p, "ffn_up", n, ffn, dim);
     }
     l.expert_down = load.experts(p, "ffn_down", n, dim, ffn);
-    if (config.expert_bias) {
+    if (config.traits.expert_bias) {
         l.router_bias = load.vector(p + "ffn_gate_inp.bias", n);
         l.expert_gate_bias = load.expert_bias(p + "ffn_gate_exps.bias", n, ffn);
         l.expert_up_bias = load.expert_bias(p + "ffn_up_exps.bias", n, ffn);
@@ -269,7 +269,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
                       kv_dim = int64_t(config.kv_heads_of(i)) * head_dim, ffn = config.ffn_dim_of(i);
         const bool own_kv = config.kv_source_of(i) == i;
         // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
-        if (config.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
+        if (config.traits.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
         if (config.is_recurrent(i)) {
             load_linear_attention(load, p, config, l);
         } else if (config.is_mla()) {
@@ -292,19 +292,19 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             l.wv = load.matrix(p + "attn_v.weight", kv_dim, dim);
         }
         if (!config.is_mla() && !config.is_recurrent(i)) l.wo = load.matrix(p + "attn_output.weight", dim, q_dim);
-        if (config.output_bias) l.bo = load.vector(p + "attn_output.bias", dim);
-        if (config.attn_sinks) l.attn_sinks = load.vector(p + "attn_sinks.weight", config.n_heads);
-        if (config.qkv_bias) {
+        if (config.traits.output_bias) l.bo = load.vector(p + "attn_output.bias", dim);
+        if (config.traits.attn_sinks) l.attn_sinks = load.vector(p + "attn_sinks.weight", config.n_heads);
+        if (config.traits.qkv_bias) {
             l.bq = load.vector(p + "attn_q.bias", q_dim);
             l.bk = load.vector(p + "attn_k.bias", kv_dim);
             l.bv = load.vector(p + "attn_v.bias", kv_dim);
         }
-        if (config.qk_norm && !config.is_recurrent(i)) {
+        if (config.traits.qk_norm && !config.is_recurrent(i)) {
             // OLMoE normalises the whole projection, the others each head.
-            l.q_norm = load.vector(p + "attn_q_norm.weight", config.qk_norm_whole ? q_dim : head_dim);
-            if (own_kv) l.k_norm = load.vector(p + "attn_k_norm.weight", config.qk_norm_whole ? kv_dim : head_dim);
+            l.q_norm = load.vector(p + "attn_q_norm.weight", config.traits.qk_norm_whole ? q_dim : head_dim);
+            if (own_kv) l.k_norm = load.vector(p + "attn_k_norm.weight", config.traits.qk_norm_whole ? kv_dim : head_dim);
         }
-        if (config.pre_norms) l.ffn_norm = load.vector(p + config.ffn_norm_tensor + ".weight", dim);
+        if (config.traits.pre_norms) l.ffn_norm = load.vector(p + config.traits.ffn_norm_tensor + ".weight", dim);
         if (config.is_moe_layer(i)) {
             load_experts(load, p, config, l);
         } else {
@@ -317,7 +317,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             }
             l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
         }
-        if (config.post_norms) {
+        if (config.traits.post_norms) {
             l.post_attn_norm = load.vector(p + "post_attention_norm.weight", dim);
             l.post_ffn_norm = load.vector(p + "post_ffw_norm.weight", dim);
         }

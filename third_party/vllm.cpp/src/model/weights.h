@@ -17,8 +17,8 @@ class ModelSource;
 struct LayerWeights {
     std::vector<float> attn_norm;
     kernels::QuantMatrix wq, wk, wv, wo;
-    std::vector<float> bq, bk, bv;          // empty unless config.qkv_bias
-    std::vector<float> q_norm, k_norm;      // empty unless config.qk_norm (head_dim each)
+    std::vector<float> bq, bk, bv;          // empty unless config.traits.qkv_bias
+    std::vector<float> q_norm, k_norm;      // empty unless config.traits.qk_norm (head_dim each)
     std::vector<float> ffn_norm;
     // The dense MLP; in a mixture-of-experts layer, the shared expert
     // (rows 0 when the model has none).
@@ -30,12 +30,12 @@ struct LayerWeights {
     kernels::QuantMatrix router;
     std::vector<kernels::QuantMatrix> expert_gate, expert_up, expert_down;
     std::vector<float> shared_expert_gate;
-    // gpt-oss (config.output_bias, attn_sinks, expert_bias; else empty): the
+    // gpt-oss (config.traits.output_bias, attn_sinks, expert_bias; else empty): the
     // attention output's bias [dim], the sinks [n_heads], the router's bias
     // [n_experts] and the experts' biases, expert e's at e * rows.
     std::vector<float> bo, attn_sinks, router_bias;
     std::vector<float> expert_gate_bias, expert_up_bias, expert_down_bias;  // [n_experts][ffn], [..][ffn], [..][dim]
-    std::vector<float> post_attn_norm, post_ffn_norm;  // empty unless config.post_norms
+    std::vector<float> post_attn_norm, post_ffn_norm;  // empty unless config.traits.post_norms
     // Gemma 4: the layer's output scale (layer_output_scale, 1 float; empty:
     // none); its per-layer embedding's gate [per_layer_embd_dim, dim],
     // projection [dim, per_layer_embd_dim] and norm [dim] (config.per_layer_embd_dim > 0).

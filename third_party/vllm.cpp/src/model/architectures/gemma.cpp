@@ -27,7 +27,7 @@ public:
 protected:
     void layer(const std::vector<SequenceSlice>& batch, int l, KVCache& cache, ThreadPool& pool) override {
         const LayerWeights& w = weights_.layers[l];
-        const bool sandwich = config_.post_norms;  // Gemma 2/3
+        const bool sandwich = config_.traits.post_norms;  // Gemma 2/3
         self_attention(batch, l, cache, pool);
         if (sandwich) norm_output(w.post_attn_norm, pool);
         add_norm(w.ffn_norm, pool);

@@ -10,10 +10,10 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
     const int hd = c.head_dim, pairs = c.rope_dim / 2;
     // Per token: q heads, k heads, v heads (q heads only without k).
     const int heads = c.n_heads + (k != nullptr ? 2 * c.n_kv_heads : 0);
-    const bool halves = c.rope_style == RopeStyle::HALVES;
+    const bool halves = c.traits.rope_style == RopeStyle::HALVES;
     const std::vector<float> unit(c.value_norm ? hd : 0, 1.0f);  // the value norm's (absent) weight
     // OLMoE normalises each token's whole q and k rows before the heads.
-    if (c.qk_norm_whole && k != nullptr) {
+    if (c.traits.qk_norm_whole && k != nullptr) {
         const int64_t q_dim = int64_t(c.n_heads) * hd, kv_dim = int64_t(c.n_kv_heads) * hd;
         pool.parallel_for(
             n_tokens,
@@ -35,7 +35,7 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
                 h -= is_q ? 0 : is_k ? c.n_heads : c.n_heads + c.n_kv_heads;
                 const int row_heads = is_q ? c.n_heads : c.n_kv_heads;
                 float* x = (is_q ? q : is_k ? k : v) + (t * row_heads + h) * hd;
-                if (c.qkv_bias) {
+                if (c.traits.qkv_bias) {
                     const float* bias = (is_q ? w.bq : is_k ? w.bk : w.bv).data() + h * hd;
                     for (int j = 0; j < hd; ++j) x[j] += bias[j];
                 }
@@ -43,7 +43,8 @@ void finish_attention_heads(const ModelConfig& c, const LayerWeights& w, const R
                     if (c.value_norm) kernels::rms_norm(x, unit.data(), x, hd, c.rms_eps);
                     continue;
                 }
-                if (c.qk_norm && !c.qk_norm_whole) kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
+                if (c.traits.qk_norm && !c.traits.qk_norm_whole)
+                    kernels::rms_norm(x, (is_q ? w.q_norm : w.k_norm).data(), x, hd, c.rms_eps);
                 if (rotary) rotate(x, &angles.cos[t * pairs], &angles.sin[t * pairs], pairs, halves);
             }
         },

@@ -72,19 +72,19 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
     std::vector<int32_t> order(static_cast<size_t>(n)), groups(static_cast<size_t>(c.n_expert_groups));
     for (int64_t t = 0; t < n_tokens; ++t) {
         float* score = logits + t * n;
-        if (c.expert_gating == ExpertGating::SOFTMAX) {
+        if (c.traits.expert_gating == ExpertGating::SOFTMAX) {
             const float max = *std::max_element(score, score + n);
             float sum = 0.0f;
             for (int e = 0; e < n; ++e) sum += score[e] = std::exp(score[e] - max);
             for (int e = 0; e < n; ++e) score[e] /= sum;
-        } else if (c.expert_gating == ExpertGating::SIGMOID) {
+        } else if (c.traits.expert_gating == ExpertGating::SIGMOID) {
             for (int e = 0; e < n; ++e) score[e] = sigmoid(score[e]);
         }  // SOFTMAX_OF_PICKED: the logits pick; their softmax below weights
         if (c.n_expert_groups > 1) keep_best_groups(c, score, groups);
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + k, order.end(),
                           [&](int32_t a, int32_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
-        if (c.expert_gating == ExpertGating::SOFTMAX_OF_PICKED) softmax_of_picked(score, order.data(), k);
+        if (c.traits.expert_gating == ExpertGating::SOFTMAX_OF_PICKED) softmax_of_picked(score, order.data(), k);
         float sum = 0.0f;
         for (int r = 0; r < k; ++r) sum += score[order[r]];
         // llama.cpp clamps the sum at the smallest normal half float.
@@ -156,19 +156,18 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
     const auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
     grouped_expert_mlp({w.expert_gate, w.expert_up, w.expert_down, bias(w.expert_gate_bias), bias(w.expert_up_bias),
                         bias(w.expert_down_bias)},
-                       c.ffn_activation, x, n_tokens, static_cast<int>(k), s.picked.data(), s, pool);
+                       c.traits.ffn_activation, x, n_tokens, static_cast<int>(k), s.picked.data(), s, pool);
     const bool shared = w.w_gate.rows > 0;
-    std::vector<float> shared_weight;
     if (shared) {
         grow(s.shared_out, n_tokens * dim);
         grow(s.gate, n_tokens * w.w_gate.rows);
         grow(s.up, n_tokens * w.w_gate.rows);
-        gated_mlp(w.w_gate, w.w_up, w.w_down, c.ffn_activation, x, n_tokens, s.gate.data(), s.up.data(),
+        gated_mlp(w.w_gate, w.w_up, w.w_down, c.traits.ffn_activation, x, n_tokens, s.gate.data(), s.up.data(),
                   s.shared_out.data(), pool);
-        shared_weight.assign(static_cast<size_t>(n_tokens), 1.0f);
+        s.shared_weight.assign(static_cast<size_t>(n_tokens), 1.0f);
         if (!w.shared_expert_gate.empty())  // Qwen2-MoE: sigmoid(w . x) per token
             for (int64_t t = 0; t < n_tokens; ++t)
-                shared_weight[t] = sigmoid(kernels::dot_f32(w.shared_expert_gate.data(), x + t * dim, dim));
+                s.shared_weight[t] = sigmoid(kernels::dot_f32(w.shared_expert_gate.data(), x + t * dim, dim));
     }
     // Per token: the experts in rank order, then the shared expert (x may
     // alias out: every read of x is done).
@@ -180,7 +179,7 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
                 std::fill_n(y, dim, 0.0f);
                 for (int64_t r = 0; r < k; ++r)
                     kernels::axpy_f32(s.weights[t * k + r], s.rows_out.data() + s.row_of_slot[t * k + r] * dim, y, dim);
-                if (shared) kernels::axpy_f32(shared_weight[t], s.shared_out.data() + t * dim, y, dim);
+                if (shared) kernels::axpy_f32(s.shared_weight[t], s.shared_out.data() + t * dim, y, dim);
             }
         },
         rows_per_chunk(dim * (k + 1)));

@@ -42,6 +42,7 @@ struct MoeScratch {
     std::vector<float> rows_in, gate, up;  // [slots][dim], [slots][expert ffn]: gathered rows, MLP buffers
     std::vector<float> rows_out;      // [slots][dim]: each slot's unweighted expert output
     std::vector<float> shared_out;    // [n_tokens][dim]
+    std::vector<float> shared_weight; // [n_tokens]: the shared expert's weight (its sigmoid gate, else 1)
 };
 
 // The router: picked[t * k + r] is token t's r-th expert (highest score

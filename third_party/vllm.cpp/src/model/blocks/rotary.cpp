@@ -61,7 +61,7 @@ RotaryAngles RotaryAngles::sliding(const ModelConfig& c) {
     ModelConfig sliding = c;
     if (c.rope_dim_sliding > 0) sliding.rope_dim = c.rope_dim_sliding;
     RotaryAngles angles;
-    angles.inv_freq = inv_frequencies(sliding, c.rope_theta_sliding, 1.0, false, {});
+    angles.inv_freq = inv_frequencies(sliding, c.traits.rope_theta_sliding, 1.0, false, {});
     return angles;
 }
 
