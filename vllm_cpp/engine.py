@@ -433,13 +433,7 @@ class Engine:
 
     def list_loras(self) -> List[Dict[str, Any]]:
         """The registered adapters: ``[{"id", "name", "path"}, ...]`` by id."""
-        out = ffi.new("char**")
-        with self._use() as ptr:
-            _ffi.check(lib.vllm_lora_adapters(ptr, out))
-        try:
-            return json.loads(decode_cstr(out[0], "adapters"))
-        finally:
-            lib.vllm_string_free(out[0])
+        return self._json_of(lib.vllm_lora_adapters, "adapters")
 
     def _lora_params(self, params: Optional[SamplingParams], lora_request: Optional[LoRARequest]) -> SamplingParams:
         params = _sampling(params)
@@ -486,11 +480,15 @@ class Engine:
         ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,
         ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``) and
         ``kv_transfer`` (the KV connector's counters, or None without one)."""
+        return self._json_of(lib.vllm_engine_stats, "stats")
+
+    def _json_of(self, entry_point: Callable[[Any, Any], int], what: str) -> Any:
+        """The JSON an ``entry_point(engine, char** out)`` returns, parsed."""
         out = ffi.new("char**")
         with self._use() as ptr:
-            _ffi.check(lib.vllm_engine_stats(ptr, out))
+            _ffi.check(entry_point(ptr, out))
         try:
-            return json.loads(decode_cstr(out[0], "stats"))
+            return json.loads(decode_cstr(out[0], what))
         finally:
             lib.vllm_string_free(out[0])
 

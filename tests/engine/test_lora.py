@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from lora_files import read_safetensors, scaled_variant, write_adapter
+from request_batches import completed_ids
 
 vllm_cpp = pytest.importorskip("vllm_cpp")
 from vllm_cpp import InvalidArgumentError, LoRARequest, ModelLoadError  # noqa: E402
@@ -60,13 +61,8 @@ def reference(adapters, prompts):
 
 def _together(engine, jobs):
     """Submits every (prompt, lora) at once; their ids in order."""
-    requests = [engine.submit(p, GREEDY, lambda *event: None, lora_request=lora) for p, lora in jobs]
-    out = []
-    for r in requests:
-        assert r.wait() is vllm_cpp.RequestOutcome.COMPLETED
-        out.append(r.token_ids(0, N_NEW))
-        r.close()
-    return out
+    return completed_ids(vllm_cpp, [engine.submit(p, GREEDY, lambda *event: None, lora_request=lora)
+                                    for p, lora in jobs], N_NEW)
 
 
 @pytest.mark.timeout(120)
