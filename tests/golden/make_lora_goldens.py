@@ -23,6 +23,13 @@ What this script does, per case of ``CASES``
    (``base_ids``: the adapter must change them); the PEFT model's float32
    logits for every position of prompt 0 + its greedy ids
    (``<case>_logits.npy``).
+4. Converts the adapter with **llama.cpp's own** ``convert_lora_to_gguf.py
+   --outtype f32 --base <case>.hf`` to ``<case>-lora.gguf`` (general.type
+   adapter, adapter.lora.alpha; q/k rows permuted for llama as its base's)
+   and records llama.cpp's greedy ids and gaps on ``<case>.gguf`` with that
+   adapter (llama-cpp-python's ``lora_path``; prompt in one batch, then one
+   id at a time) as ``llama_cpp_lora_ids`` / ``llama_cpp_lora_gaps`` per
+   prompt (``lora_gguf_step``; it reads what steps 1-3 wrote).
 
 What each case exercises:
 
@@ -148,9 +155,36 @@ def make_case(case, llama_cpp, seed=0):
                converter="convert_hf_to_gguf.py --outtype f16",
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
     (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
+    lora_gguf_step(case, llama_cpp)
     changed = sum(r["ref_ids"] != r["base_ids"] for r in records)
     print(f"{case}: adapter changes {changed}/3 greedy runs, min gap "
           f"{min(min(r['ref_gaps']) for r in records):.4f}, logit std {logits.std():.2f}")
+
+
+def lora_gguf_step(case, llama_cpp):
+    """Step 4: ``<case>-lora.gguf`` and llama.cpp's greedy ids with it into ``<case>.json``."""
+    import os
+    import subprocess
+
+    import llama_cpp as llama_cpp_module
+
+    out = OUT / f"{case}-lora.gguf"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(llama_cpp / "gguf-py"), str(llama_cpp)]))
+    done = subprocess.run([sys.executable, str(llama_cpp / "convert_lora_to_gguf.py"), str(OUT / f"{case}.lora"),
+                           "--base", str(OUT / f"{case}.hf"), "--outfile", str(out), "--outtype", "f32"],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"convert_lora_to_gguf.py failed on {case}:\n{done.stderr[-3000:]}")
+    golden = json.loads((OUT / f"{case}.json").read_text())
+    llm = llama_cpp_module.Llama(str(OUT / f"{case}.gguf"), lora_path=str(out), n_ctx=256, n_batch=256,
+                                 n_threads=2, logits_all=True, verbose=False)
+    for p in golden["prompts"]:
+        p["llama_cpp_lora_ids"], p["llama_cpp_lora_gaps"] = make_moe_goldens.make_gemma3_golden.greedy(
+            llm, p["prompt_ids"], make_moe_goldens.N_NEW)
+    llm.close()
+    golden["llama_cpp"] = llama_cpp_module.__version__
+    golden["lora_converter"] = "convert_lora_to_gguf.py --outtype f32"
+    (OUT / f"{case}.json").write_text(json.dumps(golden) + "\n")
 
 
 if __name__ == "__main__":

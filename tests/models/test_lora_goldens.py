@@ -9,7 +9,9 @@ and top-2 gaps, and the base model's greedy ids) and ``<case>_logits.npy``
 (the PEFT model's float32 logits at every position of prompt 0 + its ids).
 Cases: llama (every projection, F32 adapter, q/k rows permuted on the GGUF
 base), qwen3 (rsLoRA, BF16 adapter, some projections), phi3 (fused qkv and
-gate_up modules, F16 adapter).
+gate_up modules, F16 adapter). ``<case>-lora.gguf``: the adapter converted
+by llama.cpp's convert_lora_to_gguf.py, with llama.cpp's greedy ids on the
+GGUF base with it (``llama_cpp_lora_ids``; llama and qwen3).
 
 Both base forms run through the Python engine with the float32 KV cache and
 the adapter registered (enable_lora): the teacher-forced log-probabilities
@@ -96,3 +98,30 @@ def test_adapter_matches_transformers(case, form):
         assert base == [p["base_ids"] for p in golden["prompts"]]
         assert ours != base
         assert engine.stats()["lora"]["registered"] == 1
+
+
+#: Cases with llama.cpp's LoRA GGUF and llama.cpp's ids with it (phi3's tiny
+#: GGUF does not load in llama.cpp, so it has none).
+GGUF_LORA_CASES = [c for c in CASES if "llama_cpp_lora_ids" in _golden(c)["prompts"][0]]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", GGUF_LORA_CASES)
+def test_llama_cpp_lora_gguf_matches_llama_cpp(case):
+    """llama.cpp's convert_lora_to_gguf.py output on the GGUF base: greedy ids
+    equal llama.cpp's with the same adapter (peer rule: both round), and for
+    llama (no rsLoRA) transformers' too. The converter drops use_rslora
+    (llama.cpp scales by alpha / r), so qwen3's file means another scale than
+    its PEFT directory: llama.cpp is its reference."""
+    from greedy_rule import PEER_GAP_THRESHOLD
+
+    golden = _golden(case)
+    greedy = vllm_cpp.SamplingParams.greedy(max_tokens=len(golden["prompts"][0]["ref_ids"]), ignore_eos=True)
+    lora = vllm_cpp.LoRARequest(f"{case}-gguf", 2, str(TINY_LORA / f"{case}-lora.gguf"))
+    with _engine(case, "gguf") as engine:
+        ours = [list(engine.complete(p["prompt_ids"], greedy, lora_request=lora).token_ids) for p in golden["prompts"]]
+    peers = [dict(p, ref_ids=p["llama_cpp_lora_ids"], ref_gaps=p["llama_cpp_lora_gaps"]) for p in golden["prompts"]]
+    assert not greedy_failures(peers, ours, PEER_GAP_THRESHOLD)
+    assert all(o != p["base_ids"] for o, p in zip(ours, golden["prompts"]))  # the adapter ran
+    if not golden["lora"]["use_rslora"]:
+        assert not greedy_failures(golden["prompts"], ours, PEER_GAP_THRESHOLD)

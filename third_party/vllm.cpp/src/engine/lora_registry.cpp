@@ -28,7 +28,7 @@ LoraRegistry::LoraRegistry(const DecoderModel& model, int max_loras, int max_lor
 }
 
 std::shared_ptr<const LoraAdapter> LoraRegistry::load(const LoraSpec& spec) const {
-    return load_peft_adapter(spec.name, spec.id, spec.path, model_.config(), *model_.weights(), max_lora_rank_);
+    return load_lora_adapter(spec.name, spec.id, spec.path, model_.config(), *model_.weights(), max_lora_rank_);
 }
 
 void LoraRegistry::add(int32_t id, const std::string& name, const std::string& path) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "formats/gguf_reader.h"
 #include "formats/hf_json.h"
 #include "formats/safetensors_file.h"
 #include "kernels/cpu/kernels.h"
@@ -138,7 +139,10 @@ public:
             if (it == known_modules().end())
                 fail("tensor '" + t.name + "': module '" + path + "' is not supported (only the attention q/k/v/o and the MLP gate/up/down projections)");
             seen_modules.insert(it->second.short_name);
-            add_pair(t, *by_name[other], layer, it->second.targets, adapter);
+            const SafetensorsTensor& b = *by_name[other];
+            add_pair(Pair{t.name, t.shape, to_float(t.type, t.data, t.shape, t.name), b.name, b.shape,
+                          to_float(b.type, b.data, b.shape, b.name)},
+                     layer, it->second.targets, /*checkpoint_rows=*/true, adapter);
         }
         for (const std::string& m : listed_modules_)
             if (!seen_modules.count(m)) fail("target module '" + m + "' has no lora_A/lora_B tensors in adapter_model.safetensors");
@@ -182,13 +186,14 @@ private:
         return {layer, module.substr(end + 1)};
     }
 
-    std::vector<float> to_float(const SafetensorsTensor& t) const {
+    std::vector<float> to_float(GgmlType type, const uint8_t* data, const std::vector<int64_t>& shape,
+                                const std::string& name) const {
         int64_t n = 1;
-        for (int64_t d : t.shape) n *= d;
-        if (t.type != GgmlType::F32 && t.type != GgmlType::F16 && t.type != GgmlType::BF16)
-            fail("tensor '" + t.name + "' must be F32, F16 or BF16");
+        for (int64_t d : shape) n *= d;
+        if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16)
+            fail("tensor '" + name + "' must be F32, F16 or BF16");
         std::vector<float> out(static_cast<size_t>(n));
-        kernels::dequantize_row(t.type, t.data, out.data(), n);
+        kernels::dequantize_row(type, data, out.data(), n);
         return out;
     }
 
@@ -199,8 +204,26 @@ private:
         return config_.traits.rope_style == RopeStyle::ADJACENT_PAIRS && config_.architecture != "glm4";
     }
 
-    void add_pair(const SafetensorsTensor& a_t, const SafetensorsTensor& b_t, int layer,
-                  const std::vector<LoraTarget>& targets, LoraAdapter& adapter) {
+public:
+    // One module's A [rank][in] and B [out][rank] (row-major shapes, as safetensors store them).
+    struct Pair {
+        std::string a_name;
+        std::vector<int64_t> a_shape;
+        std::vector<float> a;
+        std::string b_name;
+        std::vector<int64_t> b_shape;
+        std::vector<float> b;
+    };
+    void set_rank(int rank) { rank_ = rank; }
+    int rank() const { return rank_; }
+
+    // checkpoint_rows: B's q/k rows as trained (PEFT), permuted where the
+    // base's are; false: already as the base file has them (llama.cpp's
+    // LoRA converter permutes them itself).
+    void add_pair(const Pair& pair, int layer, const std::vector<LoraTarget>& targets, bool checkpoint_rows,
+                  LoraAdapter& adapter) {
+        struct { const std::string& name; const std::vector<int64_t>& shape; } a_t{pair.a_name, pair.a_shape},
+            b_t{pair.b_name, pair.b_shape};
         const LayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
         if (a_t.shape.size() != 2 || b_t.shape.size() != 2)
             fail("tensors '" + a_t.name + "' and '" + b_t.name + "' must be matrices (got " + shape_text(a_t.shape) +
@@ -231,7 +254,8 @@ private:
             fail("tensor '" + b_t.name + "' " + shape_text(b_t.shape) + " does not match the base model's projection" +
                  (targets.size() > 1 ? "s " : " ") + "of layer " + std::to_string(layer) + " (rows " +
                  shape_text(base_shape) + ", input size " + std::to_string(in) + ")");
-        const std::vector<float> a = to_float(a_t), b = to_float(b_t);
+        const std::vector<float>& a = pair.a;
+        const std::vector<float>& b = pair.b;
         if (adapter.layers.empty()) adapter.layers.resize(static_cast<size_t>(config_.n_layers));
         int64_t row0 = 0;
         for (LoraTarget t : targets) {
@@ -244,7 +268,7 @@ private:
             m.out = rows;
             m.a = a;
             m.b_scaled.assign(static_cast<size_t>(rank * rows), 0.0f);
-            const bool permute = qk_rows_permuted() && (t == LoraTarget::Q || t == LoraTarget::K);
+            const bool permute = checkpoint_rows && qk_rows_permuted() && (t == LoraTarget::Q || t == LoraTarget::K);
             const int64_t hd = config_.head_dim;
             for (int64_t o = 0; o < rows; ++o) {
                 // llama.cpp's permute: within a head, the checkpoint's row
@@ -262,6 +286,10 @@ private:
         adapter.rank = std::max(adapter.rank, static_cast<int>(rank));
     }
 
+    const LayerWeights& layer_weights(int layer) const { return weights_.layers[static_cast<size_t>(layer)]; }
+    int n_layers() const { return config_.n_layers; }
+
+private:
     std::string name_;
     const ModelConfig& config_;
     const ModelWeights& weights_;
@@ -294,6 +322,116 @@ std::shared_ptr<const LoraAdapter> load_peft_adapter(const std::string& name, in
         reader.fail(what);
     }
     return adapter;
+}
+
+namespace {
+
+// llama.cpp's LoRA GGUF names (convert_lora_to_gguf.py): the base tensor's
+// name without ".weight" -> the projections its B rows cover.
+std::vector<LoraTarget> gguf_targets(const std::string& kind, int64_t b_rows, const LayerWeights& w) {
+    if (kind == "attn_q") return {LoraTarget::Q};
+    if (kind == "attn_k") return {LoraTarget::K};
+    if (kind == "attn_v") return {LoraTarget::V};
+    if (kind == "attn_output") return {LoraTarget::O};
+    if (kind == "attn_qkv") return {LoraTarget::Q, LoraTarget::K, LoraTarget::V};
+    if (kind == "ffn_gate") return {LoraTarget::GATE};
+    if (kind == "ffn_down") return {LoraTarget::DOWN};
+    if (kind == "ffn_up")  // Phi-3's fused gate+up matrix is its ffn_up
+        return b_rows != w.w_up.rows && b_rows == w.w_gate.rows + w.w_up.rows
+                   ? std::vector<LoraTarget>{LoraTarget::GATE, LoraTarget::UP}
+                   : std::vector<LoraTarget>{LoraTarget::UP};
+    return {};
+}
+
+}  // namespace
+
+std::shared_ptr<const LoraAdapter> load_gguf_adapter(const std::string& name, int32_t id, const std::string& path,
+                                                     const ModelConfig& config, const ModelWeights& weights,
+                                                     int max_rank) {
+    PeftReader reader(name, config, weights);
+    auto adapter = std::make_shared<LoraAdapter>();
+    adapter->name = name;
+    adapter->id = id;
+    adapter->path = path;
+    try {
+        const GgufFile file(path);
+        if (file.get_string("general.type", "") != "adapter" || file.get_string("adapter.type", "") != "lora")
+            reader.fail("'" + path + "' is not a LoRA adapter GGUF (general.type 'adapter', adapter.type 'lora')");
+        const std::string arch = file.get_string("general.architecture", "");
+        if (arch != config.architecture)
+            reader.fail("the adapter is for architecture '" + arch + "', the base model is '" + config.architecture + "'");
+        const double alpha = file.get_float("adapter.lora.alpha", 0.0);
+        const std::string suffix_a = ".weight.lora_a", suffix_b = ".weight.lora_b";
+        auto ends_with = [](const std::string& s, const std::string& e) {
+            return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+        };
+        int pairs = 0;
+        for (const GgufTensor& t : file.tensors()) {
+            const bool is_a = ends_with(t.name, suffix_a), is_b = ends_with(t.name, suffix_b);
+            if (!is_a && !is_b) reader.fail("tensor '" + t.name + "' is not a LoRA lora_a/lora_b matrix");
+            const std::string stem = t.name.substr(0, t.name.size() - suffix_a.size());
+            const GgufTensor* other = file.find_tensor(stem + (is_a ? suffix_b : suffix_a));
+            if (other == nullptr)
+                reader.fail("tensor '" + stem + (is_a ? suffix_b : suffix_a) + "' is missing (its pair '" + t.name +
+                            "' is there)");
+            if (is_b) continue;
+            const GgufTensor& b = *other;
+            if (t.dims.size() != 2 || b.dims.size() != 2)
+                reader.fail("tensors '" + t.name + "' and '" + b.name + "' must be matrices");
+            int layer = -1;
+            std::string kind;
+            if (stem.rfind("blk.", 0) == 0) {
+                const size_t dot = stem.find('.', 4);
+                const std::string digits = stem.substr(4, dot == std::string::npos ? 0 : dot - 4);
+                if (!digits.empty() && digits.size() < 7 &&
+                    digits.find_first_not_of("0123456789") == std::string::npos) {
+                    layer = std::stoi(digits);
+                    kind = stem.substr(dot + 1);
+                }
+            }
+            if (layer < 0) reader.fail("tensor '" + t.name + "' is not in a decoder layer (only the layers' projections are supported)");
+            if (layer >= reader.n_layers())
+                reader.fail("tensor '" + t.name + "': layer " + std::to_string(layer) + " is past the base model's " +
+                            std::to_string(reader.n_layers()) + " layers");
+            const std::vector<LoraTarget> targets = gguf_targets(kind, b.dims[1], reader.layer_weights(layer));
+            if (targets.empty())
+                reader.fail("tensor '" + t.name + "': '" + kind + "' is not supported (only the attention q/k/v/o and "
+                            "the MLP gate/up/down projections)");
+            const int rank = static_cast<int>(t.dims[1]);
+            if (pairs++ == 0) {
+                if (rank < 1) reader.fail("tensor '" + t.name + "' has rank 0");
+                if (rank > max_rank)
+                    reader.fail("rank " + std::to_string(rank) + " is above max_lora_rank " + std::to_string(max_rank));
+                reader.set_rank(rank);
+                adapter->scale = static_cast<float>(alpha > 0 ? alpha / rank : 1.0);  // llama.cpp's rule
+            }
+            // GGUF dims are reversed: lora_a [in, rank] is A [rank][in], lora_b [rank, out] is B [out][rank].
+            const std::vector<int64_t> a_shape{t.dims[1], t.dims[0]}, b_shape{b.dims[1], b.dims[0]};
+            auto values = [&](const GgufTensor& x, const std::vector<int64_t>& shape) {
+                const GgmlType type = static_cast<GgmlType>(x.type);
+                if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16)
+                    reader.fail("tensor '" + x.name + "' must be F32, F16 or BF16 (got " + ggml_type_name(x.type) + ")");
+                std::vector<float> out(static_cast<size_t>(shape[0] * shape[1]));
+                kernels::dequantize_row(type, x.data, out.data(), shape[0] * shape[1]);
+                return out;
+            };
+            reader.add_pair(PeftReader::Pair{t.name, a_shape, values(t, a_shape), b.name, b_shape, values(b, b_shape)},
+                            layer, targets, /*checkpoint_rows=*/false, *adapter);
+        }
+        if (pairs == 0) reader.fail("'" + path + "' has no LoRA tensors");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.rfind("LoRA adapter '", 0) == 0) throw;
+        reader.fail(what);
+    }
+    return adapter;
+}
+
+std::shared_ptr<const LoraAdapter> load_lora_adapter(const std::string& name, int32_t id, const std::string& path,
+                                                     const ModelConfig& config, const ModelWeights& weights,
+                                                     int max_rank) {
+    const bool gguf = path.size() >= 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+    return (gguf ? load_gguf_adapter : load_peft_adapter)(name, id, path, config, weights, max_rank);
 }
 
 }  // namespace vllm

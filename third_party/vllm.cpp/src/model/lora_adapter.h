@@ -60,4 +60,17 @@ std::shared_ptr<const LoraAdapter> load_peft_adapter(const std::string& name, in
                                                      const ModelConfig& config, const ModelWeights& weights,
                                                      int max_rank);
 
+// Reads llama.cpp's LoRA GGUF (convert_lora_to_gguf.py: general.type
+// "adapter", adapter.type "lora", adapter.lora.alpha; blk.N.<tensor>.weight.lora_a
+// / .lora_b, q/k rows already as the GGUF base has them) for the same
+// model, with the same checks; scale alpha / rank (1 without alpha), as llama.cpp.
+std::shared_ptr<const LoraAdapter> load_gguf_adapter(const std::string& name, int32_t id, const std::string& path,
+                                                     const ModelConfig& config, const ModelWeights& weights,
+                                                     int max_rank);
+
+// A path ending in ".gguf": load_gguf_adapter; else load_peft_adapter.
+std::shared_ptr<const LoraAdapter> load_lora_adapter(const std::string& name, int32_t id, const std::string& dir,
+                                                     const ModelConfig& config, const ModelWeights& weights,
+                                                     int max_rank);
+
 }  // namespace vllm
