@@ -153,6 +153,14 @@ def _bad_adapter(kind, directory):
     golden = TINY_LORA / "llama.lora"
     if kind == "other_base_shapes":  # qwen3's adapter: head_dim 32, not 16
         return TINY_LORA / "qwen3.lora"
+    if kind == "gguf_other_architecture":
+        return TINY_LORA / "qwen3-lora.gguf"
+    if kind == "gguf_truncated":
+        path = directory.parent / "truncated-lora.gguf"
+        path.write_bytes((TINY_LORA / "llama-lora.gguf").read_bytes()[:-500])
+        return path
+    if kind == "gguf_not_an_adapter":
+        return TINY_LORA / "llama.gguf"
     if kind == "truncated":
         shutil.copytree(golden, directory)
         path = directory / "adapter_model.safetensors"
@@ -189,6 +197,9 @@ BAD = {
     "other_base_shapes": r"k_proj\.lora_B\.weight' \[64, 4\] does not match the base model's projection of layer 0 "
                          r"\(rows \[32\], input size 64\)",
     "truncated": r"adapter_model\.safetensors",
+    "gguf_other_architecture": r"the adapter is for architecture 'qwen3', the base model is 'llama'",
+    "gguf_truncated": r"truncated-lora\.gguf",
+    "gguf_not_an_adapter": r"is not a LoRA adapter GGUF",
     "no_directory": r"adapter_config\.json' does not exist",
     "missing_tensor": r"layers\.1\.mlp\.down_proj\.lora_B\.weight' is missing",
     "unknown_module_tensor": r"lm_head\.lora_A\.weight' is not in a decoder layer",
