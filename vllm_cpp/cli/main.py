@@ -16,6 +16,7 @@ from ..errors import InvalidArgumentError, InvalidConfigurationError, VllmError
 from ..models import resolve_model
 from .bench import client_counts, run_bench
 from .engine_args import UsageError, add_engine_args, add_sampling_args, engine_options
+from .kv_events_args import add_kv_events_args
 from .models import run_models
 
 MODEL_HELP = ("a bundled model's short name (smollm2, gemma3-270m: see 'vllm-cpp models'), "
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "'{\"name\": ..., \"path\": ..., \"base_model_name\": ...}'; a request's model field "
                             "picks one")
     add_engine_args(serve)
+    add_kv_events_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",
                                    usage="vllm-cpp generate MODEL PROMPT [options]")

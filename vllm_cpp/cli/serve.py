@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..chat_template import FALLBACK_WARNING, uses_plain_fallback
 from .engine_args import UsageError
+from .kv_events_args import kv_events_config, start_kv_events_for
 
 
 def run_serve(args: argparse.Namespace, load: Callable) -> int:
@@ -37,7 +38,13 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
+    events_config = kv_events_config(args)
     engine = load(args)
+    try:
+        kv_events = start_kv_events_for(engine, args, events_config)
+    except BaseException:
+        engine.close()
+        raise
     if uses_plain_fallback(engine):
         logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
     name = args.served_model_name or args.short_name
@@ -69,6 +76,10 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         print("vllm-cpp: serving %s as %r on http://%s:%d" % (args.model, name, args.host, port),
               flush=True)
 
-    serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    try:
+        serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    finally:
+        if kv_events is not None:
+            kv_events.stop()  # after serve closed the engine: tells subscribers the cache is gone
     sys.stdout.flush()
     return 0

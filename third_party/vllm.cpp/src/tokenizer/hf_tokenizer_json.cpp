@@ -54,6 +54,16 @@ const KnownSplitSequence kKnownSplitSequences[] = {
       "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|"
       "\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
      PreTokenizerKind::DEEPSEEK3},
+    // DeepSeek LLM and DeepSeek-V2 (the six Splits llama.cpp's deepseek-llm
+    // pre-tokenizer reproduces; the first holds a literal CR and LF)
+    {{
+     "[\r\n]",
+     "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+     "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
+     "\\s+$",
+     "[一-龥ࠀ-一가-퟿]+",
+     "\\p{N}+"},
+     PreTokenizerKind::DEEPSEEK_LLM},
 };
 
 // Whether `regex` is one of the Split regexes above, alone or in a sequence.
