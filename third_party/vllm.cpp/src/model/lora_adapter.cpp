@@ -297,31 +297,41 @@ private:
     std::set<std::string> listed_modules_;
 };
 
-}  // namespace
-
-std::shared_ptr<const LoraAdapter> load_peft_adapter(const std::string& name, int32_t id, const std::string& dir,
-                                                     const ModelConfig& config, const ModelWeights& weights,
-                                                     int max_rank) {
+// The adapter `read` fills, its reader's errors as they are and any other
+// (a file that cannot be read) prefixed with the adapter's name.
+template <typename Read>
+std::shared_ptr<const LoraAdapter> read_adapter(const std::string& name, int32_t id, const std::string& path,
+                                                const ModelConfig& config, const ModelWeights& weights, Read read) {
     PeftReader reader(name, config, weights);
     auto adapter = std::make_shared<LoraAdapter>();
     adapter->name = name;
     adapter->id = id;
-    adapter->path = dir;
+    adapter->path = path;
     try {
-        const std::string config_path = dir + "/adapter_config.json";
-        if (!file_exists(config_path)) reader.fail("'" + config_path + "' does not exist (not a PEFT adapter directory)");
-        reader.read_config(read_json_file(config_path), max_rank, *adapter);
-        const std::string tensors_path = dir + "/adapter_model.safetensors";
-        if (!file_exists(tensors_path))
-            reader.fail("'" + tensors_path + "' does not exist (adapter_model.bin, a pickle, is not read)");
-        const SafetensorsFile file(tensors_path);
-        reader.read_tensors(file, *adapter);
+        read(reader, *adapter);
     } catch (const Error& e) {
         const std::string what = e.what();
         if (what.rfind("LoRA adapter '", 0) == 0) throw;
         reader.fail(what);
     }
     return adapter;
+}
+
+}  // namespace
+
+std::shared_ptr<const LoraAdapter> load_peft_adapter(const std::string& name, int32_t id, const std::string& dir,
+                                                     const ModelConfig& config, const ModelWeights& weights,
+                                                     int max_rank) {
+    return read_adapter(name, id, dir, config, weights, [&](PeftReader& reader, LoraAdapter& adapter) {
+        const std::string config_path = dir + "/adapter_config.json";
+        if (!file_exists(config_path)) reader.fail("'" + config_path + "' does not exist (not a PEFT adapter directory)");
+        reader.read_config(read_json_file(config_path), max_rank, adapter);
+        const std::string tensors_path = dir + "/adapter_model.safetensors";
+        if (!file_exists(tensors_path))
+            reader.fail("'" + tensors_path + "' does not exist (adapter_model.bin, a pickle, is not read)");
+        const SafetensorsFile file(tensors_path);
+        reader.read_tensors(file, adapter);
+    });
 }
 
 namespace {
@@ -348,12 +358,7 @@ std::vector<LoraTarget> gguf_targets(const std::string& kind, int64_t b_rows, co
 std::shared_ptr<const LoraAdapter> load_gguf_adapter(const std::string& name, int32_t id, const std::string& path,
                                                      const ModelConfig& config, const ModelWeights& weights,
                                                      int max_rank) {
-    PeftReader reader(name, config, weights);
-    auto adapter = std::make_shared<LoraAdapter>();
-    adapter->name = name;
-    adapter->id = id;
-    adapter->path = path;
-    try {
+    return read_adapter(name, id, path, config, weights, [&](PeftReader& reader, LoraAdapter& adapter) {
         const GgufFile file(path);
         if (file.get_string("general.type", "") != "adapter" || file.get_string("adapter.type", "") != "lora")
             reader.fail("'" + path + "' is not a LoRA adapter GGUF (general.type 'adapter', adapter.type 'lora')");
@@ -403,7 +408,7 @@ std::shared_ptr<const LoraAdapter> load_gguf_adapter(const std::string& name, in
                 if (rank > max_rank)
                     reader.fail("rank " + std::to_string(rank) + " is above max_lora_rank " + std::to_string(max_rank));
                 reader.set_rank(rank);
-                adapter->scale = static_cast<float>(alpha > 0 ? alpha / rank : 1.0);  // llama.cpp's rule
+                adapter.scale = static_cast<float>(alpha > 0 ? alpha / rank : 1.0);  // llama.cpp's rule
             }
             // GGUF dims are reversed: lora_a [in, rank] is A [rank][in], lora_b [rank, out] is B [out][rank].
             const std::vector<int64_t> a_shape{t.dims[1], t.dims[0]}, b_shape{b.dims[1], b.dims[0]};
@@ -416,15 +421,10 @@ std::shared_ptr<const LoraAdapter> load_gguf_adapter(const std::string& name, in
                 return out;
             };
             reader.add_pair(PeftReader::Pair{t.name, a_shape, values(t, a_shape), b.name, b_shape, values(b, b_shape)},
-                            layer, targets, /*checkpoint_rows=*/false, *adapter);
+                            layer, targets, /*checkpoint_rows=*/false, adapter);
         }
         if (pairs == 0) reader.fail("'" + path + "' has no LoRA tensors");
-    } catch (const Error& e) {
-        const std::string what = e.what();
-        if (what.rfind("LoRA adapter '", 0) == 0) throw;
-        reader.fail(what);
-    }
-    return adapter;
+    });
 }
 
 std::shared_ptr<const LoraAdapter> load_lora_adapter(const std::string& name, int32_t id, const std::string& path,
