@@ -32,6 +32,7 @@ from .errors import (
     VllmError,
 )
 from .llm import LLM, CompletionOutput, Logprob, RequestOutput
+from .lora import LoRARequest
 from .outputs import Completion, FinishReason, TokenLogprob
 from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams
 from .request import Request, RequestOutcome
@@ -110,6 +111,7 @@ __all__ = [
     "Toggle",
     "UnknownNativeError",
     "VllmError",
+    "LoRARequest",
     "abi_version",
     "get_include",
     "get_library_path",

@@ -59,6 +59,7 @@ from .pull_requests import (
     await_request,
     running_loop,
 )
+from .lora import LoRARequest, lora_fields, with_lora
 from .request import Request
 from .sampling_params import SamplingParams
 from .stream_events import StreamEvent, StreamOutcome
@@ -246,11 +247,14 @@ class Engine:
         return "<vllm_cpp.Engine %r%s>" % (self._model_path, " closed" if self.closed else "")
 
     # -- completion --------------------------------------------------------
-    def complete(self, prompt: Prompt, params: Optional[SamplingParams] = None) -> Completion:
+    def complete(self, prompt: Prompt, params: Optional[SamplingParams] = None, *,
+                 lora_request: Optional[LoRARequest] = None) -> Completion:
         """Blocking completion of ``prompt`` (default params: the native
         defaults, e.g. ``max_tokens=16``), with its token ids (and logprobs
         when asked for): a pull request read on this thread, whatever the
-        parameters."""
+        parameters. ``lora_request``: the LoRA adapter it runs (registered
+        at its first use, :meth:`add_lora`)."""
+        params = self._lora_params(params, lora_request)
         with self._pulled(lambda poller: self._pull_call(prompt, params, poller, None)) as run:
             for _event in run:
                 pass
@@ -401,9 +405,50 @@ class Engine:
         encode_str(body, "request_json")
         return self._iterate(lambda poller: pull_call(body, poller), json.loads)
 
-    def chat(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        """OpenAI chat completion: request dict in, ``chat.completion`` dict out."""
-        return json.loads(self.chat_json(_request_json(request)))
+    def chat(self, request: Dict[str, Any], *, lora_request: Optional[LoRARequest] = None) -> Dict[str, Any]:
+        """OpenAI chat completion: request dict in, ``chat.completion`` dict
+        out (``lora_request``: as :meth:`complete`)."""
+        return json.loads(self.chat_json(_request_json(self._lora_body(request, lora_request))))
+
+    # -- LoRA adapters (enable_lora) -------------------------------------------
+    def add_lora(self, lora_request: LoRARequest) -> bool:
+        """Register ``lora_request``'s adapter (``vllm_lora_adapter_add``:
+        loaded and checked against the base model now; ModelLoadError naming
+        the adapter, tensor and shapes). False when the same id, name and
+        path are registered already."""
+        lora_fields(lora_request)  # type check
+        registered = {a["id"]: a for a in self.list_loras()}
+        same = registered.get(lora_request.lora_int_id)
+        if same is not None and same["name"] == lora_request.lora_name and same["path"] == lora_request.path:
+            return False
+        name_b, path_b = encode_str(lora_request.lora_name, "lora_name"), encode_str(lora_request.path, "lora_path")
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_lora_adapter_add(ptr, int32(lora_request.lora_int_id, "lora_int_id"), name_b, path_b))
+        return True
+
+    def remove_lora(self, lora_int_id: int) -> None:
+        """Unregister adapter ``lora_int_id`` (requests running it finish)."""
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_lora_adapter_remove(ptr, int32(lora_int_id, "lora_int_id")))
+
+    def list_loras(self) -> List[Dict[str, Any]]:
+        """The registered adapters: ``[{"id", "name", "path"}, ...]`` by id."""
+        return self._json_of(lib.vllm_lora_adapters, "adapters")
+
+    def _lora_params(self, params: Optional[SamplingParams], lora_request: Optional[LoRARequest]) -> SamplingParams:
+        params = _sampling(params)
+        if lora_request is None:
+            return params
+        self.add_lora(lora_request)
+        return with_lora(params, lora_request)
+
+    def _lora_body(self, request: Union[str, Dict[str, Any]],
+                   lora_request: Optional[LoRARequest]) -> Union[str, Dict[str, Any]]:
+        if lora_request is None:
+            return request
+        self.add_lora(lora_request)
+        body = json.loads(request) if isinstance(request, str) else dict(request)
+        return dict(body, **lora_fields(lora_request))
 
     def chat_stream_json(self, request: str, callback: StreamCallback) -> StreamOutcome:
         """Streaming chat: each event's ``delta`` is one ``chat.completion.chunk``
@@ -470,11 +515,15 @@ class Engine:
         ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,
         ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``) and
         ``kv_transfer`` (the KV connector's counters, or None without one)."""
+        return self._json_of(lib.vllm_engine_stats, "stats")
+
+    def _json_of(self, entry_point: Callable[[Any, Any], int], what: str) -> Any:
+        """The JSON an ``entry_point(engine, char** out)`` returns, parsed."""
         out = ffi.new("char**")
         with self._use() as ptr:
-            _ffi.check(lib.vllm_engine_stats(ptr, out))
+            _ffi.check(entry_point(ptr, out))
         try:
-            return json.loads(decode_cstr(out[0], "stats"))
+            return json.loads(decode_cstr(out[0], what))
         finally:
             lib.vllm_string_free(out[0])
 
@@ -501,7 +550,8 @@ class Engine:
 
     # -- non-blocking requests --------------------------------------------
     def submit(self, prompt: Prompt, params: Optional[SamplingParams],
-               callback: StreamCallback, *, priority: Optional[int] = None) -> Request:
+               callback: StreamCallback, *, priority: Optional[int] = None,
+               lora_request: Optional[LoRARequest] = None) -> Request:
         """Start a completion and return at once; ``callback`` runs on a
         native delivery thread. See :class:`Request`.
 
@@ -510,9 +560,10 @@ class Engine:
         through the additive ``vllm_request_submit_with_priority`` (the
         default ``0`` is what the v10 ``vllm_request_submit`` submits);
         token ids, ``params.logprobs`` or any of ``params.request_options()``
-        through ``vllm_request_submit_with_options``.
+        through ``vllm_request_submit_with_options``. ``lora_request``: as
+        :meth:`complete`.
         """
-        params = _sampling(params)
+        params = self._lora_params(params, lora_request)
         if not callable(callback):
             raise InvalidConfigurationError("callback must be callable")
         priority = 0 if priority is None else int32(priority, "priority")
@@ -532,7 +583,8 @@ class Engine:
                 handle, out),
             callback, native)
 
-    def submit_chat(self, request: Union[str, Dict[str, Any]], callback: StreamCallback) -> Request:
+    def submit_chat(self, request: Union[str, Dict[str, Any]], callback: StreamCallback, *,
+                    lora_request: Optional[LoRARequest] = None) -> Request:
         """Start an OpenAI chat call and return at once (``vllm_chat_submit``).
         The request is validated before this returns
         (:class:`InvalidArgumentError` naming the field). ``callback`` gets
@@ -540,7 +592,7 @@ class Engine:
         ``"stream": true``, else one terminal event carrying the
         ``chat.completion`` JSON. ``cancel()`` stops every choice at the next
         engine step."""
-        text_b = encode_str(_request_json(request), "request_json")
+        text_b = encode_str(_request_json(self._lora_body(request, lora_request)), "request_json")
         if not callable(callback):
             raise InvalidConfigurationError("callback must be callable")
         return self._start_request(
@@ -548,12 +600,13 @@ class Engine:
             callback, None)
 
     def submit_pull(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,
-                    *, priority: Optional[int] = None) -> Request:
+                    *, priority: Optional[int] = None, lora_request: Optional[LoRARequest] = None) -> Request:
         """Start a completion whose output goes to ``consumer`` (a
         :class:`RequestEvents`, which calls this) through the engine's poller
         (``vllm_request_submit_pull``): no thread per request. Refusals as
         :meth:`submit`. The native call waits for a structured-output
         constraint to compile: on an event loop use :meth:`asubmit_pull`."""
+        params = self._lora_params(params, lora_request)
         return self._start_request(*self._pull_call(prompt, params, self._poller(consumer), priority, consumer))
 
     async def asubmit_pull(self, prompt: Prompt, params: Optional[SamplingParams], consumer: RequestEvents,

@@ -120,6 +120,15 @@ def _json_object(text: str) -> Any:
 _JSON_OBJECT = OptionKind(Union[str, Dict[str, Any]], opt_json, _json_object)
 
 
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidConfigurationError("%s must be a bool, not %s" % (name, type(value).__name__))
+    return value
+
+
+_BOOL = OptionKind(bool, _flag, bool, None)
+
+
 @dataclass(frozen=True)
 class EngineOption:
     """One engine option: an ``Engine.load`` keyword and the
@@ -234,6 +243,14 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "The model config keys this engine lets you override, as vLLM's --hf-overrides: is_matryoshka "
                  "and matryoshka_dimensions (which `dimensions` requests may ask for).", cli=True, metavar="JSON",
                  cli_doc="Model config overrides as vLLM's JSON: is_matryoshka and matryoshka_dimensions only."),
+    EngineOption("enable_lora", _BOOL, None,
+                 "Serve LoRA adapters (Hugging Face PEFT directories) beside the base model (vLLM's "
+                 "--enable-lora); requests name one with a LoRARequest.", cli=True),
+    EngineOption("max_loras", _INT32, None,
+                 "LoRA adapters resident at once and in one batch (default 1); others are loaded again "
+                 "when needed, the least recently used evicted.", cli=True, metavar="N"),
+    EngineOption("max_lora_rank", _INT32, None,
+                 "Largest LoRA rank accepted (default 16).", cli=True, metavar="N"),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from .chat_template import FALLBACK_WARNING, load_chat_template, uses_plain_fallback
 from .engine import Engine
 from .engine_options import engine_options_from_vllm_names
+from .lora import LoRARequest
 from .outputs import Completion, TokenLogprob
 from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams
 from .sampling_params import SamplingParams, StructuredOutput
@@ -188,15 +189,19 @@ class LLM:
 
     def generate(self, prompts: Union[PromptInput, Sequence[PromptInput]],
                  sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
-                 use_tqdm: bool = False) -> List[RequestOutput]:
+                 use_tqdm: bool = False,
+                 lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None) -> List[RequestOutput]:
         """Complete every prompt (text, token ids, or ``{"prompt": ...}`` /
         ``{"prompt_token_ids": [...]}``); all are submitted at once.
-        ``use_tqdm`` is accepted for vLLM scripts; no progress bar is drawn."""
+        ``use_tqdm`` is accepted for vLLM scripts; no progress bar is drawn.
+        ``lora_request``: one LoRA adapter for every prompt, or one (or
+        None) per prompt, as vLLM takes it (engine loaded with enable_lora)."""
         if isinstance(prompts, (str, dict)) or (
                 isinstance(prompts, Sequence) and prompts and isinstance(prompts[0], int)):
             prompts = [prompts]
         inputs = [_prompt(p) for p in prompts]
-        params = _per_prompt(sampling_params, len(inputs))
+        params = [self.engine._lora_params(p, lora) for p, lora in
+                  zip(_per_prompt(sampling_params, len(inputs)), _per_prompt_lora(lora_request, len(inputs)))]
         # Every sequence a pull request, all read together on this thread.
         calls = [functools.partial(self.engine._pull_call, prompt, p.for_choice(i), priority=None)
                  for (prompt, _text), p in zip(inputs, params) for i in range(p.n)]
@@ -238,7 +243,8 @@ class LLM:
              sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,
              use_tqdm: bool = False, chat_template_kwargs: Optional[Dict[str, Any]] = None,
              tools: Optional[List[Dict[str, Any]]] = None,
-             chat_template: Optional[str] = None) -> List[RequestOutput]:
+             chat_template: Optional[str] = None,
+             lora_request: Union[LoRARequest, Sequence[Optional[LoRARequest]], None] = None) -> List[RequestOutput]:
         """Chat completions with the model's template, or ``chat_template``
         (the template's text, as in vLLM): one conversation (a list of
         messages) or a batch of them, submitted at once."""
@@ -249,8 +255,9 @@ class LLM:
         conversations = [messages] if messages and isinstance(messages[0], dict) else list(messages)
         params = _per_prompt(sampling_params, len(conversations))
         bodies = []
-        for conversation, p in zip(conversations, params):
+        for conversation, p, lora in zip(conversations, params, _per_prompt_lora(lora_request, len(conversations))):
             body = dict(_chat_fields(p), messages=conversation, return_token_ids=True)
+            body = self.engine._lora_body(body, lora)
             if chat_template_kwargs is not None:
                 body["chat_template_kwargs"] = chat_template_kwargs
             if tools is not None:
@@ -291,6 +298,16 @@ class LLM:
             texts[token_id] = self.engine.detokenize([token_id]).encode()
         return TokenLogprob(token_id, texts[token_id], float(entry["logprob"]),
                             tuple(self._token_logprob(alt, texts) for alt in entry.get("top_logprobs", ())))
+
+
+def _per_prompt_lora(lora_request: Any, n: int) -> List[Optional[LoRARequest]]:
+    """vLLM's lora_request argument: one for all prompts, or one per prompt."""
+    if lora_request is None or isinstance(lora_request, LoRARequest):
+        return [lora_request] * n
+    loras = list(lora_request)
+    if len(loras) != n:
+        raise InvalidConfigurationError("lora_request has %d entries for %d prompts" % (len(loras), n))
+    return loras
 
 
 def _completion_output(index: int, completion: Completion) -> CompletionOutput:

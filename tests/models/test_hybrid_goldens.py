@@ -47,6 +47,7 @@ import sys
 import numpy as np
 import pytest
 
+from request_batches import completed_ids
 from greedy_rule import PEER_GAP_THRESHOLD, greedy_failures
 from native_build import build_native_tests  # noqa: F401 (conftest builds it before the tests run)
 from probe_fixtures import float32_kv_cache, model_probe_path  # noqa: F401 (float32_kv_cache: autouse)
@@ -144,13 +145,7 @@ def _prompts(case, seed=5):
 
 
 def _batched(vllm_cpp, engine, prompts, params, n_new):
-    requests = [engine.submit(p, params, lambda *event: None) for p in prompts]
-    out = []
-    for r in requests:
-        assert r.wait() is vllm_cpp.RequestOutcome.COMPLETED
-        out.append(r.token_ids(0, n_new))
-        r.close()
-    return out
+    return completed_ids(vllm_cpp, [engine.submit(p, params, lambda *event: None) for p in prompts], n_new)
 
 
 @pytest.mark.timeout(300)

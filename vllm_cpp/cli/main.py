@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the Ray cluster to join (default: RAY_ADDRESS, else a local Ray started for the server)")
     ray.add_argument("--ray-router", default="prefix", choices=["prefix", "pow2"],
                      help="replica routing: prefix-cache affinity (default) or Serve's power of two choices")
+    group.add_argument("--lora-modules", nargs="+", default=None, metavar="NAME=PATH",
+                       help="LoRA adapters served by name (with --enable-lora), vLLM's syntax: name=path, or "
+                            "'{\"name\": ..., \"path\": ..., \"base_model_name\": ...}'; a request's model field "
+                            "picks one")
     add_engine_args(serve)
     add_kv_events_args(serve)
 

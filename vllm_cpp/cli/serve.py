@@ -18,6 +18,7 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
     try:
         from ..server.api_server import ServerConfig, serve
         from ..server.limits import ConnectionLimits, RequestLimits
+        from ..server.lora_modules import parse_lora_modules
     except ImportError as exc:
         raise UsageError("the server needs its extra: pip install \"vllm-cpp[server]\" (%s)" % exc) from None
     bounds = [("--max-pending-requests", args.max_pending_requests, 1),
@@ -40,6 +41,12 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
     events_config = kv_events_config(args)
     name = args.served_model_name or args.short_name
+    try:
+        lora_modules = tuple(parse_lora_modules(args.lora_modules))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if lora_modules and not args.enable_lora:
+        raise UsageError("--lora-modules needs --enable-lora")
     config = ServerConfig(model_name=name, api_key=args.api_key or os.environ.get("VLLM_API_KEY"),
                           max_request_bytes=args.max_request_bytes,
                           max_pending_requests=args.max_pending_requests,
@@ -55,7 +62,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                                                              max_per_client=args.max_connections_per_client),
                           responses_store_max_entries=args.responses_store_max_entries,
                           responses_store_max_age_s=args.responses_store_max_age,
-                          responses_store_max_bytes=args.responses_store_max_bytes)
+                          responses_store_max_bytes=args.responses_store_max_bytes,
+                          lora_modules=lora_modules)
     if args.replicas is not None:  # engine replicas on Ray Serve (serve_ray.py)
         if events_config is not None:
             raise UsageError("--kv-events-config is not supported with --replicas (one publisher per replica "

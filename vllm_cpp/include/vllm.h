@@ -717,6 +717,39 @@ VLLM_API void vllm_embedding_result_free(vllm_embedding_result* out);
    field for a bad body. */
 VLLM_API vllm_status vllm_embeddings(vllm_engine* engine, const char* request_json, char** out_json);
 
+/* ---- LoRA adapters (additive) ----
+   An engine loaded with the options JSON's "enable_lora": true (and
+   "max_loras": adapters resident at once and running in one batch, default
+   1; "max_lora_rank": the largest rank accepted, default 16) serves
+   Hugging Face PEFT adapters (a directory with adapter_config.json and
+   adapter_model.safetensors) beside its base model. A request runs one by
+   naming its id in its options JSON or chat body: "lora_int_id": <id> (0 or
+   absent: the base model). Adapters past max_loras stay registered and are
+   loaded again from their directory when a request needs them (the least
+   recently used resident one evicted). vllm_engine_stats' JSON then has
+   "lora": {registered, resident, loads, evictions, max_loras, max_lora_rank,
+   running_adapters, waiting_adapters (their names)}. */
+
+/* vllm_lora_adapter_add loads and checks the adapter now (it blocks while
+   the files are read; any thread): `id` >= 1 and `name` unique on the
+   engine; `path` the PEFT directory; all three borrowed for the call.
+   Errors: INVALID_ARGUMENT for an engine without enable_lora, an id < 1, an
+   empty name, or an id or name already registered; MODEL_LOAD naming the
+   adapter (and the tensor and the shapes) for an adapter that does not
+   match the base model (architecture, shapes, rank above max_lora_rank,
+   missing or truncated files, options or target modules the engine does not
+   run: modules_to_save, DoRA, ...). Nothing is registered on failure. */
+VLLM_API vllm_status vllm_lora_adapter_add(vllm_engine* engine, int32_t id, const char* name, const char* path);
+
+/* Unregisters adapter `id`: new requests can no longer name it; requests
+   already submitted with it run to their end. INVALID_ARGUMENT for an
+   engine without enable_lora or an id not registered. */
+VLLM_API vllm_status vllm_lora_adapter_remove(vllm_engine* engine, int32_t id);
+
+/* The registered adapters as a JSON array of {"id", "name", "path"}, by id
+   (caller frees with vllm_string_free). INVALID_ARGUMENT without enable_lora. */
+VLLM_API vllm_status vllm_lora_adapters(vllm_engine* engine, char** out_json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,7 @@ the bound the server answers 503 instead of queueing without limit, with
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -28,21 +29,23 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional, Tuple
 
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import __version__, library_version
 from ..engine import Engine
 from ..errors import VllmError
+from ..lora import LoRARequest
 from . import schema
 from .connections import BodyDeadline, guarded_protocol
 from .generation import ClientDisconnected, until_disconnected
+from .lora_modules import ServedLoras, runtime_updating_allowed
 from .limits import ConnectionLimits, RequestLimits, cap_default_max_tokens, check_limits
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .openapi import docs_page, openapi_document
@@ -86,6 +89,8 @@ class ServerConfig:
     responses_store_max_entries: int = 1024
     responses_store_max_age_s: float = 3600.0
     responses_store_max_bytes: int = 256 << 20
+    # LoRA adapters served by name (--lora-modules; lora_modules.py)
+    lora_modules: Tuple[LoRARequest, ...] = ()
 
 
 class Admission:
@@ -150,6 +155,7 @@ class OpenAIServer:
             config.enable_auto_tool_choice, config.trust_request_chat_template, config.limits, config.max_model_len)
         self._created = int(time.time())
         self.messages = serving_messages.MessagesServing(self)
+        self.loras = ServedLoras(engine, config.lora_modules)
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)
 
@@ -211,35 +217,52 @@ class OpenAIServer:
             # Embeddings (serving_embeddings.py)
             Route("/v1/embeddings", handler(lambda request: serving_embeddings.create_embedding(self, request)),
                   methods=["POST"]),
-        ]
+        ] + ([  # vLLM's runtime LoRA routes, only behind its flag
+            Route("/v1/load_lora_adapter", handler(self.load_lora_adapter), methods=["POST"]),
+            Route("/v1/unload_lora_adapter", handler(self.unload_lora_adapter), methods=["POST"]),
+        ] if runtime_updating_allowed() else [])
 
     # -- generation --------------------------------------------------------
     async def create_completion(self, request: Request) -> Response:
         body = await self.read_json(request)
-        check_model(body, [self.config.model_name])
+        served = self._served_model(body)
         cap_default_max_tokens(body, self.config.limits, schema.COMPLETION["max_tokens"].default)
         stream, include_usage = parse_completion_request(body)
+        self._name_adapter(body)
         n = body.get("n")
         return await self._generate(
             request, prompt_count(body) * (n if isinstance(n, int) and n > 0 else 1), stream,
-            start=lambda: self.completions.start(body, stream),
+            start=lambda: self.completions.start(body, stream, served),
             cancel=lambda run: run.cancel(),
             payloads=lambda run, usage: self.completions.stream(run, include_usage, usage),
             complete=self.completions.complete)
 
     async def create_chat_completion(self, request: Request) -> Response:
         body = await self.read_json(request)
-        check_model(body, [self.config.model_name])
+        served = self._served_model(body)
         cap_default_max_tokens(body, self.config.limits, schema.CHAT["max_tokens"].default)
         stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice,
                                                    self.config.trust_request_chat_template)
+        self._name_adapter(body)
         n = body.get("n")
         return await self._generate(
             request, n if isinstance(n, int) and n > 0 else 1, stream,
-            start=lambda: self.chat.start(body, stream),
+            start=lambda: self.chat.start(body, stream, served),
             cancel=lambda run: run.cancel(),
             payloads=lambda run, usage: self.chat.stream(run, include_usage, usage),
             complete=self.chat.complete)
+
+    def _served_model(self, body: Dict[str, Any]) -> str:
+        """The name a completion or chat body asks for: the base model's or
+        a LoRA adapter's (404 model_not_found otherwise)."""
+        check_model(body, [self.config.model_name] + self.loras.names())
+        return body.get("model") or self.config.model_name
+
+    def _name_adapter(self, body: Dict[str, Any]) -> None:
+        """After the HTTP checks: an adapter's body names it to the engine."""
+        lora = self.loras.find(body.get("model"))
+        if lora is not None:
+            body["lora_int_id"] = lora.lora_int_id
 
     async def _generate(self, request: Request, slots: int, stream: bool, *, start: Callable[[], Awaitable[Any]],
                         cancel: Callable[[Any], Any],
@@ -304,13 +327,30 @@ class OpenAIServer:
                 "supported_tasks": self.engine.stats()["supported_tasks"]}
 
     async def show_models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [self._model_card()]})
+        return JSONResponse({"object": "list", "data": [self._model_card()] +
+                             self.loras.cards(self._created, self.config.model_name)})
 
     async def show_model(self, request: Request) -> Response:
         """OpenAI's ``GET /v1/models/{model}`` (``client.models.retrieve``):
         the card, or OpenAI's 404 ``model_not_found``."""
-        check_model({"model": request.path_params["model_id"]}, [self.config.model_name])
+        model_id = request.path_params["model_id"]
+        check_model({"model": model_id}, [self.config.model_name] + self.loras.names())
+        for card in self.loras.cards(self._created, self.config.model_name):
+            if card["id"] == model_id:
+                return JSONResponse(card)
         return JSONResponse(self._model_card())
+
+    async def load_lora_adapter(self, request: Request) -> Response:
+        """vLLM's ``POST /v1/load_lora_adapter`` (``lora_name``, ``lora_path``):
+        the adapter is read and checked off the event loop."""
+        body = await self.read_json(request)
+        served = [self.config.model_name]
+        text = await asyncio.get_running_loop().run_in_executor(None, self.loras.load, body, served)
+        return PlainTextResponse(text)
+
+    async def unload_lora_adapter(self, request: Request) -> Response:
+        """vLLM's ``POST /v1/unload_lora_adapter`` (``lora_name``)."""
+        return PlainTextResponse(self.loras.unload(await self.read_json(request)))
 
     async def show_tokenizer_info(self, request: Request) -> Response:
         return JSONResponse(tokenizer_info(self.engine, self.config.max_model_len))

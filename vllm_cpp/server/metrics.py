@@ -89,6 +89,16 @@ class _EngineStatsCollector:
             for position, accepted in enumerate(spec["num_accepted_tokens_per_pos"]):
                 per_pos.add_metric([*self._labels.values(), str(position)], accepted)
             yield per_pos
+        lora = s.get("lora")
+        if lora is not None:
+            # vLLM's LoRA gauge (the routers' LoRA affinity reads it): the
+            # adapters of running and waiting requests as comma-separated
+            # labels, the value the scrape's time.
+            info = GaugeMetricFamily("vllm:lora_requests_info", "Running stats on lora requests.",
+                                     labels=["running_lora_adapters", "max_lora", "waiting_lora_adapters"])
+            info.add_metric([",".join(lora["running_adapters"]), str(lora["max_loras"]),
+                             ",".join(lora["waiting_adapters"])], time.time())
+            yield info
 
 
 class ServerMetrics:

@@ -10,7 +10,7 @@ asked for it."""
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
 
 from ..errors import ContextLengthExceededError
 from .generation import ProtocolRun
@@ -45,9 +45,10 @@ class OpenAIServing:
         self._ignored = ignored
         self._prompt_param = prompt_param
 
-    async def start(self, body: Dict[str, Any], stream: bool) -> ProtocolRun:
-        """Submit the call now (the engine's refusal raises here)."""
-        sent = engine_body(body, self._model, self._ignored)
+    async def start(self, body: Dict[str, Any], stream: bool, model: Optional[str] = None) -> ProtocolRun:
+        """Submit the call now (the engine's refusal raises here); ``model``:
+        the name the response gives (a LoRA adapter's; default the served model's)."""
+        sent = engine_body(body, model or self._model, self._ignored)
         sent["stream"] = stream
         if stream:
             sent["stream_options"] = {"include_usage": True}

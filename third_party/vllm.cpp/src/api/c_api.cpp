@@ -484,6 +484,39 @@ vllm_status vllm_engine_kv_events_take(vllm_engine* engine, int32_t timeout_ms, 
     });
 }
 
+vllm_status vllm_lora_adapter_add(vllm_engine* engine, int32_t id, const char* name, const char* path) {
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(name, "name");
+        require_non_null(path, "path");
+        engine->engine->add_lora(id, name, path);
+    });
+}
+
+vllm_status vllm_lora_adapter_remove(vllm_engine* engine, int32_t id) {
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        engine->engine->remove_lora(id);
+    });
+}
+
+vllm_status vllm_lora_adapters(vllm_engine* engine, char** out_json) {
+    return guarded([&] {
+        if (out_json != nullptr) *out_json = nullptr;
+        require_non_null(engine, "engine");
+        require_non_null(out_json, "out_json");
+        vllm::json::Value list = vllm::json::Value::array();
+        for (const vllm::LoraSpec& spec : engine->engine->list_loras()) {
+            vllm::json::Value entry = vllm::json::Value::object();
+            entry.set("id", int64_t(spec.id));
+            entry.set("name", spec.name);
+            entry.set("path", spec.path);
+            list.push_back(std::move(entry));
+        }
+        *out_json = copy_string(vllm::json::dump(list));
+    });
+}
+
 vllm_status vllm_chat(vllm_engine* engine, const char* request_json, char** out_response_json) {
     return guarded([&] {
         if (out_response_json != nullptr) *out_response_json = nullptr;

@@ -21,10 +21,11 @@ uint64_t block_hash(uint64_t parent_hash, const int32_t* tokens, int block_size)
     return h;
 }
 
-void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size) {
+void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size,
+                         uint64_t seed) {
     const size_t full = tokens.size() / static_cast<size_t>(block_size);
     while (hashes.size() < full) {
-        const uint64_t parent = hashes.empty() ? 0 : hashes.back();
+        const uint64_t parent = hashes.empty() ? seed : hashes.back();
         hashes.push_back(block_hash(parent, tokens.data() + hashes.size() * block_size, block_size));
     }
 }

@@ -18,26 +18,30 @@ namespace vllm {
 uint64_t block_hash(uint64_t parent_hash, const int32_t* tokens, int block_size);
 
 // Extends `hashes` (those of the first full blocks of `tokens`) to every
-// full block `tokens` holds.
-void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size);
+// full block `tokens` holds. `seed`: the first block's parent hash (a LoRA
+// adapter's key, SchedulerRequest::adapter_key; 0 for the base model).
+void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size,
+                         uint64_t seed = 0);
 
 // A view of a token sequence's full blocks and their hashes (both must
 // outlive it; `hashes` from extend_block_hashes).
 class BlockHashChain {
 public:
-    BlockHashChain(const std::vector<int32_t>& tokens, const std::vector<uint64_t>& hashes, int block_size)
-        : tokens_(tokens), hashes_(hashes), block_size_(block_size) {}
+    BlockHashChain(const std::vector<int32_t>& tokens, const std::vector<uint64_t>& hashes, int block_size,
+                   uint64_t seed = 0)
+        : tokens_(tokens), hashes_(hashes), block_size_(block_size), seed_(seed) {}
 
     int num_blocks() const { return static_cast<int>(hashes_.size()); }
     // Block i's key (i < num_blocks()).
     BlockKey key(int i) const {
-        return BlockKey{hashes_[i], i == 0 ? 0 : hashes_[i - 1], tokens_.data() + int64_t(i) * block_size_};
+        return BlockKey{hashes_[i], i == 0 ? seed_ : hashes_[i - 1], tokens_.data() + int64_t(i) * block_size_};
     }
 
 private:
     const std::vector<int32_t>& tokens_;
     const std::vector<uint64_t>& hashes_;
     int block_size_;
+    uint64_t seed_;
 };
 
 }  // namespace vllm

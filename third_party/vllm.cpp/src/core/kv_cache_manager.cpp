@@ -17,8 +17,8 @@ KVCacheManager::KVCacheManager(const std::vector<KVCacheGroupSpec>& groups, cons
 }
 
 BlockHashChain KVCacheManager::chain_of(SchedulerRequest& request) const {
-    extend_block_hashes(request.block_hashes, request.tokens(), block_size_);
-    return BlockHashChain(request.tokens(), request.block_hashes, block_size_);
+    extend_block_hashes(request.block_hashes, request.tokens(), block_size_, request.adapter_key);
+    return BlockHashChain(request.tokens(), request.block_hashes, block_size_, request.adapter_key);
 }
 
 CachedPrefix KVCacheManager::find_cached_prefix(SchedulerRequest& request) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <new>
+#include <set>
 
 #include "util/error.h"
 
@@ -147,10 +148,16 @@ SchedulerOutput Scheduler::schedule() {
     // one whose KV blocks are still arriving, or whose grammar is not ready,
     // steps aside for this step.
     std::vector<SchedulerRequest*> arriving;
+    std::set<uint64_t> adapters;  // the running requests' LoRA adapters (max_loras)
+    if (max_loras_ > 0)
+        for (const SchedulerRequest* r : running_)
+            if (r->adapter_key != 0) adapters.insert(r->adapter_key);
     while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < max_num_seqs_) {
         const size_t w = next_waiting();
         SchedulerRequest* r = waiting_[w];
-        if (r->waiting_for_grammar) {  // steps aside, as one whose KV blocks are arriving
+        if (r->waiting_for_grammar || (max_loras_ > 0 && r->adapter_key != 0 && !adapters.count(r->adapter_key) &&
+                                       static_cast<int>(adapters.size()) >= max_loras_)) {
+            // steps aside, as one whose KV blocks are arriving (or whose adapter waits for a free slot)
             arriving.push_back(r);
             waiting_.erase(waiting_.begin() + w);
             continue;
@@ -180,6 +187,7 @@ SchedulerOutput Scheduler::schedule() {
         waiting_.erase(waiting_.begin() + w);
         r->status = RequestStatus::RUNNING;
         running_.push_back(r);
+        if (r->adapter_key != 0) adapters.insert(r->adapter_key);
         batch.push_back({r, n});
         budget -= n;
         if (r->max_tokens_per_step > 0) capped_left -= n;

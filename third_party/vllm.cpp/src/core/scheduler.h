@@ -30,6 +30,10 @@ public:
     // KV transfer: a waiting request is admitted only once the gate says
     // its blocks have arrived (or there are none); others are admitted meanwhile.
     void set_load_gate(KvLoadGate* gate) { load_gate_ = gate; }
+    // LoRA (vLLM's max_loras): a waiting request whose adapter would make
+    // more than `n` distinct adapters run at once steps aside until one
+    // finishes (0: no limit).
+    void set_max_loras(int n) { max_loras_ = n; }
 
     // A request with waiting_for_grammar set is passed over until it is cleared.
     void add(SchedulerRequest* request);
@@ -77,6 +81,7 @@ private:
     int max_num_batched_tokens_;
     KVCacheManager& kv_;
     KvLoadGate* load_gate_ = nullptr;
+    int max_loras_ = 0;
     std::vector<SchedulerRequest*> running_;  // admission order
     std::vector<SchedulerRequest*> waiting_;  // arrival order; preempted ones go back in front
     std::vector<SchedulerRequest*> failed_;   // see take_failed()

@@ -51,6 +51,11 @@ public:
     // (block_hash_chain.h): computed once, extended by the KV cache manager
     // as tokens fill blocks, so no lookup hashes a prefix twice.
     std::vector<uint64_t> block_hashes;
+    // 0: the base model; else the LoRA adapter it runs, by the adapter's
+    // registration number (unique per engine): the prefix cache's hash chain
+    // starts from it, so two adapters (and the base model) never share KV
+    // blocks, and the scheduler counts distinct ones against max_loras.
+    uint64_t adapter_key = 0;
 
     // false: every token is computed, none adopted from the prefix cache
     // or a KV connector (a request that wants each prompt position's

@@ -54,6 +54,13 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         wake_.notify_all();
     });
     if (config_.kv_transfer) attach_kv_connector(kv_plan);
+    if (config_.enable_lora) {
+        if (config_.kv_transfer)
+            throw_invalid_argument("enable_lora with a kv_transfer_config is not supported (the connector's block "
+                                   "hashes do not carry the adapter)");
+        lora_ = std::make_unique<LoraRegistry>(*model_, config_.max_loras, config_.max_lora_rank);
+        core_->use_lora(lora_.get());
+    }
     published_stats_ = core_->stats();
     loop_thread_ = std::thread([this] { loop(); });
 }
@@ -207,6 +214,13 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     sampling.check_vocabulary(tokenizer_->vocab_size());
     auto stream = std::make_shared<RequestStream>();
+    std::shared_ptr<const LoraSpec> lora;
+    if (sampling.lora_int_id != 0) {
+        if (!lora_)
+            throw_invalid_argument("lora_int_id " + std::to_string(sampling.lora_int_id) +
+                                   ": LoRA is not enabled on this engine (load it with enable_lora)");
+        lora = lora_->find(sampling.lora_int_id);
+    }
     std::shared_ptr<structured::GrammarMatcher> matcher;
     if (sampling.grammar) matcher = std::make_shared<structured::GrammarMatcher>(sampling.grammar, vocabulary_);
     {
@@ -215,6 +229,8 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
         incoming_.push_back(std::make_unique<Request>(next_arrival_++, priority, std::move(prompt_ids),
                                                       std::move(sampling), *tokenizer_, stream));
         incoming_.back()->matcher = std::move(matcher);
+        if (lora) incoming_.back()->sched.adapter_key = lora->key;
+        incoming_.back()->lora = std::move(lora);
     }
     wake_.notify_one();
     return stream;
@@ -227,6 +243,19 @@ void Engine::enable_kv_events() {
     kv_events_wanted_ = true;
 }
 
+LoraRegistry& Engine::lora_registry() const {
+    if (!lora_) throw_invalid_argument("LoRA is not enabled on this engine (load it with enable_lora)");
+    return *lora_;
+}
+
+void Engine::add_lora(int32_t id, const std::string& name, const std::string& path) {
+    lora_registry().add(id, name, path);
+}
+
+void Engine::remove_lora(int32_t id) { lora_registry().remove(id); }
+
+std::vector<LoraSpec> Engine::list_loras() const { return lora_registry().list(); }
+
 EngineStats Engine::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     EngineStats s = published_stats_;
@@ -234,6 +263,7 @@ EngineStats Engine::stats() const {
     s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
     if (serves_generation_) s.supported_tasks.push_back("generate");
     if (serves_pooling_) s.supported_tasks.push_back("embed");
+    if (lora_ && s.lora) lora_->fill_stats(*s.lora);  // registrations since the last step count now
     return s;
 }
 

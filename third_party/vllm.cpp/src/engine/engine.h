@@ -16,6 +16,7 @@
 #include "engine/kv_cache_plan.h"
 #include "engine/kv_event_queue.h"
 #include "engine/pooler.h"
+#include "engine/lora_registry.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
 #include "formats/model_source.h"
@@ -74,6 +75,11 @@ public:
     // The model's name for responses: the file or directory name, without its parents.
     const std::string& model_name() const { return model_name_; }
     int max_model_len() const { return max_model_len_; }
+    // LoRA adapters (enable_lora; else INVALID_ARGUMENT saying so): register
+    // one (loaded and checked now, LoraRegistry::add), remove one, list them.
+    void add_lora(int32_t id, const std::string& name, const std::string& path);
+    void remove_lora(int32_t id);
+    std::vector<LoraSpec> list_loras() const;
 
     // KV cache events (vllm_engine_kv_events_enable / _take): from the
     // loop's next step on, the prefix cache's stored and evicted blocks are
@@ -95,11 +101,13 @@ private:
     // choice (GGUF `<arch>.pooling_type`).
     void resolve_runner(const ModelConfig& model);
     void loop();
+    LoraRegistry& lora_registry() const;  // INVALID_ARGUMENT without enable_lora
 
     EngineConfig config_;
     std::unique_ptr<ModelSource> source_;  // the weights point into it
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<DecoderModel> model_;
+    std::unique_ptr<LoraRegistry> lora_;  // enable_lora
     std::shared_ptr<const structured::Vocabulary> vocabulary_;  // for structured-output masks
     // Its workers call back into the loop (a mask is ready): stopped before core_ goes.
     std::unique_ptr<structured::GrammarCompiler> grammar_compiler_;

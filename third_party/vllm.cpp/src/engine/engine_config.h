@@ -46,6 +46,10 @@ struct EngineConfig {
     std::optional<std::string> chat_template;
     int64_t kv_cache_memory_bytes = 0;  // 0: VLLM_CPP_KV_CACHE_MB or kDefaultKvCacheMb
     int num_threads = 0;                // 0: ThreadPool::default_thread_count()
+    // LoRA (engine/lora_registry.h): vLLM's enable_lora, max_loras, max_lora_rank.
+    bool enable_lora = false;
+    int max_loras = 1;
+    int max_lora_rank = 16;
     std::string isa;                    // "": the process's kernels (kernels::require_isa)
     // structured_compile_timeout_ms and structured_max_grammar_size: what
     // one constraint's compile (and each of its masks) may take.

@@ -1,5 +1,7 @@
 #include "engine/engine_core.h"
 
+#include <set>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -52,6 +54,35 @@ EngineCore::~EngineCore() { connector_.reset(); }
 void EngineCore::attach_connector(std::unique_ptr<kv_transfer::KvConnector> connector) {
     connector_ = std::move(connector);
     scheduler_.set_load_gate(connector_.get());
+}
+
+void EngineCore::use_lora(LoraRegistry* registry) {
+    lora_ = registry;
+    scheduler_.set_max_loras(registry->max_loras());
+}
+
+SchedulerOutput EngineCore::acquire_adapters(SchedulerOutput scheduled) {
+    step_adapters_.clear();
+    step_adapter_ptrs_.clear();
+    std::set<uint64_t> in_use;
+    for (const ScheduledRequest& s : scheduled)
+        if (s.request->adapter_key != 0) in_use.insert(s.request->adapter_key);
+    SchedulerOutput kept;
+    for (const ScheduledRequest& s : scheduled) {
+        Request& r = request_of(*s.request);
+        std::shared_ptr<const LoraAdapter> adapter;
+        if (r.lora) try {
+                adapter = lora_->acquire(r.lora, in_use);
+            } catch (const Error& e) {
+                remove(r, false);
+                r.stream->finish(nullptr, e.status(), e.what());
+                continue;
+            }
+        step_adapter_ptrs_.push_back(adapter.get());
+        step_adapters_.push_back(std::move(adapter));
+        kept.scheduled.push_back(s);
+    }
+    return kept;
 }
 
 void EngineCore::use_grammar_compiler(const structured::GrammarCompiler* compiler, std::function<void()> wake) {
@@ -194,6 +225,7 @@ SchedulerOutput EngineCore::schedule() {
         r.stream->finish(nullptr, VLLM_ERR_RUNTIME,
                          "out of memory: the KV cache blocks of this request could not be allocated");
     }
+    if (lora_) scheduled = acquire_adapters(std::move(scheduled));
     erase_finished();
     return scheduled;
 }
@@ -222,7 +254,8 @@ ModelRunnerOutput EngineCore::execute(const SchedulerOutput& scheduled, std::vec
     const std::vector<SequenceSlice>& slices =
         runner_.execute(
             scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); },
-            [this](const SchedulerRequest& sched) { return request_of(sched).pooling.has_value(); });
+            [this](const SchedulerRequest& sched) { return request_of(sched).pooling.has_value(); },
+            lora_ ? &step_adapter_ptrs_ : nullptr);
     ++counters_.model_steps;
     if (speculation_policy_) {
         int positions = 0;
@@ -536,6 +569,15 @@ EngineStats EngineCore::stats() const {
     if (draft_proposer_) {
         s.spec_decode->draft_kv_blocks_total = draft_proposer_->num_blocks();
         s.spec_decode->draft_kv_blocks_free = draft_proposer_->num_free_blocks();
+    }
+    if (lora_) {
+        EngineStats::Lora& l = s.lora.emplace();
+        lora_->fill_stats(l);
+        std::set<std::string> running, waiting;
+        for (const auto& [arrival, r] : requests_)
+            if (r->lora) (r->sched.status == RequestStatus::RUNNING ? running : waiting).insert(r->lora->name);
+        l.running_adapters.assign(running.begin(), running.end());
+        l.waiting_adapters.assign(waiting.begin(), waiting.end());
     }
     return s;
 }

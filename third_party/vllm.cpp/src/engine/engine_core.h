@@ -18,6 +18,7 @@
 #include "core/scheduler.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_plan.h"
+#include "engine/lora_registry.h"
 #include "engine/model_runner.h"
 #include "engine/request.h"
 #include "engine/stats.h"
@@ -53,6 +54,9 @@ public:
     void use_grammar_compiler(const structured::GrammarCompiler* compiler, std::function<void()> wake);
 
     void add(std::unique_ptr<Request> request);
+    // enable_lora: the engine's adapters (outliving this core); the
+    // scheduler keeps to its max_loras.
+    void use_lora(LoraRegistry* registry);
     // Live requests or held-back ends, unless all of them wait for KV
     // transfers or grammar masks; or a mask became ready.
     bool has_work() const {
@@ -181,6 +185,13 @@ private:
     Scheduler scheduler_;
     ThreadPool pool_;
     ModelRunner runner_;
+    LoraRegistry* lora_ = nullptr;
+    // Per step: the scheduled requests' adapters (held while the forward reads them).
+    std::vector<std::shared_ptr<const LoraAdapter>> step_adapters_;
+    std::vector<const LoraAdapter*> step_adapter_ptrs_;
+    // The step's adapters loaded (on demand, LoraRegistry::acquire); a
+    // request whose adapter cannot be loaded again fails alone.
+    SchedulerOutput acquire_adapters(SchedulerOutput scheduled);
     Request& request_of(const SchedulerRequest& sched) { return *requests_.at(sched.arrival); }
 
     std::map<uint64_t, std::unique_ptr<Request>> requests_;  // by arrival (the scheduler request's id)

@@ -172,6 +172,13 @@ void read_option_fields(const json::Value& o, EngineConfig& c) {
         c.compile_budget.timeout_ms = read_int64_in(*v, "structured_compile_timeout_ms", 1, kMaxCompileTimeoutMs);
     if (const json::Value* v = field(o, "structured_max_grammar_size"))
         c.compile_budget.max_grammar_size = read_int64_in(*v, "structured_max_grammar_size", 1, kInt32Max);
+    if (const json::Value* v = field(o, "enable_lora")) {
+        if (!v->is_bool()) wrong_type("enable_lora", "a boolean", *v);
+        c.enable_lora = v->as_bool();
+    }
+    if (const json::Value* v = field(o, "max_loras")) c.max_loras = static_cast<int>(read_int64_in(*v, "max_loras", 1, 1024));
+    if (const json::Value* v = field(o, "max_lora_rank"))
+        c.max_lora_rank = static_cast<int>(read_int64_in(*v, "max_lora_rank", 1, 1024));
 }
 
 // runner .. hf_overrides: the pooling options (issue 43).

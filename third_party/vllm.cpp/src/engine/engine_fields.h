@@ -38,6 +38,9 @@
 //                          the kernel build, process-wide (kernels::require_isa)
 //   structured_compile_timeout_ms  integer in [1, 3600000]: a constraint's compile budget in time
 //   structured_max_grammar_size    integer >= 1: its compiled grammar's size budget (positions)
+//   enable_lora            boolean (default false): LoRA adapters may be registered (vLLM's --enable-lora)
+//   max_loras              integer in [1, 1024] (default 1): adapters resident at once, and in one batch
+//   max_lora_rank          integer in [1, 1024] (default 16): the largest rank an adapter may have
 // A null value is the same as the field left out. Each environment variable
 // that overrides an option (VLLM_CPP_KV_CACHE_DTYPE, VLLM_CPP_KV_CACHE_MB,
 // VLLM_CPP_NUM_THREADS, VLLM_CPP_ISA) wins when it is set: the option is
@@ -56,7 +59,8 @@ namespace vllm {
 constexpr const char* kEngineOptionKeys[] = {
     "chat_template", "kv_cache_dtype", "kv_cache_memory_bytes", "num_threads", "isa",
     "structured_compile_timeout_ms", "structured_max_grammar_size",
-    "runner", "convert", "pooler_config", "hf_overrides"};
+    "runner", "convert", "pooler_config", "hf_overrides",
+    "enable_lora", "max_loras", "max_lora_rank"};
 
 // The EngineConfig of the fields above that `fields` has (absent or null:
 // the default), environment overrides applied and the relations between

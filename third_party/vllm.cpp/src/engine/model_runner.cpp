@@ -9,7 +9,7 @@ ModelRunner::ModelRunner(DecoderModel& model, KVCache& kv_cache, const KVCacheMa
 
 const std::vector<SequenceSlice>& ModelRunner::execute(
     const SchedulerOutput& scheduled, const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
-    const std::function<bool(const SchedulerRequest&)>& pools) {
+    const std::function<bool(const SchedulerRequest&)>& pools, const std::vector<const LoraAdapter*>* adapters) {
     slices_.clear();
     slices_.reserve(scheduled.size());
     first_rows_.clear();
@@ -44,6 +44,7 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
             slice.num_logits = 0;  // its output is its hidden rows, set below
             hidden += slice.n_tokens;
         }
+        if (adapters != nullptr) slice.lora = (*adapters)[slices_.size()];
         first_rows_.push_back(rows);
         rows += slice.num_logits;
         slices_.push_back(slice);

@@ -28,10 +28,13 @@ public:
     // that take every row of their chunk (prompt_logprobs). Returns the
     // slices it ran, in `scheduled`'s order (valid until the next call).
     // `pools` names the pooling requests: their slices take no logits but
-    // every token's final hidden row (hidden_rows).
+    // every token's final hidden row (hidden_rows). `adapters`: per scheduled
+    // request, the LoRA adapter its slice runs (nullptr: the base model; no
+    // vector: none runs one).
     const std::vector<SequenceSlice>& execute(const SchedulerOutput& scheduled,
                                               const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
-                                              const std::function<bool(const SchedulerRequest&)>& pools = {});
+                                              const std::function<bool(const SchedulerRequest&)>& pools = {},
+                                              const std::vector<const LoraAdapter*>* adapters = nullptr);
     // The first of slice i's hidden rows of the last forward (a pooling request's).
     const float* hidden_rows(size_t i) const { return hidden_.data() + first_hidden_[i] * size_t(model_.config().dim); }
     // The first of slice i's num_logits rows of the last forward.

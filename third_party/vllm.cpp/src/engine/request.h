@@ -64,6 +64,9 @@ struct Request {
     // and after a space); a sequence's last token is masked wherever the
     // output ends with the rest of it.
     std::vector<std::vector<int32_t>> bad_word_ids;
+    // The LoRA adapter it runs (sampling.lora_int_id's registration, held for
+    // the request's life; engine/lora_registry.h); nullptr: the base model.
+    std::shared_ptr<const struct LoraSpec> lora;
 
     // A pooling request (vLLM's pooling task, engine/pooler.h): its
     // prompt's final hidden rows are pooled, nothing is sampled, and it

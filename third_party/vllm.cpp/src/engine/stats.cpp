@@ -84,6 +84,21 @@ std::string EngineStats::to_json() const {
                                  ",\"draft_token_ms\":" + (sd.draft_token_seconds ? milliseconds(*sd.draft_token_seconds) : "null") +
                                  ",\"forward_ms\":" + forward_ms + "}");
     }
+    if (lora) {
+        json::Value o = json::Value::object();
+        o.set("registered", lora->registered);
+        o.set("resident", lora->resident);
+        o.set("loads", lora->loads);
+        o.set("evictions", lora->evictions);
+        o.set("max_loras", lora->max_loras);
+        o.set("max_lora_rank", lora->max_lora_rank);
+        json::Value running = json::Value::array(), waiting = json::Value::array();
+        for (const std::string& name : lora->running_adapters) running.push_back(name);
+        for (const std::string& name : lora->waiting_adapters) waiting.push_back(name);
+        o.set("running_adapters", std::move(running));
+        o.set("waiting_adapters", std::move(waiting));
+        field("lora", json::dump(o));
+    }
     return out + "}";
 }
 

@@ -75,6 +75,15 @@ struct EngineStats {
     // With a kv_transfer_config: the connector's counters (else null in JSON).
     std::optional<kv_transfer::KvTransferStats> kv_transfer;
     std::optional<SpecDecodeStats> spec_decode;  // unset: speculation off
+    // With enable_lora (else left out of the JSON): the registry's counters
+    // (engine/lora_registry.h) and the names of the adapters that running
+    // and waiting requests use (vLLM's vllm:lora_requests_info labels).
+    struct Lora {
+        int64_t registered = 0, resident = 0, loads = 0, evictions = 0;
+        int64_t max_loras = 0, max_lora_rank = 0;
+        std::vector<std::string> running_adapters, waiting_adapters;
+    };
+    std::optional<Lora> lora;
 
     std::string to_json() const;
 };

@@ -6,6 +6,7 @@
 #include "model/blocks/embedding.h"
 #include "model/blocks/gated_mlp.h"
 #include "model/blocks/latent_attention.h"
+#include "model/blocks/lora.h"
 #include "model/blocks/norms.h"
 #include "model/blocks/paged_attention.h"
 #include "util/error.h"
@@ -56,6 +57,7 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
 void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, ThreadPool& pool,
                       std::vector<float>& logits) {
     begin_forward(batch, cache);
+    lora_batch_ = &batch;  // mlp(l) has no batch argument (architectures call it)
     embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), embedding_multiplier_);
     norm(weights_.layers[0].attn_norm, pool);
     for (int l = 0; l < config_.n_layers; ++l) layer(batch, l, cache, pool);
@@ -74,6 +76,9 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
     kernels::matmul_shared({{&w.wq, c.attn_output_gate ? q_gated_.data() : q_.data()}, {&w.wk, k_.data()},
                             {&w.wv, v_.data()}},
                            xn_.data(), T, pool);
+    add_lora(batch, l, LoraTarget::Q, xn_.data(), c.attn_output_gate ? q_gated_.data() : q_.data(), pool);
+    add_lora(batch, l, LoraTarget::K, xn_.data(), k_.data(), pool);
+    add_lora(batch, l, LoraTarget::V, xn_.data(), v_.data(), pool);
     const int hd = c.head_dim;
     if (c.attn_output_gate)  // each head's rows: head_dim of q, then head_dim of gate
         for (int64_t i = 0; i < T * c.n_heads; ++i) {
@@ -88,6 +93,7 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
     if (c.attn_output_gate)
         for (int64_t i = 0; i < T * c.n_heads * hd; ++i) attn_[i] *= 1.0f / (1.0f + std::exp(-attn_gate_[i]));
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
+    add_lora(batch, l, LoraTarget::O, attn_.data(), xn_.data(), pool);
     if (!w.bo.empty())
         for (int64_t t = 0; t < T; ++t) kernels::axpy_f32(1.0f, w.bo.data(), xn_.data() + t * c.dim, c.dim);
 }
@@ -97,13 +103,14 @@ void Decoder::linear_attention(const std::vector<SequenceSlice>& batch, int l, K
 }
 
 void Decoder::mlp(int l, ThreadPool& pool) {
+    const LoraSite lora{lora_batch_, l};
     const int64_t T = static_cast<int64_t>(positions_.size());
     const LayerWeights& w = weights_.layers[l];
     if (config_.is_moe_layer(l))
         moe_mlp(config_, w, xn_.data(), T, xn_.data(), moe_, pool);
     else
         gated_mlp(w.w_gate, w.w_up, w.w_down, config_.traits.ffn_activation, xn_.data(), T, gate_.data(), up_.data(),
-                  xn_.data(), pool);
+                  xn_.data(), pool, &lora);
 }
 
 void Decoder::norm(const std::vector<float>& weight, ThreadPool& pool) {

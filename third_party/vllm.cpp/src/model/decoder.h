@@ -33,6 +33,7 @@ public:
                  std::vector<float>& logits) final;
     void limit_logits(int64_t tokens) override;
     int64_t logit_count() const override { return weights_.output.rows; }
+    const ModelWeights* weights() const override { return &weights_; }
 
 protected:
     // One transformer layer: from xn_ = its attention norm of x_ to end_layer().
@@ -90,6 +91,7 @@ private:
     void norm(const std::vector<float>& weight, ThreadPool& pool);
 
     MoeScratch moe_;
+    const std::vector<SequenceSlice>* lora_batch_ = nullptr;  // this forward's batch, for mlp()'s LoRA hook
     LatentScratch latent_;
     // attn_output_gate: the q projection's rows (q and gate per head), the gates.
     std::vector<float> q_gated_, attn_gate_;

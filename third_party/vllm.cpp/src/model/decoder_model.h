@@ -15,6 +15,8 @@
 
 namespace vllm {
 
+struct LoraAdapter;
+
 // One sequence's slice of a forward batch.
 struct SequenceSlice {
     const int32_t* tokens = nullptr;     // the new tokens to run
@@ -30,6 +32,9 @@ struct SequenceSlice {
     // A pooling request's chunk: when set, receives the final-normed hidden
     // state of each of the slice's n_tokens tokens (config().dim floats per row).
     float* hidden_rows = nullptr;
+    // The LoRA adapter the sequence runs (model/lora_adapter.h); nullptr:
+    // the base model. Kept alive by the engine for the forward.
+    const LoraAdapter* lora = nullptr;
 };
 
 class DecoderModel {
@@ -51,6 +56,10 @@ public:
     // interleaved row groups, at most vocab_size.
     virtual void limit_logits(int64_t tokens) = 0;
     virtual int64_t logit_count() const = 0;
+
+    // The weights LoRA adapters are checked against (model/lora_adapter.h);
+    // nullptr: this model runs no adapters.
+    virtual const struct ModelWeights* weights() const { return nullptr; }
 };
 
 }  // namespace vllm

@@ -44,6 +44,9 @@ struct SamplingConfig {
     // vLLM's truncate_prompt_tokens: > 0 keeps the prompt's last that many
     // tokens (left truncation); 0: the whole prompt.
     int32_t truncate_prompt_tokens = 0;
+    // vLLM's LoRARequest.lora_int_id: the LoRA adapter the request runs
+    // (registered on the engine, engine/lora_registry.h); 0: the base model.
+    int32_t lora_int_id = 0;
     // vLLM's bad_words: words the output may not contain (the engine's
     // Request holds their token sequences).
     std::vector<std::string> bad_words;

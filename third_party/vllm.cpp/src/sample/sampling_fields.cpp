@@ -31,7 +31,8 @@ constexpr const char* kFields[] = {
     "presence_penalty",  "frequency_penalty",               "repetition_penalty",
     "min_tokens",        "ignore_eos",    "stop",           "logit_bias",
     "allowed_token_ids", "stop_token_ids", "include_stop_str_in_output",
-    "skip_special_tokens", "prompt_logprobs", "truncate_prompt_tokens", "bad_words"};
+    "skip_special_tokens", "prompt_logprobs", "truncate_prompt_tokens", "bad_words",
+    "lora_int_id"};
 
 // A number within `ok` (NaN and infinities never are), as the float the
 // engine keeps (a value past a float's range is refused, not made infinite).
@@ -150,6 +151,8 @@ void read_extras(const json::Value& o, SamplingConfig& c) {
     if (const json::Value* v = field(o, "truncate_prompt_tokens"))
         c.truncate_prompt_tokens = read_truncate_prompt_tokens(*v);
     if (const json::Value* v = field(o, "bad_words")) c.bad_words = read_bad_words(*v);
+    if (const json::Value* v = field(o, "lora_int_id"))
+        c.lora_int_id = read_int32_in(*v, "lora_int_id", 0, static_cast<int32_t>(kInt32Max), "0 (the base model) or a registered adapter's id");
 }
 
 }  // namespace

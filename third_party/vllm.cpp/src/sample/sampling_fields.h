@@ -12,7 +12,7 @@
 // repetition_penalty, min_tokens, ignore_eos, stop, logit_bias,
 // allowed_token_ids (sample/logit_adjustments.h), stop_token_ids,
 // include_stop_str_in_output, skip_special_tokens, prompt_logprobs,
-// truncate_prompt_tokens, bad_words. Structured output, logprobs and n are
+// truncate_prompt_tokens, bad_words, lora_int_id. Structured output, logprobs and n are
 // the protocols' own (their names mean other things in chat and
 // completions) and are not read here; their shared limits are below.
 #pragma once

@@ -23,11 +23,14 @@ void gated_activation(FfnActivation activation, float* gate, const float* up, in
 
 void gated_mlp(const kernels::QuantMatrix& w_gate, const kernels::QuantMatrix& w_up, const kernels::QuantMatrix& w_down,
                FfnActivation activation, const float* x, int64_t n_tokens, float* gate, float* up, float* out,
-               ThreadPool& pool) {
+               ThreadPool& pool, const LoraSite* lora) {
     const int64_t ffn_dim = w_gate.rows;
     kernels::matmul_shared({{&w_gate, gate}, {&w_up, up}}, x, n_tokens, pool);
+    add_lora(lora, LoraTarget::GATE, x, gate, pool);
+    add_lora(lora, LoraTarget::UP, x, up, pool);
     gated_activation(activation, gate, up, n_tokens * ffn_dim, pool);
     kernels::matmul(w_down, gate, n_tokens, out, pool);
+    add_lora(lora, LoraTarget::DOWN, gate, out, pool);
 }
 
 }  // namespace vllm

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "model/blocks/lora.h"
 #include "model/model_config.h"
 #include "kernels/cpu/kernels.h"
 #include "util/thread_pool.h"
@@ -16,9 +17,10 @@ void gated_activation(FfnActivation activation, float* gate, const float* up, in
 
 // x: [n_tokens][dim] in; out: [n_tokens][dim] (may alias x); gate and up:
 // [n_tokens][ffn_dim] scratch, ffn_dim = w_gate.rows. A layer's dense MLP,
-// a shared expert or one expert of a mixture (moe.h).
+// a shared expert or one expert of a mixture (moe.h). `lora`: the site
+// whose adapters' gate/up/down corrections join the three matmuls (lora.h).
 void gated_mlp(const kernels::QuantMatrix& w_gate, const kernels::QuantMatrix& w_up, const kernels::QuantMatrix& w_down,
                FfnActivation activation, const float* x, int64_t n_tokens, float* gate, float* up, float* out,
-               ThreadPool& pool);
+               ThreadPool& pool, const LoraSite* lora = nullptr);
 
 }  // namespace vllm
