@@ -473,15 +473,7 @@ class Engine:
         """OpenAI ``/v1/embeddings`` request JSON in, its response JSON out
         (``vllm_embeddings``: the engine's protocol room, as the server runs
         it); blocks this thread until every vector is ready."""
-        body = encode_str(request, "request_json")
-        out = ffi.new("char**")
-        with self._use() as h:
-            status = lib.vllm_embeddings(h, body, out)
-        try:
-            _ffi.check(status)
-            return decode_cstr(out[0], "embeddings") or ""
-        finally:
-            lib.vllm_string_free(out[0])
+        return self._protocol_json(lib.vllm_embeddings, request, "embeddings")
 
     def embed(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
               dimensions: Optional[int] = None, normalize: Optional[bool] = None,
@@ -502,6 +494,43 @@ class Engine:
         request.update({name: value for name, value in optional.items() if value is not None})
         response = json.loads(self.embeddings_json(json.dumps(request)))
         return [decode_embedding(item["embedding"]) for item in response["data"]]
+
+    # -- scoring and reranking (issue 43) -----------------------------------
+    def score_json(self, request: str) -> str:
+        """vLLM's ``/score`` request JSON in, its response JSON out
+        (``vllm_score``, the engine's protocol room); blocks this thread."""
+        return self._protocol_json(lib.vllm_score, request, "score")
+
+    def rerank_json(self, request: str) -> str:
+        """A ``/rerank`` (Jina / Cohere v2 shape) request JSON in, its
+        response JSON out (``vllm_rerank``); blocks this thread."""
+        return self._protocol_json(lib.vllm_rerank, request, "rerank")
+
+    def score(self, query: Union[str, Sequence[str]], documents: Union[str, Sequence[str]], *,
+              truncate_prompt_tokens: Optional[int] = None, priority: int = 0) -> List[float]:
+        """One score per document: the query against each (or, with as many
+        queries as documents, pair by pair). A model with a score head
+        (``hf_overrides`` classifier_from_token: Qwen3-Reranker's yes/no
+        form) gives sigmoid(logit[true] - logit[false]) of the pair's
+        prompt; an embedding model the cosine similarity of the embeddings."""
+        request: Dict[str, Any] = {"text_1": query if isinstance(query, str) else list(query),
+                                   "text_2": documents if isinstance(documents, str) else list(documents),
+                                   "priority": priority}
+        if truncate_prompt_tokens is not None:
+            request["truncate_prompt_tokens"] = truncate_prompt_tokens
+        response = json.loads(self.score_json(json.dumps(request)))
+        return [item["score"] for item in response["data"]]
+
+    def _protocol_json(self, entry_point: Callable[[Any, Any, Any], int], request: str, what: str) -> str:
+        body = encode_str(request, "request_json")
+        out = ffi.new("char**")
+        with self._use() as h:
+            status = entry_point(h, body, out)
+        try:
+            _ffi.check(status)
+            return decode_cstr(out[0], what) or ""
+        finally:
+            lib.vllm_string_free(out[0])
 
     # -- statistics --------------------------------------------------------
     def stats(self) -> Dict[str, Any]:

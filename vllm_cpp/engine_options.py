@@ -241,8 +241,12 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                          "\"normalize\": false}' (CLS, MEAN or LAST)."),
     EngineOption("hf_overrides", _JSON_OBJECT, None,
                  "The model config keys this engine lets you override, as vLLM's --hf-overrides: is_matryoshka "
-                 "and matryoshka_dimensions (which `dimensions` requests may ask for).", cli=True, metavar="JSON",
-                 cli_doc="Model config overrides as vLLM's JSON: is_matryoshka and matryoshka_dimensions only."),
+                 "and matryoshka_dimensions (which `dimensions` requests may ask for); classifier_from_token "
+                 "(two tokens, false then true), is_original_qwen3_reranker and architectures "
+                 "(*ForSequenceClassification): Qwen3-Reranker's yes/no score head.", cli=True, metavar="JSON",
+                 cli_doc="Model config overrides as vLLM's JSON: is_matryoshka, matryoshka_dimensions, and "
+                         "Qwen3-Reranker's score head ('{\"architectures\": [\"Qwen3ForSequenceClassification\"], "
+                         "\"classifier_from_token\": [\"no\", \"yes\"], \"is_original_qwen3_reranker\": true}')."),
     EngineOption("enable_lora", _BOOL, None,
                  "Serve LoRA adapters (Hugging Face PEFT directories) beside the base model (vLLM's "
                  "--enable-lora); requests name one with a LoRARequest.", cli=True),

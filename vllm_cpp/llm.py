@@ -35,7 +35,7 @@ from .engine import Engine
 from .engine_options import engine_options_from_vllm_names
 from .lora import LoRARequest
 from .outputs import Completion, TokenLogprob
-from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams
+from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams, ScoringOutput, ScoringRequestOutput
 from .sampling_params import SamplingParams, StructuredOutput
 from .errors import InvalidConfigurationError
 
@@ -238,6 +238,15 @@ class LLM:
                 ids = ids[-truncate_prompt_tokens:]  # (-1 cuts only past max_model_len)
             outputs.append(EmbeddingRequestOutput(str(next(self._ids)), EmbeddingOutput(vector), ids))
         return outputs
+
+    def score(self, data_1: Union[str, Sequence[str]], data_2: Union[str, Sequence[str]], *,
+              truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = False) -> List[ScoringRequestOutput]:
+        """vLLM's ``LLM.score``: one :class:`ScoringRequestOutput` per pair
+        (``data_1`` one text against every ``data_2`` text, or pair by pair);
+        the engine scores with its score head (``hf_overrides``
+        classifier_from_token) or, for an embedding model, by cosine similarity."""
+        scores = self.engine.score(data_1, data_2, truncate_prompt_tokens=truncate_prompt_tokens)
+        return [ScoringRequestOutput(str(next(self._ids)), ScoringOutput(s), []) for s in scores]
 
     def chat(self, messages: Union[Conversation, Sequence[Conversation]],
              sampling_params: Union[SamplingParams, Sequence[SamplingParams], None] = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput"]
+__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput", "ScoringOutput", "ScoringRequestOutput"]
 
 
 @dataclass(frozen=True)
@@ -38,5 +38,24 @@ class EmbeddingRequestOutput:
 
     request_id: str
     outputs: EmbeddingOutput
+    prompt_token_ids: List[int]
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class ScoringOutput:
+    """vLLM's ``ScoringOutput``: one pair's score."""
+
+    score: float
+
+
+@dataclass(frozen=True)
+class ScoringRequestOutput:
+    """vLLM's ``ScoringRequestOutput`` of one (query, document) pair
+    (``LLM.score``); prompt_token_ids are not reported (the pair's prompt
+    is built in the engine)."""
+
+    request_id: str
+    outputs: ScoringOutput
     prompt_token_ids: List[int]
     finished: bool = True

@@ -717,6 +717,20 @@ VLLM_API void vllm_embedding_result_free(vllm_embedding_result* out);
    field for a bad body. */
 VLLM_API vllm_status vllm_embeddings(vllm_engine* engine, const char* request_json, char** out_json);
 
+/* ---- Scoring and reranking (additive; issue 43) ----
+   vLLM's /score body (text_1 / text_2, or queries / documents: one text
+   against many, or pair by pair; truncate_prompt_tokens, priority) and its
+   /rerank body (Jina's and Cohere v2's shape: query, documents as strings
+   or {"text": ...}, top_n (0: all), return_documents) -> the response JSON
+   in *out_json (caller frees with vllm_string_free), blocking. A model
+   loaded with hf_overrides' classifier_from_token (Qwen3-Reranker's
+   ["no", "yes"], is_original_qwen3_reranker) scores the last row's logits
+   of the two tokens, sigmoid(true - false); an embedding model scores the
+   cosine similarity of the embeddings. INVALID_ARGUMENT naming the field
+   for a bad body, or naming what to load for an engine that cannot score. */
+VLLM_API vllm_status vllm_score(vllm_engine* engine, const char* request_json, char** out_json);
+VLLM_API vllm_status vllm_rerank(vllm_engine* engine, const char* request_json, char** out_json);
+
 /* ---- LoRA adapters (additive) ----
    An engine loaded with the options JSON's "enable_lora": true (and
    "max_loras": adapters resident at once and running in one batch, default

@@ -69,6 +69,7 @@ from .serving_openai import OpenAIServing
 from .serving_responses import ResponseStore, ResponsesServing
 from . import serving_messages
 from . import serving_embeddings
+from . import serving_score
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -217,6 +218,11 @@ class OpenAIServer:
             # Embeddings (serving_embeddings.py)
             Route("/v1/embeddings", handler(lambda request: serving_embeddings.create_embedding(self, request)),
                   methods=["POST"]),
+            # Scoring and reranking (serving_score.py)
+        ] + [Route(path, handler(lambda request: serving_score.create_score(self, request)), methods=["POST"])
+             for path in ("/score", "/v1/score")
+        ] + [Route(path, handler(lambda request: serving_score.create_rerank(self, request)), methods=["POST"])
+             for path in ("/rerank", "/v1/rerank", "/v2/rerank")
         ] + ([  # vLLM's runtime LoRA routes, only behind its flag
             Route("/v1/load_lora_adapter", handler(self.load_lora_adapter), methods=["POST"]),
             Route("/v1/unload_lora_adapter", handler(self.unload_lora_adapter), methods=["POST"]),

@@ -103,6 +103,12 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
     # Embeddings (serving_embeddings.py)
     ("post", "/v1/embeddings"): ("Embeddings of texts or token ids (a pooling model: --runner pooling)",
                                  "embeddings", _JSON),
+    # Scoring and reranking (serving_score.py)
+    ("post", "/score"): ("vLLM's score: text_1 against text_2 (a reranker or an embedding model)", None, _JSON),
+    ("post", "/v1/score"): ("vLLM's score: text_1 against text_2 (a reranker or an embedding model)", None, _JSON),
+    ("post", "/rerank"): ("Rerank documents for a query (Jina's shape)", None, _JSON),
+    ("post", "/v1/rerank"): ("Rerank documents for a query (Jina's shape)", None, _JSON),
+    ("post", "/v2/rerank"): ("Rerank documents for a query (Cohere v2's shape)", None, _JSON),
 }
 
 

@@ -28,7 +28,8 @@ def input_count(body: Dict[str, Any]) -> int:
 async def create_embedding(server, request: Request) -> Response:
     body = await server.read_json(request)
     check_model(body, [server.config.model_name])
-    if "embed" not in server.engine.stats()["supported_tasks"]:
+    tasks = server.engine.stats()["supported_tasks"]
+    if "embed" not in tasks and "score" not in tasks:  # a score model's refusal is the engine's, naming its head
         raise invalid("model \"%s\" does not serve embeddings: the server was started for text generation; "
                       "start it with --runner pooling (or --convert embed) to serve /v1/embeddings"
                       % server.config.model_name, param="model")

@@ -18,6 +18,7 @@
 #include "api/output_json.h"
 #include "chat/chat_service.h"
 #include "chat/embedding_service.h"
+#include "chat/score_service.h"
 #include "chat/responses_output.h"
 #include "chat/responses_request.h"
 #include "engine/engine.h"
@@ -686,6 +687,28 @@ vllm_status vllm_embeddings(vllm_engine* engine, const char* request_json, char*
         require_non_null(out_json, "out_json");
         *out_json = copy_string(vllm::chat::run_embeddings_request(*engine->engine, request_json));
     });
+}
+
+namespace {
+// vllm_score and vllm_rerank: a protocol-room call from a body to its JSON.
+vllm_status run_json_call(vllm_engine* engine, const char* request_json, char** out_json,
+                          std::string (*call)(vllm::Engine&, std::string_view)) {
+    if (out_json != nullptr) *out_json = nullptr;
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        require_non_null(request_json, "request_json");
+        require_non_null(out_json, "out_json");
+        *out_json = copy_string(call(*engine->engine, request_json));
+    });
+}
+}  // namespace
+
+vllm_status vllm_score(vllm_engine* engine, const char* request_json, char** out_json) {
+    return run_json_call(engine, request_json, out_json, vllm::chat::run_score_request);
+}
+
+vllm_status vllm_rerank(vllm_engine* engine, const char* request_json, char** out_json) {
+    return run_json_call(engine, request_json, out_json, vllm::chat::run_rerank_request);
 }
 
 void vllm_string_free(char* s) { std::free(s); }

@@ -91,7 +91,8 @@ void Engine::resolve_runner(const ModelConfig& model) {
     const std::optional<PoolingType> own =
         pooling_type_from_gguf(source_->get_int(model.architecture + ".pooling_type", 0));
     std::string runner = config_.runner;
-    if (runner == "auto") runner = (own || config_.convert == "embed") ? "pooling" : "generate";
+    if (runner == "auto")
+        runner = (own || config_.convert == "embed" || !config_.classifier_from_token.empty()) ? "pooling" : "generate";
     serves_generation_ = runner == "generate" || runner == "both";
     serves_pooling_ = runner == "pooling" || runner == "both";
     // vLLM's defaults for an embedding model: the model's pooling, else
@@ -108,6 +109,20 @@ void Engine::resolve_runner(const ModelConfig& model) {
     if (config_.is_matryoshka) pooler_.matryoshka = *config_.is_matryoshka;
     if (!config_.matryoshka_dimensions.empty()) pooler_.matryoshka_dimensions = config_.matryoshka_dimensions;
     if (!pooler_.matryoshka_dimensions.empty()) pooler_.matryoshka = true;
+    // The score head: each classifier token text must be one token of this
+    // vocabulary (vLLM's convert_tokens_to_ids).
+    for (const std::string& text : config_.classifier_from_token) {
+        const std::vector<int32_t> ids = tokenizer_->encode(text, /*add_special=*/false, /*parse_special=*/true);
+        if (ids.size() != 1)
+            throw_invalid_argument("'hf_overrides.classifier_from_token' \"" + text + "\" is " +
+                                   std::to_string(ids.size()) + " tokens in model \"" + model_name_ +
+                                   "\"'s vocabulary, not one");
+        pooler_.score_tokens.push_back(ids[0]);
+    }
+    pooler_.qwen3_reranker_prompt = config_.is_original_qwen3_reranker;
+    if (serves_score() && !serves_pooling_)
+        throw_invalid_argument("hf_overrides' classifier_from_token makes a scoring model: it needs runner pooling "
+                               "(or auto), not " + config_.runner);
 }
 
 int Engine::embedding_size() const { return model_->config().dim; }
@@ -123,6 +138,31 @@ void Engine::check_pooling_request(const PoolingParams& params) const {
 std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
                                                       int32_t truncate_prompt_tokens, int32_t priority) {
     check_pooling_request(params);
+    if (serves_score())
+        throw_invalid_argument("model \"" + model_name_ +
+                               "\" has a score head (hf_overrides classifier_from_token): it scores (/score, "
+                               "/rerank), it does not embed; load it without the score head to embed");
+    Request::Pooling pooling;
+    pooling.type = pooler_.type;
+    pooling.normalize = params.normalize.value_or(pooler_.normalize);
+    pooling.dimensions = params.dimensions;
+    return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
+}
+
+std::shared_ptr<RequestStream> Engine::submit_score(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
+                                                    int32_t priority) {
+    if (!serves_score())
+        throw_invalid_argument("model \"" + model_name_ +
+                               "\" has no score head; load it with runner pooling and hf_overrides' "
+                               "classifier_from_token (Qwen3-Reranker: [\"no\", \"yes\"]) to score");
+    Request::Pooling pooling;
+    pooling.type = PoolingType::LAST;
+    pooling.score_tokens = pooler_.score_tokens;
+    return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
+}
+
+std::shared_ptr<RequestStream> Engine::enqueue_pooling(std::vector<int32_t> prompt_ids, Request::Pooling pooling,
+                                                       int32_t truncate_prompt_tokens, int32_t priority) {
     if (truncate_prompt_tokens > 0 && prompt_ids.size() > static_cast<size_t>(truncate_prompt_tokens))
         prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - truncate_prompt_tokens);
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
@@ -134,13 +174,10 @@ std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> promp
         if (stopping_) throw_runtime("the engine is shutting down");
         auto request = std::make_unique<Request>(next_arrival_++, priority, std::move(prompt_ids), std::move(sampling),
                                                  *tokenizer_, stream);
-        Request::Pooling& pooling = request->pooling.emplace();
-        pooling.type = pooler_.type;
-        pooling.normalize = params.normalize.value_or(pooler_.normalize);
-        pooling.dimensions = params.dimensions;
         // Every row counts for CLS and MEAN: no prefix-cache hit may skip
-        // one (LAST reads the last row, which a hit always recomputes).
+        // one (LAST and scoring read the last row, which a hit always recomputes).
         request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST;
+        request->pooling.emplace(std::move(pooling));
         incoming_.push_back(std::move(request));
     }
     wake_.notify_one();
@@ -262,7 +299,7 @@ EngineStats Engine::stats() const {
     s.waiting_requests += static_cast<int64_t>(incoming_.size());
     s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
     if (serves_generation_) s.supported_tasks.push_back("generate");
-    if (serves_pooling_) s.supported_tasks.push_back("embed");
+    if (serves_pooling_) s.supported_tasks.push_back(serves_score() ? "score" : "embed");
     if (lora_ && s.lora) lora_->fill_stats(*s.lora);  // registrations since the last step count now
     return s;
 }

@@ -52,6 +52,13 @@ public:
     // naming runner pooling when this engine serves generation only.
     std::shared_ptr<RequestStream> submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
                                                   int32_t truncate_prompt_tokens, int32_t priority);
+    // A scoring request (vLLM's score task on a score head,
+    // PoolerConfig::score_tokens): the prompt's last row of logits scored,
+    // the score as a one-element pooled vector. INVALID_ARGUMENT naming what
+    // to load when the engine has no score head.
+    std::shared_ptr<RequestStream> submit_score(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
+                                                int32_t priority);
+    bool serves_score() const { return !pooler_.score_tokens.empty(); }
     // submit_pooling's checks of what is the same for every input: that
     // this engine pools, and `params`' dimensions.
     void check_pooling_request(const PoolingParams& params) const;
@@ -100,6 +107,10 @@ private:
     // The runner and pooler config from the options over the model's own
     // choice (GGUF `<arch>.pooling_type`).
     void resolve_runner(const ModelConfig& model);
+    // submit_pooling's and submit_score's common road: truncation, the
+    // prompt checks, the request queued.
+    std::shared_ptr<RequestStream> enqueue_pooling(std::vector<int32_t> prompt_ids, Request::Pooling pooling,
+                                                   int32_t truncate_prompt_tokens, int32_t priority);
     void loop();
     LoraRegistry& lora_registry() const;  // INVALID_ARGUMENT without enable_lora
 

@@ -68,6 +68,12 @@ struct EngineConfig {
     std::optional<bool> pooling_normalize;
     std::optional<bool> is_matryoshka;
     std::vector<int32_t> matryoshka_dimensions;
+    // Scoring (issue 43): hf_overrides' classifier_from_token (two token
+    // texts, [false, true]: Qwen3-Reranker's ["no", "yes"]) makes the last
+    // row's logits of those tokens a score head; is_original_qwen3_reranker
+    // also wraps query and document in Qwen3-Reranker's prompt.
+    std::vector<std::string> classifier_from_token;
+    bool is_original_qwen3_reranker = false;
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

@@ -254,7 +254,10 @@ ModelRunnerOutput EngineCore::execute(const SchedulerOutput& scheduled, std::vec
     const std::vector<SequenceSlice>& slices =
         runner_.execute(
             scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); },
-            [this](const SchedulerRequest& sched) { return request_of(sched).pooling.has_value(); },
+            [this](const SchedulerRequest& sched) {
+                const Request& r = request_of(sched);
+                return r.pooling.has_value() && r.pooling->score_tokens.empty();
+            },
             lora_ ? &step_adapter_ptrs_ : nullptr);
     ++counters_.model_steps;
     if (speculation_policy_) {
@@ -290,6 +293,10 @@ ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std
         Request& r = request_of(sched);
         StepOutput& out = outputs[i];
         float* rows = runner_.logits_rows(i);
+        if (r.pooling) {  // a scoring request: its prompt's last row
+            score_row(r, rows, out);
+            continue;
+        }
         try {
             if (r.wants_prompt_rows()) {
                 result.requests[i].prompt_rows_done = record_prompt_logprobs(r, rows, slices[i]);
@@ -318,6 +325,13 @@ void EngineCore::pool_rows(Request& r, const float* rows, const SequenceSlice& s
     p.rows.add(p.type, rows, slice.start_pos, slice.n_tokens, n_prompt, model_.config().dim);
     if (slice.start_pos + slice.n_tokens < n_prompt) return;
     r.stream->set_embedding(p.rows.finish(p.type, n_prompt, p.normalize, p.dimensions));
+    ++counters_.pooling_requests;
+    out.produced = true;
+    out.reason = finish_reason::kStop;
+}
+
+void EngineCore::score_row(Request& r, const float* logits, StepOutput& out) {
+    r.stream->set_embedding({score_from_logits(logits, r.pooling->score_tokens)});
     ++counters_.pooling_requests;
     out.produced = true;
     out.reason = finish_reason::kStop;

@@ -133,6 +133,9 @@ private:
     // A pooling request's chunk: its hidden rows pooled; at the prompt's
     // end the vector goes to its stream and `out` finishes it.
     void pool_rows(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out);
+    // A scoring request's last row of logits: its score, as a one-element
+    // pooled vector, and the request done.
+    void score_row(Request& r, const float* logits, StepOutput& out);
     // Samples the next token of `r` from its logits row into `out`.
     void sample_token(Request& r, float* logits, StepOutput& out);
     // prompt_logprobs: the entries of the prompt positions a chunk's rows

@@ -214,11 +214,35 @@ void read_pooling_fields(const json::Value& o, EngineConfig& c) {
                 for (const json::Value& d : value.items())
                     c.matryoshka_dimensions.push_back(
                         read_int32_in(d, "hf_overrides.matryoshka_dimensions", 1, kInt32Max, "a positive integer"));
+            } else if (key == "classifier_from_token") {
+                json::require_array(value, "hf_overrides.classifier_from_token");
+                for (const json::Value& t : value.items())
+                    c.classifier_from_token.push_back(json::read_string(t, "hf_overrides.classifier_from_token"));
+                if (c.classifier_from_token.size() != 2)
+                    throw_invalid_argument("'hf_overrides.classifier_from_token' must name two tokens (the false and "
+                                           "the true answer, as Qwen3-Reranker's [\"no\", \"yes\"])");
+            } else if (key == "is_original_qwen3_reranker") {
+                c.is_original_qwen3_reranker = json::read_bool(value, "hf_overrides.is_original_qwen3_reranker");
+            } else if (key == "architectures") {
+                // vLLM's Qwen3ForSequenceClassification override: accepted for the
+                // one sequence-classification form served (the score head below).
+                json::require_array(value, "hf_overrides.architectures");
+                for (const json::Value& a : value.items()) {
+                    const std::string& name = json::read_string(a, "hf_overrides.architectures");
+                    if (name.size() < 25 || name.compare(name.size() - 25, 25, "ForSequenceClassification") != 0)
+                        throw_invalid_argument("'hf_overrides.architectures' " + name +
+                                               " is not supported (only *ForSequenceClassification, with "
+                                               "classifier_from_token)");
+                }
             } else {
                 throw_invalid_argument("'hf_overrides' key '" + key +
-                                       "' is not supported (is_matryoshka, matryoshka_dimensions)");
+                                       "' is not supported (is_matryoshka, matryoshka_dimensions, architectures, "
+                                       "classifier_from_token, is_original_qwen3_reranker)");
             }
         }
+        if (c.is_original_qwen3_reranker && c.classifier_from_token.empty())
+            throw_invalid_argument("'hf_overrides.is_original_qwen3_reranker' needs classifier_from_token "
+                                   "([\"no\", \"yes\"])");
     }
 }
 

@@ -77,6 +77,11 @@ std::vector<float> PooledRows::finish(PoolingType type, int prompt_len, bool nor
     return v;
 }
 
+float score_from_logits(const float* logits, const std::vector<int32_t>& score_tokens) {
+    const double margin = double(logits[score_tokens[1]]) - double(logits[score_tokens[0]]);
+    return static_cast<float>(1.0 / (1.0 + std::exp(-margin)));
+}
+
 void check_pooling_dimensions(const PoolerConfig& config, int hidden_size, int32_t dimensions,
                               const std::string& model_name) {
     if (dimensions == 0) return;

@@ -33,7 +33,18 @@ struct PoolerConfig {
     // only then may a request ask for `dimensions`.
     bool matryoshka = false;
     std::vector<int32_t> matryoshka_dimensions;  // empty: any size up to the hidden size
+    // A score head (vLLM's classifier_from_token): the ids of the false and
+    // the true answer token; empty: the engine embeds. A scoring request
+    // takes its prompt's last row of logits instead of hidden rows.
+    std::vector<int32_t> score_tokens;
+    bool qwen3_reranker_prompt = false;  // is_original_qwen3_reranker
 };
+
+// The score of a prompt's last row of logits under a score head: the true
+// token's probability in the softmax over the two, i.e.
+// sigmoid(logit[true] - logit[false]) (vLLM's from_2_way_softmax, the
+// is_original_qwen3_reranker form).
+float score_from_logits(const float* logits, const std::vector<int32_t>& score_tokens);
 
 // One request's pooling options (vLLM's PoolingParams for embed).
 struct PoolingParams {

@@ -76,6 +76,9 @@ struct Request {
         bool normalize = true;
         int32_t dimensions = 0;
         PooledRows rows;
+        // A scoring request (PoolerConfig::score_tokens): no hidden rows,
+        // its prompt's last row of logits scored instead.
+        std::vector<int32_t> score_tokens;
     };
     std::optional<Pooling> pooling;
 
