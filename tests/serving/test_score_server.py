@@ -23,20 +23,22 @@ DOCUMENTS = ["Paris is the capital of France.", "Bananas are yellow.", "France's
 
 
 @pytest.fixture(scope="module")
-def engine(smollm2_path):
-    with Engine.load(smollm2_path, hf_overrides=RERANKER, max_model_len=256, max_num_seqs=8) as eng:
-        yield eng
+def served(smollm2_path):
+    """(engine, base URL): the reranker and its server, for the module."""
+    with Engine.load(smollm2_path, hf_overrides=RERANKER, max_model_len=256, max_num_seqs=8) as engine, \
+            running_server(engine, max_model_len=256) as url:
+        yield engine, url
 
 
 @pytest.fixture(scope="module")
-def base_url(engine):
-    with running_server(engine, max_model_len=256) as url:
-        yield url
+def expected(served):
+    """The engine's own scores, which every route must give."""
+    return served[0].score(QUERY, DOCUMENTS)
 
 
 @pytest.fixture(scope="module")
-def expected(engine):
-    return engine.score(QUERY, DOCUMENTS)
+def base_url(served):
+    return served[1]
 
 
 def test_scores_are_probabilities_from_the_engine(expected):
@@ -44,7 +46,7 @@ def test_scores_are_probabilities_from_the_engine(expected):
 
 
 @pytest.mark.parametrize("path", ["/score", "/v1/score"])
-def test_score_routes_in_vllm_shape(base_url, engine, expected, path):
+def test_score_routes_in_vllm_shape(base_url, expected, path):
     body = httpx.post(base_url + path, json={"model": MODEL_NAME, "text_1": QUERY, "text_2": DOCUMENTS}).json()
     assert body["object"] == "list" and body["model"] == MODEL_NAME and body["id"].startswith("score-")
     assert [d["index"] for d in body["data"]] == [0, 1, 2]

@@ -132,18 +132,28 @@ std::string run_embeddings_request(Engine& engine, std::string_view request_json
         }
         data.push_back(std::move(item));
     }
+    return render_pooling_list("embd", request.model.empty() ? engine.model_name() : request.model, std::move(data),
+                               result.prompt_tokens);
+}
+
+json::Value pooling_usage(int64_t prompt_tokens) {
     json::Value usage = json::Value::object();
-    usage.set("prompt_tokens", result.prompt_tokens);
-    usage.set("total_tokens", result.prompt_tokens);
+    usage.set("prompt_tokens", prompt_tokens);
+    usage.set("total_tokens", prompt_tokens);
+    return usage;
+}
+
+std::string render_pooling_list(const std::string& id_prefix, const std::string& model, json::Value data,
+                                int64_t prompt_tokens) {
     json::Value out = json::Value::object();
-    out.set("id", "embd-" + random_alphanumeric(32));
+    out.set("id", id_prefix + "-" + random_alphanumeric(32));
     out.set("object", "list");
     out.set("created", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
                                                 .count()));
-    out.set("model", request.model.empty() ? engine.model_name() : request.model);
+    out.set("model", model);
     out.set("data", std::move(data));
-    out.set("usage", std::move(usage));
+    out.set("usage", pooling_usage(prompt_tokens));
     return json::dump(out);
 }
 

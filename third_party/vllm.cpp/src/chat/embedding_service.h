@@ -16,6 +16,7 @@
 #include "chat/completion_request.h"
 #include "engine/engine.h"
 #include "engine/pooler.h"
+#include "util/json.h"
 
 namespace vllm::chat {
 
@@ -42,6 +43,13 @@ struct Embeddings {
 // the rest and throws, naming it (input[i]) when there are several.
 Embeddings embed_inputs(Engine& engine, const std::vector<CompletionPrompt>& inputs, const PoolingParams& pooling,
                         int32_t truncate_prompt_tokens, bool add_special_tokens, int32_t priority);
+
+// The pooling routes' usage ({prompt_tokens, total_tokens}: no completion)
+// and OpenAI's list envelope around `data` ({id: <prefix>-..., object
+// "list", created, model, data, usage}), as /v1/embeddings and /score answer.
+json::Value pooling_usage(int64_t prompt_tokens);
+std::string render_pooling_list(const std::string& id_prefix, const std::string& model, json::Value data,
+                                int64_t prompt_tokens);
 
 // The whole call: body -> OpenAI's embeddings response JSON.
 std::string run_embeddings_request(Engine& engine, std::string_view request_json);

@@ -1,7 +1,6 @@
 #include "chat/score_service.h"
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 
 #include "chat/embedding_service.h"
@@ -142,10 +141,6 @@ CommonFields read_common(const json::Value& body, const Engine& engine) {
     return c;
 }
 
-int64_t now_seconds() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 }  // namespace
 
@@ -182,17 +177,7 @@ std::string run_score_request(Engine& engine, std::string_view request_json) {
         item.set("score", static_cast<double>(s.scores[i]));
         data.push_back(std::move(item));
     }
-    json::Value usage = json::Value::object();
-    usage.set("prompt_tokens", s.prompt_tokens);
-    usage.set("total_tokens", s.prompt_tokens);
-    json::Value out = json::Value::object();
-    out.set("id", "score-" + random_alphanumeric(32));
-    out.set("object", "list");
-    out.set("created", now_seconds());
-    out.set("model", common.model);
-    out.set("data", std::move(data));
-    out.set("usage", std::move(usage));
-    return json::dump(out);
+    return render_pooling_list("score", common.model, std::move(data), s.prompt_tokens);
 }
 
 std::string run_rerank_request(Engine& engine, std::string_view request_json) {
@@ -227,13 +212,10 @@ std::string run_rerank_request(Engine& engine, std::string_view request_json) {
         item.set("relevance_score", static_cast<double>(s.scores[i]));
         results.push_back(std::move(item));
     }
-    json::Value usage = json::Value::object();
-    usage.set("prompt_tokens", s.prompt_tokens);
-    usage.set("total_tokens", s.prompt_tokens);
     json::Value out = json::Value::object();
     out.set("id", "rerank-" + random_alphanumeric(32));
     out.set("model", common.model);
-    out.set("usage", std::move(usage));
+    out.set("usage", pooling_usage(s.prompt_tokens));
     out.set("results", std::move(results));
     return json::dump(out);
 }
