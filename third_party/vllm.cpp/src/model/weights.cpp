@@ -232,7 +232,7 @@ void load_linear_attention(const TensorLoader& load, const std::string& p, const
 
 }  // namespace
 
-ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config) {
+ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config, int threads) {
     TensorLoader load(file);
     const GgufTensor* embd = load.find("token_embd.weight");
     if (embd == nullptr || embd->dims.size() != 2)
@@ -344,7 +344,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             matrices.push_back(m);
     matrices.push_back(&w.output);
     matrices.push_back(&w.per_layer_model_proj);
-    prepare_matrices(matrices, w.prepared, file);
+    prepare_matrices(matrices, w.prepared, file, threads);
     return w;
 }
 

@@ -97,7 +97,9 @@ struct ModelWeights {
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.
-    static ModelWeights from_source(const ModelSource& file, ModelConfig& config);
+    // The prepared copies are written by `threads` threads (the engine's
+    // num_threads; 0: ThreadPool::default_thread_count()).
+    static ModelWeights from_source(const ModelSource& file, ModelConfig& config, int threads = 0);
 };
 
 }  // namespace vllm
