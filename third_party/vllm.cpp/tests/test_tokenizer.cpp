@@ -279,9 +279,10 @@ std::string gguf_without_tokenizer() {
 }
 
 void test_errors(const TokenizerData& base) {
-    TokenizerData wpm = base;
-    wpm.model = "bert";
-    check_throws([&] { Tokenizer::create(wpm); }, VLLM_ERR_MODEL_LOAD, "'bert'", "WordPiece model refused");
+    // ("bert", refused here before, is WordPiece now: test_tokenizer_encoders.py.)
+    TokenizerData rwkv = base;
+    rwkv.model = "rwkv";
+    check_throws([&] { Tokenizer::create(rwkv); }, VLLM_ERR_MODEL_LOAD, "'rwkv'", "RWKV tokenizer model refused");
     TokenizerData pre = base;
     pre.pre = "no-such-pre";
     check_throws([&] { Tokenizer::create(pre); }, VLLM_ERR_MODEL_LOAD, "'no-such-pre'", "unknown pre-tokenizer refused");

@@ -29,6 +29,9 @@ std::string HfNormalizer::apply(const std::string& text) const {
             case Step::REPLACE_SPACES:
                 out = spaces_to_metaspace(out);
                 break;
+            case Step::BERT:
+                out = bert_normalize(out, bert_);
+                break;
         }
     }
     return out;

@@ -9,6 +9,7 @@
 #include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/token_pieces.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/recursion_budget.h"
@@ -111,6 +112,15 @@ private:
     void read_decoder(const json::Value& root);
     void read_post_processor(const json::Value& root);
     void apply_options();
+    // Encoders' models (encoder_tokenizers.h).
+    void read_bert_normalizer(const json::Value& normalizer);
+    std::unique_ptr<Tokenizer> load_wordpiece(const json::Value& root, const json::Value& model);
+    // Sizes the id table by the vocabulary (`vocab_size` entries) and the
+    // added tokens.
+    void bound_token_ids(const json::Value& root, size_t vocab_size);
+    // The added tokens, the unknown token, the post-processor's and
+    // tokenizer_config.json's special tokens.
+    void read_specials(const json::Value& root, const json::Value& model);
     int32_t token_id(const std::string& text, const std::string& where) const;
     // The slot of token id `id` in data_.tokens, grown to hold it; refused
     // (naming `what`) unless it is an integer below max_token_id_.
@@ -130,6 +140,8 @@ private:
     HfNormalizer normalizer_;
     bool byte_level_ = false;       // ByteLevel pre-tokenizer
     bool replaces_spaces_ = false;  // normalizer Replace " " -> "▁" or Metaspace
+    bool bert_words_ = false;       // BertPreTokenizer
+    bool wordpiece_ = false;        // model WordPiece
     PreTokenizerSpec spec_;
     MetaspaceOptions metaspace_;
 };
@@ -251,6 +263,8 @@ void Loader::read_normalizer(const json::Value& root) {
             normalizer_.add(HfNormalizer::Step::PREPEND_METASPACE);
         } else if (type == "NFC") {
             normalizer_.add(HfNormalizer::Step::NFC);
+        } else if (type == "BertNormalizer") {
+            read_bert_normalizer(*n);
         } else {
             refuse("normalizer " + type + " is not supported");
         }
@@ -289,6 +303,8 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
                 flag(*p, "invert", false)) {
                 refuse("pre-tokenizer Split other than Isolated is not supported");
             }
+        } else if (type == "BertPreTokenizer") {
+            bert_words_ = true;
         } else if (type == "Metaspace") {
             const json::Value* replacement = p->find("replacement");
             if (replacement != nullptr && (!replacement->is_string() || replacement->as_string() != kMetaspace)) {
@@ -339,9 +355,10 @@ void Loader::read_decoder(const json::Value& root) {
     if (decoder == nullptr) return;
     for (const json::Value* d : flatten(*decoder, "decoders", "the decoder")) {
         const std::string type = type_of(*d, "the decoder");
-        const bool fits = byte_level_ ? type == "ByteLevel"
-                                      : type == "Replace" || type == "ByteFallback" || type == "Fuse" ||
-                                            type == "Strip" || type == "Metaspace";
+        const bool fits = wordpiece_ ? type == "WordPiece"
+                          : byte_level_ ? type == "ByteLevel"
+                                        : type == "Replace" || type == "ByteFallback" || type == "Fuse" ||
+                                              type == "Strip" || type == "Metaspace";
         // Token pieces are decoded by the pre-tokenization's inverse; Strip
         // (the leading space of a whole text) does not apply to generated
         // continuations.
@@ -362,11 +379,11 @@ void Loader::read_post_processor(const json::Value& root) {
     for (const json::Value* p : flatten(*post, "processors", "the post-processor")) {
         const std::string type = type_of(*p, "the post-processor");
         if (type == "ByteLevel") continue;  // offsets only
-        if (type == "RobertaProcessing") {
+        if (type == "RobertaProcessing" || (type == "BertProcessing" && wordpiece_)) {
             for (const char* key : {"cls", "sep"}) {
-                const json::Value& pair = member(*p, key, "the RobertaProcessing post-processor");
+                const json::Value& pair = member(*p, key, "the " + type + " post-processor");
                 if (!pair.is_array() || pair.size() != 2 || !pair.items()[0].is_string()) {
-                    refuse(std::string("RobertaProcessing's '") + key + "' is not [token, id]");
+                    refuse(type + "'s '" + key + "' is not [token, id]");
                 }
                 (key[0] == 'c' ? data_.bos_id : data_.eos_id) = token_id(pair.items()[0].as_string(), key);
             }
@@ -424,7 +441,8 @@ std::unique_ptr<Tokenizer> Loader::load() {
     const json::Value& model = member(root, "model", "the tokenizer");
     const json::Value* type = model.find("type");
     const std::string model_type = type != nullptr && type->is_string() ? type->as_string() : "BPE";
-    if (model_type != "BPE") refuse("model " + model_type + " is not supported (BPE only)");
+    if (model_type == "WordPiece") return load_wordpiece(root, model);
+    if (model_type != "BPE") refuse("model " + model_type + " is not supported (BPE and WordPiece only)");
     const json::Value* dropout = model.find("dropout");
     if (dropout != nullptr && !dropout->is_null()) refuse("BPE dropout is not supported");
     for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
@@ -438,10 +456,8 @@ std::unique_ptr<Tokenizer> Loader::load() {
     read_pre_tokenizer(root);
     read_decoder(root);
     if (!byte_level_ && !replaces_spaces_) refuse("neither a ByteLevel nor a Metaspace-style tokenizer");
-    const json::Value* added = root.find("added_tokens");
     const json::Value& vocab = member(model, "vocab", "the model");
-    max_token_id_ = (vocab.is_object() ? vocab.size() : 0) + (added != nullptr && added->is_array() ? added->size() : 0) +
-                    kIdGapSlack;
+    bound_token_ids(root, vocab.is_object() ? vocab.size() : 0);
     read_vocab(model);
     read_merges(model);
     data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
@@ -453,11 +469,7 @@ std::unique_ptr<Tokenizer> Loader::load() {
             data_.token_types[id] = static_cast<int32_t>(TokenType::BYTE);
         }
     }
-    read_added_tokens(root);
-    const json::Value* unk = model.find("unk_token");
-    if (unk != nullptr && unk->is_string()) data_.unk_id = token_id(unk->as_string(), "unk_token");
-    read_post_processor(root);
-    apply_options();
+    read_specials(root, model);
 
     const bool ignore_merges = flag(model, "ignore_merges", false);
     data_.model = byte_level_ ? "gpt2" : "llama";
@@ -469,6 +481,58 @@ std::unique_ptr<Tokenizer> Loader::load() {
     metaspace_.fallback = {byte_fallback, data_.unk_id, flag(model, "fuse_unk", false)};
     return std::make_unique<MetaspaceBpeTokenizer>(std::move(data_), merges_, AddedVocabulary(added_tokens_, normalizer_),
                                                    metaspace_);
+}
+
+void Loader::bound_token_ids(const json::Value& root, size_t vocab_size) {
+    const json::Value* added = root.find("added_tokens");
+    max_token_id_ = vocab_size + (added != nullptr && added->is_array() ? added->size() : 0) + kIdGapSlack;
+}
+
+void Loader::read_specials(const json::Value& root, const json::Value& model) {
+    read_added_tokens(root);
+    const json::Value* unk = model.find("unk_token");
+    if (unk != nullptr && unk->is_string()) data_.unk_id = token_id(unk->as_string(), "unk_token");
+    read_post_processor(root);
+    apply_options();
+}
+
+void Loader::read_bert_normalizer(const json::Value& n) {
+    BertNormalizerOptions options;
+    options.clean_text = flag(n, "clean_text", true);
+    options.handle_chinese_chars = flag(n, "handle_chinese_chars", true);
+    options.lowercase = flag(n, "lowercase", true);
+    options.strip_accents = flag(n, "strip_accents", options.lowercase);  // null: as lowercase
+    normalizer_.add_bert(options);
+}
+
+std::unique_ptr<Tokenizer> Loader::load_wordpiece(const json::Value& root, const json::Value& model) {
+    const json::Value* prefix = model.find("continuing_subword_prefix");
+    if (prefix != nullptr && !prefix->is_null() && (!prefix->is_string() || prefix->as_string() != "##")) {
+        refuse("WordPiece continuing_subword_prefix other than \"##\" is not supported");
+    }
+    const json::Value* max_chars = model.find("max_input_chars_per_word");
+    if (max_chars != nullptr && !max_chars->is_null() && (!max_chars->is_int() || max_chars->as_int() < 0)) {
+        refuse("WordPiece max_input_chars_per_word is not a count");
+    }
+    wordpiece_ = true;
+    read_normalizer(root);
+    read_pre_tokenizer(root);
+    if (!bert_words_ || byte_level_ || replaces_spaces_) {
+        refuse("model WordPiece is not supported with this pre-tokenizer (BertPreTokenizer only)");
+    }
+    read_decoder(root);
+    const json::Value& vocab = member(model, "vocab", "the model");
+    bound_token_ids(root, vocab.is_object() ? vocab.size() : 0);
+    read_vocab(model);
+    data_.token_types.resize(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
+    for (size_t id = 0; id < data_.tokens.size(); ++id) {
+        if (data_.tokens[id].empty()) data_.token_types[id] = static_cast<int32_t>(TokenType::UNUSED);
+    }
+    read_specials(root, model);
+    data_.model = "bert";
+    const size_t max_word_chars = max_chars != nullptr && max_chars->is_int() ? max_chars->as_int() : 100;
+    return std::make_unique<WordPieceTokenizer>(std::move(data_), AddedVocabulary(added_tokens_, normalizer_),
+                                                max_word_chars);
 }
 
 }  // namespace

@@ -10,9 +10,11 @@
 // added_tokens (matched as `tokenizers` matches them, added_vocabulary.h;
 // special ones are control tokens, the others user-defined) and the
 // post-processor's BOS/EOS (TemplateProcessing, RobertaProcessing,
-// ByteLevel) are read too. Anything else (WordPiece, Unigram and WordLevel
-// models, other normalizers, unknown Split regexes, BPE dropout) is refused
-// at load with a MODEL_LOAD error naming the component and the file.
+// ByteLevel) are read too. Encoders' WordPiece (BertNormalizer,
+// BertPreTokenizer, BertProcessing; wordpiece_tokenizer.h) is a third shape.
+// Anything else (Unigram and WordLevel models, other normalizers, unknown
+// Split regexes, BPE dropout) is refused at load with a MODEL_LOAD error
+// naming the component and the file.
 #pragma once
 #include <memory>
 #include <optional>

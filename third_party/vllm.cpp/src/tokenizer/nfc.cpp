@@ -78,17 +78,15 @@ uint32_t compose(uint32_t starter, uint32_t c) {
     return it == compositions().end() ? 0 : it->second;
 }
 
-}  // namespace
-
-void nfc_normalize(std::vector<uint32_t>& cpts) {
-    if (std::all_of(cpts.begin(), cpts.end(), [](uint32_t c) { return c < kFirstAffected; })) return;
-    std::vector<uint32_t> d;
+// Canonical decomposition then canonical order into `d`, with each code
+// point's combining class in `ccc`.
+void decompose_ordered(const std::vector<uint32_t>& cpts, std::vector<uint32_t>& d, std::vector<uint8_t>& ccc) {
     d.reserve(cpts.size() + 8);
     for (uint32_t c : cpts) decompose(c, d);
 
     // Canonical order: each run of non-starters sorted by combining class,
     // stably.
-    std::vector<uint8_t> ccc(d.size());
+    ccc.resize(d.size());
     for (size_t i = 0; i < d.size(); ++i) ccc[i] = combining_class(d[i]);
     for (size_t i = 0; i < d.size();) {
         if (ccc[i] == 0) {
@@ -103,6 +101,23 @@ void nfc_normalize(std::vector<uint32_t>& cpts) {
         for (size_t k = i; k < j; ++k) std::tie(ccc[k], d[k]) = run[k - i];
         i = j;
     }
+}
+
+}  // namespace
+
+void nfd_normalize(std::vector<uint32_t>& cpts) {
+    if (std::all_of(cpts.begin(), cpts.end(), [](uint32_t c) { return c < kFirstAffected; })) return;
+    std::vector<uint32_t> d;
+    std::vector<uint8_t> ccc;
+    decompose_ordered(cpts, d, ccc);
+    cpts.swap(d);
+}
+
+void nfc_normalize(std::vector<uint32_t>& cpts) {
+    if (std::all_of(cpts.begin(), cpts.end(), [](uint32_t c) { return c < kFirstAffected; })) return;
+    std::vector<uint32_t> d;
+    std::vector<uint8_t> ccc;
+    decompose_ordered(cpts, d, ccc);
 
     // Composition: a character joins the last starter unless a character
     // between them has class 0 or a class at least its own (is blocking).

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/encoder_tokenizers.h"
 #include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/spm_tokenizer.h"
@@ -121,6 +122,7 @@ std::vector<int32_t> Tokenizer::encode(const std::string& text, bool add_special
         }
     }
     if (add_special && data_.add_eos) out.push_back(data_.eos_id);
+    if (add_special && data_.add_sep) out.push_back(data_.sep_id);
     return out;
 }
 
@@ -138,20 +140,21 @@ bool Tokenizer::is_eog(int32_t id) const { return std::binary_search(eog_ids_.be
 std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     const bool spm = data.model == "llama";
     const bool gemma4 = data.model == "gemma4";
-    if (data.model != "gpt2" && !spm && !gemma4) {
+    const bool encoder = is_encoder_tokenizer_model(data.model);  // no merges, no pre-tokenizer key
+    if (data.model != "gpt2" && !spm && !gemma4 && !encoder) {
         throw_model_load("unsupported tokenizer model '" + data.model +
                          "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2'), SentencePiece "
-                         "('llama') and Gemma 4's BPE ('gemma4') only");
+                         "('llama'), Gemma 4's BPE ('gemma4') and BERT's WordPiece ('bert') only");
     }
     PreTokenizerSpec spec;
     // SentencePiece has no pre-tokenizer and Gemma 4 one of its own:
     // llama.cpp ignores the key there.
-    if (!spm && !gemma4 && !find_pretokenizer(data.pre, spec)) {
+    if (!spm && !gemma4 && !encoder && !find_pretokenizer(data.pre, spec)) {
         throw_model_load("unknown pre-tokenizer '" + data.pre + "' (tokenizer.ggml.pre)");
     }
     const size_t n = data.tokens.size();
     if (n == 0) throw_model_load("the tokenizer has no tokens");
-    if (!spm && data.merges.empty()) throw_model_load("the BPE tokenizer has no merges (tokenizer.ggml.merges)");
+    if (!spm && !encoder && data.merges.empty()) throw_model_load("the BPE tokenizer has no merges (tokenizer.ggml.merges)");
     if (!data.scores.empty() && data.scores.size() != n) {
         throw_model_load("the tokenizer has " + std::to_string(data.scores.size()) + " scores for " +
                          std::to_string(n) + " tokens");
@@ -160,14 +163,16 @@ std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
         throw_model_load("the tokenizer has " + std::to_string(data.token_types.size()) + " token types for " +
                          std::to_string(n) + " tokens");
     }
-    for (int32_t id : {data.bos_id, data.eos_id, data.eot_id, data.eom_id, data.unk_id, data.pad_id}) {
+    for (int32_t id : {data.bos_id, data.eos_id, data.eot_id, data.eom_id, data.unk_id, data.pad_id, data.sep_id}) {
         if (id >= static_cast<int64_t>(n)) {
             throw_model_load("special token id " + std::to_string(id) + " is outside the vocabulary");
         }
     }
     if (data.add_bos && data.bos_id < 0) throw_model_load("add_bos_token is true, but there is no bos_token_id");
     if (data.add_eos && data.eos_id < 0) throw_model_load("add_eos_token is true, but there is no eos_token_id");
+    if (data.add_sep && data.sep_id < 0) throw_model_load("add_sep_token is true, but there is no seperator_token_id");
     if (spm) return std::make_unique<SpmTokenizer>(std::move(data));
+    if (encoder) return create_encoder_tokenizer(std::move(data));
     if (gemma4) {
         MetaspaceOptions options;
         options.newline_runs = true;

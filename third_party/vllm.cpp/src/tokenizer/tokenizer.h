@@ -48,6 +48,14 @@ struct TokenizerData {
     // each special token (tokenizer.ggml.add_space_prefix).
     bool add_space_prefix = false;
 
+    // Encoders (encoder_tokenizers.h): BERT's separator token after the
+    // text (tokenizer.ggml.seperator_token_id / add_sep_token), and its
+    // normalizer's options (tokenizer.ggml.normalizer.*).
+    int32_t sep_id = -1;
+    bool add_sep = false;
+    bool lowercase = true;
+    bool strip_accents = true;
+
     // Reads the tokenizer.ggml.* keys; MODEL_LOAD error when they are
     // missing or malformed.
     static TokenizerData from_gguf(const GgufFile& file);

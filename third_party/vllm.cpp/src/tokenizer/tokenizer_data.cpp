@@ -1,5 +1,6 @@
 // TokenizerData::from_gguf: the tokenizer.ggml.* metadata.
 #include "formats/gguf_reader.h"
+#include "tokenizer/encoder_tokenizers.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -58,6 +59,7 @@ TokenizerData TokenizerData::from_gguf(const GgufFile& file) {
     if (d.model == "gemma4") d.add_bos = true;
     d.add_eos = file.get_bool("tokenizer.ggml.add_eos_token", false);
     d.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix", spm);
+    read_encoder_gguf_keys(file, d);
     return d;
 }
 
