@@ -23,16 +23,10 @@ if not glob.glob(os.path.join(_ROOT, "vllm_cpp", "_vllm_ffi*")):
 # bare name (`from server_harness import running_server`).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 
-from native_build import ROOT as SOURCE_ROOT  # noqa: E402
 from vllm_cpp import Engine  # noqa: E402
 from vllm_cpp.models import smollm2_path as _find_smollm2  # noqa: E402
 
-#: Fixtures that live beside the project, at ../shared relative to the
-#: repository root (never an absolute path of one machine); for a copy of
-#: tests/ outside the checkout, beside the checkout it names (native_build).
-SHARED_DIR = SOURCE_ROOT.parent / "shared"
-#: The chat-template fixtures; $VLLM_CPP_CHAT_TEMPLATES points elsewhere.
-CHAT_TEMPLATES_DIR = pathlib.Path(os.environ.get("VLLM_CPP_CHAT_TEMPLATES", SHARED_DIR / "fixtures" / "chat_templates"))
+from fixture_dirs import CHAT_TEMPLATES_DIR  # noqa: E402 (modules import it from here)
 
 #: Small enough to keep the KV cache light, large enough for every test prompt.
 ENGINE_MAX_MODEL_LEN = 512

@@ -443,6 +443,27 @@ class Engine:
         finally:
             lib.vllm_string_free(out[0])
 
+    # -- KV cache events (vllm_cpp.kv_events publishes them) --------------
+    def kv_events_enable(self) -> None:
+        """Start recording the blocks the prefix cache stores and evicts
+        (from the next engine step; call it before submitting requests).
+        :class:`InvalidArgumentError` when prefix caching is off."""
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_engine_kv_events_enable(ptr))
+
+    def kv_events_take(self, timeout_ms: int = 0) -> Dict[str, Any]:
+        """The recorded events not yet taken, waiting up to ``timeout_ms``
+        for some: ``{"dropped": n, "events": [...]}`` as vllm.h's
+        vllm_engine_kv_events_take describes (the engine's own chain
+        hashes; :mod:`vllm_cpp.kv_events` turns them into vLLM's)."""
+        out = ffi.new("char**")
+        with self._use() as ptr:
+            _ffi.check(lib.vllm_engine_kv_events_take(ptr, int(timeout_ms), out))
+        try:
+            return json.loads(decode_cstr(out[0], "KV cache events"))
+        finally:
+            lib.vllm_string_free(out[0])
+
     # -- non-blocking requests --------------------------------------------
     def submit(self, prompt: Prompt, params: Optional[SamplingParams],
                callback: StreamCallback, *, priority: Optional[int] = None) -> Request:

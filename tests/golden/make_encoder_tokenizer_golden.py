@@ -156,10 +156,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_export(vocab, tmp)
         golden["llama_cpp_converted"] = llama_cpp_ids(texts, convert_tiny_bert(vocab, tmp, llama_cpp_dir(args.llama_cpp)))
-    with open(os.path.join(HERE, "tokenizer_wordpiece.json"), "w", encoding="utf-8") as f:
+    write_golden("tokenizer_wordpiece.json", golden)
+
+
+def write_golden(name, golden):
+    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
         json.dump(golden, f, ensure_ascii=False)
         f.write("\n")
-    print(f"{len(texts)} texts")
+    print(f"{name}: {len(golden['texts'])} texts")
 
 
 if __name__ == "__main__":

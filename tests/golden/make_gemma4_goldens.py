@@ -66,7 +66,6 @@ About 20 s per case on 2 cores; a rerun leaves every file byte-identical.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import shutil
@@ -176,14 +175,7 @@ def _render_chats(case, hf_dir):
     import transformers
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-    renders = []
-    for name, (messages, kwargs) in CHATS.items():
-        entry = dict(name=name, messages=messages, **kwargs)
-        try:
-            entry["text"] = tokenizer.apply_chat_template(messages, tokenize=False, **kwargs)
-        except Exception as e:  # the template's raise_exception
-            entry["error"] = str(e)
-        renders.append(entry)
+    renders = make_moe_goldens.render_chats(tokenizer, CHATS)
     doc = dict(case=case, template=f"{case}.hf/chat_template.jinja",
                template_source=f"llama.cpp {CHAT_TEMPLATE} (the chat_template of Hugging Face google/gemma-4-31B-it)",
                transformers=transformers.__version__, chats=renders)
@@ -191,7 +183,6 @@ def _render_chats(case, hf_dir):
 
 
 def make_case(case, llama_cpp, seed=0):
-    import llama_cpp as llama_cpp_module
     import torch
     import transformers
 
@@ -224,33 +215,16 @@ def make_case(case, llama_cpp, seed=0):
     greedy, llama_logits = make_moe_goldens._llama_cpp_run(gguf_path, prompts, forced)
     for r, (ids, gaps) in zip(records, greedy):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
-    out = dict(case=case, config_class="Gemma4TextConfig", config=kwargs, architecture="Gemma4ForCausalLM",
-               transformers=transformers.__version__, llama_cpp=llama_cpp_module.__version__,
-               converter="convert_hf_to_gguf.py --outtype f16",
-               llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()),
-               kv_sharing_modes=config.kv_sharing_modes,
-               prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
-    out["llama_cpp_vs_ref"] = make_moe_goldens._versus(records, "llama_cpp_ids")
+    after = {}
     if options.get("chat"):
         tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-        out["tokenized"] = [[t, tokenizer(t)["input_ids"]] for t in TOKENIZE_TEXTS]
+        after["tokenized"] = [[t, tokenizer(t)["input_ids"]] for t in TOKENIZE_TEXTS]
         _render_chats(case, hf_dir)
-    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
-    print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
-          f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
-          f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=sorted(CASES), action="append", help="a case to make (repeatable)")
-    ap.add_argument("--llama-cpp", help="llama.cpp source tree with convert_hf_to_gguf.py")
-    args = ap.parse_args()
-    llama_cpp = make_moe_goldens.llama_cpp_dir(args.llama_cpp)
-    OUT.mkdir(exist_ok=True)
-    for case in args.only or CASES:
-        make_case(case, llama_cpp)
+    make_moe_goldens.write_record(
+        OUT, case, dict(config_class="Gemma4TextConfig", config=kwargs, architecture="Gemma4ForCausalLM"),
+        dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()),
+             kv_sharing_modes=config.kv_sharing_modes), records, gguf_path, logits, after=after)
 
 
 if __name__ == "__main__":
-    main()
+    make_moe_goldens.main(CASES, make_case, OUT)

@@ -74,9 +74,7 @@ CASES = {
 
 
 def make_case(case, llama_cpp, seed=0):
-    import llama_cpp as llama_cpp_module
     import torch
-    import transformers
 
     config_class, kwargs = CASES[case]
     config, model = moe.tiny_model(config_class, kwargs, seed, expert_in_axis=-1)
@@ -115,21 +113,16 @@ def make_case(case, llama_cpp, seed=0):
     greedy, llama_logits = moe._llama_cpp_run(gguf_path, prompts, forced)
     for r, (ids, gaps) in zip(records, greedy):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
-    out = dict(case=case, config_class=config_class, config=kwargs, architecture=type(model).__name__,
-               transformers=transformers.__version__, llama_cpp=llama_cpp_module.__version__,
-               converter="convert_hf_to_gguf.py --outtype f16 --no-mtp",
-               llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()),
-               llama_cpp_vs_gguf_ref_logits_max_err=float(np.abs(llama_logits - gguf_logits).max()),
-               gguf_ref_vs_ref_logits_max_err=float(np.abs(gguf_logits - logits).max()),
-               prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
-    out["llama_cpp_vs_ref"] = moe._versus(records, "llama_cpp_ids")
-    out["llama_cpp_vs_gguf_ref"] = moe._versus([dict(r, ref_ids=r["gguf_ref_ids"]) for r in records], "llama_cpp_ids",
-                                               "gguf_ref_gaps")
-    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
-    print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
-          f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
-          f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}, "
-          f"vs the GGUF's reference {out['llama_cpp_vs_gguf_ref_logits_max_err']:.4f}")
+    gguf_ref_err = float(np.abs(llama_logits - gguf_logits).max())
+    moe.write_record(
+        OUT, case, dict(config_class=config_class, config=kwargs, architecture=type(model).__name__),
+        dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()),
+             llama_cpp_vs_gguf_ref_logits_max_err=gguf_ref_err,
+             gguf_ref_vs_ref_logits_max_err=float(np.abs(gguf_logits - logits).max())),
+        records, gguf_path, logits, converter="convert_hf_to_gguf.py --outtype f16 --no-mtp",
+        after=dict(llama_cpp_vs_gguf_ref=moe._versus([dict(r, ref_ids=r["gguf_ref_ids"]) for r in records],
+                                                     "llama_cpp_ids", "gguf_ref_gaps")),
+        summary_suffix=f", vs the GGUF's reference {gguf_ref_err:.4f}")
 
 
 if __name__ == "__main__":

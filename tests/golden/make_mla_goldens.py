@@ -97,7 +97,6 @@ CASES = {
 
 
 def make_case(case, llama_cpp, seed=0):
-    import llama_cpp as llama_cpp_module
     import torch
     import transformers
 
@@ -125,16 +124,10 @@ def make_case(case, llama_cpp, seed=0):
     greedy, llama_logits = make_moe_goldens._llama_cpp_run(gguf_path, prompts, forced)
     for r, (ids, gaps) in zip(records, greedy):
         r.update(llama_cpp_ids=ids, llama_cpp_gaps=gaps)
-    out = dict(case=case, config_class="DeepseekV2Config", config=kwargs, architecture=config.architectures[0]
-               if config.architectures else type(model).__name__, transformers=transformers.__version__,
-               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16",
-               llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max()),
-               prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
-    out["llama_cpp_vs_ref"] = make_moe_goldens._versus(records, "llama_cpp_ids")
-    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
-    print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
-          f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
-          f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}")
+    make_moe_goldens.write_record(
+        OUT, case, dict(config_class="DeepseekV2Config", config=kwargs,
+                        architecture=config.architectures[0] if config.architectures else type(model).__name__),
+        dict(llama_cpp_logits_max_err=float(np.abs(llama_logits - logits).max())), records, gguf_path, logits)
 
 
 if __name__ == "__main__":

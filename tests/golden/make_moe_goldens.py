@@ -364,6 +364,21 @@ CHATS = {
 }
 
 
+def render_chats(tokenizer, chats):
+    """transformers' apply_chat_template (text) of each of ``chats`` (name ->
+    (messages, keyword arguments)) as a record; a conversation the template
+    refuses records the error message."""
+    renders = []
+    for name, (messages, kwargs) in chats.items():
+        entry = dict(name=name, messages=messages, **kwargs)
+        try:
+            entry["text"] = tokenizer.apply_chat_template(messages, tokenize=False, **kwargs)
+        except Exception as e:  # the template's raise_exception
+            entry["error"] = str(e)
+        renders.append(entry)
+    return renders
+
+
 def _render_chats(case, hf_dir, template_source):
     """transformers' apply_chat_template (text) of ``CHATS`` with the
     tokenizer of ``hf_dir`` carrying the published template; a conversation
@@ -381,14 +396,7 @@ def _render_chats(case, hf_dir, template_source):
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
     real, chat_template_utils.datetime = chat_template_utils.datetime, _FixedDate
     try:
-        renders = []
-        for name, (messages, kwargs) in CHATS.items():
-            entry = dict(name=name, messages=messages, **kwargs)
-            try:
-                entry["text"] = tokenizer.apply_chat_template(messages, tokenize=False, **kwargs)
-            except Exception as e:  # the template's raise_exception
-                entry["error"] = str(e)
-            renders.append(entry)
+        renders = render_chats(tokenizer, CHATS)
     finally:
         chat_template_utils.datetime = real
     doc = dict(case=case, template=f"{case}.hf/chat_template.jinja",
@@ -481,9 +489,7 @@ def seeded_prompts_and_hf_dir(model, case, seed, out=OUT):
 
 
 def make_case(case, llama_cpp, seed=0):
-    import llama_cpp as llama_cpp_module
     import torch
-    import transformers
 
     import llama_quantize
 
@@ -536,25 +542,39 @@ def make_case(case, llama_cpp, seed=0):
         np.save(OUT / f"{case}-mxfp4_logits.npy", mxfp4_ref_logits)
         extra["llama_cpp_vs_mxfp4_logits_max_err"] = float(np.abs(mxfp4_logits - mxfp4_ref_logits).max())
 
-    out = dict(case=case, config_class=config_class, config=kwargs, architecture=config.architectures[0]
-               if config.architectures else type(model).__name__, transformers=transformers.__version__,
-               llama_cpp=llama_cpp_module.__version__, converter="convert_hf_to_gguf.py --outtype f16",
-               min_router_margin=router_margin, **extra,
-               prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
-    out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
+    after = {}
     if options.get("truncated_yarn"):
-        out["llama_cpp_vs_truncated_ref"] = _versus(
+        after["llama_cpp_vs_truncated_ref"] = _versus(
             [dict(r, ref_ids=r["truncated_ref_ids"]) for r in records], "llama_cpp_ids", "truncated_ref_gaps")
     if options.get("mxfp4"):
-        out["llama_cpp_mxfp4_vs_mxfp4_ref"] = _versus(
+        after["llama_cpp_mxfp4_vs_mxfp4_ref"] = _versus(
             [dict(r, ref_ids=r["mxfp4_ref_ids"]) for r in records], "llama_cpp_mxfp4_ids", "mxfp4_ref_gaps")
-    (OUT / f"{case}.json").write_text(json.dumps(out) + "\n")
     if options.get("chat_template"):
         _render_chats(case, hf_dir, options["chat_template"])
+    write_record(OUT, case, dict(config_class=config_class, config=kwargs, architecture=config.architectures[0]
+                                 if config.architectures else type(model).__name__),
+                 dict(min_router_margin=router_margin, **extra), records, gguf_path, logits, after=after)
+
+
+def write_record(out_dir, case, model_fields, results, records, gguf_path, logits, after=None,
+                 converter="convert_hf_to_gguf.py --outtype f16", summary_suffix=""):
+    """Writes ``out_dir/{case}.json`` (every golden script's record, in this
+    key order: case, ``model_fields``, the versions and the converter,
+    ``results``, the prompts' records, llama.cpp's ids against the
+    reference, ``after``) and prints the case's summary line."""
+    import llama_cpp as llama_cpp_module
+    import transformers
+
+    out = dict(case=case, **model_fields, transformers=transformers.__version__,
+               llama_cpp=llama_cpp_module.__version__, converter=converter, **results,
+               prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
+    out["llama_cpp_vs_ref"] = _versus(records, "llama_cpp_ids")
+    out.update(after or {})
+    (out_dir / f"{case}.json").write_text(json.dumps(out) + "\n")
     print(f"{case}: gguf {gguf_path.stat().st_size} bytes, logit std {logits.std():.2f}, "
           f"min gap {min(min(r['ref_gaps']) for r in records):.4f}, llama.cpp vs transformers "
-          f"{out['llama_cpp_vs_ref']}, logits max err {extra['llama_cpp_logits_max_err']:.4f}")
-
+          f"{out['llama_cpp_vs_ref']}, logits max err {out['llama_cpp_logits_max_err']:.4f}{summary_suffix}")
+    return out
 
 def main(cases=None, make=None, out=None):
     """The command line: ``make(case, llama_cpp)`` for the chosen ``cases``

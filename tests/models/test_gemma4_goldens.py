@@ -43,11 +43,11 @@ GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from test_arch_goldens import LOGITS_CHUNK, _logits, _rewritten  # noqa: E402
-from test_moe_goldens import assert_matches_transformers, _drop_safetensors_tensor, _greedy, assert_greedy_matches_llama_cpp  # noqa: E402
+from test_moe_goldens import (GREEDY_CHUNKS, _drop_safetensors_tensor, _greedy,  # noqa: E402
+                              assert_greedy_matches_llama_cpp, assert_matches_transformers)
 
 TINY = GOLDEN_DIR / "tiny_gemma4"
 CASES = [c for c in ("gemma4-e", "gemma4-dense") if (TINY / f"{c}.gguf").is_file()]
-GREEDY_CHUNKS = (7, 64)
 FORMS = {"gguf": lambda case: TINY / f"{case}.gguf", "hf": lambda case: TINY / f"{case}.hf"}
 
 

@@ -9,6 +9,15 @@ llama.cpp ships it (golden/llama_vocab/ggml-vocab-bert-bge.gguf):
   model;
 - the tokenizer.json transformers exports (BertNormalizer variants,
   BertPreTokenizer, TemplateProcessing) against Hugging Face `tokenizers`.
+
+Unigram (XLM-RoBERTa: bge-m3, bge-reranker), on a tiny XLM-RoBERTa whose
+SentencePiece model (nmt_nfkc: a real precompiled charsmap) was trained for
+it and which llama.cpp's own converter wrote
+(golden/tiny_encoders/xlm-roberta.gguf, golden/make_unigram_tokenizer_golden.py):
+- the GGUF (tokenizer.ggml.model "t5") against llama.cpp;
+- the tokenizer.json transformers exports for it (Precompiled,
+  WhitespaceSplit + Metaspace), and the older export shape bge-m3's file has
+  (Precompiled then Replace " {2,}", Metaspace alone), against `tokenizers`.
 """
 
 import json
@@ -17,12 +26,14 @@ import pathlib
 import pytest
 
 from native_build import build_native_tests  # noqa: F401  (conftest builds the probe first)
-from encoder_tokenizers import (BERT_NORMALIZERS, read_llama_vocab_test, wordpiece_document, wordpiece_vocab,
-                                write_converted_bert_gguf, write_wordpiece_json)
+from encoder_tokenizers import (BERT_NORMALIZERS, assert_same_ids, read_llama_vocab_test, unigram_document,
+                                wordpiece_document, wordpiece_vocab, write_converted_bert_gguf, write_unigram_json,
+                                write_wordpiece_json)
 from tokenizer_probe import ProbeError, probe_path, tokenize
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden"
 BGE_VOCAB = GOLDEN / "llama_vocab" / "ggml-vocab-bert-bge.gguf"
+XLMR_GGUF = GOLDEN / "tiny_encoders" / "xlm-roberta.gguf"
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -37,12 +48,9 @@ def golden():
     return json.loads((GOLDEN / "tokenizer_wordpiece.json").read_text(encoding="utf-8"))
 
 
-def assert_same_ids(probe, load_args, texts, expected, parse_special):
-    """expected: {"plain": [ids], "special": [ids]} (without / with [CLS] ... [SEP])."""
-    for mode, add_special in (("plain", False), ("special", True)):
-        got = tokenize(probe, load_args, texts, add_special=add_special, parse_special=parse_special)
-        bad = [(t, e, ids) for t, e, (ids, _) in zip(texts, expected[mode], got) if ids != e]
-        assert not bad, f"{mode}: {len(bad)} of {len(texts)} differ; first {bad[0]!r}"
+@pytest.fixture(scope="module")
+def unigram_golden():
+    return json.loads((GOLDEN / "tokenizer_unigram.json").read_text(encoding="utf-8"))
 
 
 def test_bert_gguf_passes_llama_cpp_test_files(probe):
@@ -105,4 +113,42 @@ def test_wordpiece_json_refusals_name_the_component(probe, tmp_path, edit, messa
 def test_wordpiece_json_without_unknown_token_is_refused(probe, tmp_path):
     path = write_document(tmp_path, lambda d: d["model"].pop("unk_token"))
     with pytest.raises(ProbeError, match="unknown token"):
+        tokenize(probe, ["json", path], ["hello"])
+
+
+def test_unigram_gguf_equals_llama_cpp(probe, unigram_golden):
+    assert_same_ids(probe, ["gguf", XLMR_GGUF], unigram_golden["texts"], unigram_golden["llama_cpp"], parse_special=False)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["export", "legacy-export"])
+def test_unigram_json_equals_tokenizers(probe, unigram_golden, tmp_path, legacy):
+    path = write_unigram_json(XLMR_GGUF, tmp_path / "tokenizer.json", legacy)
+    assert_same_ids(probe, ["json", path], unigram_golden["texts"], unigram_golden["hf_legacy" if legacy else "hf"],
+                    parse_special=True)
+
+
+def test_unigram_decodes_spaces(probe, tmp_path):
+    path = write_unigram_json(XLMR_GGUF, tmp_path / "tokenizer.json")
+    for args in (["gguf", XLMR_GGUF], ["json", path]):
+        _, pieces = tokenize(probe, args, ["the quick brown fox"])[0]
+        assert pieces == b" the quick brown fox"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["model"].update(byte_fallback=True), "byte_fallback"),
+    (lambda d: d["model"].update(vocab=[]), "model Unigram is not supported"),
+    (lambda d: d["model"].update(unk_id=10**6), "unk_id"),
+    (lambda d: d["model"]["vocab"].__setitem__(5, ["x"]), "vocab entry 5"),
+    (lambda d: d.update(normalizer={"type": "Precompiled", "precompiled_charsmap": "!!"}), "base64"),
+    (lambda d: d.update(normalizer={"type": "Precompiled", "precompiled_charsmap": "CAAAAA=="}), "charsmap"),
+    (lambda d: d.update(normalizer={"type": "Replace", "pattern": {"Regex": "a+"}, "content": ""}), "Replace"),
+    (lambda d: d.update(normalizer={"type": "NFKC"}), "normalizer NFKC"),
+    (lambda d: d.update(pre_tokenizer={"type": "BertPreTokenizer"}), "pre-tokenizer"),
+])
+def test_unigram_json_refusals_name_the_component(probe, tmp_path, edit, message):
+    doc = unigram_document(XLMR_GGUF)
+    edit(doc)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ProbeError, match=message):
         tokenize(probe, ["json", path], ["hello"])

@@ -24,6 +24,8 @@ GPT_OSS_TOOL_FOLDER = "/" + "mnt/data"
 QUOTED_PATHS = {
     "tests/golden/tiny_moe/gpt-oss.hf/chat_template.jinja": {GPT_OSS_TOOL_FOLDER},
     "tests/golden/tiny_moe/gpt-oss_chat.json": {GPT_OSS_TOOL_FOLDER},
+    # A path inside the container image (Debian's package lists, removed after apt-get).
+    "Containerfile": {"/" + "var/lib/apt"},
 }
 
 

@@ -25,11 +25,11 @@ import pathlib
 import pytest
 
 openai = pytest.importorskip("openai")
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from conftest import CHAT_TEMPLATES_DIR  # noqa: E402
+from fixture_dirs import CHAT_TEMPLATES_DIR  # noqa: E402 (tests/serving/conftest.py shadows conftest)
 from server_harness import MODEL_NAME, running_server  # noqa: E402
 from chat_tools import WEATHER_TOOL  # noqa: E402
 from vllm_cpp import ContextLengthExceededError, Engine, SamplingParams  # noqa: E402
@@ -60,17 +60,6 @@ def base_url(engine):
     with running_server(engine, max_model_len=MAX_MODEL_LEN, enable_auto_tool_choice=True,
                         trust_request_chat_template=True) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def client(base_url):
-    return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
-
-
-@pytest.fixture(scope="module")
-def http(base_url):
-    with httpx.Client(base_url=base_url, timeout=120) as c:
-        yield c
 
 
 def short(**extra):

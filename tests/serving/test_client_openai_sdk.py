@@ -34,11 +34,6 @@ def base_url(smollm2_path):
         yield url
 
 
-@pytest.fixture(scope="module")
-def client(base_url):
-    return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
-
-
 def test_sync_chat_plain_and_streamed(client):
     messages = [{"role": "user", "content": "What is the capital of France?"}]
     completion = client.chat.completions.create(model=MODEL_NAME, messages=messages, max_tokens=12, temperature=0)

@@ -132,6 +132,14 @@ def test_streaming_text_matches_blocking(client):
     assert final.usage.input_tokens == blocking.usage.input_tokens
 
 
+def test_raw_stream_pings_after_message_start(http):
+    """Anthropic's streams carry a ping event early; ours after message_start."""
+    body = {"model": MODEL_NAME, "max_tokens": 4, "messages": ASK, "stream": True, "temperature": 0}
+    with http.stream("POST", "/v1/messages", json=body) as response:
+        names = [line[len("event: "):] for line in response.iter_lines() if line.startswith("event: ")]
+    assert names[:2] == ["message_start", "ping"] and names.count("ping") == 1 and names[-1] == "message_stop"
+
+
 def test_streaming_tool_use(client):
     with client.messages.stream(model=MODEL_NAME, max_tokens=40, tools=[WEATHER_TOOL], extra_body=GREEDY,
                                 tool_choice={"type": "tool", "name": "get_weather"},

@@ -22,7 +22,7 @@ import json
 import pytest
 
 openai = pytest.importorskip("openai")
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 jsonschema = pytest.importorskip("jsonschema")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -46,17 +46,6 @@ EVENTS = TypeAdapter(ResponseStreamEvent)
 def base_url(smollm2_path):
     with tool_calling_server(smollm2_path) as (_, url):
         yield url
-
-
-@pytest.fixture(scope="module")
-def client(base_url):
-    return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
-
-
-@pytest.fixture(scope="module")
-def http(base_url):
-    with httpx.Client(base_url=base_url, timeout=120) as c:
-        yield c
 
 
 def short(**extra):
@@ -230,6 +219,22 @@ def test_store_bounds():
     now[0] = 11.0
     assert store.get("r1") is None and len(store) == 0  # too old
     assert ResponseStore(0, 10).get("x") is None
+
+
+def test_store_byte_limit():
+    """--responses-store-max-bytes: the oldest go until the rest fit; one
+    larger than the whole limit is not kept; replacing or deleting frees its bytes."""
+    item = {"id": "r0", "text": "x" * 100}
+    size = len(json.dumps(item)) + len(json.dumps([]))
+    store = ResponseStore(max_entries=100, max_age_s=10, max_bytes=2 * size + size // 2)
+    for i in range(3):
+        store.put(dict(item, id="r%d" % i), [])
+    assert store.get("r0") is None and store.get("r1") and store.get("r2") and store.stored_bytes == 2 * size
+    store.put({"id": "big", "text": "x" * (3 * size)}, [])
+    assert store.get("big") is None and len(store) == 2
+    assert store.delete("r1") and store.stored_bytes == size
+    store.put(dict(item, id="r2"), [])
+    assert len(store) == 1 and store.stored_bytes == size
 
 
 # ------------------------------------------------------------------ bad requests

@@ -37,11 +37,6 @@ def base_url(server_engine):
         yield url
 
 
-@pytest.fixture(scope="module")
-def client(base_url):
-    return openai.OpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)
-
-
 @pytest.fixture()
 def aclient(base_url):
     return openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", max_retries=0)

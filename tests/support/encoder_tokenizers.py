@@ -75,6 +75,17 @@ def write_wordpiece_json(gguf_path, out_path, normalizer="uncased"):
     return out_path
 
 
+def assert_same_ids(probe, load_args, texts, expected, parse_special):
+    """The probe's ids equal expected {"plain": [ids], "special": [ids]}
+    (without / with the model's special tokens around the text)."""
+    from tokenizer_probe import tokenize
+
+    for mode, add_special in (("plain", False), ("special", True)):
+        got = tokenize(probe, load_args, texts, add_special=add_special, parse_special=parse_special)
+        bad = [(t, e, ids) for t, e, (ids, _) in zip(texts, expected[mode], got) if ids != e]
+        assert not bad, f"{mode}: {len(bad)} of {len(texts)} differ; first {bad[0]!r}"
+
+
 def read_llama_vocab_test(gguf_path):
     """llama.cpp's test-tokenizer-0 cases beside a vocabulary: [(text, ids)]."""
     with open(str(gguf_path) + ".inp", encoding="utf-8", newline="") as f:
@@ -136,4 +147,57 @@ def write_converted_bert_gguf(bge_gguf_path, out_path):
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    return out_path
+
+
+def unigram_document(gguf_path, legacy=False):
+    """The tokenizer.json transformers' XLMRobertaTokenizerFast exports for
+    the XLM-RoBERTa model llama.cpp converted to `gguf_path` (its pieces,
+    scores and precompiled charsmap); legacy: the older export shape
+    (bge-m3's file): Precompiled then Replace " {2,}" -> " ", Metaspace alone."""
+    import base64
+
+    import gguf
+
+    fields = gguf.GGUFReader(gguf_path).fields
+    tokens = fields["tokenizer.ggml.tokens"].contents()
+    scores = fields["tokenizer.ggml.scores"].contents()
+    charsmap = bytes(fields["tokenizer.ggml.precompiled_charsmap"].contents())
+    # The converter writes [PADn] (score -10000) where transformers has
+    # <mask> (score 0).
+    vocab = [["<mask>", 0.0] if t.startswith("[PAD") else [t, float(s)] for t, s in zip(tokens, scores)]
+    specials = [(i, t) for i, (t, _) in enumerate(vocab) if t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for i, t in specials]
+    metaspace = {"type": "Metaspace", "replacement": PHANTOM_SPACE, "prepend_scheme": "always", "split": True}
+    precompiled = {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(charsmap).decode()}
+
+    def special(t):
+        return {"SpecialToken": {"id": t, "type_id": 0}}
+
+    ids = {t: i for i, t in specials}
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": ({"type": "Sequence", "normalizers": [
+            precompiled, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]} if legacy else precompiled),
+        "pre_tokenizer": (metaspace if legacy else
+                          {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, metaspace]}),
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [special("<s>"), {"Sequence": {"id": "A", "type_id": 0}}, special("</s>")],
+            "pair": [special("<s>"), {"Sequence": {"id": "A", "type_id": 0}}, special("</s>"), special("</s>"),
+                     {"Sequence": {"id": "B", "type_id": 0}}, special("</s>")],
+            "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in ("</s>", "<s>")},
+        },
+        "decoder": metaspace,
+        "model": {"type": "Unigram", "unk_id": ids["<unk>"], "vocab": vocab, "byte_fallback": False},
+    }
+
+
+def write_unigram_json(gguf_path, out_path, legacy=False):
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(unigram_document(gguf_path, legacy), f, ensure_ascii=False)
     return out_path

@@ -345,12 +345,14 @@ def _merges_from_vocabulary(vocab_tokens: List[str]) -> List[List[str]]:
     return [[left, right] for _, _, _, left, right in merges]
 
 
-def gemma_tokenizer_json(tokens: List[str], types: List[int], bos: int) -> dict:
+def gemma_tokenizer_json(tokens: List[str], types: List[int], bos: int, merges: Optional[List[str]] = None) -> dict:
     """A Gemma SentencePiece vocabulary (tokenizer.ggml.model "llama") as the
     tokenizer.json transformers exports from the GGUF (GemmaTokenizer): BPE
     over characters with byte fallback, spaces normalized to U+2581, no
     space prefix, BOS added by the post-processor; control tokens are
-    special added tokens, user-defined ones plain added tokens."""
+    special added tokens, user-defined ones plain added tokens. ``merges``
+    ("a b", a Gemma 4 GGUF's own) replace the ones recovered from the
+    vocabulary."""
     vocab_tokens = _gemma_vocabulary(tokens)
     vocab = {t: i for i, t in enumerate(vocab_tokens)}
     added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
@@ -375,7 +377,8 @@ def gemma_tokenizer_json(tokens: List[str], types: List[int], bos: int) -> dict:
             {"type": "ByteFallback"}, {"type": "Fuse"}]},
         "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
-                  "vocab": vocab, "merges": _merges_from_vocabulary(vocab_tokens)},
+                  "vocab": vocab, "merges": ([m.split(" ", 1) for m in merges] if merges is not None
+                                             else _merges_from_vocabulary(vocab_tokens))},
     }
 
 

@@ -72,6 +72,14 @@ GPT4O_REGEX = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{
 DEEPSEEK3_REGEXES = ("\\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
                      "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
                      " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+")
+#: DeepSeek LLM's and DeepSeek-V2's six Splits (their tokenizer.json's, and
+#: the regexes of llama.cpp's deepseek-llm pre-tokenizer in llama-vocab.cpp).
+DEEPSEEK_LLM_REGEXES = ("[\r\n]",
+                        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+                        "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
+                        "\\s+$",
+                        "[一-龥ࠀ-一가-퟿]+",
+                        "\\p{N}+")
 
 #: name: (normalizer, pre_tokenizer, ignore_merges); the tokenizer.ggml.pre
 #: names of the same split are test_tokenizer_families.GGUF_NAMES.
@@ -79,6 +87,7 @@ FAMILY_PRE_TOKENIZERS = {
     "qwen35": ({"type": "NFC"}, _split(QWEN35_REGEX), False),
     "gpt-4o": (None, _split(GPT4O_REGEX), False),
     "deepseek-v3": ({"type": "Sequence", "normalizers": []}, _split(*DEEPSEEK3_REGEXES), False),
+    "deepseek-llm": ({"type": "Sequence", "normalizers": []}, _split(*DEEPSEEK_LLM_REGEXES), False),
 }
 
 #: Texts NFC changes: combining sequences, their order, Hangul jamo, singletons.

@@ -48,6 +48,16 @@ def test_chat_parsers_of_model_families(build):
     run_program(build, "test_chat_parsers_families")
 
 
+@pytest.mark.timeout(300)
+def test_parsers_read_real_templates(build):
+    """The real chat templates of the families (llama.cpp's collection,
+    tests/fixtures/llama_cpp_templates/): each is detected as its dialects,
+    and an assistant turn with reasoning and two tool calls rendered by our
+    template renderer is read back by those parsers."""
+    templates = pathlib.Path(__file__).parent.parent / "fixtures" / "llama_cpp_templates"
+    run_program(build, "test_chat_templates_real", templates)
+
+
 def validate_samples(directory):
     """Checks every sample the protocol test wrote with the openai types."""
     from openai.types.chat import ChatCompletion, ChatCompletionChunk

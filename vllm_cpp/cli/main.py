@@ -16,6 +16,7 @@ from ..errors import InvalidArgumentError, InvalidConfigurationError, VllmError
 from ..models import resolve_model
 from .bench import client_counts, run_bench
 from .engine_args import UsageError, add_engine_args, add_sampling_args, engine_options
+from .kv_events_args import add_kv_events_args
 from .models import run_models
 
 MODEL_HELP = ("a bundled model's short name (smollm2, gemma3-270m: see 'vllm-cpp models'), "
@@ -79,7 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "go first (default 1024; 0 keeps none)")
     group.add_argument("--responses-store-max-age", type=float, default=3600.0, metavar="SECONDS",
                        help="/v1/responses: seconds a stored response is kept (default 3600)")
+    group.add_argument("--responses-store-max-bytes", type=int, default=256 << 20, metavar="BYTES",
+                       help="/v1/responses: most bytes of stored responses (as JSON, with their conversations); "
+                            "the oldest go first (default 268435456)")
     add_engine_args(serve)
+    add_kv_events_args(serve)
 
     generate = commands.add_parser("generate", help="Complete one prompt and print the text as it streams.",
                                    usage="vllm-cpp generate MODEL PROMPT [options]")

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..chat_template import FALLBACK_WARNING, uses_plain_fallback
 from .engine_args import UsageError
+from .kv_events_args import kv_events_config, start_kv_events_for
 
 
 def run_serve(args: argparse.Namespace, load: Callable) -> int:
@@ -24,7 +25,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
               ("--max-stop-strings", args.max_stop_strings, 0),
               ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0),
               ("--max-connections-per-client", args.max_connections_per_client, 1),
-              ("--responses-store-max-entries", args.responses_store_max_entries, 0)]
+              ("--responses-store-max-entries", args.responses_store_max_entries, 0),
+              ("--responses-store-max-bytes", args.responses_store_max_bytes, 1)]
     if args.max_tokens_limit is not None:
         bounds.append(("--max-tokens-limit", args.max_tokens_limit, 1))
     for flag, value, least in bounds:
@@ -36,7 +38,13 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
+    events_config = kv_events_config(args)
     engine = load(args)
+    try:
+        kv_events = start_kv_events_for(engine, args, events_config)
+    except BaseException:
+        engine.close()
+        raise
     if uses_plain_fallback(engine):
         logging.getLogger("vllm_cpp.serve").warning(FALLBACK_WARNING)
     name = args.served_model_name or args.short_name
@@ -54,13 +62,18 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                                                              body_timeout=args.request_body_timeout,
                                                              max_per_client=args.max_connections_per_client),
                           responses_store_max_entries=args.responses_store_max_entries,
-                          responses_store_max_age_s=args.responses_store_max_age)
+                          responses_store_max_age_s=args.responses_store_max_age,
+                          responses_store_max_bytes=args.responses_store_max_bytes)
 
     def ready(port: int) -> None:
         # One line a script can wait for (the port matters with --port 0).
         print("vllm-cpp: serving %s as %r on http://%s:%d" % (args.model, name, args.host, port),
               flush=True)
 
-    serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    try:
+        serve(engine, config, host=args.host, port=args.port, log_level=args.uvicorn_log_level, ready=ready)
+    finally:
+        if kv_events is not None:
+            kv_events.stop()  # after serve closed the engine: tells subscribers the cache is gone
     sys.stdout.flush()
     return 0

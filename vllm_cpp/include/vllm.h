@@ -651,6 +651,32 @@ VLLM_API vllm_status vllm_messages_submit_pull(vllm_engine* engine, vllm_poller*
 VLLM_API vllm_status vllm_messages_tokenize(vllm_engine* engine, const char* request_json, int32_t** out_ids,
                                             int32_t* out_n_ids);
 
+/* ---- KV cache events (additive) ----
+   What vLLM publishes with --kv-events-config, from the engine's side: the
+   full blocks its prefix cache stores and evicts. vllm_engine_kv_events_enable
+   starts recording (from the engine's next step; call it before submitting
+   requests, so that every cached block's parent is reported before it);
+   INVALID_ARGUMENT when prefix caching is off. Idempotent. Without it nothing
+   is recorded and nothing costs.
+   vllm_engine_kv_events_take waits up to timeout_ms (0: not at all) for
+   events, then writes every pending one into *out_json (the caller's:
+   vllm_string_free), oldest first:
+     {"dropped": N, "events": [
+       {"type": "stored", "group": g, "hash": h, "parent": p or null,
+        "tokens": [block_size ids]},
+       {"type": "removed", "group": g, "hash": h}, ...]}
+   group: the KV cache group (vllm_engine_stats' kv_cache_groups index);
+   hash, parent: the prefix cache's own unsigned 64-bit chain hashes (a
+   block is known by its parent's hash and its tokens; parent null for a
+   sequence's first block). They are not vLLM's block hashes: a consumer
+   computes those from the tokens along the chain. N counts the events lost
+   since the last take because more than a bounded number (262144) were
+   pending. The library does no I/O for them: publishing (vLLM's ZMQ
+   publisher) is the caller's. One consumer thread at a time; a take still
+   waiting when the engine is freed is the caller's error, as for any call. */
+VLLM_API vllm_status vllm_engine_kv_events_enable(vllm_engine* engine);
+VLLM_API vllm_status vllm_engine_kv_events_take(vllm_engine* engine, int32_t timeout_ms, char** out_json);
+
 #ifdef __cplusplus
 }
 #endif

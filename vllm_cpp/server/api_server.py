@@ -83,6 +83,7 @@ class ServerConfig:
     # /v1/responses: the responses kept for previous_response_id and GET
     responses_store_max_entries: int = 1024
     responses_store_max_age_s: float = 3600.0
+    responses_store_max_bytes: int = 256 << 20
 
 
 class Admission:
@@ -142,7 +143,8 @@ class OpenAIServer:
                                   "messages")
         self.responses = ResponsesServing(
             OpenAIServing(engine.asubmit_chat_pull, config.model_name, self.metrics, {}, "input"),
-            config.model_name, ResponseStore(config.responses_store_max_entries, config.responses_store_max_age_s),
+            config.model_name, ResponseStore(config.responses_store_max_entries, config.responses_store_max_age_s,
+                                              max_bytes=config.responses_store_max_bytes),
             config.enable_auto_tool_choice, config.trust_request_chat_template, config.limits, config.max_model_len)
         self._created = int(time.time())
         self.messages = serving_messages.MessagesServing(self)

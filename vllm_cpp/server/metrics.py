@@ -51,12 +51,21 @@ class _EngineStatsCollector:
             return
         s = self._engine.stats()
         total = s["kv_blocks_total"]
+        kv_usage = s["kv_blocks_used"] / total if total else 0.0
         yield self._gauge("vllm:num_requests_running", "Requests in model execution batches.",
                           s["running_requests"])
         yield self._gauge("vllm:num_requests_waiting", "Requests waiting to be processed.",
                           s["waiting_requests"])
-        yield self._gauge("vllm:kv_cache_usage_perc", "KV-cache usage (1 means 100 percent).",
-                          s["kv_blocks_used"] / total if total else 0.0)
+        yield self._gauge("vllm:kv_cache_usage_perc", "KV-cache usage (1 means 100 percent).", kv_usage)
+        # The Gateway API Inference Extension's model-server protocol (docs/kubernetes.md): older
+        # endpoint pickers read KV utilisation under vLLM's former name, and the prefix-cache
+        # scorer reads block_size and num_gpu_blocks from cache_config_info's labels.
+        yield self._gauge("vllm:gpu_cache_usage_perc", "KV-cache usage (1 means 100 percent; "
+                          "vllm:kv_cache_usage_perc's former name).", kv_usage)
+        info = GaugeMetricFamily("vllm:cache_config_info", "Information of the KV cache config.",
+                                 labels=["block_size", "num_gpu_blocks", "enable_prefix_caching"])
+        info.add_metric([str(s["block_size"]), str(total), str(bool(s["prefix_caching"]))], 1.0)
+        yield info
         yield self._counter("vllm:prefix_cache_queries", "Prefix-cache queries, in tokens.",
                             s["prefix_cache_queries"])
         yield self._counter("vllm:prefix_cache_hits", "Prefix-cache hits, in tokens.",

@@ -308,6 +308,8 @@ CHAT_FIELDS = (
     "truncate_prompt_tokens", "bad_words", "return_tokens_as_token_ids",
     # the chat template's reasoning_effort variable (gpt-oss)
     "reasoning_effort",
+    # vLLM's: the reasoning section's token budget (the engine then ends it)
+    "thinking_token_budget",
 )
 
 

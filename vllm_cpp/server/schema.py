@@ -179,6 +179,8 @@ CHAT: Dict[str, FieldSpec] = dict(_COMMON, **{
     "chat_template": other({"type": "string", "minLength": 1},
                            "vLLM's: the request's own template (needs --trust-request-chat-template)"),
     "truncate_prompt_tokens": integer(1, INT32_MAX, None, "vLLM's: keep the prompt's last k tokens"),
+    "thinking_token_budget": integer(0, INT32_MAX, None, "vLLM's: most reasoning tokens before the engine ends "
+                                     "the reasoning section (needs a reasoning parser)"),
 })
 
 #: POST /tokenize: a completion's prompt, or a chat's messages rendered by the template.

@@ -77,6 +77,9 @@ async def _sse(events: AsyncIterator[str]) -> AsyncIterator[str]:
         yield "event: error\ndata: %s\n\n" % json.dumps(error_body(status, str(exc)))
 
 
+#: The keep-alive event Anthropic's streams carry (the SDKs skip it).
+_PING = 'event: ping\ndata: {"type": "ping"}\n\n'
+
 class MessagesServing:
     """The two routes, over the server's engine, body reader and admission."""
 
@@ -135,4 +138,7 @@ class MessagesServing:
                 usage_out["completion_tokens"] = event["usage"]["output_tokens"]
                 self._finished(event["delta"]["stop_reason"])
             yield "event: %s\ndata: %s\n\n" % (event["type"], text)
+            if event["type"] == "message_start":
+                # Anthropic's stream sends a ping early on; the SDKs read it as a keep-alive.
+                yield _PING
         run.timer.done()

@@ -35,40 +35,60 @@ RESPONSES_FIELDS = (
     "prompt", "max_tool_calls", "top_logprobs", "prompt_cache_key", "prompt_cache_retention", "safety_identifier",
     # vLLM's extras
     "top_k", "min_p", "seed", "stop", "presence_penalty", "frequency_penalty", "repetition_penalty", "min_tokens",
-    "ignore_eos", "priority", "chat_template_kwargs",
+    "ignore_eos", "priority", "chat_template_kwargs", "thinking_token_budget",
 )
 
+
+#: --responses-store-max-bytes' default: 256 MiB of stored responses.
+DEFAULT_STORE_MAX_BYTES = 256 << 20
 
 @dataclass
 class StoredResponse:
     response: Dict[str, Any]
     conversation: List[Dict[str, Any]]  # its input and output items, for previous_response_id
     stored_at: float
+    size: int  # the bytes of both as JSON, counted against the store's byte limit
 
 
 class ResponseStore:
     """The responses kept for ``GET`` and ``previous_response_id``: at most
-    ``max_entries`` (the oldest go first), each for ``max_age_s`` seconds.
-    ``max_entries`` 0 keeps none."""
+    ``max_entries`` holding at most ``max_bytes`` (a response and its
+    conversation as JSON; the oldest go first, and one larger than the whole
+    limit is not kept), each for ``max_age_s`` seconds. ``max_entries`` 0
+    keeps none."""
 
-    def __init__(self, max_entries: int, max_age_s: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, max_entries: int, max_age_s: float, clock: Callable[[], float] = time.monotonic,
+                 max_bytes: int = DEFAULT_STORE_MAX_BYTES):
         self._max_entries = max_entries
         self._max_age_s = max_age_s
+        self._max_bytes = max_bytes
         self._clock = clock
         self._entries: "collections.OrderedDict[str, StoredResponse]" = collections.OrderedDict()
+        self._bytes = 0
+
+    def _pop_oldest(self) -> None:
+        self._bytes -= self._entries.popitem(last=False)[1].size
 
     def _expire(self) -> None:
         oldest_kept = self._clock() - self._max_age_s
         while self._entries and next(iter(self._entries.values())).stored_at < oldest_kept:
-            self._entries.popitem(last=False)
+            self._pop_oldest()
 
     def put(self, response: Dict[str, Any], conversation: List[Dict[str, Any]]) -> None:
         self._expire()
-        if self._max_entries <= 0:
+        size = len(json.dumps(response, ensure_ascii=False).encode()) + \
+            len(json.dumps(conversation, ensure_ascii=False).encode())
+        if self._max_entries <= 0 or size > self._max_bytes:
             return
-        self._entries[response["id"]] = StoredResponse(response, conversation, self._clock())
-        while len(self._entries) > self._max_entries:
-            self._entries.popitem(last=False)
+        self.delete(response["id"])
+        self._entries[response["id"]] = StoredResponse(response, conversation, self._clock(), size)
+        self._bytes += size
+        while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
+            self._pop_oldest()
+
+    @property
+    def stored_bytes(self) -> int:
+        return self._bytes
 
     def get(self, response_id: str) -> Optional[StoredResponse]:
         self._expire()
@@ -76,7 +96,10 @@ class ResponseStore:
 
     def delete(self, response_id: str) -> bool:
         self._expire()
-        return self._entries.pop(response_id, None) is not None
+        entry = self._entries.pop(response_id, None)
+        if entry is not None:
+            self._bytes -= entry.size
+        return entry is not None
 
     def __len__(self) -> int:
         self._expire()

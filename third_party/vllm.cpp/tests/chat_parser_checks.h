@@ -89,7 +89,9 @@ inline void check_tools(const std::string& dialect, const ParserFactory& make, c
         int next_index = 0;
         bool indices_ok = true;
         auto take = [&](const ToolDelta& d) {
-            for (const ToolCallDelta& c : d.calls) indices_ok = indices_ok && c.index == next_index++;
+            // A call's first delta takes the next index; its argument fragments repeat it.
+            for (const ToolCallDelta& c : d.calls)
+                indices_ok = indices_ok && (c.continues() ? c.index == next_index - 1 : c.index == next_index++);
             accumulate(streamed, d);
         };
         for (const std::string& piece : pieces) take(parser->feed(piece));
@@ -151,7 +153,10 @@ inline ChoiceParts streamed_choice(ChatOutputParser parser, const std::vector<st
     auto take = [&](const ChoiceDelta& d) {
         reasoning += d.reasoning;
         out.content += d.content;
-        for (const ToolCallDelta& c : d.tool_calls) out.tool_calls.push_back(c.call);
+        for (const ToolCallDelta& c : d.tool_calls) {
+            if (c.continues()) out.tool_calls.at(static_cast<size_t>(c.index)).arguments += c.call.arguments;
+            else out.tool_calls.push_back(c.call);
+        }
     };
     for (const std::string& piece : pieces) take(parser.feed(piece));
     take(parser.finish());

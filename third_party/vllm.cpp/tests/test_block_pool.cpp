@@ -57,11 +57,17 @@ void test_free_order_is_the_lru() {
     check(order == std::vector<int32_t>({2, 0, 3, 1}), "the least recently freed block is taken first");
 }
 
-void test_cached_blocks_and_eviction() {
-    const std::vector<int32_t> tokens = token_ids(12);
+// A sequence of n tokens with its blocks' hashes and their chain.
+struct HashedTokens {
+    explicit HashedTokens(int n) : tokens(token_ids(n)) { extend_block_hashes(hashes, tokens, kBlockSize); }
+    std::vector<int32_t> tokens;
     std::vector<uint64_t> hashes;
-    extend_block_hashes(hashes, tokens, kBlockSize);
-    const BlockHashChain chain(tokens, hashes, kBlockSize);
+    BlockHashChain chain() const { return BlockHashChain(tokens, hashes, kBlockSize); }
+};
+
+void test_cached_blocks_and_eviction() {
+    const HashedTokens sequence(12);
+    const BlockHashChain chain = sequence.chain();
     BlockPool pool(3, kBlockSize);
     std::vector<int32_t> held;
     for (int i = 0; i < 3; ++i) {
@@ -82,6 +88,37 @@ void test_cached_blocks_and_eviction() {
     check(fresh == held[2] && pool.find_cached(chain.key(2)) == -1 && pool.num_cached() == 2,
           "allocation evicts the least recently freed cached block (the tail)");
     check(pool.find_cached(chain.key(0)) == held[0], "the head is still cached");
+}
+
+// KV cache events (core/kv_cache_events.h): nothing without a sink; with
+// one, each newly cached block is Stored (its key's hashes and tokens) and
+// each cached block allocation evicts is Removed, in order.
+void test_events_record_stores_and_evictions() {
+    const HashedTokens sequence(8);
+    const std::vector<int32_t>& tokens = sequence.tokens;
+    const std::vector<uint64_t>& hashes = sequence.hashes;
+    const BlockHashChain chain = sequence.chain();
+    BlockPool pool(2, kBlockSize);
+    const int32_t quiet = pool.allocate();
+    pool.cache(quiet, chain.key(0));
+    pool.release({quiet});
+    KvCacheEventSink sink;
+    pool.record_events(&sink, 1);
+    const int32_t b1 = pool.allocate();  // the never-cached block: nothing evicted
+    pool.cache(b1, chain.key(1));
+    pool.cache(b1, chain.key(1));  // already cached: no second event
+    check(sink.size() == 1 && sink[0].kind == KvCacheEvent::Kind::Stored && sink[0].group == 1 &&
+              sink[0].hash == hashes[1] && sink[0].parent_hash == hashes[0] &&
+              sink[0].tokens == std::vector<int32_t>(tokens.begin() + 4, tokens.end()),
+          "a newly cached block is Stored with its hashes and tokens");
+    const int32_t reused = pool.allocate();  // evicts block 0's content
+    check(reused == quiet && sink.size() == 2 && sink[1].kind == KvCacheEvent::Kind::Removed &&
+              sink[1].hash == hashes[0] && sink[1].group == 1,
+          "evicting a cached block is Removed");
+    pool.record_events(nullptr, 0);
+    pool.release({reused, b1});
+    pool.allocate();
+    check(sink.size() == 2, "no events once the sink is detached");
 }
 
 void test_chain_names_prefixes() {
@@ -168,6 +205,7 @@ int main() {
     test_allocation_and_ref_counts();
     test_free_order_is_the_lru();
     test_cached_blocks_and_eviction();
+    test_events_record_stores_and_evictions();
     test_chain_names_prefixes();
     test_manager_hits_and_sharing();
     test_hit_ends_before_the_last_token();

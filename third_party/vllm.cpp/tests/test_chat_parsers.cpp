@@ -59,6 +59,29 @@ void test_hermes() {
     check_tools("hermes", "unclosed truncated block is content", "Hi <tool_call>{\"name\": \"f\", \"argu",
                 "Hi <tool_call>{\"name\": \"f\", \"argu", {});
     check_tools("hermes", "text after a call is dropped", call + "\nDone!", "", {{"get_weather", weather_args}});
+    // Streamed, a call's name comes first, then its arguments in pieces (vLLM's way).
+    {
+        auto parser = counting_parser(dialect_parser("hermes"));
+        std::vector<ToolCallDelta> deltas;
+        for (char c : call)
+            for (const ToolCallDelta& d : parser->feed(std::string(1, c)).calls) deltas.push_back(d);
+        for (const ToolCallDelta& d : parser->finish().calls) deltas.push_back(d);
+        std::string arguments = deltas.empty() ? "" : deltas[0].call.arguments;
+        bool fragments = deltas.size() > 3;
+        for (size_t i = 1; i < deltas.size(); ++i) {
+            fragments = fragments && deltas[i].continues() && deltas[i].index == 0;
+            arguments += deltas[i].call.arguments;
+        }
+        // The first delta names it, with the first key ("{\"city\": ").
+        check(!deltas.empty() && deltas[0].call.name == "get_weather" && deltas[0].call.arguments == "{\"city\": " &&
+                  fragments && arguments == weather_args,
+              "hermes streams the name, then argument pieces (" + std::to_string(deltas.size()) + " deltas)");
+    }
+    check_tools("hermes", "broken after the first key: a call, its arguments as far as they were JSON",
+                "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": [1, 2.5], oops}}</tool_call>", "",
+                {{"f", "{\"a\": [1, 2.5], "}});
+    check_tools("hermes", "arguments first: read whole",
+                "<tool_call>{\"arguments\": {\"a\": 1}, \"name\": \"f\"}</tool_call>", "", {{"f", "{\"a\": 1}"}});
     check_tools("hermes", "empty output", "", "", {});
 }
 

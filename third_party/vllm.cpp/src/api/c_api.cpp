@@ -466,6 +466,23 @@ vllm_status vllm_engine_stats(vllm_engine* engine, char** out_json) {
     });
 }
 
+vllm_status vllm_engine_kv_events_enable(vllm_engine* engine) {
+    return guarded([&] {
+        require_non_null(engine, "engine");
+        engine->engine->enable_kv_events();
+    });
+}
+
+vllm_status vllm_engine_kv_events_take(vllm_engine* engine, int32_t timeout_ms, char** out_json) {
+    return guarded([&] {
+        if (out_json != nullptr) *out_json = nullptr;
+        require_non_null(engine, "engine");
+        require_non_null(out_json, "out_json");
+        if (timeout_ms < 0) vllm::throw_invalid_argument("timeout_ms must be >= 0");
+        *out_json = copy_string(engine->engine->take_kv_events_json(timeout_ms));
+    });
+}
+
 vllm_status vllm_chat(vllm_engine* engine, const char* request_json, char** out_response_json) {
     return guarded([&] {
         if (out_response_json != nullptr) *out_response_json = nullptr;

@@ -5,7 +5,7 @@ namespace vllm::chat {
 namespace {
 void append(ChoiceDelta& to, const ToolDelta& from) {
     to.content += from.content;
-    to.tool_calls.insert(to.tool_calls.end(), from.calls.begin(), from.calls.end());
+    for (const ToolCallDelta& call : from.calls) append_call_delta(to.tool_calls, call);
 }
 }  // namespace
 
@@ -41,9 +41,10 @@ void ChatOutputParser::parse_all(std::string_view text, ChoiceParts& choice) {
     all.content += tail.content;
     choice.content = std::move(all.content);
     choice.reasoning = all.reasoning.empty() ? std::nullopt : std::optional<std::string>(std::move(all.reasoning));
-    choice.tool_calls.clear();
-    for (ToolCallDelta& d : all.tool_calls) choice.tool_calls.push_back(std::move(d.call));
-    for (ToolCallDelta& d : tail.tool_calls) choice.tool_calls.push_back(std::move(d.call));
+    ToolParseResult calls;
+    accumulate(calls, ToolDelta{"", std::move(all.tool_calls)});
+    accumulate(calls, ToolDelta{"", std::move(tail.tool_calls)});
+    choice.tool_calls = std::move(calls.calls);
 }
 
 }  // namespace vllm::chat

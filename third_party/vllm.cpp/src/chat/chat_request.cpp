@@ -251,6 +251,8 @@ void parse_outputs(const json::Value& body, ChatRequest& r) {
         r.top_logprobs = read_int32_in(*v, "top_logprobs", 0, kMaxLogprobs, "between 0 and 20");
         if (r.top_logprobs > 0 && !r.logprobs) throw_invalid_argument("'top_logprobs' needs 'logprobs' to be true");
     }
+    if (const json::Value* v = field(body, "thinking_token_budget"); v != nullptr && !v->is_null())
+        r.thinking_token_budget = read_int32_in(*v, "thinking_token_budget", 0, INT32_MAX, "at least 0");
 }
 
 void parse_template_options(const json::Value& body, ChatRequest& r) {

@@ -40,6 +40,10 @@ struct ChatRequest : OpenAIRequest {
 
     bool logprobs = false;
     int32_t top_logprobs = 0;      // 0..20, needs logprobs
+    // vLLM's thinking_token_budget: at most this many reasoning tokens
+    // before the engine ends the section (>= 0; -1: no budget). Needs a
+    // reasoning parser (chat_service.h).
+    int32_t thinking_token_budget = -1;
 
     // The request's own chat template (vLLM's `chat_template`), used instead
     // of the model's; "" : the model's. A server decides whether to trust it.

@@ -187,14 +187,26 @@ std::string ChatChunkWriter::delta_chunk(int index, const ChoiceDelta& d) {
     if (!d.reasoning.empty()) delta.set("reasoning_content", d.reasoning);
     if (!d.content.empty()) delta.set("content", d.content);
     if (!d.tool_calls.empty() && legacy_function_call_) {
-        for (const ToolCallDelta& t : d.tool_calls)
-            if (t.index == 0) delta.set("function_call", function_json(t.call));  // the legacy API's one call
+        for (const ToolCallDelta& t : d.tool_calls) {
+            if (t.index != 0) continue;  // the legacy API's one call
+            json::Value function = function_json(t.call);
+            if (t.continues()) function.erase("name");  // more arguments of the call named before
+            delta.set("function_call", std::move(function));
+        }
         made_tool_calls_.insert(index);
         if (delta.members().empty() && !d.logprobs && d.token_ids.empty()) return "";
     } else if (!d.tool_calls.empty()) {
         json::Value calls = json::Value::array();
         for (const ToolCallDelta& t : d.tool_calls) {
-            json::Value call = tool_call_json(t.call);
+            // A call's first delta names it; the ones after carry argument fragments only.
+            json::Value call = json::Value::object();
+            if (t.continues()) {
+                json::Value function = json::Value::object();
+                function.set("arguments", t.call.arguments);
+                call.set("function", std::move(function));
+            } else {
+                call = tool_call_json(t.call);
+            }
             call.set("index", t.index);
             calls.push_back(std::move(call));
         }

@@ -91,16 +91,27 @@ std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::s
     if (max_model_len_ > 0) check_prompt_fits(p.prompt_ids.size(), max_model_len_);
     p.sampling.check_vocabulary(tokenizer_.vocab_size());
     p.sampling.grammar = chat_output_constraint(p.request, compiler_);
-    // The grammar constrains the output from its first token, so a model
-    // that starts by thinking cannot: refused rather than the answer read as
-    // reasoning. (Starting the grammar after the reasoning is a known gap.)
-    if (p.sampling.grammar && !reasoning_parser_.empty() &&
-        make_reasoning_parser(reasoning_parser_, p.request, p.prompt_text)->parse_all("{}").content != "{}")
-        throw_invalid_argument("'response_format', structured_outputs / guided_* and tool_choice 'required' or a "
-                               "named function are not supported with reasoning yet: turn thinking off "
-                               "(chat_template_kwargs.enable_thinking false) or load the model with "
-                               "reasoning_parser 'none'");
+    bound_reasoning(p);
     return prepared;
+}
+
+void ChatService::bound_reasoning(Prepared& p) const {
+    const int32_t budget = p.request.thinking_token_budget;
+    if (reasoning_parser_.empty()) {
+        if (budget >= 0)
+            throw_invalid_argument("'thinking_token_budget' (Messages: 'thinking.budget_tokens') needs a reasoning "
+                                   "parser: load the model with reasoning_parser set (its chat template shows no "
+                                   "known thinking format)");
+        return;
+    }
+    // Thinking off (or not yet opened): the grammar applies from the first token.
+    if ((!p.sampling.grammar && budget < 0) ||
+        !output_starts_reasoning(reasoning_parser_, p.request, p.prompt_text))
+        return;
+    const ReasoningEnd end = reasoning_end_of(reasoning_parser_);
+    p.sampling.reasoning.end_marker = end.marker;
+    p.sampling.reasoning.forced_end = end.forced;
+    p.sampling.reasoning.token_budget = budget;
 }
 
 bool ChatService::wants_stream(const Prepared& prepared) { return prepared.request.stream; }

@@ -119,6 +119,11 @@ private:
     // a failed call's status once the engine has let go of every choice.
     void run(std::shared_ptr<const Prepared> prepared, const ChunkSink& sink) const;
     ChatOutputParser output_parser(const Prepared& prepared) const;
+    // Structured output after thinking and thinking_token_budget: when the
+    // output starts inside the reasoning parser's section, the sampling
+    // gets its end (SamplingConfig::reasoning), so that the engine holds the
+    // grammar back until it and forces it past the budget.
+    void bound_reasoning(Prepared& p) const;
     // A request's own chat template, parsed (INVALID_ARGUMENT "'chat_template': ..." when it does not parse).
     ChatTemplate request_template(const std::string& source) const;
     // The request's "model" echoed back (as vLLM does; a server has checked

@@ -1,5 +1,6 @@
 #include "chat/harmony_messages.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,7 @@ HarmonyHeader parse_harmony_header(std::string raw) {
         for (const std::string& w : ws)
             if (w.rfind("to=", 0) == 0 && h.recipient.empty()) h.recipient = w.substr(3);
     };
+    take_recipient(words(text.substr(0, text.find("<|"))));  // the output opened with it
     take_recipient(role);
     take_recipient(channel);
     if (!channel.empty()) h.channel = channel[0];
@@ -77,7 +79,15 @@ std::vector<HarmonyEvent> HarmonyReader::feed(std::string_view text) {
     using Kind = HarmonyEvent::Kind;
     pending_ += text;
     while (!pending_.empty()) {
-        if (state_ == State::Outside) {
+        if (state_ == State::Outside && at_output_start_) {
+            // " to=functions.f<|channel|>...": the prompt's "<|start|>assistant" began this header.
+            constexpr std::string_view kRecipient = "to=";
+            const std::string_view rest = std::string_view(pending_).substr(
+                std::min(pending_.find_first_not_of(" \t\r\n"), pending_.size()));
+            if (rest.size() < kRecipient.size() && kRecipient.substr(0, rest.size()) == rest) break;  // may be one
+            at_output_start_ = false;
+            if (rest.substr(0, kRecipient.size()) == kRecipient) state_ = State::Header;
+        } else if (state_ == State::Outside) {
             const MarkerMatch start = find_first_marker(pending_, kHeaderStarts);
             if (!start.found()) {
                 const size_t keep = partial_marker_length(pending_, kHeaderStarts);

@@ -4,7 +4,9 @@
 //   <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo"}<|call|>
 //   <|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>
 // (the generation prompt already wrote the first "<|start|>assistant"; the
-// recipient "to=..." may stand before or after the channel). The reader
+// recipient "to=..." may stand before or after the channel, and so may open
+// the output: " to=functions.get_weather<|channel|>commentary json<|message|>",
+// as gpt-oss's own template renders a call after that prompt). The reader
 // reports, as events, text outside any message, each header once it is
 // whole, and each body as it arrives; a marker cut across pieces is held
 // back until it is whole, so every way of cutting the text gives the same
@@ -52,6 +54,7 @@ private:
     void emit(HarmonyEvent::Kind kind, std::string_view text);
 
     State state_ = State::Outside;
+    bool at_output_start_ = true;  // nothing read yet: a header may open with its recipient
     std::string pending_;  // Outside/Body: a tail that may start a marker; Header: the header so far
     std::vector<HarmonyEvent> events_;  // what feed()/finish() return
 };

@@ -206,16 +206,20 @@ json::Value translate_tool_choice(const json::Value& choice) {
     throw_invalid_argument("'tool_choice.type' must be one of auto, any, tool, none (got '" + type + "')");
 }
 
-// `thinking`: {"type": "enabled", "budget_tokens": N} or {"type": "disabled"}.
-bool translate_thinking(const json::Value& thinking) {
+// `thinking`: {"type": "enabled", "budget_tokens": N} or {"type": "disabled"}:
+// the template's enable_thinking, and N as chat's thinking_token_budget.
+void translate_thinking(const json::Value& thinking, json::Value& kwargs, json::Value& chat) {
     require_object(thinking, "thinking");
     const std::string& type = required_string(thinking, "type", "thinking");
-    if (type == "disabled") return false;
+    if (type == "disabled") {
+        kwargs.set("enable_thinking", false);
+        return;
+    }
     if (type != "enabled") throw_invalid_argument("'thinking.type' must be one of enabled, disabled (got '" + type + "')");
     const json::Value* budget = field(thinking, "budget_tokens");
     if (budget == nullptr) throw_invalid_argument("'thinking.budget_tokens' is required");
-    json::read_int32_in(*budget, "thinking.budget_tokens", 1, INT32_MAX, "at least 1");
-    return true;
+    kwargs.set("enable_thinking", true);
+    chat.set("thinking_token_budget", json::read_int32_in(*budget, "thinking.budget_tokens", 1, INT32_MAX, "at least 1"));
 }
 
 }  // namespace
@@ -252,9 +256,10 @@ MessagesRequest translate_messages_request(std::string_view request_json, bool c
     // generating would need.
     if (count_tokens && chat.contains("tools")) chat.set("tool_choice", "none");
     json::Value kwargs = json::Value::object();
-    if (const json::Value* thinking = field(body, "thinking")) kwargs.set("enable_thinking", translate_thinking(*thinking));
+    if (const json::Value* thinking = field(body, "thinking")) translate_thinking(*thinking, kwargs, chat);
     if (kwargs.size() > 0) chat.set("chat_template_kwargs", std::move(kwargs));
     if (count_tokens) {
+        chat.erase("thinking_token_budget");  // counting generates nothing to bound
         request.chat_request_json = json::dump(chat);
         return request;
     }

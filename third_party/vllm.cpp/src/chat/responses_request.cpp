@@ -246,7 +246,8 @@ void refuse_unsupported(const json::Value& body) {
 constexpr const char* kSamplingFields[] = {"temperature", "top_p",   "top_k",     "min_p",
                                            "seed",        "stop",    "presence_penalty",
                                            "frequency_penalty",      "repetition_penalty",
-                                           "min_tokens",  "ignore_eos", "priority", "chat_template_kwargs"};
+                                           "min_tokens",  "ignore_eos", "priority", "chat_template_kwargs",
+                                           "thinking_token_budget"};
 
 void copy_or(json::Value& to, const json::Value& from, const char* key, json::Value fallback) {
     const json::Value* value = field(from, key);

@@ -46,6 +46,7 @@ void BlockPool::evict(int32_t b) {
             break;
         }
     has_key_[b] = false;
+    if (events_) events_->push_back({KvCacheEvent::Kind::Removed, event_group_, hash_[b], 0, {}});
 }
 
 int32_t BlockPool::allocate() {
@@ -87,6 +88,9 @@ void BlockPool::cache(int32_t block, const BlockKey& key) {
     std::memcpy(&tokens_[size_t(block) * block_size_], key.tokens, sizeof(int32_t) * block_size_);
     has_key_[block] = true;
     cached_.emplace(key.hash, block);
+    if (events_)
+        events_->push_back({KvCacheEvent::Kind::Stored, event_group_, key.hash, key.parent_hash,
+                            std::vector<int32_t>(key.tokens, key.tokens + block_size_)});
 }
 
 }  // namespace vllm

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/kv_cache_events.h"
+
 namespace vllm {
 
 // A block-table entry that holds no block: a sliding-window group's blocks
@@ -55,6 +57,14 @@ public:
     // cached, or a key some other block already holds, is left as it is.
     void cache(int32_t block, const BlockKey& key);
 
+    // From now on, appends a Stored event to `sink` for each block cache()
+    // records and a Removed event for each cached block allocate() evicts,
+    // naming them as group `group` (nullptr: stop).
+    void record_events(KvCacheEventSink* sink, int group) {
+        events_ = sink;
+        event_group_ = group;
+    }
+
 private:
     void unlink(int32_t block);
     void push_back_free(int32_t block);
@@ -76,6 +86,8 @@ private:
     std::vector<uint64_t> hash_, parent_hash_;
     std::vector<int32_t> tokens_;
     std::vector<bool> has_key_;
+    KvCacheEventSink* events_ = nullptr;
+    int event_group_ = 0;
 };
 
 }  // namespace vllm

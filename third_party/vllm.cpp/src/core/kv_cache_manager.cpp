@@ -141,6 +141,11 @@ int KVCacheManager::insert_cached_block(const BlockKey& key,
     return held;
 }
 
+void KVCacheManager::record_events(KvCacheEventSink* sink) {
+    for (int g = 0; g < num_groups(); ++g)
+        if (!groups_[g].spec().recurrent) groups_[g].pool().record_events(sink, g);
+}
+
 const std::vector<int32_t>& KVCacheManager::block_table(const SchedulerRequest& request, int group) const {
     auto it = entries_.find(&request);
     if (it == entries_.end()) throw_runtime("internal error: a scheduled request has no KV blocks");

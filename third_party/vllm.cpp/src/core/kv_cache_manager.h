@@ -67,6 +67,11 @@ public:
     // how many groups hold the block afterwards.
     int insert_cached_block(const BlockKey& key, const std::function<void(int group, int32_t block)>& fill);
 
+    // KV cache events: every group that keeps blocks of positions appends
+    // its blocks entering and leaving the prefix cache to `sink` (nullptr:
+    // stop). The recurrent-state group caches nothing, so it reports nothing.
+    void record_events(KvCacheEventSink* sink);
+
 private:
     struct Entry {
         std::vector<std::vector<int32_t>> tables;  // per group

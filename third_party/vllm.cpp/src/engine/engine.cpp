@@ -119,6 +119,7 @@ Engine::~Engine() {
     }
     wake_.notify_all();
     loop_thread_.join();
+    kv_events_.close();
     grammar_compiler_.reset();  // its work stopped: no mask calls back into core_ any more
     for (auto& r : incoming_) r->stream->finish(nullptr, VLLM_ERR_RUNTIME, "the engine was shut down");
     core_->fail_all(VLLM_ERR_RUNTIME, "the engine was shut down");
@@ -152,6 +153,13 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
     return stream;
 }
 
+void Engine::enable_kv_events() {
+    if (!config_.prefix_caching)
+        throw_invalid_argument("KV cache events need prefix caching (they report the blocks the prefix cache "
+                               "stores and evicts), which is off for this engine; leave enable_prefix_caching on");
+    kv_events_wanted_ = true;
+}
+
 EngineStats Engine::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     EngineStats s = published_stats_;
@@ -174,6 +182,10 @@ void Engine::loop() {
             // an idle engine would otherwise end while its first step runs).
             published_stats_.waiting_requests += static_cast<int64_t>(arrived.size());
         }
+        if (kv_events_wanted_ && !kv_events_on_) {
+            core_->record_kv_events();
+            kv_events_on_ = true;
+        }
         for (auto& r : arrived) core_->add(std::move(r));
         core_->drop_cancelled();
         try {
@@ -183,6 +195,7 @@ void Engine::loop() {
             // live request with the error; the engine itself stays usable.
             core_->fail_all(VLLM_ERR_RUNTIME, std::string("engine step failed: ") + e.what());
         }
+        if (kv_events_on_) kv_events_.push(core_->take_kv_events());
         EngineStats snapshot = core_->stats();
         {
             std::lock_guard<std::mutex> lock(mutex_);

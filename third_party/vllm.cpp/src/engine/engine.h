@@ -3,6 +3,7 @@
 // (vLLM's AsyncLLM + EngineCore in one process). Callers get a
 // RequestStream per request and consume it on their own thread.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "engine/engine_config.h"
 #include "engine/engine_core.h"
 #include "engine/kv_cache_plan.h"
+#include "engine/kv_event_queue.h"
 #include "engine/request_stream.h"
 #include "engine/stats.h"
 #include "formats/model_source.h"
@@ -55,6 +57,13 @@ public:
     const std::string& model_name() const { return model_name_; }
     int max_model_len() const { return max_model_len_; }
 
+    // KV cache events (vllm_engine_kv_events_enable / _take): from the
+    // loop's next step on, the prefix cache's stored and evicted blocks are
+    // queued for take_kv_events_json (KvEventQueue's format). INVALID_ARGUMENT
+    // when prefix caching is off (no block would ever be cached). Idempotent.
+    void enable_kv_events();
+    std::string take_kv_events_json(int timeout_ms) { return kv_events_.take_json(timeout_ms); }
+
 private:
     // speculative_config's draft model, checked against the target (its
     // vocabulary, its context length).
@@ -85,6 +94,11 @@ private:
     uint64_t next_arrival_ = 0;
     bool stopping_ = false;
     EngineStats published_stats_;
+    // Set by enable_kv_events; the loop attaches the recorder (its own
+    // state) before its next step and hands every step's events over.
+    std::atomic<bool> kv_events_wanted_{false};
+    bool kv_events_on_ = false;  // loop thread only
+    KvEventQueue kv_events_;
     std::thread loop_thread_;
 };
 

@@ -73,7 +73,7 @@ void EngineCore::add(std::unique_ptr<Request> request) {
 }
 
 void EngineCore::prepare_grammar(Request& r) {
-    if (!r.matcher || grammar_compiler_ == nullptr || r.matcher->mask_ready()) return;
+    if (!r.constrained() || grammar_compiler_ == nullptr || r.matcher->mask_ready()) return;
     if (structured::GrammarCompiler::prepare_mask_within(*r.matcher, kInlineMaskSlice)) return;
     auto prep = std::make_shared<Request::GrammarPrep>();
     r.grammar_prep = prep;
@@ -305,7 +305,7 @@ void EngineCore::prepare_row(Request& r, float* logits) {
         for (int32_t id : tokenizer_.eog_ids()) logits[id] = -INFINITY;
         for (int32_t id : r.sampling.stop_token_ids) logits[id] = -INFINITY;
     }
-    if (r.matcher) r.matcher->apply_mask(logits, vocab);
+    if (r.constrained()) r.matcher->apply_mask(logits, vocab);
     if (r.mask_bad_words(logits) && std::none_of(logits, logits + vocab, [](float v) { return v > -INFINITY; }))
         throw_runtime("no token is possible here: 'bad_words' masks the only ones the other masks (min_tokens, "
                       "the structured-output constraint) leave");
@@ -320,12 +320,14 @@ void EngineCore::prepare_row(Request& r, float* logits) {
     if (r.sampling.logits_processor != nullptr)
         r.sampling.logits_processor(r.output.data(), r.num_output_tokens(), logits, vocab,
                                     r.sampling.logits_processor_user_data);
+    // Past the thinking budget, the reasoning's end marker is all there is.
+    r.reasoning_gate.force(logits, vocab);
 }
 
 bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
     const int vocab = model_.config().vocab_size;
     if (r.sampling.logprobs >= 0) out.logprobs.push_back(sampler_.logprobs(raw_logits_.data(), vocab, token, r.sampling.logprobs));
-    if (r.matcher && !r.matcher->accept_token(token)) {
+    if (r.constrained() && !r.matcher->accept_token(token)) {
         // Only reachable when a logits processor undid the mask.
         out.fail(VLLM_ERR_RUNTIME, "sampled token " + std::to_string(token) + " violates the structured-output "
                                    "constraint (did a logits processor allow a masked token?)");
@@ -333,10 +335,12 @@ bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
     }
     out.tokens.push_back(token);
     out.reason = append_token(r, token, out.delta);
+    // The token that ends the reasoning is the reasoning's: the grammar starts after it.
+    r.reasoning_gate.accept(token, tokenizer_.token_view(token, /*skip_special=*/false));
     // Jump-forward: tokens the grammar forces are appended without sampling
     // (the next step prefills them together).
     const size_t sampled = out.tokens.size();
-    if (out.reason == nullptr && r.matcher && config_.jump_forward) {
+    if (out.reason == nullptr && r.constrained() && config_.jump_forward) {
         const LogitAdjustments* adjust = r.sampling.logit_adjustments.get();
         for (int32_t forced : r.matcher->jump_forward_tokens()) {
             // A token allowed_token_ids leaves out is the sampler's to refuse.
@@ -351,7 +355,7 @@ bool EngineCore::emit(Request& r, int32_t token, StepOutput& out) {
     }
     out.jumped = out.tokens.size() > sampled;
     // A grammar that admits nothing more ends the request.
-    if (out.reason == nullptr && r.matcher && r.matcher->is_finished()) {
+    if (out.reason == nullptr && r.constrained() && r.matcher->is_finished()) {
         OutputProcessor::Update update = r.output_processor.finish(finish_reason::kStop);
         out.delta += update.delta;
         out.reason = update.finish_reason;

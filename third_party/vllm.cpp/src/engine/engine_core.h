@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/kv_cache_manager.h"
@@ -67,6 +68,12 @@ public:
     void fail_all(vllm_status status, const std::string& error);
 
     EngineStats stats() const;
+    // KV cache events (core/kv_cache_events.h): from this call on, the
+    // blocks entering and leaving the prefix cache are recorded until taken.
+    void record_kv_events() { kv_manager_.record_events(&kv_events_); }
+    // The events recorded since the last take, oldest first.
+    KvCacheEventSink take_kv_events() { return std::exchange(kv_events_, {}); }
+    const KVCacheManager& kv_manager() const { return kv_manager_; }
     // The connector's counters, read live (its I/O threads move them between
     // steps); safe from any thread. Unset without a connector.
     std::optional<kv_transfer::KvTransferStats> kv_transfer_stats() const;
@@ -192,6 +199,7 @@ private:
     std::function<void()> wake_for_grammar_;
     bool waiting_for_grammar_ = false;          // the last step found only requests waiting for masks
     std::atomic<bool> grammar_progress_{false};  // a worker finished a mask since the loop last looked
+    KvCacheEventSink kv_events_;  // what kv_manager_ records once record_kv_events was called
     EngineStats counters_;  // the cumulative fields; the rest are read live in stats()
     // Speculative decoding (null without speculative_config).
     std::unique_ptr<Proposer> proposer_;

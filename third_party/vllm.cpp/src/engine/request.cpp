@@ -12,7 +12,8 @@ Request::Request(uint64_t arrival, int32_t priority, std::vector<int32_t> prompt
       sampling(std::move(sampling_)),
       rng(sampling.has_seed ? sampling.seed : std::random_device{}()),
       output_processor(tokenizer, sampling),
-      stream(std::move(stream_)) {
+      stream(std::move(stream_)),
+      reasoning_gate(sampling.reasoning, tokenizer) {
     for (const std::string& word : sampling.bad_words) {
         const size_t start = word.find_first_not_of(' ');
         if (start == std::string::npos) continue;  // blank (the options refuse it)

@@ -13,6 +13,7 @@
 
 #include "core/scheduler_request.h"
 #include "engine/output_processor.h"
+#include "engine/reasoning_gate.h"
 #include "engine/request_stream.h"
 #include "sample/sampling_config.h"
 #include "structured/structured_output.h"
@@ -47,6 +48,11 @@ struct Request {
         std::exception_ptr error;
     };
     std::shared_ptr<GrammarPrep> grammar_prep;
+    // Holds the matcher back while the output is inside its reasoning
+    // section (sampling.reasoning), and forces the section's end past its budget.
+    ReasoningGate reasoning_gate;
+    // The matcher applies now: there is one and the reasoning has ended.
+    bool constrained() const { return matcher && !reasoning_gate.inside(); }
     // With sampling.prompt_logprobs: the entries of prompt tokens 1, 2, ...
     // computed so far (a recomputed prefill after preemption adds none
     // twice), handed to the stream once the prompt is done.

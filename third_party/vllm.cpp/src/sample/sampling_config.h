@@ -67,6 +67,17 @@ struct SamplingConfig {
     // The compiled structured-output constraint (JSON Schema, regex, choice,
     // GBNF or any JSON object), shared; nullptr: unconstrained.
     std::shared_ptr<const structured::Grammar> grammar;
+    // A chat output that starts inside a reasoning section (engine/reasoning_gate.h):
+    // `grammar` applies from the token that completes end_marker (the
+    // reasoning parser's end, e.g. "</think>"), the reasoning before it is
+    // free; after token_budget (vLLM's thinking_token_budget, -1: none)
+    // tokens still inside it, the engine forces forced_end's tokens (which
+    // end with end_marker). end_marker "": no reasoning section.
+    struct ReasoningSection {
+        std::string end_marker;
+        std::string forced_end;
+        int32_t token_budget = -1;
+    } reasoning;
 
     bool greedy() const { return temperature <= 1e-5f; }
     // `prompt` cut to its last truncate_prompt_tokens tokens (when set).

@@ -1,6 +1,8 @@
 #include "tokenizer/hf_tokenizer_json.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -9,7 +11,9 @@
 #include "tokenizer/metaspace_bpe_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/token_pieces.h"
+#include "tokenizer/unigram_tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
+#include "util/base64.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/recursion_budget.h"
@@ -54,6 +58,16 @@ const KnownSplitSequence kKnownSplitSequences[] = {
       "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|"
       "\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
      PreTokenizerKind::DEEPSEEK3},
+    // DeepSeek LLM and DeepSeek-V2 (the six Splits llama.cpp's deepseek-llm
+    // pre-tokenizer reproduces; the first holds a literal CR and LF)
+    {{
+     "[\r\n]",
+     "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+     "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
+     "\\s+$",
+     "[一-龥ࠀ-一가-퟿]+",
+     "\\p{N}+"},
+     PreTokenizerKind::DEEPSEEK_LLM},
 };
 
 // Whether `regex` is one of the Split regexes above, alone or in a sequence.
@@ -115,6 +129,9 @@ private:
     // Encoders' models (encoder_tokenizers.h).
     void read_bert_normalizer(const json::Value& normalizer);
     std::unique_ptr<Tokenizer> load_wordpiece(const json::Value& root, const json::Value& model);
+    void read_precompiled(const json::Value& normalizer);
+    void read_unigram_replace(const json::Value& normalizer);
+    std::unique_ptr<Tokenizer> load_unigram(const json::Value& root, const json::Value& model);
     // Sizes the id table by the vocabulary (`vocab_size` entries) and the
     // added tokens.
     void bound_token_ids(const json::Value& root, size_t vocab_size);
@@ -142,6 +159,8 @@ private:
     bool replaces_spaces_ = false;  // normalizer Replace " " -> "▁" or Metaspace
     bool bert_words_ = false;       // BertPreTokenizer
     bool wordpiece_ = false;        // model WordPiece
+    bool unigram_ = false;          // model Unigram
+    bool whitespace_split_ = false; // WhitespaceSplit (Unigram)
     PreTokenizerSpec spec_;
     MetaspaceOptions metaspace_;
 };
@@ -245,7 +264,9 @@ void Loader::read_normalizer(const json::Value& root) {
     if (normalizer == nullptr) return;
     for (const json::Value* n : flatten(*normalizer, "normalizers", "the normalizer")) {
         const std::string type = type_of(*n, "the normalizer");
-        if (type == "Replace") {
+        if (type == "Replace" && unigram_) {
+            read_unigram_replace(*n);
+        } else if (type == "Replace") {
             const json::Value& pattern = member(*n, "pattern", "the Replace normalizer");
             const json::Value* literal = pattern.find("String");
             const json::Value& content = member(*n, "content", "the Replace normalizer");
@@ -265,6 +286,8 @@ void Loader::read_normalizer(const json::Value& root) {
             normalizer_.add(HfNormalizer::Step::NFC);
         } else if (type == "BertNormalizer") {
             read_bert_normalizer(*n);
+        } else if (type == "Precompiled" && unigram_) {
+            read_precompiled(*n);
         } else {
             refuse("normalizer " + type + " is not supported");
         }
@@ -305,6 +328,8 @@ void Loader::read_pre_tokenizer(const json::Value& root) {
             }
         } else if (type == "BertPreTokenizer") {
             bert_words_ = true;
+        } else if (type == "WhitespaceSplit" && unigram_) {
+            whitespace_split_ = true;
         } else if (type == "Metaspace") {
             const json::Value* replacement = p->find("replacement");
             if (replacement != nullptr && (!replacement->is_string() || replacement->as_string() != kMetaspace)) {
@@ -442,7 +467,8 @@ std::unique_ptr<Tokenizer> Loader::load() {
     const json::Value* type = model.find("type");
     const std::string model_type = type != nullptr && type->is_string() ? type->as_string() : "BPE";
     if (model_type == "WordPiece") return load_wordpiece(root, model);
-    if (model_type != "BPE") refuse("model " + model_type + " is not supported (BPE and WordPiece only)");
+    if (model_type == "Unigram") return load_unigram(root, model);
+    if (model_type != "BPE") refuse("model " + model_type + " is not supported (BPE, WordPiece and Unigram only)");
     const json::Value* dropout = model.find("dropout");
     if (dropout != nullptr && !dropout->is_null()) refuse("BPE dropout is not supported");
     for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
@@ -533,6 +559,72 @@ std::unique_ptr<Tokenizer> Loader::load_wordpiece(const json::Value& root, const
     const size_t max_word_chars = max_chars != nullptr && max_chars->is_int() ? max_chars->as_int() : 100;
     return std::make_unique<WordPieceTokenizer>(std::move(data_), AddedVocabulary(added_tokens_, normalizer_),
                                                 max_word_chars);
+}
+
+void Loader::read_precompiled(const json::Value& n) {
+    const json::Value& blob = member(n, "precompiled_charsmap", "the Precompiled normalizer");
+    if (blob.is_null()) return;  // no rules
+    const std::optional<std::string> bytes = blob.is_string() ? base64_decode(blob.as_string()) : std::nullopt;
+    if (!bytes) refuse("the Precompiled normalizer's precompiled_charsmap is not base64");
+    try {
+        normalizer_.add_precompiled(std::make_shared<const PrecompiledCharsmap>(*bytes));
+    } catch (const Error& e) {
+        refuse(e.what());
+    }
+}
+
+void Loader::read_unigram_replace(const json::Value& n) {
+    const json::Value& pattern = member(n, "pattern", "the Replace normalizer");
+    const json::Value& content = member(n, "content", "the Replace normalizer");
+    const json::Value* literal = pattern.find("String");
+    const json::Value* regex = pattern.find("Regex");
+    if (!content.is_string()) refuse("the Replace normalizer's content is not a string");
+    if (literal != nullptr && literal->is_string()) {
+        normalizer_.add_replace(literal->as_string(), content.as_string());
+    } else if (regex != nullptr && regex->is_string() && regex->as_string() == " {2,}") {
+        normalizer_.add_collapse_spaces(content.as_string());
+    } else {
+        refuse("normalizer Replace with this pattern is not supported (a string, or the regex \" {2,}\")");
+    }
+}
+
+std::unique_ptr<Tokenizer> Loader::load_unigram(const json::Value& root, const json::Value& model) {
+    unigram_ = true;
+    if (flag(model, "byte_fallback", false)) refuse("Unigram byte_fallback is not supported");
+    const json::Value& vocab = member(model, "vocab", "the model");
+    if (!vocab.is_array() || vocab.size() == 0) refuse("model Unigram is not supported with an empty or non-list vocab");
+    read_normalizer(root);
+    read_pre_tokenizer(root);
+    if (byte_level_ || bert_words_) refuse("model Unigram is not supported with this pre-tokenizer (Metaspace only)");
+    read_decoder(root);
+    bound_token_ids(root, vocab.size());
+    data_.tokens.resize(vocab.size());
+    std::vector<double> scores(vocab.size(), 0.0);
+    std::vector<bool> in_vocab(vocab.size(), true);
+    for (size_t id = 0; id < vocab.size(); ++id) {
+        const json::Value& entry = vocab.items()[id];
+        if (!entry.is_array() || entry.size() != 2 || !entry.items()[0].is_string() ||
+            !entry.items()[1].is_number()) {
+            refuse("Unigram vocab entry " + std::to_string(id) + " is not [piece, score]");
+        }
+        data_.tokens[id] = entry.items()[0].as_string();
+        scores[id] = tokenizers_json_score(entry.items()[1].as_double());
+    }
+    data_.token_types.assign(data_.tokens.size(), static_cast<int32_t>(TokenType::NORMAL));
+    const json::Value* unk = model.find("unk_id");
+    if (unk != nullptr && !unk->is_null()) {
+        if (!unk->is_int() || unk->as_int() < 0 || static_cast<size_t>(unk->as_int()) >= vocab.size()) {
+            refuse("Unigram unk_id is not an id of the vocab");
+        }
+        data_.unk_id = static_cast<int32_t>(unk->as_int());
+    }
+    read_specials(root, model);
+    data_.model = "t5";
+    UnigramWordOptions words;
+    words.whitespace_split = whitespace_split_;
+    words.metaspace = metaspace_;
+    return std::make_unique<UnigramTokenizer>(std::move(data_), AddedVocabulary(added_tokens_, normalizer_), scores,
+                                              in_vocab, words);
 }
 
 }  // namespace

@@ -11,8 +11,10 @@
 // special ones are control tokens, the others user-defined) and the
 // post-processor's BOS/EOS (TemplateProcessing, RobertaProcessing,
 // ByteLevel) are read too. Encoders' WordPiece (BertNormalizer,
-// BertPreTokenizer, BertProcessing; wordpiece_tokenizer.h) is a third shape.
-// Anything else (Unigram and WordLevel models, other normalizers, unknown
+// BertPreTokenizer, BertProcessing; wordpiece_tokenizer.h) is a third shape,
+// and Unigram (Precompiled, Replace, WhitespaceSplit, Metaspace;
+// unigram_tokenizer.h) a fourth.
+// Anything else (WordLevel models, other normalizers, unknown
 // Split regexes, BPE dropout) is refused at load with a MODEL_LOAD error
 // naming the component and the file.
 #pragma once

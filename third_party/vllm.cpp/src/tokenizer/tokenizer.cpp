@@ -144,7 +144,7 @@ std::unique_ptr<Tokenizer> Tokenizer::create(TokenizerData data) {
     if (data.model != "gpt2" && !spm && !gemma4 && !encoder) {
         throw_model_load("unsupported tokenizer model '" + data.model +
                          "' (tokenizer.ggml.model): this engine has byte-level BPE ('gpt2'), SentencePiece "
-                         "('llama'), Gemma 4's BPE ('gemma4') and BERT's WordPiece ('bert') only");
+                         "('llama'), Gemma 4's BPE ('gemma4'), BERT's WordPiece ('bert') and Unigram ('t5') only");
     }
     PreTokenizerSpec spec;
     // SentencePiece has no pre-tokenizer and Gemma 4 one of its own:

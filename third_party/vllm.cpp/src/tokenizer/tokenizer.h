@@ -55,6 +55,12 @@ struct TokenizerData {
     bool add_sep = false;
     bool lowercase = true;
     bool strip_accents = true;
+    // Unigram (llama.cpp's UGM, "t5"): SentencePiece's normalization rules
+    // (tokenizer.ggml.precompiled_charsmap), remove_extra_whitespaces, and
+    // spaces as U+2581.
+    std::string precompiled_charsmap;
+    bool remove_extra_whitespaces = false;
+    bool escape_whitespaces = true;
 
     // Reads the tokenizer.ggml.* keys; MODEL_LOAD error when they are
     // missing or malformed.

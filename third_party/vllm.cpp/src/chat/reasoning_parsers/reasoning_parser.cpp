@@ -92,6 +92,24 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
                            std::string(kKnownReasoningParsers) + ")");
 }
 
+ReasoningEnd reasoning_end_of(std::string_view name) {
+    if (name == "mistral") return {"[/THINK]", "[/THINK]"};
+    if (name == "seed_oss") return {"</seed:think>", "</seed:think>"};
+    if (name == "granite") return {"Here is my response:", "Here is my response:"};
+    // gpt-oss leaves the analysis channel for the final one.
+    if (name == "openai_gptoss") return {"<|channel|>final<|message|>", "<|end|><|start|>assistant<|channel|>final<|message|>"};
+    return {"</think>", "</think>"};  // deepseek_r1, qwen3, glm45, deepseek_v3
+}
+
+bool output_starts_reasoning(std::string_view name, const ChatRequest& request, std::string_view prompt_text) {
+    if (name.empty() || name == "none") return false;
+    // gpt-oss always opens a channel first: the analysis, unless it answers at once.
+    if (name == "openai_gptoss") return true;
+    // Text without markers is reasoning when the section is already open.
+    const std::string probe = "{}";
+    return make_reasoning_parser(name, request, prompt_text)->parse_all(probe).content != probe;
+}
+
 bool reasoning_parser_reads_special_tokens(std::string_view name) {
     // GLM-4.5's <think> and Seed-OSS's <seed:think> are special tokens of their tokenizers.
     return name == "openai_gptoss" || name == "glm45" || name == "seed_oss";
@@ -105,9 +123,9 @@ std::string detect_reasoning_parser(std::string_view template_source) {
     if (has("Here is my thought process:")) return "granite";
     // GLM-4.5's template writes "<|assistant|>" and its own empty "<think></think>".
     if (has("<|assistant|>") && has("</think>")) return "glm45";
-    // DeepSeek-V3.1's template thinks only when its "thinking" variable is set.
-    if (has("</think>") && has("<｜tool▁calls▁begin｜>") && has("thinking is defined") && !has("enable_thinking"))
-        return "deepseek_v3";
+    // DeepSeek-V3.1's template thinks only when its "thinking" variable is set
+    // (llama.cpp's copy also reads enable_thinking into it).
+    if (has("</think>") && has("<｜tool▁calls▁begin｜>") && has("thinking is defined")) return "deepseek_v3";
     if (has("</think>")) return has("enable_thinking") ? "qwen3" : "deepseek_r1";
     return "";
 }

@@ -67,6 +67,21 @@ public:
 std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, const ChatRequest& request,
                                                        std::string_view prompt_text);
 
+// How the dialect's reasoning section ends, for the engine's gate
+// (engine/reasoning_gate.h): the text whose completion ends it, and the text
+// forced when a thinking budget runs out (ending with the marker).
+struct ReasoningEnd {
+    std::string marker;
+    std::string forced;
+};
+ReasoningEnd reasoning_end_of(std::string_view name);
+
+// Whether a request's output, as the dialect reads it after this prompt,
+// starts inside the reasoning section (a "qwen3" prompt that opened a think
+// block; not with thinking switched off, nor for dialects whose reasoning
+// begins only where the model opens it).
+bool output_starts_reasoning(std::string_view name, const ChatRequest& request, std::string_view prompt_text);
+
 // Whether the dialect's markers are special tokens that detokenizing would
 // drop (harmony's "<|channel|>", GLM's "<think>"): its requests keep special tokens.
 bool reasoning_parser_reads_special_tokens(std::string_view name);

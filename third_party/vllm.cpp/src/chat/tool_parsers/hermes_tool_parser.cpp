@@ -26,7 +26,10 @@ ToolDelta HermesToolParser::feed(std::string_view text) {
             in_block_ = true;
         } else {
             const size_t close = close_scan_.find_outside_strings(pending_, kClose);
-            if (close == std::string::npos) break;
+            if (close == std::string::npos) {
+                stream_call(pending_, /*at_end=*/false, out);
+                break;
+            }
             const std::string body = pending_.substr(0, close);
             pending_.erase(0, close + kClose.size());
             in_block_ = false;
@@ -46,7 +49,25 @@ void HermesToolParser::finish_markup(ToolDelta& out) {
     in_block_ = false;
 }
 
+bool HermesToolParser::stream_call(const std::string& body, bool at_end, ToolDelta& out) {
+    if (head_.state == CallHead::State::NotYet) head_ = read_call_head(body);
+    if (head_.state != CallHead::State::Found) return false;
+    arguments_.read(std::string_view(body).substr(head_.arguments_at), at_end);
+    // Committed once a key is read: what breaks before that is still content.
+    if (!arguments_.has_member_key()) return false;
+    if (streamed_call_ < 0) streamed_call_ = begin_call(head_.name, out);
+    continue_call(streamed_call_, std::string_view(arguments_.canonical()).substr(streamed_bytes_), out);
+    streamed_bytes_ = arguments_.canonical().size();
+    return true;
+}
+
 void HermesToolParser::end_block(const std::string& body, bool closed, ToolDelta& out) {
+    const bool streamed = stream_call(body, /*at_end=*/true, out);
+    head_ = CallHead();
+    arguments_ = ArgumentsReader();
+    streamed_call_ = -1;
+    streamed_bytes_ = 0;
+    if (streamed) return;
     const std::optional<json::Value> object = try_parse_json(body);
     if (object && emit_call_object(*object, /*accept_parameters=*/false, out)) return;
     emit_content(std::string(kOpen) + body + (closed ? std::string(kClose) : ""), out);

@@ -6,10 +6,18 @@
 // The closing tag counts only outside JSON strings, so arguments may quote
 // it. A block left open at the end of the output (the model stopped at its end
 // token) is still a call when its JSON is whole, as vLLM's regex allows.
+//
+// A call opened as {"name": "<f>", "arguments": {"<key>": ... streams (as
+// vLLM streams hermes calls): its name once the first argument key is read,
+// then its arguments piece by piece (streamed_arguments.h); it stays a call
+// if the block breaks later, with the arguments as far as they were JSON.
+// Other shapes (another key order, arguments not an object, JSON broken
+// before the first key) are read when the block closes, as before.
 #pragma once
 #include <string>
 
 #include "chat/tool_parsers/bracket_scan.h"
+#include "chat/tool_parsers/streamed_arguments.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -25,10 +33,19 @@ protected:
 private:
     // A block's body: a call when it parses, else the block as content.
     void end_block(const std::string& body, bool closed, ToolDelta& out);
+    // The streamed call of the block so far (body = pending_); at_end: the
+    // body is whole. Whether the block's call streams.
+    bool stream_call(const std::string& body, bool at_end, ToolDelta& out);
 
     bool in_block_ = false;
     std::string pending_;  // outside a block: a tail that may start "<tool_call>"; inside: the body so far
     BlockScanner close_scan_{kJsonQuotes};  // inside a block: where "</tool_call>" may be
+    // The block's streamed call: its opening, its arguments read so far, its
+    // index (-1: not begun) and how much of its arguments went out.
+    CallHead head_;
+    ArgumentsReader arguments_;
+    int streamed_call_ = -1;
+    size_t streamed_bytes_ = 0;
 };
 
 }  // namespace vllm::chat

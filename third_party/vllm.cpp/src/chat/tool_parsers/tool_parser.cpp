@@ -33,10 +33,20 @@ ToolDelta ToolParser::finish() {
 }
 
 void ToolParser::emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out, std::string id) {
+    begin_call(name, out, std::move(id));
+    out.calls.back().call.arguments = json::dump(arguments, kArgumentsFormat);
+}
+
+int ToolParser::begin_call(const std::string& name, ToolDelta& out, std::string id) {
     // Whitespace after real content stays with it ("Let me check.\n"); alone it goes.
     if (content_started_) out.content += held_space_;
     held_space_.clear();
-    out.calls.push_back({calls_made_++, {id.empty() ? ids_() : std::move(id), name, json::dump(arguments, kArgumentsFormat)}});
+    out.calls.push_back({calls_made_, {id.empty() ? ids_() : std::move(id), name, ""}});
+    return calls_made_++;
+}
+
+void ToolParser::continue_call(int index, std::string_view arguments, ToolDelta& out) {
+    if (!arguments.empty()) append_call_delta(out.calls, {index, {"", "", std::string(arguments)}});
 }
 
 bool ToolParser::emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out) {
@@ -68,7 +78,19 @@ void ToolParser::emit_content(std::string_view text, ToolDelta& out) {
 
 void accumulate(ToolParseResult& result, const ToolDelta& delta) {
     result.content += delta.content;
-    for (const ToolCallDelta& d : delta.calls) result.calls.push_back(d.call);
+    for (const ToolCallDelta& d : delta.calls) {
+        if (d.continues() && d.index >= 0 && static_cast<size_t>(d.index) < result.calls.size())
+            result.calls[static_cast<size_t>(d.index)].arguments += d.call.arguments;
+        else
+            result.calls.push_back(d.call);
+    }
+}
+
+void append_call_delta(std::vector<ToolCallDelta>& calls, const ToolCallDelta& delta) {
+    if (delta.continues() && !calls.empty() && calls.back().index == delta.index)
+        calls.back().call.arguments += delta.call.arguments;
+    else
+        calls.push_back(delta);
 }
 
 std::optional<json::Value> try_parse_json(std::string_view text) {

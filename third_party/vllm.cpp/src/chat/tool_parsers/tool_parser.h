@@ -12,9 +12,13 @@
 //     whitespace comes before the first call ("</think>\n\n<tool_call>"),
 //     it is dropped too, so that the message is the calls alone;
 //   - a call is released whole, when its markup has closed and parsed: one
-//     delta with index, id, name and the complete arguments. A call is never
-//     streamed half-way, so markup that turns out malformed can still be
-//     returned as content, as it is, and never half as a call;
+//     delta with index, id, name and the complete arguments, so markup that
+//     turns out malformed can still be returned as content, as it is. The
+//     exception is hermes (streamed_arguments.h), which streams as vLLM
+//     does: a delta with index, id, name and "" once the call's first
+//     argument key is read, then deltas with the same index and only
+//     argument fragments (id and name empty); such a call stays a call if
+//     its markup breaks later, with the arguments as far as they were JSON;
 //   - malformed markup (bad JSON, missing name/arguments) is content, never
 //     an error;
 //   - arguments are re-serialized as Python's json.dumps(ensure_ascii=False)
@@ -46,7 +50,14 @@ struct ToolCall {
 struct ToolCallDelta {
     int index = 0;  // position of the call in the message
     ToolCall call;
+    // More arguments of the call at `index` begun by an earlier delta (id
+    // and name empty, call.arguments the fragment).
+    bool continues() const { return call.id.empty() && call.name.empty(); }
 };
+
+// Adds `delta` to `calls`, a fragment to the entry of its call when that is
+// the last one, so that one step's fragments travel together.
+void append_call_delta(std::vector<ToolCallDelta>& calls, const ToolCallDelta& delta);
 
 struct ToolDelta {
     std::string content;
@@ -76,6 +87,10 @@ protected:
     // The dialect's end of output: releases what it still holds.
     virtual void finish_markup(ToolDelta& out) = 0;
 
+    // Opens a streamed call (id, name, no arguments yet) under the next
+    // index; its arguments follow with continue_call. Returns the index.
+    int begin_call(const std::string& name, ToolDelta& out, std::string id = "");
+    void continue_call(int index, std::string_view arguments, ToolDelta& out);
     // Appends a finished call to `out` under the next index and a fresh id
     // (or `id`, when the model's markup names the call: Kimi-K2).
     void emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out, std::string id = "");
