@@ -136,3 +136,25 @@ def test_refusals_name_the_field_and_the_engine_serves_on(tmp_path):
         with pytest.raises(InvalidArgumentError, match="give one query or one per document"):
             engine.score(["a", "b"], ["c", "d", "e"])
         assert len(engine.score("q", ["d"])) == 1
+
+
+def test_c_entry_points_through_cffi():
+    """vllm_score / vllm_rerank: a body in, the JSON out (the caller frees
+    it); NULL arguments refused by name with *out_json zeroed."""
+    from vllm_cpp._ffi import ffi, lib
+
+    g = golden()
+    with Engine.load(str(TINY_EMBED / "qwen3-embedding.gguf"), hf_overrides=overrides(g, False)) as engine:
+        out = ffi.new("char**")
+        with engine._use() as handle:
+            body = json.dumps({"query": "q", "documents": ["a", "b"], "top_n": 1}).encode()
+            assert lib.vllm_rerank(handle, body, out) == 0
+            try:
+                answer = json.loads(ffi.string(out[0]).decode())
+            finally:
+                lib.vllm_string_free(out[0])
+            assert len(answer["results"]) == 1 and answer["results"][0]["index"] in (0, 1)
+            assert lib.vllm_score(handle, ffi.NULL, out) != 0 and out[0] == ffi.NULL
+            assert "request_json" in ffi.string(lib.vllm_last_error()).decode()
+        assert lib.vllm_rerank(ffi.NULL, b"{}", out) != 0 and out[0] == ffi.NULL
+        assert "engine" in ffi.string(lib.vllm_last_error()).decode()
