@@ -50,6 +50,8 @@ CHAT_EXAMPLES = {
     "store": True, "metadata": {"k": "v"}, "service_tier": "auto", "prompt_cache_key": "k",
     "safety_identifier": "s", "modalities": ["text"], "prediction": {"type": "content", "content": "x"},
     "verbosity": "medium", "reasoning_effort": "low",
+    # Needs a reasoning parser: tool_engine has one.
+    "thinking_token_budget": 16,
 }
 
 #: Candidate wrong values: a field gets the first its schema refuses.
@@ -58,7 +60,7 @@ WRONG_VALUES = ["x", 7, 1.5, True, [1], {"k": 1}]
 
 @pytest.fixture(scope="module")
 def tool_engine(smollm2_path):
-    with Engine.load(smollm2_path, max_model_len=512, tool_parser="hermes") as eng:
+    with Engine.load(smollm2_path, max_model_len=512, tool_parser="hermes", reasoning_parser="deepseek_r1") as eng:
         yield eng
 
 
