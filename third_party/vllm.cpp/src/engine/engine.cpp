@@ -92,6 +92,18 @@ void Engine::resolve_runner(const ModelConfig& model) {
         pooling_type_from_gguf(source_->get_int(model.architecture + ".pooling_type", 0));
     std::string runner = config_.runner;
     if (runner == "auto") runner = (own || config_.convert == "embed") ? "pooling" : "generate";
+    if (model.traits.encoder) {
+        // An encoder has no output head: pooling only, each prompt run whole
+        // (core/scheduler_request.h's whole_prompt), so the step budget
+        // holds the longest prompt the engine admits.
+        if (config_.runner != "auto" && config_.runner != "pooling")
+            throw_invalid_argument("runner '" + config_.runner + "': " + model.architecture +
+                                   " is an encoder (embeddings only, no text generation); load it with runner 'pooling' "
+                                   "or 'auto'");
+        runner = "pooling";
+        config_.max_num_batched_tokens = std::max(config_.max_num_batched_tokens, max_model_len_);
+        encoder_ = true;
+    }
     serves_generation_ = runner == "generate" || runner == "both";
     serves_pooling_ = runner == "pooling" || runner == "both";
     // vLLM's defaults for an embedding model: the model's pooling, else
@@ -140,7 +152,9 @@ std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> promp
         pooling.dimensions = params.dimensions;
         // Every row counts for CLS and MEAN: no prefix-cache hit may skip
         // one (LAST reads the last row, which a hit always recomputes).
-        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST;
+        // An encoder's rows all depend on the whole prompt: computed whole, in one step.
+        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST && !encoder_;
+        request->sched.whole_prompt = encoder_;
         incoming_.push_back(std::move(request));
     }
     wake_.notify_one();
@@ -209,7 +223,10 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
     if (!serves_generation_)
         throw_invalid_argument("this engine serves embeddings only: model \"" + model_name_ +
                                "\" was loaded with runner pooling; use the embeddings API (/v1/embeddings, "
-                               "vllm_embed, Engine.embed), or load it with runner 'generate' to generate text");
+                               "vllm_embed, Engine.embed)" +
+                               (encoder_ ? std::string(" (") + model_->config().architecture +
+                                               " is an encoder: it has no text generation)"
+                                         : std::string(", or load it with runner 'generate' to generate text")));
     sampling.truncate_prompt(prompt_ids);
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     sampling.check_vocabulary(tokenizer_->vocab_size());
