@@ -24,6 +24,7 @@ GPT_OSS_TOOL_FOLDER = "/" + "mnt/data"
 QUOTED_PATHS = {
     "tests/golden/tiny_moe/gpt-oss.hf/chat_template.jinja": {GPT_OSS_TOOL_FOLDER},
     "tests/golden/tiny_moe/gpt-oss_chat.json": {GPT_OSS_TOOL_FOLDER},
+    "tests/fixtures/llama_cpp_templates/openai-gpt-oss-120b.jinja": {GPT_OSS_TOOL_FOLDER},
     # A path inside the container image (Debian's package lists, removed after apt-get).
     "Containerfile": {"/" + "var/lib/apt"},
 }

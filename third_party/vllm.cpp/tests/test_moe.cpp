@@ -19,6 +19,7 @@
 #include "kernels/cpu/kernels.h"
 #include "model/blocks/gated_mlp.h"
 #include "model/blocks/moe.h"
+#include "model/expert_preparation.h"
 
 using namespace vllm;
 using kernels::QuantMatrix;
@@ -144,19 +145,39 @@ void test_grouped_matches_per_token(GgmlType type) {
     std::vector<float> x(tokens * dim);
     for (float& v : x) v = normal(rng);
 
-    MoeScratch scratch;
-    grouped_expert_mlp({gate, up, down}, FfnActivation::SILU, x.data(), tokens, k, picked.data(), scratch, pool);
-    int differ = 0;
-    std::vector<float> g(ffn), u(ffn), alone(dim);
-    for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t r = 0; r < k; ++r) {
-            const int32_t e = picked[t * k + r];
-            gated_mlp(gate[e], up[e], down[e], FfnActivation::SILU, &x[t * dim], 1, g.data(), u.data(), alone.data(), pool);
-            differ += !std::equal(alone.begin(), alone.end(),
-                                  scratch.rows_out.begin() + scratch.row_of_slot[t * k + r] * dim);
-        }
-    check(differ == 0, std::string("grouped expert MLP equals each token alone, ") +
-                           ggml_type_name(static_cast<uint32_t>(type)) + ": " + std::to_string(differ) + " differ");
+    const std::string name = ggml_type_name(static_cast<uint32_t>(type));
+    const auto check_grouped = [&](const std::vector<QuantMatrix>& gate, const std::vector<QuantMatrix>& up,
+                                   const std::vector<QuantMatrix>& down, const std::string& what) {
+        MoeScratch scratch;
+        grouped_expert_mlp({gate, up, down}, FfnActivation::SILU, x.data(), tokens, k, picked.data(), scratch, pool);
+        int differ = 0;
+        std::vector<float> g(ffn), u(ffn), alone(dim);
+        for (int64_t t = 0; t < tokens; ++t)
+            for (int64_t r = 0; r < k; ++r) {
+                const int32_t e = picked[t * k + r];
+                gated_mlp(gate[e], up[e], down[e], FfnActivation::SILU, &x[t * dim], 1, g.data(), u.data(), alone.data(),
+                          pool);
+                differ += !std::equal(alone.begin(), alone.end(),
+                                      scratch.rows_out.begin() + scratch.row_of_slot[t * k + r] * dim);
+            }
+        check(differ == 0, "grouped expert MLP equals each token alone, " + what + ": " + std::to_string(differ) + " differ");
+    };
+    check_grouped(gate, up, down, name + " (row layout)");
+    // The experts as the kernels read them, prepared lazily: the first
+    // token's routing prepares its experts only, the batch's the rest; the
+    // unpicked experts (no data) are never touched. Every product then runs
+    // in the prepared layout, alone or batched, bit for bit alike.
+    const std::shared_ptr<LazyExperts> lazy = LazyExperts::create(gate, up, down, nullptr);
+    if (lazy == nullptr) return;  // this build reads the row layout
+    lazy->prepare(picked.data(), k, pool);
+    check(lazy->prepared_experts() == 2, "the first token's routing prepares its two experts, " + name);
+    lazy->prepare(picked.data(), tokens * k, pool);
+    check(lazy->prepared_experts() == 5, "the batch's routing prepares the five picked experts, " + name);
+    check(lazy->prepared_bytes() == 5 * (2 * gate[0].rows * gate[0].row_bytes + down[0].rows * down[0].row_bytes),
+          "prepared bytes count the five experts' matrices, " + name);
+    check(lazy->gate()[0].layout == kernels::WeightLayout::kInterleaved16 && lazy->gate()[5].data == nullptr,
+          "a picked expert is in the kernels' layout, an unpicked one untouched, " + name);
+    check_grouped(lazy->gate(), lazy->up(), lazy->down(), name + " (prepared lazily)");
 }
 
 // kernels::matmul_grouped itself: jobs of different types, sizes and token

@@ -24,7 +24,7 @@ constexpr int kGrammarWorkers = 2;
 Engine::Engine(const EngineConfig& config) : config_(config) {
     // Before any weight is laid out for the kernels.
     if (!config.isa.empty()) kernels::require_isa(config.isa);
-    ModelFiles files = ModelFiles::open(config.model_path, config.tokenizer_config_path);
+    ModelFiles files = ModelFiles::open(config.model_path, config.tokenizer_config_path, config.num_threads);
     source_ = std::move(files.source);
     tokenizer_ = std::move(files.tokenizer);
     chat_template_ = config.chat_template ? *config.chat_template : std::move(files.chat_template);
@@ -183,7 +183,7 @@ void Engine::attach_kv_connector(const KvCachePlan& kv_plan) {
 
 DraftModel Engine::load_draft_model() const {
     const std::string& path = config_.speculative->model;
-    ModelFiles files = ModelFiles::open(path, "");
+    ModelFiles files = ModelFiles::open(path, "", config_.num_threads);
     check_draft_vocabulary(*tokenizer_, *files.tokenizer, path);
     if (files.config.context_length < max_model_len_)
         throw_invalid_argument("speculative_config: 'model' ('" + path + "') has a context length of " +

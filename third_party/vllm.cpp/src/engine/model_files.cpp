@@ -37,7 +37,7 @@ void load_hf_tokenizer(const std::string& path, const std::string& tokenizer_con
 
 }  // namespace
 
-ModelFiles ModelFiles::open(const std::string& path, const std::string& tokenizer_config_path) {
+ModelFiles ModelFiles::open(const std::string& path, const std::string& tokenizer_config_path, int threads) {
     ModelFiles files;
     // A directory is a Hugging Face model; anything else must be a GGUF file.
     if (is_directory(path)) {
@@ -55,7 +55,7 @@ ModelFiles ModelFiles::open(const std::string& path, const std::string& tokenize
         files.source = std::move(gguf);
     }
     files.config = ModelConfig::from_source(*files.source);
-    files.weights = ModelWeights::from_source(*files.source, files.config);
+    files.weights = ModelWeights::from_source(*files.source, files.config, threads);
     if (files.tokenizer->vocab_size() != files.config.vocab_size)
         throw_model_load("cannot load '" + path + "': the tokenizer has " + std::to_string(files.tokenizer->vocab_size()) +
                          " tokens but the embedding has " + std::to_string(files.config.vocab_size) + " rows");

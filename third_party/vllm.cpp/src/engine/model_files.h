@@ -25,8 +25,9 @@ struct ModelFiles {
 
     // MODEL_LOAD for unreadable, corrupt or unsupported files, and for a
     // tokenizer whose size is not the embedding's. `tokenizer_config_path`
-    // replaces a directory's tokenizer_config.json ("": its own).
-    static ModelFiles open(const std::string& path, const std::string& tokenizer_config_path);
+    // replaces a directory's tokenizer_config.json ("": its own). The
+    // weights are prepared on `threads` threads (0: the default count).
+    static ModelFiles open(const std::string& path, const std::string& tokenizer_config_path, int threads = 0);
 };
 
 }  // namespace vllm

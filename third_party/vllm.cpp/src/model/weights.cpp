@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include "formats/model_source.h"
+#include "model/expert_preparation.h"
 #include "model/weight_preparation.h"
 #include "util/error.h"
 
@@ -16,6 +17,7 @@ public:
     explicit TensorLoader(const ModelSource& file) : file_(file) {}
 
     const GgufTensor* find(const std::string& name) const { return file_.find_tensor(name); }
+    const ModelSource& file() const { return file_; }
 
     // A [rows, cols] matrix (GGUF dims {cols, rows}) in any supported type.
     kernels::QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
@@ -166,6 +168,7 @@ void load_experts(const TensorLoader& load, const std::string& p, ModelConfig& c
         l.expert_up = load.experts(p, "ffn_up", n, ffn, dim);
     }
     l.expert_down = load.experts(p, "ffn_down", n, dim, ffn);
+    l.lazy_experts = LazyExperts::create(l.expert_gate, l.expert_up, l.expert_down, &load.file());
     if (config.traits.expert_bias) {
         l.router_bias = load.vector(p + "ffn_gate_inp.bias", n);
         l.expert_gate_bias = load.expert_bias(p + "ffn_gate_exps.bias", n, ffn);
@@ -267,7 +270,7 @@ void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& 
 
 }  // namespace
 
-ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config) {
+ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config, int threads) {
     TensorLoader load(file);
     const GgufTensor* embd = load.find("token_embd.weight");
     if (embd == nullptr || embd->dims.size() != 2)
@@ -387,7 +390,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             matrices.push_back(m);
     matrices.push_back(&w.output);
     matrices.push_back(&w.per_layer_model_proj);
-    prepare_matrices(matrices, w.prepared, file);
+    prepare_matrices(matrices, w.prepared, file, threads);
     return w;
 }
 

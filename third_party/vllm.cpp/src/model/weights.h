@@ -4,6 +4,7 @@
 // and the experts of a mixture-of-experts model stay views into the file; small vectors (norms, biases) are copied to
 // float because every step reads them whole.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "kernels/cpu/kernels.h"
@@ -13,6 +14,7 @@
 namespace vllm {
 
 class ModelSource;
+class LazyExperts;
 
 struct LayerWeights {
     std::vector<float> attn_norm;
@@ -29,6 +31,10 @@ struct LayerWeights {
     // is never read); Qwen2-MoE's shared-expert gate vector [dim].
     kernels::QuantMatrix router;
     std::vector<kernels::QuantMatrix> expert_gate, expert_up, expert_down;
+    // The same experts as the kernels read them, each prepared the first
+    // time a token routes to it (model/expert_preparation.h); null when
+    // the kernels read the row layout. Shared by the layer's copies.
+    std::shared_ptr<LazyExperts> lazy_experts;
     std::vector<float> shared_expert_gate;
     // gpt-oss (config.traits.output_bias, attn_sinks, expert_bias; else empty): the
     // attention output's bias [dim], the sinks [n_heads], the router's bias
@@ -107,7 +113,9 @@ struct ModelWeights {
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.
-    static ModelWeights from_source(const ModelSource& file, ModelConfig& config);
+    // The prepared copies are written by `threads` threads (the engine's
+    // num_threads; 0: ThreadPool::default_thread_count()).
+    static ModelWeights from_source(const ModelSource& file, ModelConfig& config, int threads = 0);
 };
 
 }  // namespace vllm

@@ -2,6 +2,7 @@
 
 #include "model/blocks/gated_mlp.h"
 #include "model/blocks/norms.h"
+#include "model/expert_preparation.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -154,7 +155,12 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
             kernels::axpy_f32(1.0f, w.router_bias.data(), s.logits.data() + t * c.n_experts, c.n_experts);
     route_tokens(c, s.logits.data(), n_tokens, s.picked.data(), s.weights.data());
     const auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
-    grouped_expert_mlp({w.expert_gate, w.expert_up, w.expert_down, bias(w.expert_gate_bias), bias(w.expert_up_bias),
+    // The routed experts in the kernels' layout, each prepared on its first
+    // routing (every product with an expert then runs in that one layout).
+    LazyExperts* lazy = w.lazy_experts.get();
+    if (lazy != nullptr) lazy->prepare(s.picked.data(), n_tokens * k, pool);
+    grouped_expert_mlp({lazy ? lazy->gate() : w.expert_gate, lazy ? lazy->up() : w.expert_up,
+                        lazy ? lazy->down() : w.expert_down, bias(w.expert_gate_bias), bias(w.expert_up_bias),
                         bias(w.expert_down_bias)},
                        c.traits.ffn_activation, x, n_tokens, static_cast<int>(k), s.picked.data(), s, pool);
     const bool shared = w.w_gate.rows > 0;
