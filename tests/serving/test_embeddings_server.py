@@ -140,16 +140,18 @@ def test_generation_only_server_refuses_embeddings(smollm2_path):
         assert httpx.get(url + "/v1/models").json()["data"][0]["supported_tasks"] == ["generate"]
 
 
-def test_cli_embed_prints_one_vector_per_text(smollm2_path):
+def test_cli_embed_prints_one_vector_per_text(smollm2_path, tmp_path):
+    # From a neutral folder: `python -m` puts the working directory first on
+    # sys.path, and the checkout's vllm_cpp/ has no compiled module.
     done = subprocess.run([sys.executable, "-m", "vllm_cpp", "embed", str(smollm2_path), "one", "two",
                            "--max-model-len", "128", "--dimensions", "8", "--hf-overrides", '{"is_matryoshka": true}'],
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=240, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 2 and all(len(json.loads(line)) == 8 for line in lines)
     refused = subprocess.run([sys.executable, "-m", "vllm_cpp", "embed", str(smollm2_path), "one",
                               "--max-model-len", "128", "--dimensions", "8"], capture_output=True, text=True,
-                             timeout=240)
+                             timeout=240, cwd=str(tmp_path))
     assert refused.returncode == 2 and "does not support matryoshka" in refused.stderr
 
 
