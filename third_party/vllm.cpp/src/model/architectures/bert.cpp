@@ -128,7 +128,7 @@ private:
         layer_norm_rows(x_.data(), w.attn_norm, w.attn_norm_bias, T, dim, c.rms_eps, pool);
         kernels::matmul(w.w_up, x_.data(), T, up_.data(), pool);
         add_bias(up_.data(), w.up_bias, T);
-        for (float& u : up_) u = 0.5f * u * (1.0f + std::erf(u * static_cast<float>(M_SQRT1_2)));
+        for (float& u : up_) u = 0.5f * u * (1.0f + std::erf(u * 0.70710678118654752f));
         kernels::matmul(w.w_down, up_.data(), T, h_.data(), pool);
         add_bias(h_.data(), w.down_bias, T);
         for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
