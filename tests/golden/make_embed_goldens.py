@@ -32,6 +32,16 @@ norms per head, tied embeddings) with last-token pooling and normalisation,
 as Qwen/Qwen3-Embedding-0.6B's modules.json / 1_Pooling say. Attention is
 causal, as in transformers and llama.cpp.
 
+Cases ``bert-cls`` and ``bert-mean``: a tiny random ``BertModel`` (the
+all-MiniLM / bge-small shape: learned absolute positions, token types,
+post-norm LayerNorms, GELU MLP; 2 layers, hidden 64, 4 heads) with a tiny
+WordPiece vocabulary (``BERT_VOCAB``, saved by ``BertTokenizerFast``), CLS
+(bge) and MEAN (all-MiniLM, e5) pooling with Normalize. Both cases are the
+same weights (seed 0); only the Pooling module differs, and so the GGUF's
+``bert.pooling_type``. The prompts are random ids of that vocabulary after
+[CLS] and before [SEP], as the tokenizer frames a text. Attention is
+bidirectional.
+
 How to regenerate
 -----------------
 From the repository root, with the reference venv (torch CPU, transformers,
@@ -62,9 +72,20 @@ POOLING_TYPES = ("CLS", "MEAN", "LAST")
 # sentence-transformers' Pooling config key per pooling type.
 ST_MODE = {"CLS": "pooling_mode_cls_token", "MEAN": "pooling_mode_mean_tokens", "LAST": "pooling_mode_lasttoken"}
 
+# A tiny WordPiece vocabulary: BERT's special tokens, letters, words, suffixes.
+BERT_VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list("abcdefghijklmnopqrstuvwxyz.,!?") +
+              "the of and to in is it that was for on with as by at this be are from or an".split() +
+              "hello world cat dog sat mat run text model embed vector search query document".split() +
+              ["##s", "##ing", "##ed", "##er", "##ly", "##est", "##ion", "##al"])
+BERT = dict(vocab_size=len(BERT_VOCAB), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=128, max_position_embeddings=64, type_vocab_size=2, layer_norm_eps=1e-12,
+            hidden_act="gelu", pad_token_id=0)
+
 CASES = {
     "qwen3-embedding": ("Qwen3Config", dict(make_moe_goldens.BASE, head_dim=32, intermediate_size=128,
                                             tie_word_embeddings=True), "LAST"),
+    "bert-cls": ("BertConfig", BERT, "CLS"),
+    "bert-mean": ("BertConfig", BERT, "MEAN"),
 }
 
 
@@ -92,6 +113,46 @@ def pooled(hidden, pooling):
     if pooling == "MEAN":
         return hidden.mean(axis=0)
     return hidden[-1]
+
+
+def tiny_bert(kwargs, seed):
+    """A random BertModel as make_moe_goldens.tiny_model makes decoders (same
+    scales: its _randomize; weights rounded to float16)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    config = transformers.BertConfig(**kwargs)
+    config._attn_implementation = "eager"
+    model = transformers.BertModel(config).eval()
+    make_moe_goldens._randomize(model, seed)
+    model.model = model  # transformers_records reads the base model as .model
+    return model
+
+
+def fresh_bert_dir(model, directory):
+    """The BertModel as a float16 directory with BERT_VOCAB's BertTokenizerFast."""
+    import copy
+    import shutil
+
+    import torch
+    import transformers
+
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    del model.model
+    copy.deepcopy(model).to(torch.float16).save_pretrained(directory, safe_serialization=True)
+    model.model = model
+    vocab = {token: i for i, token in enumerate(BERT_VOCAB)}
+    transformers.BertTokenizerFast(vocab=vocab, do_lower_case=True).save_pretrained(directory)
+    return directory
+
+
+def bert_prompts(seed):
+    """Random ids of BERT_VOCAB's ordinary tokens between [CLS] and [SEP], the prompt lengths of the other cases."""
+    rng = np.random.default_rng(seed)
+    return [[2] + [int(i) for i in rng.integers(5, len(BERT_VOCAB), n - 2)] + [3]
+            for n in make_moe_goldens.make_arch_goldens.PROMPT_LENGTHS]
 
 
 def transformers_records(model, prompts):
@@ -139,9 +200,14 @@ def llama_cpp_embeddings(gguf_path, prompts, pooling):
 
 def make_case(case, llama_cpp, seed=0):
     config_class, kwargs, pooling = CASES[case]
-    _, model = make_moe_goldens.tiny_model(config_class, kwargs, seed)
-    prompts = make_moe_goldens.seeded_prompts(seed)
-    hf_dir = make_moe_goldens.fresh_hf_dir(model, OUT / f"{case}.hf")
+    if config_class == "BertConfig":
+        model = tiny_bert(kwargs, seed)
+        prompts = bert_prompts(seed)
+        hf_dir = fresh_bert_dir(model, OUT / f"{case}.hf")
+    else:
+        _, model = make_moe_goldens.tiny_model(config_class, kwargs, seed)
+        prompts = make_moe_goldens.seeded_prompts(seed)
+        hf_dir = make_moe_goldens.fresh_hf_dir(model, OUT / f"{case}.hf")
     write_sentence_transformers(hf_dir, pooling, kwargs["hidden_size"])
     gguf_path = OUT / f"{case}.gguf"
     make_moe_goldens.convert(hf_dir, gguf_path, llama_cpp)

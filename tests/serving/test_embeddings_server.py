@@ -165,3 +165,26 @@ def test_pooling_only_server_refuses_generation(smollm2_path):
             assert "serves embeddings only" in response.json()["error"]["message"]
         assert httpx.post(url + "/v1/embeddings", json={"input": "x"}).status_code == 200
         assert httpx.get(url + "/v1/models").json()["data"][0]["supported_tasks"] == ["embed"]
+
+
+def test_bert_encoder_served_through_the_openai_client():
+    """The tiny BERT of tests/golden/tiny_embed (WordPiece texts in its
+    vocabulary): the client's vectors equal the engine's; generation and an
+    over-long input are 400s naming why; the server stays usable."""
+    import pathlib
+
+    gguf = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_embed" / "bert-mean.gguf"
+    if not gguf.exists():
+        pytest.skip(f"no {gguf.name} (tests/golden/make_embed_goldens.py writes it)")
+    texts = ["hello world", "the cat sat on the mat.", "search query text"]
+    with Engine.load(gguf, max_model_len=32) as bert, running_server(bert, max_model_len=32) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        for encoding in ({"encoding_format": "float"}, {}):  # {}: the client's base64, decoded by it
+            answer = client.embeddings.create(model=MODEL_NAME, input=texts, **encoding)
+            for d, e in zip(answer.data, bert.embed(texts)):
+                assert close(d.embedding, e) and abs(math.fsum(x * x for x in d.embedding) - 1.0) < 1e-4
+        refused = httpx.post(url + "/v1/completions", json={"prompt": "hello"})
+        assert refused.status_code == 400 and "bert is an encoder" in refused.json()["error"]["message"]
+        too_long = httpx.post(url + "/v1/embeddings", json={"input": " ".join(["cat"] * 40)})
+        assert too_long.status_code == 400, too_long.text
+        assert client.embeddings.create(model=MODEL_NAME, input="dog").data[0].embedding

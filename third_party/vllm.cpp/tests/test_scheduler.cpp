@@ -5,7 +5,8 @@
 // waits afterwards, prefix-cache adoption and its counters, the lpm policy's
 // order, a decode with draft tokens (the speculative-decoding seam) and its
 // update (accepted drafts kept, rejected ones given up), and
-// requests waiting for a grammar mask (WAITING_FOR_FSM).
+// requests waiting for a grammar mask (WAITING_FOR_FSM), and an encoder's
+// whole-prompt requests (never chunked).
 #include <string>
 #include <vector>
 
@@ -204,6 +205,24 @@ void test_prefix_cache_adoption() {
     check(describe(batch) == "b:1 c:1 d:4 e:2", "d's last 4 and e's first 2 share the 6 (" + describe(batch) + ")");
 }
 
+void test_whole_prompt_is_never_chunked() {
+    KVCacheManager kv = make_kv(64);
+    Scheduler scheduler(SchedulingPolicy::FCFS, 8, 16, kv);
+    auto a = fake_request(token_ids(10), 0), b = fake_request(token_ids(10, 20), 1), c = fake_request(token_ids(4, 40), 2);
+    for (SchedulerRequest* r : {a.get(), b.get(), c.get()}) {
+        r->whole_prompt = true;
+        scheduler.add(r);
+    }
+    SchedulerOutput batch = scheduler.schedule();
+    check(describe(batch) == "a:10", "b's 10 do not fit the 6 left: it waits, and c does not overtake it (" +
+                                         describe(batch) + ")");
+    check(scheduler.num_waiting() == 2, "b and c wait");
+    complete_step(scheduler, batch);
+    scheduler.remove(a.get());
+    batch = scheduler.schedule();
+    check(describe(batch) == "b:10 c:4", "next step b whole, then c (" + describe(batch) + ")");
+}
+
 void test_lpm_order() {
     for (SchedulingPolicy policy : {SchedulingPolicy::FCFS, SchedulingPolicy::LPM}) {
         KVCacheManager kv = make_kv(32, true);
@@ -317,6 +336,7 @@ int main() {
     test_preemption(SchedulingPolicy::PRIORITY);
     test_prefix_cache_adoption();
     test_lpm_order();
+    test_whole_prompt_is_never_chunked();
     test_draft_tokens_are_scheduled();
     test_waiting_for_grammar();
     test_bad_policy_name();

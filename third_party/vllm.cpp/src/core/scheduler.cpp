@@ -173,6 +173,7 @@ SchedulerOutput Scheduler::schedule() {
         }
         const int n = step_tokens(*r, budget, r->num_tokens() - cached_tokens, capped_left);
         if (n == 0) break;  // the capped requests' share is taken (no overtaking)
+        if (r->whole_prompt && n < r->num_tokens() - cached_tokens) break;  // waits for a step with room (no overtaking)
         const Allocation allocation = allocate(r, n, cached);
         if (allocation == Allocation::Failed) continue;  // r left waiting_
         if (allocation == Allocation::NoRoom) break;

@@ -65,6 +65,10 @@ public:
     // the step (0: the step's budget): it bounds the logits rows that such
     // requests' prefill chunks take together.
     int max_tokens_per_step = 0;
+    // Its prompt is computed in one step or not at all (an encoder's pooling
+    // request attends over the whole prompt at once): it is admitted only
+    // when all of its uncomputed tokens fit the step's budget.
+    bool whole_prompt = false;
 
     // Its grammar's next mask is being computed off the engine loop (vLLM's
     // WAITING_FOR_FSM): the scheduler passes it over, waiting or running,

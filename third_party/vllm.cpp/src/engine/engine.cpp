@@ -93,6 +93,23 @@ void Engine::resolve_runner(const ModelConfig& model) {
     std::string runner = config_.runner;
     if (runner == "auto")
         runner = (own || config_.convert == "embed" || !config_.classifier_from_token.empty()) ? "pooling" : "generate";
+    if (model.traits.encoder) {
+        // An encoder has no output head: pooling only, each prompt run whole
+        // (core/scheduler_request.h's whole_prompt), so the step budget
+        // holds the longest prompt the engine admits.
+        if (config_.runner != "auto" && config_.runner != "pooling")
+            throw_invalid_argument("runner '" + config_.runner + "': " + model.architecture +
+                                   " is an encoder (embeddings only, no text generation); load it with runner 'pooling' "
+                                   "or 'auto'");
+        // The yes/no score head reads logits, which an encoder does not make.
+        if (!config_.classifier_from_token.empty())
+            throw_invalid_argument("hf_overrides.classifier_from_token: " + model.architecture +
+                                   " is an encoder without an output head (cross-encoder score heads are not "
+                                   "supported yet; score with its embeddings' cosine similarity instead)");
+        runner = "pooling";
+        config_.max_num_batched_tokens = std::max(config_.max_num_batched_tokens, max_model_len_);
+        encoder_ = true;
+    }
     serves_generation_ = runner == "generate" || runner == "both";
     serves_pooling_ = runner == "pooling" || runner == "both";
     // vLLM's defaults for an embedding model: the model's pooling, else
@@ -176,7 +193,9 @@ std::shared_ptr<RequestStream> Engine::enqueue_pooling(std::vector<int32_t> prom
                                                  *tokenizer_, stream);
         // Every row counts for CLS and MEAN: no prefix-cache hit may skip
         // one (LAST and scoring read the last row, which a hit always recomputes).
-        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST;
+        // An encoder's rows all depend on the whole prompt: computed whole, in one step.
+        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST && !encoder_;
+        request->sched.whole_prompt = encoder_;
         request->pooling.emplace(std::move(pooling));
         incoming_.push_back(std::move(request));
     }
@@ -246,7 +265,10 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
     if (!serves_generation_)
         throw_invalid_argument("this engine serves embeddings only: model \"" + model_name_ +
                                "\" was loaded with runner pooling; use the embeddings API (/v1/embeddings, "
-                               "vllm_embed, Engine.embed), or load it with runner 'generate' to generate text");
+                               "vllm_embed, Engine.embed)" +
+                               (encoder_ ? std::string(" (") + model_->config().architecture +
+                                               " is an encoder: it has no text generation)"
+                                         : std::string(", or load it with runner 'generate' to generate text")));
     sampling.truncate_prompt(prompt_ids);
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     sampling.check_vocabulary(tokenizer_->vocab_size());

@@ -128,6 +128,7 @@ private:
     std::string model_name_;
     bool serves_generation_ = true;
     bool serves_pooling_ = false;
+    bool encoder_ = false;  // the model is an encoder (ArchitectureTraits::encoder): pooling requests run whole
     PoolerConfig pooler_;
 
     // Hand-over between submitting threads and the loop.

@@ -266,6 +266,44 @@ const Names kGemma4Tensors = {
 const Names kGemma4 = kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm + kGemma4Tensors;
 const Keys kGemma4Config = kCommonConfig + kSlidingWindow + kSoftcapping;
 
+// BERT's encoder (transformers' BertModel, as sentence-transformers saves
+// it): its own names, LayerNorms with biases, no output head; the pooler
+// transformers adds is not read (llama.cpp's converter drops it too).
+HfArchitecture bert_row() {
+    HfArchitecture row{"BertModel", "bert",
+                       {{"hidden_size", "embedding_length", Kind::INT},
+                        {"num_hidden_layers", "block_count", Kind::INT},
+                        {"intermediate_size", "feed_forward_length", Kind::INT},
+                        {"num_attention_heads", "attention.head_count", Kind::INT},
+                        {"max_position_embeddings", "context_length", Kind::INT},
+                        {"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT},
+                        {"vocab_size", "vocab_size", Kind::INT}},
+                       {{"embeddings.word_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.position_embeddings.weight", "position_embd.weight"},
+                        {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+                        {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
+                        {"embeddings.LayerNorm.bias", "token_embd_norm.bias"}}};
+    const char* const parts[][2] = {
+        {"attention.self.query", "attn_q"},          {"attention.self.key", "attn_k"},
+        {"attention.self.value", "attn_v"},          {"attention.output.dense", "attn_output"},
+        {"attention.output.LayerNorm", "attn_output_norm"}, {"intermediate.dense", "ffn_up"},
+        {"output.dense", "ffn_down"},                {"output.LayerNorm", "layer_output_norm"}};
+    // The names live as long as the row table (a static), so the strings are kept here.
+    static std::vector<std::string> names;
+    if (names.empty())
+        for (const auto& part : parts)
+            for (const char* kind : {".weight", ".bias"}) {
+                names.push_back(std::string("encoder.layer.{N}.") + part[0] + kind);
+                names.push_back(std::string("blk.{N}.") + part[1] + kind);
+            }
+    for (size_t i = 0; i < names.size(); i += 2) row.tensors.push_back({names[i].c_str(), names[i + 1].c_str()});
+    row.tie_default = true;  // no lm_head
+    row.rope_layout_as_gguf = true;  // no RoPE
+    row.ignored_prefixes = {"pooler.", "embeddings.position_ids"};
+    row.refused_unless = {{"hidden_act", "\"gelu\""}, {"position_embedding_type", "\"absolute\""}};
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -329,6 +367,7 @@ const std::vector<HfArchitecture>& architectures() {
         qwen35_row("Qwen3_5ForConditionalGeneration", "qwen35", false, true),
         qwen35_row("Qwen3_5MoeForCausalLM", "qwen35moe", true, false),
         qwen35_row("Qwen3_5MoeForConditionalGeneration", "qwen35moe", true, true),
+        bert_row(),
     };
     return rows;
 }

@@ -109,6 +109,12 @@ struct ArchitectureTraits {
     // (llama.cpp's converter does not permute them; transformers rotates
     // them as complex pairs).
     bool mla = false;
+    // BERT's encoder (architectures/bert.cpp): bidirectional attention over
+    // each request's whole prompt, learned absolute positions and token
+    // types, LayerNorms with biases after each sublayer (eps from
+    // <arch>.attention.layer_norm_epsilon), no output head: a pooling-only
+    // model, each pooling request scheduled whole in one step.
+    bool encoder = false;
 };
 
 }  // namespace vllm

@@ -347,6 +347,8 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
                              "rope.freq_base, but " + c.architecture + "'s sliding layers rotate with the global base");
     }
     c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
+    // An encoder's LayerNorms (with mean and bias) keep their epsilon in rms_eps.
+    if (traits->encoder) c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_epsilon", 1e-12));
     if (c.n_layers <= 0 || c.dim <= 0 || c.ffn_dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
         c.n_heads % c.n_kv_heads != 0 || c.context_length <= 0)
         throw_model_load("cannot load '" + file.path() + "': inconsistent hyperparameters in the GGUF metadata");

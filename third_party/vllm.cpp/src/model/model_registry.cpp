@@ -17,6 +17,7 @@ const Architecture* const kArchitectures[] = {
     &kGemma4Architecture,
     &kDeepseek2Architecture,
     &kQwen35Architecture, &kQwen35MoeArchitecture,
+    &kBertArchitecture,
 };
 
 }  // namespace

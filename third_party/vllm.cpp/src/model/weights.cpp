@@ -233,6 +233,41 @@ void load_linear_attention(const TensorLoader& load, const std::string& p, const
     l.ssm_norm = load.vector(p + "ssm_norm.weight", c.linear_head_dim);
 }
 
+// An encoder's (config.traits.encoder: BERT, llama.cpp's tensor names)
+// embeddings and layers; it has no output head.
+void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& w) {
+    const int64_t dim = c.dim, ffn = c.ffn_dim;
+    w.position_embedding = load.matrix("position_embd.weight", c.context_length, dim);
+    const GgufTensor* types = load.find("token_types.weight");
+    if (types == nullptr || types->dims.size() != 2 || types->dims[0] != dim || types->dims[1] < 1)
+        load.fail("token_types.weight", "is missing or not a [" + std::to_string(dim) + ", types] matrix");
+    w.token_type_row.resize(dim);
+    kernels::dequantize_row(static_cast<GgmlType>(types->type), types->data, w.token_type_row.data(), dim);
+    w.embedding_norm = load.vector("token_embd_norm.weight", dim);
+    w.embedding_norm_bias = load.vector("token_embd_norm.bias", dim);
+    w.layers.resize(c.n_layers);
+    for (int i = 0; i < c.n_layers; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        LayerWeights& l = w.layers[i];
+        l.wq = load.matrix(p + "attn_q.weight", dim, dim);
+        l.wk = load.matrix(p + "attn_k.weight", dim, dim);
+        l.wv = load.matrix(p + "attn_v.weight", dim, dim);
+        l.wo = load.matrix(p + "attn_output.weight", dim, dim);
+        l.bq = load.vector(p + "attn_q.bias", dim);
+        l.bk = load.vector(p + "attn_k.bias", dim);
+        l.bv = load.vector(p + "attn_v.bias", dim);
+        l.bo = load.vector(p + "attn_output.bias", dim);
+        l.attn_norm = load.vector(p + "attn_output_norm.weight", dim);
+        l.attn_norm_bias = load.vector(p + "attn_output_norm.bias", dim);
+        l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
+        l.up_bias = load.vector(p + "ffn_up.bias", ffn);
+        l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
+        l.down_bias = load.vector(p + "ffn_down.bias", dim);
+        l.ffn_norm = load.vector(p + "layer_output_norm.weight", dim);
+        l.ffn_norm_bias = load.vector(p + "layer_output_norm.bias", dim);
+    }
+}
+
 }  // namespace
 
 ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config, int threads) {
@@ -245,6 +280,14 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     const int64_t dim = config.dim;
     ModelWeights w;
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
+    if (config.traits.encoder) {
+        load_encoder(load, config, w);
+        std::vector<kernels::QuantMatrix*> matrices;
+        for (LayerWeights& l : w.layers)
+            for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_up, &l.w_down}) matrices.push_back(m);
+        prepare_matrices(matrices, w.prepared, file);
+        return w;
+    }
     w.output_norm = load.vector("output_norm.weight", dim);
     w.output = load.find("output.weight") ? load.matrix("output.weight", config.vocab_size, dim) : w.token_embedding;
     if (load.find("rope_freqs.weight")) {

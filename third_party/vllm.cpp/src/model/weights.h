@@ -70,6 +70,11 @@ struct LayerWeights {
     // factor -exp(A_log) (ssm_a) per value head, the gated norm [head_dim].
     kernels::QuantMatrix w_linear_qkv, w_linear_z, w_beta, w_alpha, w_linear_out;
     std::vector<float> conv1d, ssm_dt, ssm_a, ssm_norm;
+    // An encoder (config.traits.encoder, BERT): attn_norm and ffn_norm are
+    // the LayerNorms after attention (attn_output_norm) and after the MLP
+    // (layer_output_norm), these their biases; w_up / w_down the MLP (no
+    // gate) with their biases; bq, bk, bv and bo the attention's.
+    std::vector<float> attn_norm_bias, ffn_norm_bias, up_bias, down_bias;
 };
 
 struct ModelWeights {
@@ -100,6 +105,11 @@ struct ModelWeights {
     // the same width and the norm of each layer's part of it.
     kernels::QuantMatrix per_layer_token_embd, per_layer_model_proj;
     std::vector<float> per_layer_proj_norm;
+    // An encoder's (config.traits.encoder) learned absolute positions
+    // [context_length, dim], token type 0's row [dim] (every token is of
+    // type 0) and the LayerNorm of the summed embeddings.
+    kernels::QuantMatrix position_embedding;
+    std::vector<float> token_type_row, embedding_norm, embedding_norm_bias;
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.

@@ -1,0 +1,192 @@
+// BERT's encoder (all-MiniLM, bge-small/base, e5; llama.cpp's `bert`):
+// token + learned absolute position + token type 0 embeddings through a
+// LayerNorm, then per layer bidirectional attention with biases, a residual
+// add and a LayerNorm (attn_output_norm), a GELU MLP (erf GELU, as
+// transformers' "gelu"), a residual add and a LayerNorm
+// (layer_output_norm); no final norm and no output head: the last layer's
+// rows are the hidden rows the pooler reads.
+//
+// An encoder attends over its whole prompt, so every slice must be a
+// request's whole prompt (start_pos 0): the engine schedules an encoder's
+// pooling requests whole (SchedulerRequest::whole_prompt) and serves them
+// only. Attention runs over the slice's own q/k/v rows; the KV cache is not
+// read or written.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/cpu/kernels.h"
+#include "model/architectures/architectures.h"
+#include "util/error.h"
+
+namespace vllm {
+
+namespace {
+
+constexpr ArchitectureTraits bert_traits() {
+    ArchitectureTraits t{RopeStyle::HALVES, /*qkv_bias=*/true, /*qk_norm=*/false, FfnActivation::SILU,
+                         /*post_norms=*/false};
+    t.output_bias = true;
+    t.encoder = true;
+    return t;
+}
+
+// rows[t] = layer_norm(rows[t]) * weight + bias, for `n` rows of `dim`.
+void layer_norm_rows(float* rows, const std::vector<float>& weight, const std::vector<float>& bias, int64_t n,
+                     int dim, float eps, ThreadPool& pool) {
+    pool.parallel_for(n, [&](int64_t first, int64_t last) {
+        for (int64_t t = first; t < last; ++t) {
+            float* x = rows + t * dim;
+            double mean = 0.0, var = 0.0;
+            for (int i = 0; i < dim; ++i) mean += x[i];
+            mean /= dim;
+            for (int i = 0; i < dim; ++i) var += (x[i] - mean) * (x[i] - mean);
+            const float inv = static_cast<float>(1.0 / std::sqrt(var / dim + eps));
+            for (int i = 0; i < dim; ++i) x[i] = (x[i] - static_cast<float>(mean)) * inv * weight[i] + bias[i];
+        }
+    });
+}
+
+// rows[t] += bias for `n` rows.
+void add_bias(float* rows, const std::vector<float>& bias, int64_t n) {
+    const int64_t width = static_cast<int64_t>(bias.size());
+    for (int64_t t = 0; t < n; ++t)
+        for (int64_t i = 0; i < width; ++i) rows[t * width + i] += bias[i];
+}
+
+class BertEncoder final : public DecoderModel {
+public:
+    BertEncoder(ModelConfig config, ModelWeights weights) : config_(std::move(config)), weights_(std::move(weights)) {}
+
+    const ModelConfig& config() const override { return config_; }
+    void limit_logits(int64_t) override {}
+    int64_t logit_count() const override { return 0; }
+
+    void forward(const std::vector<SequenceSlice>& batch, KVCache&, ThreadPool& pool,
+                 std::vector<float>& logits) override {
+        const ModelConfig& c = config_;
+        const int dim = c.dim;
+        int64_t T = 0;
+        for (const SequenceSlice& s : batch) {
+            if (s.start_pos != 0 || s.num_logits != 0)
+                throw_runtime("internal error: an encoder (" + c.architecture +
+                              ") runs whole prompts only, pooled, without logits");
+            if (s.n_tokens > c.context_length)
+                throw_runtime("internal error: a prompt of " + std::to_string(s.n_tokens) + " tokens exceeds " +
+                              c.architecture + "'s " + std::to_string(c.context_length) + " positions");
+            T += s.n_tokens;
+        }
+        x_.resize(T * dim);
+        h_.resize(T * dim);
+        q_.resize(T * dim);
+        k_.resize(T * dim);
+        v_.resize(T * dim);
+        attn_.resize(T * dim);
+        up_.resize(T * c.ffn_dim);
+        embed(batch, pool);
+        for (int l = 0; l < c.n_layers; ++l) layer(batch, l, T, pool);
+        int64_t row = 0;
+        for (const SequenceSlice& s : batch) {
+            if (s.hidden_rows != nullptr)
+                std::copy_n(x_.data() + row * dim, size_t(s.n_tokens) * dim, s.hidden_rows);
+            row += s.n_tokens;
+        }
+        logits.clear();
+    }
+
+private:
+    // x_ = LayerNorm(token + position + token type 0 embeddings).
+    void embed(const std::vector<SequenceSlice>& batch, ThreadPool& pool) {
+        const int dim = config_.dim;
+        const kernels::QuantMatrix& tok = weights_.token_embedding;
+        const kernels::QuantMatrix& pos = weights_.position_embedding;
+        std::vector<float> position(dim);
+        int64_t row = 0;
+        for (const SequenceSlice& s : batch)
+            for (int t = 0; t < s.n_tokens; ++t, ++row) {
+                float* x = x_.data() + row * dim;
+                kernels::dequantize_row(tok.type, tok.data + size_t(s.tokens[t]) * tok.row_bytes, x, dim);
+                kernels::dequantize_row(pos.type, pos.data + size_t(t) * pos.row_bytes, position.data(), dim);
+                for (int i = 0; i < dim; ++i) x[i] += position[i] + weights_.token_type_row[i];
+            }
+        layer_norm_rows(x_.data(), weights_.embedding_norm, weights_.embedding_norm_bias, row, dim, config_.rms_eps,
+                        pool);
+    }
+
+    void layer(const std::vector<SequenceSlice>& batch, int l, int64_t T, ThreadPool& pool) {
+        const ModelConfig& c = config_;
+        const LayerWeights& w = weights_.layers[l];
+        const int dim = c.dim;
+        kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, x_.data(), T, pool);
+        add_bias(q_.data(), w.bq, T);
+        add_bias(k_.data(), w.bk, T);
+        add_bias(v_.data(), w.bv, T);
+        attend(batch, pool);
+        kernels::matmul(w.wo, attn_.data(), T, h_.data(), pool);
+        add_bias(h_.data(), w.bo, T);
+        for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
+        layer_norm_rows(x_.data(), w.attn_norm, w.attn_norm_bias, T, dim, c.rms_eps, pool);
+        kernels::matmul(w.w_up, x_.data(), T, up_.data(), pool);
+        add_bias(up_.data(), w.up_bias, T);
+        for (float& u : up_) u = 0.5f * u * (1.0f + std::erf(u * 0.70710678118654752f));
+        kernels::matmul(w.w_down, up_.data(), T, h_.data(), pool);
+        add_bias(h_.data(), w.down_bias, T);
+        for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
+        layer_norm_rows(x_.data(), w.ffn_norm, w.ffn_norm_bias, T, dim, c.rms_eps, pool);
+    }
+
+    // attn_ = softmax(q k^T * scale) v per head, each token over every
+    // token of its own slice (no causal mask).
+    void attend(const std::vector<SequenceSlice>& batch, ThreadPool& pool) {
+        const ModelConfig& c = config_;
+        const int dim = c.dim, heads = c.n_heads, hd = c.head_dim;
+        int64_t first = 0;
+        for (const SequenceSlice& s : batch) {
+            const int n = s.n_tokens;
+            const int64_t base = first;
+            pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
+                std::vector<float> scores(n);
+                for (int64_t job = begin; job < end; ++job) {
+                    const int64_t t = base + job / heads;
+                    const int h = static_cast<int>(job % heads);
+                    const float* q = q_.data() + t * dim + h * hd;
+                    float top = -INFINITY;
+                    for (int j = 0; j < n; ++j) {
+                        const float* k = k_.data() + (base + j) * dim + h * hd;
+                        float dot = 0.0f;
+                        for (int i = 0; i < hd; ++i) dot += q[i] * k[i];
+                        scores[j] = dot * c.attn_scale;
+                        top = std::max(top, scores[j]);
+                    }
+                    float sum = 0.0f;
+                    for (int j = 0; j < n; ++j) sum += scores[j] = std::exp(scores[j] - top);
+                    float* out = attn_.data() + t * dim + h * hd;
+                    std::fill_n(out, hd, 0.0f);
+                    for (int j = 0; j < n; ++j) {
+                        const float* v = v_.data() + (base + j) * dim + h * hd;
+                        const float p = scores[j] / sum;
+                        for (int i = 0; i < hd; ++i) out[i] += p * v[i];
+                    }
+                }
+            });
+            first += n;
+        }
+    }
+
+    ModelConfig config_;
+    ModelWeights weights_;
+    std::vector<float> x_, h_, q_, k_, v_, attn_, up_;
+};
+
+std::unique_ptr<DecoderModel> build_bert(ModelConfig config, ModelWeights weights, int) {
+    if (config.n_kv_heads != config.n_heads || config.head_dim * config.n_heads != config.dim)
+        throw_model_load(config.architecture + ": grouped or resized attention heads are not BERT's (head_count_kv " +
+                         std::to_string(config.n_kv_heads) + ", key_length " + std::to_string(config.head_dim) + ")");
+    return std::make_unique<BertEncoder>(std::move(config), std::move(weights));
+}
+
+}  // namespace
+
+extern const Architecture kBertArchitecture = {"bert", bert_traits(), build_bert};
+
+}  // namespace vllm
