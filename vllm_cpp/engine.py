@@ -473,7 +473,7 @@ class Engine:
         """OpenAI ``/v1/embeddings`` request JSON in, its response JSON out
         (``vllm_embeddings``: the engine's protocol room, as the server runs
         it); blocks this thread until every vector is ready."""
-        return self._protocol_json(lib.vllm_embeddings, request, "embeddings")
+        return self._blocking_json(lib.vllm_embeddings, request, "embeddings")
 
     def embed(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
               dimensions: Optional[int] = None, normalize: Optional[bool] = None,
@@ -499,12 +499,12 @@ class Engine:
     def score_json(self, request: str) -> str:
         """vLLM's ``/score`` request JSON in, its response JSON out
         (``vllm_score``, the engine's protocol room); blocks this thread."""
-        return self._protocol_json(lib.vllm_score, request, "score")
+        return self._blocking_json(lib.vllm_score, request, "score")
 
     def rerank_json(self, request: str) -> str:
         """A ``/rerank`` (Jina / Cohere v2 shape) request JSON in, its
         response JSON out (``vllm_rerank``); blocks this thread."""
-        return self._protocol_json(lib.vllm_rerank, request, "rerank")
+        return self._blocking_json(lib.vllm_rerank, request, "rerank")
 
     def score(self, query: Union[str, Sequence[str]], documents: Union[str, Sequence[str]], *,
               truncate_prompt_tokens: Optional[int] = None, priority: int = 0) -> List[float]:
@@ -521,7 +521,10 @@ class Engine:
         response = json.loads(self.score_json(json.dumps(request)))
         return [item["score"] for item in response["data"]]
 
-    def _protocol_json(self, entry_point: Callable[[Any, Any, Any], int], request: str, what: str) -> str:
+    def _blocking_json(self, entry_point: Callable[[Any, Any, Any], int], request: str, what: str) -> str:
+        """The response JSON of a protocol-room entry point that answers in
+        one blocking call (embeddings, score, rerank), unlike the pulled
+        chat and completions calls of _protocol_json."""
         body = encode_str(request, "request_json")
         out = ffi.new("char**")
         with self._use() as h:
