@@ -65,6 +65,22 @@ def validated_chunks(chunks):
     return parsed
 
 
+def merge_tool_call_deltas(calls, deltas):
+    """The calls so far with a chunk's tool-call deltas added, as OpenAI's
+    client accumulates them: a delta with a new index starts a call (id, type,
+    name, the arguments' first piece); later ones of that index append to its
+    arguments."""
+    calls = [dict(c, function=dict(c["function"])) for c in calls]
+    for delta in deltas:
+        known = [c for c in calls if c["index"] == delta["index"]]
+        if not known:
+            calls.append(dict(delta, function=dict(delta.get("function", {}))))
+            continue
+        piece = delta.get("function", {}).get("arguments", "")
+        known[0]["function"]["arguments"] = known[0]["function"].get("arguments", "") + piece
+    return calls
+
+
 def reassemble(chunks):
     """Per choice index: (content, finish_reason, tool calls, logprob entries)."""
     out = {}
@@ -73,7 +89,7 @@ def reassemble(chunks):
             content, finish, calls, logprobs = out.get(choice["index"], ("", None, [], []))
             delta = choice["delta"]
             content += delta.get("content") or ""
-            calls = calls + delta.get("tool_calls", [])
+            calls = merge_tool_call_deltas(calls, delta.get("tool_calls", []))
             if choice.get("logprobs"):
                 logprobs = logprobs + choice["logprobs"]["content"]
             finish = choice["finish_reason"] or finish
