@@ -22,8 +22,8 @@ Recorded: the prompt ids, the last position's logits of "n" and "y", and the
 score softmax([no, yes])[1] = sigmoid(yes - no), computed in float64 from
 transformers' float32 logits.
 
-Run with the reference env: ``/work/refenv/bin/python tests/golden/make_rerank_goldens.py``
-(or any Python with torch and transformers).
+Run with a Python that has torch and transformers:
+``python tests/golden/make_rerank_goldens.py``.
 """
 
 import json

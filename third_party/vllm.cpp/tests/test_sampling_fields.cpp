@@ -160,7 +160,7 @@ void test_options_json_refusals() {
         read_sampling_options(R"({"n": 2})", c);
     });
     check(unknown.find("options_json: unknown sampling option 'n' (known: temperature, top_p") == 0 &&
-              unknown.find("bad_words)") != std::string::npos,
+              unknown.find("bad_words, lora_int_id)") != std::string::npos,
           "an unknown option named with the known ones: " + unknown);
     check(refusal([] {
               SamplingConfig c;
