@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "chat/openai_protocol.h"
+#include "util/base64.h"
 #include "util/error.h"
 #include "util/json_fields.h"
 #include "util/utf8.h"
@@ -18,22 +19,7 @@ using json::field;
 // OpenAI's encoding_format "base64": the vector's float32 bytes (little
 // endian, as numpy's tobytes writes them on the hosts we build for), in
 // standard base64.
-std::string base64_floats(const std::vector<float>& v) {
-    static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const size_t n = v.size() * sizeof(float);
-    const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
-    std::string out;
-    out.reserve((n + 2) / 3 * 4);
-    for (size_t i = 0; i < n; i += 3) {
-        const uint32_t b0 = bytes[i], b1 = i + 1 < n ? bytes[i + 1] : 0, b2 = i + 2 < n ? bytes[i + 2] : 0;
-        const uint32_t triple = (b0 << 16) | (b1 << 8) | b2;
-        out += kAlphabet[(triple >> 18) & 63];
-        out += kAlphabet[(triple >> 12) & 63];
-        out += i + 1 < n ? kAlphabet[(triple >> 6) & 63] : '=';
-        out += i + 2 < n ? kAlphabet[triple & 63] : '=';
-    }
-    return out;
-}
+std::string base64_floats(const std::vector<float>& v) { return base64_encode(v.data(), v.size() * sizeof(float)); }
 
 std::string input_name(size_t i, size_t n) { return n == 1 ? "input" : "input[" + std::to_string(i) + "]"; }
 

@@ -6,6 +6,8 @@ namespace vllm {
 
 namespace {
 
+const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 int sextet(char c) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -33,6 +35,21 @@ std::optional<std::string> base64_decode(std::string_view text) {
             count -= 8;
             out.push_back(static_cast<char>((bits >> count) & 0xFF));
         }
+    }
+    return out;
+}
+
+std::string base64_encode(const void* data, size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    std::string out;
+    out.reserve((size + 2) / 3 * 4);
+    for (size_t i = 0; i < size; i += 3) {
+        const uint32_t b0 = bytes[i], b1 = i + 1 < size ? bytes[i + 1] : 0, b2 = i + 2 < size ? bytes[i + 2] : 0;
+        const uint32_t triple = (b0 << 16) | (b1 << 8) | b2;
+        out += kAlphabet[(triple >> 18) & 63];
+        out += kAlphabet[(triple >> 12) & 63];
+        out += i + 1 < size ? kAlphabet[(triple >> 6) & 63] : '=';
+        out += i + 2 < size ? kAlphabet[triple & 63] : '=';
     }
     return out;
 }
