@@ -324,14 +324,15 @@ void EngineCore::pool_rows(Request& r, const float* rows, const SequenceSlice& s
     const int n_prompt = r.num_prompt_tokens();
     p.rows.add(p.type, rows, slice.start_pos, slice.n_tokens, n_prompt, model_.config().dim);
     if (slice.start_pos + slice.n_tokens < n_prompt) return;
-    r.stream->set_embedding(p.rows.finish(p.type, n_prompt, p.normalize, p.dimensions));
-    ++counters_.pooling_requests;
-    out.produced = true;
-    out.reason = finish_reason::kStop;
+    finish_pooling(r, p.rows.finish(p.type, n_prompt, p.normalize, p.dimensions), out);
 }
 
 void EngineCore::score_row(Request& r, const float* logits, StepOutput& out) {
-    r.stream->set_embedding({score_from_logits(logits, r.pooling->score_tokens)});
+    finish_pooling(r, {score_from_logits(logits, r.pooling->score_tokens)}, out);
+}
+
+void EngineCore::finish_pooling(Request& r, std::vector<float> result, StepOutput& out) {
+    r.stream->set_embedding(std::move(result));
     ++counters_.pooling_requests;
     out.produced = true;
     out.reason = finish_reason::kStop;

@@ -136,6 +136,9 @@ private:
     // A scoring request's last row of logits: its score, as a one-element
     // pooled vector, and the request done.
     void score_row(Request& r, const float* logits, StepOutput& out);
+    // A pooling request's result (its vector, or a score as one value) to
+    // its stream; the request ends with this step.
+    void finish_pooling(Request& r, std::vector<float> result, StepOutput& out);
     // Samples the next token of `r` from its logits row into `out`.
     void sample_token(Request& r, float* logits, StepOutput& out);
     // prompt_logprobs: the entries of the prompt positions a chunk's rows
