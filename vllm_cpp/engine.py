@@ -366,14 +366,8 @@ class Engine:
         vocabulary is :class:`InvalidArgumentError`."""
         ids = _token_ids(token_ids, "token_ids")
         array = ffi.new("int32_t[]", ids) if ids else ffi.NULL
-        out = ffi.new("char**")
-        with self._use() as h:
-            status = lib.vllm_detokenize(h, array, len(ids), bool(skip_special_tokens), out)
-        try:
-            _ffi.check(status)
-            return decode_cstr(out[0], "text") or ""
-        finally:
-            lib.vllm_string_free(out[0])
+        return self._string_of(
+            lambda h, out: lib.vllm_detokenize(h, array, len(ids), bool(skip_special_tokens), out), "text")
 
     # -- chat --------------------------------------------------------------
     def chat_json(self, request: str) -> str:
@@ -526,14 +520,7 @@ class Engine:
         one blocking call (embeddings, score, rerank), unlike the pulled
         chat and completions calls of _protocol_json."""
         body = encode_str(request, "request_json")
-        out = ffi.new("char**")
-        with self._use() as h:
-            status = entry_point(h, body, out)
-        try:
-            _ffi.check(status)
-            return decode_cstr(out[0], what) or ""
-        finally:
-            lib.vllm_string_free(out[0])
+        return self._string_of(lambda h, out: entry_point(h, body, out), what)
 
     # -- statistics --------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
@@ -549,15 +536,21 @@ class Engine:
         ``kv_transfer`` (the KV connector's counters, or None without one)."""
         return self._json_of(lib.vllm_engine_stats, "stats")
 
-    def _json_of(self, entry_point: Callable[[Any, Any], int], what: str) -> Any:
-        """The JSON an ``entry_point(engine, char** out)`` returns, parsed."""
+    def _string_of(self, entry_point: Callable[[Any, Any], int], what: str) -> str:
+        """The string an ``entry_point(engine, char** out)`` returns (the
+        library's, freed here)."""
         out = ffi.new("char**")
         with self._use() as ptr:
-            _ffi.check(entry_point(ptr, out))
+            status = entry_point(ptr, out)
         try:
-            return json.loads(decode_cstr(out[0], what))
+            _ffi.check(status)
+            return decode_cstr(out[0], what) or ""
         finally:
             lib.vllm_string_free(out[0])
+
+    def _json_of(self, entry_point: Callable[[Any, Any], int], what: str) -> Any:
+        """The JSON an ``entry_point(engine, char** out)`` returns, parsed."""
+        return json.loads(self._string_of(entry_point, what))
 
     # -- KV cache events (vllm_cpp.kv_events publishes them) --------------
     def kv_events_enable(self) -> None:
@@ -572,13 +565,8 @@ class Engine:
         for some: ``{"dropped": n, "events": [...]}`` as vllm.h's
         vllm_engine_kv_events_take describes (the engine's own chain
         hashes; :mod:`vllm_cpp.kv_events` turns them into vLLM's)."""
-        out = ffi.new("char**")
-        with self._use() as ptr:
-            _ffi.check(lib.vllm_engine_kv_events_take(ptr, int(timeout_ms), out))
-        try:
-            return json.loads(decode_cstr(out[0], "KV cache events"))
-        finally:
-            lib.vllm_string_free(out[0])
+        return self._json_of(lambda ptr, out: lib.vllm_engine_kv_events_take(ptr, int(timeout_ms), out),
+                             "KV cache events")
 
     # -- non-blocking requests --------------------------------------------
     def submit(self, prompt: Prompt, params: Optional[SamplingParams],
