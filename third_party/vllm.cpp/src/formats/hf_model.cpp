@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "formats/hf_architecture.h"
@@ -516,20 +517,25 @@ void HfModel::split_kv_b(const SafetensorsTensor& t, const std::string& name) {
         fail("tensor '" + t.name + "' is not [num_attention_heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank] = [" +
              std::to_string(heads * (nope + v)) + ", kv_lora_rank]");
     const int64_t lora = t.shape[1];
-    std::vector<float> kv(static_cast<size_t>(t.shape[0] * lora));
-    kernels::dequantize_row(t.type, t.data, kv.data(), static_cast<int64_t>(kv.size()));
     // Per head: rows [nope keys, then v values] of kv_lora columns. k_b is
     // each head's key rows transposed ([kv_lora][nope]), v_b its value rows.
-    std::vector<float> k_b(static_cast<size_t>(heads * lora * nope)), v_b(static_cast<size_t>(heads * v * lora));
+    // Both keep the stored type (F32, F16 or BF16: a move of elements, no
+    // arithmetic), as llama.cpp's converter keeps it: a float32 copy of a
+    // 16-bit checkpoint would hold twice kv_b's bytes for the model's life.
+    const size_t es = t.nbytes / static_cast<size_t>(t.shape[0] * lora);
+    const auto at = [es](int64_t element) { return static_cast<size_t>(element) * es; };
+    std::vector<uint8_t> k_b(at(heads * lora * nope)), v_b(at(heads * v * lora));
     for (int64_t h = 0; h < heads; ++h) {
-        const float* head = kv.data() + h * (nope + v) * lora;
+        const uint8_t* head = t.data + at(h * (nope + v) * lora);
         for (int64_t i = 0; i < nope; ++i)
-            for (int64_t j = 0; j < lora; ++j) k_b[(h * lora + j) * nope + i] = head[i * lora + j];
-        std::copy_n(head + nope * lora, v * lora, v_b.data() + h * v * lora);
+            for (int64_t j = 0; j < lora; ++j) std::memcpy(&k_b[at((h * lora + j) * nope + i)], head + at(i * lora + j), es);
+        std::memcpy(&v_b[at(h * v * lora)], head + at(nope * lora), at(v * lora));
     }
+    // The checkpoint's kv_b is read once, here: its file pages go back.
+    release(t.data, t.nbytes);
     const std::string stem = name.substr(0, name.size() - std::string("kv_b.weight").size());
-    add_computed(stem + "k_b.weight", {nope, lora, heads}, std::move(k_b));
-    add_computed(stem + "v_b.weight", {lora, v, heads}, std::move(v_b));
+    add_computed_bytes(stem + "k_b.weight", {nope, lora, heads}, t.type, std::move(k_b));
+    add_computed_bytes(stem + "v_b.weight", {lora, v, heads}, t.type, std::move(v_b));
 }
 
 void HfModel::check_gpt_oss_config(const json::Value& config) const {
@@ -706,12 +712,25 @@ void HfModel::read_gated_delta_net_config(const json::Value& config, const std::
 
 void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
     computed_.push_back(std::move(values));  // moving keeps the buffer the tensor points into
+    add_computed_tensor(name, std::move(dims), GgmlType::F32, reinterpret_cast<const uint8_t*>(computed_.back().data()),
+                        computed_.back().size() * sizeof(float));
+}
+
+void HfModel::add_computed_bytes(const std::string& name, std::vector<int64_t> dims, GgmlType type,
+                                 std::vector<uint8_t> bytes) {
+    computed_raw_.push_back(std::move(bytes));
+    add_computed_tensor(name, std::move(dims), type, computed_raw_.back().data(), computed_raw_.back().size());
+}
+
+void HfModel::add_computed_tensor(const std::string& name, std::vector<int64_t> dims, GgmlType type,
+                                  const uint8_t* data, size_t nbytes) {
+    computed_bytes_ += nbytes;
     GgufTensor t;
     t.name = name;
     t.dims = std::move(dims);
-    t.type = static_cast<uint32_t>(GgmlType::F32);
-    t.data = reinterpret_cast<const uint8_t*>(computed_.back().data());
-    t.nbytes = computed_.back().size() * sizeof(float);
+    t.type = static_cast<uint32_t>(type);
+    t.data = data;
+    t.nbytes = nbytes;
     add_tensor(std::move(t));
 }
 
