@@ -137,27 +137,42 @@ private:
 
     // attn_ = softmax(q k^T * scale) v per head, each token over every
     // token of its own slice (no causal mask).
+    // One job per (sequence, head) of the whole batch. The head's keys are
+    // transposed first ([head_dim][n]), so a query's scores are built a
+    // key row at a time (scores[j] += q[i] * kT[i][j]: contiguous in j, the
+    // compiler's vector loop) instead of one dot product per key (a scalar
+    // reduction it cannot vectorise); each score still sums over i in order,
+    // so the values are the same. Each job reads only its own sequence.
     void attend(const std::vector<SequenceSlice>& batch, ThreadPool& pool) {
         const ModelConfig& c = config_;
         const int dim = c.dim, heads = c.n_heads, hd = c.head_dim;
+        std::vector<int64_t> starts;
+        int longest = 0;
         int64_t first = 0;
         for (const SequenceSlice& s : batch) {
-            const int n = s.n_tokens;
-            const int64_t base = first;
-            pool.parallel_for(int64_t(n) * heads, [&](int64_t begin, int64_t end) {
-                std::vector<float> scores(n);
-                for (int64_t job = begin; job < end; ++job) {
-                    const int64_t t = base + job / heads;
-                    const int h = static_cast<int>(job % heads);
+            starts.push_back(first);
+            first += s.n_tokens;
+            longest = std::max(longest, s.n_tokens);
+        }
+        pool.parallel_for(int64_t(batch.size()) * heads, [&](int64_t begin, int64_t end) {
+            std::vector<float> keys(size_t(hd) * longest), scores(longest);
+            for (int64_t job = begin; job < end; ++job) {
+                const int64_t base = starts[job / heads];
+                const int n = batch[job / heads].n_tokens, h = static_cast<int>(job % heads);
+                for (int j = 0; j < n; ++j) {
+                    const float* k = k_.data() + (base + j) * dim + h * hd;
+                    for (int i = 0; i < hd; ++i) keys[size_t(i) * n + j] = k[i];
+                }
+                for (int64_t t = base; t < base + n; ++t) {
                     const float* q = q_.data() + t * dim + h * hd;
-                    float top = -INFINITY;
-                    for (int j = 0; j < n; ++j) {
-                        const float* k = k_.data() + (base + j) * dim + h * hd;
-                        float dot = 0.0f;
-                        for (int i = 0; i < hd; ++i) dot += q[i] * k[i];
-                        scores[j] = dot * c.attn_scale;
-                        top = std::max(top, scores[j]);
+                    std::fill_n(scores.data(), n, 0.0f);
+                    for (int i = 0; i < hd; ++i) {
+                        const float qi = q[i];
+                        const float* row = keys.data() + size_t(i) * n;
+                        for (int j = 0; j < n; ++j) scores[j] += qi * row[j];
                     }
+                    float top = -INFINITY;
+                    for (int j = 0; j < n; ++j) top = std::max(top, scores[j] *= c.attn_scale);
                     float sum = 0.0f;
                     for (int j = 0; j < n; ++j) sum += scores[j] = std::exp(scores[j] - top);
                     float* out = attn_.data() + t * dim + h * hd;
@@ -168,9 +183,8 @@ private:
                         for (int i = 0; i < hd; ++i) out[i] += p * v[i];
                     }
                 }
-            });
-            first += n;
-        }
+            }
+        });
     }
 
     ModelConfig config_;
