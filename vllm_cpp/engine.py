@@ -515,6 +515,28 @@ class Engine:
         response = json.loads(self.score_json(json.dumps(request)))
         return [item["score"] for item in response["data"]]
 
+    # -- classification (issue 43) -------------------------------------------
+    def classify_json(self, request: str) -> str:
+        """vLLM's ``/classify`` request JSON in, its response JSON out
+        (``vllm_classify``, the engine's protocol room); blocks this thread."""
+        return self._blocking_json(lib.vllm_classify, request, "classify")
+
+    def classify(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
+                 truncate_prompt_tokens: Optional[int] = None, add_special_tokens: bool = True,
+                 priority: int = 0) -> List[List[float]]:
+        """One list of class probabilities per input (a text, a list of texts,
+        token ids or token id lists): a classification model's head
+        (``*ForSequenceClassification``), softmax over its labels (sigmoid
+        for one label), as vLLM's classify task gives them."""
+        if isinstance(inputs, (list, tuple)):
+            inputs = list(inputs)
+        request: Dict[str, Any] = {"input": inputs, "add_special_tokens": bool(add_special_tokens),
+                                   "priority": priority}
+        if truncate_prompt_tokens is not None:
+            request["truncate_prompt_tokens"] = truncate_prompt_tokens
+        response = json.loads(self.classify_json(json.dumps(request)))
+        return [item["probs"] for item in response["data"]]
+
     def _blocking_json(self, entry_point: Callable[[Any, Any, Any], int], request: str, what: str) -> str:
         """The response JSON of a protocol-room entry point that answers in
         one blocking call (embeddings, score, rerank), unlike the pulled

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput", "ScoringOutput", "ScoringRequestOutput"]
+__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput", "ScoringOutput", "ScoringRequestOutput",
+           "ClassificationOutput", "ClassificationRequestOutput"]
 
 
 @dataclass(frozen=True)
@@ -57,5 +58,26 @@ class ScoringRequestOutput:
 
     request_id: str
     outputs: ScoringOutput
+    prompt_token_ids: List[int]
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class ClassificationOutput:
+    """vLLM's ``ClassificationOutput``: one prompt's class probabilities."""
+
+    probs: List[float]
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.probs)
+
+
+@dataclass(frozen=True)
+class ClassificationRequestOutput:
+    """vLLM's ``ClassificationRequestOutput`` of one prompt (``LLM.classify``)."""
+
+    request_id: str
+    outputs: ClassificationOutput
     prompt_token_ids: List[int]
     finished: bool = True

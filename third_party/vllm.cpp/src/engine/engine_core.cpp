@@ -256,7 +256,7 @@ ModelRunnerOutput EngineCore::execute(const SchedulerOutput& scheduled, std::vec
             scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); },
             [this](const SchedulerRequest& sched) {
                 const Request& r = request_of(sched);
-                return r.pooling.has_value() && r.pooling->score_tokens.empty();
+                return r.pooling.has_value() && !r.pooling->reads_logits();
             },
             lora_ ? &step_adapter_ptrs_ : nullptr);
     ++counters_.model_steps;
@@ -328,6 +328,10 @@ void EngineCore::pool_rows(Request& r, const float* rows, const SequenceSlice& s
 }
 
 void EngineCore::score_row(Request& r, const float* logits, StepOutput& out) {
+    if (r.pooling->classifier_labels > 0) {
+        finish_pooling(r, classifier_probabilities(logits, r.pooling->classifier_labels), out);
+        return;
+    }
     finish_pooling(r, {score_from_logits(logits, r.pooling->score_tokens)}, out);
 }
 

@@ -82,6 +82,19 @@ float score_from_logits(const float* logits, const std::vector<int32_t>& score_t
     return static_cast<float>(1.0 / (1.0 + std::exp(-margin)));
 }
 
+std::vector<float> classifier_probabilities(const float* logits, int num_labels) {
+    std::vector<float> p(logits, logits + num_labels);
+    if (num_labels == 1) {
+        p[0] = static_cast<float>(1.0 / (1.0 + std::exp(-double(logits[0]))));
+        return p;
+    }
+    const float top = *std::max_element(p.begin(), p.end());
+    double sum = 0;
+    for (float& x : p) sum += x = std::exp(x - top);
+    for (float& x : p) x = static_cast<float>(x / sum);
+    return p;
+}
+
 void check_pooling_dimensions(const PoolerConfig& config, int hidden_size, int32_t dimensions,
                               const std::string& model_name) {
     if (dimensions == 0) return;

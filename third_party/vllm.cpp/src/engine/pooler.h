@@ -38,6 +38,12 @@ struct PoolerConfig {
     // takes its prompt's last row of logits instead of hidden rows.
     std::vector<int32_t> score_tokens;
     bool qwen3_reranker_prompt = false;  // is_original_qwen3_reranker
+    // A classification head (a cross-encoder: BERT's or XLM-RoBERTa's
+    // *ForSequenceClassification): its number of labels (0: none) and their
+    // names (id2label; LABEL_<i> where the model has none). One label
+    // scores (/score, /rerank); any number classifies (/classify).
+    int32_t num_labels = 0;
+    std::vector<std::string> labels;
 };
 
 // The score of a prompt's last row of logits under a score head: the true
@@ -45,6 +51,10 @@ struct PoolerConfig {
 // sigmoid(logit[true] - logit[false]) (vLLM's from_2_way_softmax, the
 // is_original_qwen3_reranker form).
 float score_from_logits(const float* logits, const std::vector<int32_t>& score_tokens);
+
+// A classification head's logits as vLLM's classifier pooler activates
+// them: sigmoid for one label (a cross-encoder's score), softmax over more.
+std::vector<float> classifier_probabilities(const float* logits, int num_labels);
 
 // One request's pooling options (vLLM's PoolingParams for embed).
 struct PoolingParams {
