@@ -537,6 +537,29 @@ class Engine:
         response = json.loads(self.classify_json(json.dumps(request)))
         return [item["probs"] for item in response["data"]]
 
+    # -- the pooling API (issue 43) ------------------------------------------
+    def pooling_json(self, request: str) -> str:
+        """vLLM's ``/pooling`` request JSON in, its response JSON out
+        (``vllm_pooling``, the engine's protocol room); blocks this thread."""
+        return self._blocking_json(lib.vllm_pooling, request, "pooling")
+
+    def encode(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
+               task: Optional[str] = None, dimensions: Optional[int] = None, normalize: Optional[bool] = None,
+               truncate_prompt_tokens: Optional[int] = None, add_special_tokens: bool = True,
+               priority: int = 0) -> List[Any]:
+        """The pooler's raw output per input (vLLM's ``encode``): ``task``
+        "embed" (a vector), "token_embed" (a list of rows: ALL or STEP token
+        pooling) or "classify" (class probabilities); None: the model's own."""
+        if isinstance(inputs, (list, tuple)):
+            inputs = list(inputs)
+        request: Dict[str, Any] = {"input": inputs, "add_special_tokens": bool(add_special_tokens),
+                                   "priority": priority}
+        optional = {"task": task, "dimensions": dimensions, "normalize": normalize,
+                    "truncate_prompt_tokens": truncate_prompt_tokens}
+        request.update({name: value for name, value in optional.items() if value is not None})
+        response = json.loads(self.pooling_json(json.dumps(request)))
+        return [item["data"] for item in response["data"]]
+
     def _blocking_json(self, entry_point: Callable[[Any, Any, Any], int], request: str, what: str) -> str:
         """The response JSON of a protocol-room entry point that answers in
         one blocking call (embeddings, score, rerank), unlike the pulled

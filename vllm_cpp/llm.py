@@ -36,7 +36,7 @@ from .engine_options import engine_options_from_vllm_names
 from .lora import LoRARequest
 from .outputs import Completion, TokenLogprob
 from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams, ScoringOutput, ScoringRequestOutput
-from .pooling import ClassificationOutput, ClassificationRequestOutput
+from .pooling import ClassificationOutput, ClassificationRequestOutput, PoolingOutput, PoolingRequestOutput
 from .sampling_params import SamplingParams, StructuredOutput
 from .errors import InvalidConfigurationError
 
@@ -242,6 +242,20 @@ class LLM:
         probs = self.engine.classify(inputs, truncate_prompt_tokens=truncate_prompt_tokens)
         return [ClassificationRequestOutput(str(next(self._ids)), ClassificationOutput(p), ids)
                 for p, ids in zip(probs, self._pooled_ids(inputs, truncate_prompt_tokens))]
+
+    def encode(self, prompts: Union[PromptInput, Sequence[PromptInput]], pooling_params: Optional[PoolingParams] = None,
+               *, truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = False,
+               pooling_task: Optional[str] = None) -> List[PoolingRequestOutput]:
+        """vLLM's ``LLM.encode``: one :class:`PoolingRequestOutput` per prompt,
+        the pooler's output for ``pooling_task`` ("embed", "token_embed":
+        every prompt row as ALL / STEP pooling keeps it, "classify"; None:
+        the model's own task)."""
+        inputs = _pooling_inputs(prompts)
+        params = pooling_params or PoolingParams()
+        data = self.engine.encode(inputs, task=pooling_task, dimensions=params.dimensions,
+                                  normalize=params.normalize, truncate_prompt_tokens=truncate_prompt_tokens)
+        return [PoolingRequestOutput(str(next(self._ids)), PoolingOutput(d), ids)
+                for d, ids in zip(data, self._pooled_ids(inputs, truncate_prompt_tokens))]
 
     def _pooled_ids(self, inputs: List[Any], truncate_prompt_tokens: Optional[int]) -> List[List[int]]:
         """Each pooled prompt's ids, as the engine cut them."""

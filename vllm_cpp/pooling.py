@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 __all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput", "ScoringOutput", "ScoringRequestOutput",
-           "ClassificationOutput", "ClassificationRequestOutput"]
+           "ClassificationOutput", "ClassificationRequestOutput", "PoolingOutput", "PoolingRequestOutput"]
 
 
 @dataclass(frozen=True)
@@ -79,5 +79,23 @@ class ClassificationRequestOutput:
 
     request_id: str
     outputs: ClassificationOutput
+    prompt_token_ids: List[int]
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class PoolingOutput:
+    """vLLM's ``PoolingOutput``: the pooler's raw output (a vector, or a list
+    of rows for token_embed; vLLM holds a tensor, this a list)."""
+
+    data: list
+
+
+@dataclass(frozen=True)
+class PoolingRequestOutput:
+    """vLLM's ``PoolingRequestOutput`` of one prompt (``LLM.encode``)."""
+
+    request_id: str
+    outputs: PoolingOutput
     prompt_token_ids: List[int]
     finished: bool = True

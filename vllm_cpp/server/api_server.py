@@ -71,6 +71,7 @@ from . import serving_messages
 from . import serving_embeddings
 from . import serving_score
 from . import serving_classify
+from . import serving_pooling
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -226,6 +227,8 @@ class OpenAIServer:
              for path in ("/rerank", "/v1/rerank", "/v2/rerank")
         ] + [  # Classification (serving_classify.py)
             Route("/classify", handler(lambda request: serving_classify.create_classify(self, request)),
+                  methods=["POST"]),
+            Route("/pooling", handler(lambda request: serving_pooling.create_pooling(self, request)),
                   methods=["POST"]),
         ] + ([  # vLLM's runtime LoRA routes, only behind its flag
             Route("/v1/load_lora_adapter", handler(self.load_lora_adapter), methods=["POST"]),

@@ -138,6 +138,15 @@ void Engine::resolve_runner(const ModelConfig& model) {
         pooler_.score_tokens.push_back(ids[0]);
     }
     pooler_.qwen3_reranker_prompt = config_.is_original_qwen3_reranker;
+    if (config_.tok_pooling_type) pooler_.token.step = parse_step_pooling(*config_.tok_pooling_type, "pooler_config.tok_pooling_type");
+    if ((config_.step_tag_id || !config_.returned_token_ids.empty()) && !pooler_.token.step)
+        throw_invalid_argument("pooler_config's step_tag_id and returned_token_ids need tok_pooling_type STEP");
+    pooler_.token.step_tag_id = config_.step_tag_id.value_or(-1);
+    pooler_.token.returned_token_ids = config_.returned_token_ids;
+    for (int32_t column : pooler_.token.returned_token_ids)
+        if (column >= model.dim)
+            throw_invalid_argument("'pooler_config.returned_token_ids' " + std::to_string(column) +
+                                   " is not a column of the model's " + std::to_string(model.dim) + "-wide rows");
     if (serves_score() && !serves_pooling_)
         throw_invalid_argument("hf_overrides' classifier_from_token makes a scoring model: it needs runner pooling "
                                "(or auto), not " + config_.runner);
@@ -178,6 +187,20 @@ std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> promp
                                "it does not embed");
     Request::Pooling pooling;
     pooling.type = pooler_.type;
+    pooling.normalize = params.normalize.value_or(pooler_.normalize);
+    pooling.dimensions = params.dimensions;
+    return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
+}
+
+std::shared_ptr<RequestStream> Engine::submit_token_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                            int32_t truncate_prompt_tokens, int32_t priority) {
+    check_pooling_request(params);
+    if (serves_score() || serves_classify())
+        throw_invalid_argument("model \"" + model_name_ + "\" has a " + (serves_classify() ? "classification" : "score") +
+                               " head: it does not embed tokens (token_embed); use its classify or score task");
+    Request::Pooling pooling;
+    pooling.per_token = true;
+    pooling.token = pooler_.token;
     pooling.normalize = params.normalize.value_or(pooler_.normalize);
     pooling.dimensions = params.dimensions;
     return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
@@ -236,7 +259,7 @@ std::shared_ptr<RequestStream> Engine::enqueue_pooling(std::vector<int32_t> prom
         // Every row counts for CLS and MEAN: no prefix-cache hit may skip
         // one (LAST and scoring read the last row, which a hit always recomputes).
         // An encoder's rows all depend on the whole prompt: computed whole, in one step.
-        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST && !encoder_;
+        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST && !encoder_ && !pooling.per_token;
         request->sched.whole_prompt = encoder_;
         request->sched.second_segment_start = second_segment_start;
         request->pooling.emplace(std::move(pooling));

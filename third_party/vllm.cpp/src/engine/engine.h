@@ -69,6 +69,12 @@ public:
     std::shared_ptr<RequestStream> submit_classify(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
                                                    int32_t priority);
     bool serves_classify() const { return pooler_.num_labels > 0; }
+    // A token_embed request (vLLM's ALL / STEP token pooling,
+    // PoolerConfig::token): every kept prompt row, each `params`'
+    // dimensions and normalisation, as one flattened vector of
+    // token_row_width() wide rows. Refused as submit_pooling refuses.
+    std::shared_ptr<RequestStream> submit_token_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                        int32_t truncate_prompt_tokens, int32_t priority);
     // submit_pooling's checks of what is the same for every input: that
     // this engine pools, and `params`' dimensions.
     void check_pooling_request(const PoolingParams& params) const;

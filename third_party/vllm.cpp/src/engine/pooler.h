@@ -24,6 +24,16 @@ const char* pooling_type_name(PoolingType type);
 // 2 CLS, 3 LAST; nullopt for NONE (0) and the kinds that are not embeddings.
 std::optional<PoolingType> pooling_type_from_gguf(int64_t value);
 
+// vLLM's token pooling (tok_pooling_type) for the token_embed task: ALL,
+// every prompt row; STEP, the rows of the prompt's step_tag_id tokens
+// (every row when unset), of each only the returned_token_ids columns (all
+// when empty), as vLLM's StepPool selects them.
+struct TokenPooling {
+    bool step = false;
+    int32_t step_tag_id = -1;
+    std::vector<int32_t> returned_token_ids;
+};
+
 // The engine's pooling setup: what every pooling request of it runs.
 struct PoolerConfig {
     PoolingType type = PoolingType::LAST;
@@ -44,6 +54,7 @@ struct PoolerConfig {
     // scores (/score, /rerank); any number classifies (/classify).
     int32_t num_labels = 0;
     std::vector<std::string> labels;
+    TokenPooling token;  // the token_embed task's
 };
 
 // The score of a prompt's last row of logits under a score head: the true
@@ -55,6 +66,18 @@ float score_from_logits(const float* logits, const std::vector<int32_t>& score_t
 // A classification head's logits as vLLM's classifier pooler activates
 // them: sigmoid for one label (a cross-encoder's score), softmax over more.
 std::vector<float> classifier_probabilities(const float* logits, int num_labels);
+
+// vLLM's tok_pooling_type names: "ALL" (false) or "STEP" (true);
+// INVALID_ARGUMENT naming `field` for another.
+bool parse_step_pooling(const std::string& name, const char* field);
+
+// A token_embed request's answer from its prompt's rows ([n, dim],
+// row-major) and ids: the rows ALL or STEP keep, each cut to `dimensions`
+// (0: whole) then normalised when asked; row-major, each row
+// token_row_width() wide.
+std::vector<float> pool_token_rows(const std::vector<float>& rows, int dim, const std::vector<int32_t>& prompt,
+                                   const TokenPooling& config, bool normalize, int dimensions);
+int token_row_width(const TokenPooling& config, int dim, int dimensions);
 
 // One request's pooling options (vLLM's PoolingParams for embed).
 struct PoolingParams {

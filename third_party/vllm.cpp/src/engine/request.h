@@ -83,6 +83,11 @@ struct Request {
         // prompt's one row of logits is the head's, activated
         // (classifier_probabilities) instead.
         int32_t classifier_labels = 0;
+        // A token_embed request (ALL / STEP): every hidden row kept, in
+        // position order, for pool_token_rows at the prompt's end.
+        bool per_token = false;
+        TokenPooling token;
+        std::vector<float> token_rows;
         // Whether it takes a row of logits instead of hidden rows.
         bool reads_logits() const { return !score_tokens.empty() || classifier_labels > 0; }
     };
