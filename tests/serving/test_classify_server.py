@@ -132,3 +132,21 @@ def test_a_model_without_a_head_cannot_classify():
         assert response.status_code == 400
         assert "cannot classify: it has no classification head" in response.json()["error"]["message"]
         assert httpx.post(url + "/v1/embeddings", json={"input": "x"}).status_code == 200
+
+
+def test_pooling_route_by_task(reranker, classifier):
+    """/pooling: the model's own task by default (classify here), token_embed
+    refused for a head, a bad task named; an embedder answers every row."""
+    url = classifier[1]
+    body = httpx.post(url + "/pooling", json={"input": TEXTS}).json()
+    assert body["id"].startswith("pool-") and [d["object"] for d in body["data"]] == ["pooling", "pooling"]
+    assert body["data"][0]["data"] == pytest.approx(classifier[0].classify(TEXTS[0])[0], abs=1e-6)
+    response = httpx.post(url + "/pooling", json={"input": "x", "task": "token_classify"})
+    assert response.status_code == 400 and response.json()["error"]["param"] == "task"
+    response = httpx.post(url + "/pooling", json={"input": "x", "task": "token_embed"})
+    assert response.status_code == 400 and "classification head" in response.json()["error"]["message"]
+    with Engine.load(str(TINY / "xlm-roberta.gguf"), max_model_len=64) as embedder, running_server(embedder) as url:
+        body = httpx.post(url + "/pooling", json={"input": "hello world", "task": "token_embed"}).json()
+        rows = body["data"][0]["data"]
+        assert len(rows) == len(embedder.tokenize("hello world")) and len(rows[0]) == 64
+        assert body["usage"]["prompt_tokens"] == len(rows)
