@@ -1,6 +1,7 @@
-// BERT's encoder (all-MiniLM, bge-small/base, e5; llama.cpp's `bert`):
-// token + learned absolute position + token type embeddings (type 1 for a
-// sentence pair's second segment) through a LayerNorm, then per layer bidirectional attention with biases, a residual
+// BERT's encoder (all-MiniLM, bge-small/base, e5; XLM-RoBERTa's too, which
+// llama.cpp's `bert` holds): token + learned absolute position + token type
+// embeddings (type 1 for a sentence pair's second segment) through a
+// LayerNorm, then per layer bidirectional attention with biases, a residual
 // add and a LayerNorm (attn_output_norm), a GELU MLP (erf GELU, as
 // transformers' "gelu"), a residual add and a LayerNorm
 // (layer_output_norm); no final norm: the last layer's rows are the hidden
