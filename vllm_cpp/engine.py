@@ -83,6 +83,16 @@ def _load_signature() -> inspect.Signature:
         return_annotation="Engine")
 
 
+def _pooling_body(inputs: Any, add_special_tokens: bool, priority: int, **optional: Any) -> Dict[str, Any]:
+    """The body of a pooling call (embeddings, classify, pooling): its inputs
+    (a text, texts, token ids or lists of them) and the options that are set."""
+    if isinstance(inputs, (list, tuple)):
+        inputs = list(inputs)
+    body: Dict[str, Any] = {"input": inputs, "add_special_tokens": bool(add_special_tokens), "priority": priority}
+    body.update({name: value for name, value in optional.items() if value is not None})
+    return body
+
+
 class EngineBuilder:
     """Fluent form of :meth:`Engine.load`: one method per option, same names.
 
@@ -480,12 +490,8 @@ class Engine:
         cut to its last ``truncate_prompt_tokens`` tokens first (-1:
         max_model_len). The engine must serve embeddings (``runner`` pooling
         or both, or an embedding model)."""
-        if isinstance(inputs, (list, tuple)):
-            inputs = list(inputs)
-        request: Dict[str, Any] = {"input": inputs, "encoding_format": "base64",
-                                   "add_special_tokens": bool(add_special_tokens), "priority": priority}
-        optional = {"dimensions": dimensions, "normalize": normalize, "truncate_prompt_tokens": truncate_prompt_tokens}
-        request.update({name: value for name, value in optional.items() if value is not None})
+        request = _pooling_body(inputs, add_special_tokens, priority, encoding_format="base64", dimensions=dimensions,
+                                normalize=normalize, truncate_prompt_tokens=truncate_prompt_tokens)
         response = json.loads(self.embeddings_json(json.dumps(request)))
         return [decode_embedding(item["embedding"]) for item in response["data"]]
 
@@ -528,12 +534,7 @@ class Engine:
         token ids or token id lists): a classification model's head
         (``*ForSequenceClassification``), softmax over its labels (sigmoid
         for one label), as vLLM's classify task gives them."""
-        if isinstance(inputs, (list, tuple)):
-            inputs = list(inputs)
-        request: Dict[str, Any] = {"input": inputs, "add_special_tokens": bool(add_special_tokens),
-                                   "priority": priority}
-        if truncate_prompt_tokens is not None:
-            request["truncate_prompt_tokens"] = truncate_prompt_tokens
+        request = _pooling_body(inputs, add_special_tokens, priority, truncate_prompt_tokens=truncate_prompt_tokens)
         response = json.loads(self.classify_json(json.dumps(request)))
         return [item["probs"] for item in response["data"]]
 
@@ -550,13 +551,8 @@ class Engine:
         """The pooler's raw output per input (vLLM's ``encode``): ``task``
         "embed" (a vector), "token_embed" (a list of rows: ALL or STEP token
         pooling) or "classify" (class probabilities); None: the model's own."""
-        if isinstance(inputs, (list, tuple)):
-            inputs = list(inputs)
-        request: Dict[str, Any] = {"input": inputs, "add_special_tokens": bool(add_special_tokens),
-                                   "priority": priority}
-        optional = {"task": task, "dimensions": dimensions, "normalize": normalize,
-                    "truncate_prompt_tokens": truncate_prompt_tokens}
-        request.update({name: value for name, value in optional.items() if value is not None})
+        request = _pooling_body(inputs, add_special_tokens, priority, task=task, dimensions=dimensions,
+                                normalize=normalize, truncate_prompt_tokens=truncate_prompt_tokens)
         response = json.loads(self.pooling_json(json.dumps(request)))
         return [item["data"] for item in response["data"]]
 
