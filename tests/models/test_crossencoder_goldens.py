@@ -194,3 +194,43 @@ def test_classify_c_entry_point():
             assert lib.vllm_classify(handle, ffi.NULL, out) != 0 and out[0] == ffi.NULL
             assert "request_json" in ffi.string(lib.vllm_last_error()).decode()
         assert lib.vllm_classify(ffi.NULL, b"{}", out) != 0 and out[0] == ffi.NULL
+
+
+# --- vLLM's activations from config.json ---
+
+def with_config(tmp_path, case, **keys):
+    """A copy of `case`'s HF directory whose config.json has `keys` set."""
+    import shutil
+
+    directory = tmp_path / case
+    shutil.copytree(TINY / f"{case}.hf", directory)
+    config = json.loads((directory / "config.json").read_text())
+    config.update(keys)
+    (directory / "config.json").write_text(json.dumps(config))
+    return str(directory)
+
+
+def test_cross_encoder_activation_from_sentence_transformers(tmp_path):
+    """A CrossEncoder saved with an Identity activation scores raw logits (vLLM
+    reads sentence_transformers.activation_fn, else sbert_ce_default_activation_function)."""
+    g = golden("xlm-roberta-rerank")
+    pairs = ([r["query"] for r in g["records"]], [r["document"] for r in g["records"]])
+    for i, keys in enumerate(({"sentence_transformers": {"activation_fn": "torch.nn.modules.linear.Identity"}},
+                              {"sbert_ce_default_activation_function": "torch.nn.modules.linear.Identity"})):
+        with Engine.load(with_config(tmp_path / str(i), "xlm-roberta-rerank", **keys),
+                         max_model_len=64) as engine:
+            within(engine.score(*pairs), [r["logit"] for r in g["records"]], REF_TOL)
+    bad = with_config(tmp_path / "bad", "xlm-roberta-rerank",
+                      sbert_ce_default_activation_function="torch.nn.modules.activation.Tanh")
+    with pytest.raises(vllm_cpp.InvalidArgumentError, match="Tanh is not supported"):
+        Engine.load(bad, max_model_len=64)
+
+
+@pytest.mark.parametrize("problem_type", ["regression", "multi_label_classification"])
+def test_classifier_problem_type(tmp_path, problem_type):
+    g = golden("xlm-roberta-classify")
+    with Engine.load(with_config(tmp_path, "xlm-roberta-classify", problem_type=problem_type),
+                     max_model_len=64) as engine:
+        out = engine.classify([r["text"] for r in g["records"]])
+    for ours, r in zip(out, g["records"]):
+        within(ours, r["logits"] if problem_type == "regression" else sigmoid(r["logits"]), REF_TOL)

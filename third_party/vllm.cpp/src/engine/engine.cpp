@@ -157,6 +157,12 @@ void Engine::resolve_classifier(const ModelConfig& model) {
     if (pooler_.num_labels == 0) return;
     // llama.cpp's converter writes id2label's names (none for a bare LABEL_0, LABEL_1).
     pooler_.labels = source_->get_string_array(model.architecture + ".classifier.output_labels");
+    // vLLM's activations from config.json (the HF loader's vllm.* keys; a GGUF has none).
+    const std::string problem = source_->get_string("vllm.classifier_problem_type", "");
+    if (problem == "regression") pooler_.classify_activation = ClassifierActivation::IDENTITY;
+    if (problem == "multi_label_classification") pooler_.classify_activation = ClassifierActivation::SIGMOID;
+    const std::string score = source_->get_string("vllm.score_activation", "");
+    if (!score.empty()) pooler_.score_activation = parse_score_activation(score, "config.json's cross-encoder activation_fn");
     if (pooler_.labels.size() != static_cast<size_t>(pooler_.num_labels)) {
         pooler_.labels.clear();
         for (int i = 0; i < pooler_.num_labels; ++i) pooler_.labels.push_back("LABEL_" + std::to_string(i));
@@ -218,6 +224,7 @@ std::shared_ptr<RequestStream> Engine::submit_score(std::vector<int32_t> prompt_
     if (pooler_.num_labels == 1) {
         Request::Pooling pooling;
         pooling.classifier_labels = 1;
+        pooling.activation = pooler_.score_activation;
         return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority,
                                second_segment_start);
     }
@@ -235,6 +242,7 @@ std::shared_ptr<RequestStream> Engine::submit_classify(std::vector<int32_t> prom
                                "*ForSequenceClassification model such as a BERT or XLM-RoBERTa classifier)");
     Request::Pooling pooling;
     pooling.classifier_labels = pooler_.num_labels;
+    pooling.activation = pooler_.classify_activation;
     return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
 }
 

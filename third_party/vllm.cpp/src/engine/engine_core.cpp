@@ -344,7 +344,7 @@ void EngineCore::pool_token_chunk(Request& r, const float* rows, const SequenceS
 
 void EngineCore::score_row(Request& r, const float* logits, StepOutput& out) {
     if (r.pooling->classifier_labels > 0) {
-        finish_pooling(r, classifier_probabilities(logits, r.pooling->classifier_labels), out);
+        finish_pooling(r, classifier_probabilities(logits, r.pooling->classifier_labels, r.pooling->activation), out);
         return;
     }
     finish_pooling(r, {score_from_logits(logits, r.pooling->score_tokens)}, out);

@@ -82,10 +82,21 @@ float score_from_logits(const float* logits, const std::vector<int32_t>& score_t
     return static_cast<float>(1.0 / (1.0 + std::exp(-margin)));
 }
 
-std::vector<float> classifier_probabilities(const float* logits, int num_labels) {
+ClassifierActivation parse_score_activation(const std::string& module, const char* field) {
+    const std::string name = module.substr(module.find_last_of('.') + 1);
+    if (module.rfind("torch.nn.modules.", 0) == 0) {
+        if (name == "Identity") return ClassifierActivation::IDENTITY;
+        if (name == "Sigmoid" || name == "Softmax") return ClassifierActivation::CLASSIFY;
+    }
+    throw_invalid_argument(std::string("'") + field + "' " + module +
+                           " is not supported (torch.nn.modules' Identity, Sigmoid or Softmax)");
+}
+
+std::vector<float> classifier_probabilities(const float* logits, int num_labels, ClassifierActivation activation) {
     std::vector<float> p(logits, logits + num_labels);
-    if (num_labels == 1) {
-        p[0] = static_cast<float>(1.0 / (1.0 + std::exp(-double(logits[0]))));
+    if (activation == ClassifierActivation::IDENTITY) return p;
+    if (num_labels == 1 || activation == ClassifierActivation::SIGMOID) {
+        for (float& x : p) x = static_cast<float>(1.0 / (1.0 + std::exp(-double(x))));
         return p;
     }
     const float top = *std::max_element(p.begin(), p.end());

@@ -24,6 +24,14 @@ const char* pooling_type_name(PoolingType type);
 // 2 CLS, 3 LAST; nullopt for NONE (0) and the kinds that are not embeddings.
 std::optional<PoolingType> pooling_type_from_gguf(int64_t value);
 
+// How a classification head's logits are activated, as vLLM resolves it
+// from the model's config: CLASSIFY, sigmoid for one label and softmax
+// over more (PoolerClassify, the default); SIGMOID per label
+// (problem_type multi_label_classification); IDENTITY, the raw logits
+// (problem_type regression, or a cross-encoder whose sentence-transformers
+// activation is Identity, for scores).
+enum class ClassifierActivation { CLASSIFY, SIGMOID, IDENTITY };
+
 // vLLM's token pooling (tok_pooling_type) for the token_embed task: ALL,
 // every prompt row; STEP, the rows of the prompt's step_tag_id tokens
 // (every row when unset), of each only the returned_token_ids columns (all
@@ -54,6 +62,8 @@ struct PoolerConfig {
     // scores (/score, /rerank); any number classifies (/classify).
     int32_t num_labels = 0;
     std::vector<std::string> labels;
+    ClassifierActivation classify_activation = ClassifierActivation::CLASSIFY;  // the classify task's
+    ClassifierActivation score_activation = ClassifierActivation::CLASSIFY;     // the score task's
     TokenPooling token;  // the token_embed task's
 };
 
@@ -63,9 +73,12 @@ struct PoolerConfig {
 // is_original_qwen3_reranker form).
 float score_from_logits(const float* logits, const std::vector<int32_t>& score_tokens);
 
-// A classification head's logits as vLLM's classifier pooler activates
-// them: sigmoid for one label (a cross-encoder's score), softmax over more.
-std::vector<float> classifier_probabilities(const float* logits, int num_labels);
+// From a torch.nn.modules class name (sentence-transformers' activation_fn,
+// sbert_ce_default_activation_function): Identity, Sigmoid or Softmax
+// (CLASSIFY, as vLLM wraps them); INVALID_ARGUMENT naming `field` otherwise.
+ClassifierActivation parse_score_activation(const std::string& module, const char* field);
+std::vector<float> classifier_probabilities(const float* logits, int num_labels,
+                                            ClassifierActivation activation = ClassifierActivation::CLASSIFY);
 
 // vLLM's tok_pooling_type names: "ALL" (false) or "STEP" (true);
 // INVALID_ARGUMENT naming `field` for another.

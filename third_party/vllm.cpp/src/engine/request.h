@@ -83,6 +83,7 @@ struct Request {
         // prompt's one row of logits is the head's, activated
         // (classifier_probabilities) instead.
         int32_t classifier_labels = 0;
+        ClassifierActivation activation = ClassifierActivation::CLASSIFY;
         // A token_embed request (ALL / STEP): every hidden row kept, in
         // position order, for pool_token_rows at the prompt's end.
         bool per_token = false;

@@ -107,6 +107,16 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     add_tensors(*arch, tied);
 }
 
+void HfModel::read_classifier_activations(const json::Value& config) {
+    if (const json::Value* v = config.find("problem_type"); v != nullptr && v->is_string())
+        metadata_["vllm.classifier_problem_type"] = string_value(v->as_string());
+    // sentence-transformers' CrossEncoder: its activation_fn, or the older key.
+    const json::Value* st = config.find("sentence_transformers");
+    const json::Value* fn = st != nullptr && st->is_object() ? st->find("activation_fn") : nullptr;
+    if (fn == nullptr || !fn->is_string()) fn = config.find("sbert_ce_default_activation_function");
+    if (fn != nullptr && fn->is_string()) metadata_["vllm.score_activation"] = string_value(fn->as_string());
+}
+
 void HfModel::read_encoder_extras(const json::Value& config, const HfArchitecture& arch) {
     const std::string a = std::string(arch.gguf_name) + ".";
     if (arch.roberta_positions) {
@@ -122,7 +132,9 @@ void HfModel::read_encoder_extras(const json::Value& config, const HfArchitectur
                  " leaves no position after RoBERTa's offset (pad_token_id + 1 = " + std::to_string(position_offset_) + ")");
         metadata_[a + "context_length"] = int_value(positions - position_offset_);
     }
-    const json::Value* labels = arch.classifier_labels ? config.find("id2label") : nullptr;
+    if (!arch.classifier_labels) return;
+    read_classifier_activations(config);
+    const json::Value* labels = config.find("id2label");
     if (labels == nullptr || !labels->is_object()) return;
     std::vector<std::string> names(labels->members().size());
     for (const json::Value::Member& m : labels->members()) {

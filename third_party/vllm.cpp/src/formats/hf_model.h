@@ -84,6 +84,9 @@ private:
     // An encoder's (HfArchitecture::roberta_positions, classifier_labels):
     // RoBERTa's position offset and a classifier's id2label names.
     void read_encoder_extras(const json::Value& config, const HfArchitecture& arch);
+    // A classifier's problem_type and cross-encoder activation (vLLM reads
+    // them) as vllm.classifier_problem_type / vllm.score_activation.
+    void read_classifier_activations(const json::Value& config);
 
     std::vector<std::unique_ptr<SafetensorsFile>> shards_;
     std::vector<std::vector<float>> computed_;  // storage of add_computed tensors
