@@ -79,6 +79,21 @@ void test_qwen3_coder() {
     const std::string hermes = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
     check_tools("qwen3_coder", qwen, "hermes JSON is content", hermes, hermes, {});
     check_tools("qwen3_coder", qwen, "plain text", "a < b and <tool", "a < b and <tool", {});
+    // Streamed as vLLM streams it: the name with '{' and the first parameter, each further one, then '}'.
+    check_streams_in_pieces("qwen3_coder", qwen, call, "get_weather", "{\"city\": \"San Francisco\"", args, 1);
+    check_streams_in_pieces("qwen3_coder bare function", qwen,
+                            "<function=get_weather><parameter=days>2</parameter><parameter=city>Oslo</parameter>"
+                            "<parameter=celsius>true</parameter></function>",
+                            "get_weather", "{\"days\": 2", R"({"days": 2, "city": "Oslo", "celsius": true})", 2);
+    check_tools("qwen3_coder", qwen, "cut short after a parameter: the ones that completed",
+                "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2",
+                "", {{"get_weather", R"({"city": "Oslo"})"}});
+    check_tools("qwen3_coder", qwen, "malformed after a committed call: the rest dropped",
+                "<tool_call>\n<function=get_time>\n</function>\n<function=get_weather>\n<parameter=city\nX>\n"
+                "</function>\n</tool_call>",
+                "", {{"get_time", "{}"}});
+    check_tools("qwen3_coder", qwen, "a closed block without </function> ends the function",
+                "<tool_call><function=get_weather><parameter=days>4</tool_call>", "", {{"get_weather", R"({"days": 4})"}});
 }
 
 void test_glm45() {
