@@ -2,7 +2,8 @@
 and qwen3_coder dialects, and the calls tool_choice forces (a named
 function, "required"), each read from real generated text (SmolLM2 made to
 write the dialect's markup by a regex constraint, as in
-test_streamed_tool_arguments.py; a forced call by the engine's own grammar).
+test_streamed_tool_arguments.py, or shown worked turns in it where the API
+has no regex field; a forced call by the engine's own grammar).
 Streamed, a call's first delta names it and its arguments follow in several
 fragments that add up exactly to the blocking answer: in chat completions
 (the openai client's deltas), Responses (function_call_arguments.delta) and
@@ -135,3 +136,59 @@ def test_forced_messages_calls_stream_in_pieces(dialect_server, tool_choice):
 
 def without_id(block):
     return {key: value for key, value in block.model_dump().items() if key != "id"}
+
+
+#: Each dialect's markup of a call, as its family's template renders one: shown in
+#: worked turns, SmolLM2 answers the last question in it (greedy), with auto tool choice.
+DIALECT_RENDER = {
+    "llama3_json": lambda city, days: json.dumps({"name": "get_weather", "parameters": {"city": city, "days": days}}),
+    "qwen3_coder": lambda city, days: (f"<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n"
+                                       f"<parameter=days>\n{days}\n</parameter>\n</function>\n</tool_call>"),
+}
+
+
+def worked_turns(dialect):
+    render = DIALECT_RENDER[dialect]
+    return [{"role": "user", "content": "Weather in Paris for 2 days?"},
+            {"role": "assistant", "content": render("Paris", 2)},
+            {"role": "user", "content": "Weather in Rome for 5 days?"},
+            {"role": "assistant", "content": render("Rome", 5)},
+            {"role": "user", "content": "Weather in Oslo for 3 days?"}]
+
+
+def test_dialect_calls_stream_in_pieces_in_responses(dialect_server):
+    dialect, url = dialect_server
+    client = openai_client(url)
+    tool = {"type": "function", "name": "get_weather", "description": "The weather in a city.", "parameters": PARAMETERS}
+    body = dict(model=MODEL_NAME, input=worked_turns(dialect), tools=[tool], max_output_tokens=60, temperature=0)
+    blocking = [item for item in client.responses.create(**body).output if item.type == "function_call"]
+    if len(blocking) != 1:
+        pytest.skip("SmolLM2 did not answer in the %s markup here" % dialect)
+    events = list(client.responses.create(stream=True, **body))
+    deltas = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
+    assert len(deltas) > 1, deltas
+    done = [e for e in events if e.type == "response.function_call_arguments.done"]
+    assert len(done) == 1 and "".join(deltas) == done[0].arguments == blocking[0].arguments
+    assert json.loads(blocking[0].arguments) == {"city": "Oslo", "days": 3}
+
+
+def test_dialect_calls_stream_in_pieces_in_messages(dialect_server):
+    anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is not installed (pip install anthropic)")
+    dialect, url = dialect_server
+    client = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+    tool = {"name": "get_weather", "description": "The weather in a city.", "input_schema": PARAMETERS}
+    body = dict(model=MODEL_NAME, max_tokens=60, messages=worked_turns(dialect), tools=[tool],
+                extra_body={"temperature": 0})
+    answer = client.messages.create(**body)
+    uses = [block for block in answer.content if block.type == "tool_use"]
+    if len(uses) != 1:
+        pytest.skip("SmolLM2 did not answer in the %s markup here" % dialect)
+    with client.messages.stream(**body) as stream:
+        events = list(stream)
+        final = stream.get_final_message()
+    pieces = [e.delta.partial_json for e in events
+              if e.type == "content_block_delta" and e.delta.type == "input_json_delta"]
+    assert len(pieces) > 1, pieces
+    [use] = [block for block in final.content if block.type == "tool_use"]
+    assert json.loads("".join(pieces)) == use.input == uses[0].input == {"city": "Oslo", "days": 3}
+    assert final.stop_reason == answer.stop_reason == "tool_use"
