@@ -90,7 +90,8 @@ def test_recursion_budget(build):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields", "test_engine_fields"])
+@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields", "test_engine_fields",
+                                     "test_reasoning_gate"])
 def test_sampling(build, program):
     run_program(build, program)
 
