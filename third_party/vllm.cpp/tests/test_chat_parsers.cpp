@@ -320,6 +320,31 @@ void test_random_outputs() {
         }
     }
     check(mismatches == 0, "random outputs: " + std::to_string(mismatches) + " streamings differ, first: " + first_bad);
+
+    // The streamed JSON calls: random text after an opening each commits on
+    // (llama3_json's, the forced calls' array and arguments object).
+    const ParserFactory required = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("", std::move(ids));
+    };
+    const ParserFactory named = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("f", std::move(ids));
+    };
+    const std::vector<std::pair<std::string, ParserFactory>> streamed = {
+        {"{\"name\": \"f\", \"parameters\": {\"a\": ", dialect_parser("llama3_json")},
+        {"[{\"name\": \"f\", \"parameters\": {\"a\": 1, ", required},
+        {"{\"a\": [1, ", named}};
+    std::mt19937 streamed_rng(7);
+    int streamed_mismatches = 0;
+    for (int round = 0; round < 300; ++round) {
+        const auto& [opening, make] = streamed[static_cast<size_t>(round) % streamed.size()];
+        std::string output = opening;
+        const int parts = std::uniform_int_distribution<int>(1, 16)(streamed_rng);
+        for (int i = 0; i < parts; ++i) output += fragments[streamed_rng() % fragments.size()];
+        if (!tools_stream_as_whole(make, output, streamed_rng) && streamed_mismatches++ == 0)
+            first_bad = show(output);
+    }
+    check(streamed_mismatches == 0, "random streamed JSON calls: " + std::to_string(streamed_mismatches) +
+                                        " streamings differ, first: " + first_bad);
 }
 
 // ------------------------------------------------------------ detection
