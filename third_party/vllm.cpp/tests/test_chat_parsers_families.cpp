@@ -247,6 +247,12 @@ void test_family_reasoning() {
     check_reasoning("granite", "Here's", req, "", "Here's my thought process: x Here's my response: y", " x ", " y");
     check_reasoning("granite", "a response marker alone is content", req, "", "Here is my response: hi",
                     "", "Here is my response: hi");
+    // Granite 3.3 thinks between <think></think> when asked, and answers plainly otherwise.
+    check_reasoning("granite", "3.3's think tags", req, "", "<think>Add them.</think><response>4</response>",
+                    "Add them.", "<response>4</response>");
+    check_reasoning("granite", "3.3 without thinking: all content", req, "", "<|tool_call|>[{\"name\": \"f\"}]",
+                    "", "<|tool_call|>[{\"name\": \"f\"}]");
+    check_reasoning("granite", "3.3, a stray </think> is content", req, "", "a </think> b", "", "a </think> b");
 
     const ChatRequest thinking = request_with(
         R"({"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"thinking": true}})");
@@ -361,6 +367,8 @@ void test_family_detection() {
     check(detect_reasoning_parser("<|assistant|>{{ '<think></think>' }}") == "glm45", "detect glm45 reasoning");
     check(detect_reasoning_parser("<seed:think>") == "seed_oss", "detect seed_oss");
     check(detect_reasoning_parser("Here is my thought process:") == "granite", "detect granite reasoning");
+    check(detect_reasoning_parser("<|tool_call|> ... <think></think> ... <response></response>") == "granite",
+          "detect Granite 3.3's reasoning");
     check(detect_reasoning_parser("{% if thinking is defined %}<think></think><｜tool▁calls▁begin｜>") == "deepseek_v3",
           "detect deepseek_v3 reasoning");
     check(tool_parser_reads_special_tokens("openai") && !tool_parser_reads_special_tokens("hermes") &&
