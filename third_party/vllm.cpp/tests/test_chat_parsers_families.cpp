@@ -248,8 +248,13 @@ void test_family_reasoning() {
     check_reasoning("granite", "a response marker alone is content", req, "", "Here is my response: hi",
                     "", "Here is my response: hi");
     // Granite 3.3 thinks between <think></think> when asked, and answers plainly otherwise.
-    check_reasoning("granite", "3.3's think tags", req, "", "<think>Add them.</think><response>4</response>",
-                    "Add them.", "<response>4</response>");
+    check_reasoning("granite", "3.3's think tags and response wrapper", req, "",
+                    "<think>Add them.</think>\n<response>4 </response>\n", "Add them.", "4 ");
+    check_reasoning("granite", "3.3's wrapper without thinking", req, "", " <response>a </respon b</response>",
+                    "", "a </respon b");
+    check_reasoning("granite", "a closing tag inside the answer stays", req, "", "<response>x</response> y",
+                    "", "x</response> y");
+    check_reasoning("granite", "no wrapper: unchanged", req, "", "<resp x </response>", "", "<resp x </response>");
     check_reasoning("granite", "3.3 without thinking: all content", req, "", "<|tool_call|>[{\"name\": \"f\"}]",
                     "", "<|tool_call|>[{\"name\": \"f\"}]");
     check_reasoning("granite", "3.3, a stray </think> is content", req, "", "a </think> b", "", "a </think> b");
@@ -306,7 +311,7 @@ void test_random_family_outputs() {
         "commentary", " to=functions.f", "<|constrain|>", "json", "<|message|>", "<|end|>", "<|call|>", "<think>",
         "</think>", "<seed:think>", "</seed:think>", "Here is my thought process:", "Here is my response:", "{", "}",
         "[", "]", "\"", "'", ":", ",", " ", "\"name\"", "\"arguments\"", "\"f\"", "f", "x", "1", "2.5", "true", "None",
-        "\xC3\xA9", "<|", "<｜tool", "<tool", "<func", "<|chan"};
+        "\xC3\xA9", "<|", "<｜tool", "<tool", "<func", "<|chan", "<response>", "</response>", "</resp"};
     const std::vector<std::string> tool_dialects = {"qwen3_coder", "glm45", "deepseek_v3", "deepseek_v31", "kimi_k2",
                                                     "granite", "phi4_mini_json", "llama4_pythonic", "openai"};
     const std::vector<std::string> reasoning_dialects = {"openai_gptoss", "glm45", "granite", "deepseek_v3", "seed_oss"};

@@ -1,5 +1,6 @@
 #include "chat/reasoning_parsers/reasoning_parser.h"
 
+#include "chat/reasoning_parsers/granite_response_filter.h"
 #include "chat/reasoning_parsers/harmony_reasoning_parser.h"
 #include "chat/reasoning_parsers/think_tag_parser.h"
 #include "util/error.h"
@@ -85,8 +86,8 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
     }
     if (name == "granite") {
         // Granite 3.2/3.3 with chat_template_kwargs.thinking: plain-text markers.
-        return std::make_unique<ThinkTagParser>(kGraniteThinkStarts, kGraniteResponseStarts, Phase::BeforeReasoning,
-                                                /*stray_close_is_content=*/true);
+        return std::make_unique<GraniteResponseFilter>(std::make_unique<ThinkTagParser>(
+            kGraniteThinkStarts, kGraniteResponseStarts, Phase::BeforeReasoning, /*stray_close_is_content=*/true));
     }
     if (name == "deepseek_v3") {
         const Phase start = deepseek_v3_thinking(request) ? Phase::Reasoning : Phase::AfterReasoning;

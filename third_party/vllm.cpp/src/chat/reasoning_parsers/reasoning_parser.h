@@ -29,8 +29,8 @@
 //   granite      Granite 3.2's "Here is my thought process:" ...
 //                "Here is my response:" (or "Here's"), and Granite 3.3's
 //                "<think>" ... "</think>" (vLLM's granite reads the first
-//                form only; 3.3's <response> tags stay in the content),
-//                content until the first.
+//                form only), content until the first; 3.3's <response>
+//                wrapper around the content goes (granite_response_filter.h).
 //   deepseek_v3  as deepseek_r1 when chat_template_kwargs.thinking (or
 //                enable_thinking) is true, else everything is content
 //                (DeepSeek-V3.1 thinks only when asked).
