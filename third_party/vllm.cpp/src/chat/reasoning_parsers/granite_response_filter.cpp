@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "chat/marker_scan.h"
+
 namespace vllm::chat {
 
 namespace {
@@ -10,10 +12,6 @@ constexpr std::string_view kOpen = "<response>";
 constexpr std::string_view kClose = "</response>";
 constexpr std::string_view kSpace = " \t\r\n";
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // How much of the end of `text` may still be the closing tag (whole, or
 // cut short), with whitespace after it.
 size_t closing_tail(std::string_view text) {
@@ -21,10 +19,7 @@ size_t closing_tail(std::string_view text) {
     const std::string_view body = text.substr(0, last == std::string_view::npos ? 0 : last + 1);
     const size_t space = text.size() - body.size();
     if (ends_with(body, kClose)) return kClose.size() + space;
-    if (space > 0) return 0;
-    for (size_t n = kClose.size() - 1; n > 0; --n)
-        if (ends_with(body, kClose.substr(0, n))) return n;
-    return 0;
+    return space > 0 ? 0 : partial_marker_length(body, {kClose});
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "chat/reasoning_parsers/reasoning_parser.h"
 
+#include "chat/marker_scan.h"
 #include "chat/reasoning_parsers/granite_response_filter.h"
 #include "chat/reasoning_parsers/harmony_reasoning_parser.h"
 #include "chat/reasoning_parsers/think_tag_parser.h"
@@ -18,10 +19,6 @@ std::string_view trim_right(std::string_view s) {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
         s.remove_suffix(1);
     return s;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 // Granite 3.2's plain-text markers (quantized models were seen writing
