@@ -20,7 +20,10 @@ llama.cpp run):
    it with llama.cpp's ``convert_hf_to_gguf.py --outtype f16`` into the text
    GGUF ``tiny_vl/<case>.gguf`` (general.architecture qwen2vl / qwen3vl,
    ``rope.dimension_sections``) and, for qwen2vl, with ``--mmproj`` into
-   ``tiny_vl/<case>-mmproj.gguf`` (``clip.*`` metadata, ``v.*`` tensors).
+   ``tiny_vl/<case>-mmproj.gguf`` (``clip.*`` metadata, ``v.*`` tensors),
+   to which ``clip.vision.image_min_pixels`` / ``image_max_pixels`` (llama.cpp's
+   keys, which its converter writes for Qwen3-VL but not for Qwen2.5-VL) are
+   added with the preprocessor config's bounds.
 3. Text only: 3 seeded prompts of random ids (12, 20, 30), transformers' 32
    greedy ids and gaps, transformers' float32 logits for every position of
    prompt 0 + its ids (``<case>_logits.npy``), and llama.cpp's greedy ids on
@@ -36,6 +39,14 @@ llama.cpp run):
    (``model.visual(pixel_values, grid_thw).pooler_output``: window attention
    over 4 x 4 merged windows with full attention at layers 1 and 3, the 2 x 2
    patch merger) as ``<case>_vision<i>.npy``.
+5. qwen2vl, for the engine's image road (not run by the tests yet: the
+   decoder has no M-RoPE image positions): ``IMAGE_PROMPT``, seeded text ids
+   around images 0 and 2 (``<|vision_start|>``, one ``<|image_pad|>`` per
+   merged unit, ``<|vision_end|>``), transformers' M-RoPE positions
+   (``get_rope_index``: ``image_prompt.positions`` [3][tokens], ``rope_delta``),
+   its greedy ids (``IMAGE_N_NEW``, a full forward with the images per step)
+   and the logits at every position of the prompt + those ids
+   (``<case>_image_prompt_logits.npy``).
 
 Run from the repository root with the reference venv (Pillow installed into
 it for the image processor)::
@@ -96,6 +107,9 @@ MAX_PIXELS = 28 * 28 * 40
 #: down to MAX_PIXELS (7 x 5 merged units: windows of 4 x 4 with padding),
 #: rounded to multiples of 28.
 IMAGES = [(60, 40), (250, 180), (130, 90)]
+#: The image prompt: text id counts at even places, image indexes at odd ones.
+IMAGE_PROMPT = [5, 0, 4, 2, 3]
+IMAGE_N_NEW = 8
 
 
 def _image(i):
@@ -146,6 +160,41 @@ def _vision_goldens(case, model, hf_dir):
     return images
 
 
+def _image_prompt_golden(case, model, images, seed):
+    """Step 5: the image prompt's ids, positions, greedy ids and logits."""
+    import torch
+
+    rng = np.random.default_rng(seed + 7)
+    ids, pixels, grids = [], [], []
+    for i, part in enumerate(IMAGE_PROMPT):
+        if i % 2 == 0:
+            ids += [int(t) for t in rng.integers(0, SPECIAL["image_token_id"], part)]
+        else:
+            ids += [SPECIAL["vision_start_token_id"]] + [SPECIAL["image_token_id"]] * images[part]["tokens"] + \
+                   [SPECIAL["vision_end_token_id"]]
+            pixels.append(np.load(OUT / f"{case}_pixels{part}.npy"))
+            grids.append(images[part]["grid_thw"])
+    pixel_values, grid_thw = torch.from_numpy(np.concatenate(pixels)), torch.tensor(grids)
+
+    def run(tokens):
+        input_ids = torch.tensor([tokens])
+        types = (input_ids == SPECIAL["image_token_id"]).int()
+        with torch.no_grad():
+            return model(input_ids=input_ids, pixel_values=pixel_values, image_grid_thw=grid_thw,
+                         mm_token_type_ids=types).logits[0]
+
+    prompt, new = list(ids), []
+    for _ in range(IMAGE_N_NEW):
+        new.append(int(run(prompt + new)[-1].argmax()))
+    logits = run(prompt + new).numpy().astype(np.float32)
+    np.save(OUT / f"{case}_image_prompt_logits.npy", logits)
+    input_ids = torch.tensor([prompt])
+    positions, delta = model.model.get_rope_index(input_ids, (input_ids == SPECIAL["image_token_id"]).int(),
+                                                  image_grid_thw=grid_thw)
+    return dict(prompt_ids=prompt, images=[p for i, p in enumerate(IMAGE_PROMPT) if i % 2], ref_ids=new,
+                positions=positions[:, 0].tolist(), rope_delta=int(delta.reshape(-1)[0]))
+
+
 def make_case(case, llama_cpp, seed=0):
     import torch
 
@@ -163,8 +212,18 @@ def make_case(case, llama_cpp, seed=0):
     moe.convert(hf_dir, gguf_path, llama_cpp)
     extra = {}
     if case == "qwen2vl":
-        moe.convert(hf_dir, OUT / f"{case}-mmproj.gguf", llama_cpp, extra_args=["--mmproj"])
+        # The converter writes no pixel bounds for Qwen2.5-VL (it does for
+        # Qwen3-VL, under these keys): the file gets the directory's, so that
+        # it describes the processor the goldens ran.
+        import gguf_rewrite
+
+        converted = OUT / f"{case}-mmproj.converted.gguf"
+        moe.convert(hf_dir, converted, llama_cpp, extra_args=["--mmproj"])
+        gguf_rewrite.rewritten(converted, OUT / f"{case}-mmproj.gguf", set_values={
+            "clip.vision.image_min_pixels": MIN_PIXELS, "clip.vision.image_max_pixels": MAX_PIXELS})
+        converted.unlink()
         extra["images"] = _vision_goldens(case, model, hf_dir)
+        extra["image_prompt"] = _image_prompt_golden(case, model, extra["images"], seed)
 
     records = moe.reference_records(model, prompts)
     forced = prompts[0] + records[0]["ref_ids"]

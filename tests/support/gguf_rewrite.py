@@ -23,8 +23,8 @@ def rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), l
     arch = reader.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(str(target), arch)
     overrides = dict(set_values)
-    source_layers = int(reader.fields[f"{arch}.block_count"].contents())
     if layers is not None:
+        source_layers = int(reader.fields[f"{arch}.block_count"].contents())
         overrides[f"{arch}.block_count"] = layers
     for name, field in reader.fields.items():
         if name.startswith("GGUF.") or name == "general.architecture" or name in overrides:

@@ -4,6 +4,8 @@
 // resize, rescale, normalise, patchify) against Qwen2VLImageProcessorPil's
 // pixel_values, and its encode (ViT with window attention, patch merger)
 // of transformers' own pixel values against model.visual's output; and the
+// image prompt's multimodal RoPE positions (mrope_positions) against
+// transformers' get_rope_index; the
 // refusals (an aspect ratio past 200, an empty image, pixel values of another plan, a
 // projector for another hidden size; the registry's refusal of this
 // projector type while the decoder has no M-RoPE image positions).
@@ -20,8 +22,12 @@
 #include <vector>
 
 #include "formats/gguf_reader.h"
+#include "model/blocks/rotary.h"
+#include "model/model_config.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/thread_pool.h"
+#include "vision/mrope_positions.h"
 #include "vision/towers/qwen_image_processor.h"
 #include "vision/towers/towers.h"
 #include "vision/vision_registry.h"
@@ -149,6 +155,55 @@ int main(int argc, char** argv) {
             check(refused(VLLM_ERR_INVALID_ARGUMENT, "pixel values do not match", [&] { tower->encode(given, pool, out.data()); }),
                   "pixel values of another plan refused");
         }
+    }
+
+    // The image prompt's M-RoPE positions: its placeholder runs, each with
+    // its image's plan, against transformers' get_rope_index.
+    std::ifstream record_file(dir + "/qwen2vl.json");
+    std::stringstream record_text;
+    record_text << record_file.rdbuf();
+    const json::Value record = json::parse(record_text.str());
+    const json::Value* prompt = record.find("image_prompt");
+    check(prompt != nullptr, "the golden has the image prompt");
+    if (prompt != nullptr) {
+        const int64_t image_token = record.find("config")->find("image_token_id")->as_int();
+        const std::vector<json::Value>& ids = prompt->find("prompt_ids")->items();
+        std::vector<ImagePlacement> placements;
+        size_t image = 0;
+        for (size_t t = 0; t < ids.size(); ++t) {
+            if (ids[t].as_int() != image_token || (t > 0 && ids[t - 1].as_int() == image_token)) continue;
+            const int which = static_cast<int>(prompt->find("images")->items()[image++].as_int());
+            const Npy rgb = read_npy(dir + "/qwen2vl_image" + std::to_string(which) + ".npy");
+            const RgbImageView view{int(rgb.shape[1]), int(rgb.shape[0]), rgb.u8.data(), rgb.u8.size()};
+            placements.push_back({static_cast<int>(t), tower->plan(view, "image")});
+        }
+        const MropePositions mine = mrope_positions(static_cast<int>(ids.size()), placements);
+        bool equal = mine.positions.size() == ids.size() * 3;
+        for (size_t axis = 0; equal && axis < 3; ++axis)
+            for (size_t t = 0; t < ids.size(); ++t)
+                equal = equal && mine.positions[3 * t + axis] == prompt->find("positions")->items()[axis].items()[t].as_int();
+        check(equal, "M-RoPE positions equal transformers' get_rope_index");
+        check(mine.delta == prompt->find("rope_delta")->as_int(), "the rope delta equals transformers'");
+        check(refused(VLLM_ERR_INVALID_ARGUMENT, "does not fit the prompt",
+                      [&] { mrope_positions(static_cast<int>(ids.size()) - 20, placements); }),
+              "an image run past the prompt refused");
+    }
+
+    // Which position each rotated pair follows: Qwen2.5-VL's sections [4, 6,
+    // 6] as runs, Qwen3-VL's [6, 5, 5] interleaved (t h w t h w ...); with
+    // three equal positions the angles are plain RoPE's.
+    for (const char* name : {"qwen2vl", "qwen3vl"}) {
+        GgufFile text(dir + "/" + name + ".gguf");
+        const ModelConfig config = ModelConfig::from_source(text);
+        RotaryAngles angles = RotaryAngles::global(config, ModelWeights{}, 0);
+        std::string axes;
+        for (uint8_t a : angles.pair_axis) axes += char('0' + a);
+        const std::string want = std::string(name) == "qwen2vl" ? "0000111111222222" : "0120120120120120";
+        check(axes == want, std::string(name) + ": pairs follow t/h/w as transformers' (got " + axes + ")");
+        angles.fill_multimodal({7, 7, 7, 9, 9, 9});
+        const std::vector<float> cos3 = angles.cos, sin3 = angles.sin;
+        angles.fill({7, 9});
+        check(cos3 == angles.cos && sin3 == angles.sin, std::string(name) + ": equal positions rotate as plain RoPE");
     }
 
     std::vector<uint8_t> strip(size_t(201) * 1 * 3, 128);

@@ -81,6 +81,7 @@ protected:
     // positions, the residual stream x_, the normed/sublayer rows xn_, and
     // the sublayers' own buffers (q_, k_, v_, attn_ for the widest layer).
     std::vector<int32_t> tokens_, positions_;
+    std::vector<int32_t> rope_positions_;  // multimodal RoPE: 3 per token
     std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
 
 private:

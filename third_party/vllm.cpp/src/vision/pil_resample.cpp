@@ -1,4 +1,5 @@
-// Pillow's resampling (libImaging's Resample.c semantics) for 8-bit RGB.
+// Pillow's resampling (libImaging's Resample.c semantics, and its order of
+// the passes as Pillow 13 runs them) for 8-bit RGB.
 #include "vision/pil_resample.h"
 
 #include <cmath>
@@ -95,19 +96,32 @@ void resample_pass(const uint8_t* in, int lines, int64_t in_line_step, int64_t i
 std::vector<uint8_t> pil_resize_rgb(const uint8_t* rgb, int width, int height, int out_width, int out_height,
                                     PilFilter filter) {
     std::vector<uint8_t> current(rgb, rgb + static_cast<size_t>(width) * height * 3);
-    int w = width;
-    if (out_width != width) {
-        const Taps t = taps(width, out_width, filter);
-        std::vector<uint8_t> next(static_cast<size_t>(out_width) * height * 3);
-        resample_pass(current.data(), height, int64_t(width) * 3, 3, t, out_width, next.data(), int64_t(out_width) * 3, 3);
+    int w = width, h = height;
+    const auto horizontal = [&] {
+        if (out_width == w) return;
+        const Taps t = taps(w, out_width, filter);
+        std::vector<uint8_t> next(static_cast<size_t>(out_width) * h * 3);
+        resample_pass(current.data(), h, int64_t(w) * 3, 3, t, out_width, next.data(), int64_t(out_width) * 3, 3);
         current.swap(next);
         w = out_width;
-    }
-    if (out_height != height) {
-        const Taps t = taps(height, out_height, filter);
+    };
+    const auto vertical = [&] {
+        if (out_height == h) return;
+        const Taps t = taps(h, out_height, filter);
         std::vector<uint8_t> next(static_cast<size_t>(w) * out_height * 3);
         resample_pass(current.data(), w, 3, int64_t(w) * 3, t, out_height, next.data(), 3, int64_t(w) * 3);
         current.swap(next);
+        h = out_height;
+    };
+    // Pillow runs the horizontal pass first, except when the width grows
+    // and the height shrinks: then the shrinking (vertical) pass goes
+    // first (the intermediate 8-bit rounding makes the order matter).
+    if (out_width > width && out_height < height) {
+        vertical();
+        horizontal();
+    } else {
+        horizontal();
+        vertical();
     }
     return current;
 }
