@@ -38,7 +38,10 @@ llama.cpp run):
    grid in the JSON; and the vision tower's output on each image alone
    (``model.visual(pixel_values, grid_thw).pooler_output``: window attention
    over 4 x 4 merged windows with full attention at layers 1 and 3, the 2 x 2
-   patch merger) as ``<case>_vision<i>.npy``.
+   patch merger) as ``<case>_vision<i>.npy``; and llama.cpp's rows
+   (llama-cpp-python's mtmd on the mmproj GGUF) for the image that neither
+   resizes (``LLAMA_CPP_IMAGE``), ``<case>_llama_cpp_vision3.npy`` (0.0023 from
+   transformers': llama.cpp rounds activations to float16 for F16 matrices).
 5. qwen2vl, for the engine's image road (not run by the tests yet: the
    decoder has no M-RoPE image positions): ``IMAGE_PROMPT``, seeded text ids
    around images 0 and 2 (``<|vision_start|>``, one ``<|image_pad|>`` per
@@ -105,8 +108,12 @@ MIN_PIXELS = 56 * 56
 MAX_PIXELS = 28 * 28 * 40
 #: (width, height) of each seeded image: scaled up to MIN_PIXELS, scaled
 #: down to MAX_PIXELS (7 x 5 merged units: windows of 4 x 4 with padding),
-#: rounded to multiples of 28.
-IMAGES = [(60, 40), (250, 180), (130, 90)]
+#: rounded to multiples of 28 (Pillow resizes it vertically first), as is.
+IMAGES = [(60, 40), (250, 180), (130, 90), (112, 84)]
+#: The image whose sides are already multiples of 28 inside the bounds, so
+#: that neither transformers nor llama.cpp resizes it: llama.cpp's rows for
+#: it (``<case>_llama_cpp_vision3.npy``) are its tower's alone.
+LLAMA_CPP_IMAGE = 3
 #: The image prompt: text id counts at even places, image indexes at odd ones.
 IMAGE_PROMPT = [5, 0, 4, 2, 3]
 IMAGE_N_NEW = 8
@@ -158,6 +165,51 @@ def _vision_goldens(case, model, hf_dir):
         images.append(dict(size=list(IMAGES[i]), grid_thw=grid, tokens=int(rows.shape[0]),
                            pixels_shape=list(pixels.shape), rows_std=float(rows.std())))
     return images
+
+
+def _llama_cpp_rows(case, rgb):
+    """llama.cpp's rows for one image (llama-cpp-python's mtmd: the mmproj beside
+    the text GGUF, the image alone between its markers) and its grid (rows,
+    columns of merged units)."""
+    import ctypes
+
+    import llama_cpp
+    from llama_cpp import mtmd_cpp as mtmd
+
+    llm = llama_cpp.Llama(str(OUT / f"{case}.gguf"), n_ctx=256, n_threads=2, verbose=False)
+    params = mtmd.mtmd_context_params_default()
+    params.use_gpu = False
+    params.n_threads = 2
+    params.print_timings = False
+    ctx = mtmd.mtmd_init_from_file(str(OUT / f"{case}-mmproj.gguf").encode(), llm.model, params)
+    assert ctx, "mtmd_init_from_file failed"
+    h, w, _ = rgb.shape
+    data = (ctypes.c_uint8 * rgb.size).from_buffer_copy(np.ascontiguousarray(rgb).tobytes())
+    bitmap = mtmd.mtmd_bitmap_init(w, h, data)
+    chunks = mtmd.mtmd_input_chunks_init()
+    marker = mtmd.mtmd_default_marker()
+    text = mtmd.mtmd_input_text()
+    text.text = marker
+    text.text_len = len(marker)
+    text.add_special = False
+    text.parse_special = True
+    bitmaps = (mtmd.mtmd_bitmap_p_ctypes * 1)(bitmap)
+    assert mtmd.mtmd_tokenize(ctx, chunks, ctypes.byref(text), bitmaps, 1) == 0
+    for i in range(mtmd.mtmd_input_chunks_size(chunks)):
+        chunk = mtmd.mtmd_input_chunks_get(chunks, i)
+        if mtmd.mtmd_input_chunk_get_type(chunk) != mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE:
+            continue
+        n = mtmd.mtmd_input_chunk_get_n_tokens(chunk)
+        assert mtmd.mtmd_encode_chunk(ctx, chunk) == 0
+        embd = mtmd.mtmd_get_output_embd(ctx)
+        rows = np.ctypeslib.as_array(embd, shape=(n * llm.n_embd(),)).reshape(n, -1).copy()
+        img = mtmd.mtmd_input_chunk_get_tokens_image(chunk)
+        grid = (mtmd.mtmd_image_tokens_get_ny(img), mtmd.mtmd_image_tokens_get_nx(img))
+    mtmd.mtmd_input_chunks_free(chunks)
+    mtmd.mtmd_bitmap_free(bitmap)
+    mtmd.mtmd_free(ctx)
+    llm.close()
+    return rows, grid
 
 
 def _image_prompt_golden(case, model, images, seed):
@@ -224,6 +276,11 @@ def make_case(case, llama_cpp, seed=0):
         converted.unlink()
         extra["images"] = _vision_goldens(case, model, hf_dir)
         extra["image_prompt"] = _image_prompt_golden(case, model, extra["images"], seed)
+        rows, grid = _llama_cpp_rows(case, _image(LLAMA_CPP_IMAGE))
+        np.save(OUT / f"{case}_llama_cpp_vision{LLAMA_CPP_IMAGE}.npy", rows.astype(np.float32))
+        reference = np.load(OUT / f"{case}_vision{LLAMA_CPP_IMAGE}.npy")
+        extra["llama_cpp_vision"] = dict(image=LLAMA_CPP_IMAGE, grid=[int(v) for v in grid],
+                                         max_err_vs_transformers=float(np.abs(rows - reference).max()))
 
     records = moe.reference_records(model, prompts)
     forced = prompts[0] + records[0]["ref_ids"]

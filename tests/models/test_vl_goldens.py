@@ -18,7 +18,9 @@ Qwen2's / Qwen3's with plain RoPE; what this checks:
   the C++ test program test_qwen_vision checks its image processor's
   pixel_values and placeholder count against transformers'
   Qwen2VLImageProcessorPil and its rows against transformers' visual() on
-  three images (scaled up, scaled down, rounded);
+  four images (scaled up, scaled down, rounded, as is), the M-RoPE positions
+  of a two-image prompt against get_rope_index, and on the image neither
+  resizes its rows against llama.cpp's mtmd on the same mmproj GGUF;
 * bad sections (missing, the wrong count, not covering the rotated pairs,
   a bad mrope_section) are refused at load naming the key, and the process
   goes on.

@@ -1,14 +1,16 @@
-// Qwen2.5-VL's image side against transformers (tests/golden/tiny_vl, made
-// by tests/golden/make_vl_goldens.py): for each golden image, the tower's
-// plan (grid and placeholder count), its preprocess (Pillow's bicubic
-// resize, rescale, normalise, patchify) against Qwen2VLImageProcessorPil's
-// pixel_values, and its encode (ViT with window attention, patch merger)
-// of transformers' own pixel values against model.visual's output; and the
-// image prompt's multimodal RoPE positions (mrope_positions) against
-// transformers' get_rope_index; the
-// refusals (an aspect ratio past 200, an empty image, pixel values of another plan, a
-// projector for another hidden size; the registry's refusal of this
-// projector type while the decoder has no M-RoPE image positions).
+// Qwen2.5-VL's image side against transformers and llama.cpp
+// (tests/golden/tiny_vl, made by tests/golden/make_vl_goldens.py): for each
+// golden image, the tower's plan (grid and placeholder count), its
+// preprocess (Pillow's bicubic resize, rescale, normalise, patchify)
+// against Qwen2VLImageProcessorPil's pixel_values, and its encode (ViT with
+// window attention, patch merger) of transformers' own pixel values against
+// model.visual's output; on the image neither resizes, the whole road
+// against llama.cpp's mtmd; the image prompt's multimodal RoPE positions
+// (mrope_positions) against transformers' get_rope_index; which position
+// each rotated pair follows; and the refusals (an aspect ratio past 200, an
+// empty image, pixel values of another plan, a projector for another
+// hidden size; the registry's refusal of this projector type while the
+// engine hands the decoder no M-RoPE image positions).
 //
 // Usage: test_qwen_vision <tests/golden/tiny_vl>
 #include <cmath>
@@ -43,6 +45,9 @@ namespace {
 // blocks.
 constexpr float kPixelTolerance = 1e-6f;
 constexpr float kRowTolerance = 1e-4f;
+// llama.cpp rounds activations to float16 for F16 matrices: its rows are
+// 0.0023 from transformers' on the golden image.
+constexpr float kLlamaCppTolerance = 5e-3f;
 
 // A little-endian .npy file of float32 ('<f4') or uint8 ('|u1'), C order.
 struct Npy {
@@ -115,7 +120,7 @@ int main(int argc, char** argv) {
     check(tower->output_dim() == 64, "rows of the language model's hidden size");
     check(tower->prompt_format().placeholder_token == "<|image_pad|>", "Qwen's image placeholder");
 
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         const std::string stem = dir + "/qwen2vl_";
         const Npy image = read_npy(stem + "image" + std::to_string(i) + ".npy");
         const Npy pixels = read_npy(stem + "pixels" + std::to_string(i) + ".npy");
@@ -150,6 +155,17 @@ int main(int argc, char** argv) {
         std::printf("%s: %d rows, max diff %.3g from transformers' visual()\n", what.c_str(), plan.num_tokens, err);
         check(err <= kRowTolerance, what + ": the tower's rows equal transformers' visual()");
 
+        if (i == 3) {
+            // The image neither side resizes: the whole road (preprocess,
+            // encode) against llama.cpp's mtmd on the same mmproj GGUF.
+            const Npy theirs = read_npy(stem + "llama_cpp_vision3.npy");
+            std::vector<float> road(size_t(plan.num_tokens) * 64, NAN);
+            tower->encode(mine, pool, road.data());
+            const bool same = theirs.f32.size() == road.size();
+            const float diff = same ? max_abs_diff(road.data(), theirs.f32.data(), road.size()) : INFINITY;
+            std::printf("%s: max diff %.3g from llama.cpp's mtmd\n", what.c_str(), diff);
+            check(diff <= kLlamaCppTolerance, what + ": the rows equal llama.cpp's within its float16 rounding");
+        }
         if (i == 0) {
             given.shape[0] -= 4;
             check(refused(VLLM_ERR_INVALID_ARGUMENT, "pixel values do not match", [&] { tower->encode(given, pool, out.data()); }),
