@@ -31,7 +31,7 @@
 #include "util/thread_pool.h"
 #include "vision/mrope_positions.h"
 #include "vision/towers/qwen_image_processor.h"
-#include "vision/towers/towers.h"
+#include "vision/towers/qwen25vl.h"
 #include "vision/vision_registry.h"
 #include "check.h"
 

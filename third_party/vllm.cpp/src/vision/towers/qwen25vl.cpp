@@ -27,7 +27,7 @@
 #include "model/blocks/norms.h"
 #include "util/error.h"
 #include "vision/towers/qwen_image_processor.h"
-#include "vision/towers/towers.h"
+#include "vision/towers/qwen25vl.h"
 
 namespace vllm {
 
