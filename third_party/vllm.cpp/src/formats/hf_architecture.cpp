@@ -331,6 +331,21 @@ const std::vector<HfTensorName> kBertClassifier = {{"pooler.dense.weight", "cls.
                                                    {"classifier.weight", "cls.output.weight"},
                                                    {"classifier.bias", "cls.output.bias"}};
 
+// Qwen2-VL / Qwen2.5-VL / Qwen3-VL: Qwen2's (q/k/v biases) or Qwen3's (q/k
+// norms) text decoder with multimodal RoPE sections, under
+// model.language_model. (transformers 4.52+) or model. (earlier, with the
+// settings at config.json's top level); the vision tower (model.visual. or
+// visual.) is not the text model's.
+HfArchitecture qwen_vl_row(const char* hf_class, const char* gguf_name, const Names& attention_extras) {
+    HfArchitecture row{hf_class, gguf_name, kCommonConfig,
+                       kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm + attention_extras};
+    row.text_config = true;
+    row.flat_text_config = true;
+    row.prefix_rewrites = {{"model.language_model.", "model."}};
+    row.ignored_prefixes = {"model.visual.", "visual."};
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -398,6 +413,9 @@ const std::vector<HfArchitecture>& architectures() {
         encoder_variant("XLMRobertaModel", "", /*roberta=*/true, {}),
         encoder_variant("XLMRobertaForSequenceClassification", "roberta.", true, kRobertaClassifier),
         encoder_variant("BertForSequenceClassification", "bert.", false, kBertClassifier),
+        qwen_vl_row("Qwen2_5_VLForConditionalGeneration", "qwen2vl", kQkvBias),
+        qwen_vl_row("Qwen2VLForConditionalGeneration", "qwen2vl", kQkvBias),
+        qwen_vl_row("Qwen3VLForConditionalGeneration", "qwen3vl", kQkNorm),
     };
     return rows;
 }

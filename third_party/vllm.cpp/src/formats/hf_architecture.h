@@ -87,6 +87,10 @@ struct HfArchitecture {
     // A *ForSequenceClassification: config.json's id2label names become
     // `<arch>.classifier.output_labels`, as llama.cpp's converter writes them.
     bool classifier_labels = false;
+    // Qwen2-VL / Qwen2.5-VL: checkpoints saved before transformers 4.52 keep
+    // the text model's settings at the top level of config.json (no
+    // "text_config"), which is then read as it is.
+    bool flat_text_config = false;
 };
 
 // The row for `hf_class`, or nullptr.

@@ -93,9 +93,9 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     if (arch == nullptr)
         fail("config.json architectures '" + hf_class + "' is not supported (supported: " + supported_hf_architectures() + ")");
     const json::Value* text = arch->text_config ? config.find("text_config") : nullptr;
-    if (arch->text_config && (text == nullptr || !text->is_object()))
+    if (arch->text_config && !arch->flat_text_config && (text == nullptr || !text->is_object()))
         fail("config.json has no 'text_config' object (" + hf_class + " keeps the text model's settings there)");
-    read_config(text != nullptr ? *text : config, *arch);
+    read_config(text != nullptr && text->is_object() ? *text : config, *arch);
     read_pooling(config, std::string(arch->gguf_name) + ".");
     read_encoder_extras(config, *arch);
 
@@ -342,6 +342,18 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
     if (kind == nullptr) kind = scaling.find("type");
     if (kind == nullptr || !kind->is_string()) fail("config.json rope_scaling has no 'rope_type' string");
     const std::string type = kind->as_string();
+    // Qwen2.5-VL / Qwen3-VL's multimodal RoPE sections (4.x configs: rope
+    // type "mrope"), as llama.cpp's converter writes them (a 4th section 0).
+    if (const json::Value* sections = scaling.find("mrope_section"); sections != nullptr && !sections->is_null()) {
+        std::vector<int64_t> values;
+        if (sections->is_array())
+            for (const json::Value& s : sections->items()) values.push_back(s.is_int() && s.as_int() >= 0 ? s.as_int() : -1);
+        if (values.size() != 3 || *std::min_element(values.begin(), values.end()) < 0)
+            fail("config.json rope_scaling 'mrope_section' is not a list of 3 non-negative integers");
+        values.push_back(0);
+        metadata_[a + "rope.dimension_sections"] = int_array_value(values, GgufValueType::INT32);
+    }
+    if (type == "mrope") return;
     const std::string original_key = a + "rope.scaling.original_context_length";
     if (const double in_scaling = number("original_max_position_embeddings", 0.0); in_scaling > 0.0 && find(original_key) == nullptr)
         metadata_[original_key] = int_value(static_cast<int64_t>(in_scaling));

@@ -22,6 +22,10 @@ struct SequenceSlice {
     const int32_t* tokens = nullptr;     // the new tokens to run
     int n_tokens = 0;
     int start_pos = 0;                   // position of tokens[0]; K/V of [0, start_pos) is cached
+    // Multimodal RoPE (a model with rope sections): the tokens' rotary
+    // positions, 3 each (temporal, height, width; vision/mrope_positions.h);
+    // nullptr: start_pos + i on every axis (text without images before it).
+    const int32_t* rope_positions = nullptr;
     // Per KV cache group (KVCache::group_of), the block table covering
     // positions [0, start_pos + n_tokens); a sliding-window group's entries
     // before the window are kNullBlock.
