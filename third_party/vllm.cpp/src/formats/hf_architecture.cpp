@@ -304,6 +304,20 @@ HfArchitecture bert_row() {
     return row;
 }
 
+// EmbeddingGemma: transformers' Gemma3TextModel (the base model, its
+// tensors without the "model." prefix) with bidirectional attention, as
+// gemma-embedding; a causal Gemma3TextModel is refused.
+HfArchitecture gemma_embedding_row() {
+    HfArchitecture row{"Gemma3TextModel", "gemma-embedding", kCommonConfig + kSlidingWindow + kLocalRopeBase,
+                       kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm, /*norm_plus_one=*/true,
+                       /*tie_default=*/true};
+    row.prefix_rewrites = {{"", "model."}};
+    row.refused_unless = {{"use_bidirectional_attention", "true"}, {"attn_logit_softcapping", ""},
+                          {"final_logit_softcapping", ""}};
+    row.dense_modules = true;
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -368,6 +382,7 @@ const std::vector<HfArchitecture>& architectures() {
         qwen35_row("Qwen3_5MoeForCausalLM", "qwen35moe", true, false),
         qwen35_row("Qwen3_5MoeForConditionalGeneration", "qwen35moe", true, true),
         bert_row(),
+        gemma_embedding_row(),
     };
     return rows;
 }

@@ -80,6 +80,9 @@ struct HfArchitecture {
     // key_length_mla, one KV head) and splits kv_b_proj into attn_k_b and
     // attn_v_b (float copies), as that converter does.
     bool mla = false;
+    // EmbeddingGemma: sentence-transformers' Dense modules (modules.json) are
+    // read as llama.cpp's dense_2 / dense_3; another architecture refuses them.
+    bool dense_modules = false;
 };
 
 // The row for `hf_class`, or nullptr.

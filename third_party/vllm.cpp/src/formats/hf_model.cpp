@@ -104,6 +104,32 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     }
     open_shards();
     add_tensors(*arch, tied);
+    add_dense_modules(*arch);
+}
+
+void HfModel::add_dense_modules(const HfArchitecture& arch) {
+    const std::optional<SentenceTransformersPooling> st = read_sentence_transformers(path());
+    if (!st || st->dense_dirs.empty()) return;
+    if (!arch.dense_modules)
+        fail("modules.json has Dense modules, which " + std::string(arch.hf_class) +
+             " models do not apply here (only Gemma3TextModel's: EmbeddingGemma)");
+    if (st->dense_dirs.size() != 2)
+        fail("modules.json has " + std::to_string(st->dense_dirs.size()) +
+             " Dense modules (two are supported: EmbeddingGemma's, llama.cpp's dense_2 and dense_3)");
+    for (size_t i = 0; i < 2; ++i) {
+        shards_.push_back(std::make_unique<SafetensorsFile>(st->dense_dirs[i] + "/model.safetensors"));
+        const SafetensorsFile& file = *shards_.back();
+        const auto t = std::find_if(file.tensors().begin(), file.tensors().end(),
+                                    [](const SafetensorsTensor& x) { return x.name == "linear.weight"; });
+        if (t == file.tensors().end()) fail("tensor 'linear.weight' is missing from " + file.path());
+        GgufTensor g;
+        g.name = i == 0 ? "dense_2.weight" : "dense_3.weight";
+        g.dims.assign(t->shape.rbegin(), t->shape.rend());
+        g.type = static_cast<uint32_t>(t->type);
+        g.data = t->data;
+        g.nbytes = t->nbytes;
+        add_tensor(std::move(g));
+    }
 }
 
 void HfModel::read_pooling(const json::Value& config, const std::string& a) {

@@ -80,6 +80,9 @@ private:
     void read_gated_delta_net_config(const json::Value& config, const std::string& arch_prefix);
     // A float32 tensor whose values this loader computed.
     void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
+    // sentence-transformers' Dense modules as llama.cpp's dense_2 / dense_3
+    // (HfArchitecture::dense_modules; refused naming them elsewhere).
+    void add_dense_modules(const HfArchitecture& arch);
 
     std::vector<std::unique_ptr<SafetensorsFile>> shards_;
     std::vector<std::vector<float>> computed_;  // storage of add_computed tensors

@@ -115,6 +115,12 @@ struct ArchitectureTraits {
     // <arch>.attention.layer_norm_epsilon), no output head: a pooling-only
     // model, each pooling request scheduled whole in one step.
     bool encoder = false;
+    // An encoder built of decoder layers (EmbeddingGemma, architectures/
+    // gemma_embedding.cpp): its tensors are a decoder's (llama.cpp's names,
+    // a final norm, no BERT embeddings), its attention bidirectional
+    // (blocks/bidirectional_attention.h); sentence-transformers' Dense
+    // projections (dense_2, dense_3) are read when the file has them.
+    bool decoder_layers = false;
 };
 
 }  // namespace vllm

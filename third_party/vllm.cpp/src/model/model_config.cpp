@@ -348,7 +348,7 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     }
     c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
     // An encoder's LayerNorms (with mean and bias) keep their epsilon in rms_eps.
-    if (traits->encoder) c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_epsilon", 1e-12));
+    if (traits->encoder && !traits->decoder_layers) c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_epsilon", 1e-12));
     if (c.n_layers <= 0 || c.dim <= 0 || c.ffn_dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
         c.n_heads % c.n_kv_heads != 0 || c.context_length <= 0)
         throw_model_load("cannot load '" + file.path() + "': inconsistent hyperparameters in the GGUF metadata");

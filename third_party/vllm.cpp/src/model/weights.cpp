@@ -268,6 +268,21 @@ void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& 
     }
 }
 
+// sentence-transformers' two Dense projections of an encoder of decoder
+// layers (EmbeddingGemma): both or neither.
+void load_dense_projections(const TensorLoader& load, const ModelConfig& c, ModelWeights& w) {
+    const GgufTensor* in = load.find("dense_2.weight");
+    const GgufTensor* out = load.find("dense_3.weight");
+    if (in == nullptr && out == nullptr) return;
+    if (in == nullptr || out == nullptr)
+        load.fail(in == nullptr ? "dense_2.weight" : "dense_3.weight",
+                  "is missing (the Dense projections come as a pair, dense_2 then dense_3)");
+    if (in->dims.size() != 2) load.fail("dense_2.weight", "is not a matrix");
+    const int64_t width = in->dims[1];
+    w.dense_in = load.matrix("dense_2.weight", width, c.dim);
+    w.dense_out = load.matrix("dense_3.weight", c.dim, width);
+}
+
 }  // namespace
 
 ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& config, int threads) {
@@ -280,7 +295,7 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     const int64_t dim = config.dim;
     ModelWeights w;
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
-    if (config.traits.encoder) {
+    if (config.traits.encoder && !config.traits.decoder_layers) {
         load_encoder(load, config, w);
         std::vector<kernels::QuantMatrix*> matrices;
         for (LayerWeights& l : w.layers)
@@ -390,6 +405,11 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
             matrices.push_back(m);
     matrices.push_back(&w.output);
     matrices.push_back(&w.per_layer_model_proj);
+    if (config.traits.decoder_layers) {
+        load_dense_projections(load, config, w);
+        matrices.push_back(&w.dense_in);
+        matrices.push_back(&w.dense_out);
+    }
     prepare_matrices(matrices, w.prepared, file, threads);
     return w;
 }
