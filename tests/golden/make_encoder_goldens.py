@@ -29,6 +29,32 @@ Case ``gemma-embedding`` (EmbeddingGemma)
    (``llama_cpp_<TYPE>``; llama.cpp applies the Dense projections after
    pooling).
 
+Case ``modern-bert``
+-------------------
+A tiny random ``ModernBertModel`` (transformers: rotary positions, a global
+layer every 3rd from layer 0 and sliding ones between within
+``local_attention`` / 2 on each side, GeGLU with erf GELU, LayerNorms
+without bias, pre-norm with the first layer's attention norm the identity,
+a final norm; no biases), 4 layers, local_attention 16, with CLS
+sentence-transformers pooling (gte-modernbert's) and Normalize; steps 2-4 as
+for gemma-embedding without Dense modules (``ref_<TYPE>`` is the pooled
+hidden state itself).
+
+Case ``nomic-bert`` (nomic-embed-text v1/v1.5)
+----------------------------------------------
+The published checkpoints are trust_remote_code and the hub is not
+reachable, so the directory is written by hand (``remote_code_dir``:
+config.json with nomic-embed-text's keys, random float16 tensors under its
+published names: fused ``Wqkv``, ``fc11``/``fc12``/``fc2``, ``norm1``/``norm2``,
+``emb_ln``; BERT_VOCAB's WordPiece tokenizer; MEAN sentence-transformers
+pooling) and converted by llama.cpp's converter. transformers 5.25 has its
+own ``NomicBertModel``, which reads that published layout (and the
+converter reads config.json through its config class, so config.json also
+carries transformers' key names); it is the transformers reference here,
+and sentence-transformers and **llama.cpp's own embeddings** (llama-cpp-
+python, ``embedding=True``, each pooling type) on the GGUF are checked as
+for the other cases.
+
 How to regenerate
 -----------------
 From the repository root, with the reference venv (see make_embed_goldens.py)::
@@ -57,9 +83,105 @@ GEMMA_EMBEDDING = dict(make_moe_goldens.BASE, num_hidden_layers=6, head_dim=16, 
                        intermediate_size=128, sliding_window=16, use_bidirectional_attention=True,
                        max_position_embeddings=64)
 
+MODERN_BERT = dict(vocab_size=make_moe_goldens.BASE["vocab_size"], hidden_size=64, num_hidden_layers=4,
+                   num_attention_heads=4, intermediate_size=96, max_position_embeddings=64, local_attention=16,
+                   global_attn_every_n_layers=3, norm_eps=1e-5, hidden_activation="gelu",
+                   pad_token_id=0, bos_token_id=make_moe_goldens.TOKENIZER["bos_id"],
+                   eos_token_id=make_moe_goldens.TOKENIZER["eos_id"], cls_token_id=make_moe_goldens.TOKENIZER["bos_id"],
+                   sep_token_id=make_moe_goldens.TOKENIZER["eos_id"],
+                   # llama.cpp's converter writes ModernBERT's norm_eps as the RMS epsilon and
+                   # its loader wants attention.layer_norm_epsilon: this extra key (transformers
+                   # keeps and ignores it) makes the converter write that too.
+                   layer_norm_eps=1e-5)
+
+# nomic-ai/nomic-embed-text-v1.5's config.json keys (NomicBertConfig, remote code), tiny.
+NOMIC_BERT = dict(architectures=["NomicBertModel"], model_type="nomic_bert", activation_function="swiglu",
+                  causal=False, fused_bias_fc=True, layer_norm_epsilon=1e-12, mlp_fc1_bias=False,
+                  mlp_fc2_bias=False, n_embd=64, n_head=4, n_inner=96, n_layer=2, n_positions=2048,
+                  max_trained_positions=2048, parallel_block=False, prenorm=False, qkv_proj_bias=False,
+                  rotary_emb_base=1000, rotary_emb_fraction=1.0, rotary_emb_interleaved=False,
+                  rotary_emb_scale_base=None, rotary_scaling_factor=None, type_vocab_size=2,
+                  vocab_size=len(make_embed_goldens.BERT_VOCAB), pad_token_id=0,
+                  # transformers 5's own NomicBertConfig names (its NomicBertModel reads the
+                  # published tensor layout; llama.cpp's converter reads config.json through it)
+                  hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
+                  layer_norm_eps=1e-12, max_position_embeddings=2048,
+                  rope_parameters=dict(rope_type="default", rope_theta=1000.0))
+
 CASES = {
     "gemma-embedding": ("Gemma3TextConfig", GEMMA_EMBEDDING, "MEAN"),
+    "modern-bert": ("ModernBertConfig", MODERN_BERT, "CLS"),
+    "nomic-bert": ("remote code", NOMIC_BERT, "MEAN"),
 }
+
+
+def nomic_bert_tensors(config, seed):
+    """NomicBertModel's state dict (its published tensor names), seeded, float16."""
+    rng = np.random.default_rng(seed)
+    dim, ffn, vocab = config["n_embd"], config["n_inner"], config["vocab_size"]
+
+    def matrix(rows, cols, scale=None):
+        return (rng.standard_normal((rows, cols)) * (scale or 1 / np.sqrt(cols))).astype(np.float16)
+
+    def norm(n, around):
+        return (around + 0.1 * rng.standard_normal(n)).astype(np.float16)
+
+    t = {"embeddings.word_embeddings.weight": matrix(vocab, dim, 0.2),
+         "embeddings.token_type_embeddings.weight": matrix(config["type_vocab_size"], dim, 0.2),
+         "emb_ln.weight": norm(dim, 1.0), "emb_ln.bias": norm(dim, 0.0)}
+    for layer in range(config["n_layer"]):
+        p = f"encoder.layers.{layer}."
+        t.update({p + "attn.Wqkv.weight": matrix(3 * dim, dim), p + "attn.out_proj.weight": matrix(dim, dim),
+                  p + "mlp.fc11.weight": matrix(ffn, dim), p + "mlp.fc12.weight": matrix(ffn, dim),
+                  p + "mlp.fc2.weight": matrix(dim, ffn),
+                  p + "norm1.weight": norm(dim, 1.0), p + "norm1.bias": norm(dim, 0.0),
+                  p + "norm2.weight": norm(dim, 1.0), p + "norm2.bias": norm(dim, 0.0)})
+    return t
+
+
+def remote_code_dir(case, seed):
+    """A trust_remote_code model's directory written by hand (config.json and
+    its tensors under their published names; BERT_VOCAB's WordPiece
+    tokenizer): transformers cannot build it without the remote code, and
+    the hub is not reachable."""
+    import transformers
+    from safetensors.numpy import save_file
+
+    config = CASES[case][1]
+    hf_dir = OUT / f"{case}.hf"
+    shutil.rmtree(hf_dir, ignore_errors=True)
+    hf_dir.mkdir(parents=True)
+    (hf_dir / "config.json").write_text(json.dumps(config, indent=2))
+    save_file(nomic_bert_tensors(config, seed), str(hf_dir / "model.safetensors"))
+    vocab = {token: i for i, token in enumerate(make_embed_goldens.BERT_VOCAB)}
+    transformers.BertTokenizerFast(vocab=vocab, do_lower_case=True).save_pretrained(hf_dir)
+    return hf_dir
+
+
+def make_remote_code_case(case, llama_cpp, seed=0):
+    """A remote-code case: the hand-written directory, its GGUF by llama.cpp's
+    converter, and the records of make_embed_goldens (transformers 5's own
+    NomicBertModel loaded from the directory, sentence-transformers,
+    llama.cpp)."""
+    import torch
+    import transformers
+
+    _, config, pooling = CASES[case]
+    hf_dir = remote_code_dir(case, seed)
+    make_embed_goldens.write_sentence_transformers(hf_dir, pooling, config["n_embd"])
+    gguf_path = OUT / f"{case}.gguf"
+    make_moe_goldens.convert(hf_dir, gguf_path, llama_cpp)
+    model = transformers.AutoModel.from_pretrained(str(hf_dir), dtype=torch.float32,
+                                                   attn_implementation="eager").eval()
+    model.model = model
+    prompts = make_embed_goldens.bert_prompts(seed)
+    records = make_embed_goldens.transformers_records(model, prompts)
+    for record, st in zip(records, make_embed_goldens.sentence_transformers_embeddings(hf_dir, prompts)):
+        record["st_embedding"] = st
+    for t in POOLING_TYPES:
+        for record, vec in zip(records, make_embed_goldens.llama_cpp_embeddings(gguf_path, prompts, t)):
+            record[f"llama_cpp_{t}"] = vec
+    make_embed_goldens.write_golden(case, pooling, records)
 
 
 def tiny_base_model(config_class, kwargs, seed):
@@ -122,12 +244,15 @@ def projected_records(model, prompts, denses):
 
 def make_case(case, llama_cpp, seed=0):
     config_class, kwargs, pooling = CASES[case]
+    if config_class == "remote code":
+        return make_remote_code_case(case, llama_cpp, seed)
     model = tiny_base_model(config_class, kwargs, seed)
     prompts = make_moe_goldens.seeded_prompts(seed)
     hf_dir = make_moe_goldens.fresh_hf_dir(model, OUT / f"{case}.hf")
     make_embed_goldens.write_sentence_transformers(hf_dir, pooling, kwargs["hidden_size"])
-    denses = dense_modules(kwargs["hidden_size"], seed)
-    add_dense_modules(hf_dir, denses)
+    denses = dense_modules(kwargs["hidden_size"], seed) if case == "gemma-embedding" else []
+    if denses:
+        add_dense_modules(hf_dir, denses)
     gguf_path = OUT / f"{case}.gguf"
     make_moe_goldens.convert(hf_dir, gguf_path, llama_cpp, extra_args=("--sentence-transformers-dense-modules",))
     records = projected_records(model, prompts, denses)
@@ -136,20 +261,7 @@ def make_case(case, llama_cpp, seed=0):
     for t in POOLING_TYPES:
         for record, vec in zip(records, make_embed_goldens.llama_cpp_embeddings(gguf_path, prompts, t)):
             record[f"llama_cpp_{t}"] = vec
-    write_golden(case, pooling, records)
-
-
-def write_golden(case, pooling, records):
-    """make_embed_goldens' record file, with the same error summaries."""
-    err = max(float(np.abs(np.array(r[f"llama_cpp_{t}"]) - np.array(r[f"ref_{t}"])).max())
-              for r in records for t in POOLING_TYPES)
-    st_err = max(float(np.abs(np.array(r["st_embedding"]) - np.array(r[f"ref_{pooling}"]) /
-                              np.linalg.norm(r[f"ref_{pooling}"])).max()) for r in records)
-    golden = dict(case=case, pooling=pooling, normalize=True, records=records,
-                  llama_cpp_vs_ref_max_err=err, st_vs_ref_max_err=st_err)
-    (OUT / f"{case}.json").write_text(json.dumps(golden))
-    print(f"{case}: dim {len(records[0]['ref_' + pooling])}, llama.cpp vs transformers max err {err:.2e}, "
-          f"sentence-transformers vs transformers (normalised) {st_err:.2e}")
+    make_embed_goldens.write_golden(case, pooling, records)
 
 
 if __name__ == "__main__":

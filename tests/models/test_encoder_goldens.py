@@ -20,7 +20,6 @@ largest magnitude (at least 1):
 """
 
 import json
-import pathlib
 import re
 import shutil
 
@@ -29,72 +28,64 @@ import pytest
 
 import vllm_cpp
 from gguf_rewrite import rewritten
+from test_embed_goldens import golden, model_path, unit, within
 from vllm_cpp import Engine
 
 pytestmark = pytest.mark.timeout(300)
 
-TINY_EMBED = pathlib.Path(__file__).resolve().parent.parent / "golden" / "tiny_embed"
 POOLING_TYPES = ["CLS", "MEAN", "LAST"]
 HF_TOL = 2e-4
 GGUF_TOL = 5e-3
 LLAMA_CPP_TOL = 5e-3
-TOL = {"hf": HF_TOL, "gguf": GGUF_TOL}
-
-
-def golden(case):
-    path = TINY_EMBED / f"{case}.json"
-    if not path.exists():
-        pytest.skip(f"no embedding golden {path.name} (make_encoder_goldens.py writes it)")
-    return json.loads(path.read_text())
-
-
-def model_path(case, form):
-    return TINY_EMBED / (f"{case}.gguf" if form == "gguf" else f"{case}.hf")
-
-
-def unit(v):
-    v = np.asarray(v, dtype=np.float64)
-    return v / np.linalg.norm(v)
-
-
-def within(ours, ref, tol):
-    ours, ref = np.asarray(ours), np.asarray(ref)
-    assert ours.shape == ref.shape
-    err = float(np.abs(ours - ref).max())
-    assert err <= tol * max(1.0, float(np.abs(ref).max())), f"max error {err:.3e}"
-    return err
+# Per case and form: against transformers / sentence-transformers.
+TOL = {("gemma-embedding", "hf"): HF_TOL, ("gemma-embedding", "gguf"): GGUF_TOL,
+       ("modern-bert", "hf"): HF_TOL, ("modern-bert", "gguf"): HF_TOL,
+       ("nomic-bert", "hf"): HF_TOL, ("nomic-bert", "gguf"): HF_TOL}
+CASES = ["gemma-embedding", "modern-bert", "nomic-bert"]
 
 
 def load(case, form, **options):
     return Engine.load(model_path(case, form), max_model_len=64, kv_cache_dtype="float32", **options)
 
 
-# --- gemma-embedding ---
+# --- every case ---
 
 @pytest.mark.parametrize("form", ["gguf", "hf"])
-def test_gemma_embedding_matches_sentence_transformers(form):
-    """As loaded (runner auto): mean pooling, the Dense projections, Normalize."""
-    g = golden("gemma-embedding")
-    with load("gemma-embedding", form) as engine:
+@pytest.mark.parametrize("case", CASES)
+def test_model_default_pooling_matches_sentence_transformers(case, form):
+    """As loaded (runner auto): the model's pooling (and gemma-embedding's
+    Dense projections), Normalize."""
+    g = golden(case)
+    with load(case, form) as engine:
         assert engine.stats()["supported_tasks"] == ["embed"]
         vectors = engine.embed([r["prompt_ids"] for r in g["records"]])
     for ours, r in zip(vectors, g["records"]):
-        within(ours, r["st_embedding"], TOL[form])
+        within(ours, r["st_embedding"], TOL[case, form])
         assert abs(np.linalg.norm(ours) - 1.0) < 1e-5
 
 
 @pytest.mark.parametrize("pooling", POOLING_TYPES)
 @pytest.mark.parametrize("form", ["gguf", "hf"])
-def test_gemma_embedding_each_pooling_matches_transformers_and_llama_cpp(form, pooling):
-    g = golden("gemma-embedding")
-    with load("gemma-embedding", form, pooler_config={"pooling_type": pooling, "normalize": False}) as engine:
+@pytest.mark.parametrize("case", CASES)
+def test_each_pooling_matches_transformers_and_llama_cpp(case, form, pooling):
+    g = golden(case)
+    with load(case, form, pooler_config={"pooling_type": pooling, "normalize": False}) as engine:
         vectors = engine.embed([r["prompt_ids"] for r in g["records"]])
         normalised = engine.embed([r["prompt_ids"] for r in g["records"]], normalize=True)
     for ours, unit_ours, r in zip(vectors, normalised, g["records"]):
-        within(ours, r[f"ref_{pooling}"], TOL[form])
-        within(unit_ours, unit(r[f"ref_{pooling}"]), TOL[form])
+        within(ours, r[f"ref_{pooling}"], TOL[case, form])
+        within(unit_ours, unit(r[f"ref_{pooling}"]), TOL[case, form])
         if form == "gguf":
             within(ours, r[f"llama_cpp_{pooling}"], LLAMA_CPP_TOL)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_encoder_refuses_generation(case):
+    with pytest.raises(vllm_cpp.VllmError, match=re.escape(f"{case} is an encoder (embeddings only")):
+        Engine.load(model_path(case, "gguf"), runner="generate")
+
+
+# --- gemma-embedding ---
 
 
 def test_gemma_embedding_forms_agree():
@@ -117,8 +108,6 @@ def gemma_engine():
 def test_gemma_embedding_refuses_generation(gemma_engine):
     with pytest.raises(vllm_cpp.InvalidArgumentError, match=re.escape("gemma-embedding is an encoder")):
         gemma_engine.complete("hello world")
-    with pytest.raises(vllm_cpp.VllmError, match=re.escape("gemma-embedding is an encoder (embeddings only")):
-        Engine.load(model_path("gemma-embedding", "gguf"), runner="generate")
 
 
 def test_gemma_embedding_batch_and_length(gemma_engine):
@@ -136,10 +125,10 @@ def test_gemma_embedding_batch_and_length(gemma_engine):
     assert np.allclose(gemma_engine.embed([long], truncate_prompt_tokens=30)[0], together[2], atol=1e-6)
 
 
-def edited_dir(tmp_path, edit):
-    """A copy of the gemma-embedding directory with `edit(path)` applied."""
+def edited_dir(tmp_path, edit, case="gemma-embedding"):
+    """A copy of the case's directory with `edit(path)` applied."""
     target = tmp_path / "model"
-    shutil.copytree(model_path("gemma-embedding", "hf"), target)
+    shutil.copytree(model_path(case, "hf"), target)
     edit(target)
     return target
 
@@ -195,4 +184,83 @@ def test_dense_modules_refused_for_other_architectures(tmp_path):
 def test_gemma_embedding_gguf_with_one_dense_tensor_refused(tmp_path):
     path = rewritten(model_path("gemma-embedding", "gguf"), tmp_path / "one-dense.gguf", drop_tensor="dense_3.weight")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape("tensor 'dense_3.weight' is missing (the Dense")):
+        Engine.load(path)
+
+
+# --- modern-bert ---
+
+def test_modern_bert_batch_and_length():
+    """Batched requests attend only over their own rows (sliding and global
+    layers); an over-long prompt is refused and the engine keeps serving."""
+    g = golden("modern-bert")
+    prompts = [r["prompt_ids"] for r in g["records"]]
+    with Engine.load(model_path("modern-bert", "gguf"), max_model_len=32, kv_cache_dtype="float32",
+                     pooler_config={"normalize": False}) as engine:
+        together = engine.embed(prompts)
+        for ours, prompt, r in zip(together, prompts, g["records"]):
+            assert np.allclose(ours, engine.embed([prompt])[0], atol=1e-6)
+            within(ours, r["ref_CLS"], HF_TOL)
+        with pytest.raises(vllm_cpp.InvalidArgumentError, match="32"):
+            engine.embed([prompts[2] + prompts[2]])
+        assert np.allclose(engine.embed([prompts[0]])[0], together[0], atol=1e-6)
+
+
+BAD_MODERN_BERT_DIRS = {
+    "silu": (dict(hidden_activation="silu"), "config.json 'hidden_activation' is \"silu\", which is not supported"),
+    "norm-bias": (dict(norm_bias=True), "config.json 'norm_bias' is true, which is not supported (only false)"),
+    "attention-bias": (dict(attention_bias=True), "config.json 'attention_bias' is true, which is not supported"),
+    "layer-types": (dict(layer_types=["full_attention", "sliding_attention"]),
+                    "config.json 'layer_types' is not a list of num_hidden_layers layer types"),
+    "chunked-layer": (dict(layer_types=["full_attention", "chunked_attention", "sliding_attention", "full_attention"]),
+                      "config.json 'layer_types' has \"chunked_attention\""),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_MODERN_BERT_DIRS))
+def test_bad_modern_bert_dir_refused_by_name(tmp_path, bad):
+    changes, message = BAD_MODERN_BERT_DIRS[bad]
+    path = edited_dir(tmp_path, lambda d: edit_json(d / "config.json", **changes), case="modern-bert")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
+        Engine.load(path)
+
+
+BAD_MODERN_BERT_GGUFS = {
+    "silu": (dict(set_values={"modern-bert.hidden_activation": "silu"}),
+             "modern-bert.hidden_activation 'silu' is not supported (gelu only)"),
+    "no-embedding-norm": (dict(drop_tensor="token_embd_norm.weight"),
+                          "tensor 'token_embd_norm.weight' (the embedding norm) is missing"),
+    "missing-norm": (dict(drop_tensor="blk.1.attn_norm.weight"), "tensor 'blk.1.attn_norm.weight' is missing"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_MODERN_BERT_GGUFS))
+def test_bad_modern_bert_gguf_refused_by_name(tmp_path, bad):
+    edits, message = BAD_MODERN_BERT_GGUFS[bad]
+    path = rewritten(model_path("modern-bert", "gguf"), tmp_path / f"{bad}.gguf", **edits)
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
+        Engine.load(path)
+
+
+# --- nomic-bert ---
+
+BAD_NOMIC_BERT_DIRS = {
+    "prenorm": (dict(prenorm=True), "config.json 'prenorm' is true, which is not supported (only false)"),
+    "gelu": (dict(activation_function="gelu"), "config.json 'activation_function' is \"gelu\", which is not supported"),
+    "moe": (dict(moe_every_n_layers=2), "config.json 'moe_every_n_layers' is 2, which is not supported (only unset)"),
+    "partial-rope": (dict(rotary_emb_fraction=0.5), "config.json 'rotary_emb_fraction' is 0.5, which is not supported"),
+    "qkv-bias": (dict(qkv_proj_bias=True), "config.json 'qkv_proj_bias' is true, which is not supported"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_NOMIC_BERT_DIRS))
+def test_bad_nomic_bert_dir_refused_by_name(tmp_path, bad):
+    changes, message = BAD_NOMIC_BERT_DIRS[bad]
+    path = edited_dir(tmp_path, lambda d: edit_json(d / "config.json", **changes), case="nomic-bert")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
+        Engine.load(path)
+
+
+def test_bad_nomic_bert_gguf_refused_naming_the_tensor(tmp_path):
+    path = rewritten(model_path("nomic-bert", "gguf"), tmp_path / "no-gate.gguf", drop_tensor="blk.1.ffn_gate.weight")
+    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape("tensor 'blk.1.ffn_gate.weight' is missing")):
         Engine.load(path)

@@ -318,6 +318,80 @@ HfArchitecture gemma_embedding_row() {
     return row;
 }
 
+// ModernBERT (transformers' ModernBertModel, its tensors without prefix):
+// fused Wqkv and Wi (gate then up halves) as llama.cpp's converter keeps
+// them, LayerNorms without bias; biases and other activations refused.
+HfArchitecture modern_bert_row() {
+    HfArchitecture row{"ModernBertModel", "modern-bert",
+                       {{"hidden_size", "embedding_length", Kind::INT},
+                        {"num_hidden_layers", "block_count", Kind::INT},
+                        {"intermediate_size", "feed_forward_length", Kind::INT},
+                        {"num_attention_heads", "attention.head_count", Kind::INT},
+                        {"max_position_embeddings", "context_length", Kind::INT},
+                        {"norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT},
+                        {"vocab_size", "vocab_size", Kind::INT},
+                        {"local_attention", "attention.sliding_window", Kind::INT},
+                        {"global_attn_every_n_layers", "attention.sliding_window_pattern", Kind::INT},
+                        {"global_rope_theta", "rope.freq_base", Kind::FLOAT},
+                        {"local_rope_theta", "rope.freq_base_swa", Kind::FLOAT}},
+                       {{"embeddings.tok_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.norm.weight", "token_embd_norm.weight"},
+                        {"layers.{N}.attn_norm.weight", "blk.{N}.attn_norm.weight"},
+                        {"layers.{N}.attn.Wqkv.weight", "blk.{N}.attn_qkv.weight"},
+                        {"layers.{N}.attn.Wo.weight", "blk.{N}.attn_output.weight"},
+                        {"layers.{N}.mlp_norm.weight", "blk.{N}.ffn_norm.weight"},
+                        {"layers.{N}.mlp.Wi.weight", "blk.{N}.ffn_up.weight"},
+                        {"layers.{N}.mlp.Wo.weight", "blk.{N}.ffn_down.weight"},
+                        {"final_norm.weight", "output_norm.weight"}}};
+    row.tie_default = true;  // no lm_head
+    row.refused_unless = {{"hidden_activation", "\"gelu\""}, {"norm_bias", "false"}, {"attention_bias", ""},
+                          {"mlp_bias", ""}};
+    row.layer_types = true;
+    return row;
+}
+
+// nomic-embed-text (NomicBertModel): the published (remote-code) layout
+// llama.cpp's converter reads, config.json under its own keys or
+// transformers 5's NomicBertConfig names (either; both given, the latter).
+// Variants the forward does not run are refused by name.
+HfArchitecture nomic_bert_row() {
+    HfArchitecture row{"NomicBertModel", "nomic-bert",
+                       {{"n_embd", "embedding_length", Kind::INT},
+                        {"n_layer", "block_count", Kind::INT},
+                        {"n_inner", "feed_forward_length", Kind::INT},
+                        {"n_head", "attention.head_count", Kind::INT},
+                        {"n_positions", "context_length", Kind::INT},
+                        {"layer_norm_epsilon", "attention.layer_norm_epsilon", Kind::FLOAT},
+                        {"rotary_emb_base", "rope.freq_base", Kind::FLOAT},
+                        {"hidden_size", "embedding_length", Kind::INT},
+                        {"num_hidden_layers", "block_count", Kind::INT},
+                        {"intermediate_size", "feed_forward_length", Kind::INT},
+                        {"num_attention_heads", "attention.head_count", Kind::INT},
+                        {"max_position_embeddings", "context_length", Kind::INT},
+                        {"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT},
+                        {"vocab_size", "vocab_size", Kind::INT}},
+                       {{"embeddings.word_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+                        {"emb_ln.weight", "token_embd_norm.weight"},
+                        {"emb_ln.bias", "token_embd_norm.bias"},
+                        {"encoder.layers.{N}.attn.Wqkv.weight", "blk.{N}.attn_qkv.weight"},
+                        {"encoder.layers.{N}.attn.out_proj.weight", "blk.{N}.attn_output.weight"},
+                        {"encoder.layers.{N}.norm1.weight", "blk.{N}.attn_output_norm.weight"},
+                        {"encoder.layers.{N}.norm1.bias", "blk.{N}.attn_output_norm.bias"},
+                        {"encoder.layers.{N}.mlp.fc11.weight", "blk.{N}.ffn_up.weight"},
+                        {"encoder.layers.{N}.mlp.fc12.weight", "blk.{N}.ffn_gate.weight"},
+                        {"encoder.layers.{N}.mlp.fc2.weight", "blk.{N}.ffn_down.weight"},
+                        {"encoder.layers.{N}.norm2.weight", "blk.{N}.layer_output_norm.weight"},
+                        {"encoder.layers.{N}.norm2.bias", "blk.{N}.layer_output_norm.bias"}}};
+    row.tie_default = true;  // no lm_head
+    row.ignored_prefixes = {"pooler."};
+    row.refused_unless = {{"activation_function", "\"swiglu\""}, {"hidden_act", "\"silu\""}, {"prenorm", "false"},
+                          {"causal", "false"}, {"qkv_proj_bias", "false"}, {"mlp_fc1_bias", "false"},
+                          {"mlp_fc2_bias", "false"}, {"rotary_emb_interleaved", "false"}, {"rotary_emb_fraction", "1.0"}, {"rotary_emb_scale_base", ""},
+                          {"rotary_scaling_factor", ""}, {"moe_every_n_layers", ""}};
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -383,6 +457,8 @@ const std::vector<HfArchitecture>& architectures() {
         qwen35_row("Qwen3_5MoeForConditionalGeneration", "qwen35moe", true, true),
         bert_row(),
         gemma_embedding_row(),
+        modern_bert_row(),
+        nomic_bert_row(),
     };
     return rows;
 }

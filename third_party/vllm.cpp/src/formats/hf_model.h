@@ -83,6 +83,9 @@ private:
     // sentence-transformers' Dense modules as llama.cpp's dense_2 / dense_3
     // (HfArchitecture::dense_modules; refused naming them elsewhere).
     void add_dense_modules(const HfArchitecture& arch);
+    // config.json's layer_types as attention.sliding_window_pattern, one
+    // flag per layer (1: sliding); empty when absent.
+    std::vector<int64_t> read_layer_types(const json::Value& config, const std::string& arch_prefix);
 
     std::vector<std::unique_ptr<SafetensorsFile>> shards_;
     std::vector<std::vector<float>> computed_;  // storage of add_computed tensors

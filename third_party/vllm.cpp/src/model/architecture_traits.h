@@ -121,6 +121,15 @@ struct ArchitectureTraits {
     // (blocks/bidirectional_attention.h); sentence-transformers' Dense
     // projections (dense_2, dense_3) are read when the file has them.
     bool decoder_layers = false;
+    // ModernBERT: with a sliding window, every n-th layer is global counting
+    // from layer 0 (n: <arch>.attention.sliding_window_pattern as llama.cpp's
+    // converter writes it, an integer, default sliding_pattern; or one flag
+    // per layer, 1 sliding, as the HF loader writes it from layer_types).
+    bool global_layers_first = false;
+    // nomic-bert: a BERT-shaped encoder (token types, LayerNorms after each
+    // sublayer, BERT's tensor names) with RoPE instead of learned positions,
+    // a fused qkv projection, a SwiGLU MLP and no biases.
+    bool encoder_rope = false;
 };
 
 }  // namespace vllm

@@ -19,6 +19,8 @@ const Architecture* const kArchitectures[] = {
     &kQwen35Architecture, &kQwen35MoeArchitecture,
     &kBertArchitecture,
     &kGemmaEmbeddingArchitecture,
+    &kModernBertArchitecture,
+    &kNomicBertArchitecture,
 };
 
 }  // namespace
