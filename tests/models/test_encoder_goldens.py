@@ -216,14 +216,6 @@ BAD_MODERN_BERT_DIRS = {
 }
 
 
-@pytest.mark.parametrize("bad", sorted(BAD_MODERN_BERT_DIRS))
-def test_bad_modern_bert_dir_refused_by_name(tmp_path, bad):
-    changes, message = BAD_MODERN_BERT_DIRS[bad]
-    path = edited_dir(tmp_path, lambda d: edit_json(d / "config.json", **changes), case="modern-bert")
-    with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
-        Engine.load(path)
-
-
 BAD_MODERN_BERT_GGUFS = {
     "silu": (dict(set_values={"modern-bert.hidden_activation": "silu"}),
              "modern-bert.hidden_activation 'silu' is not supported (gelu only)"),
@@ -252,10 +244,14 @@ BAD_NOMIC_BERT_DIRS = {
 }
 
 
-@pytest.mark.parametrize("bad", sorted(BAD_NOMIC_BERT_DIRS))
-def test_bad_nomic_bert_dir_refused_by_name(tmp_path, bad):
-    changes, message = BAD_NOMIC_BERT_DIRS[bad]
-    path = edited_dir(tmp_path, lambda d: edit_json(d / "config.json", **changes), case="nomic-bert")
+BAD_CONFIGS = {**{("modern-bert", bad): v for bad, v in BAD_MODERN_BERT_DIRS.items()},
+               **{("nomic-bert", bad): v for bad, v in BAD_NOMIC_BERT_DIRS.items()}}
+
+
+@pytest.mark.parametrize("case,bad", sorted(BAD_CONFIGS))
+def test_bad_config_json_refused_by_name(tmp_path, case, bad):
+    changes, message = BAD_CONFIGS[case, bad]
+    path = edited_dir(tmp_path, lambda d: edit_json(d / "config.json", **changes), case=case)
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape(message)):
         Engine.load(path)
 

@@ -318,18 +318,23 @@ HfArchitecture gemma_embedding_row() {
     return row;
 }
 
+// The sizes every encoder's config.json names as BERT does (its eps key differs).
+const Keys kEncoderSizes = {
+    {"hidden_size", "embedding_length", Kind::INT},
+    {"num_hidden_layers", "block_count", Kind::INT},
+    {"intermediate_size", "feed_forward_length", Kind::INT},
+    {"num_attention_heads", "attention.head_count", Kind::INT},
+    {"max_position_embeddings", "context_length", Kind::INT},
+    {"vocab_size", "vocab_size", Kind::INT},
+};
+
 // ModernBERT (transformers' ModernBertModel, its tensors without prefix):
 // fused Wqkv and Wi (gate then up halves) as llama.cpp's converter keeps
 // them, LayerNorms without bias; biases and other activations refused.
 HfArchitecture modern_bert_row() {
     HfArchitecture row{"ModernBertModel", "modern-bert",
-                       {{"hidden_size", "embedding_length", Kind::INT},
-                        {"num_hidden_layers", "block_count", Kind::INT},
-                        {"intermediate_size", "feed_forward_length", Kind::INT},
-                        {"num_attention_heads", "attention.head_count", Kind::INT},
-                        {"max_position_embeddings", "context_length", Kind::INT},
+                       kEncoderSizes + Keys{
                         {"norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT},
-                        {"vocab_size", "vocab_size", Kind::INT},
                         {"local_attention", "attention.sliding_window", Kind::INT},
                         {"global_attn_every_n_layers", "attention.sliding_window_pattern", Kind::INT},
                         {"global_rope_theta", "rope.freq_base", Kind::FLOAT},
@@ -356,20 +361,14 @@ HfArchitecture modern_bert_row() {
 // Variants the forward does not run are refused by name.
 HfArchitecture nomic_bert_row() {
     HfArchitecture row{"NomicBertModel", "nomic-bert",
-                       {{"n_embd", "embedding_length", Kind::INT},
+                       Keys{{"n_embd", "embedding_length", Kind::INT},
                         {"n_layer", "block_count", Kind::INT},
                         {"n_inner", "feed_forward_length", Kind::INT},
                         {"n_head", "attention.head_count", Kind::INT},
                         {"n_positions", "context_length", Kind::INT},
                         {"layer_norm_epsilon", "attention.layer_norm_epsilon", Kind::FLOAT},
                         {"rotary_emb_base", "rope.freq_base", Kind::FLOAT},
-                        {"hidden_size", "embedding_length", Kind::INT},
-                        {"num_hidden_layers", "block_count", Kind::INT},
-                        {"intermediate_size", "feed_forward_length", Kind::INT},
-                        {"num_attention_heads", "attention.head_count", Kind::INT},
-                        {"max_position_embeddings", "context_length", Kind::INT},
-                        {"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT},
-                        {"vocab_size", "vocab_size", Kind::INT}},
+                        {"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT}} + kEncoderSizes,
                        {{"embeddings.word_embeddings.weight", "token_embd.weight"},
                         {"embeddings.token_type_embeddings.weight", "token_types.weight"},
                         {"emb_ln.weight", "token_embd_norm.weight"},

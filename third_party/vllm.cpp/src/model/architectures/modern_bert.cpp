@@ -50,17 +50,9 @@ public:
     void forward(const std::vector<SequenceSlice>& batch, KVCache&, ThreadPool& pool,
                  std::vector<float>& logits) override {
         const ModelConfig& c = config_;
+        whole_prompt_positions(c, batch, positions_);
         tokens_.clear();
-        positions_.clear();
-        for (const SequenceSlice& s : batch) {
-            if (s.start_pos != 0 || s.num_logits != 0 || s.n_tokens > c.context_length)
-                throw_runtime("internal error: an encoder (" + c.architecture +
-                              ") runs whole prompts within its positions only, pooled, without logits");
-            for (int i = 0; i < s.n_tokens; ++i) {
-                tokens_.push_back(s.tokens[i]);
-                positions_.push_back(i);
-            }
-        }
+        for (const SequenceSlice& s : batch) tokens_.insert(tokens_.end(), s.tokens, s.tokens + s.n_tokens);
         const int64_t T = static_cast<int64_t>(tokens_.size()), dim = c.dim;
         x_.resize(T * dim);
         h_.resize(T * dim);

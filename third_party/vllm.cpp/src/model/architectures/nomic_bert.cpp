@@ -44,12 +44,7 @@ public:
                  std::vector<float>& logits) override {
         const ModelConfig& c = config_;
         const int64_t dim = c.dim;
-        positions_.clear();
-        for (const SequenceSlice& s : batch) {
-            if (s.start_pos != 0 || s.num_logits != 0)
-                throw_runtime("internal error: an encoder (" + c.architecture + ") runs whole prompts only, pooled");
-            for (int i = 0; i < s.n_tokens; ++i) positions_.push_back(i);
-        }
+        whole_prompt_positions(c, batch, positions_);
         const int64_t T = static_cast<int64_t>(positions_.size());
         x_.resize(T * dim);
         h_.resize(T * dim);

@@ -8,6 +8,17 @@
 
 namespace vllm {
 
+void whole_prompt_positions(const ModelConfig& c, const std::vector<SequenceSlice>& batch,
+                            std::vector<int32_t>& positions) {
+    positions.clear();
+    for (const SequenceSlice& s : batch) {
+        if (s.start_pos != 0 || s.num_logits != 0 || s.n_tokens > c.context_length)
+            throw_runtime("internal error: an encoder (" + c.architecture +
+                          ") runs whole prompts within its positions only, pooled, without logits");
+        for (int i = 0; i < s.n_tokens; ++i) positions.push_back(i);
+    }
+}
+
 void bidirectional_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer, const float* q,
                              const float* k, const float* v, float* out, ThreadPool& pool) {
     const int heads = c.n_heads, kv_heads = c.kv_heads_of(layer), hd = c.head_dim_of(layer);

@@ -20,4 +20,10 @@ namespace vllm {
 void bidirectional_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer, const float* q,
                              const float* k, const float* v, float* out, ThreadPool& pool);
 
+// Positions 0.. of each slice, after checking that every slice is a whole
+// prompt within the model's positions, pooled, without logits: what an
+// encoder's forward runs.
+void whole_prompt_positions(const ModelConfig& c, const std::vector<SequenceSlice>& batch,
+                            std::vector<int32_t>& positions);
+
 }  // namespace vllm
