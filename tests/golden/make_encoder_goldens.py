@@ -55,6 +55,19 @@ and sentence-transformers and **llama.cpp's own embeddings** (llama-cpp-
 python, ``embedding=True``, each pooling type) on the GGUF are checked as
 for the other cases.
 
+Case ``jina-bert-v2`` (jina-embeddings-v2-base-en)
+--------------------------------------------------
+Also trust_remote_code, and transformers has no JinaBert class, so there
+is no transformers reference: the directory is written by hand as for
+nomic-bert (BERT's embeddings without positions, ALiBi attention with
+biases, the fused GEGLU ``mlp.gated_layers`` whose first half is the gate,
+``mlp.wo`` and ``mlp.layernorm``; MEAN pooling), converted by llama.cpp's
+converter (which reads config.json, ``model_type`` "bert", without the
+remote code), and **llama.cpp's own embeddings** on the GGUF
+(llama-cpp-python, ``embedding=True``, each pooling type) are the reference
+for both our GGUF and our reading of the directory (``ref_<TYPE>`` =
+``llama_cpp_<TYPE>``; ``reference: "llama.cpp"`` in the golden).
+
 How to regenerate
 -----------------
 From the repository root, with the reference venv (see make_embed_goldens.py)::
@@ -108,11 +121,44 @@ NOMIC_BERT = dict(architectures=["NomicBertModel"], model_type="nomic_bert", act
                   layer_norm_eps=1e-12, max_position_embeddings=2048,
                   rope_parameters=dict(rope_type="default", rope_theta=1000.0))
 
+# jinaai/jina-embeddings-v2-base-en's config.json keys (JinaBertConfig, remote code), tiny.
+JINA_BERT_V2 = dict(architectures=["JinaBertModel"], model_type="bert", vocab_size=len(make_embed_goldens.BERT_VOCAB),
+                    hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
+                    hidden_act="gelu", max_position_embeddings=64, type_vocab_size=2, layer_norm_eps=1e-12,
+                    pad_token_id=0, position_embedding_type="alibi", feed_forward_type="geglu", emb_pooler="mean")
+
 CASES = {
     "gemma-embedding": ("Gemma3TextConfig", GEMMA_EMBEDDING, "MEAN"),
     "modern-bert": ("ModernBertConfig", MODERN_BERT, "CLS"),
     "nomic-bert": ("remote code", NOMIC_BERT, "MEAN"),
+    "jina-bert-v2": ("remote code", JINA_BERT_V2, "MEAN"),
 }
+
+
+def jina_bert_v2_tensors(config, seed):
+    """JinaBertModel's state dict (its published tensor names), seeded, float16."""
+    rng = np.random.default_rng(seed)
+    dim, ffn, vocab = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+
+    def matrix(rows, cols, scale=None):
+        return (rng.standard_normal((rows, cols)) * (scale or 1 / np.sqrt(cols))).astype(np.float16)
+
+    def vector(n, around):
+        return (around + 0.1 * rng.standard_normal(n)).astype(np.float16)
+
+    t = {"embeddings.word_embeddings.weight": matrix(vocab, dim, 0.2),
+         "embeddings.token_type_embeddings.weight": matrix(config["type_vocab_size"], dim, 0.2),
+         "embeddings.LayerNorm.weight": vector(dim, 1.0), "embeddings.LayerNorm.bias": vector(dim, 0.0)}
+    for layer in range(config["num_hidden_layers"]):
+        p = f"encoder.layer.{layer}."
+        for part in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            t.update({p + part + ".weight": matrix(dim, dim), p + part + ".bias": vector(dim, 0.0)})
+        t.update({p + "attention.output.LayerNorm.weight": vector(dim, 1.0),
+                  p + "attention.output.LayerNorm.bias": vector(dim, 0.0),
+                  p + "mlp.gated_layers.weight": matrix(2 * ffn, dim),
+                  p + "mlp.wo.weight": matrix(dim, ffn), p + "mlp.wo.bias": vector(dim, 0.0),
+                  p + "mlp.layernorm.weight": vector(dim, 1.0), p + "mlp.layernorm.bias": vector(dim, 0.0)})
+    return t
 
 
 def nomic_bert_tensors(config, seed):
@@ -152,10 +198,41 @@ def remote_code_dir(case, seed):
     shutil.rmtree(hf_dir, ignore_errors=True)
     hf_dir.mkdir(parents=True)
     (hf_dir / "config.json").write_text(json.dumps(config, indent=2))
-    save_file(nomic_bert_tensors(config, seed), str(hf_dir / "model.safetensors"))
+    tensors = nomic_bert_tensors if case == "nomic-bert" else jina_bert_v2_tensors
+    save_file(tensors(config, seed), str(hf_dir / "model.safetensors"))
     vocab = {token: i for i, token in enumerate(make_embed_goldens.BERT_VOCAB)}
     transformers.BertTokenizerFast(vocab=vocab, do_lower_case=True).save_pretrained(hf_dir)
     return hf_dir
+
+
+def write_records(case, pooling, records, hf_dir, gguf_path):
+    """Step 4's other two: sentence-transformers' and llama.cpp's vectors of the
+    records' prompts, then the golden file (make_embed_goldens.write_golden)."""
+    prompts = [r["prompt_ids"] for r in records]
+    for record, st in zip(records, make_embed_goldens.sentence_transformers_embeddings(hf_dir, prompts)):
+        record["st_embedding"] = st
+    for t in POOLING_TYPES:
+        for record, vec in zip(records, make_embed_goldens.llama_cpp_embeddings(gguf_path, prompts, t)):
+            record[f"llama_cpp_{t}"] = vec
+    make_embed_goldens.write_golden(case, pooling, records)
+
+
+def make_llama_cpp_reference_case(case, pooling, gguf_path, seed):
+    """No transformers class runs the model: llama.cpp's embeddings on the GGUF
+    are the reference for both forms (``ref_<TYPE>`` = ``llama_cpp_<TYPE>``,
+    ``st_embedding`` the normalised vector of the model's pooling; the golden
+    says ``reference: "llama.cpp"``)."""
+    records = [dict(prompt_ids=p) for p in make_embed_goldens.bert_prompts(seed)]
+    prompts = [r["prompt_ids"] for r in records]
+    for t in POOLING_TYPES:
+        for record, vec in zip(records, make_embed_goldens.llama_cpp_embeddings(gguf_path, prompts, t)):
+            record[f"llama_cpp_{t}"] = record[f"ref_{t}"] = vec
+    for record in records:
+        ref = np.array(record[f"ref_{pooling}"])
+        record["st_embedding"] = (ref / np.linalg.norm(ref)).tolist()
+    golden = dict(case=case, pooling=pooling, normalize=True, reference="llama.cpp", records=records)
+    (OUT / f"{case}.json").write_text(json.dumps(golden))
+    print(f"{case}: llama.cpp's embeddings recorded as the reference")
 
 
 def make_remote_code_case(case, llama_cpp, seed=0):
@@ -168,20 +245,17 @@ def make_remote_code_case(case, llama_cpp, seed=0):
 
     _, config, pooling = CASES[case]
     hf_dir = remote_code_dir(case, seed)
-    make_embed_goldens.write_sentence_transformers(hf_dir, pooling, config["n_embd"])
+    make_embed_goldens.write_sentence_transformers(hf_dir, pooling, config["hidden_size"])
     gguf_path = OUT / f"{case}.gguf"
     make_moe_goldens.convert(hf_dir, gguf_path, llama_cpp)
+    if case == "jina-bert-v2":
+        return make_llama_cpp_reference_case(case, pooling, gguf_path, seed)
     model = transformers.AutoModel.from_pretrained(str(hf_dir), dtype=torch.float32,
                                                    attn_implementation="eager").eval()
     model.model = model
     prompts = make_embed_goldens.bert_prompts(seed)
     records = make_embed_goldens.transformers_records(model, prompts)
-    for record, st in zip(records, make_embed_goldens.sentence_transformers_embeddings(hf_dir, prompts)):
-        record["st_embedding"] = st
-    for t in POOLING_TYPES:
-        for record, vec in zip(records, make_embed_goldens.llama_cpp_embeddings(gguf_path, prompts, t)):
-            record[f"llama_cpp_{t}"] = vec
-    make_embed_goldens.write_golden(case, pooling, records)
+    write_records(case, pooling, records, hf_dir, gguf_path)
 
 
 def tiny_base_model(config_class, kwargs, seed):
@@ -256,12 +330,7 @@ def make_case(case, llama_cpp, seed=0):
     gguf_path = OUT / f"{case}.gguf"
     make_moe_goldens.convert(hf_dir, gguf_path, llama_cpp, extra_args=("--sentence-transformers-dense-modules",))
     records = projected_records(model, prompts, denses)
-    for record, st in zip(records, make_embed_goldens.sentence_transformers_embeddings(hf_dir, prompts)):
-        record["st_embedding"] = st
-    for t in POOLING_TYPES:
-        for record, vec in zip(records, make_embed_goldens.llama_cpp_embeddings(gguf_path, prompts, t)):
-            record[f"llama_cpp_{t}"] = vec
-    make_embed_goldens.write_golden(case, pooling, records)
+    write_records(case, pooling, records, hf_dir, gguf_path)
 
 
 if __name__ == "__main__":

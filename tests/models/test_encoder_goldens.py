@@ -17,6 +17,15 @@ largest magnitude (at least 1):
 - the GGUF against llama.cpp on the same file: 5e-3 (llama.cpp rounds
   activations to float16; it is itself 3.6e-3 from transformers, recorded
   as llama_cpp_vs_ref_max_err).
+
+``modern-bert`` and ``nomic-bert``: both forms within 2e-4 of transformers
+(transformers 5's own NomicBertModel reads the hand-written published
+layout) and sentence-transformers, the GGUF within 5e-3 of llama.cpp.
+
+``jina-bert-v2``: no transformers class runs it, so its reference is
+llama.cpp's own embeddings on the GGUF its converter wrote from the
+hand-written directory, for both forms within 5e-3 (about 2e-3 seen:
+llama.cpp's float16 activations and tanh GELU); the two forms agree to 1e-6.
 """
 
 import json
@@ -40,8 +49,10 @@ LLAMA_CPP_TOL = 5e-3
 # Per case and form: against transformers / sentence-transformers.
 TOL = {("gemma-embedding", "hf"): HF_TOL, ("gemma-embedding", "gguf"): GGUF_TOL,
        ("modern-bert", "hf"): HF_TOL, ("modern-bert", "gguf"): HF_TOL,
-       ("nomic-bert", "hf"): HF_TOL, ("nomic-bert", "gguf"): HF_TOL}
-CASES = ["gemma-embedding", "modern-bert", "nomic-bert"]
+       ("nomic-bert", "hf"): HF_TOL, ("nomic-bert", "gguf"): HF_TOL,
+       # no transformers class runs it: its reference is llama.cpp's embeddings
+       ("jina-bert-v2", "hf"): LLAMA_CPP_TOL, ("jina-bert-v2", "gguf"): LLAMA_CPP_TOL}
+CASES = ["gemma-embedding", "modern-bert", "nomic-bert", "jina-bert-v2"]
 
 
 def load(case, form, **options):
@@ -244,8 +255,15 @@ BAD_NOMIC_BERT_DIRS = {
 }
 
 
+BAD_JINA_BERT_V2_DIRS = {
+    "absolute": (dict(position_embedding_type="absolute"),
+                 "config.json 'position_embedding_type' is \"absolute\", which is not supported (only \"alibi\")"),
+    "glu": (dict(feed_forward_type="reglu"), "config.json 'feed_forward_type' is \"reglu\", which is not supported"),
+}
+
 BAD_CONFIGS = {**{("modern-bert", bad): v for bad, v in BAD_MODERN_BERT_DIRS.items()},
-               **{("nomic-bert", bad): v for bad, v in BAD_NOMIC_BERT_DIRS.items()}}
+               **{("nomic-bert", bad): v for bad, v in BAD_NOMIC_BERT_DIRS.items()},
+               **{("jina-bert-v2", bad): v for bad, v in BAD_JINA_BERT_V2_DIRS.items()}}
 
 
 @pytest.mark.parametrize("case,bad", sorted(BAD_CONFIGS))
@@ -260,3 +278,25 @@ def test_bad_nomic_bert_gguf_refused_naming_the_tensor(tmp_path):
     path = rewritten(model_path("nomic-bert", "gguf"), tmp_path / "no-gate.gguf", drop_tensor="blk.1.ffn_gate.weight")
     with pytest.raises(vllm_cpp.ModelLoadError, match=re.escape("tensor 'blk.1.ffn_gate.weight' is missing")):
         Engine.load(path)
+
+
+# --- jina-bert-v2 ---
+
+def test_jina_bert_v2_forms_are_the_same_model():
+    """The directory and the GGUF hold the same float16 weights: equal vectors
+    (the comparison with llama.cpp above is the independent check)."""
+    g = golden("jina-bert-v2")
+    prompts = [r["prompt_ids"] for r in g["records"]]
+    with load("jina-bert-v2", "gguf") as a, load("jina-bert-v2", "hf") as b:
+        for x, y in zip(a.embed(prompts), b.embed(prompts)):
+            within(x, y, 1e-6)
+
+
+def test_jina_bert_v2_variants_refused_naming_the_tensor(tmp_path):
+    """jina-embeddings-v2-base-code's q/k LayerNorms and a separate ffn_gate are not run."""
+    for name, shape in (("blk.0.attn_q_norm.weight", 64), ("blk.1.ffn_gate.weight", (96, 64))):
+        path = rewritten(model_path("jina-bert-v2", "gguf"), tmp_path / f"{name}.gguf",
+                         add_tensors={name: np.zeros(shape, dtype=np.float32)})
+        with pytest.raises(vllm_cpp.ModelLoadError,
+                           match=re.escape(f"tensor '{name}' is not supported (a jina-bert-v2 variant")):
+            Engine.load(path)

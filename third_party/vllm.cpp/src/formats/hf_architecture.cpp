@@ -266,6 +266,20 @@ const Names kGemma4Tensors = {
 const Names kGemma4 = kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm + kGemma4Tensors;
 const Keys kGemma4Config = kCommonConfig + kSlidingWindow + kSoftcapping;
 
+// BERT-shaped layers' tensors: each (HF part under "encoder.layer.{N}.",
+// llama.cpp part under "blk.{N}.") with its ".weight" and ".bias";
+// `names` (a static of the caller's) keeps the strings the row points to.
+void add_layer_parts(HfArchitecture& row, std::vector<std::string>& names,
+                     const std::vector<std::pair<const char*, const char*>>& parts) {
+    if (names.empty())
+        for (const auto& [hf, gguf] : parts)
+            for (const char* kind : {".weight", ".bias"}) {
+                names.push_back(std::string("encoder.layer.{N}.") + hf + kind);
+                names.push_back(std::string("blk.{N}.") + gguf + kind);
+            }
+    for (size_t i = 0; i < names.size(); i += 2) row.tensors.push_back({names[i].c_str(), names[i + 1].c_str()});
+}
+
 // BERT's encoder (transformers' BertModel, as sentence-transformers saves
 // it): its own names, LayerNorms with biases, no output head; the pooler
 // transformers adds is not read (llama.cpp's converter drops it too).
@@ -283,20 +297,12 @@ HfArchitecture bert_row() {
                         {"embeddings.token_type_embeddings.weight", "token_types.weight"},
                         {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
                         {"embeddings.LayerNorm.bias", "token_embd_norm.bias"}}};
-    const char* const parts[][2] = {
-        {"attention.self.query", "attn_q"},          {"attention.self.key", "attn_k"},
-        {"attention.self.value", "attn_v"},          {"attention.output.dense", "attn_output"},
-        {"attention.output.LayerNorm", "attn_output_norm"}, {"intermediate.dense", "ffn_up"},
-        {"output.dense", "ffn_down"},                {"output.LayerNorm", "layer_output_norm"}};
-    // The names live as long as the row table (a static), so the strings are kept here.
-    static std::vector<std::string> names;
-    if (names.empty())
-        for (const auto& part : parts)
-            for (const char* kind : {".weight", ".bias"}) {
-                names.push_back(std::string("encoder.layer.{N}.") + part[0] + kind);
-                names.push_back(std::string("blk.{N}.") + part[1] + kind);
-            }
-    for (size_t i = 0; i < names.size(); i += 2) row.tensors.push_back({names[i].c_str(), names[i + 1].c_str()});
+    static std::vector<std::string> names;  // lives as long as the row table (a static)
+    add_layer_parts(row, names,
+                    {{"attention.self.query", "attn_q"}, {"attention.self.key", "attn_k"},
+                     {"attention.self.value", "attn_v"}, {"attention.output.dense", "attn_output"},
+                     {"attention.output.LayerNorm", "attn_output_norm"}, {"intermediate.dense", "ffn_up"},
+                     {"output.dense", "ffn_down"}, {"output.LayerNorm", "layer_output_norm"}});
     row.tie_default = true;  // no lm_head
     row.rope_layout_as_gguf = true;  // no RoPE
     row.ignored_prefixes = {"pooler.", "embeddings.position_ids"};
@@ -391,6 +397,31 @@ HfArchitecture nomic_bert_row() {
     return row;
 }
 
+// jina-embeddings-v2 (JinaBertModel, remote code; config.json's model_type
+// is "bert"): the published layout llama.cpp's converter reads. Its other
+// position and MLP kinds are refused by name.
+HfArchitecture jina_bert_v2_row() {
+    HfArchitecture row{"JinaBertModel", "jina-bert-v2",
+                       kEncoderSizes + Keys{{"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT}},
+                       {{"embeddings.word_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+                        {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
+                        {"embeddings.LayerNorm.bias", "token_embd_norm.bias"},
+                        {"encoder.layer.{N}.mlp.gated_layers.weight", "blk.{N}.ffn_up.weight"}}};
+    static std::vector<std::string> names;  // lives as long as the row table (a static)
+    add_layer_parts(row, names,
+                    {{"attention.self.query", "attn_q"}, {"attention.self.key", "attn_k"},
+                     {"attention.self.value", "attn_v"}, {"attention.output.dense", "attn_output"},
+                     {"attention.output.LayerNorm", "attn_output_norm"}, {"mlp.wo", "ffn_down"},
+                     {"mlp.layernorm", "layer_output_norm"}});
+    row.tie_default = true;  // no lm_head
+    row.rope_layout_as_gguf = true;  // no RoPE
+    row.ignored_prefixes = {"pooler."};
+    row.refused_unless = {{"position_embedding_type", "\"alibi\""}, {"feed_forward_type", "\"geglu\""},
+                          {"hidden_act", "\"gelu\""}};
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -458,6 +489,7 @@ const std::vector<HfArchitecture>& architectures() {
         gemma_embedding_row(),
         modern_bert_row(),
         nomic_bert_row(),
+        jina_bert_v2_row(),
     };
     return rows;
 }

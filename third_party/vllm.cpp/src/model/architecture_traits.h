@@ -130,6 +130,10 @@ struct ArchitectureTraits {
     // sublayer, BERT's tensor names) with RoPE instead of learned positions,
     // a fused qkv projection, a SwiGLU MLP and no biases.
     bool encoder_rope = false;
+    // jina-bert-v2: BERT's tensors without learned positions, ALiBi instead
+    // (per-head slopes with llama.cpp's maximum bias 8, -slope * |i - j|),
+    // and a fused GEGLU ffn_up (gate rows first) without bias.
+    bool alibi = false;
 };
 
 }  // namespace vllm

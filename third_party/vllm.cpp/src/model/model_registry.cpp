@@ -21,6 +21,7 @@ const Architecture* const kArchitectures[] = {
     &kGemmaEmbeddingArchitecture,
     &kModernBertArchitecture,
     &kNomicBertArchitecture,
+    &kJinaBertV2Architecture,
 };
 
 }  // namespace

@@ -237,7 +237,7 @@ void load_linear_attention(const TensorLoader& load, const std::string& p, const
 // embeddings and layers; it has no output head.
 void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& w) {
     const int64_t dim = c.dim, ffn = c.ffn_dim;
-    if (!c.traits.encoder_rope) w.position_embedding = load.matrix("position_embd.weight", c.context_length, dim);
+    if (!c.traits.encoder_rope && !c.traits.alibi) w.position_embedding = load.matrix("position_embd.weight", c.context_length, dim);
     const GgufTensor* types = load.find("token_types.weight");
     if (types == nullptr || types->dims.size() != 2 || types->dims[0] != dim || types->dims[1] < 1)
         load.fail("token_types.weight", "is missing or not a [" + std::to_string(dim) + ", types] matrix");
@@ -261,13 +261,20 @@ void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& 
             l.bk = load.vector(p + "attn_k.bias", dim);
             l.bv = load.vector(p + "attn_v.bias", dim);
             l.bo = load.vector(p + "attn_output.bias", dim);
-            l.up_bias = load.vector(p + "ffn_up.bias", ffn);
+            if (!c.traits.alibi) l.up_bias = load.vector(p + "ffn_up.bias", ffn);
             l.down_bias = load.vector(p + "ffn_down.bias", dim);
+        }
+        if (c.traits.alibi) {  // jina-bert-v2: the fused GEGLU, gate rows first
+            for (const char* variant : {"attn_q_norm.weight", "attn_norm_2.weight", "ffn_up.bias", "ffn_gate.weight"})
+                if (load.find(p + variant) != nullptr)
+                    load.fail(p + variant, "is not supported (a jina-bert-v2 variant this engine does not run)");
+            const auto gate_up = load.stacked(p + "ffn_up.weight", {ffn, ffn}, dim);
+            l.w_gate = gate_up[0], l.w_up = gate_up[1];
         }
         l.wo = load.matrix(p + "attn_output.weight", dim, dim);
         l.attn_norm = load.vector(p + "attn_output_norm.weight", dim);
         l.attn_norm_bias = load.vector(p + "attn_output_norm.bias", dim);
-        l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
+        if (!c.traits.alibi) l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
         l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
         l.ffn_norm = load.vector(p + "layer_output_norm.weight", dim);
         l.ffn_norm_bias = load.vector(p + "layer_output_norm.bias", dim);

@@ -20,7 +20,7 @@ void whole_prompt_positions(const ModelConfig& c, const std::vector<SequenceSlic
 }
 
 void bidirectional_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer, const float* q,
-                             const float* k, const float* v, float* out, ThreadPool& pool) {
+                             const float* k, const float* v, float* out, ThreadPool& pool, const float* alibi_slopes) {
     const int heads = c.n_heads, kv_heads = c.kv_heads_of(layer), hd = c.head_dim_of(layer);
     const int group = heads / kv_heads;
     const int reach = c.is_sliding(layer) ? c.sliding_window / 2 : -1;  // -1: the whole slice
@@ -44,6 +44,7 @@ void bidirectional_attention(const ModelConfig& c, const std::vector<SequenceSli
                     for (int i = 0; i < hd; ++i) dot += qh[i] * kh[i];
                     float score = dot * c.attn_scale;
                     if (c.attn_softcap > 0.0f) score = c.attn_softcap * std::tanh(score / c.attn_softcap);
+                    if (alibi_slopes != nullptr) score -= alibi_slopes[h] * static_cast<float>(std::abs(t - j));
                     scores[j] = score;
                     top = std::max(top, score);
                 }
@@ -60,6 +61,16 @@ void bidirectional_attention(const ModelConfig& c, const std::vector<SequenceSli
         });
         first += n;
     }
+}
+
+std::vector<float> alibi_slopes(int n_heads, float max_bias) {
+    int power = 1;
+    while (power * 2 <= n_heads) power *= 2;
+    const float m0 = std::pow(2.0f, -max_bias / power), m1 = std::pow(2.0f, -(max_bias / 2.0f) / power);
+    std::vector<float> slopes(n_heads);
+    for (int h = 0; h < n_heads; ++h)
+        slopes[h] = h < power ? std::pow(m0, float(h + 1)) : std::pow(m1, float(2 * (h - power) + 1));
+    return slopes;
 }
 
 }  // namespace vllm

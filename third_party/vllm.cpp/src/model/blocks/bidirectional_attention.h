@@ -16,9 +16,16 @@ namespace vllm {
 
 // q: [tokens][n_heads][head_dim]; k, v: [tokens][n_kv_heads][head_dim];
 // out: [tokens][n_heads][head_dim], for layer `layer` of `c` (its window,
-// grouped heads, attention scale and soft-cap).
+// grouped heads, attention scale and soft-cap). alibi_slopes: one per head,
+// each score gets -slope * |i - j| (jina-bert-v2); nullptr: none.
 void bidirectional_attention(const ModelConfig& c, const std::vector<SequenceSlice>& batch, int layer, const float* q,
-                             const float* k, const float* v, float* out, ThreadPool& pool);
+                             const float* k, const float* v, float* out, ThreadPool& pool,
+                             const float* alibi_slopes = nullptr);
+
+// ALiBi's slope of each of n_heads heads with maximum bias max_bias, as
+// llama.cpp computes them (heads past the largest power of two interleave
+// a second series).
+std::vector<float> alibi_slopes(int n_heads, float max_bias);
 
 // Positions 0.. of each slice, after checking that every slice is a whole
 // prompt within the model's positions, pooled, without logits: what an
