@@ -13,6 +13,7 @@
 #include "model/architectures/architectures.h"
 #include "model/blocks/attention_heads.h"
 #include "model/blocks/bidirectional_attention.h"
+#include "model/blocks/encoder_rows.h"
 #include "model/blocks/gated_mlp.h"
 #include "model/blocks/norms.h"
 #include "model/blocks/rotary.h"
@@ -55,22 +56,9 @@ public:
         gate_.resize(T * c.ffn_dim);
         up_.resize(T * c.ffn_dim);
         rope_.fill(positions_);
-        const kernels::QuantMatrix& tok = weights_.token_embedding;
-        int64_t row = 0;
-        for (const SequenceSlice& s : batch)
-            for (int t = 0; t < s.n_tokens; ++t, ++row) {
-                float* x = x_.data() + row * dim;
-                kernels::dequantize_row(tok.type, tok.data + size_t(s.tokens[t]) * tok.row_bytes, x, dim);
-                for (int64_t i = 0; i < dim; ++i) x[i] += weights_.token_type_row[i];
-            }
-        layer_norm_rows(x_.data(), weights_.embedding_norm.data(), weights_.embedding_norm_bias.data(), x_.data(), T,
-                        dim, c.rms_eps, pool);
+        embed_with_token_type(weights_, batch, c.dim, c.rms_eps, x_.data(), pool);
         for (int l = 0; l < c.n_layers; ++l) layer(batch, l, T, pool);
-        row = 0;
-        for (const SequenceSlice& s : batch) {
-            if (s.hidden_rows != nullptr) std::copy_n(x_.data() + row * dim, size_t(s.n_tokens) * dim, s.hidden_rows);
-            row += s.n_tokens;
-        }
+        copy_hidden_rows(batch, x_.data(), c.dim);
         logits.clear();
     }
 
