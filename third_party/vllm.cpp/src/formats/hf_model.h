@@ -87,8 +87,16 @@ private:
     // flag per layer (1: sliding); empty when absent.
     std::vector<int64_t> read_layer_types(const json::Value& config, const std::string& arch_prefix);
 
+    // An encoder's (HfArchitecture::roberta_positions, classifier_labels):
+    // RoBERTa's position offset and a classifier's id2label names.
+    void read_encoder_extras(const json::Value& config, const HfArchitecture& arch);
+    // A classifier's problem_type and cross-encoder activation (vLLM reads
+    // them) as vllm.classifier_problem_type / vllm.score_activation.
+    void read_classifier_activations(const json::Value& config);
+
     std::vector<std::unique_ptr<SafetensorsFile>> shards_;
     std::vector<std::vector<float>> computed_;  // storage of add_computed tensors
+    int64_t position_offset_ = 0;  // RoBERTa: position_embd rows before the first position
 };
 
 }  // namespace vllm

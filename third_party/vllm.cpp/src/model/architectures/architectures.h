@@ -29,6 +29,8 @@ extern const Architecture kDeepseek2Architecture;  // deepseek2.cpp
 extern const Architecture kQwen35Architecture;     // qwen35.cpp
 extern const Architecture kQwen35MoeArchitecture;  // qwen35.cpp
 extern const Architecture kBertArchitecture;       // bert.cpp
+extern const Architecture kQwen2VlArchitecture;    // qwen.cpp
+extern const Architecture kQwen3VlArchitecture;    // qwen.cpp
 extern const Architecture kGemmaEmbeddingArchitecture;  // gemma_embedding.cpp
 extern const Architecture kModernBertArchitecture;      // modern_bert.cpp
 extern const Architecture kNomicBertArchitecture;       // nomic_bert.cpp
