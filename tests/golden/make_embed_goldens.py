@@ -217,6 +217,11 @@ def make_case(case, llama_cpp, seed=0):
     for t in POOLING_TYPES:
         for record, vec in zip(records, llama_cpp_embeddings(gguf_path, prompts, t)):
             record[f"llama_cpp_{t}"] = vec
+    write_golden(case, pooling, records)
+
+
+def write_golden(case, pooling, records):
+    """``OUT/<case>.json``: the records and how far llama.cpp and sentence-transformers are from transformers."""
     err = max(float(np.abs(np.array(r[f"llama_cpp_{t}"]) - np.array(r[f"ref_{t}"])).max())
               for r in records for t in POOLING_TYPES)
     ref = np.array(records[0][f"ref_{pooling}"])

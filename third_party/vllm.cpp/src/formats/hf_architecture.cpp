@@ -266,6 +266,20 @@ const Names kGemma4Tensors = {
 const Names kGemma4 = kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm + kGemma4Tensors;
 const Keys kGemma4Config = kCommonConfig + kSlidingWindow + kSoftcapping;
 
+// BERT-shaped layers' tensors: each (HF part under "encoder.layer.{N}.",
+// llama.cpp part under "blk.{N}.") with its ".weight" and ".bias";
+// `names` (a static of the caller's) keeps the strings the row points to.
+void add_layer_parts(HfArchitecture& row, std::vector<std::string>& names,
+                     const std::vector<std::pair<const char*, const char*>>& parts) {
+    if (names.empty())
+        for (const auto& [hf, gguf] : parts)
+            for (const char* kind : {".weight", ".bias"}) {
+                names.push_back(std::string("encoder.layer.{N}.") + hf + kind);
+                names.push_back(std::string("blk.{N}.") + gguf + kind);
+            }
+    for (size_t i = 0; i < names.size(); i += 2) row.tensors.push_back({names[i].c_str(), names[i + 1].c_str()});
+}
+
 // BERT's encoder (transformers' BertModel, as sentence-transformers saves
 // it): its own names, LayerNorms with biases, no output head; the pooler
 // transformers adds is not read (llama.cpp's converter drops it too).
@@ -283,20 +297,12 @@ HfArchitecture bert_row() {
                         {"embeddings.token_type_embeddings.weight", "token_types.weight"},
                         {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
                         {"embeddings.LayerNorm.bias", "token_embd_norm.bias"}}};
-    const char* const parts[][2] = {
-        {"attention.self.query", "attn_q"},          {"attention.self.key", "attn_k"},
-        {"attention.self.value", "attn_v"},          {"attention.output.dense", "attn_output"},
-        {"attention.output.LayerNorm", "attn_output_norm"}, {"intermediate.dense", "ffn_up"},
-        {"output.dense", "ffn_down"},                {"output.LayerNorm", "layer_output_norm"}};
-    // The names live as long as the row table (a static), so the strings are kept here.
-    static std::vector<std::string> names;
-    if (names.empty())
-        for (const auto& part : parts)
-            for (const char* kind : {".weight", ".bias"}) {
-                names.push_back(std::string("encoder.layer.{N}.") + part[0] + kind);
-                names.push_back(std::string("blk.{N}.") + part[1] + kind);
-            }
-    for (size_t i = 0; i < names.size(); i += 2) row.tensors.push_back({names[i].c_str(), names[i + 1].c_str()});
+    static std::vector<std::string> names;  // lives as long as the row table (a static)
+    add_layer_parts(row, names,
+                    {{"attention.self.query", "attn_q"}, {"attention.self.key", "attn_k"},
+                     {"attention.self.value", "attn_v"}, {"attention.output.dense", "attn_output"},
+                     {"attention.output.LayerNorm", "attn_output_norm"}, {"intermediate.dense", "ffn_up"},
+                     {"output.dense", "ffn_down"}, {"output.LayerNorm", "layer_output_norm"}});
     row.tie_default = true;  // no lm_head
     row.rope_layout_as_gguf = true;  // no RoPE
     row.ignored_prefixes = {"pooler.", "embeddings.position_ids"};
@@ -343,6 +349,118 @@ HfArchitecture qwen_vl_row(const char* hf_class, const char* gguf_name, const Na
     row.flat_text_config = true;
     row.prefix_rewrites = {{"model.language_model.", "model."}};
     row.ignored_prefixes = {"model.visual.", "visual."};
+    return row;
+}
+
+// EmbeddingGemma: transformers' Gemma3TextModel (the base model, its
+// tensors without the "model." prefix) with bidirectional attention, as
+// gemma-embedding; a causal Gemma3TextModel is refused.
+HfArchitecture gemma_embedding_row() {
+    HfArchitecture row{"Gemma3TextModel", "gemma-embedding", kCommonConfig + kSlidingWindow + kLocalRopeBase,
+                       kEmbeddingAndHead + kSeparateProjections + kSandwichNorms + kQkNorm, /*norm_plus_one=*/true,
+                       /*tie_default=*/true};
+    row.prefix_rewrites = {{"", "model."}};
+    row.refused_unless = {{"use_bidirectional_attention", "true"}, {"attn_logit_softcapping", ""},
+                          {"final_logit_softcapping", ""}};
+    row.dense_modules = true;
+    return row;
+}
+
+// The sizes every encoder's config.json names as BERT does (its eps key differs).
+const Keys kEncoderSizes = {
+    {"hidden_size", "embedding_length", Kind::INT},
+    {"num_hidden_layers", "block_count", Kind::INT},
+    {"intermediate_size", "feed_forward_length", Kind::INT},
+    {"num_attention_heads", "attention.head_count", Kind::INT},
+    {"max_position_embeddings", "context_length", Kind::INT},
+    {"vocab_size", "vocab_size", Kind::INT},
+};
+
+// ModernBERT (transformers' ModernBertModel, its tensors without prefix):
+// fused Wqkv and Wi (gate then up halves) as llama.cpp's converter keeps
+// them, LayerNorms without bias; biases and other activations refused.
+HfArchitecture modern_bert_row() {
+    HfArchitecture row{"ModernBertModel", "modern-bert",
+                       kEncoderSizes + Keys{
+                        {"norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT},
+                        {"local_attention", "attention.sliding_window", Kind::INT},
+                        {"global_attn_every_n_layers", "attention.sliding_window_pattern", Kind::INT},
+                        {"global_rope_theta", "rope.freq_base", Kind::FLOAT},
+                        {"local_rope_theta", "rope.freq_base_swa", Kind::FLOAT}},
+                       {{"embeddings.tok_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.norm.weight", "token_embd_norm.weight"},
+                        {"layers.{N}.attn_norm.weight", "blk.{N}.attn_norm.weight"},
+                        {"layers.{N}.attn.Wqkv.weight", "blk.{N}.attn_qkv.weight"},
+                        {"layers.{N}.attn.Wo.weight", "blk.{N}.attn_output.weight"},
+                        {"layers.{N}.mlp_norm.weight", "blk.{N}.ffn_norm.weight"},
+                        {"layers.{N}.mlp.Wi.weight", "blk.{N}.ffn_up.weight"},
+                        {"layers.{N}.mlp.Wo.weight", "blk.{N}.ffn_down.weight"},
+                        {"final_norm.weight", "output_norm.weight"}}};
+    row.tie_default = true;  // no lm_head
+    row.refused_unless = {{"hidden_activation", "\"gelu\""}, {"norm_bias", "false"}, {"attention_bias", ""},
+                          {"mlp_bias", ""}};
+    row.layer_types = true;
+    return row;
+}
+
+// nomic-embed-text (NomicBertModel): the published (remote-code) layout
+// llama.cpp's converter reads, config.json under its own keys or
+// transformers 5's NomicBertConfig names (either; both given, the latter).
+// Variants the forward does not run are refused by name.
+HfArchitecture nomic_bert_row() {
+    HfArchitecture row{"NomicBertModel", "nomic-bert",
+                       Keys{{"n_embd", "embedding_length", Kind::INT},
+                        {"n_layer", "block_count", Kind::INT},
+                        {"n_inner", "feed_forward_length", Kind::INT},
+                        {"n_head", "attention.head_count", Kind::INT},
+                        {"n_positions", "context_length", Kind::INT},
+                        {"layer_norm_epsilon", "attention.layer_norm_epsilon", Kind::FLOAT},
+                        {"rotary_emb_base", "rope.freq_base", Kind::FLOAT},
+                        {"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT}} + kEncoderSizes,
+                       {{"embeddings.word_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+                        {"emb_ln.weight", "token_embd_norm.weight"},
+                        {"emb_ln.bias", "token_embd_norm.bias"},
+                        {"encoder.layers.{N}.attn.Wqkv.weight", "blk.{N}.attn_qkv.weight"},
+                        {"encoder.layers.{N}.attn.out_proj.weight", "blk.{N}.attn_output.weight"},
+                        {"encoder.layers.{N}.norm1.weight", "blk.{N}.attn_output_norm.weight"},
+                        {"encoder.layers.{N}.norm1.bias", "blk.{N}.attn_output_norm.bias"},
+                        {"encoder.layers.{N}.mlp.fc11.weight", "blk.{N}.ffn_up.weight"},
+                        {"encoder.layers.{N}.mlp.fc12.weight", "blk.{N}.ffn_gate.weight"},
+                        {"encoder.layers.{N}.mlp.fc2.weight", "blk.{N}.ffn_down.weight"},
+                        {"encoder.layers.{N}.norm2.weight", "blk.{N}.layer_output_norm.weight"},
+                        {"encoder.layers.{N}.norm2.bias", "blk.{N}.layer_output_norm.bias"}}};
+    row.tie_default = true;  // no lm_head
+    row.ignored_prefixes = {"pooler."};
+    row.refused_unless = {{"activation_function", "\"swiglu\""}, {"hidden_act", "\"silu\""}, {"prenorm", "false"},
+                          {"causal", "false"}, {"qkv_proj_bias", "false"}, {"mlp_fc1_bias", "false"},
+                          {"mlp_fc2_bias", "false"}, {"rotary_emb_interleaved", "false"}, {"rotary_emb_fraction", "1.0"}, {"rotary_emb_scale_base", ""},
+                          {"rotary_scaling_factor", ""}, {"moe_every_n_layers", ""}};
+    return row;
+}
+
+// jina-embeddings-v2 (JinaBertModel, remote code; config.json's model_type
+// is "bert"): the published layout llama.cpp's converter reads. Its other
+// position and MLP kinds are refused by name.
+HfArchitecture jina_bert_v2_row() {
+    HfArchitecture row{"JinaBertModel", "jina-bert-v2",
+                       kEncoderSizes + Keys{{"layer_norm_eps", "attention.layer_norm_epsilon", Kind::FLOAT}},
+                       {{"embeddings.word_embeddings.weight", "token_embd.weight"},
+                        {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+                        {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
+                        {"embeddings.LayerNorm.bias", "token_embd_norm.bias"},
+                        {"encoder.layer.{N}.mlp.gated_layers.weight", "blk.{N}.ffn_up.weight"}}};
+    static std::vector<std::string> names;  // lives as long as the row table (a static)
+    add_layer_parts(row, names,
+                    {{"attention.self.query", "attn_q"}, {"attention.self.key", "attn_k"},
+                     {"attention.self.value", "attn_v"}, {"attention.output.dense", "attn_output"},
+                     {"attention.output.LayerNorm", "attn_output_norm"}, {"mlp.wo", "ffn_down"},
+                     {"mlp.layernorm", "layer_output_norm"}});
+    row.tie_default = true;  // no lm_head
+    row.rope_layout_as_gguf = true;  // no RoPE
+    row.ignored_prefixes = {"pooler."};
+    row.refused_unless = {{"position_embedding_type", "\"alibi\""}, {"feed_forward_type", "\"geglu\""},
+                          {"hidden_act", "\"gelu\""}};
     return row;
 }
 
@@ -416,6 +534,10 @@ const std::vector<HfArchitecture>& architectures() {
         qwen_vl_row("Qwen2_5_VLForConditionalGeneration", "qwen2vl", kQkvBias),
         qwen_vl_row("Qwen2VLForConditionalGeneration", "qwen2vl", kQkvBias),
         qwen_vl_row("Qwen3VLForConditionalGeneration", "qwen3vl", kQkNorm),
+        gemma_embedding_row(),
+        modern_bert_row(),
+        nomic_bert_row(),
+        jina_bert_v2_row(),
     };
     return rows;
 }

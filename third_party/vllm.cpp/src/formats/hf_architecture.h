@@ -91,6 +91,12 @@ struct HfArchitecture {
     // the text model's settings at the top level of config.json (no
     // "text_config"), which is then read as it is.
     bool flat_text_config = false;
+    // EmbeddingGemma: sentence-transformers' Dense modules (modules.json) are
+    // read as llama.cpp's dense_2 / dense_3; another architecture refuses them.
+    bool dense_modules = false;
+    // ModernBERT: config.json's layer_types become attention.sliding_window_pattern's
+    // per-layer flags (read_layer_types; else global_attn_every_n_layers, an integer).
+    bool layer_types = false;
 };
 
 // The row for `hf_class`, or nullptr.

@@ -106,6 +106,49 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     }
     open_shards();
     add_tensors(*arch, tied);
+    add_dense_modules(*arch);
+}
+
+std::vector<int64_t> HfModel::read_layer_types(const json::Value& config, const std::string& a) {
+    const json::Value* types = config.find("layer_types");
+    if (types == nullptr || types->is_null()) return {};
+    const int64_t n_layers = get_int(a + "block_count", 0);
+    if (!types->is_array() || static_cast<int64_t>(types->size()) != n_layers)
+        fail("config.json 'layer_types' is not a list of num_hidden_layers layer types");
+    std::vector<int64_t> sliding;
+    for (const json::Value& t : types->items()) {
+        const bool is_sliding = t.is_string() && t.as_string() == "sliding_attention";
+        if (!is_sliding && !(t.is_string() && t.as_string() == "full_attention"))
+            fail("config.json 'layer_types' has " + json::dump(t) + " (only sliding_attention and full_attention)");
+        sliding.push_back(is_sliding ? 1 : 0);
+    }
+    metadata_[a + "attention.sliding_window_pattern"] = int_array_value(sliding, GgufValueType::BOOL);
+    return sliding;
+}
+
+void HfModel::add_dense_modules(const HfArchitecture& arch) {
+    const std::optional<SentenceTransformersPooling> st = read_sentence_transformers(path());
+    if (!st || st->dense_dirs.empty()) return;
+    if (!arch.dense_modules)
+        fail("modules.json has Dense modules, which " + std::string(arch.hf_class) +
+             " models do not apply here (only Gemma3TextModel's: EmbeddingGemma)");
+    if (st->dense_dirs.size() != 2)
+        fail("modules.json has " + std::to_string(st->dense_dirs.size()) +
+             " Dense modules (two are supported: EmbeddingGemma's, llama.cpp's dense_2 and dense_3)");
+    for (size_t i = 0; i < 2; ++i) {
+        shards_.push_back(std::make_unique<SafetensorsFile>(st->dense_dirs[i] + "/model.safetensors"));
+        const SafetensorsFile& file = *shards_.back();
+        const auto t = std::find_if(file.tensors().begin(), file.tensors().end(),
+                                    [](const SafetensorsTensor& x) { return x.name == "linear.weight"; });
+        if (t == file.tensors().end()) fail("tensor 'linear.weight' is missing from " + file.path());
+        GgufTensor g;
+        g.name = i == 0 ? "dense_2.weight" : "dense_3.weight";
+        g.dims.assign(t->shape.rbegin(), t->shape.rend());
+        g.type = static_cast<uint32_t>(t->type);
+        g.data = t->data;
+        g.nbytes = t->nbytes;
+        add_tensor(std::move(g));
+    }
 }
 
 void HfModel::read_classifier_activations(const json::Value& config) {
@@ -224,6 +267,7 @@ void HfModel::read_config(const json::Value& config, const HfArchitecture& arch)
     else
         read_rope(config, a, arch.partial_rotary_default);
     if (arch.no_rope_layers) read_no_rope_layers(config, a);
+    if (arch.layer_types) read_layer_types(config, a);
     // Gemma 2/3 scale attention scores by query_pre_attn_scalar^-0.5, which
     // is not always head_dim^-0.5 (Gemma 2 27B: dim / n_heads).
     if (const json::Value* scalar = config.find("query_pre_attn_scalar"); scalar != nullptr && !scalar->is_null()) {
@@ -662,20 +706,10 @@ void HfModel::read_gemma4_config(const json::Value& config, const std::string& a
         v != nullptr && !v->is_null() && !(v->is_string() && v->as_string() == "gelu_pytorch_tanh"))
         fail("config.json 'hidden_activation' is " + json::dump(*v) + ", which is not supported (only gelu_pytorch_tanh)");
 
-    const json::Value* types = config.find("layer_types");
-    const int64_t n_layers = get_int(a + "block_count", 0);
-    if (types == nullptr || !types->is_array() || static_cast<int64_t>(types->size()) != n_layers)
-        fail("config.json 'layer_types' is not a list of num_hidden_layers layer types");
-    std::vector<int64_t> sliding;
-    int64_t first_full = -1;
-    for (const json::Value& t : types->items()) {
-        const bool is_sliding = t.is_string() && t.as_string() == "sliding_attention";
-        if (!is_sliding && !(t.is_string() && t.as_string() == "full_attention"))
-            fail("config.json 'layer_types' has " + json::dump(t) + " (only sliding_attention and full_attention)");
-        if (!is_sliding && first_full < 0) first_full = static_cast<int64_t>(sliding.size());
-        sliding.push_back(is_sliding ? 1 : 0);
-    }
-    metadata_[a + "attention.sliding_window_pattern"] = int_array_value(sliding, GgufValueType::BOOL);
+    if (config.find("layer_types") == nullptr) fail("config.json 'layer_types' is not a list of num_hidden_layers layer types");
+    const std::vector<int64_t> sliding = read_layer_types(config, a);
+    const int64_t n_layers = static_cast<int64_t>(sliding.size());
+    const int64_t first_full = std::find(sliding.begin(), sliding.end(), 0) - sliding.begin();
 
     // The full layers' head size and KV heads: global_head_dim /
     // num_global_key_value_heads (the published configs; KV heads only with
@@ -683,7 +717,7 @@ void HfModel::read_gemma4_config(const json::Value& config, const std::string& a
     // (transformers 5 writes that instead), as llama.cpp's converter reads them.
     const json::Value* per_layer = member_object(config, "per_layer_config", "");
     const json::Value* full = nullptr;
-    if (per_layer != nullptr && first_full >= 0) full = member_object(*per_layer, std::to_string(first_full), "per_layer_config ");
+    if (per_layer != nullptr && first_full < static_cast<int64_t>(sliding.size())) full = member_object(*per_layer, std::to_string(first_full), "per_layer_config ");
     const int64_t head_swa = get_int(a + "attention.key_length", 0);
     const int64_t kv_swa = get_int(a + "attention.head_count_kv", get_int(a + "attention.head_count", 0));
     const int64_t head_full = integer(config, "global_head_dim", full ? integer(*full, "head_dim", head_swa) : head_swa);

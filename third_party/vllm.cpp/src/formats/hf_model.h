@@ -89,6 +89,12 @@ private:
                             std::vector<uint8_t> bytes);
     void add_computed_tensor(const std::string& name, std::vector<int64_t> dims, GgmlType type, const uint8_t* data,
                              size_t nbytes);
+    // sentence-transformers' Dense modules as llama.cpp's dense_2 / dense_3
+    // (HfArchitecture::dense_modules; refused naming them elsewhere).
+    void add_dense_modules(const HfArchitecture& arch);
+    // config.json's layer_types as attention.sliding_window_pattern, one
+    // flag per layer (1: sliding); empty when absent.
+    std::vector<int64_t> read_layer_types(const json::Value& config, const std::string& arch_prefix);
 
     // An encoder's (HfArchitecture::roberta_positions, classifier_labels):
     // RoBERTa's position offset and a classifier's id2label names.

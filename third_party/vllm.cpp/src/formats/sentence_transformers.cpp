@@ -1,6 +1,7 @@
 #include "formats/sentence_transformers.h"
 
 #include "formats/hf_json.h"
+#include "util/json.h"
 
 namespace vllm {
 
@@ -25,6 +26,26 @@ int pooling_type_of(const json::Value& config, const std::string& path) {
                     "pooling_mode_lasttoken; max, mean_sqrt_len and weightedmean are not supported)");
 }
 
+// A Dense module's folder, after checking it is the linear map the engine
+// applies: no bias, no activation (torch.nn.Identity), its weights in
+// model.safetensors.
+std::string dense_dir(const std::string& dir, const json::Value& module, const std::string& modules_path) {
+    const json::Value* sub = module.find("path");
+    if (sub == nullptr || !sub->is_string()) fail_file(modules_path, "a Dense module has no \"path\" string");
+    const std::string folder = dir + "/" + sub->as_string();
+    const std::string config_path = folder + "/config.json";
+    const json::Value config = read_json_file(config_path);
+    if (flag(config, "bias")) fail_file(config_path, "bias true is not supported (Dense modules without bias only)");
+    const json::Value* activation = config.find("activation_function");
+    if (activation == nullptr || !activation->is_string() || activation->as_string() != "torch.nn.modules.linear.Identity")
+        fail_file(config_path, "activation_function " + (activation == nullptr ? std::string("(the default Tanh)")
+                                                                               : json::dump(*activation)) +
+                                   " is not supported (torch.nn.modules.linear.Identity only)");
+    if (!file_exists(folder + "/model.safetensors"))
+        fail_file(folder, "has no model.safetensors (the Dense weights; pytorch_model.bin is not read)");
+    return folder;
+}
+
 }  // namespace
 
 std::optional<SentenceTransformersPooling> read_sentence_transformers(const std::string& dir) {
@@ -46,6 +67,8 @@ std::optional<SentenceTransformersPooling> read_sentence_transformers(const std:
                 dir + "/" + (sub != nullptr && sub->is_string() ? sub->as_string() : "1_Pooling") + "/config.json";
             out.pooling_type = pooling_type_of(read_json_file(config_path), config_path);
             pooled = true;
+        } else if (tail == "Dense" && pooled && !out.normalize) {
+            out.dense_dirs.push_back(dense_dir(dir, module, modules_path));
         } else if (tail == "Normalize") {
             out.normalize = true;
         } else {

@@ -127,6 +127,25 @@ struct ArchitectureTraits {
     bool encoder = false;
     // Qwen2.5-VL / Qwen3-VL's language models: see MultimodalRope.
     MultimodalRope multimodal_rope = MultimodalRope::NONE;
+    // An encoder built of decoder layers (EmbeddingGemma, architectures/
+    // gemma_embedding.cpp): its tensors are a decoder's (llama.cpp's names,
+    // a final norm, no BERT embeddings), its attention bidirectional
+    // (blocks/bidirectional_attention.h); sentence-transformers' Dense
+    // projections (dense_2, dense_3) are read when the file has them.
+    bool decoder_layers = false;
+    // ModernBERT: with a sliding window, every n-th layer is global counting
+    // from layer 0 (n: <arch>.attention.sliding_window_pattern as llama.cpp's
+    // converter writes it, an integer, default sliding_pattern; or one flag
+    // per layer, 1 sliding, as the HF loader writes it from layer_types).
+    bool global_layers_first = false;
+    // nomic-bert: a BERT-shaped encoder (token types, LayerNorms after each
+    // sublayer, BERT's tensor names) with RoPE instead of learned positions,
+    // a fused qkv projection, a SwiGLU MLP and no biases.
+    bool encoder_rope = false;
+    // jina-bert-v2: BERT's tensors without learned positions, ALiBi instead
+    // (per-head slopes with llama.cpp's maximum bias 8, -slope * |i - j|),
+    // and a fused GEGLU ffn_up (gate rows first) without bias.
+    bool alibi = false;
 };
 
 }  // namespace vllm

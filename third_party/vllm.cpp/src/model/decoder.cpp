@@ -3,6 +3,7 @@
 #include "kernels/cpu/interleave.h"
 #include "kernels/cpu/kernels.h"
 #include "model/blocks/attention_heads.h"
+#include "model/blocks/bidirectional_attention.h"
 #include "model/blocks/embedding.h"
 #include "model/blocks/gated_mlp.h"
 #include "model/blocks/latent_attention.h"
@@ -97,8 +98,11 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
     const bool sliding_rope = c.traits.rope_theta_sliding > 0.0f && c.is_sliding(l);
     finish_attention_heads(c, w, sliding_rope ? rope_sliding_ : rope_, c.rotates(l), T, q_.data(), k_.data(),
                            v_.data(), pool);
-    paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
-                    w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
+    if (c.traits.encoder)  // an encoder of decoder layers (EmbeddingGemma): no mask, no KV cache
+        bidirectional_attention(c, batch, l, q_.data(), k_.data(), v_.data(), attn_.data(), pool);
+    else
+        paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
+                        w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
     if (c.attn_output_gate)
         for (int64_t i = 0; i < T * c.n_heads * hd; ++i) attn_[i] *= 1.0f / (1.0f + std::exp(-attn_gate_[i]));
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);

@@ -204,6 +204,23 @@ int one_or_per_layer(const ModelSource& file, const std::string& key, int n_laye
     return largest;
 }
 
+// ModernBERT's sliding layers (ArchitectureTraits::global_layers_first).
+void read_global_first_layers(const ModelSource& file, const std::string& a, ModelConfig& c) {
+    const std::string key = a + "attention.sliding_window_pattern";
+    const GgufValue* value = file.find(key);
+    if (value != nullptr && value->type == GgufValueType::ARRAY) {
+        const std::vector<int64_t> flags = file.get_int_array(key);
+        if (static_cast<int>(flags.size()) != c.n_layers)
+            throw_model_load("cannot load '" + file.path() + "': " + key + " has " + std::to_string(flags.size()) +
+                             " flags for " + std::to_string(c.n_layers) + " layers");
+        for (int64_t flag : flags) c.sliding_layers.push_back(flag != 0);
+        return;
+    }
+    const int64_t every = file.get_int(key, c.traits.sliding_pattern);
+    if (every <= 0) throw_model_load("cannot load '" + file.path() + "': " + key + " must be positive");
+    for (int l = 0; l < c.n_layers; ++l) c.sliding_layers.push_back(l % every != 0);
+}
+
 // Gemma 4's keys (ModelConfig's Gemma 4 fields), as llama.cpp's converter
 // writes them.
 void read_gemma4_layers(const ModelSource& file, const std::string& a, ModelConfig& c) {
@@ -371,7 +388,11 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     }
     c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
     // An encoder's LayerNorms (with mean and bias) keep their epsilon in rms_eps.
-    if (traits->encoder) c.rms_eps = static_cast<float>(file.get_float(a + "attention.layer_norm_epsilon", 1e-12));
+    // One of decoder layers (ModernBERT) falls back on the RMS key, where
+    // llama.cpp's converter writes ModernBERT's norm_eps.
+    if (traits->encoder)
+        c.rms_eps = static_cast<float>(
+            file.get_float(a + "attention.layer_norm_epsilon", traits->decoder_layers ? c.rms_eps : 1e-12));
     if (c.n_layers <= 0 || c.dim <= 0 || c.ffn_dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
         c.n_heads % c.n_kv_heads != 0 || c.context_length <= 0)
         throw_model_load("cannot load '" + file.path() + "': inconsistent hyperparameters in the GGUF metadata");
@@ -446,6 +467,12 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
             throw_model_load("cannot load '" + file.path() + "': " + a + "attention.sliding_window must not be negative");
         c.sliding_window = static_cast<int>(window);
     }
+    if (traits->global_layers_first && c.sliding_window > 0) read_global_first_layers(file, a, c);
+    // ModernBERT's GeGLU (llama.cpp's converter writes the activation; its
+    // SiLU derivatives, Granite Embedding R2, are not run here).
+    if (traits->global_layers_first && file.get_string(a + "hidden_activation", "gelu") != "gelu")
+        throw_model_load("cannot load '" + file.path() + "': " + a + "hidden_activation '" +
+                         file.get_string(a + "hidden_activation", "") + "' is not supported (gelu only)");
     // SmolLM3's layers without RoPE: a Hugging Face source gives the step of
     // its no_rope_layers list (hf_model.cpp; 0: none), a GGUF llama.cpp's fixed one.
     if (file.find("vllm.no_rope_layer_step") != nullptr) {

@@ -19,6 +19,10 @@ const Architecture* const kArchitectures[] = {
     &kQwen35Architecture, &kQwen35MoeArchitecture,
     &kBertArchitecture,
     &kQwen2VlArchitecture, &kQwen3VlArchitecture,
+    &kGemmaEmbeddingArchitecture,
+    &kModernBertArchitecture,
+    &kNomicBertArchitecture,
+    &kJinaBertV2Architecture,
 };
 
 }  // namespace

@@ -264,7 +264,7 @@ void load_token_type_and_classifier(const TensorLoader& load, const ModelConfig&
 // embeddings and layers; it has no output head.
 void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& w) {
     const int64_t dim = c.dim, ffn = c.ffn_dim;
-    w.position_embedding = load.matrix("position_embd.weight", c.context_length, dim);
+    if (!c.traits.encoder_rope && !c.traits.alibi) w.position_embedding = load.matrix("position_embd.weight", c.context_length, dim);
     const GgufTensor* types = load.find("token_types.weight");
     if (types == nullptr || types->dims.size() != 2 || types->dims[0] != dim || types->dims[1] < 1)
         load.fail("token_types.weight", "is missing or not a [" + std::to_string(dim) + ", types] matrix");
@@ -277,23 +277,51 @@ void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& 
     for (int i = 0; i < c.n_layers; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers[i];
-        l.wq = load.matrix(p + "attn_q.weight", dim, dim);
-        l.wk = load.matrix(p + "attn_k.weight", dim, dim);
-        l.wv = load.matrix(p + "attn_v.weight", dim, dim);
+        if (c.traits.encoder_rope) {  // nomic-bert: fused qkv, SwiGLU, no biases
+            const auto qkv = load.stacked(p + "attn_qkv.weight", {dim, dim, dim}, dim);
+            l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
+            l.w_gate = load.matrix(p + "ffn_gate.weight", ffn, dim);
+        } else {
+            l.wq = load.matrix(p + "attn_q.weight", dim, dim);
+            l.wk = load.matrix(p + "attn_k.weight", dim, dim);
+            l.wv = load.matrix(p + "attn_v.weight", dim, dim);
+            l.bq = load.vector(p + "attn_q.bias", dim);
+            l.bk = load.vector(p + "attn_k.bias", dim);
+            l.bv = load.vector(p + "attn_v.bias", dim);
+            l.bo = load.vector(p + "attn_output.bias", dim);
+            if (!c.traits.alibi) l.up_bias = load.vector(p + "ffn_up.bias", ffn);
+            l.down_bias = load.vector(p + "ffn_down.bias", dim);
+        }
+        if (c.traits.alibi) {  // jina-bert-v2: the fused GEGLU, gate rows first
+            for (const char* variant : {"attn_q_norm.weight", "attn_norm_2.weight", "ffn_up.bias", "ffn_gate.weight"})
+                if (load.find(p + variant) != nullptr)
+                    load.fail(p + variant, "is not supported (a jina-bert-v2 variant this engine does not run)");
+            const auto gate_up = load.stacked(p + "ffn_up.weight", {ffn, ffn}, dim);
+            l.w_gate = gate_up[0], l.w_up = gate_up[1];
+        }
         l.wo = load.matrix(p + "attn_output.weight", dim, dim);
-        l.bq = load.vector(p + "attn_q.bias", dim);
-        l.bk = load.vector(p + "attn_k.bias", dim);
-        l.bv = load.vector(p + "attn_v.bias", dim);
-        l.bo = load.vector(p + "attn_output.bias", dim);
         l.attn_norm = load.vector(p + "attn_output_norm.weight", dim);
         l.attn_norm_bias = load.vector(p + "attn_output_norm.bias", dim);
-        l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
-        l.up_bias = load.vector(p + "ffn_up.bias", ffn);
+        if (!c.traits.alibi) l.w_up = load.matrix(p + "ffn_up.weight", ffn, dim);
         l.w_down = load.matrix(p + "ffn_down.weight", dim, ffn);
-        l.down_bias = load.vector(p + "ffn_down.bias", dim);
         l.ffn_norm = load.vector(p + "layer_output_norm.weight", dim);
         l.ffn_norm_bias = load.vector(p + "layer_output_norm.bias", dim);
     }
+}
+
+// sentence-transformers' two Dense projections of an encoder of decoder
+// layers (EmbeddingGemma): both or neither.
+void load_dense_projections(const TensorLoader& load, const ModelConfig& c, ModelWeights& w) {
+    const GgufTensor* in = load.find("dense_2.weight");
+    const GgufTensor* out = load.find("dense_3.weight");
+    if (in == nullptr && out == nullptr) return;
+    if (in == nullptr || out == nullptr)
+        load.fail(in == nullptr ? "dense_2.weight" : "dense_3.weight",
+                  "is missing (the Dense projections come as a pair, dense_2 then dense_3)");
+    if (in->dims.size() != 2) load.fail("dense_2.weight", "is not a matrix");
+    const int64_t width = in->dims[1];
+    w.dense_in = load.matrix("dense_2.weight", width, c.dim);
+    w.dense_out = load.matrix("dense_3.weight", c.dim, width);
 }
 
 }  // namespace
@@ -308,11 +336,12 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
     const int64_t dim = config.dim;
     ModelWeights w;
     w.token_embedding = load.matrix("token_embd.weight", config.vocab_size, dim);
-    if (config.traits.encoder) {
+    if (config.traits.encoder && !config.traits.decoder_layers) {
         load_encoder(load, config, w);
         std::vector<kernels::QuantMatrix*> matrices;
         for (LayerWeights& l : w.layers)
-            for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_up, &l.w_down}) matrices.push_back(m);
+            for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+                matrices.push_back(m);
         for (kernels::QuantMatrix* m : {&w.classifier, &w.classifier_out})
             if (m->data != nullptr) matrices.push_back(m);
         prepare_matrices(matrices, w.prepared, file);
@@ -345,7 +374,9 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
                       kv_dim = int64_t(config.kv_heads_of(i)) * head_dim, ffn = config.ffn_dim_of(i);
         const bool own_kv = config.kv_source_of(i) == i;
         // OLMo 2 has no pre-norms (empty: the sublayer reads x as is, decoder.h).
-        if (config.traits.pre_norms) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
+        // ModernBERT's first layer has no attention norm (the embedding norm precedes it).
+        const bool norm_absent = config.traits.encoder && i == 0 && load.find(p + "attn_norm.weight") == nullptr;
+        if (config.traits.pre_norms && !norm_absent) l.attn_norm = load.vector(p + "attn_norm.weight", dim);
         if (config.is_recurrent(i)) {
             load_linear_attention(load, p, config, l);
         } else if (config.is_mla()) {
@@ -418,8 +449,15 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
                                         &l.per_layer_gate, &l.per_layer_proj, &l.wq_a, &l.wq_b, &l.wkv_a,
                                         &l.w_linear_qkv, &l.w_linear_z, &l.w_beta, &l.w_alpha, &l.w_linear_out})
             matrices.push_back(m);
-    matrices.push_back(&w.output);
+    // An encoder has no output head: its (tied) output matrix gets no copy.
+    if (!config.traits.encoder) matrices.push_back(&w.output);
     matrices.push_back(&w.per_layer_model_proj);
+    if (config.traits.decoder_layers) {
+        if (load.find("token_embd_norm.weight")) w.embedding_norm = load.vector("token_embd_norm.weight", dim);
+        load_dense_projections(load, config, w);
+        matrices.push_back(&w.dense_in);
+        matrices.push_back(&w.dense_out);
+    }
     prepare_matrices(matrices, w.prepared, file, threads);
     return w;
 }

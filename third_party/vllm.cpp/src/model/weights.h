@@ -120,6 +120,11 @@ struct ModelWeights {
     // classifier_out.data == nullptr: no head.
     kernels::QuantMatrix classifier, classifier_out;
     std::vector<float> classifier_bias, classifier_out_bias;
+    // An encoder of decoder layers (config.traits.decoder_layers): the
+    // sentence-transformers Dense projections after pooling, as llama.cpp's
+    // converter writes them (dense_2 [width, dim], dense_3 [dim, width]);
+    // rows 0 when the file has none.
+    kernels::QuantMatrix dense_in, dense_out;
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.

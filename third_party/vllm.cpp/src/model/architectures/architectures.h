@@ -31,6 +31,10 @@ extern const Architecture kQwen35MoeArchitecture;  // qwen35.cpp
 extern const Architecture kBertArchitecture;       // bert.cpp
 extern const Architecture kQwen2VlArchitecture;    // qwen.cpp
 extern const Architecture kQwen3VlArchitecture;    // qwen.cpp
+extern const Architecture kGemmaEmbeddingArchitecture;  // gemma_embedding.cpp
+extern const Architecture kModernBertArchitecture;      // modern_bert.cpp
+extern const Architecture kNomicBertArchitecture;       // nomic_bert.cpp
+extern const Architecture kJinaBertV2Architecture;      // jina_bert_v2.cpp
 
 // Llama's pre-norm decoder (llama.cpp), which the families that differ
 // from Llama only inside its blocks (a qkv bias, q/k norms, fused

@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "model/architectures/architectures.h"
+#include "model/blocks/norms.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -31,22 +32,6 @@ constexpr ArchitectureTraits bert_traits() {
     t.output_bias = true;
     t.encoder = true;
     return t;
-}
-
-// rows[t] = layer_norm(rows[t]) * weight + bias, for `n` rows of `dim`.
-void layer_norm_rows(float* rows, const std::vector<float>& weight, const std::vector<float>& bias, int64_t n,
-                     int dim, float eps, ThreadPool& pool) {
-    pool.parallel_for(n, [&](int64_t first, int64_t last) {
-        for (int64_t t = first; t < last; ++t) {
-            float* x = rows + t * dim;
-            double mean = 0.0, var = 0.0;
-            for (int i = 0; i < dim; ++i) mean += x[i];
-            mean /= dim;
-            for (int i = 0; i < dim; ++i) var += (x[i] - mean) * (x[i] - mean);
-            const float inv = static_cast<float>(1.0 / std::sqrt(var / dim + eps));
-            for (int i = 0; i < dim; ++i) x[i] = (x[i] - static_cast<float>(mean)) * inv * weight[i] + bias[i];
-        }
-    });
 }
 
 // rows[t] += bias for `n` rows.
@@ -116,8 +101,8 @@ private:
                 const std::vector<float>& type = second ? weights_.token_type_second_row : weights_.token_type_row;
                 for (int i = 0; i < dim; ++i) x[i] += position[i] + type[i];
             }
-        layer_norm_rows(x_.data(), weights_.embedding_norm, weights_.embedding_norm_bias, row, dim, config_.rms_eps,
-                        pool);
+        layer_norm_rows(x_.data(), weights_.embedding_norm.data(), weights_.embedding_norm_bias.data(), x_.data(), row,
+                        dim, config_.rms_eps, pool);
     }
 
     void layer(const std::vector<SequenceSlice>& batch, int l, int64_t T, ThreadPool& pool) {
@@ -132,14 +117,14 @@ private:
         kernels::matmul(w.wo, attn_.data(), T, h_.data(), pool);
         add_bias(h_.data(), w.bo, T);
         for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
-        layer_norm_rows(x_.data(), w.attn_norm, w.attn_norm_bias, T, dim, c.rms_eps, pool);
+        layer_norm_rows(x_.data(), w.attn_norm.data(), w.attn_norm_bias.data(), x_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul(w.w_up, x_.data(), T, up_.data(), pool);
         add_bias(up_.data(), w.up_bias, T);
         for (float& u : up_) u = 0.5f * u * (1.0f + std::erf(u * 0.70710678118654752f));
         kernels::matmul(w.w_down, up_.data(), T, h_.data(), pool);
         add_bias(h_.data(), w.down_bias, T);
         for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
-        layer_norm_rows(x_.data(), w.ffn_norm, w.ffn_norm_bias, T, dim, c.rms_eps, pool);
+        layer_norm_rows(x_.data(), w.ffn_norm.data(), w.ffn_norm_bias.data(), x_.data(), T, dim, c.rms_eps, pool);
     }
 
     // The classification head on a prompt's first row (<s> / [CLS]), as

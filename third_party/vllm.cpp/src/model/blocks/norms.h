@@ -26,6 +26,12 @@ void rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_ro
 void add_rms_norm_rows(float* x, const float* y, const float* weight, float* out, int64_t n_rows, int64_t dim,
                        float eps, ThreadPool& pool);
 
+// LayerNorm of each of n_rows rows of `dim` floats (mean and variance in
+// double), times weight, plus bias unless it is nullptr (ModernBERT's have
+// none); out may alias x. Encoders' norms.
+void layer_norm_rows(const float* x, const float* weight, const float* bias, float* out, int64_t n_rows, int64_t dim,
+                     float eps, ThreadPool& pool);
+
 // x += y over n floats.
 void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool);
 
