@@ -35,7 +35,7 @@ from greedy_rule import greedy_failures
 vllm_cpp = pytest.importorskip("vllm_cpp")
 
 TINY_LORA = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_lora"
-CASES = [c for c in ("llama", "qwen3", "phi3") if (TINY_LORA / f"{c}.json").is_file()]
+CASES = [c for c in ("llama", "qwen3", "phi3", "qwen3moe") if (TINY_LORA / f"{c}.json").is_file()]
 FORMS = ("hf", "gguf")
 #: Largest log-probability difference allowed (test_arch_goldens' FLOAT_MAX
 #: for logits; a log-probability adds the log-sum-exp's own rounding).
