@@ -33,6 +33,7 @@ namespace {
 struct ModuleTargets {
     const char* short_name;
     std::vector<LoraTarget> targets;
+    bool shared_expert = false;  // a mixture-of-experts layer's shared expert (its dense gated MLP)
 };
 const std::map<std::string, ModuleTargets>& known_modules() {
     static const std::map<std::string, ModuleTargets> modules = {
@@ -45,6 +46,9 @@ const std::map<std::string, ModuleTargets>& known_modules() {
         {"mlp.up_proj", {"up_proj", {LoraTarget::UP}}},
         {"mlp.down_proj", {"down_proj", {LoraTarget::DOWN}}},
         {"mlp.gate_up_proj", {"gate_up_proj", {LoraTarget::GATE, LoraTarget::UP}}},
+        {"mlp.shared_expert.gate_proj", {"gate_proj", {LoraTarget::GATE}, true}},
+        {"mlp.shared_expert.up_proj", {"up_proj", {LoraTarget::UP}, true}},
+        {"mlp.shared_expert.down_proj", {"down_proj", {LoraTarget::DOWN}, true}},
     };
     return modules;
 }
@@ -177,7 +181,7 @@ public:
             const SafetensorsTensor& b = *by_name[other];
             add_pair(Pair{t.name, t.shape, to_float(t.type, t.data, t.shape, t.name), b.name, b.shape,
                           to_float(b.type, b.data, b.shape, b.name)},
-                     layer, it->second.targets, /*checkpoint_rows=*/true, adapter);
+                     layer, it->second.targets, /*checkpoint_rows=*/true, adapter, it->second.shared_expert);
         }
         for (const std::string& m : listed_modules_)
             if (!seen_modules.count(m)) fail("target module '" + m + "' has no lora_A/lora_B tensors in adapter_model.safetensors");
@@ -267,8 +271,10 @@ public:
     // checkpoint_rows: B's q/k rows as trained (PEFT), permuted where the
     // base's are; false: already as the base file has them (llama.cpp's
     // LoRA converter permutes them itself).
+    // shared_expert: the pair is for a mixture-of-experts layer's shared
+    // expert (the layer's w_gate/w_up/w_down), not a dense MLP.
     void add_pair(const Pair& pair, int layer, const std::vector<LoraTarget>& targets, bool checkpoint_rows,
-                  LoraAdapter& adapter) {
+                  LoraAdapter& adapter, bool shared_expert = false) {
         struct { const std::string& name; const std::vector<int64_t>& shape; } a_t{pair.a_name, pair.a_shape},
             b_t{pair.b_name, pair.b_shape};
         const LayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
@@ -285,10 +291,11 @@ public:
             const kernels::QuantMatrix& m = base_matrix(w, t);
             if (m.rows == 0 || (config_.is_mla() && t <= LoraTarget::V) ||
                 (config_.architecture == "gemma4" && t <= LoraTarget::O) ||
-                (config_.is_moe_layer(layer) && t >= LoraTarget::GATE))
+                (t >= LoraTarget::GATE && config_.is_moe_layer(layer) != shared_expert))
                 fail("tensor '" + a_t.name + "': layer " + std::to_string(layer) + " of the base model has no plain " +
-                     target_name(t) + " projection an adapter can target (latent attention, linear attention, "
-                     "mixture-of-experts MLPs and shared values are not supported)");
+                     target_name(t) + " projection an adapter can target (latent attention's q/k/v, linear attention, "
+                     "Gemma 4's attention, and a mixture-of-experts layer's MLP other than its shared expert are not "
+                     "supported; its experts take target_parameters)");
             if (m.cols != in)
                 fail("tensor '" + a_t.name + "' " + shape_text(a_t.shape) + " does not match the base model's " +
                      target_name(t) + " projection of layer " + std::to_string(layer) + " [" + std::to_string(m.rows) +

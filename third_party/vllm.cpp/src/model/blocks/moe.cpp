@@ -185,7 +185,7 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
         grow(s.gate, n_tokens * w.w_gate.rows);
         grow(s.up, n_tokens * w.w_gate.rows);
         gated_mlp(w.w_gate, w.w_up, w.w_down, c.traits.ffn_activation, x, n_tokens, s.gate.data(), s.up.data(),
-                  s.shared_out.data(), pool);
+                  s.shared_out.data(), pool, lora);  // the shared expert's adapter pairs (layers' GATE/UP/DOWN)
         s.shared_weight.assign(static_cast<size_t>(n_tokens), 1.0f);
         if (!w.shared_expert_gate.empty())  // Qwen2-MoE: sigmoid(w . x) per token
             for (int64_t t = 0; t < n_tokens; ++t)
