@@ -45,6 +45,13 @@ What each case exercises:
   alpha 8, F32 adapter. llama.cpp's convert_lora_to_gguf.py refuses that
   adapter (its reason is kept as ``lora_converter_refused``), so the case
   has no LoRA GGUF.
+* qwen35 (Qwen3.5's hybrid, make_hybrid_goldens.py's tiny model): q/k/v/o
+  on the gated full-attention layers (q_proj's rows hold each head's query
+  and gate), gate/up/down on every layer, r 4, alpha 8, F32; checked on
+  the HF base (``forms``: its GGUF rounds A_log and the norms); llama.cpp's
+  LoRA converter refuses the tiny model (no multi-token-prediction layers).
+* qwen35moe: the same attention, the shared expert's gate/up/down and the
+  routed experts (target_parameters); the converter refuses it as qwen3moe's.
 * phi3: its fused qkv_proj and gate_up_proj (the adapter's B rows split
   over the projections our model runs) and o_proj/down_proj, r 8, alpha 32,
   F16 adapter.
@@ -71,6 +78,7 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import make_arch_goldens  # noqa: E402
+import make_hybrid_goldens  # noqa: E402
 import make_moe_goldens  # noqa: E402
 
 OUT = HERE / "tiny_lora"
@@ -95,7 +103,38 @@ CASES = {
                  dict(r=4, lora_alpha=8, use_rslora=False, dtype="float32",
                       target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
                       target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"])),
+    # Qwen3.5's hybrid (make_hybrid_goldens.py's tiny model): q/k/v/o on its
+    # gated full-attention layers, gate/up/down on every layer's MLP (the
+    # linear-attention projections are not targets).
+    "qwen35": ("Qwen3_5TextConfig", make_hybrid_goldens.CASES["qwen35"][1],
+               dict(r=4, lora_alpha=8, use_rslora=False, dtype="float32",
+                    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])),
+    # ... and its mixture of experts: gate/up/down are the shared expert's,
+    # the routed experts come through target_parameters.
+    "qwen35moe": ("Qwen3_5MoeTextConfig", make_hybrid_goldens.CASES["qwen35moe"][1],
+                  dict(r=4, lora_alpha=8, use_rslora=False, dtype="float32",
+                       target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+                       target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"])),
 }
+
+#: Extra converter arguments per case (the tiny hybrids have no
+#: multi-token-prediction head).
+CONVERTER_ARGS = {"qwen35": ["--no-mtp"], "qwen35moe": ["--no-mtp"]}
+
+#: Cases llama.cpp's convert_lora_to_gguf.py refuses (its last error line
+#: is kept as ``lora_converter_refused``; the case has no LoRA GGUF): it maps
+#: module names to the base's tensors, and PEFT's expert-bank wrappers
+#: (mlp.experts.base_layer) are none of them ("Unprocessed experts"); for
+#: Qwen3.5 it asserts the base has multi-token-prediction layers, which the
+#: tiny hybrids have not (their base GGUF is converted with --no-mtp, an
+#: option the LoRA converter lacks).
+CONVERTER_REFUSES = {"qwen3moe", "qwen35", "qwen35moe"}
+
+#: The base forms the adapter is checked on against transformers (default
+#: both): the hybrids' GGUF rounds A_log and the norms to float16
+#: (make_hybrid_goldens.py step 4), another model than the checkpoint, so
+#: their GGUF form is checked against llama.cpp with the converted adapter.
+FORMS = {"qwen35": ["hf"], "qwen35moe": ["hf"]}
 
 #: Phi-3's converter reads a SentencePiece tokenizer.model, which the tiny
 #: tokenizer has not: it writes the GPT-2 vocabulary instead (as
@@ -153,7 +192,8 @@ def make_case(case, llama_cpp, seed=0):
     config_class, kwargs, options = CASES[case]
     config, model = make_moe_goldens.tiny_model(config_class, kwargs, seed)
     prompts, hf_dir = make_moe_goldens.seeded_prompts_and_hf_dir(model, case, seed, out=OUT)
-    make_moe_goldens.convert(hf_dir, OUT / f"{case}.gguf", llama_cpp, patch=CONVERTER_PATCH.get(case, ""))
+    make_moe_goldens.convert(hf_dir, OUT / f"{case}.gguf", llama_cpp, patch=CONVERTER_PATCH.get(case, ""),
+                             extra_args=CONVERTER_ARGS.get(case, ()))
     base_ids = [make_arch_goldens._greedy(model, p)[0] for p in prompts]
 
     wrapped = _adapter(model, options, seed)
@@ -165,7 +205,7 @@ def make_case(case, llama_cpp, seed=0):
     with torch.no_grad():
         logits = wrapped(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
     np.save(OUT / f"{case}_logits.npy", logits)
-    out = dict(case=case, config_class=config_class, config=kwargs, lora=options,
+    out = dict(case=case, config_class=config_class, config=kwargs, lora=options, forms=FORMS.get(case, ["hf", "gguf"]),
                transformers=transformers.__version__, peft=peft.__version__,
                converter="convert_hf_to_gguf.py --outtype f16",
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
@@ -189,9 +229,7 @@ def lora_gguf_step(case, llama_cpp):
                            "--base", str(OUT / f"{case}.hf"), "--outfile", str(out), "--outtype", "f32"],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     golden = json.loads((OUT / f"{case}.json").read_text())
-    if done.returncode != 0 and CASES[case][2].get("target_parameters"):
-        # The converter maps module names to the base's tensors: PEFT's
-        # expert-bank wrappers (mlp.experts.base_layer) are none of them.
+    if done.returncode != 0 and case in CONVERTER_REFUSES:
         golden["lora_converter_refused"] = done.stderr.strip().splitlines()[-1][-300:]
         (OUT / f"{case}.json").write_text(json.dumps(golden) + "\n")
         out.unlink(missing_ok=True)
