@@ -51,7 +51,8 @@ What each case exercises:
   the HF base (``forms``: its GGUF rounds A_log and the norms); llama.cpp's
   LoRA converter refuses the tiny model (no multi-token-prediction layers).
 * qwen35moe: the same attention, the shared expert's gate/up/down and the
-  routed experts (target_parameters); the converter refuses it as qwen3moe's.
+  routed experts (target_parameters); HF base only, and the LoRA converter
+  refuses it as qwen35's (before it reaches the experts).
 * phi3: its fused qkv_proj and gate_up_proj (the adapter's B rows split
   over the projections our model runs) and o_proj/down_proj, r 8, alpha 32,
   F16 adapter.
