@@ -322,3 +322,21 @@ def test_unsupported_targets_are_refused_by_name(kind, tmp_path):
             engine.add_lora(LoRARequest(kind, 1, str(adapter)))
         assert engine.list_loras() == []
         assert len(engine.complete([1, 2, 3], GREEDY).token_ids) == N_NEW  # still serving
+
+
+@pytest.mark.timeout(120)
+def test_expert_adapter_batch_equals_each_alone(prompts, tmp_path):
+    """qwen3moe's adapter on its experts (target_parameters): requests mixing
+    it, a variant of it (B times -1) and the base model in one batch
+    (prefill and decode rows routed to the same experts) each equal their
+    run alone."""
+    base = TINY_LORA / "qwen3moe.hf"
+    if not base.is_dir():
+        pytest.skip("no tiny_lora/qwen3moe golden")
+    golden = LoRARequest("experts", 1, str(TINY_LORA / "qwen3moe.lora"))
+    variant = LoRARequest("experts-neg", 2, str(scaled_variant(TINY_LORA / "qwen3moe.lora", tmp_path / "neg", -1.0)))
+    plan = [golden, None, variant, golden, None, variant]
+    with vllm_cpp.Engine.load(str(base), enable_lora=True, max_loras=2, max_lora_rank=8, max_model_len=128) as engine:
+        alone = [list(engine.complete(p, GREEDY, lora_request=lora).token_ids) for p, lora in zip(prompts, plan)]
+        assert alone[0] != list(engine.complete(prompts[0], GREEDY).token_ids)  # the adapter changes the output
+        assert _together(engine, list(zip(prompts, plan))) == alone
