@@ -92,10 +92,11 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     if (arch == nullptr)
         fail("config.json architectures '" + hf_class + "' is not supported (supported: " + supported_hf_architectures() + ")");
     const json::Value* text = arch->text_config ? config.find("text_config") : nullptr;
-    if (arch->text_config && (text == nullptr || !text->is_object()))
+    if (arch->text_config && !arch->flat_text_config && (text == nullptr || !text->is_object()))
         fail("config.json has no 'text_config' object (" + hf_class + " keeps the text model's settings there)");
-    read_config(text != nullptr ? *text : config, *arch);
+    read_config(text != nullptr && text->is_object() ? *text : config, *arch);
     read_pooling(config, std::string(arch->gguf_name) + ".");
+    read_encoder_extras(config, *arch);
 
     bool tied = arch->tie_default;
     if (const json::Value* tie = config.find("tie_word_embeddings"); tie != nullptr && !tie->is_null()) {
@@ -104,6 +105,57 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     }
     open_shards();
     add_tensors(*arch, tied);
+}
+
+void HfModel::read_classifier_activations(const json::Value& config) {
+    if (const json::Value* v = config.find("problem_type"); v != nullptr && v->is_string())
+        metadata_["vllm.classifier_problem_type"] = string_value(v->as_string());
+    // sentence-transformers' CrossEncoder: its activation_fn, or the older key.
+    const json::Value* st = config.find("sentence_transformers");
+    const json::Value* fn = st != nullptr && st->is_object() ? st->find("activation_fn") : nullptr;
+    if (fn == nullptr || !fn->is_string()) fn = config.find("sbert_ce_default_activation_function");
+    if (fn != nullptr && fn->is_string()) metadata_["vllm.score_activation"] = string_value(fn->as_string());
+}
+
+void HfModel::read_encoder_extras(const json::Value& config, const HfArchitecture& arch) {
+    const std::string a = std::string(arch.gguf_name) + ".";
+    if (arch.roberta_positions) {
+        int64_t pad = 1;  // transformers' XLMRobertaConfig default
+        if (const json::Value* v = config.find("pad_token_id"); v != nullptr && !v->is_null()) {
+            if (!v->is_int() || v->as_int() < 0) fail("config.json 'pad_token_id' is not a non-negative integer");
+            pad = v->as_int();
+        }
+        position_offset_ = pad + 1;
+        const int64_t positions = get_int(a + "context_length", 0);
+        if (positions <= position_offset_)
+            fail("config.json 'max_position_embeddings' " + std::to_string(positions) +
+                 " leaves no position after RoBERTa's offset (pad_token_id + 1 = " + std::to_string(position_offset_) + ")");
+        metadata_[a + "context_length"] = int_value(positions - position_offset_);
+    }
+    if (!arch.classifier_labels) return;
+    read_classifier_activations(config);
+    const json::Value* labels = config.find("id2label");
+    if (labels == nullptr || !labels->is_object()) return;
+    std::vector<std::string> names(labels->members().size());
+    for (const json::Value::Member& m : labels->members()) {
+        size_t id = names.size();
+        try {
+            id = std::stoul(m.first);
+        } catch (const std::exception&) {
+        }
+        if (id >= names.size() || !m.second.is_string())
+            fail("config.json 'id2label' maps '" + m.first + "', which is not a label id below " +
+                 std::to_string(names.size()) + " with a name");
+        names[id] = m.second.as_string();
+    }
+    GgufValue v;
+    v.type = GgufValueType::ARRAY;
+    v.element_type = GgufValueType::STRING;
+    for (const std::string& name : names) {
+        v.packed_strings += name;
+        v.string_ends.push_back(v.packed_strings.size());
+    }
+    metadata_[a + "classifier.output_labels"] = std::move(v);
 }
 
 void HfModel::read_pooling(const json::Value& config, const std::string& a) {
@@ -289,6 +341,18 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
     if (kind == nullptr) kind = scaling.find("type");
     if (kind == nullptr || !kind->is_string()) fail("config.json rope_scaling has no 'rope_type' string");
     const std::string type = kind->as_string();
+    // Qwen2.5-VL / Qwen3-VL's multimodal RoPE sections (4.x configs: rope
+    // type "mrope"), as llama.cpp's converter writes them (a 4th section 0).
+    if (const json::Value* sections = scaling.find("mrope_section"); sections != nullptr && !sections->is_null()) {
+        std::vector<int64_t> values;
+        if (sections->is_array())
+            for (const json::Value& s : sections->items()) values.push_back(s.is_int() && s.as_int() >= 0 ? s.as_int() : -1);
+        if (values.size() != 3 || *std::min_element(values.begin(), values.end()) < 0)
+            fail("config.json rope_scaling 'mrope_section' is not a list of 3 non-negative integers");
+        values.push_back(0);
+        metadata_[a + "rope.dimension_sections"] = int_array_value(values, GgufValueType::INT32);
+    }
+    if (type == "mrope") return;
     const std::string original_key = a + "rope.scaling.original_context_length";
     if (const double in_scaling = number("original_max_position_embeddings", 0.0); in_scaling > 0.0 && find(original_key) == nullptr)
         metadata_[original_key] = int_value(static_cast<int64_t>(in_scaling));
@@ -430,6 +494,15 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
             g.type = static_cast<uint32_t>(t.type);
             g.data = t.data;
             g.nbytes = t.nbytes;
+            if (position_offset_ > 0 && name == "position_embd.weight") {
+                // RoBERTa: the rows from pad_token_id + 1 on (a view).
+                if (g.dims.size() != 2 || g.dims[1] <= position_offset_)
+                    fail("tensor '" + t.name + "' has no rows past RoBERTa's position offset");
+                const size_t row_bytes = g.nbytes / static_cast<size_t>(g.dims[1]);
+                g.data += row_bytes * static_cast<size_t>(position_offset_);
+                g.nbytes -= row_bytes * static_cast<size_t>(position_offset_);
+                g.dims[1] -= position_offset_;
+            }
             add_tensor(std::move(g));
         }
     }
