@@ -274,3 +274,69 @@ def test_without_enable_lora_adapters_are_refused(prompts):
             plain.complete(prompts[0], _with_id(1))
         assert "lora" not in plain.stats()
         assert len(plain.complete(prompts[0], GREEDY).token_ids) == N_NEW
+
+
+GOLDEN_ROOT = TINY_LORA.parent
+
+
+def _module_pair(directory, module, rows, cols, layer=0, rank=4, **config):
+    """An adapter of one random pair on layer ``layer``'s ``module`` (its
+    path after "layers.N.") of shape [rows, cols]."""
+    rng = np.random.default_rng(0)
+    stem = f"base_model.model.model.layers.{layer}.{module}"
+    tensors = {f"{stem}.lora_A.weight": rng.standard_normal((rank, cols)),
+               f"{stem}.lora_B.weight": rng.standard_normal((rows, rank))}
+    return write_adapter(directory, tensors, **dict(dict(r=rank, lora_alpha=8), **config))
+
+
+#: What stays unsupported, refused by name: (base, module, [rows, cols],
+#: adapter_config keys, what the error says).
+UNSUPPORTED = {
+    "latent_attention_q": ("tiny_mla/deepseek2-lite.hf", "self_attn.q_proj", (128, 64), {},
+                           r"layer 0 of the base model has no plain q projection .*latent attention's q/k/v"),
+    "latent_attention_kv_a": ("tiny_mla/deepseek2-lite.hf", "self_attn.kv_a_proj_with_mqa", (48, 64),
+                              {"target_modules": ["kv_a_proj_with_mqa"]},
+                              r"target module 'kv_a_proj_with_mqa' is not supported"),
+    "gemma4_attention": ("tiny_gemma4/gemma4-dense.hf", "self_attn.q_proj", (64, 64), {},
+                         r"no plain q projection .*Gemma 4's attention"),
+    "linear_attention": ("tiny_hybrid/qwen35.hf", "linear_attn.in_proj_qkv", (128, 64),
+                         {"target_modules": ["in_proj_qkv"]}, r"target module 'in_proj_qkv' is not supported"),
+    "moe_layer_dense_target": ("tiny_lora/qwen3moe.hf", "mlp.gate_proj", (32, 64), {},
+                               r"no plain gate projection .*its experts take target_parameters"),
+    "experts_of_another_layout": ("tiny_moe/mixtral.hf", "mlp.experts", (64, 32),
+                                  {"target_modules": [], "target_parameters": ["mlp.experts.gate_up_proj"]},
+                                  r"expert adapters are supported on qwen2moe, qwen3moe and qwen35moe bases, "
+                                  r"not 'llama'"),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", sorted(UNSUPPORTED))
+def test_unsupported_targets_are_refused_by_name(kind, tmp_path):
+    base, module, (rows, cols), config, message = UNSUPPORTED[kind]
+    if not (GOLDEN_ROOT / base).is_dir():
+        pytest.skip(f"no {base} golden")
+    adapter = _module_pair(tmp_path / kind, module, rows, cols, **config)
+    with vllm_cpp.Engine.load(str(GOLDEN_ROOT / base), enable_lora=True, max_model_len=64) as engine:
+        with pytest.raises(ModelLoadError, match=f"LoRA adapter '{kind}': .*" + message):
+            engine.add_lora(LoRARequest(kind, 1, str(adapter)))
+        assert engine.list_loras() == []
+        assert len(engine.complete([1, 2, 3], GREEDY).token_ids) == N_NEW  # still serving
+
+
+@pytest.mark.timeout(120)
+def test_expert_adapter_batch_equals_each_alone(prompts, tmp_path):
+    """qwen3moe's adapter on its experts (target_parameters): requests mixing
+    it, a variant of it (B times -1) and the base model in one batch
+    (prefill and decode rows routed to the same experts) each equal their
+    run alone."""
+    base = TINY_LORA / "qwen3moe.hf"
+    if not base.is_dir():
+        pytest.skip("no tiny_lora/qwen3moe golden")
+    golden = LoRARequest("experts", 1, str(TINY_LORA / "qwen3moe.lora"))
+    variant = LoRARequest("experts-neg", 2, str(scaled_variant(TINY_LORA / "qwen3moe.lora", tmp_path / "neg", -1.0)))
+    plan = [golden, None, variant, golden, None, variant]
+    with vllm_cpp.Engine.load(str(base), enable_lora=True, max_loras=2, max_lora_rank=8, max_model_len=128) as engine:
+        alone = [list(engine.complete(p, GREEDY, lora_request=lora).token_ids) for p, lora in zip(prompts, plan)]
+        assert alone[0] != list(engine.complete(prompts[0], GREEDY).token_ids)  # the adapter changes the output
+        assert _together(engine, list(zip(prompts, plan))) == alone

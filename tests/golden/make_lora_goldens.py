@@ -38,6 +38,21 @@ What each case exercises:
   the base's rows.
 * qwen3: q/k/v/o and down only (the others stay base), r 4, alpha 8 with
   rsLoRA (scale alpha / sqrt(r)), BF16 adapter; q/k norms per head.
+* qwen3moe (mixture of experts, 8 experts, top 2): q/k/v/o and every
+  expert through PEFT's ``target_parameters`` on transformers 5.x's fused
+  banks ``mlp.experts.gate_up_proj`` / ``down_proj`` (A [r * experts, in],
+  B [out, r * experts], expert e's column k at k * experts + e), r 4,
+  alpha 8, F32 adapter. llama.cpp's convert_lora_to_gguf.py refuses that
+  adapter (its reason is kept as ``lora_converter_refused``), so the case
+  has no LoRA GGUF.
+* qwen35 (Qwen3.5's hybrid, make_hybrid_goldens.py's tiny model): q/k/v/o
+  on the gated full-attention layers (q_proj's rows hold each head's query
+  and gate), gate/up/down on every layer, r 4, alpha 8, F32; checked on
+  the HF base (``forms``: its GGUF rounds A_log and the norms); llama.cpp's
+  LoRA converter refuses the tiny model (no multi-token-prediction layers).
+* qwen35moe: the same attention, the shared expert's gate/up/down and the
+  routed experts (target_parameters); HF base only, and the LoRA converter
+  refuses it as qwen35's (before it reaches the experts).
 * phi3: its fused qkv_proj and gate_up_proj (the adapter's B rows split
   over the projections our model runs) and o_proj/down_proj, r 8, alpha 32,
   F16 adapter.
@@ -64,6 +79,7 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import make_arch_goldens  # noqa: E402
+import make_hybrid_goldens  # noqa: E402
 import make_moe_goldens  # noqa: E402
 
 OUT = HERE / "tiny_lora"
@@ -81,7 +97,45 @@ CASES = {
     "phi3": ("Phi3Config", dict(BASE, pad_token_id=None, resid_pdrop=0.0, embd_pdrop=0.0, attention_dropout=0.0),
              dict(r=8, lora_alpha=32, use_rslora=False, dtype="float16",
                   target_modules=["qkv_proj", "o_proj", "gate_up_proj", "down_proj"])),
+    # transformers 5.x fuses each layer's experts into two banks
+    # (mlp.experts.gate_up_proj [experts, 2 ffn, dim], down_proj [experts,
+    # dim, ffn]): PEFT adapts them with target_parameters (its ParamWrapper).
+    "qwen3moe": ("Qwen3MoeConfig", make_moe_goldens.CASES["qwen3moe"][1],
+                 dict(r=4, lora_alpha=8, use_rslora=False, dtype="float32",
+                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+                      target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"])),
+    # Qwen3.5's hybrid (make_hybrid_goldens.py's tiny model): q/k/v/o on its
+    # gated full-attention layers, gate/up/down on every layer's MLP (the
+    # linear-attention projections are not targets).
+    "qwen35": ("Qwen3_5TextConfig", make_hybrid_goldens.CASES["qwen35"][1],
+               dict(r=4, lora_alpha=8, use_rslora=False, dtype="float32",
+                    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])),
+    # ... and its mixture of experts: gate/up/down are the shared expert's,
+    # the routed experts come through target_parameters.
+    "qwen35moe": ("Qwen3_5MoeTextConfig", make_hybrid_goldens.CASES["qwen35moe"][1],
+                  dict(r=4, lora_alpha=8, use_rslora=False, dtype="float32",
+                       target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+                       target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"])),
 }
+
+#: Extra converter arguments per case (the tiny hybrids have no
+#: multi-token-prediction head).
+CONVERTER_ARGS = {"qwen35": ["--no-mtp"], "qwen35moe": ["--no-mtp"]}
+
+#: Cases llama.cpp's convert_lora_to_gguf.py refuses (its last error line
+#: is kept as ``lora_converter_refused``; the case has no LoRA GGUF): it maps
+#: module names to the base's tensors, and PEFT's expert-bank wrappers
+#: (mlp.experts.base_layer) are none of them ("Unprocessed experts"); for
+#: Qwen3.5 it asserts the base has multi-token-prediction layers, which the
+#: tiny hybrids have not (their base GGUF is converted with --no-mtp, an
+#: option the LoRA converter lacks).
+CONVERTER_REFUSES = {"qwen3moe", "qwen35", "qwen35moe"}
+
+#: The base forms the adapter is checked on against transformers (default
+#: both): the hybrids' GGUF rounds A_log and the norms to float16
+#: (make_hybrid_goldens.py step 4), another model than the checkpoint, so
+#: their GGUF form is checked against llama.cpp with the converted adapter.
+FORMS = {"qwen35": ["hf"], "qwen35moe": ["hf"]}
 
 #: Phi-3's converter reads a SentencePiece tokenizer.model, which the tiny
 #: tokenizer has not: it writes the GPT-2 vocabulary instead (as
@@ -96,7 +150,8 @@ def _adapter(model, options, seed):
     import torch
 
     config = peft.LoraConfig(r=options["r"], lora_alpha=options["lora_alpha"], use_rslora=options["use_rslora"],
-                             target_modules=options["target_modules"], lora_dropout=0.0, bias="none")
+                             target_modules=options["target_modules"], lora_dropout=0.0, bias="none",
+                             target_parameters=options.get("target_parameters"))
     wrapped = peft.get_peft_model(model, config).eval()
     dtype = getattr(torch, options["dtype"])
     g = torch.Generator().manual_seed(seed + 1)
@@ -138,7 +193,8 @@ def make_case(case, llama_cpp, seed=0):
     config_class, kwargs, options = CASES[case]
     config, model = make_moe_goldens.tiny_model(config_class, kwargs, seed)
     prompts, hf_dir = make_moe_goldens.seeded_prompts_and_hf_dir(model, case, seed, out=OUT)
-    make_moe_goldens.convert(hf_dir, OUT / f"{case}.gguf", llama_cpp, patch=CONVERTER_PATCH.get(case, ""))
+    make_moe_goldens.convert(hf_dir, OUT / f"{case}.gguf", llama_cpp, patch=CONVERTER_PATCH.get(case, ""),
+                             extra_args=CONVERTER_ARGS.get(case, ()))
     base_ids = [make_arch_goldens._greedy(model, p)[0] for p in prompts]
 
     wrapped = _adapter(model, options, seed)
@@ -150,7 +206,7 @@ def make_case(case, llama_cpp, seed=0):
     with torch.no_grad():
         logits = wrapped(torch.tensor([forced])).logits[0].numpy().astype(np.float32)
     np.save(OUT / f"{case}_logits.npy", logits)
-    out = dict(case=case, config_class=config_class, config=kwargs, lora=options,
+    out = dict(case=case, config_class=config_class, config=kwargs, lora=options, forms=FORMS.get(case, ["hf", "gguf"]),
                transformers=transformers.__version__, peft=peft.__version__,
                converter="convert_hf_to_gguf.py --outtype f16",
                prompts=[dict(name=f"{case}-{i}", **r) for i, r in enumerate(records)])
@@ -173,9 +229,14 @@ def lora_gguf_step(case, llama_cpp):
     done = subprocess.run([sys.executable, str(llama_cpp / "convert_lora_to_gguf.py"), str(OUT / f"{case}.lora"),
                            "--base", str(OUT / f"{case}.hf"), "--outfile", str(out), "--outtype", "f32"],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    golden = json.loads((OUT / f"{case}.json").read_text())
+    if done.returncode != 0 and case in CONVERTER_REFUSES:
+        golden["lora_converter_refused"] = done.stderr.strip().splitlines()[-1][-300:]
+        (OUT / f"{case}.json").write_text(json.dumps(golden) + "\n")
+        out.unlink(missing_ok=True)
+        return
     if done.returncode != 0:
         raise RuntimeError(f"convert_lora_to_gguf.py failed on {case}:\n{done.stderr[-3000:]}")
-    golden = json.loads((OUT / f"{case}.json").read_text())
     llm = llama_cpp_module.Llama(str(OUT / f"{case}.gguf"), lora_path=str(out), n_ctx=256, n_batch=256,
                                  n_threads=2, logits_all=True, verbose=False)
     for p in golden["prompts"]:

@@ -9,7 +9,10 @@ and top-2 gaps, and the base model's greedy ids) and ``<case>_logits.npy``
 (the PEFT model's float32 logits at every position of prompt 0 + its ids).
 Cases: llama (every projection, F32 adapter, q/k rows permuted on the GGUF
 base), qwen3 (rsLoRA, BF16 adapter, some projections), phi3 (fused qkv and
-gate_up modules, F16 adapter). ``<case>-lora.gguf``: the adapter converted
+gate_up modules, F16 adapter), qwen3moe (attention and every expert through
+PEFT's target_parameters), qwen35 (Qwen3.5's hybrid: its gated
+full-attention layers and every MLP; HF base only) and qwen35moe (its
+attention, shared expert and routed experts; HF base only). ``<case>-lora.gguf``: the adapter converted
 by llama.cpp's convert_lora_to_gguf.py, with llama.cpp's greedy ids on the
 GGUF base with it (``llama_cpp_lora_ids``; llama and qwen3).
 
@@ -35,7 +38,7 @@ from greedy_rule import greedy_failures
 vllm_cpp = pytest.importorskip("vllm_cpp")
 
 TINY_LORA = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_lora"
-CASES = [c for c in ("llama", "qwen3", "phi3") if (TINY_LORA / f"{c}.json").is_file()]
+CASES = [c for c in ("llama", "qwen3", "phi3", "qwen3moe", "qwen35", "qwen35moe") if (TINY_LORA / f"{c}.json").is_file()]
 FORMS = ("hf", "gguf")
 #: Largest log-probability difference allowed (test_arch_goldens' FLOAT_MAX
 #: for logits; a log-probability adds the log-sum-exp's own rounding).
@@ -70,9 +73,14 @@ def _log_softmax(rows):
     return rows - top - np.log(np.exp(rows - top).sum(axis=-1, keepdims=True))
 
 
+def _case_forms():
+    """(case, form) pairs: each case's recorded ``forms`` (the hybrids' GGUF
+    is another model than their checkpoint, so HF only), else both."""
+    return [(c, f) for c in CASES for f in _golden(c).get("forms", FORMS)]
+
+
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case, form", _case_forms())
 def test_adapter_matches_transformers(case, form):
     golden = _golden(case)
     want = _log_softmax(np.load(TINY_LORA / f"{case}_logits.npy"))

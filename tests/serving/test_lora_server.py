@@ -1,5 +1,6 @@
 """LoRA adapters through the API server, as vLLM serves them: --lora-modules,
-the adapter picked by the request's ``model`` (the ``openai`` client),
+the adapter picked by the request's ``model`` (the ``openai`` client; chat,
+Responses and, with the ``anthropic`` client, Messages),
 ``/v1/models`` with each adapter's ``parent``, the runtime load/unload routes
 behind VLLM_ALLOW_RUNTIME_LORA_UPDATING, and the ``vllm:lora_requests_info``
 gauge read with prometheus_client's parser. The base model is the tiny
@@ -22,11 +23,15 @@ TINY_LORA = pathlib.Path(__file__).resolve().parents[1] / "golden" / "tiny_lora"
 pytestmark = pytest.mark.skipif(not (TINY_LORA / "llama.json").is_file(), reason="no tests/golden/tiny_lora goldens")
 PROMPT = [11, 28, 99, 129, 185, 143, 7, 64]
 GOLDEN = LoRARequest("golden", 1, str(TINY_LORA / "llama.lora"))
+#: The tiny tokenizer has no chat template: a plain one for the chat-shaped APIs.
+TEMPLATE = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+            "{% if add_generation_prompt %}assistant:{% endif %}")
 
 
 @pytest.fixture(scope="module")
 def engine():
-    with vllm_cpp.Engine.load(str(TINY_LORA / "llama.hf"), enable_lora=True, max_loras=2, max_model_len=128) as e:
+    with vllm_cpp.Engine.load(str(TINY_LORA / "llama.hf"), enable_lora=True, max_loras=2, max_model_len=128,
+                                chat_template=TEMPLATE) as e:
         yield e
 
 
@@ -132,3 +137,44 @@ def test_runtime_routes_absent_without_the_flag(engine, monkeypatch):
     with running_server(engine) as url:
         response = httpx.post(url + "/v1/load_lora_adapter", json={"lora_name": "x", "lora_path": "/x"}, timeout=30)
         assert response.status_code == 404
+
+
+QUESTION = "tell me about the sea"
+
+
+def _chat_text(client, model):
+    reply = client.chat.completions.create(model=model, messages=[{"role": "user", "content": QUESTION}],
+                                           max_tokens=10, temperature=0)
+    assert reply.model == model
+    return reply.choices[0].message.content
+
+
+@pytest.mark.timeout(60)
+def test_responses_select_the_adapter_by_model(client):
+    for model in ("golden", MODEL_NAME):
+        response = client.responses.create(model=model, input=QUESTION, max_output_tokens=10, temperature=0)
+        assert response.model == model
+        assert response.output_text == _chat_text(client, model)
+    streamed = client.responses.create(model="golden", input=QUESTION, max_output_tokens=10, temperature=0,
+                                       stream=True)
+    done = [e for e in streamed if e.type in ("response.completed", "response.incomplete")][-1].response
+    assert done.model == "golden" and done.output_text == _chat_text(client, "golden")
+    assert _chat_text(client, "golden") != _chat_text(client, MODEL_NAME)
+    with pytest.raises(openai.NotFoundError, match="The model 'nope' does not exist"):
+        client.responses.create(model="nope", input=QUESTION, max_output_tokens=4)
+
+
+@pytest.mark.timeout(60)
+def test_messages_select_the_adapter_by_model(server, client):
+    anthropic = pytest.importorskip("anthropic")
+    messages = anthropic.Anthropic(base_url=server, api_key="unused", max_retries=0).messages
+    for model in ("golden", MODEL_NAME):
+        reply = messages.create(model=model, max_tokens=10, extra_body={"temperature": 0},
+                                messages=[{"role": "user", "content": QUESTION}])
+        assert reply.model == model
+        assert reply.content[0].text == _chat_text(client, model)
+    with messages.stream(model="golden", max_tokens=10, extra_body={"temperature": 0},
+                         messages=[{"role": "user", "content": QUESTION}]) as stream:
+        assert stream.get_final_text() == _chat_text(client, "golden")
+    with pytest.raises(anthropic.NotFoundError, match="nope"):
+        messages.create(model="nope", max_tokens=4, messages=[{"role": "user", "content": QUESTION}])

@@ -756,8 +756,8 @@ VLLM_API vllm_status vllm_pooling(vllm_engine* engine, const char* request_json,
    1; "max_lora_rank": the largest rank accepted, default 16) serves
    Hugging Face PEFT adapters (a directory with adapter_config.json and
    adapter_model.safetensors) beside its base model. A request runs one by
-   naming its id in its options JSON or chat body: "lora_int_id": <id> (0 or
-   absent: the base model). Adapters past max_loras stay registered and are
+   naming its id in its options JSON, chat body or Messages body:
+   "lora_int_id": <id> (0 or absent: the base model). Adapters past max_loras stay registered and are
    loaded again from their directory when a request needs them (the least
    recently used resident one evicted). vllm_engine_stats' JSON then has
    "lora": {registered, resident, loads, evictions, max_loras, max_lora_rank,

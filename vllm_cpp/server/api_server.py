@@ -316,12 +316,13 @@ class OpenAIServer:
     # -- /v1/responses -----------------------------------------------------
     async def create_response(self, request: Request) -> Response:
         body = await self.read_json(request)
-        check_model(body, [self.config.model_name])
-        call = self.responses.begin(body)
+        served = self._served_model(body)
+        lora = self.loras.find(served)
+        call = self.responses.begin(body, served)
         stream = json.loads(call.chat_request).get("stream", False)
         return await self._generate(
             request, 1, stream,
-            start=lambda: self.responses.start(call),
+            start=lambda: self.responses.start(call, lora and lora.lora_int_id),
             cancel=lambda run: run.cancel(),
             payloads=lambda run, usage: self.responses.stream(run, usage),
             complete=self.responses.complete,

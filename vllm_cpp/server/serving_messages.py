@@ -116,7 +116,7 @@ class MessagesServing:
 
     def _check(self, body: Dict[str, Any], accepted) -> None:
         _check_fields(body, accepted)
-        check_model(body, [self._server.config.model_name])
+        check_model(body, [self._server.config.model_name] + self._server.loras.names())
         tools, choice = body.get("tools"), body.get("tool_choice")
         auto = choice is None or (isinstance(choice, dict) and choice.get("type") == "auto")
         if tools and auto and not self._server.config.enable_auto_tool_choice:
@@ -144,6 +144,7 @@ class MessagesServing:
 
     async def _start(self, body: Dict[str, Any]) -> ProtocolRun:
         # A prompt past the context is an engine refusal like any other: a 400.
+        self._server._name_adapter(body)  # a LoRA adapter's name in "model" runs it
         return await ProtocolRun.submitted(self._server.engine.asubmit_messages_pull, body,
                                            self._server.metrics.timer())
 

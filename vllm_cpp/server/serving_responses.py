@@ -136,9 +136,10 @@ class ResponsesServing:
         self._limits = limits
         self._max_model_len = max_model_len
 
-    def begin(self, body: Dict[str, Any]) -> ResponsesCall:
+    def begin(self, body: Dict[str, Any], model: Optional[str] = None) -> ResponsesCall:
         """The translation (the engine's refusal raises here); 404 for a
-        previous_response_id not stored."""
+        previous_response_id not stored. ``model``: the name the response
+        gives (a LoRA adapter's; default the served model's)."""
         check_fields(body, RESPONSES_FIELDS)
         history = None
         previous = body.get("previous_response_id")
@@ -147,10 +148,12 @@ class ResponsesServing:
             if stored is None:
                 raise not_found(previous, param="previous_response_id")
             history = stored.conversation
-        body = dict(body, model=self._model)
+        body = dict(body, model=model or self._model)
         return ResponsesCall(jsonio.dumps(body), history, "resp_" + uuid.uuid4().hex, int(time.time()))
 
-    async def start(self, call: ResponsesCall) -> ResponsesRun:
+    async def start(self, call: ResponsesCall, lora_int_id: Optional[int] = None) -> ResponsesRun:
+        """Runs the translated chat request (on the LoRA adapter
+        ``lora_int_id`` when given: the server's choice by the request's model)."""
         chat_body = json.loads(call.chat_request)
         try:
             check_limits(chat_body, self._limits, self._max_model_len)
@@ -161,7 +164,9 @@ class ResponsesServing:
                           param="max_output_tokens") from None
         cap_default_max_tokens(chat_body, self._limits, schema.CHAT["max_tokens"].default)
         stream, _ = parse_chat_request(chat_body, self._auto_tool_choice, self._trust_chat_template)
-        run = await self._chat.start(chat_body, stream)
+        if lora_int_id:  # after the HTTP checks, as the chat route names it
+            chat_body["lora_int_id"] = lora_int_id
+        run = await self._chat.start(chat_body, stream, chat_body.get("model"))
         return ResponsesRun(call, run)
 
     def _finish(self, run: ResponsesRun) -> List[Dict[str, Any]]:

@@ -274,7 +274,8 @@ MessagesRequest translate_messages_request(std::string_view request_json, bool c
             request.stop_sequences.push_back(read_string(stop->items()[i], "stop_sequences[" + std::to_string(i) + "]"));
         chat.set("stop", *stop);
     }
-    for (const char* name : {"temperature", "top_p", "top_k"})
+    // lora_int_id: the adapter a server chose by the request's model (as a chat body names it).
+    for (const char* name : {"temperature", "top_p", "top_k", "lora_int_id"})
         if (const json::Value* v = field(body, name)) chat.set(name, *v);  // the chat parser checks them
     if (const json::Value* metadata = field(body, "metadata")) {
         require_object(*metadata, "metadata");

@@ -120,7 +120,7 @@ void Decoder::mlp(int l, ThreadPool& pool) {
     const int64_t T = static_cast<int64_t>(positions_.size());
     const LayerWeights& w = weights_.layers[l];
     if (config_.is_moe_layer(l))
-        moe_mlp(config_, w, xn_.data(), T, xn_.data(), moe_, pool);
+        moe_mlp(config_, w, xn_.data(), T, xn_.data(), moe_, pool, &lora);
     else
         gated_mlp(w.w_gate, w.w_up, w.w_down, config_.traits.ffn_activation, xn_.data(), T, gate_.data(), up_.data(),
                   xn_.data(), pool, &lora);

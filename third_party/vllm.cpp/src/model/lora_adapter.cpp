@@ -20,6 +20,9 @@ size_t LoraAdapter::bytes() const {
     size_t n = 0;
     for (const auto& layer : layers)
         for (const LoraMatrices& m : layer) n += (m.a.size() + m.b_scaled.size()) * sizeof(float);
+    for (const auto& layer : experts)
+        for (const auto& expert : layer)
+            for (const LoraMatrices& m : expert) n += (m.a.size() + m.b_scaled.size()) * sizeof(float);
     return n;
 }
 
@@ -30,6 +33,7 @@ namespace {
 struct ModuleTargets {
     const char* short_name;
     std::vector<LoraTarget> targets;
+    bool shared_expert = false;  // a mixture-of-experts layer's shared expert (its dense gated MLP)
 };
 const std::map<std::string, ModuleTargets>& known_modules() {
     static const std::map<std::string, ModuleTargets> modules = {
@@ -42,6 +46,9 @@ const std::map<std::string, ModuleTargets>& known_modules() {
         {"mlp.up_proj", {"up_proj", {LoraTarget::UP}}},
         {"mlp.down_proj", {"down_proj", {LoraTarget::DOWN}}},
         {"mlp.gate_up_proj", {"gate_up_proj", {LoraTarget::GATE, LoraTarget::UP}}},
+        {"mlp.shared_expert.gate_proj", {"gate_proj", {LoraTarget::GATE}, true}},
+        {"mlp.shared_expert.up_proj", {"up_proj", {LoraTarget::UP}, true}},
+        {"mlp.shared_expert.down_proj", {"down_proj", {LoraTarget::DOWN}, true}},
     };
     return modules;
 }
@@ -101,7 +108,7 @@ public:
         refuse_unless_empty(c, "alpha_pattern");
         refuse_unless_empty(c, "layer_replication");
         refuse_unless_empty(c, "trainable_token_indices");
-        refuse_unless_empty(c, "target_parameters");
+        read_target_parameters(c);
         refuse_unless_empty(c, "alora_invocation_tokens");  // activated LoRA: applied from a token on
         refuse_unless_empty(c, "arrow_config");             // routing among adapters
         refuse_if_true(c, "use_dora");
@@ -121,6 +128,28 @@ public:
             }
     }
 
+    // target_parameters: only the fused expert banks of the Qwen-MoE
+    // layouts (gate and up stacked per expert, as the experts' forward
+    // chunks them), whose product PEFT's ParamWrapper adds to each expert.
+    void read_target_parameters(const json::Value& c) {
+        const json::Value* v = c.find("target_parameters");
+        if (!v || v->is_null() || ((v->is_array() || v->is_object()) && v->size() == 0)) return;
+        if (!v->is_array()) fail("target_parameters must be a list");
+        static const std::set<std::string> experts_layout = {"qwen2moe", "qwen3moe", "qwen35moe"};
+        for (const json::Value& t : v->items()) {
+            const std::string name = t.is_string() ? t.as_string() : "";
+            const bool bank = ends_with(name, "experts.gate_up_proj") || ends_with(name, "experts.down_proj") ||
+                              name == "gate_up_proj" || name == "down_proj";
+            if (!bank)
+                fail("target parameter '" + name + "' is not supported (only the mixture-of-experts banks "
+                     "mlp.experts.gate_up_proj and mlp.experts.down_proj)");
+            if (!experts_layout.count(config_.architecture))
+                fail("target parameter '" + name + "': expert adapters are supported on qwen2moe, qwen3moe and "
+                     "qwen35moe bases, not '" + config_.architecture + "' (its expert banks are laid out otherwise)");
+            expects_experts_ = true;
+        }
+    }
+
     // The safetensors' pairs into `adapter`, each checked against its base matrix.
     void read_tensors(const SafetensorsFile& file, LoraAdapter& adapter) {
         std::map<std::string, const SafetensorsTensor*> by_name;
@@ -135,6 +164,16 @@ public:
             if (!by_name.count(other)) fail("tensor '" + other + "' is missing (its pair '" + t.name + "' is there)");
             if (is_b) continue;  // each pair once, from its A
             const auto [layer, path] = split_module(t.name, module);
+            if (is_expert_bank(path)) {
+                if (!expects_experts_)
+                    fail("tensor '" + t.name + "' adapts the expert banks but target_parameters does not name them");
+                const SafetensorsTensor& b = *by_name[other];
+                add_expert_pair(Pair{t.name, t.shape, to_float(t.type, t.data, t.shape, t.name), b.name, b.shape,
+                                     to_float(b.type, b.data, b.shape, b.name)},
+                                layer, adapter);
+                seen_modules.insert("experts");
+                continue;
+            }
             const auto it = known_modules().find(path);
             if (it == known_modules().end())
                 fail("tensor '" + t.name + "': module '" + path + "' is not supported (only the attention q/k/v/o and the MLP gate/up/down projections)");
@@ -142,16 +181,28 @@ public:
             const SafetensorsTensor& b = *by_name[other];
             add_pair(Pair{t.name, t.shape, to_float(t.type, t.data, t.shape, t.name), b.name, b.shape,
                           to_float(b.type, b.data, b.shape, b.name)},
-                     layer, it->second.targets, /*checkpoint_rows=*/true, adapter);
+                     layer, it->second.targets, /*checkpoint_rows=*/true, adapter, it->second.shared_expert);
         }
         for (const std::string& m : listed_modules_)
             if (!seen_modules.count(m)) fail("target module '" + m + "' has no lora_A/lora_B tensors in adapter_model.safetensors");
+        if (expects_experts_ && !seen_modules.count("experts"))
+            fail("target_parameters names the expert banks but adapter_model.safetensors has no mlp.experts tensors");
         if (seen_modules.empty()) fail("adapter_model.safetensors has no LoRA tensors");
     }
 
 private:
     static bool ends_with(const std::string& s, const std::string& suffix) {
         return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    }
+
+    // "mlp.experts", or PEFT's nesting of one ParamWrapper per target
+    // parameter: "mlp.experts.base_layer[.base_layer...]".
+    static bool is_expert_bank(const std::string& path) {
+        const std::string head = "mlp.experts";
+        if (path.compare(0, head.size(), head) != 0) return false;
+        for (size_t at = head.size(); at < path.size(); at += std::string(".base_layer").size())
+            if (path.compare(at, 11, ".base_layer") != 0) return false;
+        return true;
     }
 
     void refuse_unless_empty(const json::Value& c, const char* key) const {
@@ -220,8 +271,10 @@ public:
     // checkpoint_rows: B's q/k rows as trained (PEFT), permuted where the
     // base's are; false: already as the base file has them (llama.cpp's
     // LoRA converter permutes them itself).
+    // shared_expert: the pair is for a mixture-of-experts layer's shared
+    // expert (the layer's w_gate/w_up/w_down), not a dense MLP.
     void add_pair(const Pair& pair, int layer, const std::vector<LoraTarget>& targets, bool checkpoint_rows,
-                  LoraAdapter& adapter) {
+                  LoraAdapter& adapter, bool shared_expert = false) {
         struct { const std::string& name; const std::vector<int64_t>& shape; } a_t{pair.a_name, pair.a_shape},
             b_t{pair.b_name, pair.b_shape};
         const LayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
@@ -238,10 +291,11 @@ public:
             const kernels::QuantMatrix& m = base_matrix(w, t);
             if (m.rows == 0 || (config_.is_mla() && t <= LoraTarget::V) ||
                 (config_.architecture == "gemma4" && t <= LoraTarget::O) ||
-                (config_.is_moe_layer(layer) && t >= LoraTarget::GATE))
+                (t >= LoraTarget::GATE && config_.is_moe_layer(layer) != shared_expert))
                 fail("tensor '" + a_t.name + "': layer " + std::to_string(layer) + " of the base model has no plain " +
-                     target_name(t) + " projection an adapter can target (latent attention, linear attention, "
-                     "mixture-of-experts MLPs and shared values are not supported)");
+                     target_name(t) + " projection an adapter can target (latent attention's q/k/v, linear attention, "
+                     "Gemma 4's attention, and a mixture-of-experts layer's MLP other than its shared expert are not "
+                     "supported; its experts take target_parameters)");
             if (m.cols != in)
                 fail("tensor '" + a_t.name + "' " + shape_text(a_t.shape) + " does not match the base model's " +
                      target_name(t) + " projection of layer " + std::to_string(layer) + " [" + std::to_string(m.rows) +
@@ -286,6 +340,59 @@ public:
         adapter.rank = std::max(adapter.rank, static_cast<int>(rank));
     }
 
+    // One expert bank's pair (PEFT's ParamWrapper over an [experts][out][in]
+    // parameter): A [rank * experts][in], expert e's rows e * rank ...; B
+    // [out][rank * experts], expert e's column k at k * experts + e. Which
+    // bank it is follows from the shapes: gate_up [2 ffn][dim] (gate's rows
+    // first) or down [dim][ffn].
+    void add_expert_pair(const Pair& pair, int layer, LoraAdapter& adapter) {
+        const int64_t E = config_.n_experts, H = config_.dim, I = config_.expert_ffn_dim;
+        if (!config_.is_moe_layer(layer))
+            fail("tensor '" + pair.a_name + "': layer " + std::to_string(layer) + " of the base model has no experts");
+        if (pair.a_shape.size() != 2 || pair.b_shape.size() != 2)
+            fail("tensors '" + pair.a_name + "' and '" + pair.b_name + "' must be matrices");
+        const int64_t rE = pair.a_shape[0], in = pair.a_shape[1], out = pair.b_shape[0];
+        if (rE != int64_t(rank_) * E || pair.b_shape[1] != rE)
+            fail("tensors '" + pair.a_name + "' " + shape_text(pair.a_shape) + " and '" + pair.b_name + "' " +
+                 shape_text(pair.b_shape) + " do not have r * experts = " + std::to_string(rank_) + " * " +
+                 std::to_string(E) + " rows (the base model's expert count)");
+        std::vector<LoraTarget> targets;
+        if (in == H && out == 2 * I)
+            targets = {LoraTarget::GATE, LoraTarget::UP};
+        else if (in == I && out == H)
+            targets = {LoraTarget::DOWN};
+        else
+            fail("tensors '" + pair.a_name + "' " + shape_text(pair.a_shape) + " and '" + pair.b_name + "' " +
+                 shape_text(pair.b_shape) + " match neither expert bank of layer " + std::to_string(layer) +
+                 " (gate_up [" + std::to_string(2 * I) + ", " + std::to_string(H) + "], down [" + std::to_string(H) +
+                 ", " + std::to_string(I) + "] per expert)");
+        if (adapter.layers.empty()) adapter.layers.resize(static_cast<size_t>(config_.n_layers));
+        if (adapter.experts.empty()) adapter.experts.resize(static_cast<size_t>(config_.n_layers));
+        auto& banks = adapter.experts[static_cast<size_t>(layer)];
+        if (banks.empty()) banks.resize(static_cast<size_t>(E));
+        const int64_t r = rank_;
+        for (int64_t e = 0; e < E; ++e) {
+            int64_t row0 = 0;
+            for (LoraTarget t : targets) {
+                LoraMatrices& m = banks[static_cast<size_t>(e)][static_cast<int>(t) - static_cast<int>(LoraTarget::GATE)];
+                if (m.rank > 0) fail("tensor '" + pair.a_name + "': layer " + std::to_string(layer) + "'s expert " +
+                                     target_name(t) + " bank has two adapters");
+                const int64_t rows = t == LoraTarget::DOWN ? H : I;
+                m.rank = static_cast<int>(r);
+                m.in = in;
+                m.out = rows;
+                m.a.assign(pair.a.begin() + e * r * in, pair.a.begin() + (e + 1) * r * in);
+                m.b_scaled.assign(static_cast<size_t>(r * rows), 0.0f);
+                for (int64_t o = 0; o < rows; ++o)
+                    for (int64_t k = 0; k < r; ++k)
+                        m.b_scaled[static_cast<size_t>(k * rows + o)] =
+                            adapter.scale * pair.b[static_cast<size_t>((row0 + o) * rE + k * E + e)];
+                row0 += rows;
+            }
+        }
+        adapter.rank = std::max(adapter.rank, rank_);
+    }
+
     const LayerWeights& layer_weights(int layer) const { return weights_.layers[static_cast<size_t>(layer)]; }
     int n_layers() const { return config_.n_layers; }
 
@@ -294,6 +401,7 @@ private:
     const ModelConfig& config_;
     const ModelWeights& weights_;
     int rank_ = 0;
+    bool expects_experts_ = false;
     std::set<std::string> listed_modules_;
 };
 

@@ -40,17 +40,29 @@ struct LoraAdapter {
     int rank = 0;          // the largest of its matrices' ranks
     float scale = 0.0f;    // alpha / rank (rsLoRA: alpha / sqrt(rank))
     std::vector<std::array<LoraMatrices, kLoraTargets>> layers;
+    // Mixture-of-experts layers (PEFT's target_parameters on transformers'
+    // fused expert banks): [layer][expert][gate, up, down]; empty: none.
+    std::vector<std::vector<std::array<LoraMatrices, 3>>> experts;
 
     // Layer `layer`'s pair for `target`; nullptr when the adapter has none.
     const LoraMatrices* find(int layer, LoraTarget target) const {
         const LoraMatrices& m = layers[static_cast<size_t>(layer)][static_cast<int>(target)];
         return m.rank > 0 ? &m : nullptr;
     }
+    // Expert `expert`'s pair for GATE, UP or DOWN in layer `layer`; nullptr when none.
+    const LoraMatrices* find_expert(int layer, int expert, LoraTarget target) const {
+        if (experts.empty() || experts[static_cast<size_t>(layer)].empty()) return nullptr;
+        const LoraMatrices& m =
+            experts[static_cast<size_t>(layer)][static_cast<size_t>(expert)][static_cast<int>(target) - static_cast<int>(LoraTarget::GATE)];
+        return m.rank > 0 ? &m : nullptr;
+    }
     size_t bytes() const;
 };
 
 // Reads a PEFT adapter directory (adapter_config.json and
-// adapter_model.safetensors) for the model `config`/`weights`. Options the
+// adapter_model.safetensors) for the model `config`/`weights`. Expert
+// banks (target_parameters "mlp.experts.gate_up_proj" / "down_proj",
+// Qwen-MoE layouts) are split per expert as PEFT's ParamWrapper does. Options the
 // forward does not run (modules_to_save, DoRA, bias training, layer or
 // rank patterns, ...) and target modules other than the projections above
 // are refused by name. A base model whose GGUF file permuted its q/k rows

@@ -98,7 +98,7 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
 }
 
 void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation, const float* x, int64_t n_tokens,
-                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool) {
+                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool, const LoraSite* lora) {
     const int64_t n_experts = static_cast<int64_t>(experts.gate.size()), slots = n_tokens * k;
     if (slots <= 0) return;
     const int64_t dim = experts.gate[0].cols, ffn = experts.gate[0].rows;
@@ -136,15 +136,31 @@ void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation,
         down.push_back({&experts.down[e], s.gate.data() + at * ffn, rows, s.rows_out.data() + at * dim});
     }
     kernels::matmul_grouped(gate_up, pool);
+    const bool adapted = lora != nullptr && lora->batch != nullptr && batch_has_lora(*lora->batch);
+    if (adapted) {  // each gathered row's token and expert, for the adapters' expert pairs
+        grow(s.token_of_row, slots);
+        grow(s.expert_of_row, slots);
+        for (int64_t i = 0; i < slots; ++i) {
+            s.token_of_row[i] = s.slots[i] / k;
+            s.expert_of_row[i] = picked[s.slots[i]];
+        }
+        add_expert_lora(lora, LoraTarget::GATE, s.token_of_row.data(), s.expert_of_row.data(), slots,
+                        s.rows_in.data(), dim, s.gate.data(), ffn, pool);
+        add_expert_lora(lora, LoraTarget::UP, s.token_of_row.data(), s.expert_of_row.data(), slots,
+                        s.rows_in.data(), dim, s.up.data(), ffn, pool);
+    }
     add_expert_bias(experts.gate_bias, first, s.gate.data(), ffn, pool);
     add_expert_bias(experts.up_bias, first, s.up.data(), ffn, pool);
     gated_activation(activation, s.gate.data(), s.up.data(), slots * ffn, pool);
     kernels::matmul_grouped(down, pool);
+    if (adapted)
+        add_expert_lora(lora, LoraTarget::DOWN, s.token_of_row.data(), s.expert_of_row.data(), slots, s.gate.data(),
+                        ffn, s.rows_out.data(), dim, pool);
     add_expert_bias(experts.down_bias, first, s.rows_out.data(), dim, pool);
 }
 
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
-             ThreadPool& pool) {
+             ThreadPool& pool, const LoraSite* lora) {
     const int64_t dim = c.dim, k = c.n_experts_used;
     grow(s.logits, n_tokens * c.n_experts);
     grow(s.picked, n_tokens * k);
@@ -162,14 +178,14 @@ void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_
     grouped_expert_mlp({lazy ? lazy->gate() : w.expert_gate, lazy ? lazy->up() : w.expert_up,
                         lazy ? lazy->down() : w.expert_down, bias(w.expert_gate_bias), bias(w.expert_up_bias),
                         bias(w.expert_down_bias)},
-                       c.traits.ffn_activation, x, n_tokens, static_cast<int>(k), s.picked.data(), s, pool);
+                       c.traits.ffn_activation, x, n_tokens, static_cast<int>(k), s.picked.data(), s, pool, lora);
     const bool shared = w.w_gate.rows > 0;
     if (shared) {
         grow(s.shared_out, n_tokens * dim);
         grow(s.gate, n_tokens * w.w_gate.rows);
         grow(s.up, n_tokens * w.w_gate.rows);
         gated_mlp(w.w_gate, w.w_up, w.w_down, c.traits.ffn_activation, x, n_tokens, s.gate.data(), s.up.data(),
-                  s.shared_out.data(), pool);
+                  s.shared_out.data(), pool, lora);  // the shared expert's adapter pairs (layers' GATE/UP/DOWN)
         s.shared_weight.assign(static_cast<size_t>(n_tokens), 1.0f);
         if (!w.shared_expert_gate.empty())  // Qwen2-MoE: sigmoid(w . x) per token
             for (int64_t t = 0; t < n_tokens; ++t)

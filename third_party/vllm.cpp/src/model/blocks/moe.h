@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/kernels.h"
+#include "model/blocks/lora.h"
 #include "model/model_config.h"
 #include "model/weights.h"
 #include "util/thread_pool.h"
@@ -43,6 +44,8 @@ struct MoeScratch {
     std::vector<float> rows_out;      // [slots][dim]: each slot's unweighted expert output
     std::vector<float> shared_out;    // [n_tokens][dim]
     std::vector<float> shared_weight; // [n_tokens]: the shared expert's weight (its sigmoid gate, else 1)
+    std::vector<int64_t> token_of_row;  // [slots]: LoRA's view of the gathered rows
+    std::vector<int32_t> expert_of_row;
 };
 
 // The router: picked[t * k + r] is token t's r-th expert (highest score
@@ -54,11 +57,14 @@ void route_tokens(const ModelConfig& c, float* logits, int64_t n_tokens, int32_t
 // The grouped expert matmuls: s.rows_out[s.row_of_slot[t * k + r] * dim]
 // = expert picked[t * k + r]'s gated MLP of x[t], for every token t and
 // rank r. Experts no token picked are not read.
+// `lora`: the batch's adapters' expert pairs beside each expert's matmuls
+// (blocks/lora.h; nullptr: none).
 void grouped_expert_mlp(const ExpertMatrices& experts, FfnActivation activation, const float* x, int64_t n_tokens,
-                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool);
+                        int k, const int32_t* picked, MoeScratch& s, ThreadPool& pool,
+                        const LoraSite* lora = nullptr);
 
 // x: [n_tokens][dim] in; out: [n_tokens][dim] (may alias x).
 void moe_mlp(const ModelConfig& c, const LayerWeights& w, const float* x, int64_t n_tokens, float* out, MoeScratch& s,
-             ThreadPool& pool);
+             ThreadPool& pool, const LoraSite* lora = nullptr);
 
 }  // namespace vllm
