@@ -59,6 +59,7 @@ void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, T
     begin_forward(batch, cache);
     lora_batch_ = &batch;  // mlp(l) has no batch argument (architectures call it)
     embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), embedding_multiplier_);
+    overwrite_embedding_rows(batch, config_.dim, x_.data());
     norm(weights_.layers[0].attn_norm, pool);
     for (int l = 0; l < config_.n_layers; ++l) layer(batch, l, cache, pool);
     output_hidden_rows(config_, weights_, batch, x_.data());

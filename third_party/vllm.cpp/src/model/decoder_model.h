@@ -17,6 +17,16 @@ namespace vllm {
 
 struct LoraAdapter;
 
+// Rows that stand in for the token embeddings of the slice's tokens
+// [first, first + count): a vision tower's output at an image's placeholder
+// tokens (issue 46), count * config().dim floats, taken as they are
+// (not scaled like token embeddings, as transformers' masked_scatter does).
+struct EmbeddingRows {
+    int first = 0;
+    int count = 0;
+    const float* rows = nullptr;
+};
+
 // One sequence's slice of a forward batch.
 struct SequenceSlice {
     const int32_t* tokens = nullptr;     // the new tokens to run
@@ -35,6 +45,10 @@ struct SequenceSlice {
     // The LoRA adapter the sequence runs (model/lora_adapter.h); nullptr:
     // the base model. Kept alive by the engine for the forward.
     const LoraAdapter* lora = nullptr;
+    // Embedding rows replacing some of its tokens' (images), in token order;
+    // owned by the model runner for the forward.
+    const EmbeddingRows* embedding_rows = nullptr;
+    int n_embedding_rows = 0;
 };
 
 class DecoderModel {
