@@ -99,8 +99,12 @@ int Scheduler::step_tokens(const SchedulerRequest& r, int budget, int remaining,
 
 int Scheduler::encoder_limited(const SchedulerRequest& r, int begin, int n, int64_t& encoder_left) const {
     for (const EncoderSpan& span : r.encoder_inputs) {
-        if (span.has_rows || span.offset + span.length <= begin) continue;
+        if (span.offset + span.length <= begin) continue;
         if (span.offset >= begin + n) break;  // in prompt order: the rest lie beyond the chunk
+        // An indivisible image the chunk would cut: the chunk stops before
+        // it (or, starting inside it, waits for a step with room for its rest).
+        if (span.indivisible && span.offset + span.length > begin + n) return std::max(0, span.offset - begin);
+        if (span.has_rows) continue;
         // An input dearer than the whole budget runs in a step that has
         // spent none of it (alone), or it would never run.
         const bool untouched = encoder_budget_ > 0 && encoder_left == encoder_budget_;

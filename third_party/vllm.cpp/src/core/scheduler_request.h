@@ -35,6 +35,9 @@ struct EncoderSpan {
     int64_t cost = 0;
     uint64_t content_hash = 0;
     bool has_rows = false;  // the engine holds its rows (encoded, cached or given): costs no budget
+    // Its tokens attend to each other both ways (Gemma 3): what is left of
+    // it is computed in one chunk, never split across steps.
+    bool indivisible = false;
 };
 
 class SchedulerRequest {

@@ -47,8 +47,13 @@ ImageInput Engine::image_input(const RgbImageView& pixels, const std::string& wh
 }
 
 ImageInput Engine::image_embedding_input(const float* rows, int64_t n_rows, const std::string& what) const {
-    vision_tower();  // refuses a text-only model by name
-    return image_input_from_rows(rows, n_rows, model_->config().dim, what);
+    const VisionTower& tower = vision_tower();  // refuses a text-only model by name
+    ImageInput input = image_input_from_rows(rows, n_rows, model_->config().dim, what);
+    // Whether the model attends over an image both ways is the tower's,
+    // whatever made the rows: its plan of any (one-pixel) image says so.
+    const uint8_t pixel[3] = {0, 0, 0};
+    input.plan.bidirectional = tower.plan(RgbImageView{1, 1, pixel, 3}, what).bidirectional;
+    return input;
 }
 
 std::vector<EncoderSpan> Engine::place_images(const std::vector<int32_t>& prompt_ids,
@@ -58,6 +63,12 @@ std::vector<EncoderSpan> Engine::place_images(const std::vector<int32_t>& prompt
         throw_invalid_argument("the request has " + std::to_string(images.size()) + " images, more than "
                                "limit_mm_per_prompt's " + std::to_string(config_.limit_images_per_prompt) +
                                " per prompt");
+    for (size_t k = 0; k < images.size(); ++k)
+        if (images[k].plan.bidirectional && images[k].plan.num_tokens > config_.max_num_batched_tokens)
+            throw_invalid_argument("image " + std::to_string(k + 1) + " takes " +
+                                   std::to_string(images[k].plan.num_tokens) +
+                                   " tokens, prefilled in one step, more than max_num_batched_tokens " +
+                                   std::to_string(config_.max_num_batched_tokens));
     return image_spans(prompt_ids, image_placeholder_id_, images);
 }
 

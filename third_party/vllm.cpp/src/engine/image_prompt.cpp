@@ -49,7 +49,7 @@ std::vector<EncoderSpan> image_spans(const std::vector<int32_t>& prompt_ids, int
                                    std::to_string(images[k].plan.num_tokens) + " placeholder tokens, the prompt has " +
                                    std::to_string(end - i) + " there");
         spans.push_back(EncoderSpan{i, end - i, images[k].plan.encoder_cost, images[k].content_hash,
-                                    images[k].rows != nullptr});
+                                    images[k].rows != nullptr, images[k].plan.bidirectional});
         i = end;
     }
     if (spans.size() != images.size())

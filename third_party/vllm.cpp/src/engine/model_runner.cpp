@@ -85,7 +85,8 @@ void ModelRunner::add_embedding_rows(const SchedulerRequest& r, SequenceSlice& s
         if (first >= last) continue;
         const float* rows = encoder_rows_ ? encoder_rows_(r, k) : nullptr;
         if (rows == nullptr) throw_runtime("image " + std::to_string(k + 1) + " of a request has no encoder rows");
-        embedding_rows_.push_back(EmbeddingRows{first - begin, last - first, rows + int64_t(first - span.offset) * dim});
+        embedding_rows_.push_back(EmbeddingRows{first - begin, last - first, rows + int64_t(first - span.offset) * dim,
+                                                span.indivisible ? span.offset + span.length - 1 : -1});
         ++slice.n_embedding_rows;
     }
 }

@@ -25,6 +25,10 @@ struct EmbeddingRows {
     int first = 0;
     int count = 0;
     const float* rows = nullptr;
+    // >= 0: these tokens attend to every key up to this position, later
+    // ones of their image included (Gemma 3's bidirectional image tokens;
+    // the whole image is in the cache or in this step); -1: causal.
+    int attend_until = -1;
 };
 
 // One sequence's slice of a forward batch.
