@@ -160,6 +160,7 @@ private:
     std::unique_ptr<ModelSource> mmproj_;
     std::unique_ptr<VisionTower> vision_;
     int32_t image_placeholder_id_ = -1;
+    std::string unsupported_vision_;  // an HF directory's vision architecture this engine does not run
 
     // Hand-over between submitting threads and the loop.
     mutable std::mutex mutex_;

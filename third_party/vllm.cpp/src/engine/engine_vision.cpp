@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "engine/image_prompt.h"
 #include "formats/gguf_reader.h"
+#include "formats/hf_vision.h"
 #include "util/error.h"
 #include "util/utf8.h"
 #include "vision/vision_registry.h"
@@ -17,10 +18,16 @@ constexpr size_t kEncoderCacheFloats = (size_t(64) << 20) / sizeof(float);
 }  // namespace
 
 void Engine::load_vision() {
-    if (config_.mmproj_path.empty()) return;
-    if (!serves_generation_ || encoder_)
-        throw_invalid_argument("mmproj: model \"" + model_name_ + "\" does not generate text; images go to vision-language models");
-    mmproj_ = std::make_unique<GgufFile>(config_.mmproj_path);
+    if (config_.mmproj_path.empty()) {
+        // A vision-language HF directory carries its own image side.
+        if (!serves_generation_ || encoder_) return;
+        if (!(mmproj_ = HfVisionSource::open(config_.model_path, &unsupported_vision_))) return;
+    } else {
+        if (!serves_generation_ || encoder_)
+            throw_invalid_argument("mmproj: model \"" + model_name_ +
+                                   "\" does not generate text; images go to vision-language models");
+        mmproj_ = std::make_unique<GgufFile>(config_.mmproj_path);
+    }
     vision_ = load_vision_tower(*mmproj_, model_->config().dim);
     const std::string& placeholder = vision_->prompt_format().placeholder_token;
     const std::vector<int32_t> ids = tokenizer_->encode(placeholder, /*add_special=*/false, /*parse_special=*/true);
@@ -36,6 +43,10 @@ void Engine::load_vision() {
 }
 
 const VisionTower& Engine::vision_tower() const {
+    if (!vision_ && !unsupported_vision_.empty())
+        throw_invalid_argument("model \"" + model_name_ + "\": the vision tower of " + unsupported_vision_ +
+                               " is not supported (supported: Gemma3ForConditionalGeneration, or an mmproj GGUF of "
+                               "projector type gemma3); its text model runs without images");
     if (!vision_)
         throw_invalid_argument("model \"" + model_name_ + "\" is a text-only model: it takes no images (load a "
                                "vision-language model, or its mmproj file beside a text GGUF)");
