@@ -684,9 +684,11 @@ class Engine:
         or ``fetch_image(url, what)``: the server's allow-listed fetcher)
         and sent beside the request as pixels."""
         images: List[Any] = []
+        if isinstance(request, (bytes, bytearray)):
+            request = bytes(request).decode("utf-8", "surrogateescape")
         if isinstance(request, dict):
             request, images = split_chat_images(request, fetch_image)
-        elif '"image' in request:
+        elif isinstance(request, str) and '"image' in request:
             body, images = split_chat_images(json.loads(request), fetch_image)
             if images:
                 request = body

@@ -3,7 +3,7 @@
 What this script does
 ---------------------
 1. Builds a tiny ``Gemma3ForConditionalGeneration`` with transformers from a
-   ``Gemma3Config`` (a 2-layer Gemma 3 text model of width 64, a 2-layer
+   ``Gemma3Config`` (a 6-layer Gemma 3 text model of width 64, a 2-layer
    SigLIP vision tower of width 32 over 64x64 images in 8x8 patches, 16 soft
    tokens per image: the projector average-pools the 8x8 patch grid 2x2),
    torch seed 0, float32, eager attention, every weight redrawn
@@ -89,9 +89,11 @@ VOCAB = len(TOKENS)
 BOI, EOI, IMAGE = (TOKENS.index(t) for t in ("<start_of_image>", "<end_of_image>", "<image_soft_token>"))
 IMAGE_SIZE, PATCH, SOFT_TOKENS = 64, 8, 16
 
-TEXT = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+# Six layers: Gemma 3's pattern (five sliding, then one full, each kind its own RoPE base), as
+# llama.cpp's gemma3 reads it whatever layer_types says.
+TEXT = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=6, num_attention_heads=4,
             num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=16, sliding_window=512,
-            layer_types=["sliding_attention", "full_attention"], max_position_embeddings=512, rms_norm_eps=1e-6,
+            max_position_embeddings=512, rms_norm_eps=1e-6,
             pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS)
 VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=IMAGE_SIZE,
               patch_size=PATCH, layer_norm_eps=1e-6, vision_use_head=False)

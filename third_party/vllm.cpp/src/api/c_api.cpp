@@ -615,16 +615,8 @@ vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, vllm_poll
                                                   int32_t n_prompt_token_ids, const vllm_sampling_params* params,
                                                   int32_t priority, int32_t logprobs, const char* options_json,
                                                   vllm_request** out) {
-    return guarded([&] {
-        check_pull_arguments(engine, poller, out);
-        require_non_null(params, "params");
-        require_one_prompt(prompt, prompt_token_ids);
-        *out = vllm::api::start_pull_completion(
-            engine, poller, tag,
-            submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs,
-                                options_json),
-            logprobs >= 0);
-    });
+    return vllm_request_submit_pull_with_images(engine, poller, tag, prompt, prompt_token_ids, n_prompt_token_ids,
+                                                nullptr, 0, params, priority, logprobs, options_json, out);
 }
 
 vllm_status vllm_request_submit_pull_with_images(vllm_engine* engine, vllm_poller* poller, uint64_t tag,

@@ -86,6 +86,10 @@ RgbImage resample(const RgbImage& in, int out_w, int out_h, bool horizontal) {
 
 RgbImage resize_bilinear(const RgbImageView& image, int width, int height) {
     RgbImage current = RgbImage::copy_of(image, "image");
+    // Pillow runs first the pass whose intermediate image is smaller
+    // (vertical first when in_w * out_h < out_w * in_h), each rounded to bytes.
+    const bool vertical_first = int64_t(image.width) * height < int64_t(width) * image.height;
+    if (vertical_first && height != current.height) current = resample(current, current.width, height, false);
     if (width != current.width) current = resample(current, width, current.height, true);
     if (height != current.height) current = resample(current, current.width, height, false);
     return current;
