@@ -90,6 +90,8 @@ class ServerConfig:
     responses_store_max_entries: int = 1024
     responses_store_max_age_s: float = 3600.0
     responses_store_max_bytes: int = 256 << 20
+    # /v1/messages streams: a ping after this many idle seconds (--messages-ping-interval)
+    messages_ping_interval_s: float = 15.0
     # LoRA adapters served by name (--lora-modules; lora_modules.py)
     lora_modules: Tuple[LoRARequest, ...] = ()
 
