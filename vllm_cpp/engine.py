@@ -689,9 +689,14 @@ class Engine:
         if isinstance(request, dict):
             request, images = split_chat_images(request, fetch_image)
         elif isinstance(request, str) and '"image' in request:
-            body, images = split_chat_images(json.loads(request), fetch_image)
-            if images:
-                request = body
+            try:
+                body = json.loads(request)
+            except ValueError:
+                body = None  # not JSON: the engine refuses it in its own words
+            if body is not None:
+                body, images = split_chat_images(body, fetch_image)
+                if images:
+                    request = body
         text_b = encode_str(_request_json(request), "request_json")
         if images:
             pixels = NativeImages(images)

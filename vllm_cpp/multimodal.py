@@ -123,7 +123,7 @@ def split_chat_images(body: Dict[str, Any], fetch=None) -> Tuple[Dict[str, Any],
     images, in order. ``image_url`` parts: ``data:`` URLs decoded here,
     other URLs through ``fetch(url, what)`` (the server's allow-listed
     fetcher) or refused; ``image_pil`` parts: the PIL image itself."""
-    messages = body.get("messages")
+    messages = body.get("messages") if isinstance(body, dict) else None
     if not isinstance(messages, list):
         return body, []
     images: List[Any] = []

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vision/tower_weights.h"
+
 namespace vllm {
 
 void vit_layer_norm(float* rows, const std::vector<float>& weight, const std::vector<float>& bias, int64_t n,
@@ -48,13 +50,7 @@ void vit_attention(const float* q, const float* k, const float* v, float* out, i
                 vt[d * n + t] = v[t * width + h * head_dim + d];
             }
         // scores[t][s] = q_t . k_s: the keys as the matmul's weight rows.
-        kernels::QuantMatrix keys;
-        keys.type = GgmlType::F32;
-        keys.data = reinterpret_cast<const uint8_t*>(kh.data());
-        keys.rows = n;
-        keys.cols = head_dim;
-        keys.row_bytes = size_t(head_dim) * sizeof(float);
-        kernels::matmul(keys, qh.data(), n, scores.data(), pool);
+        kernels::matmul(float_matrix(kh, n, head_dim), qh.data(), n, scores.data(), pool);
         pool.parallel_for(n, [&](int64_t begin, int64_t end) {
             for (int64_t t = begin; t < end; ++t) {
                 float* row = scores.data() + t * n;
@@ -66,12 +62,7 @@ void vit_attention(const float* q, const float* k, const float* v, float* out, i
             }
         }, 8);
         // oh[t][d] = sum_s p[t][s] v[s][d]: v transposed as the weight rows.
-        kernels::QuantMatrix values = keys;
-        values.data = reinterpret_cast<const uint8_t*>(vt.data());
-        values.rows = head_dim;
-        values.cols = n;
-        values.row_bytes = size_t(n) * sizeof(float);
-        kernels::matmul(values, scores.data(), n, oh.data(), pool);
+        kernels::matmul(float_matrix(vt, head_dim, n), scores.data(), n, oh.data(), pool);
         for (int64_t t = 0; t < n; ++t)
             std::copy_n(oh.data() + t * head_dim, head_dim, out + t * width + h * head_dim);
     }
