@@ -63,7 +63,9 @@ from tokenizer_probe import FAMILY_PRE_TOKENIZERS, NFC_TEXTS, write_byte_level_j
 #: tokenizer.ggml.pre names of these families (and the names llama.cpp gives
 #: the same split) that the engine maps.
 GGUF_PRES = ["qwen35", "gpt-4o", "llama4", "minimax-m2", "chatglm-bpe", "glm4", "glm5", "kimi-k2", "deepseek-v3",
-             "deepseek-llm"]
+             "deepseek-llm",
+             # SmolLM3, OLMo 2 and Granite 3's GGUFs (and StarCoder's, the same split as Granite's).
+             "smaug-bpe", "dbrx", "refact", "starcoder"]
 
 FAMILY_TEXTS = [
     "ÜBER école ÉCOLE Ölçü ÇAĞ straße STRASSE",

@@ -1,6 +1,6 @@
 """The pre-tokenizers of issue 41's families (Qwen 3.5/3.6, GLM-4/4.5,
 gpt-oss and Phi-4-mini's o200k, Kimi-K2, DeepSeek-V3, DeepSeek LLM/V2's six
-Splits), in both forms: the GGUF's
+Splits, SmolLM3, OLMo 2, Granite 3), in both forms: the GGUF's
 tokenizer.ggml.pre name and the tokenizer.json Split regex, against Hugging
 Face `tokenizers` and llama.cpp (golden/make_tokenizer_family_pre_golden.py:
 the suite needs neither). The vocabulary is one trained on the texts with
@@ -37,7 +37,12 @@ GEMMA4 = json.loads((GOLDEN_DIR / "tokenizer_family_gemma4.json").read_text(enco
 
 #: Each tokenizer.json form and the GGUF names the engine gives its split.
 GGUF_NAMES = {"qwen35": ["qwen35"], "gpt-4o": ["gpt-4o", "llama4", "minimax-m2"], "deepseek-v3": ["deepseek-v3"],
-              "deepseek-llm": ["deepseek-llm"]}
+              "deepseek-llm": ["deepseek-llm"],
+              # The names SmolLM3's GGUFs carry ("smaug-bpe": its Llama 3
+              # tokenizer.json hashes as Smaug's in llama.cpp's converter),
+              # OLMo 2's ("dbrx": Dolma 2 is cl100k, as DBRX's) and Granite
+              # 3's ("refact": StarCoder's vocabulary, as Refact's).
+              "llama3-merges": ["smaug-bpe", "dbrx"], "starcoder-digits": ["refact", "starcoder"]}
 #: The texts where llama.cpp's GPT-4o split is not the regex's (see above).
 LLAMA_CPP_GPT4O_DIFFERS = 8
 #: tokenizer.json forms split as llama.cpp splits, and the number of texts
@@ -122,7 +127,7 @@ def test_unknown_split_regex_is_refused_by_name(probe, vocab_gguf, tmp_path, reg
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("pre", ["qwen3", "gpt-4", "glm-4", "kimi"])
+@pytest.mark.parametrize("pre", ["qwen3", "gpt-4", "glm-4", "kimi", "smollm3", "olmo2", "granite", "granite3"])
 def test_unknown_family_like_pre_name_is_refused(probe, vocab_gguf, pre):
     with pytest.raises(ProbeError, match=f"unknown pre-tokenizer '{pre}'"):
         tokenize(probe, ["gguf", vocab_gguf, f"pre={pre}"], ["x"])

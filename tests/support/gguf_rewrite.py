@@ -13,7 +13,7 @@ import gemma3_file  # noqa: E402
 
 def rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), layers=None):
     """A copy of GGUF ``source`` with metadata keys set (int32, float32 or
-    string by the value's type; None leaves the key out), one tensor left out and float32 tensors
+    string by the value's type, a list an array; None leaves the key out), one tensor left out and float32 tensors
     added (a dropped tensor can be added back with other values). With
     ``layers``, the model has that many blocks, block i a copy of block
     i mod the source's count."""
@@ -23,8 +23,8 @@ def rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), l
     arch = reader.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(str(target), arch)
     overrides = dict(set_values)
-    source_layers = int(reader.fields[f"{arch}.block_count"].contents())
     if layers is not None:
+        source_layers = int(reader.fields[f"{arch}.block_count"].contents())
         overrides[f"{arch}.block_count"] = layers
     for name, field in reader.fields.items():
         if name.startswith("GGUF.") or name == "general.architecture" or name in overrides:
@@ -33,7 +33,8 @@ def rewritten(source, target, set_values=(), drop_tensor=None, add_tensors=(), l
     for key, value in overrides.items():
         if value is None:
             continue
-        add = {int: writer.add_int32, float: writer.add_float32, str: writer.add_string}[type(value)]
+        add = {int: writer.add_int32, float: writer.add_float32, str: writer.add_string,
+               list: writer.add_array}[type(value)]
         add(key, value)
     for t in reader.tensors:
         if t.name == drop_tensor:

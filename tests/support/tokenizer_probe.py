@@ -88,6 +88,13 @@ FAMILY_PRE_TOKENIZERS = {
     "gpt-4o": (None, _split(GPT4O_REGEX), False),
     "deepseek-v3": ({"type": "Sequence", "normalizers": []}, _split(*DEEPSEEK3_REGEXES), False),
     "deepseek-llm": ({"type": "Sequence", "normalizers": []}, _split(*DEEPSEEK_LLM_REGEXES), False),
+    # SmolLM3 (Llama 3's vocabulary and regex, its merges applied: GGUF
+    # "smaug-bpe") and OLMo 2 (Dolma 2: cl100k's vocabulary and the same
+    # regex: GGUF "dbrx", as DBRX's cl100k tokenizer hashes).
+    "llama3-merges": (None, _split(LLAMA3_REGEX), False),
+    # Granite 3 (StarCoder's tokenizer: single digits, then GPT-2's
+    # ByteLevel regex: GGUF "refact").
+    "starcoder-digits": BYTE_LEVEL_PRE_TOKENIZERS["digits"],
 }
 
 #: Texts NFC changes: combining sequences, their order, Hangul jamo, singletons.

@@ -338,6 +338,62 @@ void test_tokenizer_config(const TempDir& root) {
     check_refused("eos not an id", [&] { HfTokenizerConfig::load(dir, ""); }, {"generation_config.json", "eos_token_id"});
 }
 
+// DeepSeek-V2's kv_b_proj split into attn_k_b (each head's key rows
+// transposed) and attn_v_b in the checkpoint's own 16-bit type, as llama.cpp's
+// converter writes them: the loader holds kv_b's bytes once, not a float32
+// copy of twice the size.
+void test_mla_kv_b_split(const TempDir& root) {
+    const std::string dir = root / "deepseek2";
+    ::mkdir(dir.c_str(), 0755);
+    const int64_t heads = 2, nope = 3, v = 4, lora = 5;
+    write_file(dir + "/config.json",
+               "{\"architectures\":[\"DeepseekV2ForCausalLM\"],\"hidden_size\":8,\"num_hidden_layers\":1,"
+               "\"intermediate_size\":16,\"num_attention_heads\":2,\"num_key_value_heads\":2,\"vocab_size\":16,"
+               "\"max_position_embeddings\":64,\"rms_norm_eps\":1e-6,\"rope_theta\":10000.0,\"kv_lora_rank\":5,"
+               "\"qk_nope_head_dim\":3,\"qk_rope_head_dim\":2,\"v_head_dim\":4,\"q_lora_rank\":null,"
+               "\"n_routed_experts\":null,\"first_k_dense_replace\":1,\"tie_word_embeddings\":true}");
+    const std::vector<float> kv = ramp(static_cast<size_t>(heads * (nope + v) * lora));
+    write_file(dir + "/model.safetensors",
+               safetensors_bytes({{"model.embed_tokens.weight", "BF16", {16, 8}, bf16(ramp(128))},
+                                  {"model.layers.0.self_attn.kv_b_proj.weight", "BF16", {heads * (nope + v), lora},
+                                   bf16(kv)}}));
+    HfModel model(dir);
+    const GgufTensor* k_b = model.find_tensor("blk.0.attn_k_b.weight");
+    const GgufTensor* v_b = model.find_tensor("blk.0.attn_v_b.weight");
+    check(k_b != nullptr && v_b != nullptr && model.find_tensor("blk.0.attn_kv_b.weight") == nullptr,
+          "kv_b_proj split into attn_k_b and attn_v_b");
+    if (k_b == nullptr || v_b == nullptr) return;
+    check(k_b->type == static_cast<uint32_t>(GgmlType::BF16) && v_b->type == static_cast<uint32_t>(GgmlType::BF16) &&
+              k_b->dims == std::vector<int64_t>{nope, lora, heads} && v_b->dims == std::vector<int64_t>{lora, v, heads},
+          "k_b and v_b keep the checkpoint's BF16, in llama.cpp's dims");
+    const size_t stored = static_cast<size_t>(heads * (nope + v) * lora) * 2;
+    check(k_b->nbytes + v_b->nbytes == stored && model.computed_bytes() == stored,
+          "the split holds kv_b's own bytes (" + std::to_string(stored) + "), half a float32 copy's " +
+              std::to_string(2 * stored) + "; got " + std::to_string(model.computed_bytes()));
+    // A bf16 value's bits are the float's upper half: compare the bits moved.
+    const auto bits = [](const GgufTensor* t, int64_t i) {
+        uint16_t b;
+        std::memcpy(&b, t->data + 2 * i, 2);
+        return b;
+    };
+    const std::string want = bf16(kv);
+    const auto source = [&](int64_t i) {
+        uint16_t b;
+        std::memcpy(&b, want.data() + 2 * i, 2);
+        return b;
+    };
+    bool k_ok = true, v_ok = true;
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < nope; ++i)
+            for (int64_t j = 0; j < lora; ++j)
+                k_ok = k_ok && bits(k_b, (h * lora + j) * nope + i) == source(h * (nope + v) * lora + i * lora + j);
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t r = 0; r < v * lora; ++r)
+            v_ok = v_ok && bits(v_b, h * v * lora + r) == source(h * (nope + v) * lora + nope * lora + r);
+    check(k_ok, "k_b holds each head's key rows transposed");
+    check(v_ok, "v_b holds each head's value rows");
+}
+
 }  // namespace
 
 int main() {
@@ -349,5 +405,6 @@ int main() {
     test_gemma_norms(dir);
     test_multimodal_text_model(dir);
     test_tokenizer_config(dir);
+    test_mla_kv_b_split(dir);
     return report();
 }

@@ -304,6 +304,48 @@ HfArchitecture bert_row() {
     return row;
 }
 
+// Cross-encoders and XLM-RoBERTa: BERT's row under another class name, the
+// base model under `prefix` ("bert.", "roberta."), with its classification
+// head's tensors as llama.cpp names them (cls, cls.output).
+HfArchitecture encoder_variant(const char* hf_class, const char* prefix, bool roberta,
+                               std::vector<HfTensorName> head) {
+    HfArchitecture row = bert_row();
+    row.hf_class = hf_class;
+    if (*prefix != '\0') row.prefix_rewrites = {{prefix, ""}};
+    row.tensors.insert(row.tensors.end(), head.begin(), head.end());
+    row.roberta_positions = roberta;
+    row.classifier_labels = !head.empty();
+    // A BERT classifier's pooler is its head's dense layer; XLM-RoBERTa's
+    // classifier has its own (its pooler, in XLMRobertaModel, is not read).
+    row.ignored_prefixes = {"pooler.", "embeddings.position_ids", "bert.embeddings.position_ids",
+                            "roberta.embeddings.position_ids"};
+    return row;
+}
+
+const std::vector<HfTensorName> kRobertaClassifier = {{"classifier.dense.weight", "cls.weight"},
+                                                      {"classifier.dense.bias", "cls.bias"},
+                                                      {"classifier.out_proj.weight", "cls.output.weight"},
+                                                      {"classifier.out_proj.bias", "cls.output.bias"}};
+const std::vector<HfTensorName> kBertClassifier = {{"pooler.dense.weight", "cls.weight"},
+                                                   {"pooler.dense.bias", "cls.bias"},
+                                                   {"classifier.weight", "cls.output.weight"},
+                                                   {"classifier.bias", "cls.output.bias"}};
+
+// Qwen2-VL / Qwen2.5-VL / Qwen3-VL: Qwen2's (q/k/v biases) or Qwen3's (q/k
+// norms) text decoder with multimodal RoPE sections, under
+// model.language_model. (transformers 4.52+) or model. (earlier, with the
+// settings at config.json's top level); the vision tower (model.visual. or
+// visual.) is not the text model's.
+HfArchitecture qwen_vl_row(const char* hf_class, const char* gguf_name, const Names& attention_extras) {
+    HfArchitecture row{hf_class, gguf_name, kCommonConfig,
+                       kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm + attention_extras};
+    row.text_config = true;
+    row.flat_text_config = true;
+    row.prefix_rewrites = {{"model.language_model.", "model."}};
+    row.ignored_prefixes = {"model.visual.", "visual."};
+    return row;
+}
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -368,6 +410,12 @@ const std::vector<HfArchitecture>& architectures() {
         qwen35_row("Qwen3_5MoeForCausalLM", "qwen35moe", true, false),
         qwen35_row("Qwen3_5MoeForConditionalGeneration", "qwen35moe", true, true),
         bert_row(),
+        encoder_variant("XLMRobertaModel", "", /*roberta=*/true, {}),
+        encoder_variant("XLMRobertaForSequenceClassification", "roberta.", true, kRobertaClassifier),
+        encoder_variant("BertForSequenceClassification", "bert.", false, kBertClassifier),
+        qwen_vl_row("Qwen2_5_VLForConditionalGeneration", "qwen2vl", kQkvBias),
+        qwen_vl_row("Qwen2VLForConditionalGeneration", "qwen2vl", kQkvBias),
+        qwen_vl_row("Qwen3VLForConditionalGeneration", "qwen3vl", kQkNorm),
     };
     return rows;
 }

@@ -80,6 +80,17 @@ struct HfArchitecture {
     // key_length_mla, one KV head) and splits kv_b_proj into attn_k_b and
     // attn_v_b (float copies), as that converter does.
     bool mla = false;
+    // RoBERTa's (XLM-RoBERTa's) learned positions start at pad_token_id + 1:
+    // the loader drops the rows before (a view of the rest) and shortens
+    // context_length by as many, as llama.cpp's converter does.
+    bool roberta_positions = false;
+    // A *ForSequenceClassification: config.json's id2label names become
+    // `<arch>.classifier.output_labels`, as llama.cpp's converter writes them.
+    bool classifier_labels = false;
+    // Qwen2-VL / Qwen2.5-VL: checkpoints saved before transformers 4.52 keep
+    // the text model's settings at the top level of config.json (no
+    // "text_config"), which is then read as it is.
+    bool flat_text_config = false;
 };
 
 // The row for `hf_class`, or nullptr.

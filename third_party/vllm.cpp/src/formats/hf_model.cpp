@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "formats/hf_architecture.h"
@@ -92,10 +93,11 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     if (arch == nullptr)
         fail("config.json architectures '" + hf_class + "' is not supported (supported: " + supported_hf_architectures() + ")");
     const json::Value* text = arch->text_config ? config.find("text_config") : nullptr;
-    if (arch->text_config && (text == nullptr || !text->is_object()))
+    if (arch->text_config && !arch->flat_text_config && (text == nullptr || !text->is_object()))
         fail("config.json has no 'text_config' object (" + hf_class + " keeps the text model's settings there)");
-    read_config(text != nullptr ? *text : config, *arch);
+    read_config(text != nullptr && text->is_object() ? *text : config, *arch);
     read_pooling(config, std::string(arch->gguf_name) + ".");
+    read_encoder_extras(config, *arch);
 
     bool tied = arch->tie_default;
     if (const json::Value* tie = config.find("tie_word_embeddings"); tie != nullptr && !tie->is_null()) {
@@ -104,6 +106,57 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     }
     open_shards();
     add_tensors(*arch, tied);
+}
+
+void HfModel::read_classifier_activations(const json::Value& config) {
+    if (const json::Value* v = config.find("problem_type"); v != nullptr && v->is_string())
+        metadata_["vllm.classifier_problem_type"] = string_value(v->as_string());
+    // sentence-transformers' CrossEncoder: its activation_fn, or the older key.
+    const json::Value* st = config.find("sentence_transformers");
+    const json::Value* fn = st != nullptr && st->is_object() ? st->find("activation_fn") : nullptr;
+    if (fn == nullptr || !fn->is_string()) fn = config.find("sbert_ce_default_activation_function");
+    if (fn != nullptr && fn->is_string()) metadata_["vllm.score_activation"] = string_value(fn->as_string());
+}
+
+void HfModel::read_encoder_extras(const json::Value& config, const HfArchitecture& arch) {
+    const std::string a = std::string(arch.gguf_name) + ".";
+    if (arch.roberta_positions) {
+        int64_t pad = 1;  // transformers' XLMRobertaConfig default
+        if (const json::Value* v = config.find("pad_token_id"); v != nullptr && !v->is_null()) {
+            if (!v->is_int() || v->as_int() < 0) fail("config.json 'pad_token_id' is not a non-negative integer");
+            pad = v->as_int();
+        }
+        position_offset_ = pad + 1;
+        const int64_t positions = get_int(a + "context_length", 0);
+        if (positions <= position_offset_)
+            fail("config.json 'max_position_embeddings' " + std::to_string(positions) +
+                 " leaves no position after RoBERTa's offset (pad_token_id + 1 = " + std::to_string(position_offset_) + ")");
+        metadata_[a + "context_length"] = int_value(positions - position_offset_);
+    }
+    if (!arch.classifier_labels) return;
+    read_classifier_activations(config);
+    const json::Value* labels = config.find("id2label");
+    if (labels == nullptr || !labels->is_object()) return;
+    std::vector<std::string> names(labels->members().size());
+    for (const json::Value::Member& m : labels->members()) {
+        size_t id = names.size();
+        try {
+            id = std::stoul(m.first);
+        } catch (const std::exception&) {
+        }
+        if (id >= names.size() || !m.second.is_string())
+            fail("config.json 'id2label' maps '" + m.first + "', which is not a label id below " +
+                 std::to_string(names.size()) + " with a name");
+        names[id] = m.second.as_string();
+    }
+    GgufValue v;
+    v.type = GgufValueType::ARRAY;
+    v.element_type = GgufValueType::STRING;
+    for (const std::string& name : names) {
+        v.packed_strings += name;
+        v.string_ends.push_back(v.packed_strings.size());
+    }
+    metadata_[a + "classifier.output_labels"] = std::move(v);
 }
 
 void HfModel::read_pooling(const json::Value& config, const std::string& a) {
@@ -289,6 +342,18 @@ void HfModel::read_rope_scaling(const json::Value& scaling, const std::string& a
     if (kind == nullptr) kind = scaling.find("type");
     if (kind == nullptr || !kind->is_string()) fail("config.json rope_scaling has no 'rope_type' string");
     const std::string type = kind->as_string();
+    // Qwen2.5-VL / Qwen3-VL's multimodal RoPE sections (4.x configs: rope
+    // type "mrope"), as llama.cpp's converter writes them (a 4th section 0).
+    if (const json::Value* sections = scaling.find("mrope_section"); sections != nullptr && !sections->is_null()) {
+        std::vector<int64_t> values;
+        if (sections->is_array())
+            for (const json::Value& s : sections->items()) values.push_back(s.is_int() && s.as_int() >= 0 ? s.as_int() : -1);
+        if (values.size() != 3 || *std::min_element(values.begin(), values.end()) < 0)
+            fail("config.json rope_scaling 'mrope_section' is not a list of 3 non-negative integers");
+        values.push_back(0);
+        metadata_[a + "rope.dimension_sections"] = int_array_value(values, GgufValueType::INT32);
+    }
+    if (type == "mrope") return;
     const std::string original_key = a + "rope.scaling.original_context_length";
     if (const double in_scaling = number("original_max_position_embeddings", 0.0); in_scaling > 0.0 && find(original_key) == nullptr)
         metadata_[original_key] = int_value(static_cast<int64_t>(in_scaling));
@@ -430,6 +495,15 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
             g.type = static_cast<uint32_t>(t.type);
             g.data = t.data;
             g.nbytes = t.nbytes;
+            if (position_offset_ > 0 && name == "position_embd.weight") {
+                // RoBERTa: the rows from pad_token_id + 1 on (a view).
+                if (g.dims.size() != 2 || g.dims[1] <= position_offset_)
+                    fail("tensor '" + t.name + "' has no rows past RoBERTa's position offset");
+                const size_t row_bytes = g.nbytes / static_cast<size_t>(g.dims[1]);
+                g.data += row_bytes * static_cast<size_t>(position_offset_);
+                g.nbytes -= row_bytes * static_cast<size_t>(position_offset_);
+                g.dims[1] -= position_offset_;
+            }
             add_tensor(std::move(g));
         }
     }
@@ -516,20 +590,25 @@ void HfModel::split_kv_b(const SafetensorsTensor& t, const std::string& name) {
         fail("tensor '" + t.name + "' is not [num_attention_heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank] = [" +
              std::to_string(heads * (nope + v)) + ", kv_lora_rank]");
     const int64_t lora = t.shape[1];
-    std::vector<float> kv(static_cast<size_t>(t.shape[0] * lora));
-    kernels::dequantize_row(t.type, t.data, kv.data(), static_cast<int64_t>(kv.size()));
     // Per head: rows [nope keys, then v values] of kv_lora columns. k_b is
     // each head's key rows transposed ([kv_lora][nope]), v_b its value rows.
-    std::vector<float> k_b(static_cast<size_t>(heads * lora * nope)), v_b(static_cast<size_t>(heads * v * lora));
+    // Both keep the stored type (F32, F16 or BF16: a move of elements, no
+    // arithmetic), as llama.cpp's converter keeps it: a float32 copy of a
+    // 16-bit checkpoint would hold twice kv_b's bytes for the model's life.
+    const size_t es = t.nbytes / static_cast<size_t>(t.shape[0] * lora);
+    const auto at = [es](int64_t element) { return static_cast<size_t>(element) * es; };
+    std::vector<uint8_t> k_b(at(heads * lora * nope)), v_b(at(heads * v * lora));
     for (int64_t h = 0; h < heads; ++h) {
-        const float* head = kv.data() + h * (nope + v) * lora;
+        const uint8_t* head = t.data + at(h * (nope + v) * lora);
         for (int64_t i = 0; i < nope; ++i)
-            for (int64_t j = 0; j < lora; ++j) k_b[(h * lora + j) * nope + i] = head[i * lora + j];
-        std::copy_n(head + nope * lora, v * lora, v_b.data() + h * v * lora);
+            for (int64_t j = 0; j < lora; ++j) std::memcpy(&k_b[at((h * lora + j) * nope + i)], head + at(i * lora + j), es);
+        std::memcpy(&v_b[at(h * v * lora)], head + at(nope * lora), at(v * lora));
     }
+    // The checkpoint's kv_b is read once, here: its file pages go back.
+    release(t.data, t.nbytes);
     const std::string stem = name.substr(0, name.size() - std::string("kv_b.weight").size());
-    add_computed(stem + "k_b.weight", {nope, lora, heads}, std::move(k_b));
-    add_computed(stem + "v_b.weight", {lora, v, heads}, std::move(v_b));
+    add_computed_bytes(stem + "k_b.weight", {nope, lora, heads}, t.type, std::move(k_b));
+    add_computed_bytes(stem + "v_b.weight", {lora, v, heads}, t.type, std::move(v_b));
 }
 
 void HfModel::check_gpt_oss_config(const json::Value& config) const {
@@ -706,12 +785,25 @@ void HfModel::read_gated_delta_net_config(const json::Value& config, const std::
 
 void HfModel::add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
     computed_.push_back(std::move(values));  // moving keeps the buffer the tensor points into
+    add_computed_tensor(name, std::move(dims), GgmlType::F32, reinterpret_cast<const uint8_t*>(computed_.back().data()),
+                        computed_.back().size() * sizeof(float));
+}
+
+void HfModel::add_computed_bytes(const std::string& name, std::vector<int64_t> dims, GgmlType type,
+                                 std::vector<uint8_t> bytes) {
+    computed_raw_.push_back(std::move(bytes));
+    add_computed_tensor(name, std::move(dims), type, computed_raw_.back().data(), computed_raw_.back().size());
+}
+
+void HfModel::add_computed_tensor(const std::string& name, std::vector<int64_t> dims, GgmlType type,
+                                  const uint8_t* data, size_t nbytes) {
+    computed_bytes_ += nbytes;
     GgufTensor t;
     t.name = name;
     t.dims = std::move(dims);
-    t.type = static_cast<uint32_t>(GgmlType::F32);
-    t.data = reinterpret_cast<const uint8_t*>(computed_.back().data());
-    t.nbytes = computed_.back().size() * sizeof(float);
+    t.type = static_cast<uint32_t>(type);
+    t.data = data;
+    t.nbytes = nbytes;
     add_tensor(std::move(t));
 }
 

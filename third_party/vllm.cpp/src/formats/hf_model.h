@@ -35,6 +35,10 @@ public:
     // the tokenizer's vocabulary are padding.
     void limit_vocab(int64_t n);
 
+    // Bytes of the tensors this loader computed or rearranged and holds in
+    // memory (everything else is read in place from the mapped files).
+    size_t computed_bytes() const { return computed_bytes_; }
+
 private:
     void read_config(const json::Value& config, const HfArchitecture& arch);
     // sentence-transformers' pooling (modules.json) and config.json's Matryoshka keys.
@@ -80,9 +84,24 @@ private:
     void read_gated_delta_net_config(const json::Value& config, const std::string& arch_prefix);
     // A float32 tensor whose values this loader computed.
     void add_computed(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
+    // A tensor of `type` whose bytes this loader rearranged (kv_b's split).
+    void add_computed_bytes(const std::string& name, std::vector<int64_t> dims, GgmlType type,
+                            std::vector<uint8_t> bytes);
+    void add_computed_tensor(const std::string& name, std::vector<int64_t> dims, GgmlType type, const uint8_t* data,
+                             size_t nbytes);
+
+    // An encoder's (HfArchitecture::roberta_positions, classifier_labels):
+    // RoBERTa's position offset and a classifier's id2label names.
+    void read_encoder_extras(const json::Value& config, const HfArchitecture& arch);
+    // A classifier's problem_type and cross-encoder activation (vLLM reads
+    // them) as vllm.classifier_problem_type / vllm.score_activation.
+    void read_classifier_activations(const json::Value& config);
 
     std::vector<std::unique_ptr<SafetensorsFile>> shards_;
-    std::vector<std::vector<float>> computed_;  // storage of add_computed tensors
+    std::vector<std::vector<float>> computed_;      // storage of add_computed tensors
+    std::vector<std::vector<uint8_t>> computed_raw_;  // storage of add_computed_bytes tensors
+    size_t computed_bytes_ = 0;
+    int64_t position_offset_ = 0;  // RoBERTa: position_embd rows before the first position
 };
 
 }  // namespace vllm

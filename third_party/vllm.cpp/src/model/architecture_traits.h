@@ -12,6 +12,16 @@ enum class RopeStyle {
     HALVES,          // rotate (x[i], x[i + d/2]): Qwen2/Qwen3/Gemma ("neox")
 };
 
+// Multimodal RoPE (Qwen2-VL and later): each head's rotated pairs are cut
+// into sections rotated by a token's temporal, height and width position
+// (<arch>.rope.dimension_sections; text tokens have three equal positions,
+// so for them it is plain RoPE).
+enum class MultimodalRope {
+    NONE,         // rope.dimension_sections refused
+    SECTIONS,     // Qwen2-VL / Qwen2.5-VL: contiguous sections t | h | w
+    INTERLEAVED,  // Qwen3-VL: pairs cycle t, h, w, t, h, w, ... (llama.cpp's imrope)
+};
+
 // How a mixture-of-experts router turns its logits into expert scores.
 enum class ExpertGating {
     SOFTMAX,  // softmax over all experts (Qwen MoE, Mixtral, OLMoE, Granite MoE)
@@ -115,6 +125,8 @@ struct ArchitectureTraits {
     // <arch>.attention.layer_norm_epsilon), no output head: a pooling-only
     // model, each pooling request scheduled whole in one step.
     bool encoder = false;
+    // Qwen2.5-VL / Qwen3-VL's language models: see MultimodalRope.
+    MultimodalRope multimodal_rope = MultimodalRope::NONE;
 };
 
 }  // namespace vllm

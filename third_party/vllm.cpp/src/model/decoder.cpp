@@ -59,7 +59,16 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
         gate_.resize(T * c.ffn_dim);
         up_.resize(T * c.ffn_dim);
     }
-    rope_.fill(positions_);
+    if (rope_.pair_axis.empty()) {
+        rope_.fill(positions_);
+    } else {
+        rope_positions_.clear();
+        for (const SequenceSlice& s : batch)
+            for (int i = 0; i < s.n_tokens; ++i)
+                for (int axis = 0; axis < 3; ++axis)
+                    rope_positions_.push_back(s.rope_positions != nullptr ? s.rope_positions[3 * i + axis] : s.start_pos + i);
+        rope_.fill_multimodal(rope_positions_);
+    }
     if (c.traits.rope_theta_sliding > 0.0f) rope_sliding_.fill(positions_);
 }
 

@@ -76,6 +76,7 @@ protected:
 
     RotaryAngles rope_;          // every layer's, or the global layers' (Gemma 3/4)
     RotaryAngles rope_sliding_;  // Gemma 3/4's sliding layers; unused unless config.traits.rope_theta_sliding
+    std::vector<int32_t> rope_positions_;  // multimodal RoPE (rope_.pair_axis): 3 per token
 
     // Per-forward scratch, sized to the batch: the batch's tokens and
     // positions, the residual stream x_, the normed/sublayer rows xn_, and

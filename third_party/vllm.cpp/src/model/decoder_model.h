@@ -36,6 +36,10 @@ struct SequenceSlice {
     const int32_t* tokens = nullptr;     // the new tokens to run
     int n_tokens = 0;
     int start_pos = 0;                   // position of tokens[0]; K/V of [0, start_pos) is cached
+    // Multimodal RoPE (a model with rope sections): the tokens' rotary
+    // positions, 3 each (temporal, height, width; vision/mrope_positions.h);
+    // nullptr: start_pos + i on every axis (text without images before it).
+    const int32_t* rope_positions = nullptr;
     // Per KV cache group (KVCache::group_of), the block table covering
     // positions [0, start_pos + n_tokens); a sliding-window group's entries
     // before the window are kNullBlock.
@@ -49,6 +53,9 @@ struct SequenceSlice {
     // The LoRA adapter the sequence runs (model/lora_adapter.h); nullptr:
     // the base model. Kept alive by the engine for the forward.
     const LoraAdapter* lora = nullptr;
+    // An encoder's sentence pair: the position of the second segment's
+    // first token (token type 1 from there on); 0: every token is type 0.
+    int second_segment_start = 0;
     // Embedding rows replacing some of its tokens' (images), in token order;
     // owned by the model runner for the forward.
     const EmbeddingRows* embedding_rows = nullptr;

@@ -292,6 +292,29 @@ void read_hybrid(const ModelSource& file, const std::string& a, ModelConfig& c) 
     c.linear_v_heads_grouped = order == "grouped";
 }
 
+// Qwen2.5-VL / Qwen3-VL: rope.dimension_sections, the temporal, height and
+// width sections of each head's rotated pairs (llama.cpp writes four, the
+// last 0), which together cover them all.
+void read_rope_sections(const ModelSource& file, const std::string& a, ModelConfig& c) {
+    const std::string key = a + "rope.dimension_sections";
+    const auto fail = [&](const std::string& why) {
+        throw_model_load("cannot load '" + file.path() + "': " + key + " " + why);
+    };
+    if (file.find(key) == nullptr) fail("is missing (" + c.architecture + " rotates by multimodal RoPE sections)");
+    const std::vector<int64_t> sections = file.get_int_array(key);
+    if (sections.size() < 3 || sections.size() > 4 || (sections.size() == 4 && sections[3] != 0))
+        fail("must list 3 sections (temporal, height, width; a 4th only if 0)");
+    int64_t total = 0;
+    for (int i = 0; i < 3; ++i) {
+        if (sections[i] < 0) fail("has a negative section");
+        total += sections[i];
+        c.rope_sections[i] = static_cast<int>(sections[i]);
+    }
+    if (total != c.rope_dim / 2)
+        fail("covers " + std::to_string(total) + " rotated pairs, but each head rotates " +
+             std::to_string(c.rope_dim / 2));
+}
+
 }  // namespace
 
 int ModelConfig::kv_source_of(int layer) const {
@@ -408,9 +431,12 @@ ModelConfig ModelConfig::from_source(const ModelSource& file) {
     // Qwen3.5's GGUFs always carry both: for text its multimodal RoPE is
     // plain RoPE (the three position ids are equal), and read_hybrid leaves
     // its multi-token-prediction layers out.
-    if (!traits->hybrid_linear_attention && file.find(a + "rope.dimension_sections") != nullptr)
+    if (traits->multimodal_rope != MultimodalRope::NONE) {
+        read_rope_sections(file, a, c);
+    } else if (!traits->hybrid_linear_attention && file.find(a + "rope.dimension_sections") != nullptr) {
         throw_model_load("cannot load '" + file.path() + "': " + a +
-                         "rope.dimension_sections (multimodal RoPE) is not supported");
+                         "rope.dimension_sections (multimodal RoPE) is not supported for " + c.architecture);
+    }
     if (!traits->hybrid_linear_attention && file.get_int(a + "nextn_predict_layers", 0) > 0)
         throw_model_load("cannot load '" + file.path() + "': " + a +
                          "nextn_predict_layers is not supported (next-token-prediction layers are not implemented)");

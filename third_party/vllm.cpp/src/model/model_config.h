@@ -2,6 +2,7 @@
 // with what the architecture's registry entry fixes (model_registry.h).
 // The flags below are what the shared blocks (blocks/) vary by.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -230,6 +231,13 @@ struct ModelConfig {
         for (int l = 0; l < n_layers; ++l) shapes.push_back(kv_shape(l));
         return shapes;
     }
+
+    // Multimodal RoPE (traits.multimodal_rope): how many of each head's
+    // rope_dim / 2 rotated pairs follow the temporal, height and width
+    // position (rope.dimension_sections, llama.cpp's 4th entry 0); all
+    // zero without. A text token's three positions are equal, so it is
+    // plain RoPE for text; an image's tokens get the grid's positions.
+    std::array<int, 3> rope_sections{};
 
     // MODEL_LOAD error for an architecture this engine does not run, or for
     // missing/inconsistent hyperparameters.

@@ -18,6 +18,7 @@ const Architecture* const kArchitectures[] = {
     &kDeepseek2Architecture,
     &kQwen35Architecture, &kQwen35MoeArchitecture,
     &kBertArchitecture,
+    &kQwen2VlArchitecture, &kQwen3VlArchitecture,
 };
 
 }  // namespace

@@ -11,10 +11,8 @@
 
 namespace vllm {
 
-// Pillow's Image.resize(size, BILINEAR) of an RGB image, bit for bit: a
-// triangle filter widened by the scale when shrinking (antialiasing),
-// 22-bit fixed-point weights, two passes (the one with the smaller
-// intermediate image first), each rounded to bytes.
+// Pillow's Image.resize(size, BILINEAR) of an RGB image, bit for bit
+// (pil_resample.h).
 RgbImage resize_bilinear(const RgbImageView& image, int width, int height);
 
 // pixels[c][y][x] = (rgb / 255 * rescale... ) as transformers' rescale then

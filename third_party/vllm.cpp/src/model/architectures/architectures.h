@@ -29,6 +29,8 @@ extern const Architecture kDeepseek2Architecture;  // deepseek2.cpp
 extern const Architecture kQwen35Architecture;     // qwen35.cpp
 extern const Architecture kQwen35MoeArchitecture;  // qwen35.cpp
 extern const Architecture kBertArchitecture;       // bert.cpp
+extern const Architecture kQwen2VlArchitecture;    // qwen.cpp
+extern const Architecture kQwen3VlArchitecture;    // qwen.cpp
 
 // Llama's pre-norm decoder (llama.cpp), which the families that differ
 // from Llama only inside its blocks (a qkv bias, q/k norms, fused

@@ -51,6 +51,22 @@ RotaryAngles RotaryAngles::global(const ModelConfig& c, const ModelWeights& w, i
     RotaryAngles angles;
     angles.inv_freq = inv_frequencies(c, c.rope_theta, c.rope_freq_scale, yarn, divisors);
     angles.magnitude = c.rope_magnitude;
+    // Multimodal RoPE: Qwen2.5-VL's sections are runs of pairs (t, then h,
+    // then w); Qwen3-VL interleaves them (pair p follows h when p % 3 == 1
+    // and p < 3 * h-section, w when p % 3 == 2 and p < 3 * w-section, else t:
+    // transformers' apply_interleaved_mrope).
+    if (c.traits.multimodal_rope != MultimodalRope::NONE) {
+        const int pairs = static_cast<int>(angles.inv_freq.size());
+        angles.pair_axis.assign(pairs, 0);
+        for (int p = 0; p < pairs; ++p) {
+            if (c.traits.multimodal_rope == MultimodalRope::SECTIONS) {
+                angles.pair_axis[p] = p < c.rope_sections[0] ? 0 : p < c.rope_sections[0] + c.rope_sections[1] ? 1 : 2;
+            } else {
+                const int axis = p % 3;
+                angles.pair_axis[p] = axis != 0 && p < 3 * c.rope_sections[axis] ? static_cast<uint8_t>(axis) : 0;
+            }
+        }
+    }
     return angles;
 }
 
@@ -73,6 +89,19 @@ void RotaryAngles::fill(const std::vector<int32_t>& positions) {
     for (int64_t t = 0; t < T; ++t)
         for (int64_t p = 0; p < pairs; ++p) {
             const float angle = positions[t] * inv_freq[p];
+            cos[t * pairs + p] = std::cos(angle) * magnitude;
+            sin[t * pairs + p] = std::sin(angle) * magnitude;
+        }
+}
+
+void RotaryAngles::fill_multimodal(const std::vector<int32_t>& positions) {
+    const int64_t T = static_cast<int64_t>(positions.size() / 3);
+    const int64_t pairs = static_cast<int64_t>(inv_freq.size());
+    cos.resize(T * pairs);
+    sin.resize(T * pairs);
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t p = 0; p < pairs; ++p) {
+            const float angle = positions[3 * t + pair_axis[p]] * inv_freq[p];
             cos[t * pairs + p] = std::cos(angle) * magnitude;
             sin[t * pairs + p] = std::sin(angle) * magnitude;
         }

@@ -31,6 +31,13 @@ struct RotaryAngles {
 
     // cos/sin of each position's angles.
     void fill(const std::vector<int32_t>& positions);
+
+    // Multimodal RoPE (ModelConfig::rope_sections; empty without): the
+    // position each rotated pair follows, 0 temporal, 1 height, 2 width.
+    std::vector<uint8_t> pair_axis;
+    // cos/sin of each token's angles, pair p by positions[3 t + pair_axis[p]]
+    // (three positions per token).
+    void fill_multimodal(const std::vector<int32_t>& positions);
 };
 
 // Rotates one head vector's first rope_dim elements by a token's angles
