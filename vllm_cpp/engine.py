@@ -40,6 +40,7 @@ from .engine_options import (
     PathLike,
     normalize_options,
 )
+from .multimodal import NativeImages, split_chat_images
 from .errors import InvalidConfigurationError
 from .handle_lifetime import HandleLifetime
 from .marshalling import (
@@ -683,14 +684,21 @@ class Engine:
         return await self._start_request_off_loop(*call)
 
     def _pull_call(self, prompt: Prompt, params: Optional[SamplingParams], poller, priority: Optional[int],
-                   consumer: Optional[RequestEvents] = None):
+                   consumer: Optional[RequestEvents] = None, images: Optional[Sequence[Any]] = None):
         """``_start_request``'s arguments for a pull completion reporting to
-        ``poller`` (an event loop's, for ``consumer``; or a ThreadPoller)."""
+        ``poller`` (an event loop's, for ``consumer``; or a ThreadPoller).
+        ``images``: PIL images for the prompt's image markers (issue 46)."""
         params = _sampling(params)
         priority = 0 if priority is None else int32(priority, "priority")
         prompt_b, array, n_ids = _native_prompt(prompt)
         logprobs = -1 if params.logprobs is None else params.logprobs
         native = NativeSampling(params)
+        if images:
+            pixels = NativeImages(images)
+            return (lambda h, tag, out: lib.vllm_request_submit_pull_with_images(
+                        h, poller.ptr, tag, prompt_b, array, n_ids, pixels.ptr, pixels.count, native.ptr, priority,
+                        logprobs, native.options, out),
+                    None, native, (poller, consumer))
         return (lambda h, tag, out: lib.vllm_request_submit_pull_with_options(
                     h, poller.ptr, tag, prompt_b, array, n_ids, native.ptr, priority, logprobs, native.options, out),
                 None, native, (poller, consumer))
@@ -712,8 +720,30 @@ class Engine:
                                                request, constrained)
 
     def _chat_pull_call(self, request: Union[str, Dict[str, Any]], poller,
-                        consumer: Optional[RequestEvents] = None):
+                        consumer: Optional[RequestEvents] = None, fetch_image=None):
+        """A pull chat call; image parts (issue 46) decoded here (data: URLs,
+        or ``fetch_image(url, what)``: the server's allow-listed fetcher)
+        and sent beside the request as pixels."""
+        images: List[Any] = []
+        if isinstance(request, (bytes, bytearray)):
+            request = bytes(request).decode("utf-8", "surrogateescape")
+        if isinstance(request, dict):
+            request, images = split_chat_images(request, fetch_image)
+        elif isinstance(request, str) and '"image' in request:
+            try:
+                body = json.loads(request)
+            except ValueError:
+                body = None  # not JSON: the engine refuses it in its own words
+            if body is not None:
+                body, images = split_chat_images(body, fetch_image)
+                if images:
+                    request = body
         text_b = encode_str(_request_json(request), "request_json")
+        if images:
+            pixels = NativeImages(images)
+            return (lambda h, tag, out: lib.vllm_chat_submit_pull_with_images(
+                        h, poller.ptr, tag, text_b, pixels.ptr, pixels.count, out),
+                    None, None, (poller, consumer))
         return (lambda h, tag, out: lib.vllm_chat_submit_pull(h, poller.ptr, tag, text_b, out),
                 None, None, (poller, consumer))
 

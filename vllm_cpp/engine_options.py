@@ -255,6 +255,12 @@ ENGINE_OPTION_TABLE: Tuple[EngineOption, ...] = (
                  "when needed, the least recently used evicted.", cli=True, metavar="N"),
     EngineOption("max_lora_rank", _INT32, None,
                  "Largest LoRA rank accepted (default 16).", cli=True, metavar="N"),
+    EngineOption("mmproj", _PATH, None,
+                 "A vision-language model's projector GGUF beside its text GGUF (llama.cpp's --mmproj): the "
+                 "model then takes images (docs/features/vision.md).", cli=True, metavar="FILE"),
+    EngineOption("limit_mm_per_prompt", _JSON_OBJECT, None,
+                 "Most images a prompt may carry, as vLLM's --limit-mm-per-prompt '{\"image\": N}' (default 8).",
+                 cli=True, metavar="JSON"),
 )
 
 _OPTIONS_BY_NAME = {o.name: o for o in ENGINE_OPTION_TABLE}

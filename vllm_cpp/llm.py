@@ -38,6 +38,7 @@ from .outputs import Completion, TokenLogprob
 from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams, ScoringOutput, ScoringRequestOutput
 from .pooling import ClassificationOutput, ClassificationRequestOutput, PoolingOutput, PoolingRequestOutput
 from .sampling_params import SamplingParams, StructuredOutput
+from .multimodal import images_of_multi_modal_data
 from .errors import InvalidConfigurationError
 
 __all__ = ["LLM", "RequestOutput", "CompletionOutput", "Logprob", "PositionLogprobs"]
@@ -196,7 +197,10 @@ class LLM:
         ``{"prompt_token_ids": [...]}``); all are submitted at once.
         ``use_tqdm`` is accepted for vLLM scripts; no progress bar is drawn.
         ``lora_request``: one LoRA adapter for every prompt, or one (or
-        None) per prompt, as vLLM takes it (engine loaded with enable_lora)."""
+        None) per prompt, as vLLM takes it (engine loaded with enable_lora).
+        Images: a prompt dict's ``multi_modal_data={"image": PIL.Image |
+        [PIL.Image, ...]}`` (vLLM's), one per image marker of its text (a
+        vision-language model; docs/features/vision.md)."""
         if isinstance(prompts, (str, dict)) or (
                 isinstance(prompts, Sequence) and prompts and isinstance(prompts[0], int)):
             prompts = [prompts]
@@ -204,8 +208,10 @@ class LLM:
         params = [self.engine._lora_params(p, lora) for p, lora in
                   zip(_per_prompt(sampling_params, len(inputs)), _per_prompt_lora(lora_request, len(inputs)))]
         # Every sequence a pull request, all read together on this thread.
-        calls = [functools.partial(self.engine._pull_call, prompt, p.for_choice(i), priority=None)
-                 for (prompt, _text), p in zip(inputs, params) for i in range(p.n)]
+        images = [images_of_multi_modal_data(p.get("multi_modal_data")) if isinstance(p, dict) else []
+                  for p in prompts]
+        calls = [functools.partial(self.engine._pull_call, prompt, p.for_choice(i), priority=None, images=imgs)
+                 for (prompt, _text), p, imgs in zip(inputs, params, images) for i in range(p.n)]
         with self.engine._pulled_batch(calls) as batch:
             for _request_event in batch:
                 pass

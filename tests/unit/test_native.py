@@ -10,7 +10,8 @@ thinking budget's gate), test_sampling_fields
 (the one parser of the sampling fields), test_engine_fields (that of the
 engine options), the serving core's
 (test_scheduler, test_block_pool, test_kv_cache_groups and
-test_output_processor: fake requests, no model), test_recursion_budget
+test_output_processor: fake requests, no model; test_encoder_inputs: images'
+encoder budget, block hashes, encoder cache and prompt layout), test_recursion_budget
 and test_tokenizer are C++ unit tests of internals. Each prints
 "N passed, M failed" and exits non-zero on failure.
 """
@@ -98,7 +99,8 @@ def test_sampling(build, program):
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("program", ["test_kv_cache_groups", "test_scheduler", "test_block_pool",
-                                     "test_output_processor", "test_recurrent_state_group"])
+                                     "test_output_processor", "test_recurrent_state_group",
+                                     "test_encoder_inputs"])
 def test_serving_core(build, program):
     # Fake requests, no model: the scheduler, the block pool and KV cache
     # manager, the output processor.

@@ -783,6 +783,50 @@ VLLM_API vllm_status vllm_lora_adapter_remove(vllm_engine* engine, int32_t id);
    (caller frees with vllm_string_free). INVALID_ARGUMENT without enable_lora. */
 VLLM_API vllm_status vllm_lora_adapters(vllm_engine* engine, char** out_json);
 
+/* ---- Images (issue 46; additive; docs/features/vision.md) ----
+   A vision-language model (loaded with the option "mmproj": the projector
+   GGUF beside a text GGUF) takes images with a prompt. libvllm has no image
+   codec: the caller decodes files and hands raw pixels. */
+
+/* One image: `width` x `height` pixels, `rgb` packed R,G,B bytes row by row
+   (top row first, no padding: rgb_bytes == width * height * 3); or, with
+   rgb NULL, `embedding`: n_embedding_rows rows of the language model's
+   hidden size that the caller's own encoder made (the rows its placeholder
+   tokens take). The caller owns every buffer; the submit call copies what
+   it keeps before it returns. Sides of 1..16384 pixels. */
+typedef struct vllm_image {
+    int32_t width;
+    int32_t height;
+    const uint8_t* rgb;
+    size_t rgb_bytes;
+    const float* embedding;
+    int32_t n_embedding_rows;
+} vllm_image;
+
+/* vllm_request_submit_pull_with_options with `n_images` images. A text
+   prompt holds one image marker per image where it goes (Gemma 3:
+   "<start_of_image>", as its chat template writes it), expanded as the
+   model's processor does before tokenizing; token ids must already hold
+   each image's placeholder run. Errors (INVALID_ARGUMENT, naming the image
+   as "image N"): a model without a vision tower (naming the model), a NULL
+   or malformed image (size, buffer length, row count), markers or
+   placeholder runs that do not match the images, more images than the
+   option limit_mm_per_prompt {"image": n} allows (default 8). */
+VLLM_API vllm_status vllm_request_submit_pull_with_images(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                                          const char* prompt, const int32_t* prompt_token_ids,
+                                                          int32_t n_prompt_token_ids, const vllm_image* images,
+                                                          int32_t n_images, const vllm_sampling_params* params,
+                                                          int32_t priority, int32_t logprobs,
+                                                          const char* options_json, vllm_request** out);
+
+/* vllm_chat_submit_pull with `n_images` images: the request's messages hold
+   {"type": "image"} content parts (one per image, in order; the template
+   renders each as the model's marker). Errors as vllm_chat_submit_pull and
+   vllm_request_submit_pull_with_images. */
+VLLM_API vllm_status vllm_chat_submit_pull_with_images(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                                       const char* request_json, const vllm_image* images,
+                                                       int32_t n_images, vllm_request** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@
 #include "api/delivery.h"
 #include "api/handles.h"
 #include "api/output_json.h"
+#include "chat/chat_images.h"
 #include "chat/chat_service.h"
 #include "chat/embedding_service.h"
 #include "chat/score_service.h"
@@ -182,16 +183,38 @@ vllm_status submit_request(vllm_engine* engine, const char* prompt, const vllm_s
 std::shared_ptr<vllm::RequestStream> submit_with_options(vllm_engine* engine, const char* prompt,
                                                          const int32_t* prompt_token_ids, int32_t n_prompt_token_ids,
                                                          const vllm_sampling_params& params, int32_t priority,
-                                                         int32_t logprobs, const char* options_json) {
+                                                         int32_t logprobs, const char* options_json,
+                                                         std::vector<vllm::ImageInput> images = {}) {
     if (logprobs < -1 || logprobs > 20)
         vllm::throw_invalid_argument("logprobs=" + std::to_string(logprobs) + ": must be -1 (none) or between 0 and 20");
     vllm::SamplingConfig sampling = sampling_config(engine, params);
     sampling.logprobs = logprobs;
     if (options_json != nullptr) vllm::read_sampling_options(options_json, sampling);
+    if (prompt != nullptr && !images.empty())
+        return engine->engine->submit_with_images(prompt, std::move(images), std::move(sampling), priority);
     if (prompt != nullptr) return engine->engine->submit(prompt, std::move(sampling), priority);
     if (n_prompt_token_ids < 0) vllm::throw_invalid_argument("n_prompt_token_ids is negative");
     std::vector<int32_t> ids(prompt_token_ids, prompt_token_ids + n_prompt_token_ids);
-    return engine->engine->submit_tokens(std::move(ids), std::move(sampling), priority);
+    return engine->engine->submit_tokens_with_images(std::move(ids), std::move(images), std::move(sampling), priority);
+}
+
+// A request's images (vllm_image), checked and copied: pixels or given rows.
+std::vector<vllm::ImageInput> image_inputs(vllm_engine* engine, const vllm_image* images, int32_t n_images) {
+    if (n_images < 0) vllm::throw_invalid_argument("n_images is negative");
+    if (n_images > 0 && images == nullptr) vllm::throw_invalid_argument("images is NULL");
+    std::vector<vllm::ImageInput> out;
+    for (int32_t i = 0; i < n_images; ++i) {
+        const vllm_image& image = images[i];
+        const std::string what = "image " + std::to_string(i + 1);
+        if (image.rgb != nullptr && image.embedding != nullptr)
+            vllm::throw_invalid_argument(what + ": give its rgb pixels or its embedding rows, not both");
+        if (image.embedding != nullptr)
+            out.push_back(engine->engine->image_embedding_input(image.embedding, image.n_embedding_rows, what));
+        else
+            out.push_back(engine->engine->image_input(
+                vllm::RgbImageView{image.width, image.height, image.rgb, image.rgb_bytes}, what));
+    }
+    return out;
 }
 
 // A completion's prompt is text or token ids, never both.
@@ -594,15 +617,40 @@ vllm_status vllm_request_submit_pull_with_options(vllm_engine* engine, vllm_poll
                                                   int32_t n_prompt_token_ids, const vllm_sampling_params* params,
                                                   int32_t priority, int32_t logprobs, const char* options_json,
                                                   vllm_request** out) {
+    return vllm_request_submit_pull_with_images(engine, poller, tag, prompt, prompt_token_ids, n_prompt_token_ids,
+                                                nullptr, 0, params, priority, logprobs, options_json, out);
+}
+
+vllm_status vllm_request_submit_pull_with_images(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                                 const char* prompt, const int32_t* prompt_token_ids,
+                                                 int32_t n_prompt_token_ids, const vllm_image* images,
+                                                 int32_t n_images, const vllm_sampling_params* params,
+                                                 int32_t priority, int32_t logprobs, const char* options_json,
+                                                 vllm_request** out) {
     return guarded([&] {
         check_pull_arguments(engine, poller, out);
         require_non_null(params, "params");
         require_one_prompt(prompt, prompt_token_ids);
+        std::vector<vllm::ImageInput> inputs = image_inputs(engine, images, n_images);
         *out = vllm::api::start_pull_completion(
             engine, poller, tag,
             submit_with_options(engine, prompt, prompt_token_ids, n_prompt_token_ids, *params, priority, logprobs,
-                                options_json),
+                                options_json, std::move(inputs)),
             logprobs >= 0);
+    });
+}
+
+vllm_status vllm_chat_submit_pull_with_images(vllm_engine* engine, vllm_poller* poller, uint64_t tag,
+                                              const char* request_json, const vllm_image* images, int32_t n_images,
+                                              vllm_request** out) {
+    return guarded([&] {
+        check_pull_arguments(engine, poller, out);
+        require_non_null(request_json, "request_json");
+        std::vector<vllm::ImageInput> inputs = image_inputs(engine, images, n_images);
+        std::shared_ptr<const vllm::chat::ChatService::Prepared> prepared =
+            chat_service(engine).prepare_request(request_json, inputs.size());
+        if (!inputs.empty()) prepared = vllm::chat::with_images(*prepared, std::move(inputs), *engine->engine);
+        *out = vllm::api::start_pull_chat(engine, poller, tag, std::move(prepared));
     });
 }
 

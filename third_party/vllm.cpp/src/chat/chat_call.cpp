@@ -50,7 +50,8 @@ std::shared_ptr<ChatCall> ChatCall::start(const ChatService& service,
         if (p.request.return_token_ids) call->parts_.prompt_token_ids = p.prompt_ids;
     }
     call->usage_.prompt_tokens = static_cast<int64_t>(p.prompt_ids.size());
-    call->submit_choices({p.prompt_ids}, p.request.n, p.sampling, p.request.priority, service.submit_);
+    call->submit_choices({p.prompt_ids}, p.request.n, p.sampling, p.request.priority,
+                         p.submit ? p.submit : service.submit_);
     return call;
 }
 

@@ -42,6 +42,40 @@ std::string part_text(const json::Value& part, const std::string& name) {
     throw_invalid_argument("'" + name + ".type' '" + kind + "' is not supported (text parts only)");
 }
 
+bool is_image_part(const json::Value& part) {
+    if (!part.is_object()) return false;
+    const json::Value* type = field(part, "type");
+    return type != nullptr && type->is_string() &&
+           (type->as_string() == "image" || type->as_string() == "image_url" || type->as_string() == "input_image");
+}
+
+// Content with images (issue 46), as vLLM's "openai" content format hands
+// it to a template: a list of {"type": "image"} and {"type": "text", "text"}
+// parts, in order. An image_url part still holding its URL never reaches
+// here: the caller (the Python layer, the server) decodes it into pixels and
+// sends {"type": "image"} with the image beside the request.
+json::Value parts_with_images(const json::Value& content, const std::string& name) {
+    json::Value parts = json::Value::array();
+    for (size_t i = 0; i < content.items().size(); ++i) {
+        const json::Value& item = content.items()[i];
+        const std::string part_name = name + "[" + std::to_string(i) + "]";
+        json::Value part = json::Value::object();
+        if (is_image_part(item)) {
+            if (field(item, "type")->as_string() != "image")
+                throw_invalid_argument("'" + part_name + "': " + field(item, "type")->as_string() +
+                                       " parts are decoded by the caller into images (the Python layer and the "
+                                       "server do): send {\"type\": \"image\"} with the image's pixels beside the "
+                                       "request (vllm_chat_submit_pull_with_images)");
+            part.set("type", "image");
+        } else {
+            part.set("type", "text");
+            part.set("text", part_text(item, part_name));
+        }
+        parts.push_back(std::move(part));
+    }
+    return parts;
+}
+
 // String content as is; null or absent as "" (vLLM's rendering of an
 // assistant turn that only calls tools); an array of text parts joined with "\n".
 std::string text_content(const json::Value* content, const std::string& name) {
@@ -107,7 +141,12 @@ json::Value normalized_message(const json::Value& message, const std::string& na
     json::Value out = json::Value::object();
     // A legacy function result is the tool message it became, named by its function.
     out.set("role", role == "function" ? "tool" : role);
-    out.set("content", text_content(field(message, "content"), name + ".content"));
+    const json::Value* content = field(message, "content");
+    if (content != nullptr && content->is_array() &&
+        std::any_of(content->items().begin(), content->items().end(), is_image_part))
+        out.set("content", parts_with_images(*content, name + ".content"));
+    else
+        out.set("content", text_content(content, name + ".content"));
     if (role == "function") required_string(message, "name", name);
     if (role == "assistant") {
         if (const json::Value* calls = field(message, "tool_calls")) {
@@ -319,6 +358,10 @@ ChatRequest parse_chat_request(std::string_view request_json) {
     refuse_prompt_logprobs(r);
     parse_outputs(body, r);
     parse_template_options(body, r);
+    for (const json::Value& message : r.messages.items())
+        if (const json::Value* content = message.find("content"); content != nullptr && content->is_array())
+            for (const json::Value& part : content->items())
+                if (part.find("type")->as_string() == "image") ++r.num_images;
     return r;
 }
 

@@ -44,6 +44,9 @@ struct ChatRequest : OpenAIRequest {
     // before the engine ends the section (>= 0; -1: no budget). Needs a
     // reasoning parser (chat_service.h).
     int32_t thinking_token_budget = -1;
+    // The messages' {"type": "image"} parts (issue 46): each needs an image
+    // beside the request (vllm_chat_submit_pull_with_images).
+    size_t num_images = 0;
 
     // The request's own chat template (vLLM's `chat_template`), used instead
     // of the model's; "" : the model's. A server decides whether to trust it.

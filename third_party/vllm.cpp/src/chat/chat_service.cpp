@@ -65,10 +65,14 @@ ChatTemplate ChatService::request_template(const std::string& source) const {
     }
 }
 
-std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::string_view request_json) const {
+std::shared_ptr<const ChatService::Prepared> ChatService::prepare_request(std::string_view request_json,
+                                                                          size_t n_images) const {
     auto prepared = std::make_shared<Prepared>();
     Prepared& p = *prepared;
     p.request = parse_chat_request(request_json);
+    if (p.request.num_images != n_images)
+        throw_invalid_argument("the messages have " + std::to_string(p.request.num_images) +
+                               " image parts, and " + std::to_string(n_images) + " images came with the request");
     if (p.request.tool_choice == ToolChoice::Auto && tool_parser_.empty())
         throw_invalid_argument(
             "tool_choice 'auto' (the default with 'tools') needs a tool parser: load the model with tool_parser "

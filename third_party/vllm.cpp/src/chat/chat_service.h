@@ -74,6 +74,9 @@ public:
         // request's fields, logprobs, options and output constraint
         // (response_format / forced tool calls; null grammar: none).
         SamplingConfig sampling;
+        // Set: the choices are submitted through it instead of the
+        // service's submit (a request with images: chat_images.h).
+        std::function<std::shared_ptr<RequestStream>(std::vector<int32_t>, SamplingConfig, int32_t)> submit;
     };
 
     // Starts one engine request (Engine::submit_tokens; tests script one).
@@ -101,7 +104,8 @@ public:
     void stream(std::string_view request_json, const ChunkSink& sink) const;
 
     // The validation half: INVALID_ARGUMENT for a request that is not valid.
-    std::shared_ptr<const Prepared> prepare_request(std::string_view request_json) const;
+    // `n_images`: the images given beside it, one per {"type": "image"} part.
+    std::shared_ptr<const Prepared> prepare_request(std::string_view request_json, size_t n_images = 0) const;
     // The request's "stream" field.
     static bool wants_stream(const Prepared& prepared);
     // The rendered prompt's token ids (what the choices are submitted with).

@@ -21,12 +21,31 @@ uint64_t block_hash(uint64_t parent_hash, const int32_t* tokens, int block_size)
     return h;
 }
 
+namespace {
+// `h` mixed with the images overlapping tokens [begin, begin + block_size).
+uint64_t with_encoder_inputs(uint64_t h, const std::vector<EncoderSpan>& spans, int64_t begin, int block_size) {
+    for (const EncoderSpan& span : spans) {
+        if (span.offset >= begin + block_size) break;
+        if (span.offset + span.length <= begin) continue;
+        h ^= span.content_hash + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h ^= (uint64_t(uint32_t(span.offset)) + 1) * 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 33;
+    }
+    return h;
+}
+}  // namespace
+
 void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size,
-                         uint64_t seed) {
+                         uint64_t seed, const std::vector<EncoderSpan>* encoder_inputs) {
     const size_t full = tokens.size() / static_cast<size_t>(block_size);
     while (hashes.size() < full) {
         const uint64_t parent = hashes.empty() ? seed : hashes.back();
-        hashes.push_back(block_hash(parent, tokens.data() + hashes.size() * block_size, block_size));
+        const int64_t begin = int64_t(hashes.size()) * block_size;
+        uint64_t h = block_hash(parent, tokens.data() + begin, block_size);
+        if (encoder_inputs && !encoder_inputs->empty()) h = with_encoder_inputs(h, *encoder_inputs, begin, block_size);
+        hashes.push_back(h);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/block_pool.h"
+#include "core/scheduler_request.h"
 
 namespace vllm {
 
@@ -20,8 +21,12 @@ uint64_t block_hash(uint64_t parent_hash, const int32_t* tokens, int block_size)
 // Extends `hashes` (those of the first full blocks of `tokens`) to every
 // full block `tokens` holds. `seed`: the first block's parent hash (a LoRA
 // adapter's key, SchedulerRequest::adapter_key; 0 for the base model).
+// `encoder_inputs` (SchedulerRequest::encoder_inputs, in prompt order):
+// each block also hashes the content hash and offset of every image whose
+// placeholder tokens it overlaps, so equal placeholder tokens of different
+// images name different blocks.
 void extend_block_hashes(std::vector<uint64_t>& hashes, const std::vector<int32_t>& tokens, int block_size,
-                         uint64_t seed = 0);
+                         uint64_t seed = 0, const std::vector<EncoderSpan>* encoder_inputs = nullptr);
 
 // A view of a token sequence's full blocks and their hashes (both must
 // outlive it; `hashes` from extend_block_hashes).

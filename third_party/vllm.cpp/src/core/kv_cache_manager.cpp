@@ -17,7 +17,8 @@ KVCacheManager::KVCacheManager(const std::vector<KVCacheGroupSpec>& groups, cons
 }
 
 BlockHashChain KVCacheManager::chain_of(SchedulerRequest& request) const {
-    extend_block_hashes(request.block_hashes, request.tokens(), block_size_, request.adapter_key);
+    extend_block_hashes(request.block_hashes, request.tokens(), block_size_, request.adapter_key,
+                        &request.encoder_inputs);
     return BlockHashChain(request.tokens(), request.block_hashes, block_size_, request.adapter_key);
 }
 

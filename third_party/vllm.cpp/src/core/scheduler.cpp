@@ -1,6 +1,7 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 #include <set>
 
@@ -96,6 +97,23 @@ int Scheduler::step_tokens(const SchedulerRequest& r, int budget, int remaining,
     return std::min({n, r.max_tokens_per_step, capped_left});
 }
 
+int Scheduler::encoder_limited(const SchedulerRequest& r, int begin, int n, int64_t& encoder_left) const {
+    for (const EncoderSpan& span : r.encoder_inputs) {
+        if (span.offset + span.length <= begin) continue;
+        if (span.offset >= begin + n) break;  // in prompt order: the rest lie beyond the chunk
+        // An indivisible image the chunk would cut: the chunk stops before
+        // it (or, starting inside it, waits for a step with room for its rest).
+        if (span.indivisible && span.offset + span.length > begin + n) return std::max(0, span.offset - begin);
+        if (span.has_rows) continue;
+        // An input dearer than the whole budget runs in a step that has
+        // spent none of it (alone), or it would never run.
+        const bool untouched = encoder_budget_ > 0 && encoder_left == encoder_budget_;
+        if (span.cost > encoder_left && !untouched) return std::max(0, span.offset - begin);
+        encoder_left = std::max<int64_t>(0, encoder_left - span.cost);
+    }
+    return n;
+}
+
 SchedulerOutput Scheduler::schedule() {
     std::vector<ScheduledRequest> batch;
     int budget = max_num_batched_tokens_;
@@ -103,6 +121,8 @@ SchedulerOutput Scheduler::schedule() {
     // this step (-1: none scheduled yet): their cap bounds the step's
     // logits rows, not one request's alone.
     int capped_left = -1;
+    // Encoder cost left this step (unlimited without a budget).
+    int64_t encoder_left = encoder_budget_ > 0 ? encoder_budget_ : INT64_MAX;
 
     // Running requests first, in admission order.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
@@ -111,8 +131,9 @@ SchedulerOutput Scheduler::schedule() {
             ++i;
             continue;
         }
-        const int n = step_tokens(*r, budget, r->num_tokens_with_spec() - r->num_computed_tokens, capped_left);
-        if (n == 0) {  // the capped requests' share is taken: its turn comes next step
+        int n = step_tokens(*r, budget, r->num_tokens_with_spec() - r->num_computed_tokens, capped_left);
+        if (!r->encoder_inputs.empty()) n = encoder_limited(*r, r->num_computed_tokens, n, encoder_left);
+        if (n == 0) {  // the capped requests' (or the encoder's) share is taken: its turn comes next step
             ++i;
             continue;
         }
@@ -171,8 +192,9 @@ SchedulerOutput Scheduler::schedule() {
             waiting_.erase(waiting_.begin() + w);
             continue;
         }
-        const int n = step_tokens(*r, budget, r->num_tokens() - cached_tokens, capped_left);
-        if (n == 0) break;  // the capped requests' share is taken (no overtaking)
+        int n = step_tokens(*r, budget, r->num_tokens() - cached_tokens, capped_left);
+        if (!r->encoder_inputs.empty()) n = encoder_limited(*r, cached_tokens, n, encoder_left);
+        if (n == 0) break;  // the capped requests' (or the encoder's) share is taken (no overtaking)
         if (r->whole_prompt && n < r->num_tokens() - cached_tokens) break;  // waits for a step with room (no overtaking)
         const Allocation allocation = allocate(r, n, cached);
         if (allocation == Allocation::Failed) continue;  // r left waiting_

@@ -34,6 +34,10 @@ public:
     // more than `n` distinct adapters run at once steps aside until one
     // finishes (0: no limit).
     void set_max_loras(int n) { max_loras_ = n; }
+    // Encoder work (vLLM's encoder compute budget): a step's chunks reach at
+    // most this much encoder cost (EncoderSpan::cost) of inputs without
+    // rows; a chunk that would pass it stops before that input (0: no limit).
+    void set_encoder_budget(int64_t cost) { encoder_budget_ = cost; }
 
     // A request with waiting_for_grammar set is passed over until it is cleared.
     void add(SchedulerRequest* request);
@@ -71,6 +75,10 @@ private:
     // its max_tokens_per_step, which the step's capped requests share
     // (capped_left, set from the first of them).
     static int step_tokens(const SchedulerRequest& r, int budget, int remaining, int& capped_left);
+    // `n` new tokens of `r` from position `begin`, cut before its first
+    // encoder input without rows that `encoder_left` cannot pay for; the
+    // inputs the chunk reaches are paid.
+    int encoder_limited(const SchedulerRequest& r, int begin, int n, int64_t& encoder_left) const;
     void preempt(size_t running_index);
     enum class Allocation { Placed, NoRoom, Failed };
     // kv_.allocate; a failed allocation removes the request into failed_.
@@ -82,6 +90,7 @@ private:
     KVCacheManager& kv_;
     KvLoadGate* load_gate_ = nullptr;
     int max_loras_ = 0;
+    int64_t encoder_budget_ = 0;
     std::vector<SchedulerRequest*> running_;  // admission order
     std::vector<SchedulerRequest*> waiting_;  // arrival order; preempted ones go back in front
     std::vector<SchedulerRequest*> failed_;   // see take_failed()

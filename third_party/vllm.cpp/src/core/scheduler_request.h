@@ -23,6 +23,23 @@ namespace vllm {
 
 enum class RequestStatus { WAITING, RUNNING, FINISHED };
 
+// An encoder input of the prompt (an image, issue 46): its placeholder
+// tokens [offset, offset + length) take the encoder's rows at the embedding
+// step. The scheduler budgets `cost` (encoder positions) in a step that
+// reaches it before its rows exist; the prefix cache mixes `content_hash`
+// into the hash of every block it overlaps, so two different images behind
+// the same placeholder tokens never share KV.
+struct EncoderSpan {
+    int offset = 0;
+    int length = 0;
+    int64_t cost = 0;
+    uint64_t content_hash = 0;
+    bool has_rows = false;  // the engine holds its rows (encoded, cached or given): costs no budget
+    // Its tokens attend to each other both ways (Gemma 3): what is left of
+    // it is computed in one chunk, never split across steps.
+    bool indivisible = false;
+};
+
 class SchedulerRequest {
 public:
     // `arrival` is unique per engine and increases with submission: it is
@@ -56,6 +73,8 @@ public:
     // starts from it, so two adapters (and the base model) never share KV
     // blocks, and the scheduler counts distinct ones against max_loras.
     uint64_t adapter_key = 0;
+    // Its images' placeholder runs, in prompt order (none: a text request).
+    std::vector<EncoderSpan> encoder_inputs;
 
     // false: every token is computed, none adopted from the prefix cache
     // or a KV connector (a request that wants each prompt position's

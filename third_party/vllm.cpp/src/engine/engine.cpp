@@ -55,6 +55,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
         wake_.notify_all();
     });
     if (config_.kv_transfer) attach_kv_connector(kv_plan);
+    load_vision();
     if (config_.enable_lora) {
         if (config_.kv_transfer)
             throw_invalid_argument("enable_lora with a kv_transfer_config is not supported (the connector's block "
@@ -336,6 +337,12 @@ std::shared_ptr<RequestStream> Engine::submit(const std::string& prompt, Samplin
 
 std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                      int32_t priority) {
+    return submit_tokens_with_images(std::move(prompt_ids), {}, std::move(sampling), priority);
+}
+
+std::shared_ptr<RequestStream> Engine::submit_tokens_with_images(std::vector<int32_t> prompt_ids,
+                                                                 std::vector<ImageInput> images,
+                                                                 SamplingConfig sampling, int32_t priority) {
     if (!serves_generation_)
         throw_invalid_argument("this engine serves embeddings only: model \"" + model_name_ +
                                "\" was loaded with runner pooling; use the embeddings API (/v1/embeddings, "
@@ -346,6 +353,8 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
     sampling.truncate_prompt(prompt_ids);
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     sampling.check_vocabulary(tokenizer_->vocab_size());
+    std::vector<EncoderSpan> image_spans;
+    if (!images.empty()) image_spans = place_images(prompt_ids, images);
     auto stream = std::make_shared<RequestStream>();
     std::shared_ptr<const LoraSpec> lora;
     if (sampling.lora_int_id != 0) {
@@ -364,6 +373,8 @@ std::shared_ptr<RequestStream> Engine::submit_tokens(std::vector<int32_t> prompt
         incoming_.back()->matcher = std::move(matcher);
         if (lora) incoming_.back()->sched.adapter_key = lora->key;
         incoming_.back()->lora = std::move(lora);
+        incoming_.back()->sched.encoder_inputs = std::move(image_spans);
+        incoming_.back()->images = std::move(images);
     }
     wake_.notify_one();
     return stream;

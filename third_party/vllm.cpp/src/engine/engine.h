@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/engine_config.h"
+#include "engine/encoder_cache.h"
 #include "engine/engine_core.h"
 #include "engine/kv_cache_plan.h"
 #include "engine/kv_event_queue.h"
@@ -44,6 +45,25 @@ public:
     // The same for a prompt already tokenized (chat renders and encodes its own).
     std::shared_ptr<RequestStream> submit_tokens(std::vector<int32_t> prompt_ids, SamplingConfig sampling,
                                                  int32_t priority);
+
+    // Images (issue 46; engine_vision.cpp). A prompt with images: the text
+    // holds one image marker (vision_tower().prompt_format().marker) per
+    // image, expanded as the model's processor does, then tokenized.
+    std::shared_ptr<RequestStream> submit_with_images(const std::string& prompt, std::vector<ImageInput> images,
+                                                      SamplingConfig sampling, int32_t priority);
+    // The same for a prompt already tokenized and expanded (chat): its
+    // placeholder runs are matched to the images in order.
+    std::shared_ptr<RequestStream> submit_tokens_with_images(std::vector<int32_t> prompt_ids,
+                                                             std::vector<ImageInput> images, SamplingConfig sampling,
+                                                             int32_t priority);
+    // An image for a request: checked, copied, planned (INVALID_ARGUMENT
+    // naming `what`, or naming the model when it takes no images).
+    ImageInput image_input(const RgbImageView& pixels, const std::string& what) const;
+    // Rows the caller's own encoder made, hidden-size floats each.
+    ImageInput image_embedding_input(const float* rows, int64_t n_rows, const std::string& what) const;
+    // The model's vision tower; INVALID_ARGUMENT naming the model when it has none.
+    const VisionTower& vision_tower() const;
+    bool takes_images() const { return vision_ != nullptr; }
 
     // A pooling request (vLLM's embed task): the prompt's final hidden rows
     // pooled as the engine's pooler config says, with `params`' normalisation
@@ -131,6 +151,12 @@ private:
     // An encoder's classification head (cls.output), read into pooler_ once the model is built.
     void resolve_classifier(const ModelConfig& model);
     void loop();
+    // The vision tower of mmproj (or the HF directory), handed to the core.
+    void load_vision();
+    // The request's images checked against the limit and matched to its
+    // prompt's placeholder runs (engine_vision.cpp).
+    std::vector<EncoderSpan> place_images(const std::vector<int32_t>& prompt_ids,
+                                          const std::vector<ImageInput>& images) const;
     LoraRegistry& lora_registry() const;  // INVALID_ARGUMENT without enable_lora
 
     EngineConfig config_;
@@ -149,6 +175,11 @@ private:
     bool serves_pooling_ = false;
     bool encoder_ = false;  // the model is an encoder (ArchitectureTraits::encoder): pooling requests run whole
     PoolerConfig pooler_;
+    // Images (issue 46): the projector file, its tower, the placeholder token.
+    std::unique_ptr<ModelSource> mmproj_;
+    std::unique_ptr<VisionTower> vision_;
+    int32_t image_placeholder_id_ = -1;
+    std::string unsupported_vision_;  // an HF directory's vision architecture this engine does not run
 
     // Hand-over between submitting threads and the loop.
     mutable std::mutex mutex_;

@@ -80,6 +80,13 @@ struct EngineConfig {
     std::optional<int32_t> step_tag_id;
     std::vector<int32_t> returned_token_ids;
 
+    // Images (issue 46): the vision projector GGUF beside a text GGUF
+    // (llama.cpp's --mmproj; a vision model's HF directory carries its own),
+    // and vLLM's limit_mm_per_prompt {"image": n}.
+    std::string mmproj_path;
+    int limit_images_per_prompt = kDefaultImagesPerPrompt;
+    static constexpr int kDefaultImagesPerPrompt = 8;
+
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;
     static constexpr int kDefaultMaxNumBatchedTokens = 2048;

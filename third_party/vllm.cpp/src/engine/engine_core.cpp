@@ -56,6 +56,40 @@ void EngineCore::attach_connector(std::unique_ptr<kv_transfer::KvConnector> conn
     scheduler_.set_load_gate(connector_.get());
 }
 
+void EngineCore::use_vision(VisionTower* tower, size_t cache_floats, int64_t encoder_budget) {
+    encoder_ = std::make_unique<EncoderStage>(*tower, cache_floats);
+    scheduler_.set_encoder_budget(encoder_budget);
+    runner_.set_encoder_rows([this](const SchedulerRequest& sched, size_t input) -> const float* {
+        const ImageInput& image = request_of(sched).images.at(input);
+        return image.rows ? image.rows->data() : nullptr;
+    });
+}
+
+SchedulerOutput EngineCore::encode_images(SchedulerOutput scheduled) {
+    std::vector<ScheduledRequest> kept;
+    kept.reserve(scheduled.size());
+    for (const ScheduledRequest& s : scheduled) {
+        Request& r = request_of(*s.request);
+        if (r.images.empty()) {
+            kept.push_back(s);
+            continue;
+        }
+        try {
+            if (!encoder_) throw_invalid_argument("this model has no vision tower: it takes no images");
+            encoder_->prepare(s, r, pool_);
+            kept.push_back(s);
+        } catch (const Error& e) {
+            remove(r, false);
+            r.stream->finish(nullptr, e.status(), e.what());
+        } catch (const std::exception& e) {
+            remove(r, false);
+            r.stream->finish(nullptr, VLLM_ERR_RUNTIME, std::string("image encoding failed: ") + e.what());
+        }
+    }
+    scheduled.scheduled = std::move(kept);
+    return scheduled;
+}
+
 void EngineCore::use_lora(LoraRegistry* registry) {
     lora_ = registry;
     scheduler_.set_max_loras(registry->max_loras());
@@ -225,6 +259,7 @@ SchedulerOutput EngineCore::schedule() {
         r.stream->finish(nullptr, VLLM_ERR_RUNTIME,
                          "out of memory: the KV cache blocks of this request could not be allocated");
     }
+    if (encoder_) scheduled = encode_images(std::move(scheduled));  // before the adapters' per-request list
     if (lora_) scheduled = acquire_adapters(std::move(scheduled));
     erase_finished();
     return scheduled;
@@ -612,6 +647,12 @@ EngineStats EngineCore::stats() const {
             if (r->lora) (r->sched.status == RequestStatus::RUNNING ? running : waiting).insert(r->lora->name);
         l.running_adapters.assign(running.begin(), running.end());
         l.waiting_adapters.assign(waiting.begin(), waiting.end());
+    }
+    if (encoder_) {
+        EngineStats::Vision& v = s.vision.emplace();
+        v.images_encoded = encoder_->stats().images_encoded;
+        v.encoder_cache_hits = encoder_->stats().encoder_cache_hits;
+        v.encode_seconds = encoder_->stats().encode_seconds;
     }
     return s;
 }

@@ -16,6 +16,7 @@
 
 #include "core/kv_cache_manager.h"
 #include "core/scheduler.h"
+#include "engine/encoder_stage.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_plan.h"
 #include "engine/lora_registry.h"
@@ -57,6 +58,9 @@ public:
     // enable_lora: the engine's adapters (outliving this core); the
     // scheduler keeps to its max_loras.
     void use_lora(LoraRegistry* registry);
+    // Images (issue 46): `tower` (outliving this core) encodes them, its rows
+    // cached up to `cache_floats`; `encoder_budget`: encoder cost per step.
+    void use_vision(VisionTower* tower, size_t cache_floats, int64_t encoder_budget);
     // Live requests or held-back ends, unless all of them wait for KV
     // transfers or grammar masks; or a mask became ready.
     bool has_work() const {
@@ -229,6 +233,11 @@ private:
     DraftModelProposer* draft_proposer_ = nullptr;  // proposer_ when it is the draft model's (its KV stats)
     std::unique_ptr<SpeculationPolicy> speculation_policy_;
     std::vector<DraftRequest> draft_requests_;       // per step: the requests propose_drafts drafts for
+    // Images (issue 46): the encoder stage (null without a vision tower).
+    std::unique_ptr<EncoderStage> encoder_;
+    // Rows for the images the step's chunks reach; a request whose image
+    // cannot be encoded fails alone (left out of the batch).
+    SchedulerOutput encode_images(SchedulerOutput scheduled);
 };
 
 }  // namespace vllm

@@ -271,6 +271,24 @@ void read_pooling_fields(const json::Value& o, EngineConfig& c) {
     }
 }
 
+// mmproj, limit_mm_per_prompt: images (issue 46).
+void read_vision_fields(const json::Value& o, EngineConfig& c) {
+    if (const std::string* path = read_string(o, "mmproj")) {
+        if (path->empty()) throw_invalid_argument("'mmproj' must not be empty (the vision projector GGUF file)");
+        c.mmproj_path = *path;
+    }
+    if (const json::Value* v = field(o, "limit_mm_per_prompt")) {
+        json::require_object(*v, "limit_mm_per_prompt");
+        for (const auto& [modality, limit] : v->members()) {
+            if (modality != "image")
+                throw_invalid_argument("'limit_mm_per_prompt' modality '" + modality +
+                                       "' is not supported (only image)");
+            c.limit_images_per_prompt =
+                static_cast<int>(read_int64_in(limit, "limit_mm_per_prompt.image", 0, 1024));
+        }
+    }
+}
+
 }  // namespace
 
 EngineConfig read_engine_fields(const json::Value& fields) {
@@ -283,6 +301,7 @@ EngineConfig read_engine_fields(const json::Value& fields) {
     read_model_fields(fields, c);
     read_option_fields(fields, c);
     read_pooling_fields(fields, c);
+    read_vision_fields(fields, c);
     return c;
 }
 

@@ -60,7 +60,8 @@ constexpr const char* kEngineOptionKeys[] = {
     "chat_template", "kv_cache_dtype", "kv_cache_memory_bytes", "num_threads", "isa",
     "structured_compile_timeout_ms", "structured_max_grammar_size",
     "runner", "convert", "pooler_config", "hf_overrides",
-    "enable_lora", "max_loras", "max_lora_rank"};
+    "enable_lora", "max_loras", "max_lora_rank",
+    "mmproj", "limit_mm_per_prompt"};
 
 // The EngineConfig of the fields above that `fields` has (absent or null:
 // the default), environment overrides applied and the relations between

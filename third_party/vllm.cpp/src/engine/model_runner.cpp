@@ -1,6 +1,10 @@
 #include "engine/model_runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+
+#include "util/error.h"
 
 namespace vllm {
 
@@ -12,6 +16,7 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
     const std::function<bool(const SchedulerRequest&)>& pools, const std::vector<const LoraAdapter*>* adapters) {
     slices_.clear();
     slices_.reserve(scheduled.size());
+    embedding_rows_.clear();
     first_rows_.clear();
     spec_inputs_.clear();
     spec_inputs_.reserve(scheduled.size());  // slices point into it
@@ -46,9 +51,16 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
             hidden += slice.n_tokens;
         }
         if (adapters != nullptr) slice.lora = (*adapters)[slices_.size()];
+        if (!r.encoder_inputs.empty()) add_embedding_rows(r, slice);
         first_rows_.push_back(rows);
         rows += slice.num_logits;
         slices_.push_back(slice);
+    }
+    // embedding_rows_ is complete: point the slices into it.
+    for (size_t i = 0, next = 0; i < slices_.size(); ++i) {
+        if (slices_[i].n_embedding_rows == 0) continue;
+        slices_[i].embedding_rows = embedding_rows_.data() + next;
+        next += slices_[i].n_embedding_rows;
     }
     if (hidden > 0) {
         hidden_.resize(hidden * size_t(model_.config().dim));
@@ -63,6 +75,21 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
     pool_.park();
     forward_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return slices_;
+}
+
+void ModelRunner::add_embedding_rows(const SchedulerRequest& r, SequenceSlice& slice) {
+    const int begin = slice.start_pos, end = slice.start_pos + slice.n_tokens;
+    const int64_t dim = model_.config().dim;
+    for (size_t k = 0; k < r.encoder_inputs.size(); ++k) {
+        const EncoderSpan& span = r.encoder_inputs[k];
+        const int first = std::max(span.offset, begin), last = std::min(span.offset + span.length, end);
+        if (first >= last) continue;
+        const float* rows = encoder_rows_ ? encoder_rows_(r, k) : nullptr;
+        if (rows == nullptr) throw_runtime("image " + std::to_string(k + 1) + " of a request has no encoder rows");
+        embedding_rows_.push_back(EmbeddingRows{first - begin, last - first, rows + int64_t(first - span.offset) * dim,
+                                                span.indivisible ? span.offset + span.length - 1 : -1});
+        ++slice.n_embedding_rows;
+    }
 }
 
 float* ModelRunner::logits_rows(size_t i) {

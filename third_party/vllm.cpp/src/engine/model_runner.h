@@ -35,6 +35,12 @@ public:
                                               const std::function<bool(const SchedulerRequest&)>& wants_prompt_rows,
                                               const std::function<bool(const SchedulerRequest&)>& pools = {},
                                               const std::vector<const LoraAdapter*>* adapters = nullptr);
+    // Images (issue 46): the rows of a request's encoder input `input`
+    // (SchedulerRequest::encoder_inputs[input], its length * dim floats),
+    // which the engine has made ready before the step; a slice reaching its
+    // placeholder tokens embeds them instead of the tokens.
+    using EncoderRows = std::function<const float*(const SchedulerRequest&, size_t input)>;
+    void set_encoder_rows(EncoderRows rows) { encoder_rows_ = std::move(rows); }
     // The first of slice i's hidden rows of the last forward (a pooling request's).
     const float* hidden_rows(size_t i) const { return hidden_.data() + first_hidden_[i] * size_t(model_.config().dim); }
     // The first of slice i's num_logits rows of the last forward.
@@ -46,6 +52,9 @@ public:
     void release_prompt_rows();
 
 private:
+    // Slice `slice` of `r` gets the EmbeddingRows of the images it reaches.
+    void add_embedding_rows(const SchedulerRequest& r, SequenceSlice& slice);
+
     DecoderModel& model_;
     KVCache& kv_cache_;
     const KVCacheManager& kv_manager_;
@@ -56,6 +65,8 @@ private:
     std::vector<float> logits_;
     std::vector<size_t> first_hidden_;  // per slice: its first hidden row (pooling requests)
     std::vector<float> hidden_;
+    EncoderRows encoder_rows_;
+    std::vector<EmbeddingRows> embedding_rows_;  // the step's, pointed at by slices_
     bool prompt_rows_ = false;  // some request took its prompt chunk's rows this step
     double forward_seconds_ = 0;
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/scheduler_request.h"
+#include "engine/encoder_cache.h"
 #include "engine/output_processor.h"
 #include "engine/reasoning_gate.h"
 #include "engine/pooler.h"
@@ -93,6 +94,11 @@ struct Request {
         bool reads_logits() const { return !score_tokens.empty() || classifier_labels > 0; }
     };
     std::optional<Pooling> pooling;
+
+    // Its images (issue 46), one per sched.encoder_inputs entry, in order:
+    // pixels until encoded, then the rows (kept for the request's life, so a
+    // preempted request recomputes without encoding again).
+    std::vector<ImageInput> images;
 
     // Masks the last token of every bad word the output is one token short
     // of; whether it masked any.

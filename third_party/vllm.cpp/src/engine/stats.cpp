@@ -99,6 +99,13 @@ std::string EngineStats::to_json() const {
         o.set("waiting_adapters", std::move(waiting));
         field("lora", json::dump(o));
     }
+    if (vision) {
+        json::Value o = json::Value::object();
+        o.set("images_encoded", vision->images_encoded);
+        o.set("encoder_cache_hits", vision->encoder_cache_hits);
+        o.set("encode_ms", vision->encode_seconds * 1000.0);
+        field("vision", json::dump(o));
+    }
     return out + "}";
 }
 

@@ -84,6 +84,13 @@ struct EngineStats {
         std::vector<std::string> running_adapters, waiting_adapters;
     };
     std::optional<Lora> lora;
+    // With a vision tower (issue 46; else left out of the JSON): images
+    // encoded (tower runs), encoder cache hits, their encode time.
+    struct Vision {
+        int64_t images_encoded = 0, encoder_cache_hits = 0;
+        double encode_seconds = 0;
+    };
+    std::optional<Vision> vision;
 
     std::string to_json() const;
 };

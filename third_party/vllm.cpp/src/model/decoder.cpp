@@ -35,6 +35,15 @@ void Decoder::begin_forward(const std::vector<SequenceSlice>& batch, const KVCac
             tokens_.push_back(s.tokens[i]);
             positions_.push_back(s.start_pos + i);
         }
+    mask_positions_ = positions_;
+    int64_t first_row = 0;
+    for (const SequenceSlice& s : batch) {
+        for (int k = 0; k < s.n_embedding_rows; ++k)
+            if (s.embedding_rows[k].attend_until >= 0)
+                for (int i = 0; i < s.embedding_rows[k].count; ++i)
+                    mask_positions_[first_row + s.embedding_rows[k].first + i] = s.embedding_rows[k].attend_until;
+        first_row += s.n_tokens;
+    }
     const int64_t T = static_cast<int64_t>(tokens_.size());
     const int64_t q_dim = int64_t(c.n_heads) * c.head_dim, kv_dim = int64_t(c.n_kv_heads) * c.head_dim;
     x_.resize(T * c.dim);
@@ -69,6 +78,7 @@ void Decoder::forward(const std::vector<SequenceSlice>& batch, KVCache& cache, T
     begin_forward(batch, cache);
     lora_batch_ = &batch;  // mlp(l) has no batch argument (architectures call it)
     embed_tokens(weights_.token_embedding, tokens_, config_.dim, x_.data(), embedding_multiplier_);
+    overwrite_embedding_rows(batch, config_.dim, x_.data());
     norm(weights_.layers[0].attn_norm, pool);
     for (int l = 0; l < config_.n_layers; ++l) layer(batch, l, cache, pool);
     output_hidden_rows(config_, weights_, batch, x_.data());
@@ -101,7 +111,7 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
     if (c.traits.encoder)  // an encoder of decoder layers (EmbeddingGemma): no mask, no KV cache
         bidirectional_attention(c, batch, l, q_.data(), k_.data(), v_.data(), attn_.data(), pool);
     else
-        paged_attention(c, batch, l, positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
+        paged_attention(c, batch, l, mask_positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
                         w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
     if (c.attn_output_gate)
         for (int64_t i = 0; i < T * c.n_heads * hd; ++i) attn_[i] *= 1.0f / (1.0f + std::exp(-attn_gate_[i]));

@@ -82,6 +82,9 @@ protected:
     // positions, the residual stream x_, the normed/sublayer rows xn_, and
     // the sublayers' own buffers (q_, k_, v_, attn_ for the widest layer).
     std::vector<int32_t> tokens_, positions_;
+    // The last key position each token attends to: positions_, except
+    // bidirectional image tokens (EmbeddingRows::attend_until).
+    std::vector<int32_t> mask_positions_;
     std::vector<float> x_, xn_, q_, k_, v_, attn_, gate_, up_;
 
 private:

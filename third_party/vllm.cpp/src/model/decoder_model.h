@@ -17,6 +17,20 @@ namespace vllm {
 
 struct LoraAdapter;
 
+// Rows that stand in for the token embeddings of the slice's tokens
+// [first, first + count): a vision tower's output at an image's placeholder
+// tokens (issue 46), count * config().dim floats, taken as they are
+// (not scaled like token embeddings, as transformers' masked_scatter does).
+struct EmbeddingRows {
+    int first = 0;
+    int count = 0;
+    const float* rows = nullptr;
+    // >= 0: these tokens attend to every key up to this position, later
+    // ones of their image included (Gemma 3's bidirectional image tokens;
+    // the whole image is in the cache or in this step); -1: causal.
+    int attend_until = -1;
+};
+
 // One sequence's slice of a forward batch.
 struct SequenceSlice {
     const int32_t* tokens = nullptr;     // the new tokens to run
@@ -42,6 +56,10 @@ struct SequenceSlice {
     // An encoder's sentence pair: the position of the second segment's
     // first token (token type 1 from there on); 0: every token is type 0.
     int second_segment_start = 0;
+    // Embedding rows replacing some of its tokens' (images), in token order;
+    // owned by the model runner for the forward.
+    const EmbeddingRows* embedding_rows = nullptr;
+    int n_embedding_rows = 0;
 };
 
 class DecoderModel {

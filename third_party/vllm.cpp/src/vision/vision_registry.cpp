@@ -8,6 +8,7 @@ namespace vllm {
 
 const std::vector<VisionArchitecture>& vision_architectures() {
     static const std::vector<VisionArchitecture> table = {
+        kGemma3Vision,
     };
     return table;
 }

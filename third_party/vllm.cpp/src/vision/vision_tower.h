@@ -49,6 +49,10 @@ struct ImagePlan {
     ImageGrid grid;        // see ImageGrid
     int spatial_merge = 1; // grid cells merged per side into one token (Qwen: 2; else 1)
     int64_t encoder_cost = 0;  // encoder positions (patches) it runs: the scheduler's encoder budget unit
+    // Its placeholder tokens attend to each other both ways in the language
+    // model (Gemma 3; transformers' token_type_ids mask, llama.cpp's
+    // non-causal image batch): the image is prefilled in one chunk.
+    bool bidirectional = false;
 };
 
 // The encoder's input: float pixels as the HF processor's pixel_values

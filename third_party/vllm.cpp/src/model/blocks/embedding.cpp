@@ -4,6 +4,7 @@
 #include "kernels/cpu/ops.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -16,6 +17,17 @@ void embed_tokens(const kernels::QuantMatrix& embedding, const std::vector<int32
         kernels::dequantize_row(embedding.type, embedding.data + size_t(tokens[t]) * embedding.row_bytes, row, dim);
         if (scale != 1.0f)
             for (int i = 0; i < dim; ++i) row[i] *= scale;
+    }
+}
+
+void overwrite_embedding_rows(const std::vector<SequenceSlice>& batch, int dim, float* x) {
+    int64_t first_row = 0;  // the slice's first row in x
+    for (const SequenceSlice& s : batch) {
+        for (int k = 0; k < s.n_embedding_rows; ++k) {
+            const EmbeddingRows& e = s.embedding_rows[k];
+            std::copy_n(e.rows, int64_t(e.count) * dim, x + (first_row + e.first) * dim);
+        }
+        first_row += s.n_tokens;
     }
 }
 

@@ -18,6 +18,10 @@ namespace vllm {
 void embed_tokens(const kernels::QuantMatrix& embedding, const std::vector<int32_t>& tokens, int dim, float* x,
                   float scale = 1.0f);
 
+// x: the batch's embedded tokens [tokens][dim]: each slice's embedding_rows
+// written over its rows (images' placeholder tokens).
+void overwrite_embedding_rows(const std::vector<SequenceSlice>& batch, int dim, float* x);
+
 // The embedding scale of models that scale it (Gemma): sqrt(dim), rounded
 // to float as llama.cpp does.
 float embedding_scale(int dim);

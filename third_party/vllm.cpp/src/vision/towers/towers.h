@@ -5,4 +5,6 @@
 
 namespace vllm {
 
+extern const VisionArchitecture kGemma3Vision;  // gemma3.cpp
+
 }  // namespace vllm
