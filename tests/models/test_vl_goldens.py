@@ -21,6 +21,11 @@ Qwen2's / Qwen3's with plain RoPE; what this checks:
   four images (scaled up, scaled down, rounded, as is), the M-RoPE positions
   of a two-image prompt against get_rope_index, and on the image neither
   resizes its rows against llama.cpp's mtmd on the same mmproj GGUF;
+* end to end, the GGUF pair (text GGUF + mmproj) on the two-image prompt
+  (``image_prompt``: the tower registered, the engine handing the decoder
+  get_rope_index's M-RoPE positions, generated tokens at index + delta):
+  transformers' 8 greedy ids, and its logits at every position of prompt +
+  those ids through prompt_logprobs;
 * bad sections (missing, the wrong count, not covering the rotated pairs,
   a bad mrope_section) are refused at load naming the key, and the process
   goes on.
@@ -161,3 +166,60 @@ def test_bad_mrope_section_in_config_json_refused(tmp_path, sections):
 @pytest.mark.timeout(300)
 def test_qwen25vl_vision_tower_matches_transformers():
     run_program(build_native_tests(), "test_qwen_vision", TINY)
+
+
+def _image_prompt_request(golden, ids):
+    from PIL import Image
+
+    images = [Image.fromarray(np.load(TINY / f"qwen2vl_image{i}.npy"), "RGB") for i in golden["image_prompt"]["images"]]
+    return {"prompt_token_ids": ids, "multi_modal_data": {"image": images}}
+
+
+def _with_image_pad(tmp_path):
+    """qwen2vl.gguf with the image placeholder id (``SPECIAL["image_token_id"]``)
+    named ``<|image_pad|>`` as a control token: the tiny vocabulary's text
+    there is an ordinary token, but the engine finds the placeholder by name."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(TINY / "qwen2vl.gguf"))
+    field = reader.fields["tokenizer.ggml.tokens"]
+    tokens = [bytes(field.parts[i]).decode() for i in field.data]
+    field = reader.fields["tokenizer.ggml.token_type"]
+    types = [int(field.parts[i][0]) for i in field.data]
+    image_id = _golden("qwen2vl")["config"]["image_token_id"]
+    tokens[image_id], types[image_id] = "<|image_pad|>", int(gguf.TokenType.CONTROL)
+    del reader
+    return _rewritten(TINY / "qwen2vl.gguf", tmp_path / "qwen2vl-image-pad.gguf",
+                      set_values={"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": types})
+
+
+#: Log-probabilities of the GGUF pair against transformers' float32 (measured: 3.7e-6; with
+#: plain positions instead of M-RoPE's the greedy ids already differ).
+IMAGE_LOGPROB_TOLERANCE = 1e-4
+
+
+@pytest.mark.timeout(300)
+def test_image_prompt_matches_transformers(tmp_path):
+    pytest.importorskip("PIL.Image", reason="images need Pillow (the [vision] extra)")
+    from vllm_cpp import LLM, SamplingParams
+
+    golden = _golden("qwen2vl")
+    prompt = golden["image_prompt"]
+    ids = prompt["prompt_ids"] + prompt["ref_ids"]
+    logits = np.load(TINY / "qwen2vl_image_prompt_logits.npy").astype(np.float64)
+    top = logits.max(-1, keepdims=True)
+    want = logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+    with LLM(str(_with_image_pad(tmp_path)), mmproj=str(TINY / "qwen2vl-mmproj.gguf"), max_model_len=128) as engine:
+        greedy = engine.generate(_image_prompt_request(golden, prompt["prompt_ids"]),
+                                 SamplingParams(temperature=0.0, max_tokens=len(prompt["ref_ids"]), logprobs=1))[0]
+        assert list(greedy.outputs[0].token_ids) == prompt["ref_ids"]
+        # The generated tokens' log-probabilities (decode steps: index + rope_delta positions).
+        n = len(prompt["prompt_ids"])
+        decoded = [lp[t].logprob for t, lp in zip(greedy.outputs[0].token_ids, greedy.outputs[0].logprobs)]
+        expected_decoded = [want[n - 1 + j, t] for j, t in enumerate(prompt["ref_ids"])]
+        assert np.abs(np.array(decoded) - expected_decoded).max() < IMAGE_LOGPROB_TOLERANCE
+        forced = engine.generate(_image_prompt_request(golden, ids),
+                                 SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=1))[0]
+    got = np.array([entry[ids[i + 1]].logprob for i, entry in enumerate(forced.prompt_logprobs[1:])])
+    expected = np.array([want[i, ids[i + 1]] for i in range(len(ids) - 1)])
+    assert np.abs(got - expected).max() < IMAGE_LOGPROB_TOLERANCE

@@ -110,12 +110,8 @@ int main(int argc, char** argv) {
     const std::string dir = argv[1];
     ThreadPool pool(2);
     GgufFile mmproj(dir + "/qwen2vl-mmproj.gguf");
-    // Until the decoder has M-RoPE image positions the engine refuses this
-    // projector by name; the tower itself is built from its entry.
-    check(refused(VLLM_ERR_MODEL_LOAD, "unsupported vision projector type 'qwen2.5vl_merger'",
-                  [&] { load_vision_tower(mmproj, 64); }),
-          "the registry refuses qwen2.5vl_merger by name (no M-RoPE image positions yet)");
-    std::unique_ptr<VisionTower> tower = kQwen25VlVision.create(mmproj, 64);
+    // The registry builds it from the projector type, as the engine does.
+    std::unique_ptr<VisionTower> tower = load_vision_tower(mmproj, 64);
     check(tower->name() == "qwen2.5vl_merger", "the projector type names the tower");
     check(tower->output_dim() == 64, "rows of the language model's hidden size");
     check(tower->prompt_format().placeholder_token == "<|image_pad|>", "Qwen's image placeholder");

@@ -75,6 +75,11 @@ public:
     uint64_t adapter_key = 0;
     // Its images' placeholder runs, in prompt order (none: a text request).
     std::vector<EncoderSpan> encoder_inputs;
+    // Multimodal RoPE (a model with rope sections, issue 46): the prompt's
+    // rotary positions, 3 per token (vision/mrope_positions.h), and a later
+    // token's position minus its index; empty: start_pos + i on every axis.
+    std::vector<int32_t> rope_positions;
+    int32_t rope_delta = 0;
 
     // false: every token is computed, none adopted from the prefix cache
     // or a KV connector (a request that wants each prompt position's

@@ -355,6 +355,7 @@ std::shared_ptr<RequestStream> Engine::submit_tokens_with_images(std::vector<int
     sampling.check_vocabulary(tokenizer_->vocab_size());
     std::vector<EncoderSpan> image_spans;
     if (!images.empty()) image_spans = place_images(prompt_ids, images);
+    MropePositions rope = image_rope_positions(static_cast<int>(prompt_ids.size()), image_spans, images);
     auto stream = std::make_shared<RequestStream>();
     std::shared_ptr<const LoraSpec> lora;
     if (sampling.lora_int_id != 0) {
@@ -374,6 +375,8 @@ std::shared_ptr<RequestStream> Engine::submit_tokens_with_images(std::vector<int
         if (lora) incoming_.back()->sched.adapter_key = lora->key;
         incoming_.back()->lora = std::move(lora);
         incoming_.back()->sched.encoder_inputs = std::move(image_spans);
+        incoming_.back()->sched.rope_positions = std::move(rope.positions);
+        incoming_.back()->sched.rope_delta = rope.delta;
         incoming_.back()->images = std::move(images);
     }
     wake_.notify_one();

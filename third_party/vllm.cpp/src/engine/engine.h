@@ -26,6 +26,7 @@
 #include "structured/grammar_compiler.h"
 #include "structured/vocabulary.h"
 #include "tokenizer/tokenizer.h"
+#include "vision/mrope_positions.h"
 
 namespace vllm {
 
@@ -157,6 +158,10 @@ private:
     // prompt's placeholder runs (engine_vision.cpp).
     std::vector<EncoderSpan> place_images(const std::vector<int32_t>& prompt_ids,
                                           const std::vector<ImageInput>& images) const;
+    // A model with multimodal RoPE: the prompt's three positions per token
+    // from its images' grids (none: plain positions; engine_vision.cpp).
+    MropePositions image_rope_positions(int n_tokens, const std::vector<EncoderSpan>& spans,
+                                        const std::vector<ImageInput>& images) const;
     LoraRegistry& lora_registry() const;  // INVALID_ARGUMENT without enable_lora
 
     EngineConfig config_;

@@ -1,6 +1,7 @@
 // The engine's image entry points (issue 46): the vision tower loaded beside
 // the text model, a request's images checked and placed in its prompt.
 #include <algorithm>
+#include <array>
 
 #include "engine/engine.h"
 #include "engine/image_prompt.h"
@@ -8,6 +9,7 @@
 #include "formats/hf_vision.h"
 #include "util/error.h"
 #include "util/utf8.h"
+#include "vision/mrope_positions.h"
 #include "vision/vision_registry.h"
 
 namespace vllm {
@@ -46,7 +48,7 @@ const VisionTower& Engine::vision_tower() const {
     if (!vision_ && !unsupported_vision_.empty())
         throw_invalid_argument("model \"" + model_name_ + "\": the vision tower of " + unsupported_vision_ +
                                " is not supported (supported: Gemma3ForConditionalGeneration, or an mmproj GGUF of "
-                               "projector type gemma3); its text model runs without images");
+                               "projector type gemma3 or qwen2.5vl_merger); its text model runs without images");
     if (!vision_)
         throw_invalid_argument("model \"" + model_name_ + "\" is a text-only model: it takes no images (load a "
                                "vision-language model, or its mmproj file beside a text GGUF)");
@@ -81,6 +83,21 @@ std::vector<EncoderSpan> Engine::place_images(const std::vector<int32_t>& prompt
                                    " tokens, prefilled in one step, more than max_num_batched_tokens " +
                                    std::to_string(config_.max_num_batched_tokens));
     return image_spans(prompt_ids, image_placeholder_id_, images);
+}
+
+MropePositions Engine::image_rope_positions(int n_tokens, const std::vector<EncoderSpan>& spans,
+                                            const std::vector<ImageInput>& images) const {
+    const std::array<int, 3>& sections = model_->config().rope_sections;
+    if (spans.empty() || sections[0] + sections[1] + sections[2] == 0) return {};
+    std::vector<ImagePlacement> placements;
+    for (size_t k = 0; k < images.size(); ++k) {
+        if (images[k].plan.grid.h == 0)
+            throw_invalid_argument("image " + std::to_string(k + 1) + ": precomputed image embeddings are not "
+                                   "supported on model \"" + model_name_ + "\" (its multimodal RoPE needs the "
+                                   "image's grid); pass the image's pixels");
+        placements.push_back(ImagePlacement{spans[k].offset, images[k].plan});
+    }
+    return mrope_positions(n_tokens, placements);
 }
 
 std::shared_ptr<RequestStream> Engine::submit_with_images(const std::string& prompt, std::vector<ImageInput> images,

@@ -20,6 +20,8 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
     first_rows_.clear();
     spec_inputs_.clear();
     spec_inputs_.reserve(scheduled.size());  // slices point into it
+    rope_inputs_.clear();
+    rope_inputs_.reserve(scheduled.size());  // slices point into it
     size_t rows = 0, hidden = 0;
     first_hidden_.clear();
     std::vector<bool> pooling(scheduled.size(), false);
@@ -52,6 +54,7 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
         }
         if (adapters != nullptr) slice.lora = (*adapters)[slices_.size()];
         if (!r.encoder_inputs.empty()) add_embedding_rows(r, slice);
+        if (!r.rope_positions.empty()) add_rope_positions(r, slice);
         first_rows_.push_back(rows);
         rows += slice.num_logits;
         slices_.push_back(slice);
@@ -90,6 +93,21 @@ void ModelRunner::add_embedding_rows(const SchedulerRequest& r, SequenceSlice& s
                                                 span.indivisible ? span.offset + span.length - 1 : -1});
         ++slice.n_embedding_rows;
     }
+}
+
+void ModelRunner::add_rope_positions(const SchedulerRequest& r, SequenceSlice& slice) {
+    std::vector<int32_t>& positions = rope_inputs_.emplace_back();
+    positions.reserve(size_t(slice.n_tokens) * 3);
+    const int prompt = static_cast<int>(r.rope_positions.size() / 3);
+    for (int i = slice.start_pos; i < slice.start_pos + slice.n_tokens; ++i) {
+        if (i < prompt) {
+            positions.insert(positions.end(), r.rope_positions.begin() + 3 * i, r.rope_positions.begin() + 3 * i + 3);
+        } else {
+            const int32_t p = i + r.rope_delta;
+            positions.insert(positions.end(), {p, p, p});
+        }
+    }
+    slice.rope_positions = positions.data();
 }
 
 float* ModelRunner::logits_rows(size_t i) {

@@ -54,6 +54,9 @@ public:
 private:
     // Slice `slice` of `r` gets the EmbeddingRows of the images it reaches.
     void add_embedding_rows(const SchedulerRequest& r, SequenceSlice& slice);
+    // Slice `slice` of `r` (an M-RoPE request with images) gets its tokens'
+    // three positions: the prompt's, then index + rope_delta (transformers').
+    void add_rope_positions(const SchedulerRequest& r, SequenceSlice& slice);
 
     DecoderModel& model_;
     KVCache& kv_cache_;
@@ -67,6 +70,7 @@ private:
     std::vector<float> hidden_;
     EncoderRows encoder_rows_;
     std::vector<EmbeddingRows> embedding_rows_;  // the step's, pointed at by slices_
+    std::vector<std::vector<int32_t>> rope_inputs_;  // per step: an M-RoPE slice's positions
     bool prompt_rows_ = false;  // some request took its prompt chunk's rows this step
     double forward_seconds_ = 0;
 };

@@ -9,6 +9,7 @@ namespace vllm {
 const std::vector<VisionArchitecture>& vision_architectures() {
     static const std::vector<VisionArchitecture> table = {
         kGemma3Vision,
+        kQwen25VlVision,
     };
     return table;
 }

@@ -6,5 +6,6 @@
 namespace vllm {
 
 extern const VisionArchitecture kGemma3Vision;  // gemma3.cpp
+extern const VisionArchitecture kQwen25VlVision;  // qwen25vl.cpp
 
 }  // namespace vllm
