@@ -39,7 +39,7 @@ def _png(name):
 class _Images(http.server.BaseHTTPRequestHandler):
     """The test's image host: /square.png, /slow.png (answers only when the
     test releases it), /huge.png (declares its size), /huge-undeclared.png,
-    /hop/N (a redirect chain), /to-other (a redirect to 'localhost', a host
+    /hop/N (N redirects to /square.png), /to-other (a redirect to 'localhost', a host
     the allow-list lacks)."""
     release = threading.Event()
 
@@ -68,7 +68,7 @@ class _Images(http.server.BaseHTTPRequestHandler):
             self._send(b"\0" * (4 * MAX_BYTES), declare=False)
         elif self.path.startswith("/hop/"):
             left = int(self.path.rsplit("/", 1)[1])
-            self._send(b"", status=302, location="/square.png" if left == 0 else f"/hop/{left - 1}")
+            self._send(b"", status=302, location="/square.png" if left <= 1 else f"/hop/{left - 1}")
         elif self.path == "/to-other":
             self._send(b"", status=302, location=f"http://localhost:{port}/square.png")
         else:
