@@ -100,21 +100,16 @@ def media(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client(media):
     _, allowed, _ = media
-    old = os.environ.get("VLLM_CPP_KV_CACHE_DTYPE")
-    os.environ["VLLM_CPP_KV_CACHE_DTYPE"] = "f32"
-    engine = Engine.load(str(HF), max_model_len=256)
+    limits = MediaFetchLimits(max_bytes=MAX_BYTES, timeout_s=TIMEOUT_S, max_redirects=2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VLLM_CPP_KV_CACHE_DTYPE", "f32")  # as test_vision_server's, so answers compare
+        engine = Engine.load(str(HF), max_model_len=256)
     try:
         with running_server(engine, max_model_len=256, allowed_media_domains=("127.0.0.1",),
-                            allowed_local_media_path=str(allowed),
-                            media_fetch_limits=MediaFetchLimits(max_bytes=MAX_BYTES, timeout_s=TIMEOUT_S,
-                                                                max_redirects=2)) as url:
+                            allowed_local_media_path=str(allowed), media_fetch_limits=limits) as url:
             yield openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
     finally:
         engine.close()
-        if old is None:
-            del os.environ["VLLM_CPP_KV_CACHE_DTYPE"]
-        else:
-            os.environ["VLLM_CPP_KV_CACHE_DTYPE"] = old
 
 
 def _refused(client, url, needle):
