@@ -37,11 +37,16 @@ class HugePageArena {
 public:
     uint8_t* allocate(size_t bytes);
 
+    // Keeps `region` (another mapping handed over whole, such as a mapped
+    // cache file of prepared weights) for as long as the arena lives.
+    void keep(HugePageRegion region) { kept_.push_back(std::move(region)); }
+
     static constexpr size_t kRegionBytes = size_t(32) << 20;
 
 private:
     std::vector<HugePageRegion> regions_;
     size_t used_ = 0;  // bytes handed out from the last region
+    std::vector<HugePageRegion> kept_;
 };
 
 }  // namespace vllm
