@@ -5,7 +5,7 @@
 // (the kernel zeroes each new page, seconds for a 1B model on a virtual
 // machine); a mapped cache file's pages are the page cache's, already
 // there, so a later load costs about what mapping the file costs
-// (llama.cpp's load). docs/features/prepared_weights_cache.md has the
+// (llama.cpp's load). docs/features/prepared-weights-cache.md has the
 // user's side.
 //
 // An entry is one file per model file path and layout, in the directory
