@@ -33,9 +33,8 @@ constexpr char kMagic[8] = {'V', 'L', 'L', 'M', 'P', 'R', 'E', 'P'};
 // Bumped whenever the entry format changes (the layouts themselves are
 // checked by their fingerprint).
 constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHugePage = size_t(2) << 20;
 // The copies start here, on a huge page, so the mapping can use huge pages.
-constexpr size_t kDataOffset = kHugePage;
+constexpr size_t kDataOffset = size_t(2) << 20;
 constexpr size_t kCopyAlignment = 64;  // what the kernels' loads assume
 // Bytes of each copy hashed to catch an entry whose data is not what was written.
 constexpr size_t kSampleBytes = 4096;
@@ -158,47 +157,38 @@ uint64_t samples_hash(const uint8_t* data, const std::vector<TableEntry>& table)
 // faulted in now (the page cache's: the load pays for them here, as
 // llama.cpp's does, and not the first step). Null on failure.
 HugePageRegion map_entry(int fd, size_t bytes) {
-    const size_t size = round_up(bytes, kHugePage);
-    void* raw = ::mmap(nullptr, size + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) return nullptr;
-    const auto start = reinterpret_cast<uintptr_t>(raw);
-    const uintptr_t aligned = round_up(start, kHugePage), end = start + size + kHugePage;
-    if (aligned > start) ::munmap(raw, aligned - start);
-    if (end > aligned + size) ::munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+    HugePageRegion region = reserve_huge_page_aligned(bytes);
+    if (!region) return nullptr;
     int flags = MAP_SHARED | MAP_FIXED;
 #ifdef MAP_POPULATE
     flags |= MAP_POPULATE;
 #endif
-    if (::mmap(reinterpret_cast<void*>(aligned), bytes, PROT_READ, flags, fd, 0) == MAP_FAILED) {
-        ::munmap(reinterpret_cast<void*>(aligned), size);
-        return nullptr;
-    }
+    if (::mmap(region.get(), bytes, PROT_READ, flags, fd, 0) == MAP_FAILED) return nullptr;
 #ifdef MADV_HUGEPAGE
-    ::madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);  // advice only
+    ::madvise(region.get(), bytes, MADV_HUGEPAGE);  // advice only
 #endif
-    return HugePageRegion(reinterpret_cast<uint8_t*>(aligned), RegionUnmap{size});
+    return region;
+}
+
+// pread or pwrite (`io`) until all n bytes are done, interrupted calls
+// retried; false on an error or at the end of the file.
+template <class Io, class Byte>
+bool whole_transfer(Io io, int fd, Byte* p, size_t n, size_t offset) {
+    while (n > 0) {
+        const ssize_t done = io(fd, p, n, static_cast<off_t>(offset));
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return false;
+        p += done, n -= static_cast<size_t>(done), offset += static_cast<size_t>(done);
+    }
+    return true;
 }
 
 bool read_all(int fd, void* out, size_t n, size_t offset) {
-    auto* p = static_cast<uint8_t*>(out);
-    while (n > 0) {
-        const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return false;
-        p += got, n -= static_cast<size_t>(got), offset += static_cast<size_t>(got);
-    }
-    return true;
+    return whole_transfer(::pread, fd, static_cast<uint8_t*>(out), n, offset);
 }
 
 bool write_all(int fd, const void* data, size_t n, size_t offset) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    while (n > 0) {
-        const ssize_t put = ::pwrite(fd, p, n, static_cast<off_t>(offset));
-        if (put < 0 && errno == EINTR) continue;
-        if (put <= 0) return false;
-        p += put, n -= static_cast<size_t>(put), offset += static_cast<size_t>(put);
-    }
-    return true;
+    return whole_transfer(::pwrite, fd, static_cast<const uint8_t*>(data), n, offset);
 }
 
 bool make_directories(const std::string& dir) {
