@@ -14,7 +14,7 @@ import pytest
 from native_build import ENGINE, SOURCE_TREE_MISSING
 
 #: Lowest first. vllm.h (the C ABI's types) sits below all of them.
-LAYERS = ["util", "dtype", "kernels", "formats", "tokenizer", "core", "kv_cache", "model", "structured", "sample", "spec_decode", "kv_transfer", "engine", "chat", "api"]
+LAYERS = ["util", "dtype", "kernels", "formats", "tokenizer", "core", "kv_cache", "model", "vision", "structured", "sample", "spec_decode", "kv_transfer", "engine", "chat", "api"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
