@@ -35,6 +35,8 @@ from .llm import LLM, CompletionOutput, Logprob, RequestOutput
 from .lora import LoRARequest
 from .outputs import Completion, FinishReason, TokenLogprob
 from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams
+from .pooling import ClassificationOutput, ClassificationRequestOutput, PoolingOutput, PoolingRequestOutput
+from .pooling import ScoringOutput, ScoringRequestOutput
 from .request import Request, RequestOutcome
 from .sampling_params import SamplingParams, StructuredOutput
 from .stream_events import StreamControl, StreamEvent, StreamOutcome
@@ -121,4 +123,11 @@ __all__ = [
     "EmbeddingOutput",
     "EmbeddingRequestOutput",
     "PoolingParams",
+    # Scoring, classification and the pooling API (issue 43)
+    "ScoringOutput",
+    "ScoringRequestOutput",
+    "ClassificationOutput",
+    "ClassificationRequestOutput",
+    "PoolingOutput",
+    "PoolingRequestOutput",
 ]

@@ -83,6 +83,16 @@ def _load_signature() -> inspect.Signature:
         return_annotation="Engine")
 
 
+def _pooling_body(inputs: Any, add_special_tokens: bool, priority: int, **optional: Any) -> Dict[str, Any]:
+    """The body of a pooling call (embeddings, classify, pooling): its inputs
+    (a text, texts, token ids or lists of them) and the options that are set."""
+    if isinstance(inputs, (list, tuple)):
+        inputs = list(inputs)
+    body: Dict[str, Any] = {"input": inputs, "add_special_tokens": bool(add_special_tokens), "priority": priority}
+    body.update({name: value for name, value in optional.items() if value is not None})
+    return body
+
+
 class EngineBuilder:
     """Fluent form of :meth:`Engine.load`: one method per option, same names.
 
@@ -480,12 +490,8 @@ class Engine:
         cut to its last ``truncate_prompt_tokens`` tokens first (-1:
         max_model_len). The engine must serve embeddings (``runner`` pooling
         or both, or an embedding model)."""
-        if isinstance(inputs, (list, tuple)):
-            inputs = list(inputs)
-        request: Dict[str, Any] = {"input": inputs, "encoding_format": "base64",
-                                   "add_special_tokens": bool(add_special_tokens), "priority": priority}
-        optional = {"dimensions": dimensions, "normalize": normalize, "truncate_prompt_tokens": truncate_prompt_tokens}
-        request.update({name: value for name, value in optional.items() if value is not None})
+        request = _pooling_body(inputs, add_special_tokens, priority, encoding_format="base64", dimensions=dimensions,
+                                normalize=normalize, truncate_prompt_tokens=truncate_prompt_tokens)
         response = json.loads(self.embeddings_json(json.dumps(request)))
         return [decode_embedding(item["embedding"]) for item in response["data"]]
 
@@ -514,6 +520,41 @@ class Engine:
             request["truncate_prompt_tokens"] = truncate_prompt_tokens
         response = json.loads(self.score_json(json.dumps(request)))
         return [item["score"] for item in response["data"]]
+
+    # -- classification (issue 43) -------------------------------------------
+    def classify_json(self, request: str) -> str:
+        """vLLM's ``/classify`` request JSON in, its response JSON out
+        (``vllm_classify``, the engine's protocol room); blocks this thread."""
+        return self._blocking_json(lib.vllm_classify, request, "classify")
+
+    def classify(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
+                 truncate_prompt_tokens: Optional[int] = None, add_special_tokens: bool = True,
+                 priority: int = 0) -> List[List[float]]:
+        """One list of class probabilities per input (a text, a list of texts,
+        token ids or token id lists): a classification model's head
+        (``*ForSequenceClassification``), softmax over its labels (sigmoid
+        for one label), as vLLM's classify task gives them."""
+        request = _pooling_body(inputs, add_special_tokens, priority, truncate_prompt_tokens=truncate_prompt_tokens)
+        response = json.loads(self.classify_json(json.dumps(request)))
+        return [item["probs"] for item in response["data"]]
+
+    # -- the pooling API (issue 43) ------------------------------------------
+    def pooling_json(self, request: str) -> str:
+        """vLLM's ``/pooling`` request JSON in, its response JSON out
+        (``vllm_pooling``, the engine's protocol room); blocks this thread."""
+        return self._blocking_json(lib.vllm_pooling, request, "pooling")
+
+    def encode(self, inputs: Union[str, Sequence[str], Sequence[int], Sequence[Sequence[int]]], *,
+               task: Optional[str] = None, dimensions: Optional[int] = None, normalize: Optional[bool] = None,
+               truncate_prompt_tokens: Optional[int] = None, add_special_tokens: bool = True,
+               priority: int = 0) -> List[Any]:
+        """The pooler's raw output per input (vLLM's ``encode``): ``task``
+        "embed" (a vector), "token_embed" (a list of rows: ALL or STEP token
+        pooling) or "classify" (class probabilities); None: the model's own."""
+        request = _pooling_body(inputs, add_special_tokens, priority, task=task, dimensions=dimensions,
+                                normalize=normalize, truncate_prompt_tokens=truncate_prompt_tokens)
+        response = json.loads(self.pooling_json(json.dumps(request)))
+        return [item["data"] for item in response["data"]]
 
     def _blocking_json(self, entry_point: Callable[[Any, Any, Any], int], request: str, what: str) -> str:
         """The response JSON of a protocol-room entry point that answers in

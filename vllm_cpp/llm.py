@@ -36,6 +36,7 @@ from .engine_options import engine_options_from_vllm_names
 from .lora import LoRARequest
 from .outputs import Completion, TokenLogprob
 from .pooling import EmbeddingOutput, EmbeddingRequestOutput, PoolingParams, ScoringOutput, ScoringRequestOutput
+from .pooling import ClassificationOutput, ClassificationRequestOutput, PoolingOutput, PoolingRequestOutput
 from .sampling_params import SamplingParams, StructuredOutput
 from .errors import InvalidConfigurationError
 
@@ -224,20 +225,47 @@ class LLM:
         (text, token ids, or a prompt dict), all submitted at once; the engine
         must serve embeddings (``runner="pooling"``, ``convert="embed"`` or an
         embedding model)."""
-        if isinstance(prompts, (str, dict)) or (
-                isinstance(prompts, Sequence) and prompts and isinstance(prompts[0], int)):
-            prompts = [prompts]
-        inputs = [_prompt(p)[0] for p in prompts]
+        inputs = _pooling_inputs(prompts)
         params = pooling_params or PoolingParams()
         vectors = self.engine.embed(inputs, dimensions=params.dimensions, normalize=params.normalize,
                                     truncate_prompt_tokens=truncate_prompt_tokens)
-        outputs = []
-        for prompt, vector in zip(inputs, vectors):
+        return [EmbeddingRequestOutput(str(next(self._ids)), EmbeddingOutput(vector), ids)
+                for vector, ids in zip(vectors, self._pooled_ids(inputs, truncate_prompt_tokens))]
+
+    def classify(self, prompts: Union[PromptInput, Sequence[PromptInput]], *,
+                 truncate_prompt_tokens: Optional[int] = None,
+                 use_tqdm: bool = False) -> List[ClassificationRequestOutput]:
+        """vLLM's ``LLM.classify``: one :class:`ClassificationRequestOutput`
+        per prompt (``.outputs.probs``), from a classification model (a
+        ``*ForSequenceClassification`` head; refused by name otherwise)."""
+        inputs = _pooling_inputs(prompts)
+        probs = self.engine.classify(inputs, truncate_prompt_tokens=truncate_prompt_tokens)
+        return [ClassificationRequestOutput(str(next(self._ids)), ClassificationOutput(p), ids)
+                for p, ids in zip(probs, self._pooled_ids(inputs, truncate_prompt_tokens))]
+
+    def encode(self, prompts: Union[PromptInput, Sequence[PromptInput]], pooling_params: Optional[PoolingParams] = None,
+               *, truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = False,
+               pooling_task: Optional[str] = None) -> List[PoolingRequestOutput]:
+        """vLLM's ``LLM.encode``: one :class:`PoolingRequestOutput` per prompt,
+        the pooler's output for ``pooling_task`` ("embed", "token_embed":
+        every prompt row as ALL / STEP pooling keeps it, "classify"; None:
+        the model's own task)."""
+        inputs = _pooling_inputs(prompts)
+        params = pooling_params or PoolingParams()
+        data = self.engine.encode(inputs, task=pooling_task, dimensions=params.dimensions,
+                                  normalize=params.normalize, truncate_prompt_tokens=truncate_prompt_tokens)
+        return [PoolingRequestOutput(str(next(self._ids)), PoolingOutput(d), ids)
+                for d, ids in zip(data, self._pooled_ids(inputs, truncate_prompt_tokens))]
+
+    def _pooled_ids(self, inputs: List[Any], truncate_prompt_tokens: Optional[int]) -> List[List[int]]:
+        """Each pooled prompt's ids, as the engine cut them."""
+        out = []
+        for prompt in inputs:
             ids = self.engine.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
             if truncate_prompt_tokens is not None and truncate_prompt_tokens > 0:
                 ids = ids[-truncate_prompt_tokens:]  # (-1 cuts only past max_model_len)
-            outputs.append(EmbeddingRequestOutput(str(next(self._ids)), EmbeddingOutput(vector), ids))
-        return outputs
+            out.append(ids)
+        return out
 
     def score(self, data_1: Union[str, Sequence[str]], data_2: Union[str, Sequence[str]], *,
               truncate_prompt_tokens: Optional[int] = None, use_tqdm: bool = False) -> List[ScoringRequestOutput]:
@@ -324,6 +352,14 @@ def _completion_output(index: int, completion: Completion) -> CompletionOutput:
     cumulative = sum(t.logprob for t in logprobs) if logprobs else None
     return CompletionOutput(index, completion.text, completion.token_ids or (), cumulative, _vllm_sequence(logprobs),
                             None if completion.finish_reason is None else str(completion.finish_reason))
+
+
+def _pooling_inputs(prompts: Any) -> List[Any]:
+    """The pooling calls' prompts (one or a list of texts, token ids or prompt dicts) as engine inputs."""
+    if isinstance(prompts, (str, dict)) or (
+            isinstance(prompts, Sequence) and prompts and isinstance(prompts[0], int)):
+        prompts = [prompts]
+    return [_prompt(p)[0] for p in prompts]
 
 
 class _Tokenizer:

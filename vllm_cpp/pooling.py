@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput", "ScoringOutput", "ScoringRequestOutput"]
+__all__ = ["PoolingParams", "EmbeddingOutput", "EmbeddingRequestOutput", "ScoringOutput", "ScoringRequestOutput",
+           "ClassificationOutput", "ClassificationRequestOutput", "PoolingOutput", "PoolingRequestOutput"]
 
 
 @dataclass(frozen=True)
@@ -57,5 +58,44 @@ class ScoringRequestOutput:
 
     request_id: str
     outputs: ScoringOutput
+    prompt_token_ids: List[int]
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class ClassificationOutput:
+    """vLLM's ``ClassificationOutput``: one prompt's class probabilities."""
+
+    probs: List[float]
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.probs)
+
+
+@dataclass(frozen=True)
+class ClassificationRequestOutput:
+    """vLLM's ``ClassificationRequestOutput`` of one prompt (``LLM.classify``)."""
+
+    request_id: str
+    outputs: ClassificationOutput
+    prompt_token_ids: List[int]
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class PoolingOutput:
+    """vLLM's ``PoolingOutput``: the pooler's raw output (a vector, or a list
+    of rows for token_embed; vLLM holds a tensor, this a list)."""
+
+    data: list
+
+
+@dataclass(frozen=True)
+class PoolingRequestOutput:
+    """vLLM's ``PoolingRequestOutput`` of one prompt (``LLM.encode``)."""
+
+    request_id: str
+    outputs: PoolingOutput
     prompt_token_ids: List[int]
     finished: bool = True

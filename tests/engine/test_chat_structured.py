@@ -46,13 +46,20 @@ def request(messages, **extra):
 
 
 def stream(engine, body):
+    """The streamed content, finish reason and tool calls, the calls'
+    deltas accumulated by index as OpenAI's client does (a forced call's
+    arguments arrive in pieces after the delta that names it)."""
     chunks = list(engine.chat_stream({**body, "stream": True}))
     parsed = [ChatCompletionChunk.model_validate(c) for c in chunks]
     content, finish, calls = "", None, []
     for chunk in parsed:
         for choice in chunk.choices:
             content += choice.delta.content or ""
-            calls += choice.delta.tool_calls or []
+            for delta in choice.delta.tool_calls or []:
+                if calls and calls[-1].index == delta.index:
+                    calls[-1].function.arguments += delta.function.arguments or ""
+                else:
+                    calls.append(delta.model_copy(deep=True))
             finish = choice.finish_reason or finish
     return content, finish, calls
 

@@ -5,7 +5,8 @@ point, bad parameters, refusals, a real completion), stress_c_abi a
 concurrency stress of it; test_kernels, test_moe (the mixture-of-experts
 block's router and grouped expert MLP), test_attention, test_latent_attention
 (multi-head latent attention's absorbed kernel against the expanded form), test_thread_pool,
-test_huge_pages (the weights' memory), test_sampler, test_sampling_fields
+test_huge_pages (the weights' memory), test_sampler, test_reasoning_gate (the
+thinking budget's gate), test_sampling_fields
 (the one parser of the sampling fields), test_engine_fields (that of the
 engine options), the serving core's
 (test_scheduler, test_block_pool, test_kv_cache_groups and
@@ -89,7 +90,8 @@ def test_recursion_budget(build):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields", "test_engine_fields"])
+@pytest.mark.parametrize("program", ["test_sampler", "test_sampling_fields", "test_engine_fields",
+                                     "test_reasoning_gate"])
 def test_sampling(build, program):
     run_program(build, program)
 

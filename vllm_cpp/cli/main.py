@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--responses-store-max-bytes", type=int, default=256 << 20, metavar="BYTES",
                        help="/v1/responses: most bytes of stored responses (as JSON, with their conversations); "
                             "the oldest go first (default 268435456)")
+    group.add_argument("--messages-ping-interval", type=float, default=15.0, metavar="SECONDS",
+                       help="/v1/messages: a stream idle this long gets a ping event, as Anthropic's streams "
+                            "do (default 15)")
     ray = serve.add_argument_group("Ray Serve options (the [ray] extra; docs/ray-serve.md)")
     ray.add_argument("--replicas", type=int, default=None, metavar="N",
                      help="serve with N engine replicas on Ray Serve, each of --num-threads threads (default 1) "

@@ -35,7 +35,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
             raise UsageError("%s must be >= %d, not %d" % (flag, least, value))
     for flag, seconds in (("--request-header-timeout", args.request_header_timeout),
                           ("--request-body-timeout", args.request_body_timeout),
-                          ("--responses-store-max-age", args.responses_store_max_age)):
+                          ("--responses-store-max-age", args.responses_store_max_age),
+                          ("--messages-ping-interval", args.messages_ping_interval)):
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
@@ -63,6 +64,7 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           responses_store_max_entries=args.responses_store_max_entries,
                           responses_store_max_age_s=args.responses_store_max_age,
                           responses_store_max_bytes=args.responses_store_max_bytes,
+                          messages_ping_interval_s=args.messages_ping_interval,
                           lora_modules=lora_modules)
     if args.replicas is not None:  # engine replicas on Ray Serve (serve_ray.py)
         if events_config is not None:

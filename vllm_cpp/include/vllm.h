@@ -731,6 +731,25 @@ VLLM_API vllm_status vllm_embeddings(vllm_engine* engine, const char* request_js
 VLLM_API vllm_status vllm_score(vllm_engine* engine, const char* request_json, char** out_json);
 VLLM_API vllm_status vllm_rerank(vllm_engine* engine, const char* request_json, char** out_json);
 
+/* vLLM's /classify body (input as a string, a list of strings, token ids
+   or token-id lists; truncate_prompt_tokens, add_special_tokens, priority)
+   -> its response JSON in *out_json (caller frees with vllm_string_free),
+   blocking: per input its index, label (the likeliest class's id2label
+   name), probs (softmax over the labels; sigmoid for one) and num_classes.
+   A classification model (a BERT or XLM-RoBERTa *ForSequenceClassification
+   head) only; INVALID_ARGUMENT naming the field for a bad body, or naming
+   the task for a model without a classification head. (Additive; issue 43.) */
+VLLM_API vllm_status vllm_classify(vllm_engine* engine, const char* request_json, char** out_json);
+
+/* vLLM's /pooling body (the /v1/embeddings body plus "task": "embed",
+   "token_embed" (every prompt row, or STEP's rows and columns, as
+   pooler_config's tok_pooling_type says) or "classify"; absent: the
+   model's own task) -> its response JSON in *out_json (caller frees with
+   vllm_string_free), blocking: data[i] = {index, object "pooling", data:
+   a vector, a list of rows, or base64 of the float32 values}.
+   INVALID_ARGUMENT naming the field. (Additive; issue 43.) */
+VLLM_API vllm_status vllm_pooling(vllm_engine* engine, const char* request_json, char** out_json);
+
 /* ---- LoRA adapters (additive) ----
    An engine loaded with the options JSON's "enable_lora": true (and
    "max_loras": adapters resident at once and running in one batch, default

@@ -70,6 +70,8 @@ from .serving_responses import ResponseStore, ResponsesServing
 from . import serving_messages
 from . import serving_embeddings
 from . import serving_score
+from . import serving_classify
+from . import serving_pooling
 from .tokenizer_info import tokenizer_info
 
 logger = logging.getLogger("vllm_cpp.server")
@@ -90,6 +92,8 @@ class ServerConfig:
     responses_store_max_entries: int = 1024
     responses_store_max_age_s: float = 3600.0
     responses_store_max_bytes: int = 256 << 20
+    # /v1/messages streams: a ping after this many idle seconds (--messages-ping-interval)
+    messages_ping_interval_s: float = 15.0
     # LoRA adapters served by name (--lora-modules; lora_modules.py)
     lora_modules: Tuple[LoRARequest, ...] = ()
 
@@ -223,6 +227,11 @@ class OpenAIServer:
              for path in ("/score", "/v1/score")
         ] + [Route(path, handler(lambda request: serving_score.create_rerank(self, request)), methods=["POST"])
              for path in ("/rerank", "/v1/rerank", "/v2/rerank")
+        ] + [  # Classification (serving_classify.py)
+            Route("/classify", handler(lambda request: serving_classify.create_classify(self, request)),
+                  methods=["POST"]),
+            Route("/pooling", handler(lambda request: serving_pooling.create_pooling(self, request)),
+                  methods=["POST"]),
         ] + ([  # vLLM's runtime LoRA routes, only behind its flag
             Route("/v1/load_lora_adapter", handler(self.load_lora_adapter), methods=["POST"]),
             Route("/v1/unload_lora_adapter", handler(self.unload_lora_adapter), methods=["POST"]),

@@ -109,6 +109,10 @@ OPERATIONS: Dict[Tuple[str, str], Tuple[str, Optional[str], str]] = {
     ("post", "/rerank"): ("Rerank documents for a query (Jina's shape)", None, _JSON),
     ("post", "/v1/rerank"): ("Rerank documents for a query (Jina's shape)", None, _JSON),
     ("post", "/v2/rerank"): ("Rerank documents for a query (Cohere v2's shape)", None, _JSON),
+    # Classification and the pooling API (serving_classify.py, serving_pooling.py)
+    ("post", "/classify"): ("vLLM's classify: class probabilities and label (a classification model)", None, _JSON),
+    ("post", "/pooling"): ("vLLM's pooling API: embed, token_embed or classify output of texts or token ids",
+                           None, _JSON),
 }
 
 

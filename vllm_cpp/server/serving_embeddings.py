@@ -29,15 +29,20 @@ async def create_embedding(server, request: Request) -> Response:
     body = await server.read_json(request)
     check_model(body, [server.config.model_name])
     tasks = server.engine.stats()["supported_tasks"]
-    if "embed" not in tasks and "score" not in tasks:  # a score model's refusal is the engine's, naming its head
+    if not {"embed", "score", "classify"} & set(tasks):  # a head's refusal is the engine's, naming it
         raise invalid("model \"%s\" does not serve embeddings: the server was started for text generation; "
                       "start it with --runner pooling (or --convert embed) to serve /v1/embeddings"
                       % server.config.model_name, param="model")
+    return await run_pooling_call(server, request, body, server.engine.embeddings_json)
+
+
+async def run_pooling_call(server, request: Request, body: Dict[str, Any], call) -> Response:
+    """Runs a pooling route's body (its model checked) through ``call``, the
+    engine's protocol room, on a worker thread, admitted as its inputs' count."""
     body["model"] = server.config.model_name
     release = server.admission.admit(input_count(body))
     try:
-        text = await asyncio.get_running_loop().run_in_executor(None, server.engine.embeddings_json,
-                                                                json.dumps(body))
+        text = await asyncio.get_running_loop().run_in_executor(None, call, json.dumps(body))
     finally:
         release()
     usage = json.loads(text)["usage"]

@@ -13,8 +13,9 @@ whatever its value."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Optional
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -80,6 +81,33 @@ async def _sse(events: AsyncIterator[str]) -> AsyncIterator[str]:
 #: The keep-alive event Anthropic's streams carry (the SDKs skip it).
 _PING = 'event: ping\ndata: {"type": "ping"}\n\n'
 
+
+async def with_idle_marks(items: AsyncIterator[str], interval_s: float) -> AsyncIterator[Optional[str]]:
+    """``items``, with a None each time ``interval_s`` seconds pass without
+    one (a slow prompt, a long think): where a stream sends its pings. The
+    item being awaited is cancelled if the consumer leaves."""
+    iterator = items.__aiter__()
+    pending: Optional[asyncio.Future] = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(iterator.__anext__())
+            done, _ = await asyncio.wait({pending}, timeout=interval_s)
+            if not done:
+                yield None
+                continue
+            finished, pending = pending, None
+            try:
+                item = finished.result()
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        if pending is not None:
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
+
+
 class MessagesServing:
     """The two routes, over the server's engine, body reader and admission."""
 
@@ -130,7 +158,10 @@ class MessagesServing:
 
     async def _events(self, run: ProtocolRun, usage_out: Dict[str, int]) -> AsyncIterator[str]:
         """The engine's events, each framed under its name."""
-        async for text in run.texts():
+        async for text in with_idle_marks(run.texts(), self._server.config.messages_ping_interval_s):
+            if text is None:  # idle: Anthropic's streams ping periodically
+                yield _PING
+                continue
             event = json.loads(text)
             if event["type"] == "message_start":
                 usage_out["prompt_tokens"] = event["message"]["usage"]["input_tokens"]

@@ -31,7 +31,7 @@ async def _run(server, request: Request, call) -> Response:
     body = await server.read_json(request)
     check_model(body, [server.config.model_name])
     tasks = server.engine.stats()["supported_tasks"]
-    if "score" not in tasks and "embed" not in tasks:
+    if not {"score", "embed", "classify"} & set(tasks):  # a classifier's refusal is the engine's
         raise invalid("model \"%s\" cannot score: the server was started for text generation; start a reranker "
                       "with --runner pooling --hf-overrides '{\"classifier_from_token\": [\"no\", \"yes\"], "
                       "\"is_original_qwen3_reranker\": true}', or an embedding model" % server.config.model_name,

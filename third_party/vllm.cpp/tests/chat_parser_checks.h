@@ -103,6 +103,30 @@ inline void check_tools(const std::string& dialect, const ParserFactory& make, c
     check(mismatches == 0, dialect + " " + label + ": " + std::to_string(mismatches) + " streamings differ, e.g. " + first_bad);
 }
 
+// Streamed a byte at a time, `output`'s one call comes in pieces as vLLM
+// streams it: a first delta naming it with `first_piece` of its arguments,
+// then at least `min_fragments` deltas of the same index with argument
+// fragments only, adding up to `arguments`.
+inline void check_streams_in_pieces(const std::string& label, const ParserFactory& make, const std::string& output,
+                                    const std::string& name, const std::string& first_piece,
+                                    const std::string& arguments, size_t min_fragments = 3) {
+    auto parser = counting_parser(make);
+    std::vector<ToolCallDelta> deltas;
+    for (char c : output)
+        for (const ToolCallDelta& d : parser->feed(std::string(1, c)).calls) deltas.push_back(d);
+    for (const ToolCallDelta& d : parser->finish().calls) deltas.push_back(d);
+    std::string joined = deltas.empty() ? "" : deltas[0].call.arguments;
+    bool fragments = deltas.size() > min_fragments;
+    for (size_t i = 1; i < deltas.size(); ++i) {
+        fragments = fragments && deltas[i].continues() && deltas[i].index == 0;
+        joined += deltas[i].call.arguments;
+    }
+    check(!deltas.empty() && deltas[0].call.name == name && deltas[0].call.arguments == first_piece && fragments &&
+              joined == arguments,
+          label + " streams the name, then argument pieces (" + std::to_string(deltas.size()) + " deltas, first " +
+              (deltas.empty() ? std::string("none") : show(deltas[0].call.arguments)) + ", joined " + show(joined) + ")");
+}
+
 inline ParserFactory dialect_parser(const std::string& dialect) {
     return [dialect](ToolParser::IdGenerator ids) { return make_tool_parser(dialect, std::move(ids)); };
 }

@@ -59,24 +59,8 @@ void test_hermes() {
     check_tools("hermes", "unclosed truncated block is content", "Hi <tool_call>{\"name\": \"f\", \"argu",
                 "Hi <tool_call>{\"name\": \"f\", \"argu", {});
     check_tools("hermes", "text after a call is dropped", call + "\nDone!", "", {{"get_weather", weather_args}});
-    // Streamed, a call's name comes first, then its arguments in pieces (vLLM's way).
-    {
-        auto parser = counting_parser(dialect_parser("hermes"));
-        std::vector<ToolCallDelta> deltas;
-        for (char c : call)
-            for (const ToolCallDelta& d : parser->feed(std::string(1, c)).calls) deltas.push_back(d);
-        for (const ToolCallDelta& d : parser->finish().calls) deltas.push_back(d);
-        std::string arguments = deltas.empty() ? "" : deltas[0].call.arguments;
-        bool fragments = deltas.size() > 3;
-        for (size_t i = 1; i < deltas.size(); ++i) {
-            fragments = fragments && deltas[i].continues() && deltas[i].index == 0;
-            arguments += deltas[i].call.arguments;
-        }
-        // The first delta names it, with the first key ("{\"city\": ").
-        check(!deltas.empty() && deltas[0].call.name == "get_weather" && deltas[0].call.arguments == "{\"city\": " &&
-                  fragments && arguments == weather_args,
-              "hermes streams the name, then argument pieces (" + std::to_string(deltas.size()) + " deltas)");
-    }
+    // Streamed, a call's name comes first (with the first key), then its arguments in pieces (vLLM's way).
+    check_streams_in_pieces("hermes", dialect_parser("hermes"), call, "get_weather", "{\"city\": ", weather_args);
     check_tools("hermes", "broken after the first key: a call, its arguments as far as they were JSON",
                 "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": [1, 2.5], oops}}</tool_call>", "",
                 {{"f", "{\"a\": [1, 2.5], "}});
@@ -106,6 +90,17 @@ void test_llama3_json() {
                 "", {{"a", "{}"}});
     check_tools("llama3_json", "second object malformed", R"({"name": "a", "parameters": {}}; {"name": 3})",
                 R"({"name": 3})", {{"a", "{}"}});
+    // Streamed as hermes streams: the name with the first key, then the arguments in pieces.
+    const std::string weather = R"({"city": "Paris", "days": [1, 2], "opts": {"unit": "c"}})";
+    check_streams_in_pieces("llama3_json", dialect_parser("llama3_json"),
+                            "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": " + weather + "}", "get_weather",
+                            "{\"city\": ", weather);
+    check_tools("llama3_json", "broken after the first key: a call, its arguments as far as they were JSON",
+                R"({"name": "f", "parameters": {"a": 1, oops}})", "", {{"f", R"({"a": 1, )"}});
+    check_tools("llama3_json", "cut short after the first key: a call, its arguments as far as they were read",
+                R"( {"name": "f", "arguments": {"a": "x", "b": [1, 2)", "", {{"f", R"({"a": "x", "b": [1, 2)"}});
+    check_tools("llama3_json", "parameters first: read whole", R"({"parameters": {"a": 1}, "name": "f"})", "",
+                {{"f", R"({"a": 1})"}});
 }
 
 void test_mistral() {
@@ -164,6 +159,14 @@ void test_forced_tool_calls() {
     check_tools("forced", named, "named", args, "", {{"get_weather", args}});
     check_tools("forced", named, "named, leading whitespace", " \n" + args, "", {{"get_weather", args}});
     check_tools("forced", named, "named, cut short", "{\"city\": \"Pa", "{\"city\": \"Pa", {});
+    // Streamed: committed once the first member is whole, then the arguments in pieces.
+    check_streams_in_pieces("forced named", named, args, "get_weather", "{\"city\": \"Par\xC3\xADs\"", args);
+    check_streams_in_pieces("forced required", required, "[{\"name\": \"get_weather\", \"parameters\": " + args + "}]",
+                            "get_weather", "{\"city\": \"Par\xC3\xADs\"", args);
+    check_tools("forced", named, "named, cut after the first member: a call as far as it was read",
+                "{\"city\": \"Paris\", \"opts\": {\"n\": 1", "", {{"get_weather", "{\"city\": \"Paris\", \"opts\": {\"n\": 1"}});
+    check_tools("forced", required, "required, cut after the first member",
+                "[{\"name\": \"ping\", \"parameters\": {\"a\": true, \"b\"", "", {{"ping", "{\"a\": true, \"b\""}});
 }
 
 // A call of a megabyte streamed two bytes at a time: each parser reads its
@@ -317,6 +320,31 @@ void test_random_outputs() {
         }
     }
     check(mismatches == 0, "random outputs: " + std::to_string(mismatches) + " streamings differ, first: " + first_bad);
+
+    // The streamed JSON calls: random text after an opening each commits on
+    // (llama3_json's, the forced calls' array and arguments object).
+    const ParserFactory required = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("", std::move(ids));
+    };
+    const ParserFactory named = [](ToolParser::IdGenerator ids) {
+        return std::make_unique<ForcedToolParser>("f", std::move(ids));
+    };
+    const std::vector<std::pair<std::string, ParserFactory>> streamed = {
+        {"{\"name\": \"f\", \"parameters\": {\"a\": ", dialect_parser("llama3_json")},
+        {"[{\"name\": \"f\", \"parameters\": {\"a\": 1, ", required},
+        {"{\"a\": [1, ", named}};
+    std::mt19937 streamed_rng(7);
+    int streamed_mismatches = 0;
+    for (int round = 0; round < 300; ++round) {
+        const auto& [opening, make] = streamed[static_cast<size_t>(round) % streamed.size()];
+        std::string output = opening;
+        const int parts = std::uniform_int_distribution<int>(1, 16)(streamed_rng);
+        for (int i = 0; i < parts; ++i) output += fragments[streamed_rng() % fragments.size()];
+        if (!tools_stream_as_whole(make, output, streamed_rng) && streamed_mismatches++ == 0)
+            first_bad = show(output);
+    }
+    check(streamed_mismatches == 0, "random streamed JSON calls: " + std::to_string(streamed_mismatches) +
+                                        " streamings differ, first: " + first_bad);
 }
 
 // ------------------------------------------------------------ detection

@@ -79,6 +79,21 @@ void test_qwen3_coder() {
     const std::string hermes = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
     check_tools("qwen3_coder", qwen, "hermes JSON is content", hermes, hermes, {});
     check_tools("qwen3_coder", qwen, "plain text", "a < b and <tool", "a < b and <tool", {});
+    // Streamed as vLLM streams it: the name with '{' and the first parameter, each further one, then '}'.
+    check_streams_in_pieces("qwen3_coder", qwen, call, "get_weather", "{\"city\": \"San Francisco\"", args, 1);
+    check_streams_in_pieces("qwen3_coder bare function", qwen,
+                            "<function=get_weather><parameter=days>2</parameter><parameter=city>Oslo</parameter>"
+                            "<parameter=celsius>true</parameter></function>",
+                            "get_weather", "{\"days\": 2", R"({"days": 2, "city": "Oslo", "celsius": true})", 2);
+    check_tools("qwen3_coder", qwen, "cut short after a parameter: the ones that completed",
+                "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2",
+                "", {{"get_weather", R"({"city": "Oslo"})"}});
+    check_tools("qwen3_coder", qwen, "malformed after a committed call: the rest dropped",
+                "<tool_call>\n<function=get_time>\n</function>\n<function=get_weather>\n<parameter=city\nX>\n"
+                "</function>\n</tool_call>",
+                "", {{"get_time", "{}"}});
+    check_tools("qwen3_coder", qwen, "a closed block without </function> ends the function",
+                "<tool_call><function=get_weather><parameter=days>4</tool_call>", "", {{"get_weather", R"({"days": 4})"}});
 }
 
 void test_glm45() {
@@ -232,6 +247,17 @@ void test_family_reasoning() {
     check_reasoning("granite", "Here's", req, "", "Here's my thought process: x Here's my response: y", " x ", " y");
     check_reasoning("granite", "a response marker alone is content", req, "", "Here is my response: hi",
                     "", "Here is my response: hi");
+    // Granite 3.3 thinks between <think></think> when asked, and answers plainly otherwise.
+    check_reasoning("granite", "3.3's think tags and response wrapper", req, "",
+                    "<think>Add them.</think>\n<response>4 </response>\n", "Add them.", "4 ");
+    check_reasoning("granite", "3.3's wrapper without thinking", req, "", " <response>a </respon b</response>",
+                    "", "a </respon b");
+    check_reasoning("granite", "a closing tag inside the answer stays", req, "", "<response>x</response> y",
+                    "", "x</response> y");
+    check_reasoning("granite", "no wrapper: unchanged", req, "", "<resp x </response>", "", "<resp x </response>");
+    check_reasoning("granite", "3.3 without thinking: all content", req, "", "<|tool_call|>[{\"name\": \"f\"}]",
+                    "", "<|tool_call|>[{\"name\": \"f\"}]");
+    check_reasoning("granite", "3.3, a stray </think> is content", req, "", "a </think> b", "", "a </think> b");
 
     const ChatRequest thinking = request_with(
         R"({"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"thinking": true}})");
@@ -285,7 +311,7 @@ void test_random_family_outputs() {
         "commentary", " to=functions.f", "<|constrain|>", "json", "<|message|>", "<|end|>", "<|call|>", "<think>",
         "</think>", "<seed:think>", "</seed:think>", "Here is my thought process:", "Here is my response:", "{", "}",
         "[", "]", "\"", "'", ":", ",", " ", "\"name\"", "\"arguments\"", "\"f\"", "f", "x", "1", "2.5", "true", "None",
-        "\xC3\xA9", "<|", "<｜tool", "<tool", "<func", "<|chan"};
+        "\xC3\xA9", "<|", "<｜tool", "<tool", "<func", "<|chan", "<response>", "</response>", "</resp"};
     const std::vector<std::string> tool_dialects = {"qwen3_coder", "glm45", "deepseek_v3", "deepseek_v31", "kimi_k2",
                                                     "granite", "phi4_mini_json", "llama4_pythonic", "openai"};
     const std::vector<std::string> reasoning_dialects = {"openai_gptoss", "glm45", "granite", "deepseek_v3", "seed_oss"};
@@ -346,6 +372,8 @@ void test_family_detection() {
     check(detect_reasoning_parser("<|assistant|>{{ '<think></think>' }}") == "glm45", "detect glm45 reasoning");
     check(detect_reasoning_parser("<seed:think>") == "seed_oss", "detect seed_oss");
     check(detect_reasoning_parser("Here is my thought process:") == "granite", "detect granite reasoning");
+    check(detect_reasoning_parser("<|tool_call|> ... <think></think> ... <response></response>") == "granite",
+          "detect Granite 3.3's reasoning");
     check(detect_reasoning_parser("{% if thinking is defined %}<think></think><｜tool▁calls▁begin｜>") == "deepseek_v3",
           "detect deepseek_v3 reasoning");
     check(tool_parser_reads_special_tokens("openai") && !tool_parser_reads_special_tokens("hermes") &&

@@ -33,6 +33,11 @@ struct Case {
     std::string reasoning_parser;  // "" : the family has none we detect
     std::string kwargs;            // chat_template_kwargs that turn thinking on
     bool renders = true;           // false: only the detection can be checked (see the case)
+    // For a template that renders an assistant turn's content only (no
+    // tool_calls: Granite 3.3, Phi-4-mini): the turn as the model writes it,
+    // in the format the template's own instructions (or the model card) ask
+    // for, rendered as the turn's content.
+    std::string written_turn;
 };
 
 constexpr const char* kReasoning = "The user wants the weather; I will call the tools.";
@@ -82,8 +87,12 @@ void check_template(const std::string& dir, const Case& c) {
 
     const std::string user = R"([{"role": "user", "content": "Weather in Paris and the time in Rome?"}])";
     const ChatRequest asked = parse_chat_request(chat_body(user, c.kwargs));
+    json::Value written = json::Value::object();
+    written.set("role", "assistant");
+    written.set("content", c.written_turn);
+    const std::string turn = c.written_turn.empty() ? std::string(kAssistantTurn) : json::dump(written);
     const ChatRequest answered =
-        parse_chat_request(chat_body(user.substr(0, user.size() - 1) + ", " + kAssistantTurn + "]", c.kwargs));
+        parse_chat_request(chat_body(user.substr(0, user.size() - 1) + ", " + turn + "]", c.kwargs));
     std::string prompt, whole;
     try {
         const ChatTemplate chat_template(source, "<s>", "</s>");
@@ -98,7 +107,15 @@ void check_template(const std::string& dir, const Case& c) {
     check(extends, c.file + ": the answered conversation does not start with the generation prompt:\n" + prompt +
                        "\n---\n" + whole);
     if (!extends) return;
-    const std::string output = whole.substr(prompt.size());
+    std::string output = whole.substr(prompt.size());
+    // What follows the turn's content is the template's end of turn (the
+    // model's stop token), not part of what it generates.
+    if (!c.written_turn.empty()) {
+        const size_t at = output.find(c.written_turn);
+        check(at != std::string::npos, c.file + ": the written turn is rendered as it is");
+        if (at == std::string::npos) return;
+        output = output.substr(0, at + c.written_turn.size());
+    }
 
     std::unique_ptr<ReasoningParser> reasoning;
     if (!c.reasoning_parser.empty()) reasoning = make_reasoning_parser(c.reasoning_parser, asked, prompt);
@@ -148,13 +165,28 @@ int main(int argc, char** argv) {
         // sandbox refuses, and so does ours: only detection is checked.
         {"Kimi-K2-Thinking.jinja", "kimi_k2", "deepseek_r1", "", /*renders=*/false},
         {"deepseek-ai-DeepSeek-V3.1.jinja", "deepseek_v31", "deepseek_v3", R"({"thinking": true})"},
-        // Granite 3.3 thinks in <think>...</think> (3.2's "Here is my thought
-        // process:" is the granite dialect); its template renders no
-        // assistant tool calls, so only detection is checked.
-        {"ibm-granite-granite-3.3-2B-Instruct.jinja", "granite", "deepseek_r1", R"({"thinking": true})", false},
         {"ibm-granite-granite-4.0.jinja", "hermes", "", ""},
+        {"ibm-granite-granite-4.1.jinja", "hermes", "", ""},
         {"openai-gpt-oss-120b.jinja", "openai", "openai_gptoss", ""},
     };
+    // Granite 3.3 and Phi-4-mini render no assistant tool calls: the turn as
+    // their instructions ask the model to write it. Granite 3.3's system
+    // prompt asks for "<|tool_call|> followed by a JSON list of tools used",
+    // and (with thinking) thoughts "between <think></think>"; it answers
+    // without <think> when thinking is off.
+    const std::string granite_calls =
+        R"(<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}, )"
+        R"({"name": "get_time", "arguments": {"city": "Rome"}}])";
+    const std::vector<Case> written = {
+        {"ibm-granite-granite-3.3-2B-Instruct.jinja", "granite", "granite", R"({"thinking": true})", true,
+         std::string("<think>") + kReasoning + "</think>" + granite_calls},
+        {"ibm-granite-granite-3.3-2B-Instruct.jinja", "granite", "granite", "", true, granite_calls},
+        // Phi-4-mini-instruct's model card: calls as functools[...] (vLLM's phi4_mini_json).
+        {"microsoft-Phi-4-mini-instruct.jinja", "phi4_mini_json", "", "", true,
+         R"(functools[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}, )"
+         R"({"name": "get_time", "arguments": {"city": "Rome"}}])"},
+    };
     for (const Case& c : cases) check_template(argv[1], c);
+    for (const Case& c : written) check_template(argv[1], c);
     return report();
 }

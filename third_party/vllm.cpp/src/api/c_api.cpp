@@ -19,6 +19,8 @@
 #include "chat/chat_service.h"
 #include "chat/embedding_service.h"
 #include "chat/score_service.h"
+#include "chat/classify_service.h"
+#include "chat/pooling_service.h"
 #include "chat/responses_output.h"
 #include "chat/responses_request.h"
 #include "engine/engine.h"
@@ -709,6 +711,14 @@ vllm_status vllm_score(vllm_engine* engine, const char* request_json, char** out
 
 vllm_status vllm_rerank(vllm_engine* engine, const char* request_json, char** out_json) {
     return run_json_call(engine, request_json, out_json, vllm::chat::run_rerank_request);
+}
+
+vllm_status vllm_classify(vllm_engine* engine, const char* request_json, char** out_json) {
+    return run_json_call(engine, request_json, out_json, vllm::chat::run_classify_request);
+}
+
+vllm_status vllm_pooling(vllm_engine* engine, const char* request_json, char** out_json) {
+    return run_json_call(engine, request_json, out_json, vllm::chat::run_pooling_request);
 }
 
 void vllm_string_free(char* s) { std::free(s); }

@@ -104,13 +104,19 @@ void ChatService::bound_reasoning(Prepared& p) const {
                                    "known thinking format)");
         return;
     }
-    // Thinking off (or not yet opened): the grammar applies from the first token.
-    if ((!p.sampling.grammar && budget < 0) ||
-        !output_starts_reasoning(reasoning_parser_, p.request, p.prompt_text))
-        return;
+    if (!p.sampling.grammar && budget < 0) return;
+    if (!output_starts_reasoning(reasoning_parser_, p.request, p.prompt_text)) {
+        // Thinking off, or a section the model may open itself: a grammar
+        // applies from the first token (it leaves no room to open one); a
+        // budget alone counts from the marker that opens it (glm45, mistral, granite).
+        if (p.sampling.grammar || budget < 0) return;
+        p.sampling.reasoning.start_markers = reasoning_openers_of(reasoning_parser_);
+        if (p.sampling.reasoning.start_markers.empty()) return;
+    }
     const ReasoningEnd end = reasoning_end_of(reasoning_parser_);
     p.sampling.reasoning.end_marker = end.marker;
     p.sampling.reasoning.forced_end = end.forced;
+    p.sampling.reasoning.other_end_markers = end.others;
     p.sampling.reasoning.token_budget = budget;
 }
 

@@ -53,6 +53,15 @@ Embeddings embed_inputs(Engine& engine, const std::vector<CompletionPrompt>& inp
                         int32_t truncate_prompt_tokens, bool add_special_tokens, int32_t priority) {
     if (inputs.empty()) throw_invalid_argument("'input' must not be empty");
     engine.check_pooling_request(pooling);
+    return pool_inputs(engine, inputs, truncate_prompt_tokens, add_special_tokens,
+                       [&](std::vector<int32_t> ids, int32_t keep) {
+                           return engine.submit_pooling(std::move(ids), pooling, keep, priority);
+                       });
+}
+
+Embeddings pool_inputs(Engine& engine, const std::vector<CompletionPrompt>& inputs, int32_t truncate_prompt_tokens,
+                       bool add_special_tokens, const SubmitPooled& submit) {
+    if (inputs.empty()) throw_invalid_argument("'input' must not be empty");
     if (truncate_prompt_tokens > engine.max_model_len())
         throw_invalid_argument("'truncate_prompt_tokens' " + std::to_string(truncate_prompt_tokens) +
                                " is greater than max_model_len " + std::to_string(engine.max_model_len()));
@@ -78,7 +87,7 @@ Embeddings embed_inputs(Engine& engine, const std::vector<CompletionPrompt>& inp
     try {
         for (size_t i = 0; i < ids.size(); ++i) {
             try {
-                streams.push_back(engine.submit_pooling(std::move(ids[i]), pooling, keep, priority));
+                streams.push_back(submit(std::move(ids[i]), keep));
             } catch (const Error& e) {
                 if (inputs.size() == 1) throw;
                 throw Error(e.status(), input_name(i, inputs.size()) + ": " + e.what());

@@ -9,6 +9,8 @@
 // engine's words with its index.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +40,18 @@ struct Embeddings {
     int64_t prompt_tokens = 0;
 };
 
-// Tokenizes the inputs, submits them all as pooling requests, waits for
-// every vector (on the calling thread). A failed or refused input cancels
-// the rest and throws, naming it (input[i]) when there are several.
+// Queues one input's ids (cut to its last `keep` tokens) as a pooling
+// request of some kind (embed, classify, ...).
+using SubmitPooled = std::function<std::shared_ptr<RequestStream>(std::vector<int32_t> ids, int32_t keep)>;
+
+// Every pooling route's road: tokenizes the inputs, submits them all with
+// `submit`, waits for every vector (on the calling thread). A failed or
+// refused input cancels the rest and throws, naming it (input[i]) when
+// there are several.
+Embeddings pool_inputs(Engine& engine, const std::vector<CompletionPrompt>& inputs, int32_t truncate_prompt_tokens,
+                       bool add_special_tokens, const SubmitPooled& submit);
+
+// pool_inputs with the engine's embed task (submit_pooling, `pooling`'s options).
 Embeddings embed_inputs(Engine& engine, const std::vector<CompletionPrompt>& inputs, const PoolingParams& pooling,
                         int32_t truncate_prompt_tokens, bool add_special_tokens, int32_t priority);
 

@@ -22,4 +22,9 @@ MarkerMatch find_first_marker(std::string_view text, const std::vector<std::stri
 // the bytes a streaming parser must hold back until it sees what follows.
 size_t partial_marker_length(std::string_view text, const std::vector<std::string_view>& markers);
 
+// Whether `text` ends with `marker`.
+inline bool ends_with(std::string_view text, std::string_view marker) {
+    return text.size() >= marker.size() && text.substr(text.size() - marker.size()) == marker;
+}
+
 }  // namespace vllm::chat

@@ -41,6 +41,21 @@ std::vector<int32_t> pair_prompt(const Engine& engine, const std::string& query,
     return ids;
 }
 
+// A cross-encoder's (classification head) pair as its tokenizer's pair
+// template frames it: BERT's [CLS] query [SEP] document [SEP] (WordPiece),
+// RoBERTa's <s> query </s></s> document </s> (XLM-RoBERTa's Unigram);
+// `second` is where the document's segment starts (token type 1 in BERT).
+std::vector<int32_t> cross_encoder_pair(const Tokenizer& tok, const std::string& query, const std::string& document,
+                                        int32_t& second) {
+    std::vector<int32_t> ids = tok.encode(query, true, true);
+    const std::vector<int32_t> doc = tok.encode(document, true, true);
+    const bool framed = !ids.empty() && !doc.empty() && doc.front() == ids.front() && tok.data().add_bos;
+    if (tok.data().model != "bert" && framed) ids.push_back(ids.back());  // RoBERTa's doubled separator
+    second = static_cast<int32_t>(ids.size());
+    ids.insert(ids.end(), doc.begin() + (framed ? 1 : 0), doc.end());
+    return ids;
+}
+
 void check_texts(const std::vector<std::string>& texts, const char* name) {
     if (texts.empty()) throw_invalid_argument(std::string("'") + name + "' must not be empty");
     for (size_t i = 0; i < texts.size(); ++i) {
@@ -55,9 +70,14 @@ Scores score_with_head(Engine& engine, const std::vector<std::string>& queries,
     std::vector<std::shared_ptr<RequestStream>> streams;
     Scores out;
     try {
-        for (size_t i = 0; i < documents.size(); ++i)
-            streams.push_back(engine.submit_score(pair_prompt(engine, queries[queries.size() == 1 ? 0 : i], documents[i]),
-                                                  truncate, priority));
+        for (size_t i = 0; i < documents.size(); ++i) {
+            const std::string& query = queries[queries.size() == 1 ? 0 : i];
+            int32_t second = 0;
+            std::vector<int32_t> ids = engine.serves_classify()
+                                           ? cross_encoder_pair(engine.tokenizer(), query, documents[i], second)
+                                           : pair_prompt(engine, query, documents[i]);
+            streams.push_back(engine.submit_score(std::move(ids), truncate, priority, second));
+        }
         for (size_t i = 0; i < streams.size(); ++i) {
             streams[i]->wait_engine_done();
             RequestStream::Result result = streams[i]->result();
@@ -152,10 +172,15 @@ Scores score_pairs(Engine& engine, const std::vector<std::string>& queries, cons
         throw_invalid_argument("'query' has " + std::to_string(queries.size()) + " texts and 'documents' " +
                                std::to_string(documents.size()) + ": give one query or one per document");
     if (engine.serves_score()) return score_with_head(engine, queries, documents, truncate_prompt_tokens, priority);
-    if (engine.serves_pooling()) return score_with_embeddings(engine, queries, documents, truncate_prompt_tokens, priority);
+    if (engine.serves_pooling() && !engine.serves_classify()) return score_with_embeddings(engine, queries, documents, truncate_prompt_tokens, priority);
     throw_invalid_argument("model \"" + engine.model_name() +
-                           "\" cannot score: it was loaded for text generation; load a reranker with runner pooling "
-                           "and hf_overrides' classifier_from_token (Qwen3-Reranker), or an embedding model");
+                           "\" cannot score: " + (engine.serves_classify() ? std::string("its classification head has ") +
+                                                     std::to_string(engine.pooler_config().num_labels) +
+                                                     " labels (a cross-encoder's score needs one); use /classify"
+                                                : std::string("it was loaded for text generation; load a reranker "
+                                                              "with runner pooling and hf_overrides' "
+                                                              "classifier_from_token (Qwen3-Reranker), a "
+                                                              "cross-encoder, or an embedding model")));
 }
 
 std::string run_score_request(Engine& engine, std::string_view request_json) {

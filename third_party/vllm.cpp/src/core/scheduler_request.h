@@ -69,6 +69,10 @@ public:
     // request attends over the whole prompt at once): it is admitted only
     // when all of its uncomputed tokens fit the step's budget.
     bool whole_prompt = false;
+    // A sentence pair's prompt (a cross-encoder's query then document):
+    // the position its second segment starts at, whose tokens are of token
+    // type 1 where the model has token types (0: one segment).
+    int32_t second_segment_start = 0;
 
     // Its grammar's next mask is being computed off the engine loop (vLLM's
     // WAITING_FOR_FSM): the scheduler passes it over, waiting or running,

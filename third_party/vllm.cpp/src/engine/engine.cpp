@@ -46,6 +46,7 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
     KvCachePlan kv_plan =
         plan_kv_cache(model_config, config, max_model_len_, draft ? &draft->model->config() : nullptr);
     model_ = build_decoder(std::move(model_config), std::move(files.weights), max_model_len_);
+    if (encoder_) resolve_classifier(model_->config());
     core_ = std::make_unique<EngineCore>(config_, *model_, *tokenizer_, kv_plan, max_model_len_, std::move(draft));
     grammar_compiler_ =
         std::make_unique<structured::GrammarCompiler>(vocabulary_, config_.compile_budget, kGrammarWorkers);
@@ -137,9 +138,35 @@ void Engine::resolve_runner(const ModelConfig& model) {
         pooler_.score_tokens.push_back(ids[0]);
     }
     pooler_.qwen3_reranker_prompt = config_.is_original_qwen3_reranker;
+    if (config_.tok_pooling_type) pooler_.token.step = parse_step_pooling(*config_.tok_pooling_type, "pooler_config.tok_pooling_type");
+    if ((config_.step_tag_id || !config_.returned_token_ids.empty()) && !pooler_.token.step)
+        throw_invalid_argument("pooler_config's step_tag_id and returned_token_ids need tok_pooling_type STEP");
+    pooler_.token.step_tag_id = config_.step_tag_id.value_or(-1);
+    pooler_.token.returned_token_ids = config_.returned_token_ids;
+    for (int32_t column : pooler_.token.returned_token_ids)
+        if (column >= model.dim)
+            throw_invalid_argument("'pooler_config.returned_token_ids' " + std::to_string(column) +
+                                   " is not a column of the model's " + std::to_string(model.dim) + "-wide rows");
     if (serves_score() && !serves_pooling_)
         throw_invalid_argument("hf_overrides' classifier_from_token makes a scoring model: it needs runner pooling "
                                "(or auto), not " + config_.runner);
+}
+
+void Engine::resolve_classifier(const ModelConfig& model) {
+    pooler_.num_labels = static_cast<int32_t>(model_->logit_count());
+    if (pooler_.num_labels == 0) return;
+    // llama.cpp's converter writes id2label's names (none for a bare LABEL_0, LABEL_1).
+    pooler_.labels = source_->get_string_array(model.architecture + ".classifier.output_labels");
+    // vLLM's activations from config.json (the HF loader's vllm.* keys; a GGUF has none).
+    const std::string problem = source_->get_string("vllm.classifier_problem_type", "");
+    if (problem == "regression") pooler_.classify_activation = ClassifierActivation::IDENTITY;
+    if (problem == "multi_label_classification") pooler_.classify_activation = ClassifierActivation::SIGMOID;
+    const std::string score = source_->get_string("vllm.score_activation", "");
+    if (!score.empty()) pooler_.score_activation = parse_score_activation(score, "config.json's cross-encoder activation_fn");
+    if (pooler_.labels.size() != static_cast<size_t>(pooler_.num_labels)) {
+        pooler_.labels.clear();
+        for (int i = 0; i < pooler_.num_labels; ++i) pooler_.labels.push_back("LABEL_" + std::to_string(i));
+    }
 }
 
 int Engine::embedding_size() const { return model_->config().dim; }
@@ -155,10 +182,15 @@ void Engine::check_pooling_request(const PoolingParams& params) const {
 std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
                                                       int32_t truncate_prompt_tokens, int32_t priority) {
     check_pooling_request(params);
-    if (serves_score())
+    if (serves_score() && pooler_.num_labels == 0)
         throw_invalid_argument("model \"" + model_name_ +
                                "\" has a score head (hf_overrides classifier_from_token): it scores (/score, "
                                "/rerank), it does not embed; load it without the score head to embed");
+    if (serves_classify())
+        throw_invalid_argument("model \"" + model_name_ + "\" has a classification head (" +
+                               std::to_string(pooler_.num_labels) +
+                               " labels): it classifies (/classify) and, with one label, scores (/score, /rerank); "
+                               "it does not embed");
     Request::Pooling pooling;
     pooling.type = pooler_.type;
     pooling.normalize = params.normalize.value_or(pooler_.normalize);
@@ -166,22 +198,63 @@ std::shared_ptr<RequestStream> Engine::submit_pooling(std::vector<int32_t> promp
     return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
 }
 
+std::shared_ptr<RequestStream> Engine::submit_token_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                            int32_t truncate_prompt_tokens, int32_t priority) {
+    check_pooling_request(params);
+    if (serves_score() || serves_classify())
+        throw_invalid_argument("model \"" + model_name_ + "\" has a " + (serves_classify() ? "classification" : "score") +
+                               " head: it does not embed tokens (token_embed); use its classify or score task");
+    Request::Pooling pooling;
+    pooling.per_token = true;
+    pooling.token = pooler_.token;
+    pooling.normalize = params.normalize.value_or(pooler_.normalize);
+    pooling.dimensions = params.dimensions;
+    return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
+}
+
 std::shared_ptr<RequestStream> Engine::submit_score(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
-                                                    int32_t priority) {
+                                                    int32_t priority, int32_t second_segment_start) {
     if (!serves_score())
         throw_invalid_argument("model \"" + model_name_ +
                                "\" has no score head; load it with runner pooling and hf_overrides' "
-                               "classifier_from_token (Qwen3-Reranker: [\"no\", \"yes\"]) to score");
+                               "classifier_from_token (Qwen3-Reranker: [\"no\", \"yes\"]) to score" +
+                               (serves_classify() ? " (its classification head has " + std::to_string(pooler_.num_labels) +
+                                                        " labels; a score needs one: use /classify)"
+                                                  : std::string()));
+    if (pooler_.num_labels == 1) {
+        Request::Pooling pooling;
+        pooling.classifier_labels = 1;
+        pooling.activation = pooler_.score_activation;
+        return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority,
+                               second_segment_start);
+    }
     Request::Pooling pooling;
     pooling.type = PoolingType::LAST;
     pooling.score_tokens = pooler_.score_tokens;
     return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
 }
 
+std::shared_ptr<RequestStream> Engine::submit_classify(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
+                                                       int32_t priority) {
+    if (!serves_classify())
+        throw_invalid_argument("model \"" + model_name_ +
+                               "\" cannot classify: it has no classification head (vLLM's classify task needs a "
+                               "*ForSequenceClassification model such as a BERT or XLM-RoBERTa classifier)");
+    Request::Pooling pooling;
+    pooling.classifier_labels = pooler_.num_labels;
+    pooling.activation = pooler_.classify_activation;
+    return enqueue_pooling(std::move(prompt_ids), std::move(pooling), truncate_prompt_tokens, priority);
+}
+
 std::shared_ptr<RequestStream> Engine::enqueue_pooling(std::vector<int32_t> prompt_ids, Request::Pooling pooling,
-                                                       int32_t truncate_prompt_tokens, int32_t priority) {
-    if (truncate_prompt_tokens > 0 && prompt_ids.size() > static_cast<size_t>(truncate_prompt_tokens))
+                                                       int32_t truncate_prompt_tokens, int32_t priority,
+                                                       int32_t second_segment_start) {
+    if (truncate_prompt_tokens > 0 && prompt_ids.size() > static_cast<size_t>(truncate_prompt_tokens)) {
+        // Cut from the front: the second segment starts that much earlier (or is all that is left).
+        const int32_t cut = static_cast<int32_t>(prompt_ids.size()) - truncate_prompt_tokens;
         prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - truncate_prompt_tokens);
+        if (second_segment_start > 0) second_segment_start = std::max(second_segment_start - cut, 0);
+    }
     check_prompt_ids(prompt_ids, tokenizer_->vocab_size(), max_model_len_);
     auto stream = std::make_shared<RequestStream>();
     SamplingConfig sampling;
@@ -194,8 +267,9 @@ std::shared_ptr<RequestStream> Engine::enqueue_pooling(std::vector<int32_t> prom
         // Every row counts for CLS and MEAN: no prefix-cache hit may skip
         // one (LAST and scoring read the last row, which a hit always recomputes).
         // An encoder's rows all depend on the whole prompt: computed whole, in one step.
-        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST && !encoder_;
+        request->sched.reads_prefix_cache = pooling.type == PoolingType::LAST && !encoder_ && !pooling.per_token;
         request->sched.whole_prompt = encoder_;
+        request->sched.second_segment_start = second_segment_start;
         request->pooling.emplace(std::move(pooling));
         incoming_.push_back(std::move(request));
     }
@@ -321,7 +395,10 @@ EngineStats Engine::stats() const {
     s.waiting_requests += static_cast<int64_t>(incoming_.size());
     s.kv_transfer = core_->kv_transfer_stats();  // set before the loop started: no race
     if (serves_generation_) s.supported_tasks.push_back("generate");
-    if (serves_pooling_) s.supported_tasks.push_back(serves_score() ? "score" : "embed");
+    if (serves_pooling_ && !serves_classify()) s.supported_tasks.push_back(serves_score() ? "score" : "embed");
+    // A classification head: vLLM's classify, and score for one label.
+    if (serves_classify()) s.supported_tasks.push_back("classify");
+    if (serves_classify() && serves_score()) s.supported_tasks.push_back("score");
     if (lora_ && s.lora) lora_->fill_stats(*s.lora);  // registrations since the last step count now
     return s;
 }

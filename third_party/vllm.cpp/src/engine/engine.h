@@ -56,9 +56,25 @@ public:
     // PoolerConfig::score_tokens): the prompt's last row of logits scored,
     // the score as a one-element pooled vector. INVALID_ARGUMENT naming what
     // to load when the engine has no score head.
+    // On a cross-encoder (a one-label classification head) the score is
+    // the head's sigmoid; second_segment_start: where a sentence pair's
+    // second segment starts (its token type 1), 0: one segment.
     std::shared_ptr<RequestStream> submit_score(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
-                                                int32_t priority);
-    bool serves_score() const { return !pooler_.score_tokens.empty(); }
+                                                int32_t priority, int32_t second_segment_start = 0);
+    bool serves_score() const { return !pooler_.score_tokens.empty() || pooler_.num_labels == 1; }
+    // A classification request (vLLM's classify task, PoolerConfig::num_labels):
+    // the head's probabilities of each label as the pooled vector
+    // (classifier_probabilities). INVALID_ARGUMENT naming the task when the
+    // model has no classification head.
+    std::shared_ptr<RequestStream> submit_classify(std::vector<int32_t> prompt_ids, int32_t truncate_prompt_tokens,
+                                                   int32_t priority);
+    bool serves_classify() const { return pooler_.num_labels > 0; }
+    // A token_embed request (vLLM's ALL / STEP token pooling,
+    // PoolerConfig::token): every kept prompt row, each `params`'
+    // dimensions and normalisation, as one flattened vector of
+    // token_row_width() wide rows. Refused as submit_pooling refuses.
+    std::shared_ptr<RequestStream> submit_token_pooling(std::vector<int32_t> prompt_ids, const PoolingParams& params,
+                                                        int32_t truncate_prompt_tokens, int32_t priority);
     // submit_pooling's checks of what is the same for every input: that
     // this engine pools, and `params`' dimensions.
     void check_pooling_request(const PoolingParams& params) const;
@@ -110,7 +126,10 @@ private:
     // submit_pooling's and submit_score's common road: truncation, the
     // prompt checks, the request queued.
     std::shared_ptr<RequestStream> enqueue_pooling(std::vector<int32_t> prompt_ids, Request::Pooling pooling,
-                                                   int32_t truncate_prompt_tokens, int32_t priority);
+                                                   int32_t truncate_prompt_tokens, int32_t priority,
+                                                   int32_t second_segment_start = 0);
+    // An encoder's classification head (cls.output), read into pooler_ once the model is built.
+    void resolve_classifier(const ModelConfig& model);
     void loop();
     LoraRegistry& lora_registry() const;  // INVALID_ARGUMENT without enable_lora
 

@@ -74,6 +74,11 @@ struct EngineConfig {
     // also wraps query and document in Qwen3-Reranker's prompt.
     std::vector<std::string> classifier_from_token;
     bool is_original_qwen3_reranker = false;
+    // Token pooling (issue 43): pooler_config's tok_pooling_type ("ALL" or
+    // "STEP"), step_tag_id and returned_token_ids (engine/pooler.h).
+    std::optional<std::string> tok_pooling_type;
+    std::optional<int32_t> step_tag_id;
+    std::vector<int32_t> returned_token_ids;
 
     static constexpr int kDefaultBlockSize = 16;
     static constexpr int kDefaultMaxNumSeqs = 8;

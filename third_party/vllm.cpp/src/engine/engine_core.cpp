@@ -257,7 +257,7 @@ ModelRunnerOutput EngineCore::execute(const SchedulerOutput& scheduled, std::vec
             scheduled, [this](const SchedulerRequest& sched) { return request_of(sched).wants_prompt_rows(); },
             [this](const SchedulerRequest& sched) {
                 const Request& r = request_of(sched);
-                return r.pooling.has_value() && r.pooling->score_tokens.empty();
+                return r.pooling.has_value() && !r.pooling->reads_logits();
             },
             lora_ ? &step_adapter_ptrs_ : nullptr);
     ++counters_.model_steps;
@@ -323,12 +323,31 @@ ModelRunnerOutput EngineCore::sample(const SchedulerOutput& scheduled, const std
 void EngineCore::pool_rows(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out) {
     Request::Pooling& p = *r.pooling;
     const int n_prompt = r.num_prompt_tokens();
+    if (p.per_token) {
+        pool_token_chunk(r, rows, slice, out);
+        return;
+    }
     p.rows.add(p.type, rows, slice.start_pos, slice.n_tokens, n_prompt, model_.config().dim);
     if (slice.start_pos + slice.n_tokens < n_prompt) return;
     finish_pooling(r, p.rows.finish(p.type, n_prompt, p.normalize, p.dimensions), out);
 }
 
+void EngineCore::pool_token_chunk(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out) {
+    Request::Pooling& p = *r.pooling;
+    const int dim = model_.config().dim, n_prompt = r.num_prompt_tokens();
+    if (slice.start_pos == 0) p.token_rows.clear();  // a preempted request recomputes its prompt
+    p.token_rows.insert(p.token_rows.end(), rows, rows + size_t(slice.n_tokens) * dim);
+    if (slice.start_pos + slice.n_tokens < n_prompt) return;
+    const std::vector<int32_t> prompt(r.sched.tokens().begin(), r.sched.tokens().begin() + n_prompt);
+    finish_pooling(r, pool_token_rows(p.token_rows, dim, prompt, p.token, p.normalize, p.dimensions), out);
+    std::vector<float>().swap(p.token_rows);
+}
+
 void EngineCore::score_row(Request& r, const float* logits, StepOutput& out) {
+    if (r.pooling->classifier_labels > 0) {
+        finish_pooling(r, classifier_probabilities(logits, r.pooling->classifier_labels, r.pooling->activation), out);
+        return;
+    }
     finish_pooling(r, {score_from_logits(logits, r.pooling->score_tokens)}, out);
 }
 

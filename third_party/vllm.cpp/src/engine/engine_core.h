@@ -133,6 +133,9 @@ private:
     // A pooling request's chunk: its hidden rows pooled; at the prompt's
     // end the vector goes to its stream and `out` finishes it.
     void pool_rows(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out);
+    // A token_embed request's chunk (Request::Pooling::per_token): its rows
+    // kept; at the prompt's end pool_token_rows' answer finishes it.
+    void pool_token_chunk(Request& r, const float* rows, const SequenceSlice& slice, StepOutput& out);
     // A scoring request's last row of logits: its score, as a one-element
     // pooled vector, and the request done.
     void score_row(Request& r, const float* logits, StepOutput& out);

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/scheduler.h"
+#include "engine/pooler.h"
 #include "util/error.h"
 #include "util/json_fields.h"
 
@@ -182,6 +183,27 @@ void read_option_fields(const json::Value& o, EngineConfig& c) {
 }
 
 // runner .. hf_overrides: the pooling options (issue 43).
+// pooler_config's token pooling keys (vLLM's tok_pooling_type, step_tag_id,
+// returned_token_ids); false for another key.
+bool read_token_pooling_key(const std::string& key, const json::Value& value, EngineConfig& c) {
+    if (key == "tok_pooling_type") {
+        c.tok_pooling_type = json::read_string(value, "pooler_config.tok_pooling_type");
+        parse_step_pooling(*c.tok_pooling_type, "pooler_config.tok_pooling_type");
+    } else if (key == "step_tag_id") {
+        if (!value.is_null())
+            c.step_tag_id = json::read_int32_in(value, "pooler_config.step_tag_id", 0, INT32_MAX, "a token id");
+    } else if (key == "returned_token_ids") {
+        if (value.is_null()) return true;
+        json::require_array(value, "pooler_config.returned_token_ids");
+        for (const json::Value& id : value.items())
+            c.returned_token_ids.push_back(
+                json::read_int32_in(id, "pooler_config.returned_token_ids", 0, INT32_MAX, "a list of column indices"));
+    } else {
+        return false;
+    }
+    return true;
+}
+
 void read_pooling_fields(const json::Value& o, EngineConfig& c) {
     if (const std::string* name = read_string(o, "runner")) {
         if (!one_of(*name, {"auto", "generate", "pooling", "both"}))
@@ -201,7 +223,10 @@ void read_pooling_fields(const json::Value& o, EngineConfig& c) {
         for (const auto& [key, value] : v->members()) {
             if (key == "pooling_type") c.pooling_type = json::read_string(value, "pooler_config.pooling_type");
             else if (key == "normalize") c.pooling_normalize = json::read_bool(value, "pooler_config.normalize");
-            else throw_invalid_argument("'pooler_config' key '" + key + "' is not supported (pooling_type, normalize)");
+            else if (key == "seq_pooling_type") c.pooling_type = json::read_string(value, "pooler_config.seq_pooling_type");
+            else if (read_token_pooling_key(key, value, c)) continue;
+            else throw_invalid_argument("'pooler_config' key '" + key + "' is not supported (pooling_type, "
+                                        "seq_pooling_type, normalize, tok_pooling_type, step_tag_id, returned_token_ids)");
         }
     }
     if (const json::Value* v = field(o, "hf_overrides")) {

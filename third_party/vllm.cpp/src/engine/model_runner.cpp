@@ -24,6 +24,7 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
         slice.tokens = r.tokens().data() + r.num_computed_tokens;
         slice.n_tokens = s.num_new_tokens;
         slice.start_pos = r.num_computed_tokens;
+        slice.second_segment_start = r.second_segment_start;
         for (int g = 0; g < kv_manager_.num_groups(); ++g) slice.block_tables[g] = kv_manager_.block_table(r, g).data();
         // Drafts ride after the request's last token.
         const int num_drafts = s.num_drafts();
@@ -65,7 +66,8 @@ const std::vector<SequenceSlice>& ModelRunner::execute(
 }
 
 float* ModelRunner::logits_rows(size_t i) {
-    return logits_.data() + first_rows_[i] * size_t(model_.config().vocab_size);
+    // logit_count(): the vocabulary, or a classification head's labels.
+    return logits_.data() + first_rows_[i] * size_t(model_.logit_count());
 }
 
 void ModelRunner::release_prompt_rows() {

@@ -13,8 +13,8 @@ PoolingType parse_pooling_type(const std::string& name, const char* field) {
     if (name == "LAST") return PoolingType::LAST;
     if (name == "ALL" || name == "STEP")
         throw_invalid_argument(std::string("'") + field + "' " + name +
-                               " is not supported: it returns one vector per token (vLLM's token_embed task), "
-                               "which this engine does not serve; use CLS, MEAN or LAST");
+                               " is not supported: it returns one vector per token (vLLM's token_embed task), set "
+                               "by pooler_config's tok_pooling_type; use CLS, MEAN or LAST here");
     throw_invalid_argument(std::string("'") + field + "' must be CLS, MEAN or LAST (got '" + name + "')");
 }
 
@@ -80,6 +80,63 @@ std::vector<float> PooledRows::finish(PoolingType type, int prompt_len, bool nor
 float score_from_logits(const float* logits, const std::vector<int32_t>& score_tokens) {
     const double margin = double(logits[score_tokens[1]]) - double(logits[score_tokens[0]]);
     return static_cast<float>(1.0 / (1.0 + std::exp(-margin)));
+}
+
+ClassifierActivation parse_score_activation(const std::string& module, const char* field) {
+    const std::string name = module.substr(module.find_last_of('.') + 1);
+    if (module.rfind("torch.nn.modules.", 0) == 0) {
+        if (name == "Identity") return ClassifierActivation::IDENTITY;
+        if (name == "Sigmoid" || name == "Softmax") return ClassifierActivation::CLASSIFY;
+    }
+    throw_invalid_argument(std::string("'") + field + "' " + module +
+                           " is not supported (torch.nn.modules' Identity, Sigmoid or Softmax)");
+}
+
+std::vector<float> classifier_probabilities(const float* logits, int num_labels, ClassifierActivation activation) {
+    std::vector<float> p(logits, logits + num_labels);
+    if (activation == ClassifierActivation::IDENTITY) return p;
+    if (num_labels == 1 || activation == ClassifierActivation::SIGMOID) {
+        for (float& x : p) x = static_cast<float>(1.0 / (1.0 + std::exp(-double(x))));
+        return p;
+    }
+    const float top = *std::max_element(p.begin(), p.end());
+    double sum = 0;
+    for (float& x : p) sum += x = std::exp(x - top);
+    for (float& x : p) x = static_cast<float>(x / sum);
+    return p;
+}
+
+bool parse_step_pooling(const std::string& name, const char* field) {
+    if (name == "ALL" || name == "STEP") return name == "STEP";
+    throw_invalid_argument(std::string("'") + field + "' must be ALL or STEP (got '" + name + "')");
+}
+
+int token_row_width(const TokenPooling& config, int dim, int dimensions) {
+    const int width = config.step && !config.returned_token_ids.empty()
+                          ? static_cast<int>(config.returned_token_ids.size())
+                          : dim;
+    return dimensions > 0 && dimensions < width ? dimensions : width;
+}
+
+std::vector<float> pool_token_rows(const std::vector<float>& rows, int dim, const std::vector<int32_t>& prompt,
+                                   const TokenPooling& config, bool normalize, int dimensions) {
+    const int width = token_row_width(config, dim, dimensions);
+    std::vector<float> out;
+    std::vector<float> row(width);
+    for (size_t t = 0; t < prompt.size() && (t + 1) * dim <= rows.size(); ++t) {
+        if (config.step && config.step_tag_id >= 0 && prompt[t] != config.step_tag_id) continue;
+        const float* x = rows.data() + t * dim;
+        for (int i = 0; i < width; ++i)
+            row[i] = config.step && !config.returned_token_ids.empty() ? x[config.returned_token_ids[i]] : x[i];
+        if (normalize) {
+            double norm = 0;
+            for (float v : row) norm += double(v) * v;
+            const float scale = static_cast<float>(1.0 / std::max(std::sqrt(norm), 1e-12));
+            for (float& v : row) v *= scale;
+        }
+        out.insert(out.end(), row.begin(), row.end());
+    }
+    return out;
 }
 
 void check_pooling_dimensions(const PoolerConfig& config, int hidden_size, int32_t dimensions,

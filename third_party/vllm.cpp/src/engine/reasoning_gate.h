@@ -5,7 +5,9 @@
 // model writes as several ordinary tokens counts as well as a special token.
 // With a token budget (vLLM's thinking_token_budget) the gate then forces
 // the marker's tokens one step at a time once that many tokens were
-// generated inside, as llama.cpp's reasoning-budget sampler does.
+// generated inside, as llama.cpp's reasoning-budget sampler does. A section
+// the model opens itself (section.start_markers) begins, and its budget
+// counts, from the token that completes one of them; it opens once.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,7 +23,8 @@ class Tokenizer;
 class ReasoningGate {
 public:
     // Inside the section from the first token when section.end_marker is
-    // set; never inside otherwise (every call below then does nothing).
+    // set (and no start marker: then from the first start marker); never
+    // inside otherwise (every call below then does nothing).
     ReasoningGate(const SamplingConfig::ReasoningSection& section, const Tokenizer& tokenizer);
 
     bool inside() const { return inside_; }
@@ -34,8 +37,17 @@ public:
 
 private:
     bool forcing() const { return budget_ >= 0 && tokens_inside_ >= budget_; }
+    // Before the section: whether the output so far completes a start
+    // marker; then tail_ keeps only the text after it.
+    bool opens(std::string_view text);
+    // Whether tail_ holds one of `markers`: then tail_ keeps what follows
+    // it; else only the bytes where one completed later may start.
+    bool take_marker(const std::vector<std::string>& markers);
+    // Inside: whether tail_ completes the end marker (then the section is over).
+    bool ends();
 
-    std::string end_marker_;
+    std::vector<std::string> end_markers_;    // the end marker and its other spellings
+    std::vector<std::string> start_markers_;  // cleared once the section opens
     std::vector<int32_t> forced_ids_;
     int32_t budget_;
     bool inside_;

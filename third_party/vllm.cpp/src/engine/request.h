@@ -79,6 +79,18 @@ struct Request {
         // A scoring request (PoolerConfig::score_tokens): no hidden rows,
         // its prompt's last row of logits scored instead.
         std::vector<int32_t> score_tokens;
+        // A classification head's request (PoolerConfig::num_labels): its
+        // prompt's one row of logits is the head's, activated
+        // (classifier_probabilities) instead.
+        int32_t classifier_labels = 0;
+        ClassifierActivation activation = ClassifierActivation::CLASSIFY;
+        // A token_embed request (ALL / STEP): every hidden row kept, in
+        // position order, for pool_token_rows at the prompt's end.
+        bool per_token = false;
+        TokenPooling token;
+        std::vector<float> token_rows;
+        // Whether it takes a row of logits instead of hidden rows.
+        bool reads_logits() const { return !score_tokens.empty() || classifier_labels > 0; }
     };
     std::optional<Pooling> pooling;
 

@@ -304,6 +304,33 @@ HfArchitecture bert_row() {
     return row;
 }
 
+// Cross-encoders and XLM-RoBERTa: BERT's row under another class name, the
+// base model under `prefix` ("bert.", "roberta."), with its classification
+// head's tensors as llama.cpp names them (cls, cls.output).
+HfArchitecture encoder_variant(const char* hf_class, const char* prefix, bool roberta,
+                               std::vector<HfTensorName> head) {
+    HfArchitecture row = bert_row();
+    row.hf_class = hf_class;
+    if (*prefix != '\0') row.prefix_rewrites = {{prefix, ""}};
+    row.tensors.insert(row.tensors.end(), head.begin(), head.end());
+    row.roberta_positions = roberta;
+    row.classifier_labels = !head.empty();
+    // A BERT classifier's pooler is its head's dense layer; XLM-RoBERTa's
+    // classifier has its own (its pooler, in XLMRobertaModel, is not read).
+    row.ignored_prefixes = {"pooler.", "embeddings.position_ids", "bert.embeddings.position_ids",
+                            "roberta.embeddings.position_ids"};
+    return row;
+}
+
+const std::vector<HfTensorName> kRobertaClassifier = {{"classifier.dense.weight", "cls.weight"},
+                                                      {"classifier.dense.bias", "cls.bias"},
+                                                      {"classifier.out_proj.weight", "cls.output.weight"},
+                                                      {"classifier.out_proj.bias", "cls.output.bias"}};
+const std::vector<HfTensorName> kBertClassifier = {{"pooler.dense.weight", "cls.weight"},
+                                                   {"pooler.dense.bias", "cls.bias"},
+                                                   {"classifier.weight", "cls.output.weight"},
+                                                   {"classifier.bias", "cls.output.bias"}};
+
 const std::vector<HfArchitecture>& architectures() {
     static const std::vector<HfArchitecture> rows = {
         {"LlamaForCausalLM", "llama", kCommonConfig, kEmbeddingAndHead + kSeparateProjections + kPreFfnNorm},
@@ -368,6 +395,9 @@ const std::vector<HfArchitecture>& architectures() {
         qwen35_row("Qwen3_5MoeForCausalLM", "qwen35moe", true, false),
         qwen35_row("Qwen3_5MoeForConditionalGeneration", "qwen35moe", true, true),
         bert_row(),
+        encoder_variant("XLMRobertaModel", "", /*roberta=*/true, {}),
+        encoder_variant("XLMRobertaForSequenceClassification", "roberta.", true, kRobertaClassifier),
+        encoder_variant("BertForSequenceClassification", "bert.", false, kBertClassifier),
     };
     return rows;
 }

@@ -80,6 +80,13 @@ struct HfArchitecture {
     // key_length_mla, one KV head) and splits kv_b_proj into attn_k_b and
     // attn_v_b (float copies), as that converter does.
     bool mla = false;
+    // RoBERTa's (XLM-RoBERTa's) learned positions start at pad_token_id + 1:
+    // the loader drops the rows before (a view of the rest) and shortens
+    // context_length by as many, as llama.cpp's converter does.
+    bool roberta_positions = false;
+    // A *ForSequenceClassification: config.json's id2label names become
+    // `<arch>.classifier.output_labels`, as llama.cpp's converter writes them.
+    bool classifier_labels = false;
 };
 
 // The row for `hf_class`, or nullptr.

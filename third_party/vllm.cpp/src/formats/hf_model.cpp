@@ -96,6 +96,7 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
         fail("config.json has no 'text_config' object (" + hf_class + " keeps the text model's settings there)");
     read_config(text != nullptr ? *text : config, *arch);
     read_pooling(config, std::string(arch->gguf_name) + ".");
+    read_encoder_extras(config, *arch);
 
     bool tied = arch->tie_default;
     if (const json::Value* tie = config.find("tie_word_embeddings"); tie != nullptr && !tie->is_null()) {
@@ -104,6 +105,57 @@ HfModel::HfModel(const std::string& dir) : ModelSource(dir, "Hugging Face model 
     }
     open_shards();
     add_tensors(*arch, tied);
+}
+
+void HfModel::read_classifier_activations(const json::Value& config) {
+    if (const json::Value* v = config.find("problem_type"); v != nullptr && v->is_string())
+        metadata_["vllm.classifier_problem_type"] = string_value(v->as_string());
+    // sentence-transformers' CrossEncoder: its activation_fn, or the older key.
+    const json::Value* st = config.find("sentence_transformers");
+    const json::Value* fn = st != nullptr && st->is_object() ? st->find("activation_fn") : nullptr;
+    if (fn == nullptr || !fn->is_string()) fn = config.find("sbert_ce_default_activation_function");
+    if (fn != nullptr && fn->is_string()) metadata_["vllm.score_activation"] = string_value(fn->as_string());
+}
+
+void HfModel::read_encoder_extras(const json::Value& config, const HfArchitecture& arch) {
+    const std::string a = std::string(arch.gguf_name) + ".";
+    if (arch.roberta_positions) {
+        int64_t pad = 1;  // transformers' XLMRobertaConfig default
+        if (const json::Value* v = config.find("pad_token_id"); v != nullptr && !v->is_null()) {
+            if (!v->is_int() || v->as_int() < 0) fail("config.json 'pad_token_id' is not a non-negative integer");
+            pad = v->as_int();
+        }
+        position_offset_ = pad + 1;
+        const int64_t positions = get_int(a + "context_length", 0);
+        if (positions <= position_offset_)
+            fail("config.json 'max_position_embeddings' " + std::to_string(positions) +
+                 " leaves no position after RoBERTa's offset (pad_token_id + 1 = " + std::to_string(position_offset_) + ")");
+        metadata_[a + "context_length"] = int_value(positions - position_offset_);
+    }
+    if (!arch.classifier_labels) return;
+    read_classifier_activations(config);
+    const json::Value* labels = config.find("id2label");
+    if (labels == nullptr || !labels->is_object()) return;
+    std::vector<std::string> names(labels->members().size());
+    for (const json::Value::Member& m : labels->members()) {
+        size_t id = names.size();
+        try {
+            id = std::stoul(m.first);
+        } catch (const std::exception&) {
+        }
+        if (id >= names.size() || !m.second.is_string())
+            fail("config.json 'id2label' maps '" + m.first + "', which is not a label id below " +
+                 std::to_string(names.size()) + " with a name");
+        names[id] = m.second.as_string();
+    }
+    GgufValue v;
+    v.type = GgufValueType::ARRAY;
+    v.element_type = GgufValueType::STRING;
+    for (const std::string& name : names) {
+        v.packed_strings += name;
+        v.string_ends.push_back(v.packed_strings.size());
+    }
+    metadata_[a + "classifier.output_labels"] = std::move(v);
 }
 
 void HfModel::read_pooling(const json::Value& config, const std::string& a) {
@@ -430,6 +482,15 @@ void HfModel::add_tensors(const HfArchitecture& arch, bool tied) {
             g.type = static_cast<uint32_t>(t.type);
             g.data = t.data;
             g.nbytes = t.nbytes;
+            if (position_offset_ > 0 && name == "position_embd.weight") {
+                // RoBERTa: the rows from pad_token_id + 1 on (a view).
+                if (g.dims.size() != 2 || g.dims[1] <= position_offset_)
+                    fail("tensor '" + t.name + "' has no rows past RoBERTa's position offset");
+                const size_t row_bytes = g.nbytes / static_cast<size_t>(g.dims[1]);
+                g.data += row_bytes * static_cast<size_t>(position_offset_);
+                g.nbytes -= row_bytes * static_cast<size_t>(position_offset_);
+                g.dims[1] -= position_offset_;
+            }
             add_tensor(std::move(g));
         }
     }

@@ -35,6 +35,9 @@ struct SequenceSlice {
     // The LoRA adapter the sequence runs (model/lora_adapter.h); nullptr:
     // the base model. Kept alive by the engine for the forward.
     const LoraAdapter* lora = nullptr;
+    // An encoder's sentence pair: the position of the second segment's
+    // first token (token type 1 from there on); 0: every token is type 0.
+    int second_segment_start = 0;
 };
 
 class DecoderModel {

@@ -233,6 +233,33 @@ void load_linear_attention(const TensorLoader& load, const std::string& p, const
     l.ssm_norm = load.vector(p + "ssm_norm.weight", c.linear_head_dim);
 }
 
+// An encoder's second token type and its classification head, when it has
+// them (a cross-encoder): the head's tensors as llama.cpp names them.
+void load_token_type_and_classifier(const TensorLoader& load, const ModelConfig& c, const GgufTensor& types,
+                                    ModelWeights& w) {
+    const int64_t dim = c.dim;
+    if (types.dims[1] >= 2) {
+        w.token_type_second_row.resize(dim);
+        const size_t row_bytes = types.nbytes / static_cast<size_t>(types.dims[1]);
+        kernels::dequantize_row(static_cast<GgmlType>(types.type), types.data + row_bytes,
+                                w.token_type_second_row.data(), dim);
+    }
+    const GgufTensor* out = load.find("cls.output.weight");
+    if (out == nullptr) {
+        if (load.find("cls.weight") != nullptr) load.fail("cls.output.weight", "is missing (cls.weight is there)");
+        return;
+    }
+    if (out->dims.size() != 2 || out->dims[0] != dim || out->dims[1] < 1)
+        load.fail("cls.output.weight", "is not a [" + std::to_string(dim) + ", labels] matrix");
+    const int64_t labels = out->dims[1];
+    w.classifier_out = load.matrix("cls.output.weight", labels, dim);
+    w.classifier_out_bias = load.find("cls.output.bias") ? load.vector("cls.output.bias", labels)
+                                                          : std::vector<float>(labels, 0.0f);
+    if (load.find("cls.weight") == nullptr) return;
+    w.classifier = load.matrix("cls.weight", dim, dim);
+    w.classifier_bias = load.find("cls.bias") ? load.vector("cls.bias", dim) : std::vector<float>(dim, 0.0f);
+}
+
 // An encoder's (config.traits.encoder: BERT, llama.cpp's tensor names)
 // embeddings and layers; it has no output head.
 void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& w) {
@@ -243,6 +270,7 @@ void load_encoder(const TensorLoader& load, const ModelConfig& c, ModelWeights& 
         load.fail("token_types.weight", "is missing or not a [" + std::to_string(dim) + ", types] matrix");
     w.token_type_row.resize(dim);
     kernels::dequantize_row(static_cast<GgmlType>(types->type), types->data, w.token_type_row.data(), dim);
+    load_token_type_and_classifier(load, c, *types, w);
     w.embedding_norm = load.vector("token_embd_norm.weight", dim);
     w.embedding_norm_bias = load.vector("token_embd_norm.bias", dim);
     w.layers.resize(c.n_layers);
@@ -285,6 +313,8 @@ ModelWeights ModelWeights::from_source(const ModelSource& file, ModelConfig& con
         std::vector<kernels::QuantMatrix*> matrices;
         for (LayerWeights& l : w.layers)
             for (kernels::QuantMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_up, &l.w_down}) matrices.push_back(m);
+        for (kernels::QuantMatrix* m : {&w.classifier, &w.classifier_out})
+            if (m->data != nullptr) matrices.push_back(m);
         prepare_matrices(matrices, w.prepared, file);
         return w;
     }

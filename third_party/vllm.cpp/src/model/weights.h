@@ -110,6 +110,16 @@ struct ModelWeights {
     // type 0) and the LayerNorm of the summed embeddings.
     kernels::QuantMatrix position_embedding;
     std::vector<float> token_type_row, embedding_norm, embedding_norm_bias;
+    // Token type 1's row (a sentence pair's second segment; empty when the
+    // model has one token type, as XLM-RoBERTa).
+    std::vector<float> token_type_second_row;
+    // A classification head (llama.cpp's cls / cls.output; transformers'
+    // BERT pooler + classifier, XLM-RoBERTa's classifier.dense +
+    // out_proj): on the first row, tanh(classifier x + bias) when the
+    // dense layer is there, then classifier_out [labels, dim] + its bias.
+    // classifier_out.data == nullptr: no head.
+    kernels::QuantMatrix classifier, classifier_out;
+    std::vector<float> classifier_bias, classifier_out_bias;
 
     // Validates every tensor's presence, shape and type against `config`;
     // MODEL_LOAD error naming the tensor otherwise. Fills config.vocab_size.

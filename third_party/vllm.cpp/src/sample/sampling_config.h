@@ -76,10 +76,16 @@ struct SamplingConfig {
     // free; after token_budget (vLLM's thinking_token_budget, -1: none)
     // tokens still inside it, the engine forces forced_end's tokens (which
     // end with end_marker). end_marker "": no reasoning section.
+    // start_markers: the output starts outside the section, which opens
+    // where the output completes one of these (a model that opens its
+    // reasoning itself: "<think>", "[THINK]"); the budget counts from there.
+    // other_end_markers: other spellings that end it as well (Granite's).
     struct ReasoningSection {
         std::string end_marker;
         std::string forced_end;
         int32_t token_budget = -1;
+        std::vector<std::string> start_markers;
+        std::vector<std::string> other_end_markers;
     } reasoning;
 
     bool greedy() const { return temperature <= 1e-5f; }

@@ -1,5 +1,7 @@
 #include "chat/reasoning_parsers/reasoning_parser.h"
 
+#include "chat/marker_scan.h"
+#include "chat/reasoning_parsers/granite_response_filter.h"
 #include "chat/reasoning_parsers/harmony_reasoning_parser.h"
 #include "chat/reasoning_parsers/think_tag_parser.h"
 #include "util/error.h"
@@ -19,9 +21,12 @@ std::string_view trim_right(std::string_view s) {
     return s;
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+// Granite 3.2's plain-text markers (quantized models were seen writing
+// "Here's"), and Granite 3.3's tags (its template asks for thoughts "between
+// <think></think>").
+const std::vector<std::string> kGraniteThinkStarts = {"Here is my thought process:", "Here's my thought process:",
+                                                      "<think>"};
+const std::vector<std::string> kGraniteResponseStarts = {"Here is my response:", "Here's my response:", "</think>"};
 
 // Qwen3's template closes an empty thinking block in the prompt when
 // thinking is off ("<think>\n\n</think>\n\n").
@@ -78,10 +83,8 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
     }
     if (name == "granite") {
         // Granite 3.2/3.3 with chat_template_kwargs.thinking: plain-text markers.
-        return std::make_unique<ThinkTagParser>(
-            std::vector<std::string>{"Here is my thought process:", "Here's my thought process:"},
-            std::vector<std::string>{"Here is my response:", "Here's my response:"}, Phase::BeforeReasoning,
-            /*stray_close_is_content=*/true);
+        return std::make_unique<GraniteResponseFilter>(std::make_unique<ThinkTagParser>(
+            kGraniteThinkStarts, kGraniteResponseStarts, Phase::BeforeReasoning, /*stray_close_is_content=*/true));
     }
     if (name == "deepseek_v3") {
         const Phase start = deepseek_v3_thinking(request) ? Phase::Reasoning : Phase::AfterReasoning;
@@ -95,10 +98,19 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
 ReasoningEnd reasoning_end_of(std::string_view name) {
     if (name == "mistral") return {"[/THINK]", "[/THINK]"};
     if (name == "seed_oss") return {"</seed:think>", "</seed:think>"};
-    if (name == "granite") return {"Here is my response:", "Here is my response:"};
+    if (name == "granite")
+        return {kGraniteResponseStarts[0], kGraniteResponseStarts[0],
+                std::vector<std::string>(kGraniteResponseStarts.begin() + 1, kGraniteResponseStarts.end())};
     // gpt-oss leaves the analysis channel for the final one.
     if (name == "openai_gptoss") return {"<|channel|>final<|message|>", "<|end|><|start|>assistant<|channel|>final<|message|>"};
     return {"</think>", "</think>"};  // deepseek_r1, qwen3, glm45, deepseek_v3
+}
+
+std::vector<std::string> reasoning_openers_of(std::string_view name) {
+    if (name == "mistral") return {"[THINK]"};
+    if (name == "glm45") return {"<think>"};
+    if (name == "granite") return kGraniteThinkStarts;
+    return {};
 }
 
 bool output_starts_reasoning(std::string_view name, const ChatRequest& request, std::string_view prompt_text) {
@@ -121,6 +133,8 @@ std::string detect_reasoning_parser(std::string_view template_source) {
     if (has("[THINK]")) return "mistral";
     if (has("<seed:think>")) return "seed_oss";
     if (has("Here is my thought process:")) return "granite";
+    // Granite 3.3 (its calls after <|tool_call|>) thinks in <think> tags it opens itself, when asked.
+    if (has("<|tool_call|>") && has("<think>")) return "granite";
     // GLM-4.5's template writes "<|assistant|>" and its own empty "<think></think>".
     if (has("<|assistant|>") && has("</think>")) return "glm45";
     // DeepSeek-V3.1's template thinks only when its "thinking" variable is set

@@ -26,8 +26,11 @@
 //   glm45        "<think>" ... "</think>", content until "<think>" (a
 //                prompt ending in "<think>" starts inside); a stray
 //                "</think>" is content.
-//   granite      Granite 3.2/3.3's "Here is my thought process:" ...
-//                "Here is my response:" (or "Here's"), content until the first.
+//   granite      Granite 3.2's "Here is my thought process:" ...
+//                "Here is my response:" (or "Here's"), and Granite 3.3's
+//                "<think>" ... "</think>" (vLLM's granite reads the first
+//                form only), content until the first; 3.3's <response>
+//                wrapper around the content goes (granite_response_filter.h).
 //   deepseek_v3  as deepseek_r1 when chat_template_kwargs.thinking (or
 //                enable_thinking) is true, else everything is content
 //                (DeepSeek-V3.1 thinks only when asked).
@@ -40,6 +43,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chat/chat_request.h"
 
@@ -73,8 +77,14 @@ std::unique_ptr<ReasoningParser> make_reasoning_parser(std::string_view name, co
 struct ReasoningEnd {
     std::string marker;
     std::string forced;
+    std::vector<std::string> others;  // other spellings that end it too (Granite's)
 };
 ReasoningEnd reasoning_end_of(std::string_view name);
+
+// The markers with which a model opens the dialect's reasoning section
+// itself, for the gate to count a budget from (mistral, glm45, granite:
+// their reasoning begins where the model writes one); empty for the others.
+std::vector<std::string> reasoning_openers_of(std::string_view name);
 
 // Whether a request's output, as the dialect reads it after this prompt,
 // starts inside the reasoning section (a "qwen3" prompt that opened a think

@@ -6,9 +6,31 @@
 
 namespace vllm::chat {
 
+// A streamer's calls sent into the step's delta.
+class BlockToolParser::DeltaWriter : public BlockStreamer::Writer {
+public:
+    DeltaWriter(BlockToolParser& parser, ToolDelta& out) : parser_(parser), out_(out) {}
+    int begin(const std::string& name) override { return parser_.begin_call(name, out_); }
+    void extend(int index, std::string_view arguments) override { parser_.continue_call(index, arguments, out_); }
+
+private:
+    BlockToolParser& parser_;
+    ToolDelta& out_;
+};
+
 BlockToolParser::BlockToolParser(IdGenerator ids, std::vector<BlockTags> tags, BlockReader reader)
     : ToolParser(std::move(ids)), tags_(std::move(tags)), reader_(std::move(reader)) {
     for (const BlockTags& t : tags_) opens_.push_back(t.open);
+}
+
+BlockToolParser::BlockToolParser(IdGenerator ids, std::vector<BlockTags> tags, StreamerFactory streamers)
+    : BlockToolParser(std::move(ids), std::move(tags), BlockReader()) {
+    streamers_ = std::move(streamers);
+}
+
+bool BlockToolParser::stream_block(bool ended, bool closed, ToolDelta& out) {
+    DeltaWriter writer(*this, out);
+    return streamer_->read(*open_tag_, pending_, ended, closed, writer);
 }
 
 ToolDelta BlockToolParser::feed(std::string_view text) {
@@ -27,6 +49,7 @@ ToolDelta BlockToolParser::feed(std::string_view text) {
             pending_.erase(0, open.position + opens_[open.marker].size());
             open_tag_ = open.marker;
             searched_ = 0;
+            if (streamers_) streamer_ = streamers_();
         } else {
             // Resume where the last search stopped (a long block streamed a
             // token at a time is searched once), less a tag cut across pieces.
@@ -35,6 +58,7 @@ ToolDelta BlockToolParser::feed(std::string_view text) {
             const size_t at = pending_.find(close, from);
             if (at == std::string::npos) {
                 searched_ = pending_.size();
+                if (streamer_) stream_block(/*ended=*/false, /*closed=*/false, out);
                 return out;
             }
             const std::string rest = pending_.substr(at + close.size());
@@ -56,12 +80,16 @@ void BlockToolParser::finish_markup(ToolDelta& out) {
 
 void BlockToolParser::end_block(bool closed, ToolDelta& out) {
     const BlockTags& tags = tags_[*open_tag_];
-    const std::optional<std::vector<BlockCall>> calls = reader_(*open_tag_, pending_, closed);
-    if (calls && !calls->empty()) {
+    bool made_calls = false;
+    if (streamer_) {
+        made_calls = stream_block(/*ended=*/true, closed, out);
+        streamer_.reset();
+    } else if (const std::optional<std::vector<BlockCall>> calls = reader_(*open_tag_, pending_, closed);
+               calls && !calls->empty()) {
         for (const BlockCall& c : *calls) emit_call(c.name, c.arguments, out, c.id);
-    } else {
-        emit_content(tags.open + pending_ + (closed ? tags.close : std::string()), out);
+        made_calls = true;
     }
+    if (!made_calls) emit_content(tags.open + pending_ + (closed ? tags.close : std::string()), out);
     open_tag_.reset();
     pending_.clear();
 }

@@ -29,23 +29,37 @@ bool ForcedToolParser::step(ToolDelta& out) {
         return false;
     }
     const size_t length = object_scan_.bracketed_length(pending_);
-    if (length == std::string::npos) return false;
-    const std::optional<json::Value> object = try_parse_json(std::string_view(pending_).substr(0, length));
-    bool emitted = false;
-    if (object && named_function_.empty()) {
-        emitted = emit_call_object(*object, /*accept_parameters=*/true, out);
-    } else if (object && object->is_object()) {
-        emit_call(named_function_, *object, out);
-        emitted = true;
+    if (length == std::string::npos) {
+        stream(pending_, /*at_end=*/false, out);
+        return false;
     }
-    if (!emitted) emit_content(std::string_view(pending_).substr(0, length), out);
+    const std::string_view text = std::string_view(pending_).substr(0, length);
+    bool emitted = stream(text, /*at_end=*/true, out);
+    call_ = StreamedCall();
+    if (!emitted) {  // not streamed (another key order, arguments not an object, ...): read whole
+        const std::optional<json::Value> object = try_parse_json(text);
+        if (object && named_function_.empty()) {
+            emitted = emit_call_object(*object, /*accept_parameters=*/true, out);
+        } else if (object && object->is_object()) {
+            emit_call(named_function_, *object, out);
+            emitted = true;
+        }
+    }
+    if (!emitted) emit_content(text, out);
     pending_.erase(0, length);
     if (!named_function_.empty()) done_ = true;
     return !done_;
 }
 
+bool ForcedToolParser::stream(std::string_view object, bool at_end, ToolDelta& out) {
+    if (named_function_.empty())
+        return stream_call_object(call_, object, at_end, /*accept_parameters=*/true, CommitAt::FirstMember, out);
+    return stream_arguments(call_, named_function_, object, at_end, CommitAt::FirstMember, out);
+}
+
 void ForcedToolParser::finish_markup(ToolDelta& out) {
-    if (!pending_.empty()) emit_content(pending_, out);  // a call cut short
+    // A call cut short: content, unless it has begun.
+    if (!pending_.empty() && !done_ && !stream(pending_, /*at_end=*/true, out)) emit_content(pending_, out);
     pending_.clear();
     done_ = true;
 }

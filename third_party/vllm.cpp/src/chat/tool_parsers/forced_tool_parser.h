@@ -5,8 +5,11 @@
 //   named function   the output is the arguments object: one call to it
 //   "required"       [{"name": "f", "parameters": {...}}, ...]: one call each
 //
-// As the dialect parsers do, a call is released whole once its object has
-// closed. An object cut short (finish_reason "length") is content.
+// A call streams as vLLM streams forced calls (tool_parser.h): it is
+// committed once its arguments' first member is whole, then its arguments
+// follow in pieces. An object cut short before that (finish_reason
+// "length") is content; one cut later keeps its arguments as far as they
+// were read.
 #pragma once
 #include <string>
 
@@ -27,10 +30,13 @@ protected:
 private:
     // One call from pending_; false when it needs more text.
     bool step(ToolDelta& out);
+    // The call object so far (at_end: whole) streamed; whether it has begun.
+    bool stream(std::string_view object, bool at_end, ToolDelta& out);
 
     std::string named_function_;
     std::string pending_;
     BlockScanner object_scan_{kJsonQuotes};  // where the call object being read closes
+    StreamedCall call_;                      // the call object being read, streamed
     bool done_ = false;  // the array (or the named call) has closed: the rest is dropped
 };
 

@@ -50,23 +50,13 @@ void HermesToolParser::finish_markup(ToolDelta& out) {
 }
 
 bool HermesToolParser::stream_call(const std::string& body, bool at_end, ToolDelta& out) {
-    if (head_.state == CallHead::State::NotYet) head_ = read_call_head(body);
-    if (head_.state != CallHead::State::Found) return false;
-    arguments_.read(std::string_view(body).substr(head_.arguments_at), at_end);
     // Committed once a key is read: what breaks before that is still content.
-    if (!arguments_.has_member_key()) return false;
-    if (streamed_call_ < 0) streamed_call_ = begin_call(head_.name, out);
-    continue_call(streamed_call_, std::string_view(arguments_.canonical()).substr(streamed_bytes_), out);
-    streamed_bytes_ = arguments_.canonical().size();
-    return true;
+    return stream_call_object(call_, body, at_end, /*accept_parameters=*/false, CommitAt::FirstKey, out);
 }
 
 void HermesToolParser::end_block(const std::string& body, bool closed, ToolDelta& out) {
     const bool streamed = stream_call(body, /*at_end=*/true, out);
-    head_ = CallHead();
-    arguments_ = ArgumentsReader();
-    streamed_call_ = -1;
-    streamed_bytes_ = 0;
+    call_ = StreamedCall();
     if (streamed) return;
     const std::optional<json::Value> object = try_parse_json(body);
     if (object && emit_call_object(*object, /*accept_parameters=*/false, out)) return;

@@ -17,7 +17,6 @@
 #include <string>
 
 #include "chat/tool_parsers/bracket_scan.h"
-#include "chat/tool_parsers/streamed_arguments.h"
 #include "chat/tool_parsers/tool_parser.h"
 
 namespace vllm::chat {
@@ -40,12 +39,7 @@ private:
     bool in_block_ = false;
     std::string pending_;  // outside a block: a tail that may start "<tool_call>"; inside: the body so far
     BlockScanner close_scan_{kJsonQuotes};  // inside a block: where "</tool_call>" may be
-    // The block's streamed call: its opening, its arguments read so far, its
-    // index (-1: not begun) and how much of its arguments went out.
-    CallHead head_;
-    ArgumentsReader arguments_;
-    int streamed_call_ = -1;
-    size_t streamed_bytes_ = 0;
+    StreamedCall call_;  // the block's streamed call
 };
 
 }  // namespace vllm::chat

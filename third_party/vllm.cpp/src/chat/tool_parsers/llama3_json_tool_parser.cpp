@@ -49,9 +49,15 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
         }
         case State::InObject: {
             const size_t length = object_scan_.bracketed_length(pending_);
-            if (length == std::string::npos) return false;
-            const std::optional<json::Value> object = try_parse_json(std::string_view(pending_).substr(0, length));
-            if (!object || !emit_call_object(*object, /*accept_parameters=*/true, out)) {
+            if (length == std::string::npos) {
+                if (stream_object(pending_, /*at_end=*/false, out)) leading_space_.clear();
+                return false;
+            }
+            const std::string_view text = std::string_view(pending_).substr(0, length);
+            const bool streamed = stream_object(text, /*at_end=*/true, out);
+            call_ = StreamedCall();
+            const std::optional<json::Value> object = streamed ? std::nullopt : try_parse_json(text);
+            if (!streamed && (!object || !emit_call_object(*object, /*accept_parameters=*/true, out))) {
                 state_ = State::Content;  // the object's text stays pending, released as content
                 return true;
             }
@@ -84,9 +90,15 @@ bool Llama3JsonToolParser::step(ToolDelta& out) {
     return false;
 }
 
+bool Llama3JsonToolParser::stream_object(std::string_view text, bool at_end, ToolDelta& out) {
+    return stream_call_object(call_, text, at_end, /*accept_parameters=*/true, CommitAt::FirstKey, out);
+}
+
 void Llama3JsonToolParser::finish_markup(ToolDelta& out) {
-    // Undecided whitespace or an unclosed object is plain text; what is left
-    // after a separator or the tag alone is dropped.
+    // Undecided whitespace or an unclosed object is plain text (unless its
+    // call streamed: then it keeps its arguments as far as they were read);
+    // what is left after a separator or the tag alone is dropped.
+    if (state_ == State::InObject && stream_object(pending_, /*at_end=*/true, out)) state_ = State::Dropping;
     if (state_ == State::Start || state_ == State::InObject) {
         out.content += leading_space_;
         out.content += pending_;

@@ -5,6 +5,9 @@
 // parser, an output is calls only when it starts (after whitespace) with
 // "{" or "<|python_tag|>"; anything else is plain content. An object that
 // does not parse as a call turns it, and the rest of the output, into content.
+// An object opened as {"name": "<f>", "parameters": {"<key>": ... (or
+// "arguments") streams as hermes does (tool_parser.h): the call is committed
+// at its first argument key, and its arguments follow in pieces.
 #pragma once
 #include <string>
 
@@ -33,11 +36,14 @@ private:
 
     // One step on pending_; false when it needs more text.
     bool step(ToolDelta& out);
+    // The object so far (at_end: whole) read as a streamed call; whether it has begun.
+    bool stream_object(std::string_view text, bool at_end, ToolDelta& out);
 
     State state_ = State::Start;
     std::string leading_space_;  // whitespace before the first object, content again if it fails
     std::string pending_;
     BlockScanner object_scan_{kJsonQuotes};  // InObject: where the object closes
+    StreamedCall call_;                      // InObject: the object's call, streamed
 };
 
 }  // namespace vllm::chat

@@ -7,8 +7,6 @@ namespace vllm::chat {
 
 namespace {
 
-const json::DumpOptions kArgumentsFormat{-1, /*python_separators=*/true, /*ensure_ascii=*/false};
-
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 size_t skip_space(std::string_view text, size_t at) {
@@ -23,7 +21,7 @@ bool is_scalar_char(char c) {
 // A scalar token re-serialized; nullopt when it is not JSON.
 std::optional<std::string> canonical_token(std::string_view token) {
     try {
-        return json::dump(json::parse(token), kArgumentsFormat);
+        return arguments_json(json::parse(token));
     } catch (const Error&) {
         return std::nullopt;
     }
@@ -50,11 +48,16 @@ size_t string_end(std::string_view text, size_t open, size_t& scan, bool& escape
 
 }  // namespace
 
+std::string arguments_json(const json::Value& value) {
+    return json::dump(value, {-1, /*python_separators=*/true, /*ensure_ascii=*/false});
+}
+
 void ArgumentsReader::after_value() {
     if (open_.empty()) {
         complete_ = true;
         has_member_key_ = true;
     }
+    if (open_.size() <= 1) has_member_value_ = true;
     want_ = Want::CommaOrClose;
 }
 
@@ -119,7 +122,7 @@ void ArgumentsReader::read(std::string_view text, bool at_end) {
     }
 }
 
-CallHead read_call_head(std::string_view text) {
+CallHead read_call_head(std::string_view text, bool accept_parameters) {
     CallHead head;
     size_t at = 0;
     // Each piece in turn: NotYet when the text ends inside it, Never when it differs.
@@ -144,7 +147,10 @@ CallHead read_call_head(std::string_view text) {
     }
     at = end;
     if (head.name.empty()) head.state = CallHead::State::Never;
-    if (!literal(",") || !literal("\"arguments\"") || !literal(":")) return head;
+    if (!literal(",")) return head;
+    // The arguments' key: "parameters" when that is what the text begins.
+    const bool parameters = accept_parameters && text.substr(skip_space(text, at), 2) == "\"p";
+    if (!literal(parameters ? "\"parameters\"" : "\"arguments\"") || !literal(":")) return head;
     head.state = CallHead::State::Found;
     head.arguments_at = at;
     return head;

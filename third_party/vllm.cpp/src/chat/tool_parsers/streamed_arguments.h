@@ -12,7 +12,15 @@
 #include <string_view>
 #include <vector>
 
+namespace vllm::json {
+class Value;
+}
+
 namespace vllm::chat {
+
+// A tool call's arguments (or one value of them) as vLLM sends them: Python's
+// json.dumps(ensure_ascii=False) ({"city": "Paris"}).
+std::string arguments_json(const json::Value& value);
 
 class ArgumentsReader {
 public:
@@ -25,6 +33,7 @@ public:
     bool complete() const { return complete_; }        // the value ended
     bool broken() const { return broken_; }            // the text stopped being a JSON object there
     bool has_member_key() const { return has_member_key_; }  // a first key and its colon were read, or the object ended
+    bool has_member_value() const { return has_member_value_; }  // the first member's value was read whole, or the object ended
 
 private:
     // What comes next: a value, a key (or '}' right after '{'), ':' after a
@@ -39,6 +48,7 @@ private:
     bool complete_ = false;
     bool broken_ = false;
     bool has_member_key_ = false;
+    bool has_member_value_ = false;
     std::vector<char> open_;  // '{' or '['
     Want want_ = Want::Value;
     size_t at_ = 0;            // the next byte to read
@@ -46,14 +56,16 @@ private:
     bool escaped_ = false;     // ... and whether that byte is escaped
 };
 
-// A call object's opening as hermes writes it, `{"name": "<name>", "arguments": `:
-// the name and the offset of the arguments value. NotYet while the text may
-// still open so; Never when it opens otherwise (another key order, ...).
+// A call object's opening as hermes writes it, `{"name": "<name>", "arguments": `
+// (or "parameters", as Llama 3.x and the forced calls write it, when
+// accept_parameters): the name and the offset of the arguments value. NotYet
+// while the text may still open so; Never when it opens otherwise (another
+// key order, ...).
 struct CallHead {
     enum class State { NotYet, Found, Never } state = State::NotYet;
     std::string name;
     size_t arguments_at = 0;
 };
-CallHead read_call_head(std::string_view text);
+CallHead read_call_head(std::string_view text, bool accept_parameters = false);
 
 }  // namespace vllm::chat

@@ -7,15 +7,12 @@
 #include "chat/tool_parsers/llama3_json_tool_parser.h"
 #include "chat/tool_parsers/mistral_tool_parser.h"
 #include "chat/tool_parsers/pythonic_tool_parser.h"
+#include "chat/tool_parsers/qwen3_coder_tool_parser.h"
 #include "chat/tool_parsers/section_tool_parsers.h"
 #include "chat/tool_parsers/xml_tool_parsers.h"
 #include "util/error.h"
 
 namespace vllm::chat {
-
-namespace {
-const json::DumpOptions kArgumentsFormat{-1, /*python_separators=*/true, /*ensure_ascii=*/false};
-}  // namespace
 
 ToolParseResult ToolParser::parse_all(std::string_view text) {
     ToolParseResult result;
@@ -34,7 +31,7 @@ ToolDelta ToolParser::finish() {
 
 void ToolParser::emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out, std::string id) {
     begin_call(name, out, std::move(id));
-    out.calls.back().call.arguments = json::dump(arguments, kArgumentsFormat);
+    out.calls.back().call.arguments = arguments_json(arguments);
 }
 
 int ToolParser::begin_call(const std::string& name, ToolDelta& out, std::string id) {
@@ -47,6 +44,25 @@ int ToolParser::begin_call(const std::string& name, ToolDelta& out, std::string 
 
 void ToolParser::continue_call(int index, std::string_view arguments, ToolDelta& out) {
     if (!arguments.empty()) append_call_delta(out.calls, {index, {"", "", std::string(arguments)}});
+}
+
+bool ToolParser::stream_arguments(StreamedCall& call, const std::string& name, std::string_view arguments,
+                                  bool at_end, CommitAt commit, ToolDelta& out) {
+    call.arguments.read(arguments, at_end);
+    const bool committed =
+        commit == CommitAt::FirstKey ? call.arguments.has_member_key() : call.arguments.has_member_value();
+    if (call.index < 0 && !committed) return false;
+    if (call.index < 0) call.index = begin_call(name, out);
+    continue_call(call.index, std::string_view(call.arguments.canonical()).substr(call.sent), out);
+    call.sent = call.arguments.canonical().size();
+    return true;
+}
+
+bool ToolParser::stream_call_object(StreamedCall& call, std::string_view object, bool at_end, bool accept_parameters,
+                                    CommitAt commit, ToolDelta& out) {
+    if (call.head.state == CallHead::State::NotYet) call.head = read_call_head(object, accept_parameters);
+    if (call.head.state != CallHead::State::Found) return false;
+    return stream_arguments(call, call.head.name, object.substr(call.head.arguments_at), at_end, commit, out);
 }
 
 bool ToolParser::emit_call_object(const json::Value& object, bool accept_parameters, ToolDelta& out) {

@@ -11,21 +11,22 @@
 //     outside the call markup is dropped (as vLLM's extractors do); when only
 //     whitespace comes before the first call ("</think>\n\n<tool_call>"),
 //     it is dropped too, so that the message is the calls alone;
-//   - a call is released whole, when its markup has closed and parsed: one
-//     delta with index, id, name and the complete arguments, so markup that
-//     turns out malformed can still be returned as content, as it is. The
-//     exception is hermes (streamed_arguments.h), which streams as vLLM
-//     does: a delta with index, id, name and "" once the call's first
-//     argument key is read, then deltas with the same index and only
-//     argument fragments (id and name empty); such a call stays a call if
-//     its markup breaks later, with the arguments as far as they were JSON;
+//   - hermes, llama3_json, qwen3_coder and the forced calls stream as vLLM
+//     does: a delta with index, id, name and the arguments' first piece
+//     once the call is committed (see each dialect), then deltas with the
+//     same index and only argument fragments (id and name empty); a
+//     committed call stays a call if its markup breaks later, with the
+//     arguments as far as they were read. The other dialects release a call
+//     whole, when its markup has closed and parsed: one delta with index,
+//     id, name and the complete arguments, so markup that turns out
+//     malformed can still be returned as content, as it is;
 //   - malformed markup (bad JSON, missing name/arguments) is content, never
 //     an error;
 //   - arguments are re-serialized as Python's json.dumps(ensure_ascii=False)
 //     prints them ({"city": "Paris"}), as vLLM sends them.
 //
 // Dialects (see each header): hermes, llama3_json, mistral, pythonic
-// (llama4_pythonic), qwen3_coder, glm45 (xml_tool_parsers.h), deepseek_v3,
+// (llama4_pythonic), qwen3_coder (qwen3_coder_tool_parser.h), glm45 (xml_tool_parsers.h), deepseek_v3,
 // deepseek_v31, kimi_k2 (section_tool_parsers.h), granite, phi4_mini_json
 // (json_list_tool_parser.h), openai (gpt-oss harmony, harmony_tool_parser.h).
 #pragma once
@@ -36,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/tool_parsers/streamed_arguments.h"
 #include "util/json.h"
 
 namespace vllm::chat {
@@ -91,6 +93,30 @@ protected:
     // index; its arguments follow with continue_call. Returns the index.
     int begin_call(const std::string& name, ToolDelta& out, std::string id = "");
     void continue_call(int index, std::string_view arguments, ToolDelta& out);
+    // A call whose JSON arguments stream while they are generated
+    // (streamed_arguments.h): its opening, its arguments read so far, its
+    // index (-1: not begun) and how much of its arguments went out.
+    struct StreamedCall {
+        CallHead head;
+        ArgumentsReader arguments;
+        int index = -1;
+        size_t sent = 0;
+    };
+    // When a streamed call is committed (named, its first piece sent):
+    // at its first argument key (hermes, llama3_json), or once its first
+    // member is whole (forced calls: an output the length limit cut inside
+    // it stays content).
+    enum class CommitAt { FirstKey, FirstMember };
+    // `arguments`: the call's arguments so far (at_end: all of them); sends
+    // what is new, beginning the call under `name` at its commit point.
+    // Returns whether the call has begun.
+    bool stream_arguments(StreamedCall& call, const std::string& name, std::string_view arguments, bool at_end,
+                          CommitAt commit, ToolDelta& out);
+    // The same for a whole call object so far, {"name": "f", "arguments": {...
+    // ("parameters" too when accepted); false, sending nothing, while
+    // the object does not open so.
+    bool stream_call_object(StreamedCall& call, std::string_view object, bool at_end, bool accept_parameters,
+                            CommitAt commit, ToolDelta& out);
     // Appends a finished call to `out` under the next index and a fresh id
     // (or `id`, when the model's markup names the call: Kimi-K2).
     void emit_call(const std::string& name, const json::Value& arguments, ToolDelta& out, std::string id = "");

@@ -1,10 +1,12 @@
-// BERT's encoder (all-MiniLM, bge-small/base, e5; llama.cpp's `bert`):
-// token + learned absolute position + token type 0 embeddings through a
+// BERT's encoder (all-MiniLM, bge-small/base, e5; XLM-RoBERTa's too, which
+// llama.cpp's `bert` holds): token + learned absolute position + token type
+// embeddings (type 1 for a sentence pair's second segment) through a
 // LayerNorm, then per layer bidirectional attention with biases, a residual
 // add and a LayerNorm (attn_output_norm), a GELU MLP (erf GELU, as
 // transformers' "gelu"), a residual add and a LayerNorm
-// (layer_output_norm); no final norm and no output head: the last layer's
-// rows are the hidden rows the pooler reads.
+// (layer_output_norm); no final norm: the last layer's rows are the hidden
+// rows the pooler reads, and a cross-encoder's classification head (cls,
+// cls.output) makes its labels' logits from the first of them.
 //
 // An encoder attends over its whole prompt, so every slice must be a
 // request's whole prompt (start_pos 0): the engine schedules an encoder's
@@ -60,7 +62,8 @@ public:
 
     const ModelConfig& config() const override { return config_; }
     void limit_logits(int64_t) override {}
-    int64_t logit_count() const override { return 0; }
+    // A classification head's labels (a cross-encoder), else no logits.
+    int64_t logit_count() const override { return weights_.classifier_out.rows; }
 
     void forward(const std::vector<SequenceSlice>& batch, KVCache&, ThreadPool& pool,
                  std::vector<float>& logits) override {
@@ -68,9 +71,9 @@ public:
         const int dim = c.dim;
         int64_t T = 0;
         for (const SequenceSlice& s : batch) {
-            if (s.start_pos != 0 || s.num_logits != 0)
+            if (s.start_pos != 0 || s.num_logits > (logit_count() > 0 ? 1 : 0))
                 throw_runtime("internal error: an encoder (" + c.architecture +
-                              ") runs whole prompts only, pooled, without logits");
+                              ") runs whole prompts only, pooled or classified");
             if (s.n_tokens > c.context_length)
                 throw_runtime("internal error: a prompt of " + std::to_string(s.n_tokens) + " tokens exceeds " +
                               c.architecture + "'s " + std::to_string(c.context_length) + " positions");
@@ -86,12 +89,13 @@ public:
         embed(batch, pool);
         for (int l = 0; l < c.n_layers; ++l) layer(batch, l, T, pool);
         int64_t row = 0;
+        logits.clear();
         for (const SequenceSlice& s : batch) {
             if (s.hidden_rows != nullptr)
                 std::copy_n(x_.data() + row * dim, size_t(s.n_tokens) * dim, s.hidden_rows);
+            if (s.num_logits == 1) classify(x_.data() + row * dim, logits, pool);
             row += s.n_tokens;
         }
-        logits.clear();
     }
 
 private:
@@ -107,7 +111,10 @@ private:
                 float* x = x_.data() + row * dim;
                 kernels::dequantize_row(tok.type, tok.data + size_t(s.tokens[t]) * tok.row_bytes, x, dim);
                 kernels::dequantize_row(pos.type, pos.data + size_t(t) * pos.row_bytes, position.data(), dim);
-                for (int i = 0; i < dim; ++i) x[i] += position[i] + weights_.token_type_row[i];
+                const bool second = s.second_segment_start > 0 && t >= s.second_segment_start &&
+                                    !weights_.token_type_second_row.empty();
+                const std::vector<float>& type = second ? weights_.token_type_second_row : weights_.token_type_row;
+                for (int i = 0; i < dim; ++i) x[i] += position[i] + type[i];
             }
         layer_norm_rows(x_.data(), weights_.embedding_norm, weights_.embedding_norm_bias, row, dim, config_.rms_eps,
                         pool);
@@ -133,6 +140,24 @@ private:
         add_bias(h_.data(), w.down_bias, T);
         for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
         layer_norm_rows(x_.data(), w.ffn_norm, w.ffn_norm_bias, T, dim, c.rms_eps, pool);
+    }
+
+    // The classification head on a prompt's first row (<s> / [CLS]), as
+    // transformers' RobertaClassificationHead (dense, tanh, out_proj) and
+    // BERT's pooler + classifier (the same shape) run it; its labels' logits
+    // are appended to `logits`.
+    void classify(const float* first_row, std::vector<float>& logits, ThreadPool& pool) {
+        const ModelWeights& w = weights_;
+        std::vector<float> pooled(first_row, first_row + config_.dim);
+        if (w.classifier.data != nullptr) {
+            std::vector<float> dense(config_.dim);
+            kernels::matmul(w.classifier, pooled.data(), 1, dense.data(), pool);
+            for (int i = 0; i < config_.dim; ++i) pooled[i] = std::tanh(dense[i] + w.classifier_bias[i]);
+        }
+        const size_t at = logits.size();
+        logits.resize(at + w.classifier_out.rows);
+        kernels::matmul(w.classifier_out, pooled.data(), 1, logits.data() + at, pool);
+        for (int64_t i = 0; i < w.classifier_out.rows; ++i) logits[at + i] += w.classifier_out_bias[i];
     }
 
     // attn_ = softmax(q k^T * scale) v per head, each token over every
