@@ -11,6 +11,13 @@ CPU time a load took), and the ratio of the fastest loads (vllm-cpp / llama.cpp;
 
 --baseline-python adds a third engine to the alternation: vllm-cpp as that
 Python imports it (another build: before and after a change, same run).
+
+vllm-cpp's prepared-weights cache (docs/features/prepared-weights-cache.md)
+starts empty in a temporary folder for each file (VLLM_CPP_PREPARED_CACHE,
+unless --cache-dir names one to keep), so vllm-cpp's first round writes the
+entry and the later rounds map it: `first_s` is that first load, and the
+fastest / median / slowest figures are of the later rounds (all rounds for
+llama.cpp and a baseline).
 Children run from a temporary folder, so each Python imports its own
 installed vllm_cpp, not a checkout's.
 """
@@ -46,8 +53,8 @@ CHILD = {
 }
 
 
-def load_once(python, engine, path, threads):
-    env = dict(os.environ, VLLM_CPP_NUM_THREADS=str(threads))
+def load_once(python, engine, path, threads, cache_dir):
+    env = dict(os.environ, VLLM_CPP_NUM_THREADS=str(threads), VLLM_CPP_PREPARED_CACHE=cache_dir)
     with tempfile.TemporaryDirectory() as neutral:
         out = subprocess.run([python, "-c", CHILD[engine.split(" ")[0]], path], env=env, capture_output=True, text=True,
                              check=True, cwd=neutral)
@@ -58,10 +65,11 @@ def load_once(python, engine, path, threads):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5, help="at least 2 (vllm-cpp's first writes the cache)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--llama-python", default=sys.executable, help="a Python that imports llama_cpp")
     parser.add_argument("--baseline-python", help="a Python whose vllm_cpp is another build, timed alongside")
+    parser.add_argument("--cache-dir", help="vllm-cpp's prepared-weights cache (default: a fresh temporary folder per file)")
     args = parser.parse_args()
     pythons = {"vllm-cpp": sys.executable, "llama.cpp": args.llama_python}
     if args.baseline_python:
@@ -75,20 +83,25 @@ def main():
         times = {engine: [] for engine in pythons}
         cpu = {engine: [] for engine in pythons}
         rss = {engine: 0.0 for engine in pythons}
-        for _ in range(args.rounds):
-            for engine in pythons:
-                seconds, peak, cpu_s = load_once(pythons[engine], engine, path, args.threads)
-                times[engine].append(seconds)
-                cpu[engine].append(cpu_s)
-                rss[engine] = max(rss[engine], peak)
+        with tempfile.TemporaryDirectory() as fresh_cache:
+            for _ in range(args.rounds):
+                for engine in pythons:
+                    seconds, peak, cpu_s = load_once(pythons[engine], engine, path, args.threads,
+                                                     args.cache_dir or fresh_cache)
+                    times[engine].append(seconds)
+                    cpu[engine].append(cpu_s)
+                    rss[engine] = max(rss[engine], peak)
+        first = {"vllm-cpp": (times["vllm-cpp"].pop(0), cpu["vllm-cpp"].pop(0))}
         name = os.path.basename(path)
         results[name] = {engine: {"min_s": min(t), "median_s": statistics.median(t), "max_s": max(t),
                                   "cpu_s_min": min(cpu[engine]), "cpu_s_median": statistics.median(cpu[engine]),
                                   "all_s": t, "peak_rss_mib": rss[engine]} for engine, t in times.items()}
+        results[name]["vllm-cpp"]["first_s"], results[name]["vllm-cpp"]["first_cpu_s"] = first["vllm-cpp"]
         results[name]["ratio_min"] = min(times["vllm-cpp"]) / min(times["llama.cpp"])
         row = "  ".join(f"{e} {min(t):.2f}/{statistics.median(t):.2f}/{max(t):.2f} s (CPU {min(cpu[e]):.2f} s)"
                         for e, t in times.items())
-        print(f"{name}: {row}  ratio {results[name]['ratio_min']:.2f}", flush=True)
+        print(f"{name}: {row}  ratio {results[name]['ratio_min']:.2f}  (vllm-cpp's first load, writing the cache: "
+              f"{first['vllm-cpp'][0]:.2f} s, CPU {first['vllm-cpp'][1]:.2f} s)", flush=True)
     print(json.dumps(results))
 
 

@@ -7,7 +7,10 @@ Q8_0), each engine in a fresh child process, the engines alternating for
 each engine keeps its best round. Per file, one markdown table:
 
 * load time (s): the engine's load call (Engine.load / Llama()), page
-  cache warm after the first round; the least of the rounds;
+  cache warm after the first round; the least of the rounds (vllm-cpp's
+  later rounds map the prepared-weights cache its first round wrote:
+  docs/features/prepared-weights-cache.md; VLLM_CPP_PREPARED_CACHE=off
+  times a load without it);
 * peak resident memory (MiB): the child's ru_maxrss, mmapped weights that
   were touched included; the most of the rounds;
 * prefill of a --prompt-tokens prompt (tokens/s) and batch-1 decode of

@@ -575,7 +575,11 @@ class Engine:
         preemptions, model steps, finished and aborted requests,
         ``kv_cache_groups`` (per group: ``kind``, ``sliding_window``,
         ``num_layers``, ``blocks_total/used/free/cached``, ``bytes``) and
-        ``kv_transfer`` (the KV connector's counters, or None without one)."""
+        ``kv_transfer`` (the KV connector's counters, or None without one);
+        for a mixture-of-experts model whose experts are prepared on first
+        routing, ``prepared_experts``: ``experts`` prepared of
+        ``experts_total`` (all layers), their copies' ``bytes`` and
+        ``max_bytes``, the most those can take."""
         return self._json_of(lib.vllm_engine_stats, "stats")
 
     def _string_of(self, entry_point: Callable[[Any, Any], int], what: str) -> str:

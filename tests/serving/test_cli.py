@@ -39,7 +39,7 @@ def test_help_reads_like_vllms(cli, tmp_path):
                  "--no-enable-prefix-caching", "--scheduling-policy", "--tool-call-parser", "--reasoning-parser",
                  "--speculative-config", "--kv-transfer-config", "--chat-template", "--enable-auto-tool-choice",
                  "--trust-request-chat-template", "--kv-cache-dtype", "--kv-cache-memory-bytes", "--num-threads",
-                 "--isa"):
+                 "--isa", "--allowed-media-domains", "--allowed-local-media-path"):
         assert flag in serve.stdout, flag
     # The values a user types, not Python's enum or type names.
     for command in ("serve", "generate", "chat", "bench"):
@@ -60,6 +60,8 @@ def test_help_reads_like_vllms(cli, tmp_path):
     (("frobnicate",), "frobnicate"),
     (("bench", "model.gguf", "--concurrency", "1,x"), "--concurrency"),
     (("serve",), "MODEL"),
+    (("serve", "model.gguf", "--media-fetch-timeout", "0"), "--media-fetch-timeout"),
+    (("serve", "model.gguf", "--media-fetch-max-bytes", "0"), "--media-fetch-max-bytes"),
 ])
 def test_bad_flags_one_line_exit_2(cli, args, needle):
     result = run(cli, *args)

@@ -101,6 +101,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="LoRA adapters served by name (with --enable-lora), vLLM's syntax: name=path, or "
                             "'{\"name\": ..., \"path\": ..., \"base_model_name\": ...}'; a request's model field "
                             "picks one")
+    group.add_argument("--allowed-media-domains", nargs="+", default=None, metavar="HOST",
+                       help="chat image_url parts may name http(s) URLs on these hosts (exact names); the server "
+                            "fetches them (off by default: remote URLs are refused)")
+    group.add_argument("--allowed-local-media-path", default=None, metavar="DIR",
+                       help="chat image_url parts may name file:// URLs of files under DIR (resolved: symlinks "
+                            "and '..' cannot leave it; off by default)")
+    group.add_argument("--media-fetch-timeout", type=float, default=5.0, metavar="SECONDS",
+                       help="an image URL's whole fetch (connect, redirects, body) may take this long (default 5)")
+    group.add_argument("--media-fetch-max-bytes", type=int, default=32 << 20, metavar="N",
+                       help="an image URL's body may be this many bytes (default 33554432)")
+    group.add_argument("--media-fetch-max-redirects", type=int, default=3, metavar="N",
+                       help="redirects an image URL's fetch follows, each target checked against "
+                            "--allowed-media-domains (default 3)")
     add_engine_args(serve)
     add_kv_events_args(serve)
 

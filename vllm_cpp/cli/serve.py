@@ -19,6 +19,7 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
         from ..server.api_server import ServerConfig, serve
         from ..server.limits import ConnectionLimits, RequestLimits
         from ..server.lora_modules import parse_lora_modules
+        from ..server.media import MediaFetchLimits
     except ImportError as exc:
         raise UsageError("the server needs its extra: pip install \"vllm-cpp[server]\" (%s)" % exc) from None
     bounds = [("--max-pending-requests", args.max_pending_requests, 1),
@@ -27,7 +28,9 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
               ("--max-stop-string-bytes", args.max_stop_string_bytes, 1), ("--max-tools", args.max_tools, 0),
               ("--max-connections-per-client", args.max_connections_per_client, 1),
               ("--responses-store-max-entries", args.responses_store_max_entries, 0),
-              ("--responses-store-max-bytes", args.responses_store_max_bytes, 1)]
+              ("--responses-store-max-bytes", args.responses_store_max_bytes, 1),
+              ("--media-fetch-max-bytes", args.media_fetch_max_bytes, 1),
+              ("--media-fetch-max-redirects", args.media_fetch_max_redirects, 0)]
     if args.max_tokens_limit is not None:
         bounds.append(("--max-tokens-limit", args.max_tokens_limit, 1))
     for flag, value, least in bounds:
@@ -36,7 +39,8 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
     for flag, seconds in (("--request-header-timeout", args.request_header_timeout),
                           ("--request-body-timeout", args.request_body_timeout),
                           ("--responses-store-max-age", args.responses_store_max_age),
-                          ("--messages-ping-interval", args.messages_ping_interval)):
+                          ("--messages-ping-interval", args.messages_ping_interval),
+                          ("--media-fetch-timeout", args.media_fetch_timeout)):
         if not seconds > 0 or seconds == float("inf"):
             raise UsageError("%s must be a positive number of seconds, not %s" % (flag, seconds))
     logging.basicConfig(format="%(levelname)s %(asctime)s %(name)s: %(message)s", level=logging.INFO)
@@ -65,7 +69,12 @@ def run_serve(args: argparse.Namespace, load: Callable) -> int:
                           responses_store_max_age_s=args.responses_store_max_age,
                           responses_store_max_bytes=args.responses_store_max_bytes,
                           messages_ping_interval_s=args.messages_ping_interval,
-                          lora_modules=lora_modules)
+                          lora_modules=lora_modules,
+                          allowed_media_domains=tuple(args.allowed_media_domains or ()),
+                          allowed_local_media_path=args.allowed_local_media_path,
+                          media_fetch_limits=MediaFetchLimits(max_bytes=args.media_fetch_max_bytes,
+                                                              timeout_s=args.media_fetch_timeout,
+                                                              max_redirects=args.media_fetch_max_redirects))
     if args.replicas is not None:  # engine replicas on Ray Serve (serve_ray.py)
         if events_config is not None:
             raise UsageError("--kv-events-config is not supported with --replicas (one publisher per replica "

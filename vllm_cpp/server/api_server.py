@@ -46,6 +46,7 @@ from . import schema
 from .connections import BodyDeadline, guarded_protocol
 from .generation import ClientDisconnected, until_disconnected
 from .lora_modules import ServedLoras, runtime_updating_allowed
+from .media import MediaFetcher, MediaFetchLimits
 from .limits import ConnectionLimits, RequestLimits, cap_default_max_tokens, check_limits
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .openapi import docs_page, openapi_document
@@ -96,6 +97,10 @@ class ServerConfig:
     messages_ping_interval_s: float = 15.0
     # LoRA adapters served by name (--lora-modules; lora_modules.py)
     lora_modules: Tuple[LoRARequest, ...] = ()
+    # Chat image URLs the server fetches (--allowed-media-domains, --allowed-local-media-path; media.py)
+    allowed_media_domains: Tuple[str, ...] = ()
+    allowed_local_media_path: Optional[str] = None
+    media_fetch_limits: MediaFetchLimits = MediaFetchLimits()
 
 
 class Admission:
@@ -161,6 +166,8 @@ class OpenAIServer:
         self._created = int(time.time())
         self.messages = serving_messages.MessagesServing(self)
         self.loras = ServedLoras(engine, config.lora_modules)
+        self.media = MediaFetcher(config.allowed_media_domains, config.allowed_local_media_path,
+                                  config.media_fetch_limits)
         self.openapi = openapi_document(config.model_name, config.limits, config.max_model_len,
                                         config.api_key is not None)
 
@@ -259,6 +266,7 @@ class OpenAIServer:
         stream, include_usage = parse_chat_request(body, self.config.enable_auto_tool_choice,
                                                    self.config.trust_request_chat_template)
         self._name_adapter(body)
+        await self.media.resolve(body)
         n = body.get("n")
         return await self._generate(
             request, n if isinstance(n, int) and n > 0 else 1, stream,

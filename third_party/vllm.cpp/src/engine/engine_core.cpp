@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/cpu/kernels.h"
+#include "model/expert_preparation.h"
 #include "sample/rejection_sampler.h"
 #include "util/error.h"
 
@@ -638,6 +639,12 @@ EngineStats EngineCore::stats() const {
     if (draft_proposer_) {
         s.spec_decode->draft_kv_blocks_total = draft_proposer_->num_blocks();
         s.spec_decode->draft_kv_blocks_free = draft_proposer_->num_free_blocks();
+    }
+    if (const ModelWeights* weights = model_.weights()) {
+        const PreparedExpertMemory experts = prepared_expert_memory(*weights);
+        if (experts.experts_total > 0)
+            s.prepared_experts = EngineStats::PreparedExperts{experts.experts, experts.experts_total, experts.bytes,
+                                                              experts.max_bytes};
     }
     if (lora_) {
         EngineStats::Lora& l = s.lora.emplace();

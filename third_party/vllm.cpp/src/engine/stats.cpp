@@ -106,6 +106,14 @@ std::string EngineStats::to_json() const {
         o.set("encode_ms", vision->encode_seconds * 1000.0);
         field("vision", json::dump(o));
     }
+    if (prepared_experts) {
+        json::Value o = json::Value::object();
+        o.set("experts", prepared_experts->experts);
+        o.set("experts_total", prepared_experts->experts_total);
+        o.set("bytes", prepared_experts->bytes);
+        o.set("max_bytes", prepared_experts->max_bytes);
+        field("prepared_experts", json::dump(o));
+    }
     return out + "}";
 }
 

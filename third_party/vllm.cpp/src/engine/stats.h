@@ -91,6 +91,15 @@ struct EngineStats {
         double encode_seconds = 0;
     };
     std::optional<Vision> vision;
+    // A mixture-of-experts model whose experts are copied into the
+    // kernels' layout on first routing (model/expert_preparation.h; else
+    // left out of the JSON): experts prepared of all layers' experts, the
+    // copies' bytes, and the most they can take (every expert routed: the
+    // experts' bytes in the file, whose pages are released as copied).
+    struct PreparedExperts {
+        int64_t experts = 0, experts_total = 0, bytes = 0, max_bytes = 0;
+    };
+    std::optional<PreparedExperts> prepared_experts;
 
     std::string to_json() const;
 };

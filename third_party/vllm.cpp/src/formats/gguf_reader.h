@@ -20,6 +20,7 @@ public:
     uint32_t version() const { return version_; }
 
     void release(const uint8_t* data, size_t n) const override { map_.release(data, n); }
+    const FileIdentity* file_identity() const override { return &map_.identity(); }
 
 private:
     MappedFile map_;

@@ -27,6 +27,7 @@ MappedFile::MappedFile(const std::string& path, const std::function<void(const s
         fail(why);
     }
     size_ = static_cast<size_t>(st.st_size);
+    identity_of_descriptor(fd, identity_);
     if (size_ == 0) {
         ::close(fd);
         fail("file is empty");
@@ -38,6 +39,22 @@ MappedFile::MappedFile(const std::string& path, const std::function<void(const s
         map_ = nullptr;
         fail(std::string("mmap failed: ") + std::strerror(map_errno));
     }
+}
+
+bool identity_of_descriptor(int fd, FileIdentity& out) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return false;
+    out.device = static_cast<uint64_t>(st.st_dev);
+    out.inode = static_cast<uint64_t>(st.st_ino);
+    out.size = static_cast<uint64_t>(st.st_size);
+#if defined(__APPLE__)
+    out.modified_ns = int64_t(st.st_mtimespec.tv_sec) * 1000000000 + st.st_mtimespec.tv_nsec;
+    out.changed_ns = int64_t(st.st_ctimespec.tv_sec) * 1000000000 + st.st_ctimespec.tv_nsec;
+#else
+    out.modified_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    out.changed_ns = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+#endif
+    return true;
 }
 
 MappedFile::~MappedFile() {

@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "formats/file_identity.h"
+
 namespace vllm {
 
 class MappedFile {
@@ -28,7 +30,11 @@ public:
     // from memory (read back from the file should they be touched).
     void release(const uint8_t* data, size_t n) const;
 
+    // The mapped file's device, inode, size and times when it was mapped.
+    const FileIdentity& identity() const { return identity_; }
+
 private:
+    FileIdentity identity_;
     void* map_ = nullptr;
     size_t size_ = 0;
 };

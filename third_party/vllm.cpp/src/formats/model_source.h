@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dtype/ggml_type.h"
+#include "formats/file_identity.h"
 
 namespace vllm {
 
@@ -98,6 +99,12 @@ public:
     // Tells the source that tensor bytes [data, data + n) were copied
     // elsewhere and will not be read again, so a mapped file can drop them.
     virtual void release(const uint8_t* data, size_t n) const = 0;
+
+    // The one file every tensor is read from, as it was when mapped (a
+    // GGUF file); null when the tensors come from several files or from
+    // memory (a Hugging Face directory). What the prepared-weights cache
+    // is keyed by (model/prepared_cache.h).
+    virtual const FileIdentity* file_identity() const { return nullptr; }
 
     // MODEL_LOAD error "cannot load <kind> '<path>': <why>".
     [[noreturn]] void fail(const std::string& why) const;

@@ -2,6 +2,7 @@
 #include "model/expert_preparation.h"
 
 #include "formats/model_source.h"
+#include "model/weights.h"
 #include "util/error.h"
 
 namespace vllm {
@@ -30,12 +31,22 @@ LazyExperts::LazyExperts(std::vector<kernels::QuantMatrix> gate, std::vector<ker
     : gate_(std::move(gate)), up_(std::move(up)), down_(std::move(down)), file_(file),
       ready_(new std::atomic<bool>[gate_.size()]) {
     for (size_t e = 0; e < gate_.size(); ++e) ready_[e].store(false, std::memory_order_relaxed);
+    for (const auto* matrices : {&gate_, &up_, &down_})
+        for (const kernels::QuantMatrix& m : *matrices)
+            if (needs_preparation(m)) max_bytes_ += static_cast<size_t>(m.rows) * m.row_bytes;
 }
 
-int LazyExperts::prepared_experts() const {
-    int n = 0;
-    for (size_t e = 0; e < gate_.size(); ++e) n += ready_[e].load(std::memory_order_acquire) ? 1 : 0;
-    return n;
+PreparedExpertMemory prepared_expert_memory(const ModelWeights& weights) {
+    PreparedExpertMemory memory;
+    for (const LayerWeights& layer : weights.layers) {
+        const LazyExperts* lazy = layer.lazy_experts.get();
+        if (lazy == nullptr) continue;
+        memory.experts += lazy->prepared_experts();
+        memory.experts_total += lazy->experts();
+        memory.bytes += static_cast<int64_t>(lazy->prepared_bytes());
+        memory.max_bytes += static_cast<int64_t>(lazy->max_bytes());
+    }
+    return memory;
 }
 
 void LazyExperts::prepare(const int32_t* experts, int64_t n, ThreadPool& pool) {
@@ -83,6 +94,7 @@ void LazyExperts::prepare(const int32_t* experts, int64_t n, ThreadPool& pool) {
         if (file_ != nullptr) file_->release(job.source.data, static_cast<size_t>(job.source.rows) * job.source.row_bytes);
     }
     for (int32_t e : fresh) ready_[e].store(true, std::memory_order_release);
+    prepared_.fetch_add(static_cast<int>(fresh.size()), std::memory_order_relaxed);
 }
 
 }  // namespace vllm

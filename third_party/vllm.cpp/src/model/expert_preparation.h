@@ -50,7 +50,13 @@ public:
     // Bytes of prepared copies so far (the memory this layer's experts took
     // beyond the mapping) and how many experts they hold.
     size_t prepared_bytes() const { return bytes_.load(std::memory_order_relaxed); }
-    int prepared_experts() const;
+    int prepared_experts() const { return prepared_.load(std::memory_order_relaxed); }
+    // The most the copies can take (every expert routed): the bytes of the
+    // experts' matrices in the file, whose pages are released as their
+    // copies are written, so copies and file pages together stay about
+    // the file's size.
+    size_t max_bytes() const { return max_bytes_; }
+    int experts() const { return static_cast<int>(gate_.size()); }
 
     LazyExperts(std::vector<kernels::QuantMatrix> gate, std::vector<kernels::QuantMatrix> up,
                 std::vector<kernels::QuantMatrix> down, const ModelSource* file);
@@ -62,6 +68,17 @@ private:
     std::mutex mutex_;  // held while preparing: the arena and the ready flags' writers
     HugePageArena arena_;
     std::atomic<size_t> bytes_{0};
+    std::atomic<int> prepared_{0};
+    size_t max_bytes_ = 0;
 };
+
+// A model's lazily prepared experts, all layers together (engine stats'
+// prepared_experts): experts prepared so far and their copies' bytes, and
+// the most they can reach. All zero for a model without them.
+struct PreparedExpertMemory {
+    int64_t experts = 0, experts_total = 0;
+    int64_t bytes = 0, max_bytes = 0;
+};
+PreparedExpertMemory prepared_expert_memory(const struct ModelWeights& weights);
 
 }  // namespace vllm

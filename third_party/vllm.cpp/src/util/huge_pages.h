@@ -29,6 +29,11 @@ using HugePageRegion = std::unique_ptr<uint8_t[], RegionUnmap>;
 // system has no memory to map.
 HugePageRegion map_huge_page_region(size_t bytes);
 
+// Address space of at least `bytes` (whole 2 MiB pages), 2 MiB aligned and
+// not accessible, for a mapping to be placed over with MAP_FIXED (a file
+// mapped where huge pages can back it); null when there is no room.
+HugePageRegion reserve_huge_page_aligned(size_t bytes);
+
 // Hands out zeroed, 64-byte-aligned pieces of huge-page regions (of
 // kRegionBytes, or one piece's size when larger) for buffers that live as
 // long as the arena: a model's matmul-ready weight copies. Moving the arena
@@ -37,11 +42,16 @@ class HugePageArena {
 public:
     uint8_t* allocate(size_t bytes);
 
+    // Keeps `region` (another mapping handed over whole, such as a mapped
+    // cache file of prepared weights) for as long as the arena lives.
+    void keep(HugePageRegion region) { kept_.push_back(std::move(region)); }
+
     static constexpr size_t kRegionBytes = size_t(32) << 20;
 
 private:
     std::vector<HugePageRegion> regions_;
     size_t used_ = 0;  // bytes handed out from the last region
+    std::vector<HugePageRegion> kept_;
 };
 
 }  // namespace vllm
