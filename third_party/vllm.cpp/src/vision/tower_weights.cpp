@@ -9,7 +9,8 @@ namespace vllm {
 const GgufTensor& TowerWeights::require(const std::string& name) const {
     const GgufTensor* t = source_.find_tensor(name);
     if (t == nullptr) fail(name, "is missing");
-    if (!ggml_type_info(t->type)->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t->type));
+    const GgmlTypeInfo* info = ggml_type_info(t->type);
+    if (info == nullptr || !info->supported) fail(name, "has unsupported tensor type " + ggml_type_name(t->type));
     return *t;
 }
 

@@ -28,6 +28,7 @@
 #include "util/error.h"
 #include "vision/towers/qwen_image_processor.h"
 #include "vision/towers/qwen25vl.h"
+#include "vision/tower_weights.h"
 
 namespace vllm {
 
@@ -78,7 +79,7 @@ void add_bias(float* y, const std::vector<float>& bias, int64_t rows) {
 
 class Qwen25VlTower final : public VisionTower {
 public:
-    Qwen25VlTower(const ModelSource& file, int language_dim) : file_(file) {
+    Qwen25VlTower(const ModelSource& file, int language_dim) : weights_(file) {
         const std::string v = "clip.vision.";
         hidden_ = static_cast<int>(file.require_int(v + "embedding_length"));
         ffn_ = static_cast<int>(file.require_int(v + "feed_forward_length"));
@@ -117,34 +118,35 @@ public:
                       "hidden size " + std::to_string(language_dim));
 
         const int p = processor_.patch_size, unit = processor_.merge_size * processor_.merge_size;
-        patch_ = {matrix("v.patch_embd.weight", hidden_, 3 * p * p), matrix("v.patch_embd.weight.1", hidden_, 3 * p * p)};
+        patch_ = {weights_.matrix("v.patch_embd.weight", hidden_, 3 * p * p),
+                  weights_.matrix("v.patch_embd.weight.1", hidden_, 3 * p * p)};
         for (int l = 0; l < layers; ++l) {
             const std::string b = "v.blk." + std::to_string(l) + ".";
             VitLayer layer;
-            layer.wq = matrix(b + "attn_q.weight", hidden_, hidden_);
-            layer.wk = matrix(b + "attn_k.weight", hidden_, hidden_);
-            layer.wv = matrix(b + "attn_v.weight", hidden_, hidden_);
-            layer.wo = matrix(b + "attn_out.weight", hidden_, hidden_);
-            layer.gate = matrix(b + "ffn_gate.weight", ffn_, hidden_);
-            layer.up = matrix(b + "ffn_up.weight", ffn_, hidden_);
-            layer.down = matrix(b + "ffn_down.weight", hidden_, ffn_);
-            layer.bq = vector(b + "attn_q.bias", hidden_);
-            layer.bk = vector(b + "attn_k.bias", hidden_);
-            layer.bv = vector(b + "attn_v.bias", hidden_);
-            layer.bo = vector(b + "attn_out.bias", hidden_);
-            layer.b_gate = vector(b + "ffn_gate.bias", ffn_);
-            layer.b_up = vector(b + "ffn_up.bias", ffn_);
-            layer.b_down = vector(b + "ffn_down.bias", hidden_);
-            layer.norm1 = vector(b + "ln1.weight", hidden_);
-            layer.norm2 = vector(b + "ln2.weight", hidden_);
+            layer.wq = weights_.matrix(b + "attn_q.weight", hidden_, hidden_);
+            layer.wk = weights_.matrix(b + "attn_k.weight", hidden_, hidden_);
+            layer.wv = weights_.matrix(b + "attn_v.weight", hidden_, hidden_);
+            layer.wo = weights_.matrix(b + "attn_out.weight", hidden_, hidden_);
+            layer.gate = weights_.matrix(b + "ffn_gate.weight", ffn_, hidden_);
+            layer.up = weights_.matrix(b + "ffn_up.weight", ffn_, hidden_);
+            layer.down = weights_.matrix(b + "ffn_down.weight", hidden_, ffn_);
+            layer.bq = weights_.floats(b + "attn_q.bias", hidden_);
+            layer.bk = weights_.floats(b + "attn_k.bias", hidden_);
+            layer.bv = weights_.floats(b + "attn_v.bias", hidden_);
+            layer.bo = weights_.floats(b + "attn_out.bias", hidden_);
+            layer.b_gate = weights_.floats(b + "ffn_gate.bias", ffn_);
+            layer.b_up = weights_.floats(b + "ffn_up.bias", ffn_);
+            layer.b_down = weights_.floats(b + "ffn_down.bias", hidden_);
+            layer.norm1 = weights_.floats(b + "ln1.weight", hidden_);
+            layer.norm2 = weights_.floats(b + "ln2.weight", hidden_);
             layer.full_attention = (l + 1) % pattern == 0;
             layers_.push_back(std::move(layer));
         }
-        merger_norm_ = vector("v.post_ln.weight", hidden_);
-        merger_in_ = matrix("mm.0.weight", int64_t(hidden_) * unit, int64_t(hidden_) * unit);
-        merger_in_bias_ = vector("mm.0.bias", hidden_ * unit);
-        merger_out_ = matrix("mm.2.weight", output_dim_, int64_t(hidden_) * unit);
-        merger_out_bias_ = vector("mm.2.bias", output_dim_);
+        merger_norm_ = weights_.floats("v.post_ln.weight", hidden_);
+        merger_in_ = weights_.matrix("mm.0.weight", int64_t(hidden_) * unit, int64_t(hidden_) * unit);
+        merger_in_bias_ = weights_.floats("mm.0.bias", hidden_ * unit);
+        merger_out_ = weights_.matrix("mm.2.weight", output_dim_, int64_t(hidden_) * unit);
+        merger_out_bias_ = weights_.floats("mm.2.bias", output_dim_);
         const int head_dim = hidden_ / heads_, quarter = head_dim / 4;
         for (int j = 0; j < quarter; ++j)
             inv_freq_.push_back(1.0f / std::pow(kVisionRopeBase, static_cast<float>(2 * j) / static_cast<float>(head_dim / 2)));
@@ -183,40 +185,9 @@ public:
     void encode(const PixelValues& pixels, ThreadPool& pool, float* rows) override;
 
 private:
-    kernels::QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
-        const GgufTensor& t = require(name, rows * cols);
-        const GgmlTypeInfo* info = ggml_type_info(t.type);
-        if (info == nullptr || !info->supported || cols % info->block_elements != 0)
-            file_.fail("tensor '" + name + "' has unsupported tensor type " + ggml_type_name(t.type));
-        kernels::QuantMatrix m;
-        m.type = static_cast<GgmlType>(t.type);
-        m.data = t.data;
-        m.rows = rows;
-        m.cols = cols;
-        m.row_bytes = ggml_row_bytes(m.type, cols);
-        return m;
-    }
-    std::vector<float> vector(const std::string& name, int64_t n) const {
-        const GgufTensor& t = require(name, n);
-        std::vector<float> out(static_cast<size_t>(n));
-        const GgmlTypeInfo* info = ggml_type_info(t.type);
-        if (info == nullptr || !info->supported || n % info->block_elements != 0)
-            file_.fail("tensor '" + name + "' has unsupported tensor type " + ggml_type_name(t.type));
-        kernels::dequantize_row(static_cast<GgmlType>(t.type), t.data, out.data(), n);
-        return out;
-    }
-    const GgufTensor& require(const std::string& name, int64_t elements) const {
-        const GgufTensor* t = file_.find_tensor(name);
-        if (t == nullptr) file_.fail("tensor '" + name + "' is missing (a " + std::string(kProjectorType) + " vision tower)");
-        if (t->elements() != elements)
-            file_.fail("tensor '" + name + "' has " + std::to_string(t->elements()) + " elements, expected " +
-                       std::to_string(elements));
-        return *t;
-    }
-
     void attention(const std::vector<int>& starts, int n, ThreadPool& pool);
 
-    const ModelSource& file_;
+    TowerWeights weights_;  // the mmproj file's v.* / mm.* tensors
     std::string name_ = kProjectorType;
     ImagePromptFormat format_{"<|image_pad|>", "<|image_pad|>"};
     QwenImageProcessorConfig processor_;
