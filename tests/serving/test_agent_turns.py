@@ -160,7 +160,7 @@ def test_odd_but_valid_histories(http, engine, name):
     ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{x"}}]}],
      "'messages[0].tool_calls[0].function.arguments' is not valid JSON"),
     ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}],
-     "'messages[0].content[0].type' 'image_url' is not supported"),
+     "messages[0].content[0]: only data: URLs are decoded here (got 'x')"),
 ])
 def test_malformed_histories_are_named(http, engine, messages, needle):
     response = http.post("/v1/chat/completions", json=short(messages=messages))

@@ -426,7 +426,7 @@ def test_normalization_and_plain_rendering(build):
         dict(source="x", messages=[], kwargs=[1]),
     ]
     errors = [r["error"] for r in engine_render(build, bad)]
-    assert "'messages[0].content[0].type' 'image_url' is not supported" in errors[0]
+    assert "'messages[0].content[0]': image_url parts are decoded by the caller into images" in errors[0]
     assert "'messages[0].tool_calls[0].function.arguments' is not valid JSON" in errors[1]
     assert "'messages[0]' must be an object" in errors[2]
     assert "messages must be a JSON array" in errors[3]

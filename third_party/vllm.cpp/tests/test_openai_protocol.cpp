@@ -181,7 +181,7 @@ void test_request_errors() {
     expect_error(R"({"messages": [{"role": "user", "content": 5}]})",
                  "'messages[0].content' must be a string or an array of text parts (got int)");
     expect_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})",
-                 "'messages[0].content[0].type' 'image_url' is not supported (text parts only)");
+                 "'messages[0].content[0]': image_url parts are decoded by the caller into images");
     expect_error(R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})",
                  "'messages[0].content[0].text' is required");
     expect_error(R"({"messages": [{"role": "user", "content": ["a", null]}]})",
