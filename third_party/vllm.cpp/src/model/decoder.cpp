@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/interleave.h"
 #include "kernels/cpu/kernels.h"
+#include "model/blocks/activations.h"
 #include "model/blocks/attention_heads.h"
 #include "model/blocks/bidirectional_attention.h"
 #include "model/blocks/embedding.h"
@@ -114,7 +115,7 @@ void Decoder::self_attention(const std::vector<SequenceSlice>& batch, int l, KVC
         paged_attention(c, batch, l, mask_positions_, q_.data(), k_.data(), v_.data(), attn_.data(), cache, pool,
                         w.attn_sinks.empty() ? nullptr : w.attn_sinks.data());
     if (c.attn_output_gate)
-        for (int64_t i = 0; i < T * c.n_heads * hd; ++i) attn_[i] *= 1.0f / (1.0f + std::exp(-attn_gate_[i]));
+        for (int64_t i = 0; i < T * c.n_heads * hd; ++i) attn_[i] *= sigmoid(attn_gate_[i]);
     kernels::matmul(w.wo, attn_.data(), T, xn_.data(), pool);
     add_lora(batch, l, LoraTarget::O, attn_.data(), xn_.data(), pool);
     if (!w.bo.empty())

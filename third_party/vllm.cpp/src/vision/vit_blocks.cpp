@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/blocks/norms.h"
 #include "vision/tower_weights.h"
 
 namespace vllm {
@@ -29,12 +30,6 @@ void vit_gelu_tanh(float* x, int64_t n, ThreadPool& pool) {
         const float c = 0.7978845608028654f;  // sqrt(2 / pi)
         for (int64_t i = begin; i < end; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(c * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
     }, 4096);
-}
-
-void add_bias_rows(float* y, const std::vector<float>& bias, int64_t n) {
-    const int64_t d = static_cast<int64_t>(bias.size());
-    for (int64_t t = 0; t < n; ++t)
-        for (int64_t i = 0; i < d; ++i) y[t * d + i] += bias[i];
 }
 
 void vit_attention(const float* q, const float* k, const float* v, float* out, int64_t n, int heads, int head_dim,

@@ -16,8 +16,6 @@ void vit_layer_norm(float* rows, const std::vector<float>& weight, const std::ve
                     int64_t dim, float eps, ThreadPool& pool);
 // x = gelu_tanh(x) (transformers' gelu_pytorch_tanh), n floats in place.
 void vit_gelu_tanh(float* x, int64_t n, ThreadPool& pool);
-// y[t] += bias for n rows of bias.size().
-void add_bias_rows(float* y, const std::vector<float>& bias, int64_t n);
 
 // softmax(q k^T * scale) v per head over all n tokens: q, k, v, out are
 // [n][heads * head_dim]. Bidirectional (an image's patches see each other).

@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "model/architectures/architectures.h"
+#include "model/blocks/activations.h"
 #include "model/blocks/norms.h"
 #include "util/error.h"
 
@@ -32,13 +33,6 @@ constexpr ArchitectureTraits bert_traits() {
     t.output_bias = true;
     t.encoder = true;
     return t;
-}
-
-// rows[t] += bias for `n` rows.
-void add_bias(float* rows, const std::vector<float>& bias, int64_t n) {
-    const int64_t width = static_cast<int64_t>(bias.size());
-    for (int64_t t = 0; t < n; ++t)
-        for (int64_t i = 0; i < width; ++i) rows[t * width + i] += bias[i];
 }
 
 class BertEncoder final : public DecoderModel {
@@ -110,19 +104,19 @@ private:
         const LayerWeights& w = weights_.layers[l];
         const int dim = c.dim;
         kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, x_.data(), T, pool);
-        add_bias(q_.data(), w.bq, T);
-        add_bias(k_.data(), w.bk, T);
-        add_bias(v_.data(), w.bv, T);
+        add_bias_rows(q_.data(), w.bq, T);
+        add_bias_rows(k_.data(), w.bk, T);
+        add_bias_rows(v_.data(), w.bv, T);
         attend(batch, pool);
         kernels::matmul(w.wo, attn_.data(), T, h_.data(), pool);
-        add_bias(h_.data(), w.bo, T);
+        add_bias_rows(h_.data(), w.bo, T);
         for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
         layer_norm_rows(x_.data(), w.attn_norm.data(), w.attn_norm_bias.data(), x_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul(w.w_up, x_.data(), T, up_.data(), pool);
-        add_bias(up_.data(), w.up_bias, T);
-        for (float& u : up_) u = 0.5f * u * (1.0f + std::erf(u * 0.70710678118654752f));
+        add_bias_rows(up_.data(), w.up_bias, T);
+        for (float& u : up_) u = gelu_erf(u);
         kernels::matmul(w.w_down, up_.data(), T, h_.data(), pool);
-        add_bias(h_.data(), w.down_bias, T);
+        add_bias_rows(h_.data(), w.down_bias, T);
         for (int64_t i = 0; i < T * dim; ++i) x_[i] += h_[i];
         layer_norm_rows(x_.data(), w.ffn_norm.data(), w.ffn_norm_bias.data(), x_.data(), T, dim, c.rms_eps, pool);
     }

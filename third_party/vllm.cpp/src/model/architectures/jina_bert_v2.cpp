@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "model/architectures/architectures.h"
+#include "model/blocks/activations.h"
 #include "model/blocks/bidirectional_attention.h"
 #include "model/blocks/encoder_rows.h"
 #include "model/blocks/norms.h"
@@ -30,12 +31,6 @@ constexpr ArchitectureTraits jina_bert_v2_traits() {
     t.encoder = true;
     t.alibi = true;
     return t;
-}
-
-// rows[t] += bias for `n` rows of bias.size().
-void add_bias(float* rows, const std::vector<float>& bias, int64_t n) {
-    const int64_t width = static_cast<int64_t>(bias.size());
-    for (int64_t t = 0; t < n; ++t) kernels::axpy_f32(1.0f, bias.data(), rows + t * width, width);
 }
 
 class JinaBertEncoder final : public DecoderModel {
@@ -68,19 +63,19 @@ private:
         const LayerWeights& w = weights_.layers[l];
         const int64_t dim = c.dim;
         kernels::matmul_shared({{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, x_.data(), T, pool);
-        add_bias(q_.data(), w.bq, T);
-        add_bias(k_.data(), w.bk, T);
-        add_bias(v_.data(), w.bv, T);
+        add_bias_rows(q_.data(), w.bq, T);
+        add_bias_rows(k_.data(), w.bk, T);
+        add_bias_rows(v_.data(), w.bv, T);
         bidirectional_attention(c, batch, l, q_.data(), k_.data(), v_.data(), attn_.data(), pool, slopes_.data());
         kernels::matmul(w.wo, attn_.data(), T, h_.data(), pool);
-        add_bias(h_.data(), w.bo, T);
+        add_bias_rows(h_.data(), w.bo, T);
         add_in_place(x_.data(), h_.data(), T * dim, pool);
         layer_norm_rows(x_.data(), w.attn_norm.data(), w.attn_norm_bias.data(), x_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul_shared({{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, x_.data(), T, pool);
         for (size_t i = 0; i < gate_.size(); ++i)
-            gate_[i] = 0.5f * gate_[i] * (1.0f + std::erf(gate_[i] * 0.70710678118654752f)) * up_[i];
+            gate_[i] = gelu_erf(gate_[i]) * up_[i];
         kernels::matmul(w.w_down, gate_.data(), T, h_.data(), pool);
-        add_bias(h_.data(), w.down_bias, T);
+        add_bias_rows(h_.data(), w.down_bias, T);
         add_in_place(x_.data(), h_.data(), T * dim, pool);
         layer_norm_rows(x_.data(), w.ffn_norm.data(), w.ffn_norm_bias.data(), x_.data(), T, dim, c.rms_eps, pool);
     }

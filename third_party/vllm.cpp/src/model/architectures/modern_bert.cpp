@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "model/architectures/architectures.h"
+#include "model/blocks/activations.h"
 #include "model/blocks/attention_heads.h"
 #include "model/blocks/bidirectional_attention.h"
 #include "model/blocks/embedding.h"
@@ -95,7 +96,7 @@ private:
         layer_norm_rows(x_.data(), w.ffn_norm.data(), nullptr, h_.data(), T, dim, c.rms_eps, pool);
         kernels::matmul_shared({{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, h_.data(), T, pool);
         for (size_t i = 0; i < gate_.size(); ++i)
-            gate_[i] = 0.5f * gate_[i] * (1.0f + std::erf(gate_[i] * 0.70710678118654752f)) * up_[i];
+            gate_[i] = gelu_erf(gate_[i]) * up_[i];
         kernels::matmul(w.w_down, gate_.data(), T, h_.data(), pool);
         add_in_place(x_.data(), h_.data(), T * dim, pool);
     }

@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ops.h"
+#include "model/blocks/activations.h"
 #include "model/blocks/delta_rule.h"
 #include "util/error.h"
 
@@ -15,8 +16,6 @@ namespace {
 // Tokens per chunk of the chunked delta rule (transformers' and FLA's).
 constexpr int kDeltaRuleChunk = 64;
 
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 // transformers' l2norm: x / sqrt(sum x^2 + 1e-6), then times `scale`.

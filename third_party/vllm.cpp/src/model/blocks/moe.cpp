@@ -1,5 +1,6 @@
 #include "model/blocks/moe.h"
 
+#include "model/blocks/activations.h"
 #include "model/blocks/gated_mlp.h"
 #include "model/blocks/norms.h"
 #include "model/expert_preparation.h"
@@ -13,8 +14,6 @@
 namespace vllm {
 
 namespace {
-
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // score[order[r]] for r < k become the softmax of those k (order[0] holds
 // the largest).

@@ -63,4 +63,10 @@ void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool) {
         kMinParallelFloats);
 }
 
+void add_bias_rows(float* rows, const std::vector<float>& bias, int64_t n) {
+    const int64_t width = static_cast<int64_t>(bias.size());
+    for (int64_t t = 0; t < n; ++t)
+        for (int64_t i = 0; i < width; ++i) rows[t * width + i] += bias[i];
+}
+
 }  // namespace vllm

@@ -2,6 +2,7 @@
 // out over the thread pool when there is enough work to share.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "util/thread_pool.h"
 
@@ -34,5 +35,8 @@ void layer_norm_rows(const float* x, const float* weight, const float* bias, flo
 
 // x += y over n floats.
 void add_in_place(float* x, const float* y, int64_t n, ThreadPool& pool);
+
+// rows[t] += bias for the n rows of bias.size() floats (a biased projection's bias).
+void add_bias_rows(float* rows, const std::vector<float>& bias, int64_t n);
 
 }  // namespace vllm

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "model/blocks/norms.h"
 #include "util/error.h"
 #include "vision/image_processing.h"
 #include "vision/tower_weights.h"

@@ -24,6 +24,7 @@
 #include "dtype/ggml_type.h"
 #include "formats/model_source.h"
 #include "kernels/cpu/kernels.h"
+#include "model/blocks/activations.h"
 #include "model/blocks/norms.h"
 #include "util/error.h"
 #include "vision/towers/qwen_image_processor.h"
@@ -68,14 +69,6 @@ WindowOrder window_order(int units_h, int units_w, int window_units) {
     return order;
 }
 
-float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
-void add_bias(float* y, const std::vector<float>& bias, int64_t rows) {
-    const int64_t n = static_cast<int64_t>(bias.size());
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t i = 0; i < n; ++i) y[r * n + i] += bias[i];
-}
 
 class Qwen25VlTower final : public VisionTower {
 public:
@@ -291,9 +284,9 @@ void Qwen25VlTower::encode(const PixelValues& pixels, ThreadPool& pool, float* r
         rms_norm_rows(x_.data(), layer.norm1.data(), normed_.data(), n, hidden_, eps_, pool);
         kernels::matmul_shared({{&layer.wq, q_.data()}, {&layer.wk, k_.data()}, {&layer.wv, v_.data()}}, normed_.data(), n,
                                pool);
-        add_bias(q_.data(), layer.bq, n);
-        add_bias(k_.data(), layer.bk, n);
-        add_bias(v_.data(), layer.bv, n);
+        add_bias_rows(q_.data(), layer.bq, n);
+        add_bias_rows(k_.data(), layer.bk, n);
+        add_bias_rows(v_.data(), layer.bv, n);
         for (int r = 0; r < n; ++r)
             for (int h = 0; h < heads_; ++h)
                 for (float* vec : {&q_[size_t(r) * hidden_ + size_t(h) * head_dim], &k_[size_t(r) * hidden_ + size_t(h) * head_dim]})
@@ -305,16 +298,16 @@ void Qwen25VlTower::encode(const PixelValues& pixels, ThreadPool& pool, float* r
                     }
         attention(layer.full_attention ? whole : windows, n, pool);
         kernels::matmul(layer.wo, attn_.data(), n, out.data(), pool);
-        add_bias(out.data(), layer.bo, n);
+        add_bias_rows(out.data(), layer.bo, n);
         for (size_t i = 0; i < x_.size(); ++i) x_[i] += out[i];
 
         rms_norm_rows(x_.data(), layer.norm2.data(), normed_.data(), n, hidden_, eps_, pool);
         kernels::matmul_shared({{&layer.gate, gate_.data()}, {&layer.up, up_.data()}}, normed_.data(), n, pool);
-        add_bias(gate_.data(), layer.b_gate, n);
-        add_bias(up_.data(), layer.b_up, n);
+        add_bias_rows(gate_.data(), layer.b_gate, n);
+        add_bias_rows(up_.data(), layer.b_up, n);
         for (size_t i = 0; i < gate_.size(); ++i) gate_[i] = silu(gate_[i]) * up_[i];
         kernels::matmul(layer.down, gate_.data(), n, out.data(), pool);
-        add_bias(out.data(), layer.b_down, n);
+        add_bias_rows(out.data(), layer.b_down, n);
         for (size_t i = 0; i < x_.size(); ++i) x_[i] += out[i];
     }
 
@@ -322,10 +315,10 @@ void Qwen25VlTower::encode(const PixelValues& pixels, ThreadPool& pool, float* r
     rms_norm_rows(x_.data(), merger_norm_.data(), normed_.data(), n, hidden_, 1e-6f, pool);
     std::vector<float> merged(size_t(n_units) * hidden_ * unit), projected(size_t(n_units) * output_dim_);
     kernels::matmul(merger_in_, normed_.data(), n_units, merged.data(), pool);
-    add_bias(merged.data(), merger_in_bias_, n_units);
+    add_bias_rows(merged.data(), merger_in_bias_, n_units);
     for (float& value : merged) value = gelu_erf(value);
     kernels::matmul(merger_out_, merged.data(), n_units, projected.data(), pool);
-    add_bias(projected.data(), merger_out_bias_, n_units);
+    add_bias_rows(projected.data(), merger_out_bias_, n_units);
     for (int u = 0; u < n_units; ++u)
         std::copy_n(&projected[size_t(u) * output_dim_], output_dim_, rows + size_t(order.units[u]) * output_dim_);
 }
