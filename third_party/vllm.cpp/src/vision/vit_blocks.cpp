@@ -10,21 +10,6 @@
 
 namespace vllm {
 
-void vit_layer_norm(float* rows, const std::vector<float>& weight, const std::vector<float>& bias, int64_t n,
-                    int64_t dim, float eps, ThreadPool& pool) {
-    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-            float* r = rows + t * dim;
-            double mean = 0, var = 0;
-            for (int64_t i = 0; i < dim; ++i) mean += r[i];
-            mean /= double(dim);
-            for (int64_t i = 0; i < dim; ++i) var += (r[i] - mean) * (r[i] - mean);
-            const float inv = static_cast<float>(1.0 / std::sqrt(var / double(dim) + eps));
-            for (int64_t i = 0; i < dim; ++i) r[i] = float(r[i] - mean) * inv * weight[i] + bias[i];
-        }
-    }, 16);
-}
-
 void vit_gelu_tanh(float* x, int64_t n, ThreadPool& pool) {
     pool.parallel_for(n, [&](int64_t begin, int64_t end) {
         const float c = 0.7978845608028654f;  // sqrt(2 / pi)
@@ -64,8 +49,8 @@ void vit_attention(const float* q, const float* k, const float* v, float* out, i
 }
 
 void vit_layer(const VitLayer& w, float* x, int64_t n, int dim, int ffn_dim, int heads, float eps, ThreadPool& pool) {
-    std::vector<float> h(x, x + n * dim), q(n * dim), k(n * dim), v(n * dim), attn(n * dim), up(n * ffn_dim);
-    vit_layer_norm(h.data(), w.ln1_w, w.ln1_b, n, dim, eps, pool);
+    std::vector<float> h(n * dim), q(n * dim), k(n * dim), v(n * dim), attn(n * dim), up(n * ffn_dim);
+    layer_norm_rows(x, w.ln1_w.data(), w.ln1_b.data(), h.data(), n, dim, eps, pool);
     kernels::matmul_shared({{&w.q, q.data()}, {&w.k, k.data()}, {&w.v, v.data()}}, h.data(), n, pool);
     add_bias_rows(q.data(), w.q_b, n);
     add_bias_rows(k.data(), w.k_b, n);
@@ -74,8 +59,7 @@ void vit_layer(const VitLayer& w, float* x, int64_t n, int dim, int ffn_dim, int
     kernels::matmul(w.o, attn.data(), n, h.data(), pool);
     add_bias_rows(h.data(), w.o_b, n);
     for (int64_t i = 0; i < n * dim; ++i) x[i] += h[i];
-    std::copy_n(x, n * dim, h.data());
-    vit_layer_norm(h.data(), w.ln2_w, w.ln2_b, n, dim, eps, pool);
+    layer_norm_rows(x, w.ln2_w.data(), w.ln2_b.data(), h.data(), n, dim, eps, pool);
     kernels::matmul(w.up, h.data(), n, up.data(), pool);
     add_bias_rows(up.data(), w.up_b, n);
     vit_gelu_tanh(up.data(), n * ffn_dim, pool);

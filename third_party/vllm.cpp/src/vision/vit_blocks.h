@@ -1,5 +1,5 @@
 // The building blocks of vision transformers (SigLIP, and the ViTs of other
-// families): LayerNorm rows, GELU (tanh form), bidirectional multi-head
+// families): GELU (tanh form), bidirectional multi-head
 // attention over one image's patches (no mask, no cache), a pre-norm
 // encoder layer with biased projections, and patch embedding as a matmul.
 #pragma once
@@ -11,9 +11,6 @@
 
 namespace vllm {
 
-// rows[t] = (rows[t] - mean) / sqrt(var + eps) * weight + bias, n rows of dim, in place.
-void vit_layer_norm(float* rows, const std::vector<float>& weight, const std::vector<float>& bias, int64_t n,
-                    int64_t dim, float eps, ThreadPool& pool);
 // x = gelu_tanh(x) (transformers' gelu_pytorch_tanh), n floats in place.
 void vit_gelu_tanh(float* x, int64_t n, ThreadPool& pool);
 

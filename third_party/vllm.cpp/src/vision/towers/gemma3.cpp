@@ -132,7 +132,7 @@ public:
         add_bias_rows(x.data(), patch_b_, n);
         for (int64_t i = 0; i < n * dim_; ++i) x[i] += position_[i];
         for (const VitLayer& layer : layers_) vit_layer(layer, x.data(), n, dim_, ffn_, heads_, eps_, pool);
-        vit_layer_norm(x.data(), post_w_, post_b_, n, dim_, eps_, pool);
+        layer_norm_rows(x.data(), post_w_.data(), post_b_.data(), x.data(), n, dim_, eps_, pool);
 
         // Average pooling of the patch grid into tokens_side^2 soft tokens.
         const int64_t m = int64_t(tokens_side_) * tokens_side_;
