@@ -30,6 +30,7 @@
 #include "vision/towers/qwen_image_processor.h"
 #include "vision/towers/qwen25vl.h"
 #include "vision/tower_weights.h"
+#include "vision/vit_blocks.h"
 
 namespace vllm {
 
@@ -178,7 +179,7 @@ public:
     void encode(const PixelValues& pixels, ThreadPool& pool, float* rows) override;
 
 private:
-    void attention(const std::vector<int>& starts, int n, ThreadPool& pool);
+    void attention(const std::vector<int>& starts, ThreadPool& pool);
 
     TowerWeights weights_;  // the mmproj file's v.* / mm.* tensors
     std::string name_ = kProjectorType;
@@ -195,35 +196,16 @@ private:
 };
 
 // Bidirectional attention of every head within each segment [starts[i],
-// starts[i + 1]) of the n rows, RoPE applied to q_ and k_ already; the
-// heads' outputs into attn_.
-void Qwen25VlTower::attention(const std::vector<int>& starts, int n, ThreadPool& pool) {
+// starts[i + 1]) of the rows (the ViT's attention over each segment's rows),
+// RoPE applied to q_ and k_ already; the heads' outputs into attn_.
+void Qwen25VlTower::attention(const std::vector<int>& starts, ThreadPool& pool) {
     const int head_dim = hidden_ / heads_;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    std::vector<int> segment_of(n);
-    for (size_t s = 0; s + 1 < starts.size(); ++s)
-        for (int r = starts[s]; r < starts[s + 1]; ++r) segment_of[r] = static_cast<int>(s);
-    pool.parallel_for(int64_t(n) * heads_, [&](int64_t begin, int64_t end) {
-        std::vector<float> scores;
-        for (int64_t job = begin; job < end; ++job) {
-            const int row = static_cast<int>(job / heads_), head = static_cast<int>(job % heads_);
-            const int first = starts[segment_of[row]], last = starts[segment_of[row] + 1];
-            const float* q = &q_[size_t(row) * hidden_ + size_t(head) * head_dim];
-            scores.resize(last - first);
-            float top = -INFINITY;
-            for (int key = first; key < last; ++key) {
-                scores[key - first] = kernels::dot_f32(q, &k_[size_t(key) * hidden_ + size_t(head) * head_dim], head_dim) * scale;
-                top = std::max(top, scores[key - first]);
-            }
-            float total = 0.0f;
-            for (float& s : scores) total += (s = std::exp(s - top));
-            float* out = &attn_[size_t(row) * hidden_ + size_t(head) * head_dim];
-            std::fill(out, out + head_dim, 0.0f);
-            for (int key = first; key < last; ++key)
-                kernels::axpy_f32(scores[key - first] / total, &v_[size_t(key) * hidden_ + size_t(head) * head_dim], out,
-                                  head_dim);
-        }
-    });
+    for (size_t s = 0; s + 1 < starts.size(); ++s) {
+        const int rows = starts[s + 1] - starts[s];
+        if (rows == 0) continue;  // a padding window
+        const size_t first = size_t(starts[s]) * hidden_;
+        vit_attention(&q_[first], &k_[first], &v_[first], &attn_[first], rows, heads_, head_dim, pool);
+    }
 }
 
 void Qwen25VlTower::encode(const PixelValues& pixels, ThreadPool& pool, float* rows) {
@@ -296,7 +278,7 @@ void Qwen25VlTower::encode(const PixelValues& pixels, ThreadPool& pool, float* r
                         vec[j] = a * c - b * s;
                         vec[j + half] = b * c + a * s;
                     }
-        attention(layer.full_attention ? whole : windows, n, pool);
+        attention(layer.full_attention ? whole : windows, pool);
         kernels::matmul(layer.wo, attn_.data(), n, out.data(), pool);
         add_bias_rows(out.data(), layer.bo, n);
         for (size_t i = 0; i < x_.size(); ++i) x_[i] += out[i];
